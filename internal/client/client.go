@@ -1,0 +1,196 @@
+// Package client is the Go client of Strata: the library behind the CLI and
+// the FUSE mount. It speaks to the namespace service over gRPC and holds no
+// metadata semantics of its own; paths are checked, errors are translated
+// back into fserr conditions, and leases are renewed while files are open
+// for writing.
+package client
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/stratafs/strata/internal/fserr"
+	pb "github.com/stratafs/strata/proto/strata/v1"
+)
+
+// Config says how to reach the service and who the client is.
+type Config struct {
+	// Meta is the namespace service address, host:port.
+	Meta string
+	// Namespace is used for bare paths; empty means "default".
+	Namespace string
+	// User and Groups identify the caller (HDFS "simple" authentication);
+	// empty User means the OS user, as Hadoop does (STRATA_USER or
+	// HADOOP_USER_NAME override it).
+	User   string
+	Groups []string
+	// Umask masks the permission of created files and directories; the
+	// default is 0o022.
+	Umask *uint32
+}
+
+// Client is a connection to a Strata cluster. Safe for concurrent use.
+type Client struct {
+	cfg    Config
+	conn   *grpc.ClientConn
+	meta   pb.MetaServiceClient
+	name   string // lease holder name
+	header *pb.Header
+	umask  uint32
+
+	renewMu struct {
+		sync.Mutex
+		writers int
+		stop    chan struct{}
+	}
+}
+
+// New connects to the service named in cfg. It does not wait for the
+// service to answer; the first call does.
+func New(cfg Config) (*Client, error) {
+	if cfg.Meta == "" {
+		return nil, errors.New("client: no namespace service address (set --meta or STRATA_META)")
+	}
+	if cfg.User == "" {
+		cfg.User, cfg.Groups = osUser()
+	}
+	conn, err := grpc.NewClient(cfg.Meta, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	c := &Client{cfg: cfg, conn: conn, meta: pb.NewMetaServiceClient(conn), name: clientName(), umask: 0o022}
+	if cfg.Umask != nil {
+		c.umask = *cfg.Umask & 0o777
+	}
+	c.header = &pb.Header{Namespace: cfg.Namespace, User: cfg.User, Groups: cfg.Groups, ClientName: c.name}
+	return c, nil
+}
+
+// Close releases the connection. Files still open for writing are left to
+// lease recovery.
+func (c *Client) Close() error {
+	c.renewMu.Lock()
+	if c.renewMu.stop != nil {
+		close(c.renewMu.stop)
+		c.renewMu.stop = nil
+	}
+	c.renewMu.Unlock()
+	return c.conn.Close()
+}
+
+// User returns the user the client acts as.
+func (c *Client) User() string { return c.cfg.User }
+
+// Name returns the client's lease holder name.
+func (c *Client) Name() string { return c.name }
+
+func osUser() (string, []string) {
+	for _, env := range []string{"STRATA_USER", "HADOOP_USER_NAME"} {
+		if u := os.Getenv(env); u != "" {
+			return u, nil
+		}
+	}
+	u, err := user.Current()
+	if err != nil {
+		return "nobody", nil
+	}
+	var groups []string
+	if ids, err := u.GroupIds(); err == nil {
+		for _, id := range ids {
+			if g, err := user.LookupGroupId(id); err == nil {
+				groups = append(groups, g.Name)
+			}
+		}
+	}
+	return u.Username, groups
+}
+
+func clientName() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	host, _ := os.Hostname()
+	return fmt.Sprintf("strata-go-%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// Scheme is the URI scheme of Strata paths.
+const Scheme = "strata://"
+
+// splitPath turns "strata://ns/p", "strata:///p" or "/p" into a namespace
+// and an absolute path.
+func splitPath(p string) (ns, path string, err error) {
+	if rest, ok := strings.CutPrefix(p, Scheme); ok {
+		ns, path, _ = strings.Cut(rest, "/")
+		path = "/" + path
+	} else {
+		path = p
+	}
+	if !strings.HasPrefix(path, "/") {
+		return "", "", fserr.Errorf(fserr.ErrInvalidPath, "%s: not an absolute path", p)
+	}
+	return ns, path, nil
+}
+
+// hdr returns the request header for namespace ns (empty: the client's).
+func (c *Client) hdr(ns string) *pb.Header {
+	if ns == "" || ns == c.header.Namespace {
+		return c.header
+	}
+	return &pb.Header{Namespace: ns, User: c.header.User, Groups: c.header.Groups, ClientName: c.header.ClientName}
+}
+
+// call runs fn and translates the service's error.
+func call[T any](fn func() (T, error)) (T, error) {
+	v, err := fn()
+	return v, fserr.FromStatus(err)
+}
+
+// renewLeases keeps this client's leases alive while it has writers open.
+func (c *Client) startWriter() {
+	c.renewMu.Lock()
+	defer c.renewMu.Unlock()
+	c.renewMu.writers++
+	if c.renewMu.stop == nil {
+		c.renewMu.stop = make(chan struct{})
+		go c.renewLoop(c.renewMu.stop)
+	}
+}
+
+func (c *Client) endWriter() {
+	c.renewMu.Lock()
+	defer c.renewMu.Unlock()
+	c.renewMu.writers--
+	if c.renewMu.writers == 0 && c.renewMu.stop != nil {
+		close(c.renewMu.stop)
+		c.renewMu.stop = nil
+	}
+}
+
+// renewInterval is well inside the service's 60 s soft limit.
+const renewInterval = 20 * time.Second
+
+func (c *Client) renewLoop(stop chan struct{}) {
+	t := time.NewTicker(renewInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			_, _ = c.meta.RenewLease(ctx, &pb.RenewLeaseRequest{Header: c.header})
+			cancel()
+		}
+	}
+}

@@ -1,0 +1,120 @@
+// Package fserr holds the file system's error conditions and their one
+// translation to and from gRPC statuses. The namespace returns these
+// sentinels; the service turns them into statuses with a reason; clients
+// turn the reason back into the same sentinel (and, in other languages, into
+// the IOException or OSError that docs/errors.md names).
+package fserr
+
+import (
+	"errors"
+	"fmt"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// The error conditions. Test with errors.Is.
+var (
+	ErrNotFound        = errors.New("no such file or directory")
+	ErrExists          = errors.New("file exists")
+	ErrPermission      = errors.New("permission denied")
+	ErrNotDir          = errors.New("not a directory")
+	ErrIsDir           = errors.New("is a directory")
+	ErrParentNotDir    = errors.New("parent path is not a directory")
+	ErrNotEmpty        = errors.New("directory is not empty")
+	ErrInvalidPath     = errors.New("invalid path")
+	ErrInvalidArgument = errors.New("invalid argument")
+	ErrLeaseConflict   = errors.New("file is being written by another client")
+	ErrNoLease         = errors.New("no lease on file (it expired or the file was replaced)")
+	ErrRenameLoop      = errors.New("destination is inside the source")
+	ErrRoot            = errors.New("operation not allowed on the root directory")
+	ErrNoNamespace     = errors.New("no such namespace")
+	ErrUnsupported     = errors.New("operation not supported")
+)
+
+// Domain is the ErrorInfo domain of Strata's statuses.
+const Domain = "strata.io"
+
+// table is the one mapping between conditions, reasons and gRPC codes.
+var table = []struct {
+	err    error
+	reason string
+	code   codes.Code
+}{
+	{ErrNotFound, "NOT_FOUND", codes.NotFound},
+	{ErrExists, "ALREADY_EXISTS", codes.AlreadyExists},
+	{ErrPermission, "PERMISSION_DENIED", codes.PermissionDenied},
+	{ErrNotDir, "NOT_DIRECTORY", codes.FailedPrecondition},
+	{ErrIsDir, "IS_DIRECTORY", codes.FailedPrecondition},
+	{ErrParentNotDir, "PARENT_NOT_DIRECTORY", codes.FailedPrecondition},
+	{ErrNotEmpty, "DIRECTORY_NOT_EMPTY", codes.FailedPrecondition},
+	{ErrInvalidPath, "INVALID_PATH", codes.InvalidArgument},
+	{ErrInvalidArgument, "INVALID_ARGUMENT", codes.InvalidArgument},
+	{ErrLeaseConflict, "LEASE_CONFLICT", codes.FailedPrecondition},
+	{ErrNoLease, "NO_LEASE", codes.FailedPrecondition},
+	{ErrRenameLoop, "RENAME_LOOP", codes.InvalidArgument},
+	{ErrRoot, "ROOT_DIRECTORY", codes.InvalidArgument},
+	{ErrNoNamespace, "NO_NAMESPACE", codes.NotFound},
+	{ErrUnsupported, "UNSUPPORTED", codes.Unimplemented},
+}
+
+// ToStatus converts err into a gRPC status error whose ErrorInfo reason names
+// the condition; the message is err's text. Unknown errors become Internal.
+func ToStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	for _, e := range table {
+		if errors.Is(err, e.err) {
+			st, derr := status.New(e.code, err.Error()).WithDetails(&errdetails.ErrorInfo{Reason: e.reason, Domain: Domain})
+			if derr != nil {
+				return status.Error(e.code, err.Error())
+			}
+			return st.Err()
+		}
+	}
+	return status.Error(codes.Internal, err.Error())
+}
+
+// FromStatus converts a status error from the service back into an error
+// that wraps the condition's sentinel and carries the server's message.
+// Other errors are returned as they are.
+func FromStatus(err error) error {
+	st, ok := status.FromError(err)
+	if !ok || err == nil {
+		return err
+	}
+	for _, d := range st.Details() {
+		info, ok := d.(*errdetails.ErrorInfo)
+		if !ok || info.Domain != Domain {
+			continue
+		}
+		for _, e := range table {
+			if e.reason == info.Reason {
+				return &Error{Cond: e.err, Msg: st.Message()}
+			}
+		}
+	}
+	return err
+}
+
+// Error is a condition reported by the service with its message, which
+// already names the operation and path.
+type Error struct {
+	Cond error
+	Msg  string
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// Unwrap returns the condition.
+func (e *Error) Unwrap() error { return e.Cond }
+
+// Errorf returns an error for condition cond with a formatted message.
+func Errorf(cond error, format string, args ...any) error {
+	return &Error{Cond: cond, Msg: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,39 @@
+package fserr
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+func TestRoundTrip(t *testing.T) {
+	for _, e := range table {
+		wrapped := fmt.Errorf("create /a/b: %w", e.err)
+		back := FromStatus(ToStatus(wrapped))
+		if !errors.Is(back, e.err) {
+			t.Errorf("%s: came back as %v", e.reason, back)
+		}
+		if back.Error() != wrapped.Error() {
+			t.Errorf("%s: message %q, want %q", e.reason, back.Error(), wrapped.Error())
+		}
+		if status.Code(ToStatus(wrapped)) != e.code {
+			t.Errorf("%s: code %v", e.reason, status.Code(ToStatus(wrapped)))
+		}
+	}
+}
+
+func TestUnknownErrorsStayOpaque(t *testing.T) {
+	if c := status.Code(ToStatus(errors.New("disk on fire"))); c != codes.Internal {
+		t.Fatalf("code %v", c)
+	}
+	plain := status.Error(codes.Unavailable, "no leader")
+	if got := FromStatus(plain); got != plain {
+		t.Fatalf("status without details changed: %v", got)
+	}
+	if ToStatus(nil) != nil || FromStatus(nil) != nil {
+		t.Fatal("nil is not nil")
+	}
+}

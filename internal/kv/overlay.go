@@ -1,0 +1,120 @@
+package kv
+
+import (
+	"bytes"
+	"sort"
+)
+
+// Overlay buffers writes over a base Reader. Reads see the buffered writes
+// first; nothing reaches the base until the owner drains the overlay with
+// Each. The apply path uses one Overlay per command (discarded when the
+// command fails, so a failed command changes nothing) stacked on one per
+// batch of commands (written to the store in one atomic batch).
+type Overlay struct {
+	base   Reader
+	writes map[string]*[]byte // nil pointer: deleted
+}
+
+// NewOverlay returns an empty overlay over base.
+func NewOverlay(base Reader) *Overlay {
+	return &Overlay{base: base, writes: map[string]*[]byte{}}
+}
+
+// Get implements Reader.
+func (o *Overlay) Get(key []byte) ([]byte, bool, error) {
+	if v, ok := o.writes[string(key)]; ok {
+		if v == nil {
+			return nil, false, nil
+		}
+		return *v, true, nil
+	}
+	return o.base.Get(key)
+}
+
+// Set implements Txn.
+func (o *Overlay) Set(key, value []byte) {
+	v := bytes.Clone(value)
+	o.writes[string(key)] = &v
+}
+
+// Delete implements Txn.
+func (o *Overlay) Delete(key []byte) { o.writes[string(key)] = nil }
+
+// Len reports the number of buffered writes.
+func (o *Overlay) Len() int { return len(o.writes) }
+
+// Reset drops the buffered writes.
+func (o *Overlay) Reset() { clear(o.writes) }
+
+// Each calls fn for every buffered write in key order; value is nil for a
+// delete.
+func (o *Overlay) Each(fn func(key, value []byte)) {
+	for _, k := range o.sortedKeys(nil, nil) {
+		if v := o.writes[k]; v != nil {
+			fn([]byte(k), *v)
+		} else {
+			fn([]byte(k), nil)
+		}
+	}
+}
+
+// ApplyTo copies the buffered writes into t.
+func (o *Overlay) ApplyTo(t Txn) {
+	for k, v := range o.writes {
+		if v == nil {
+			t.Delete([]byte(k))
+		} else {
+			t.Set([]byte(k), *v)
+		}
+	}
+}
+
+// Scan implements Reader by merging the base's keys with the buffered ones.
+func (o *Overlay) Scan(start, end []byte, fn func(key, value []byte) bool) error {
+	mine := o.sortedKeys(start, end)
+	i := 0
+	stopped := false
+	// emitMine sends buffered keys below limit (all of them when limit is
+	// nil) and reports whether the scan should go on.
+	emitMine := func(limit []byte) bool {
+		for ; i < len(mine) && (limit == nil || mine[i] < string(limit)); i++ {
+			if v := o.writes[mine[i]]; v != nil && !fn([]byte(mine[i]), *v) {
+				return false
+			}
+		}
+		return true
+	}
+	err := o.base.Scan(start, end, func(k, v []byte) bool {
+		if !emitMine(k) {
+			stopped = true
+			return false
+		}
+		if _, shadowed := o.writes[string(k)]; shadowed {
+			if i < len(mine) && mine[i] == string(k) {
+				if w := o.writes[mine[i]]; w != nil && !fn(k, *w) {
+					stopped = true
+					return false
+				}
+				i++
+			}
+			return true
+		}
+		return fn(k, v)
+	})
+	if err != nil || stopped {
+		return err
+	}
+	emitMine(nil)
+	return nil
+}
+
+func (o *Overlay) sortedKeys(start, end []byte) []string {
+	keys := make([]string, 0, len(o.writes))
+	for k := range o.writes {
+		if start == nil || inRange([]byte(k), start, end) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}

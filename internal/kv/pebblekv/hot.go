@@ -1,0 +1,106 @@
+package pebblekv
+
+import (
+	"container/list"
+	"sync"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+const hotShards = 32
+
+// hotCache is a sharded LRU of values by key, bounded in bytes. Values are
+// never modified after insertion.
+type hotCache struct {
+	shards [hotShards]hotShard
+}
+
+type hotShard struct {
+	mu struct {
+		sync.Mutex
+		items map[string]*list.Element
+		order *list.List // front = most recently used
+		bytes int64
+	}
+	limit int64
+}
+
+type hotItem struct {
+	key   string
+	value []byte
+}
+
+func newHotCache(limit int64) *hotCache {
+	c := &hotCache{}
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.limit = limit / hotShards
+		s.mu.items = map[string]*list.Element{}
+		s.mu.order = list.New()
+	}
+	return c
+}
+
+func (c *hotCache) shard(key []byte) *hotShard {
+	return &c.shards[xxhash.Sum64(key)%hotShards]
+}
+
+func (c *hotCache) get(key []byte) ([]byte, bool) {
+	s := c.shard(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.mu.items[string(key)]
+	if !ok {
+		return nil, false
+	}
+	s.mu.order.MoveToFront(e)
+	return e.Value.(*hotItem).value, true
+}
+
+// add caches a value read from the store.
+func (c *hotCache) add(key, value []byte) {
+	s := c.shard(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.putLocked(string(key), value)
+}
+
+// update reflects a committed write (write-through: what was just written is
+// likely read next); a nil value means deleted.
+func (c *hotCache) update(key, value []byte) {
+	s := c.shard(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if value == nil {
+		if e, ok := s.mu.items[string(key)]; ok {
+			s.removeLocked(e)
+		}
+		return
+	}
+	s.putLocked(string(key), value)
+}
+
+func (s *hotShard) putLocked(key string, value []byte) {
+	if e, ok := s.mu.items[key]; ok {
+		s.removeLocked(e)
+	}
+	size := itemSize(key, value)
+	if size > s.limit {
+		return
+	}
+	s.mu.items[key] = s.mu.order.PushFront(&hotItem{key: key, value: value})
+	s.mu.bytes += size
+	for s.mu.bytes > s.limit {
+		s.removeLocked(s.mu.order.Back())
+	}
+}
+
+func (s *hotShard) removeLocked(e *list.Element) {
+	it := e.Value.(*hotItem)
+	s.mu.order.Remove(e)
+	delete(s.mu.items, it.key)
+	s.mu.bytes -= itemSize(it.key, it.value)
+}
+
+// itemSize approximates an entry's memory, bookkeeping included.
+func itemSize(key string, value []byte) int64 { return int64(len(key)+len(value)) + 96 }

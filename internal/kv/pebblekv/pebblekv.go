@@ -1,0 +1,164 @@
+// Package pebblekv is the durable kv store of the namespace service: a pebble
+// database with a bounded cache of hot values in front of it, so that memory
+// stays flat however large the namespace grows. It is not a general-purpose
+// database wrapper: it has exactly one writer (the apply loop) and many
+// readers.
+package pebblekv
+
+import (
+	"bytes"
+	"errors"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+
+	"github.com/stratafs/strata/internal/kv"
+)
+
+// Options size the store's memory.
+type Options struct {
+	// BlockCacheBytes sizes pebble's block cache (compressed blocks).
+	BlockCacheBytes int64
+	// HotBytes bounds the cache of decoded values in front of pebble.
+	HotBytes int64
+	// Logger receives pebble's log lines; nil discards them.
+	Logger pebble.Logger
+}
+
+// DefaultOptions suit a development machine.
+func DefaultOptions() Options {
+	return Options{BlockCacheBytes: 256 << 20, HotBytes: 256 << 20}
+}
+
+// Store is a pebble database with a hot-value cache.
+//
+// Concurrency: Commit is called by one goroutine at a time (the writer).
+// Readers run View concurrently; a View sees either all or none of each
+// Commit, because Commit updates pebble and the cache under a write lock
+// that View holds for reading. The writer reads through Writer, without the
+// lock, since nothing else changes the state.
+type Store struct {
+	db    *pebble.DB
+	cache *hotCache
+	mu    sync.RWMutex // held for writing while a commit reaches pebble and the cache
+}
+
+// Open opens or creates the store in dir.
+func Open(dir string, o Options) (*Store, error) {
+	db, err := OpenDB(dir, o.BlockCacheBytes, o.Logger)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{db: db, cache: newHotCache(o.HotBytes)}, nil
+}
+
+// OpenDB opens a pebble database with the options the namespace service
+// uses: an explicit block cache and bloom filters on every level.
+func OpenDB(dir string, blockCache int64, logger pebble.Logger) (*pebble.DB, error) {
+	cache := pebble.NewCache(blockCache)
+	defer cache.Unref()
+	opts := &pebble.Options{Cache: cache, MemTableSize: 64 << 20}
+	if logger == nil {
+		logger = quietLogger{}
+	}
+	opts.Logger = logger
+	for i := range opts.Levels {
+		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
+	opts.EnsureDefaults()
+	return pebble.Open(dir, opts)
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// DB exposes the database for checkpoints and metrics.
+func (s *Store) DB() *pebble.DB { return s.db }
+
+// View runs fn with a consistent reader of the committed state.
+func (s *Store) View(fn func(r kv.Reader) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return fn(reader{s})
+}
+
+// Writer returns the reader the single writer uses between commits.
+func (s *Store) Writer() kv.Reader { return reader{s} }
+
+// Commit writes the overlay's writes atomically; sync makes them durable
+// before it returns.
+func (s *Store) Commit(ov *kv.Overlay, sync bool) error {
+	b := s.db.NewBatch()
+	defer b.Close()
+	var err error
+	ov.Each(func(k, v []byte) {
+		if v == nil {
+			err = errors.Join(err, b.Delete(k, nil))
+		} else {
+			err = errors.Join(err, b.Set(k, v, nil))
+		}
+	})
+	if err != nil {
+		return err
+	}
+	opts := pebble.NoSync
+	if sync {
+		opts = pebble.Sync
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := b.Commit(opts); err != nil {
+		return err
+	}
+	ov.Each(func(k, v []byte) { s.cache.update(k, v) })
+	return nil
+}
+
+// Sync makes every commit so far durable.
+func (s *Store) Sync() error { return s.db.LogData(nil, pebble.Sync) }
+
+type reader struct{ s *Store }
+
+func (r reader) Get(key []byte) ([]byte, bool, error) {
+	if v, ok := r.s.cache.get(key); ok {
+		return v, true, nil
+	}
+	v, closer, err := r.s.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	v = bytes.Clone(v)
+	closer.Close()
+	r.s.cache.add(key, v)
+	return v, true, nil
+}
+
+func (r reader) Scan(start, end []byte, fn func(key, value []byte) bool) error {
+	it, err := r.s.db.NewIter(&pebble.IterOptions{LowerBound: start, UpperBound: end})
+	if err != nil {
+		return err
+	}
+	for valid := it.First(); valid; valid = it.Next() {
+		v, err := it.ValueAndErr()
+		if err != nil {
+			it.Close()
+			return err
+		}
+		if !fn(it.Key(), v) {
+			break
+		}
+	}
+	return errors.Join(it.Error(), it.Close())
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any)  {}
+func (quietLogger) Errorf(string, ...any) {}
+func (quietLogger) Fatalf(format string, args ...any) {
+	panic("pebble: fatal: " + format)
+}

@@ -1,0 +1,93 @@
+package pebblekv
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stratafs/strata/internal/kv"
+	"github.com/stratafs/strata/internal/kv/kvtest"
+)
+
+// storeTxn adapts a Store to kv.Txn by committing every write at once, so the
+// conformance suite exercises pebble reads, the cache and scans together.
+type storeTxn struct {
+	t *testing.T
+	s *Store
+}
+
+func (st storeTxn) Get(k []byte) ([]byte, bool, error) { return st.s.Writer().Get(k) }
+func (st storeTxn) Scan(a, b []byte, fn func(k, v []byte) bool) error {
+	return st.s.View(func(r kv.Reader) error { return r.Scan(a, b, fn) })
+}
+func (st storeTxn) Set(k, v []byte) { st.commit(func(o *kv.Overlay) { o.Set(k, v) }) }
+func (st storeTxn) Delete(k []byte) { st.commit(func(o *kv.Overlay) { o.Delete(k) }) }
+func (st storeTxn) commit(fn func(*kv.Overlay)) {
+	ov := kv.NewOverlay(st.s.Writer())
+	fn(ov)
+	if err := st.s.Commit(ov, false); err != nil {
+		st.t.Fatal(err)
+	}
+}
+
+func open(t *testing.T, dir string, hot int64) *Store {
+	t.Helper()
+	s, err := Open(dir, Options{BlockCacheBytes: 1 << 20, HotBytes: hot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	for _, hot := range []int64{0, 4 << 10, 1 << 20} {
+		t.Run(fmt.Sprintf("hot=%d", hot), func(t *testing.T) {
+			kvtest.Run(t, func(t *testing.T) kv.Txn {
+				s := open(t, t.TempDir(), hot)
+				t.Cleanup(func() { s.Close() })
+				return storeTxn{t, s}
+			})
+		})
+	}
+}
+
+func TestSurvivesReopen(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir, 1<<20)
+	ov := kv.NewOverlay(s.Writer())
+	ov.Set([]byte("a"), []byte("1"))
+	ov.Set([]byte("b"), []byte("2"))
+	if err := s.Commit(ov, true); err != nil {
+		t.Fatal(err)
+	}
+	ov = kv.NewOverlay(s.Writer())
+	ov.Delete([]byte("a"))
+	if err := s.Commit(ov, true); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = open(t, dir, 1<<20)
+	defer s.Close()
+	if _, ok, _ := s.Writer().Get([]byte("a")); ok {
+		t.Fatal("deleted key came back")
+	}
+	if v, ok, _ := s.Writer().Get([]byte("b")); !ok || string(v) != "2" {
+		t.Fatalf("b = %q, %v", v, ok)
+	}
+}
+
+func TestHotCacheStaysBounded(t *testing.T) {
+	c := newHotCache(hotShards * 1024)
+	for i := range 10000 {
+		c.add([]byte(fmt.Sprint("key", i)), make([]byte, 100))
+	}
+	var total int64
+	for i := range c.shards {
+		if c.shards[i].mu.bytes > c.shards[i].limit {
+			t.Fatalf("shard %d holds %d bytes over its limit %d", i, c.shards[i].mu.bytes, c.shards[i].limit)
+		}
+		total += c.shards[i].mu.bytes
+	}
+	if total == 0 {
+		t.Fatal("cache kept nothing")
+	}
+}

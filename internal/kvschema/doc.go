@@ -1,0 +1,32 @@
+// Package kvschema is the one place that defines how the namespace service
+// lays its state out in the key-value store. It encodes and decodes keys and
+// records; it does no I/O and knows nothing of the operations built on them.
+//
+// # Key table
+//
+// Every integer in a key is fixed-width big-endian, so that byte order is
+// numeric order and a directory's children are one contiguous, name-sorted
+// range. Inode ids are unique across all namespaces of the service.
+//
+//	key                                   value
+//	0x00 "applied"                        uint64 index, uint64 term of the last applied log entry
+//	0x00 "nextid"                         uint64 next inode id to allocate
+//	0x01 name                             Namespace record (EncodeNamespace)
+//	0x02 parent(8) name                   Dentry: child inode id(8), type(1)
+//	0x03 inode(8)                         Inode record (EncodeInode)
+//	0x04 inode(8)                         inline content of a small file (raw bytes)
+//	0x05 inode(8) index(4)                Block record of a file (EncodeBlock)
+//	0x06 inode(8)                         detached subtree root awaiting purge (empty value)
+//	0x07 block id(8)                      block whose object awaits deletion (EncodeBlock)
+//	0x08 holder 0x00 inode(8)             lease: holder is writing the file (empty value)
+//
+// The applied index is written in the same batch as the state it covers, so
+// the state and the position in the log never disagree after a crash.
+//
+// # Records
+//
+// Records start with a format version byte (currently 1) followed by fields
+// in a fixed order: unsigned integers as uvarints, signed as varints, strings
+// and byte slices as a uvarint length then the bytes. Decoders reject
+// truncated input, unknown versions and trailing bytes.
+package kvschema

@@ -1,0 +1,266 @@
+package kvschema
+
+import "encoding/binary"
+
+const recordVersion = 1
+
+// Type is the kind of an inode.
+type Type uint8
+
+// Inode types.
+const (
+	TypeFile Type = 1
+	TypeDir  Type = 2
+)
+
+// Inode is the attribute record of a file or directory.
+type Inode struct {
+	ID     uint64
+	Parent uint64 // 0 for a namespace root or a detached subtree
+	Name   string
+	Type   Type
+	Perm   uint16 // 0o7777 mode bits
+	Owner  string
+	Group  string
+	Mtime  int64 // milliseconds since the epoch
+	Atime  int64
+	Length uint64 // committed length of a file
+	// Files only.
+	Replication uint32
+	BlockSize   uint64
+	Holder      string // lease holder; non-empty while open for writing
+	Inline      bool   // content lives under InlineKey, not in blocks
+	Blocks      uint32 // number of block records
+	// Directories only: direct entries and the aggregates of the subtree
+	// below (not counting the directory itself).
+	Children  uint64
+	SubFiles  uint64
+	SubDirs   uint64
+	SubLength uint64
+}
+
+// IsDir reports whether the inode is a directory.
+func (n *Inode) IsDir() bool { return n.Type == TypeDir }
+
+// EncodeInode encodes an inode record.
+func EncodeInode(n *Inode) []byte {
+	b := make([]byte, 0, 64+len(n.Name)+len(n.Owner)+len(n.Group)+len(n.Holder))
+	b = append(b, recordVersion, byte(n.Type))
+	b = binary.AppendUvarint(b, n.ID)
+	b = binary.AppendUvarint(b, n.Parent)
+	b = appendString(b, n.Name)
+	b = binary.AppendUvarint(b, uint64(n.Perm))
+	b = appendString(b, n.Owner)
+	b = appendString(b, n.Group)
+	b = binary.AppendVarint(b, n.Mtime)
+	b = binary.AppendVarint(b, n.Atime)
+	b = binary.AppendUvarint(b, n.Length)
+	b = binary.AppendUvarint(b, uint64(n.Replication))
+	b = binary.AppendUvarint(b, n.BlockSize)
+	b = appendString(b, n.Holder)
+	b = appendBool(b, n.Inline)
+	b = binary.AppendUvarint(b, uint64(n.Blocks))
+	b = binary.AppendUvarint(b, n.Children)
+	b = binary.AppendUvarint(b, n.SubFiles)
+	b = binary.AppendUvarint(b, n.SubDirs)
+	b = binary.AppendUvarint(b, n.SubLength)
+	return b
+}
+
+// DecodeInode decodes an inode record.
+func DecodeInode(b []byte) (*Inode, error) {
+	d := decoder{b: b}
+	if d.byte() != recordVersion {
+		return nil, ErrCorrupt
+	}
+	n := &Inode{Type: Type(d.byte())}
+	n.ID = d.uvarint()
+	n.Parent = d.uvarint()
+	n.Name = d.string()
+	n.Perm = uint16(d.uvarintMax(0o7777))
+	n.Owner = d.string()
+	n.Group = d.string()
+	n.Mtime = d.varint()
+	n.Atime = d.varint()
+	n.Length = d.uvarint()
+	n.Replication = uint32(d.uvarintMax(1<<32 - 1))
+	n.BlockSize = d.uvarint()
+	n.Holder = d.string()
+	n.Inline = d.bool()
+	n.Blocks = uint32(d.uvarintMax(1<<32 - 1))
+	n.Children = d.uvarint()
+	n.SubFiles = d.uvarint()
+	n.SubDirs = d.uvarint()
+	n.SubLength = d.uvarint()
+	if err := d.finish(); err != nil {
+		return nil, err
+	}
+	if n.Type != TypeFile && n.Type != TypeDir {
+		return nil, ErrCorrupt
+	}
+	return n, nil
+}
+
+// Dentry is the value of a directory entry.
+type Dentry struct {
+	Child uint64
+	Type  Type
+}
+
+// EncodeDentry encodes a directory entry value.
+func EncodeDentry(d Dentry) []byte {
+	b := binary.BigEndian.AppendUint64(make([]byte, 0, 9), d.Child)
+	return append(b, byte(d.Type))
+}
+
+// DecodeDentry decodes a directory entry value.
+func DecodeDentry(b []byte) (Dentry, error) {
+	if len(b) != 9 || (Type(b[8]) != TypeFile && Type(b[8]) != TypeDir) {
+		return Dentry{}, ErrCorrupt
+	}
+	return Dentry{Child: binary.BigEndian.Uint64(b), Type: Type(b[8])}, nil
+}
+
+// Namespace is the record of one namespace of the service.
+type Namespace struct {
+	Name     string
+	Mode     uint8 // 1 block, 2 cache (the wire enum's values)
+	StoreURI string
+	Root     uint64
+	Created  int64
+}
+
+// EncodeNamespace encodes a namespace record.
+func EncodeNamespace(ns *Namespace) []byte {
+	b := []byte{recordVersion, ns.Mode}
+	b = appendString(b, ns.Name)
+	b = appendString(b, ns.StoreURI)
+	b = binary.AppendUvarint(b, ns.Root)
+	return binary.AppendVarint(b, ns.Created)
+}
+
+// DecodeNamespace decodes a namespace record.
+func DecodeNamespace(b []byte) (*Namespace, error) {
+	d := decoder{b: b}
+	if d.byte() != recordVersion {
+		return nil, ErrCorrupt
+	}
+	ns := &Namespace{Mode: d.byte()}
+	ns.Name = d.string()
+	ns.StoreURI = d.string()
+	ns.Root = d.uvarint()
+	ns.Created = d.varint()
+	return ns, d.finish()
+}
+
+// Block is one immutable object holding a range of a file.
+type Block struct {
+	ID     uint64
+	Offset uint64
+	Length uint64
+}
+
+// EncodeBlock encodes a block record.
+func EncodeBlock(bl Block) []byte {
+	b := []byte{recordVersion}
+	b = binary.AppendUvarint(b, bl.ID)
+	b = binary.AppendUvarint(b, bl.Offset)
+	return binary.AppendUvarint(b, bl.Length)
+}
+
+// DecodeBlock decodes a block record.
+func DecodeBlock(b []byte) (Block, error) {
+	d := decoder{b: b}
+	if d.byte() != recordVersion {
+		return Block{}, ErrCorrupt
+	}
+	bl := Block{ID: d.uvarint(), Offset: d.uvarint(), Length: d.uvarint()}
+	return bl, d.finish()
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func appendBool(b []byte, v bool) []byte {
+	if v {
+		return append(b, 1)
+	}
+	return append(b, 0)
+}
+
+// decoder reads fields in order; the first failure sticks and the later
+// reads return zero values, so callers check once, in finish.
+type decoder struct {
+	b   []byte
+	bad bool
+}
+
+func (d *decoder) byte() byte {
+	if len(d.b) == 0 {
+		d.bad = true
+		return 0
+	}
+	v := d.b[0]
+	d.b = d.b[1:]
+	return v
+}
+
+func (d *decoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.bad = true
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) uvarintMax(max uint64) uint64 {
+	v := d.uvarint()
+	if v > max {
+		d.bad = true
+		return 0
+	}
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.bad = true
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) string() string {
+	n := d.uvarint()
+	if d.bad || n > uint64(len(d.b)) {
+		d.bad = true
+		return ""
+	}
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}
+
+func (d *decoder) bool() bool {
+	switch d.byte() {
+	case 0:
+		return false
+	case 1:
+		return true
+	}
+	d.bad = true
+	return false
+}
+
+func (d *decoder) finish() error {
+	if d.bad || len(d.b) != 0 {
+		return ErrCorrupt
+	}
+	return nil
+}

@@ -1,0 +1,111 @@
+package kvschema
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+)
+
+func TestInodeRoundTrip(t *testing.T) {
+	in := &Inode{ID: 1 << 40, Parent: 7, Name: "part-00000.parquet", Type: TypeFile, Perm: 0o1755,
+		Owner: "alice", Group: "hadoop", Mtime: 1_700_000_000_123, Atime: -5, Length: 1 << 33,
+		Replication: 3, BlockSize: 128 << 20, Holder: "client-1", Inline: true, Blocks: 9,
+		Children: 1, SubFiles: 2, SubDirs: 3, SubLength: 4}
+	out, err := DecodeInode(EncodeInode(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(in, out) {
+		t.Fatalf("round trip:\n got %+v\nwant %+v", out, in)
+	}
+}
+
+func TestDecodeRejectsDamage(t *testing.T) {
+	good := EncodeInode(&Inode{ID: 3, Type: TypeDir, Name: "d", Owner: "o", Group: "g"})
+	for i := range good {
+		if _, err := DecodeInode(good[:i]); err == nil {
+			t.Errorf("truncated at %d: decoded", i)
+		}
+	}
+	if _, err := DecodeInode(append(bytes.Clone(good), 0)); err == nil {
+		t.Error("trailing byte: decoded")
+	}
+	bad := bytes.Clone(good)
+	bad[0] = 9
+	if _, err := DecodeInode(bad); err == nil {
+		t.Error("unknown version: decoded")
+	}
+}
+
+func TestDentryKeysSortByParentThenName(t *testing.T) {
+	keys := [][]byte{DentryKey(1, "b"), DentryKey(1, "a"), DentryKey(256, ""), DentryKey(2, "a")}
+	want := [][]byte{DentryKey(1, "a"), DentryKey(1, "b"), DentryKey(2, "a"), DentryKey(256, "")}
+	for i := 0; i < len(keys); i++ {
+		for j := i + 1; j < len(keys); j++ {
+			if bytes.Compare(keys[i], keys[j]) > 0 {
+				keys[i], keys[j] = keys[j], keys[i]
+			}
+		}
+	}
+	if !reflect.DeepEqual(keys, want) {
+		t.Fatalf("order: %q", keys)
+	}
+	start, end := DentryRange(1)
+	if bytes.Compare(start, DentryKey(1, "\xff\xff")) > 0 || bytes.Compare(DentryKey(1, "\xff\xff"), end) >= 0 {
+		t.Fatal("range does not hold its entries")
+	}
+}
+
+func TestOtherRecordsRoundTrip(t *testing.T) {
+	ns := &Namespace{Name: "warehouse", Mode: 1, StoreURI: "s3://b/p", Root: 2, Created: 99}
+	if got, err := DecodeNamespace(EncodeNamespace(ns)); err != nil || !reflect.DeepEqual(got, ns) {
+		t.Fatalf("namespace: %+v %v", got, err)
+	}
+	bl := Block{ID: 5, Offset: 1 << 27, Length: 100}
+	if got, err := DecodeBlock(EncodeBlock(bl)); err != nil || got != bl {
+		t.Fatalf("block: %+v %v", got, err)
+	}
+	de := Dentry{Child: 42, Type: TypeDir}
+	if got, err := DecodeDentry(EncodeDentry(de)); err != nil || got != de {
+		t.Fatalf("dentry: %+v %v", got, err)
+	}
+}
+
+func FuzzDecodeInode(f *testing.F) {
+	f.Add(EncodeInode(&Inode{ID: 1, Type: TypeFile, Name: "x"}))
+	f.Add([]byte{1, 2})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		n, err := DecodeInode(b)
+		if err != nil {
+			return
+		}
+		if again, err := DecodeInode(EncodeInode(n)); err != nil || !reflect.DeepEqual(n, again) {
+			t.Fatalf("re-encode changed the record: %+v vs %+v (%v)", n, again, err)
+		}
+	})
+}
+
+func FuzzDecodeOthers(f *testing.F) {
+	f.Add(EncodeNamespace(&Namespace{Name: "n"}), EncodeBlock(Block{ID: 1}), EncodeDentry(Dentry{Child: 1, Type: TypeFile}))
+	f.Fuzz(func(t *testing.T, a, b, c []byte) {
+		if ns, err := DecodeNamespace(a); err == nil {
+			if _, err := DecodeNamespace(EncodeNamespace(ns)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if bl, err := DecodeBlock(b); err == nil && bl != mustBlock(t, EncodeBlock(bl)) {
+			t.Fatal("block changed")
+		}
+		if d, err := DecodeDentry(c); err == nil && !bytes.Equal(EncodeDentry(d), c) {
+			t.Fatal("dentry changed")
+		}
+	})
+}
+
+func mustBlock(t *testing.T, b []byte) Block {
+	bl, err := DecodeBlock(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bl
+}

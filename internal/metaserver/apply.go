@@ -1,0 +1,156 @@
+package metaserver
+
+import (
+	"errors"
+	"fmt"
+
+	raftpb "go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/stratafs/strata/internal/kv"
+	"github.com/stratafs/strata/internal/kvschema"
+	"github.com/stratafs/strata/internal/namespace"
+	pb "github.com/stratafs/strata/proto/strata/v1"
+)
+
+// result is what applying one command produced, for the proposer.
+type result struct {
+	val any
+	err error
+}
+
+// Apply implements raftnode.StateMachine: it applies a run of committed
+// entries as one atomic batch (one commit however many entries), each
+// command in its own overlay so that a failed command leaves nothing behind.
+func (s *Server) Apply(entries []*raftpb.Entry) error {
+	group := kv.NewOverlay(s.store.Writer())
+	type done struct {
+		id  uint64
+		res result
+	}
+	var finished []done
+	kickPurge := false
+	for _, e := range entries {
+		if e.GetType() != raftpb.EntryType_EntryNormal || len(e.GetData()) == 0 {
+			continue
+		}
+		cmd := &pb.Command{}
+		if err := proto.Unmarshal(e.GetData(), cmd); err != nil {
+			return fmt.Errorf("entry %d: %w", e.GetIndex(), err)
+		}
+		ov := kv.NewOverlay(group)
+		val, err := s.execute(ov, cmd)
+		if err != nil && !isOutcome(err) {
+			return fmt.Errorf("entry %d: %w", e.GetIndex(), err)
+		}
+		if err == nil {
+			ov.ApplyTo(group)
+			kickPurge = kickPurge || cmd.GetDelete() != nil || cmd.GetDeleteNamespace() != nil
+		}
+		finished = append(finished, done{cmd.GetId(), result{val, err}})
+	}
+	last := entries[len(entries)-1]
+	group.Set(kvschema.AppliedKey, kvschema.EncodeUint64s(last.GetIndex(), last.GetTerm()))
+	if err := s.store.Commit(group, false); err != nil {
+		return err
+	}
+	s.applied.Store(last.GetIndex())
+	for _, d := range finished {
+		s.deliver(d.id, d.res)
+	}
+	if kickPurge {
+		s.kickPurge()
+	}
+	return nil
+}
+
+// Sync implements raftnode.StateMachine.
+func (s *Server) Sync() error { return s.store.Sync() }
+
+// isOutcome tells an operation's answer (an error the caller gets) from a
+// failure of the state machine itself (corrupt state, a store error).
+func isOutcome(err error) bool {
+	var pe *namespace.PathError
+	return errors.As(err, &pe) && !errors.Is(err, kvschema.ErrCorrupt)
+}
+
+func caller(h *pb.Header) namespace.Caller {
+	return namespace.Caller{User: h.GetUser(), Groups: h.GetGroups()}
+}
+
+// execute applies one command. It must be deterministic: everything it
+// uses besides the state is in the command.
+func (s *Server) execute(tx kv.Txn, cmd *pb.Command) (any, error) {
+	now := cmd.GetNow()
+	switch op := cmd.GetOp().(type) {
+	case *pb.Command_Mkdirs:
+		r := op.Mkdirs
+		return s.fs.Mkdirs(tx, now, caller(r.Header), r.Header.GetNamespace(), r.Path, perm(r.Permission), perm(r.Umask), r.CreateParents)
+	case *pb.Command_Create:
+		r := op.Create
+		return s.fs.Create(tx, now, caller(r.Header), r.Header.GetNamespace(), r.Path, namespace.CreateOptions{
+			Perm: perm(r.Permission), Umask: perm(r.Umask), Overwrite: r.Overwrite, Parents: r.CreateParents,
+			Replication: r.Replication, BlockSize: r.BlockSize, Holder: r.Header.GetClientName()})
+	case *pb.Command_Complete:
+		r := op.Complete
+		return nil, s.fs.Complete(tx, now, caller(r.Header), r.Header.GetNamespace(), r.Path, namespace.CompleteOptions{
+			Inode: r.InodeId, Holder: r.Header.GetClientName(), Length: r.Length, Blocks: blocksFromProto(r.Blocks),
+			Inline: r.Inline, Data: r.InlineData})
+	case *pb.Command_Rename:
+		r := op.Rename
+		return s.fs.Rename(tx, now, caller(r.Header), r.Header.GetNamespace(), r.Src, r.Dst,
+			namespace.RenameOptions{Overwrite: r.Overwrite, NoDescend: r.NoDescend})
+	case *pb.Command_Delete:
+		r := op.Delete
+		return s.fs.Delete(tx, now, caller(r.Header), r.Header.GetNamespace(), r.Path, r.Recursive)
+	default:
+		return s.executeAttr(tx, cmd)
+	}
+}
+
+func (s *Server) executeAttr(tx kv.Txn, cmd *pb.Command) (any, error) {
+	switch op := cmd.GetOp().(type) {
+	case *pb.Command_SetPermission:
+		r := op.SetPermission
+		return nil, s.fs.SetPermission(tx, caller(r.Header), r.Header.GetNamespace(), r.Path, perm(r.Permission))
+	case *pb.Command_SetOwner:
+		r := op.SetOwner
+		return nil, s.fs.SetOwner(tx, caller(r.Header), r.Header.GetNamespace(), r.Path, r.Owner, r.Group)
+	case *pb.Command_SetTimes:
+		r := op.SetTimes
+		return nil, s.fs.SetTimes(tx, caller(r.Header), r.Header.GetNamespace(), r.Path, r.ModificationTime, r.AccessTime)
+	default:
+		return s.executeAdmin(tx, cmd)
+	}
+}
+
+func (s *Server) executeAdmin(tx kv.Txn, cmd *pb.Command) (any, error) {
+	switch op := cmd.GetOp().(type) {
+	case *pb.Command_RecoverLease:
+		r := op.RecoverLease
+		return s.fs.RecoverLease(tx, cmd.GetNow(), caller(r.Header), r.Header.GetNamespace(), r.Path)
+	case *pb.Command_ExpireLease:
+		return nil, s.fs.ExpireLease(tx, op.ExpireLease.Holder, op.ExpireLease.InodeId)
+	case *pb.Command_Purge:
+		return namespace.Purge(tx, int(op.Purge.Limit))
+	case *pb.Command_CreateNamespace:
+		r := op.CreateNamespace
+		info := r.GetNamespace()
+		return nil, s.fs.CreateNamespace(tx, cmd.GetNow(), caller(r.Header), kvschema.Namespace{
+			Name: info.GetName(), Mode: uint8(info.GetMode()), StoreURI: info.GetStoreUri()})
+	case *pb.Command_DeleteNamespace:
+		r := op.DeleteNamespace
+		return nil, s.fs.DeleteNamespace(tx, caller(r.Header), r.Name)
+	}
+	return nil, fmt.Errorf("unknown command %T", cmd.GetOp())
+}
+
+func perm(p uint32) uint16 { return uint16(p & 0o7777) }
+
+func blocksFromProto(bs []*pb.Block) []kvschema.Block {
+	out := make([]kvschema.Block, len(bs))
+	for i, b := range bs {
+		out[i] = kvschema.Block{ID: b.BlockId, Offset: b.Offset, Length: b.Length}
+	}
+	return out
+}

@@ -1,0 +1,61 @@
+package metaserver
+
+import (
+	"context"
+
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/stratafs/strata/proto/strata/v1"
+)
+
+// propose stamps cmd with an id and the time, puts it in the log and waits
+// until it is applied, returning what applying it produced.
+func (s *Server) propose(ctx context.Context, cmd *pb.Command) (any, error) {
+	cmd.Id = s.nextProposal.Add(1)
+	cmd.Now = s.cfg.Clock().UnixMilli()
+	data, err := proto.Marshal(cmd)
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan result, 1)
+	s.waitMu.Lock()
+	s.waiters[cmd.Id] = ch
+	s.waitMu.Unlock()
+	defer func() {
+		s.waitMu.Lock()
+		delete(s.waiters, cmd.Id)
+		s.waitMu.Unlock()
+	}()
+	if err := s.node.Propose(ctx, data); err != nil {
+		return nil, err
+	}
+	select {
+	case r := <-ch:
+		return r.val, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-s.node.Done():
+		return nil, s.nodeStopped()
+	}
+}
+
+func (s *Server) deliver(id uint64, r result) {
+	s.waitMu.Lock()
+	ch := s.waiters[id]
+	s.waitMu.Unlock()
+	if ch != nil {
+		ch <- r
+	}
+}
+
+func (s *Server) failWaiters(err error) {
+	s.waitMu.Lock()
+	defer s.waitMu.Unlock()
+	for id, ch := range s.waiters {
+		select {
+		case ch <- result{err: err}:
+		default:
+		}
+		delete(s.waiters, id)
+	}
+}

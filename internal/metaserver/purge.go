@@ -1,0 +1,74 @@
+package metaserver
+
+import (
+	"context"
+	"time"
+
+	"go.etcd.io/raft/v3"
+
+	"github.com/stratafs/strata/internal/kv"
+	"github.com/stratafs/strata/internal/namespace"
+	"github.com/stratafs/strata/internal/raftnode"
+	pb "github.com/stratafs/strata/proto/strata/v1"
+)
+
+// kickPurge wakes the purger after a delete detached a subtree.
+func (s *Server) kickPurge() {
+	select {
+	case s.purgeCh <- struct{}{}:
+	default:
+	}
+}
+
+// purgeLoop removes detached subtrees in bounded commands, one after the
+// other, so that a huge recursive delete never holds the log for long.
+func (s *Server) purgeLoop() {
+	defer s.wg.Done()
+	t := time.NewTicker(10 * time.Second)
+	defer t.Stop()
+	s.kickPurge()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-s.purgeCh:
+		case <-t.C:
+		}
+		if err := s.PurgeAll(context.Background()); err != nil {
+			s.cfg.Log.Warn("purge", "err", err)
+		}
+	}
+}
+
+// PurgeAll runs purge commands until nothing detached is left.
+func (s *Server) PurgeAll(ctx context.Context) error {
+	for s.isLeader() {
+		var pending bool
+		if err := s.store.View(func(r kv.Reader) (err error) {
+			pending, err = namespace.PurgePending(r)
+			return err
+		}); err != nil || !pending {
+			return err
+		}
+		select {
+		case <-s.stop:
+			return nil
+		default:
+		}
+		if _, err := s.propose(ctx, &pb.Command{Op: &pb.Command_Purge{Purge: &pb.PurgeCommand{Limit: uint32(s.cfg.PurgeBatch)}}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Server) isLeader() bool {
+	return s.node.Status().RaftState == raft.StateLeader
+}
+
+func (s *Server) nodeStopped() error {
+	if err := s.node.Err(); err != nil {
+		return err
+	}
+	return raftnode.ErrStopped
+}

@@ -1,0 +1,167 @@
+// Package metaserver is the namespace service: it puts the namespace state
+// machine, its pebble store and the Raft node together behind the gRPC
+// MetaService. Mutations become commands in the Raft log and are answered
+// once applied; reads are served from the applied state. It does not store
+// file data.
+package metaserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/stratafs/strata/internal/kv/pebblekv"
+	"github.com/stratafs/strata/internal/kvschema"
+	"github.com/stratafs/strata/internal/namespace"
+	"github.com/stratafs/strata/internal/raftnode"
+	pb "github.com/stratafs/strata/proto/strata/v1"
+)
+
+// Config configures a namespace service member.
+type Config struct {
+	DataDir   string // holds state/ (the namespace) and raft/ (the log)
+	MemberID  uint64 // 1 for a single member
+	Namespace namespace.Config
+	Store     pebblekv.Options
+	// LeaseSoftLimit is how long a writer may go without renewing before
+	// another client may take its file over; LeaseHardLimit is when the
+	// service recovers the file on its own. HDFS uses 60 s and 20 min.
+	LeaseSoftLimit, LeaseHardLimit time.Duration
+	// PurgeBatch bounds the inodes one purge command removes.
+	PurgeBatch int
+	Clock      func() time.Time // nil means time.Now
+	Log        *slog.Logger
+}
+
+func (c *Config) setDefaults() {
+	if c.MemberID == 0 {
+		c.MemberID = 1
+	}
+	if c.LeaseSoftLimit == 0 {
+		c.LeaseSoftLimit = 60 * time.Second
+	}
+	if c.LeaseHardLimit == 0 {
+		c.LeaseHardLimit = 20 * time.Minute
+	}
+	if c.PurgeBatch == 0 {
+		c.PurgeBatch = 1000
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
+	if c.Store.BlockCacheBytes == 0 && c.Store.HotBytes == 0 {
+		c.Store = pebblekv.DefaultOptions()
+	}
+}
+
+// Server is one member of the namespace service.
+type Server struct {
+	pb.UnimplementedMetaServiceServer
+
+	cfg     Config
+	fs      *namespace.FS
+	store   *pebblekv.Store
+	node    *raftnode.Node
+	leases  *leaseMonitor
+	purgeCh chan struct{}
+	stop    chan struct{}
+	wg      sync.WaitGroup
+
+	nextProposal atomic.Uint64
+	applied      atomic.Uint64
+	waitMu       sync.Mutex
+	waiters      map[uint64]chan result // guarded by waitMu
+}
+
+// Open starts a member on cfg.DataDir, replaying whatever of the log the
+// state had not applied.
+func Open(cfg Config) (*Server, error) {
+	cfg.setDefaults()
+	store, err := pebblekv.Open(filepath.Join(cfg.DataDir, "state"), cfg.Store)
+	if err != nil {
+		return nil, fmt.Errorf("metaserver: open state: %w", err)
+	}
+	s := &Server{cfg: cfg, fs: namespace.New(cfg.Namespace), store: store,
+		purgeCh: make(chan struct{}, 1), stop: make(chan struct{}), waiters: map[uint64]chan result{}}
+	s.nextProposal.Store(cfg.MemberID << 48)
+	applied, err := s.appliedIndex()
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	s.applied.Store(applied)
+	s.node, err = raftnode.Start(raftnode.Config{ID: cfg.MemberID, Peers: []uint64{cfg.MemberID},
+		Dir: filepath.Join(cfg.DataDir, "raft"), Applied: applied, Log: cfg.Log}, s)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	if s.leases, err = newLeaseMonitor(s); err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.wg.Add(2)
+	go s.leaseLoop()
+	go s.purgeLoop()
+	return s, nil
+}
+
+func (s *Server) appliedIndex() (uint64, error) {
+	v, ok, err := s.store.Writer().Get(kvschema.AppliedKey)
+	if err != nil || !ok {
+		return 0, err
+	}
+	vs, err := kvschema.DecodeUint64s(v, 2)
+	if err != nil {
+		return 0, err
+	}
+	return vs[0], nil
+}
+
+// Close stops the member. Acknowledged operations are durable already.
+func (s *Server) Close() error {
+	close(s.stop)
+	s.wg.Wait()
+	s.node.Stop()
+	s.failWaiters(raftnode.ErrStopped)
+	return s.store.Close()
+}
+
+// WaitReady blocks until the member can serve: it has a leader and has
+// applied what was committed before it started.
+func (s *Server) WaitReady(ctx context.Context) error {
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for {
+		st := s.node.Status()
+		if st.Lead != 0 && s.applied.Load() >= st.GetCommit() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("metaserver: not ready: %w", ctx.Err())
+		case <-s.node.Done():
+			return errors.Join(raftnode.ErrStopped, s.node.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// EnsureNamespace creates namespace info unless it exists; the dev server
+// uses it for "default".
+func (s *Server) EnsureNamespace(ctx context.Context, info *pb.NamespaceInfo) error {
+	_, err := s.propose(ctx, &pb.Command{Op: &pb.Command_CreateNamespace{CreateNamespace: &pb.CreateNamespaceRequest{
+		Header: &pb.Header{User: s.cfg.Namespace.Superuser}, Namespace: info}}})
+	if errors.Is(err, namespace.ErrExists) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,173 @@
+package metaserver
+
+import (
+	"context"
+	"errors"
+
+	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/kv"
+	"github.com/stratafs/strata/internal/kvschema"
+	"github.com/stratafs/strata/internal/namespace"
+	pb "github.com/stratafs/strata/proto/strata/v1"
+)
+
+// defaultPage is the listing page size when the client leaves it unset;
+// maxPage bounds what a client may ask for.
+const (
+	defaultPage = 1000
+	maxPage     = 10000
+)
+
+func checkHeader(h *pb.Header) error {
+	if h.GetUser() == "" {
+		return fserr.ToStatus(fserr.Errorf(fserr.ErrInvalidArgument, "request header has no user"))
+	}
+	return nil
+}
+
+// mutate proposes cmd on behalf of the caller in h and waits for its result.
+func (s *Server) mutate(ctx context.Context, h *pb.Header, cmd *pb.Command) (any, error) {
+	if err := checkHeader(h); err != nil {
+		return nil, err
+	}
+	v, err := s.propose(ctx, cmd)
+	return v, fserr.ToStatus(err)
+}
+
+// view runs a read for the caller in h against the applied state.
+func (s *Server) view(h *pb.Header, fn func(r kv.Reader, c namespace.Caller, ns string) error) error {
+	if err := checkHeader(h); err != nil {
+		return err
+	}
+	return fserr.ToStatus(s.store.View(func(r kv.Reader) error {
+		return fn(r, caller(h), h.GetNamespace())
+	}))
+}
+
+// Mkdirs implements MetaService.
+func (s *Server) Mkdirs(ctx context.Context, r *pb.MkdirsRequest) (*pb.MkdirsResponse, error) {
+	v, err := s.mutate(ctx, r.Header, &pb.Command{Op: &pb.Command_Mkdirs{Mkdirs: r}})
+	if err != nil {
+		return nil, err
+	}
+	return &pb.MkdirsResponse{Created: v.(bool)}, nil
+}
+
+// Create implements MetaService. A file held by a writer that stopped
+// renewing for longer than the soft limit is recovered and taken over.
+func (s *Server) Create(ctx context.Context, r *pb.CreateRequest) (*pb.CreateResponse, error) {
+	if r.Header.GetClientName() == "" {
+		return nil, fserr.ToStatus(fserr.Errorf(fserr.ErrInvalidArgument, "create %s: request header has no client name", r.Path))
+	}
+	v, err := s.mutate(ctx, r.Header, &pb.Command{Op: &pb.Command_Create{Create: r}})
+	if errors.Is(fserr.FromStatus(err), fserr.ErrLeaseConflict) && r.Overwrite && s.takeOverExpired(ctx, r) {
+		v, err = s.mutate(ctx, r.Header, &pb.Command{Op: &pb.Command_Create{Create: r}})
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.leases.renew(r.Header.GetClientName())
+	return &pb.CreateResponse{Status: fileStatus(v.(*kvschema.Inode)), InlineLimit: uint32(s.cfg.Namespace.InlineLimit)}, nil
+}
+
+// takeOverExpired closes the file at r.Path if its writer's lease is past
+// the soft limit, and reports whether it did.
+func (s *Server) takeOverExpired(ctx context.Context, r *pb.CreateRequest) bool {
+	var n *kvschema.Inode
+	err := s.view(r.Header, func(rd kv.Reader, c namespace.Caller, ns string) (err error) {
+		n, err = s.fs.Stat(rd, c, ns, r.Path)
+		return err
+	})
+	if err != nil || n.Holder == "" || n.Holder == r.Header.GetClientName() ||
+		!s.leases.expired(n.Holder, s.cfg.LeaseSoftLimit) {
+		return false
+	}
+	_, err = s.propose(ctx, &pb.Command{Op: &pb.Command_ExpireLease{
+		ExpireLease: &pb.ExpireLeaseCommand{Holder: n.Holder, InodeId: n.ID}}})
+	return err == nil
+}
+
+// Complete implements MetaService.
+func (s *Server) Complete(ctx context.Context, r *pb.CompleteRequest) (*pb.CompleteResponse, error) {
+	if _, err := s.mutate(ctx, r.Header, &pb.Command{Op: &pb.Command_Complete{Complete: r}}); err != nil {
+		return nil, err
+	}
+	return &pb.CompleteResponse{}, nil
+}
+
+// Rename implements MetaService.
+func (s *Server) Rename(ctx context.Context, r *pb.RenameRequest) (*pb.RenameResponse, error) {
+	v, err := s.mutate(ctx, r.Header, &pb.Command{Op: &pb.Command_Rename{Rename: r}})
+	if err != nil {
+		return nil, err
+	}
+	return &pb.RenameResponse{FinalPath: v.(string)}, nil
+}
+
+// Delete implements MetaService.
+func (s *Server) Delete(ctx context.Context, r *pb.DeleteRequest) (*pb.DeleteResponse, error) {
+	v, err := s.mutate(ctx, r.Header, &pb.Command{Op: &pb.Command_Delete{Delete: r}})
+	if err != nil {
+		return nil, err
+	}
+	return &pb.DeleteResponse{Deleted: v.(bool)}, nil
+}
+
+// SetPermission implements MetaService.
+func (s *Server) SetPermission(ctx context.Context, r *pb.SetPermissionRequest) (*pb.SetAttrResponse, error) {
+	_, err := s.mutate(ctx, r.Header, &pb.Command{Op: &pb.Command_SetPermission{SetPermission: r}})
+	return attrResponse(err)
+}
+
+// SetOwner implements MetaService.
+func (s *Server) SetOwner(ctx context.Context, r *pb.SetOwnerRequest) (*pb.SetAttrResponse, error) {
+	_, err := s.mutate(ctx, r.Header, &pb.Command{Op: &pb.Command_SetOwner{SetOwner: r}})
+	return attrResponse(err)
+}
+
+// SetTimes implements MetaService.
+func (s *Server) SetTimes(ctx context.Context, r *pb.SetTimesRequest) (*pb.SetAttrResponse, error) {
+	_, err := s.mutate(ctx, r.Header, &pb.Command{Op: &pb.Command_SetTimes{SetTimes: r}})
+	return attrResponse(err)
+}
+
+func attrResponse(err error) (*pb.SetAttrResponse, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &pb.SetAttrResponse{}, nil
+}
+
+// RecoverLease implements MetaService.
+func (s *Server) RecoverLease(ctx context.Context, r *pb.RecoverLeaseRequest) (*pb.RecoverLeaseResponse, error) {
+	v, err := s.mutate(ctx, r.Header, &pb.Command{Op: &pb.Command_RecoverLease{RecoverLease: r}})
+	if err != nil {
+		return nil, err
+	}
+	return &pb.RecoverLeaseResponse{Closed: v.(bool)}, nil
+}
+
+// RenewLease implements MetaService.
+func (s *Server) RenewLease(_ context.Context, r *pb.RenewLeaseRequest) (*pb.RenewLeaseResponse, error) {
+	if err := checkHeader(r.Header); err != nil {
+		return nil, err
+	}
+	s.leases.renew(r.Header.GetClientName())
+	return &pb.RenewLeaseResponse{}, nil
+}
+
+// CreateNamespace implements MetaService.
+func (s *Server) CreateNamespace(ctx context.Context, r *pb.CreateNamespaceRequest) (*pb.CreateNamespaceResponse, error) {
+	if _, err := s.mutate(ctx, r.Header, &pb.Command{Op: &pb.Command_CreateNamespace{CreateNamespace: r}}); err != nil {
+		return nil, err
+	}
+	return &pb.CreateNamespaceResponse{}, nil
+}
+
+// DeleteNamespace implements MetaService.
+func (s *Server) DeleteNamespace(ctx context.Context, r *pb.DeleteNamespaceRequest) (*pb.DeleteNamespaceResponse, error) {
+	if _, err := s.mutate(ctx, r.Header, &pb.Command{Op: &pb.Command_DeleteNamespace{DeleteNamespace: r}}); err != nil {
+		return nil, err
+	}
+	return &pb.DeleteNamespaceResponse{}, nil
+}

@@ -1,0 +1,239 @@
+package namespace
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/stratafs/strata/internal/kv"
+	"github.com/stratafs/strata/internal/kvschema"
+)
+
+// Defaults for files whose creator leaves them unset.
+const (
+	DefaultBlockSize   = 128 << 20
+	DefaultReplication = 1
+	maxReplication     = 512
+)
+
+// CreateOptions are the arguments of Create.
+type CreateOptions struct {
+	Perm, Umask uint16
+	Overwrite   bool   // replace an existing file (never a directory)
+	Parents     bool   // create missing parents; false is createNonRecursive
+	Replication uint32 // 0 means DefaultReplication
+	BlockSize   uint64 // 0 means DefaultBlockSize
+	Holder      string // the client that will write the file and hold its lease
+}
+
+// Create creates an empty file open for writing by o.Holder, who holds its
+// lease until Complete. An overwritten file's content is released at once.
+func (fs *FS) Create(tx kv.Txn, now int64, c Caller, ns, path string, o CreateOptions) (*kvschema.Inode, error) {
+	n, err := fs.create(tx, now, c, ns, path, o)
+	if err != nil {
+		return nil, pathErr("create", path, err)
+	}
+	return n, nil
+}
+
+func (fs *FS) create(tx kv.Txn, now int64, c Caller, ns, path string, o CreateOptions) (*kvschema.Inode, error) {
+	if !validHolder(o.Holder) || o.Replication > maxReplication {
+		return nil, ErrInvalidArgument
+	}
+	res, err := fs.resolve(tx, c, ns, path)
+	if errors.Is(err, ErrNotFound) && o.Parents {
+		parent := JoinPath(mustSplit(path)[:len(mustSplit(path))-1])
+		// Like HDFS, every parent created here grants its owner write and
+		// search, whatever the umask, so that the file can go in.
+		if _, err = fs.mkdirs(tx, now, c, ns, parent, 0o777&^o.Umask|0o300, true); err == nil {
+			res, err = fs.resolve(tx, c, ns, path)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if res.parent == nil {
+		return nil, ErrIsDir // the root
+	}
+	if !fs.check(c, res.parent, accessWrite|accessExec) {
+		return nil, ErrPermission
+	}
+	if old := res.node; old != nil {
+		if err := fs.replaceable(c, res.parent, old, o.Overwrite); err != nil {
+			return nil, err
+		}
+		if err := unlink(tx, now, old); err != nil {
+			return nil, err
+		}
+		if err := dropFile(tx, old); err != nil {
+			return nil, err
+		}
+	}
+	n, err := fs.newInode(tx, now, c, res.parent, res.parts[len(res.parts)-1], kvschema.TypeFile, o.Perm&^o.Umask&0o7777)
+	if err != nil {
+		return nil, err
+	}
+	n.Replication, n.BlockSize, n.Holder = o.Replication, o.BlockSize, o.Holder
+	if n.Replication == 0 {
+		n.Replication = DefaultReplication
+	}
+	if n.BlockSize == 0 {
+		n.BlockSize = DefaultBlockSize
+	}
+	tx.Set(kvschema.LeaseKey(n.Holder, n.ID), nil)
+	return n, link(tx, now, res.parent.ID, n)
+}
+
+// replaceable says whether create may replace old.
+func (fs *FS) replaceable(c Caller, dir, old *kvschema.Inode, overwrite bool) error {
+	switch {
+	case old.IsDir():
+		return ErrIsDir
+	case !overwrite:
+		return ErrExists
+	case old.Holder != "":
+		return ErrLeaseConflict
+	case !fs.check(c, old, accessWrite) || !fs.checkSticky(c, dir, old):
+		return ErrPermission
+	}
+	return nil
+}
+
+func validHolder(h string) bool {
+	return h != "" && len(h) <= MaxNameLen && !strings.Contains(h, "\x00")
+}
+
+func mustSplit(path string) []string {
+	parts, _ := SplitPath(path)
+	return parts
+}
+
+// CompleteOptions are the arguments of Complete: what the writer wrote.
+type CompleteOptions struct {
+	Inode  uint64 // the file the writer created
+	Holder string
+	Length uint64
+	Blocks []kvschema.Block // contiguous from offset 0, covering Length
+	Inline bool             // the content is Data, stored in the inode
+	Data   []byte
+}
+
+// Complete closes a file its holder has written: it records the content and
+// releases the lease. The file's new length becomes visible at once.
+func (fs *FS) Complete(tx kv.Txn, now int64, c Caller, ns, path string, o CompleteOptions) error {
+	res, err := fs.resolveExisting(tx, c, ns, path)
+	if err == nil {
+		err = fs.complete(tx, now, res.node, o)
+	}
+	if err != nil {
+		return pathErr("complete", path, err)
+	}
+	return nil
+}
+
+func (fs *FS) complete(tx kv.Txn, now int64, n *kvschema.Inode, o CompleteOptions) error {
+	if n.IsDir() {
+		return ErrIsDir
+	}
+	if n.ID != o.Inode || n.Holder == "" || n.Holder != o.Holder {
+		return ErrNoLease
+	}
+	if err := checkContent(o, fs.cfg.InlineLimit); err != nil {
+		return err
+	}
+	if o.Inline && o.Length > 0 {
+		tx.Set(kvschema.InlineKey(n.ID), o.Data)
+		n.Inline = true
+	}
+	for i, b := range o.Blocks {
+		tx.Set(kvschema.BlockKey(n.ID, uint32(i)), kvschema.EncodeBlock(b))
+	}
+	n.Blocks = uint32(len(o.Blocks))
+	grown := int64(o.Length) - int64(n.Length)
+	n.Length, n.Mtime = o.Length, now
+	return closeFile(tx, n, grown)
+}
+
+func checkContent(o CompleteOptions, inlineLimit int) error {
+	if o.Inline {
+		if len(o.Blocks) > 0 || uint64(len(o.Data)) != o.Length || len(o.Data) > inlineLimit {
+			return ErrInvalidArgument
+		}
+		return nil
+	}
+	var off uint64
+	for _, b := range o.Blocks {
+		if b.Offset != off || b.Length == 0 {
+			return ErrInvalidArgument
+		}
+		off += b.Length
+	}
+	if off != o.Length || len(o.Data) > 0 {
+		return ErrInvalidArgument
+	}
+	return nil
+}
+
+// closeFile releases n's lease and writes it; grown is what its length
+// changed by, for the ancestors' aggregates.
+func closeFile(tx kv.Txn, n *kvschema.Inode, grown int64) error {
+	tx.Delete(kvschema.LeaseKey(n.Holder, n.ID))
+	n.Holder = ""
+	putInode(tx, n)
+	return adjust(tx, n.Parent, 0, 0, delta{length: grown})
+}
+
+// RecoverLease closes a file left open by its writer at its last committed
+// length, as HDFS lease recovery does. It reports whether the file is closed.
+func (fs *FS) RecoverLease(tx kv.Txn, now int64, c Caller, ns, path string) (bool, error) {
+	res, err := fs.resolveExisting(tx, c, ns, path)
+	switch {
+	case err != nil:
+	case res.node.IsDir():
+		err = ErrIsDir
+	case !fs.check(c, res.node, accessWrite):
+		err = ErrPermission
+	case res.node.Holder != "":
+		err = closeFile(tx, res.node, 0)
+	}
+	if err != nil {
+		return false, pathErr("recoverLease", path, err)
+	}
+	return true, nil
+}
+
+// ExpireLease closes file ino if holder still writes it; the lease monitor
+// calls it when holder stopped renewing. It is a no-op otherwise.
+func (fs *FS) ExpireLease(tx kv.Txn, holder string, ino uint64) error {
+	v, ok, err := tx.Get(kvschema.InodeKey(ino))
+	if err != nil || !ok {
+		tx.Delete(kvschema.LeaseKey(holder, ino))
+		return err
+	}
+	n, err := kvschema.DecodeInode(v)
+	if err != nil {
+		return err
+	}
+	if n.Holder != holder {
+		tx.Delete(kvschema.LeaseKey(holder, ino))
+		return nil
+	}
+	return closeFile(tx, n, 0)
+}
+
+// Leases calls fn for every lease in r: holder writes file ino.
+func Leases(r kv.Reader, fn func(holder string, ino uint64) bool) error {
+	start, end := kvschema.LeaseRange("")
+	var derr error
+	err := r.Scan(start, end, func(k, _ []byte) bool {
+		h, ino, err := kvschema.DecodeLeaseKey(k)
+		if err != nil {
+			derr = err
+			return false
+		}
+		return fn(h, ino)
+	})
+	if err != nil {
+		return err
+	}
+	return derr
+}

@@ -1,0 +1,203 @@
+package namespace
+
+import (
+	"errors"
+
+	"github.com/stratafs/strata/internal/kv"
+	"github.com/stratafs/strata/internal/kvschema"
+)
+
+// Delete removes path; a non-empty directory only when recursive. It reports
+// false when nothing was there. The operation is O(depth) whatever the size
+// of the subtree: a non-empty directory is detached at once, counted out of
+// its ancestors, and its content purged later by Purge. Files' blocks go to
+// the garbage queue, to be removed from the bucket after this commits.
+//
+// NB: only the parent's write permission is checked, not (as HDFS does) the
+// permission of every directory in the subtree; checking those would make a
+// delete walk the subtree.
+func (fs *FS) Delete(tx kv.Txn, now int64, c Caller, ns, path string, recursive bool) (bool, error) {
+	ok, err := fs.delete(tx, now, c, ns, path, recursive)
+	if err != nil {
+		return false, pathErr("delete", path, err)
+	}
+	return ok, nil
+}
+
+func (fs *FS) delete(tx kv.Txn, now int64, c Caller, ns, path string, recursive bool) (bool, error) {
+	res, err := fs.resolveExisting(tx, c, ns, path)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	n := res.node
+	switch {
+	case res.parent == nil:
+		return false, ErrRoot
+	case n.IsDir() && n.Children > 0 && !recursive:
+		return false, ErrNotEmpty
+	case !fs.check(c, res.parent, accessWrite|accessExec) || !fs.checkSticky(c, res.parent, n):
+		return false, ErrPermission
+	}
+	if err := unlink(tx, now, n); err != nil {
+		return false, err
+	}
+	return true, drop(tx, n)
+}
+
+// drop removes an unlinked inode: a file or an empty directory at once, a
+// non-empty directory by queueing it for Purge.
+func drop(tx kv.Txn, n *kvschema.Inode) error {
+	switch {
+	case !n.IsDir():
+		return dropFile(tx, n)
+	case n.Children == 0:
+		tx.Delete(kvschema.InodeKey(n.ID))
+	default:
+		n.Parent = 0
+		putInode(tx, n)
+		tx.Set(kvschema.PurgeKey(n.ID), nil)
+	}
+	return nil
+}
+
+// dropFile removes a file's inode, its inline content and lease, and queues
+// its blocks for deletion from the bucket.
+func dropFile(tx kv.Txn, n *kvschema.Inode) error {
+	tx.Delete(kvschema.InodeKey(n.ID))
+	if n.Inline {
+		tx.Delete(kvschema.InlineKey(n.ID))
+	}
+	if n.Holder != "" {
+		tx.Delete(kvschema.LeaseKey(n.Holder, n.ID))
+	}
+	blocks, err := fileBlocks(tx, n)
+	if err != nil {
+		return err
+	}
+	for i, b := range blocks {
+		tx.Delete(kvschema.BlockKey(n.ID, uint32(i)))
+		tx.Set(kvschema.GarbageKey(b.ID), kvschema.EncodeBlock(b))
+	}
+	return nil
+}
+
+// PurgePending reports whether detached subtrees await Purge.
+func PurgePending(r kv.Reader) (bool, error) {
+	start, end := kvschema.PurgeRange()
+	pending := false
+	err := r.Scan(start, end, func(_, _ []byte) bool { pending = true; return false })
+	return pending, err
+}
+
+// Purge removes up to limit inodes of detached subtrees and reports how many
+// it removed. Each call is one bounded command, so that deleting a huge
+// subtree never stalls the service.
+func Purge(tx kv.Txn, limit int) (int, error) {
+	budget := limit
+	for budget > 0 {
+		root, err := firstPurgeRoot(tx)
+		if err != nil || root == 0 {
+			return limit - budget, err
+		}
+		done, err := purgeTree(tx, root, &budget)
+		if err != nil {
+			return limit - budget, err
+		}
+		if !done {
+			break
+		}
+		tx.Delete(kvschema.InodeKey(root))
+		tx.Delete(kvschema.PurgeKey(root))
+		budget--
+	}
+	return limit - budget, nil
+}
+
+func firstPurgeRoot(r kv.Reader) (uint64, error) {
+	start, end := kvschema.PurgeRange()
+	var root uint64
+	var derr error
+	err := r.Scan(start, end, func(k, _ []byte) bool {
+		root, derr = kvschema.KeyID(k)
+		return false
+	})
+	if err != nil {
+		return 0, err
+	}
+	return root, derr
+}
+
+// purgeTree removes dir's descendants, depth first, within the budget, and
+// reports whether dir is now empty.
+func purgeTree(tx kv.Txn, dir uint64, budget *int) (bool, error) {
+	for *budget > 0 {
+		children, err := childInodes(tx, dir, min(*budget, 256))
+		if err != nil || len(children) == 0 {
+			return len(children) == 0, err
+		}
+		for _, n := range children {
+			if n.IsDir() {
+				done, err := purgeTree(tx, n.ID, budget)
+				if err != nil || !done {
+					return false, err
+				}
+				tx.Delete(kvschema.InodeKey(n.ID))
+			} else if err := dropFile(tx, n); err != nil {
+				return false, err
+			}
+			tx.Delete(kvschema.DentryKey(dir, n.Name))
+			*budget--
+			if *budget == 0 {
+				return false, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+// childInodes returns up to limit children of dir, in name order.
+func childInodes(r kv.Reader, dir uint64, limit int) ([]*kvschema.Inode, error) {
+	start, end := kvschema.DentryRange(dir)
+	var ids []uint64
+	var derr error
+	err := r.Scan(start, end, func(_, v []byte) bool {
+		d, err := kvschema.DecodeDentry(v)
+		if err != nil {
+			derr = err
+			return false
+		}
+		ids = append(ids, d.Child)
+		return len(ids) < limit
+	})
+	if err != nil || derr != nil {
+		return nil, errors.Join(err, derr)
+	}
+	out := make([]*kvschema.Inode, 0, len(ids))
+	for _, id := range ids {
+		n, err := getInode(r, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// fileBlocks returns a file's block records.
+func fileBlocks(r kv.Reader, n *kvschema.Inode) ([]kvschema.Block, error) {
+	if n.Blocks == 0 {
+		return nil, nil
+	}
+	start, end := kvschema.BlockRange(n.ID)
+	blocks := make([]kvschema.Block, 0, n.Blocks)
+	var derr error
+	err := r.Scan(start, end, func(_, v []byte) bool {
+		b, err := kvschema.DecodeBlock(v)
+		blocks, derr = append(blocks, b), err
+		return err == nil
+	})
+	return blocks, errors.Join(err, derr)
+}

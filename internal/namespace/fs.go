@@ -1,0 +1,211 @@
+package namespace
+
+import (
+	"errors"
+
+	"github.com/stratafs/strata/internal/kv"
+	"github.com/stratafs/strata/internal/kvschema"
+)
+
+// DefaultNamespace is the namespace of bare paths.
+const DefaultNamespace = "default"
+
+// Config holds the settings that affect the result of operations. Every
+// replica must use the same Config.
+type Config struct {
+	Superuser   string // HDFS's "dfs.cluster.administrators" user; bypasses checks
+	Supergroup  string // members bypass checks too
+	InlineLimit int    // largest file content stored in its inode
+}
+
+// DefaultConfig returns the defaults for superuser.
+func DefaultConfig(superuser string) Config {
+	return Config{Superuser: superuser, Supergroup: "supergroup", InlineLimit: 4096}
+}
+
+// FS runs namespace operations. It holds no state besides its Config; all
+// state lives in the transaction passed to each call. Safe for concurrent use.
+type FS struct {
+	cfg Config
+}
+
+// New returns an FS with cfg.
+func New(cfg Config) *FS { return &FS{cfg: cfg} }
+
+// Config returns the FS's configuration.
+func (fs *FS) Config() Config { return fs.cfg }
+
+// resolved is a path looked up as far as it goes.
+type resolved struct {
+	parts  []string
+	parent *kvschema.Inode // directory holding the last component; nil for the root
+	node   *kvschema.Inode // the inode at the path; nil if it does not exist
+}
+
+// resolve looks path up in namespace ns, checking traverse permission on
+// every directory it passes. A missing last component is not an error
+// (node is nil); a missing or non-directory ancestor is.
+func (fs *FS) resolve(r kv.Reader, c Caller, ns, path string) (*resolved, error) {
+	parts, err := SplitPath(path)
+	if err != nil {
+		return nil, err
+	}
+	root, err := fs.nsRoot(r, ns)
+	if err != nil {
+		return nil, err
+	}
+	res := &resolved{parts: parts, node: root}
+	for _, name := range parts {
+		dir := res.node
+		if dir == nil {
+			return nil, ErrNotFound
+		}
+		if !dir.IsDir() {
+			return nil, ErrParentNotDir
+		}
+		if !fs.check(c, dir, accessExec) {
+			return nil, ErrPermission
+		}
+		res.parent = dir
+		res.node, err = lookup(r, dir.ID, name)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// resolveExisting is resolve for operations on an existing path; reads
+// report a path under a file as missing, as HDFS does.
+func (fs *FS) resolveExisting(r kv.Reader, c Caller, ns, path string) (*resolved, error) {
+	res, err := fs.resolve(r, c, ns, path)
+	if errors.Is(err, ErrParentNotDir) {
+		return nil, ErrNotFound
+	}
+	if err == nil && res.node == nil {
+		return nil, ErrNotFound
+	}
+	return res, err
+}
+
+func (fs *FS) nsRoot(r kv.Reader, name string) (*kvschema.Inode, error) {
+	rec, err := getNamespace(r, name)
+	if err != nil {
+		return nil, err
+	}
+	return getInode(r, rec.Root)
+}
+
+func getNamespace(r kv.Reader, name string) (*kvschema.Namespace, error) {
+	if name == "" {
+		name = DefaultNamespace
+	}
+	v, ok, err := r.Get(kvschema.NamespaceKey(name))
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, ErrNoNamespace
+	}
+	return kvschema.DecodeNamespace(v)
+}
+
+// lookup returns the child called name of dir, or nil if there is none.
+func lookup(r kv.Reader, dir uint64, name string) (*kvschema.Inode, error) {
+	v, ok, err := r.Get(kvschema.DentryKey(dir, name))
+	if err != nil || !ok {
+		return nil, err
+	}
+	d, err := kvschema.DecodeDentry(v)
+	if err != nil {
+		return nil, err
+	}
+	return getInode(r, d.Child)
+}
+
+func getInode(r kv.Reader, ino uint64) (*kvschema.Inode, error) {
+	v, ok, err := r.Get(kvschema.InodeKey(ino))
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, kvschema.ErrCorrupt // a dentry or parent points to nothing
+	}
+	return kvschema.DecodeInode(v)
+}
+
+func putInode(tx kv.Txn, n *kvschema.Inode) {
+	tx.Set(kvschema.InodeKey(n.ID), kvschema.EncodeInode(n))
+}
+
+// link adds n as child n.Name of dir, counts it in dir and its ancestors and
+// sets dir's modification time to now.
+func link(tx kv.Txn, now int64, dir uint64, n *kvschema.Inode) error {
+	n.Parent = dir
+	tx.Set(kvschema.DentryKey(dir, n.Name), kvschema.EncodeDentry(kvschema.Dentry{Child: n.ID, Type: n.Type}))
+	putInode(tx, n)
+	return adjust(tx, dir, now, +1, contribution(n))
+}
+
+// unlink removes n from its directory, uncounts it there and in the
+// ancestors and sets the directory's modification time to now. The inode
+// itself stays; the caller drops or relinks it.
+func unlink(tx kv.Txn, now int64, n *kvschema.Inode) error {
+	tx.Delete(kvschema.DentryKey(n.Parent, n.Name))
+	return adjust(tx, n.Parent, now, -1, contribution(n).neg())
+}
+
+// delta is what a subtree adds to its ancestors' aggregates.
+type delta struct{ files, dirs, length int64 }
+
+func (d delta) neg() delta { return delta{-d.files, -d.dirs, -d.length} }
+
+func contribution(n *kvschema.Inode) delta {
+	if n.IsDir() {
+		return delta{int64(n.SubFiles), int64(n.SubDirs) + 1, int64(n.SubLength)}
+	}
+	return delta{1, 0, int64(n.Length)}
+}
+
+// adjust adds children to directory dir's entry count and d to the
+// aggregates of dir and every ancestor up to the namespace root. A non-zero
+// mtime becomes dir's modification time.
+func adjust(tx kv.Txn, dir uint64, mtime, children int64, d delta) error {
+	for id := dir; id != 0; {
+		n, err := getInode(tx, id)
+		if err != nil {
+			return err
+		}
+		if id == dir {
+			n.Children = uint64(int64(n.Children) + children)
+			if mtime != 0 {
+				n.Mtime = mtime
+			}
+		}
+		n.SubFiles = uint64(int64(n.SubFiles) + d.files)
+		n.SubDirs = uint64(int64(n.SubDirs) + d.dirs)
+		n.SubLength = uint64(int64(n.SubLength) + d.length)
+		putInode(tx, n)
+		id = n.Parent
+	}
+	return nil
+}
+
+// nextID allocates an inode id from the counter kept in the state, so that
+// every replica allocates the same ids.
+func nextID(tx kv.Txn) (uint64, error) {
+	v, ok, err := tx.Get(kvschema.NextIDKey)
+	if err != nil {
+		return 0, err
+	}
+	id := uint64(1)
+	if ok {
+		vs, err := kvschema.DecodeUint64s(v, 1)
+		if err != nil {
+			return 0, err
+		}
+		id = vs[0]
+	}
+	tx.Set(kvschema.NextIDKey, kvschema.EncodeUint64s(id+1))
+	return id, nil
+}

@@ -1,0 +1,137 @@
+package namespace
+
+import (
+	"github.com/stratafs/strata/internal/kv"
+	"github.com/stratafs/strata/internal/kvschema"
+)
+
+// Stat returns the attributes of path.
+func (fs *FS) Stat(r kv.Reader, c Caller, ns, path string) (*kvschema.Inode, error) {
+	res, err := fs.resolveExisting(r, c, ns, path)
+	if err != nil {
+		return nil, pathErr("stat", path, err)
+	}
+	return res.node, nil
+}
+
+// Content is what a reader needs to read a file.
+type Content struct {
+	Blocks []kvschema.Block
+	Inline []byte // the content of an inline file
+}
+
+// Open returns a file's attributes and content for reading.
+func (fs *FS) Open(r kv.Reader, c Caller, ns, path string) (*kvschema.Inode, *Content, error) {
+	n, content, err := fs.open(r, c, ns, path)
+	if err != nil {
+		return nil, nil, pathErr("open", path, err)
+	}
+	return n, content, nil
+}
+
+func (fs *FS) open(r kv.Reader, c Caller, ns, path string) (*kvschema.Inode, *Content, error) {
+	res, err := fs.resolveExisting(r, c, ns, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	n := res.node
+	if n.IsDir() {
+		return nil, nil, ErrIsDir
+	}
+	if !fs.check(c, n, accessRead) {
+		return nil, nil, ErrPermission
+	}
+	content := &Content{}
+	if n.Inline {
+		v, ok, err := r.Get(kvschema.InlineKey(n.ID))
+		if err != nil || !ok {
+			return nil, nil, orErr(err, kvschema.ErrCorrupt)
+		}
+		content.Inline = append([]byte(nil), v...)
+	}
+	content.Blocks, err = fileBlocks(r, n)
+	return n, content, err
+}
+
+// Listing is one page of a directory listing.
+type Listing struct {
+	Self    *kvschema.Inode   // the listed path
+	Entries []*kvschema.Inode // sorted by name
+	More    bool              // entries follow the last one
+}
+
+// List returns up to limit entries of directory path whose names sort after
+// startAfter. A file lists as itself, as in HDFS.
+func (fs *FS) List(r kv.Reader, c Caller, ns, path, startAfter string, limit int) (*Listing, error) {
+	l, err := fs.list(r, c, ns, path, startAfter, limit)
+	if err != nil {
+		return nil, pathErr("list", path, err)
+	}
+	return l, nil
+}
+
+func (fs *FS) list(r kv.Reader, c Caller, ns, path, startAfter string, limit int) (*Listing, error) {
+	res, err := fs.resolveExisting(r, c, ns, path)
+	if err != nil {
+		return nil, err
+	}
+	n := res.node
+	if !n.IsDir() {
+		return &Listing{Self: n, Entries: []*kvschema.Inode{n}}, nil
+	}
+	if !fs.check(c, n, accessRead|accessExec) {
+		return nil, ErrPermission
+	}
+	start, end := kvschema.DentryRange(n.ID)
+	if startAfter != "" {
+		start = append(kvschema.DentryKey(n.ID, startAfter), 0)
+	}
+	entries, err := childInodesFrom(r, start, end, limit+1)
+	if err != nil {
+		return nil, err
+	}
+	l := &Listing{Self: n, Entries: entries}
+	if len(entries) > limit {
+		l.Entries, l.More = entries[:limit], true
+	}
+	return l, nil
+}
+
+func childInodesFrom(r kv.Reader, start, end []byte, limit int) ([]*kvschema.Inode, error) {
+	var out []*kvschema.Inode
+	var ierr error
+	err := r.Scan(start, end, func(_, v []byte) bool {
+		var d kvschema.Dentry
+		if d, ierr = kvschema.DecodeDentry(v); ierr != nil {
+			return false
+		}
+		var n *kvschema.Inode
+		if n, ierr = getInode(r, d.Child); ierr != nil {
+			return false
+		}
+		out = append(out, n)
+		return len(out) < limit
+	})
+	return out, orErr(err, ierr)
+}
+
+// Summary is a content summary: the aggregates of a subtree.
+type Summary struct {
+	Length uint64
+	Files  uint64
+	Dirs   uint64 // counts the directory itself, as HDFS does
+}
+
+// ContentSummary returns the aggregates of path's subtree without walking
+// it: every directory keeps them up to date.
+func (fs *FS) ContentSummary(r kv.Reader, c Caller, ns, path string) (Summary, error) {
+	res, err := fs.resolveExisting(r, c, ns, path)
+	if err != nil {
+		return Summary{}, pathErr("contentSummary", path, err)
+	}
+	n := res.node
+	if !n.IsDir() {
+		return Summary{Length: n.Length, Files: 1}, nil
+	}
+	return Summary{Length: n.SubLength, Files: n.SubFiles, Dirs: n.SubDirs + 1}, nil
+}

@@ -1,0 +1,196 @@
+package raftnode
+
+import (
+	"encoding/binary"
+	"errors"
+
+	"github.com/cockroachdb/pebble/v2"
+	"go.etcd.io/raft/v3"
+	pb "go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/stratafs/strata/internal/kv/pebblekv"
+)
+
+// Log store keys, in the log's own pebble instance:
+//
+//	"e" index(8)   a log entry (raftpb.Entry, protobuf)
+//	"h"            the hard state (raftpb.HardState)
+//	"s"            the metadata of the last compaction point (raftpb.Snapshot, no data)
+var (
+	hardStateKey = []byte("h")
+	snapshotKey  = []byte("s")
+)
+
+func entryKey(index uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte("e"), index)
+}
+
+// logStore persists the Raft log and mirrors its live tail in a
+// raft.MemoryStorage, which is what the raft library reads.
+type logStore struct {
+	db  *pebble.DB
+	mem *raft.MemoryStorage
+}
+
+func openLogStore(dir string) (*logStore, bool, error) {
+	db, err := pebblekv.OpenDB(dir, 16<<20, nil)
+	if err != nil {
+		return nil, false, err
+	}
+	ls := &logStore{db: db, mem: raft.NewMemoryStorage()}
+	existed, err := ls.load()
+	if err != nil {
+		db.Close()
+		return nil, false, err
+	}
+	return ls, existed, nil
+}
+
+// load fills the memory storage from disk and reports whether a log existed.
+func (ls *logStore) load() (bool, error) {
+	snap := &pb.Snapshot{}
+	found, err := ls.getProto(snapshotKey, snap)
+	if err != nil {
+		return false, err
+	}
+	if found {
+		if err := ls.mem.ApplySnapshot(snap); err != nil {
+			return false, err
+		}
+	}
+	hs := &pb.HardState{}
+	foundHS, err := ls.getProto(hardStateKey, hs)
+	if err != nil {
+		return false, err
+	}
+	if foundHS {
+		if err := ls.mem.SetHardState(hs); err != nil {
+			return false, err
+		}
+	}
+	entries, err := ls.loadEntries(snap.GetMetadata().GetIndex() + 1)
+	if err != nil {
+		return false, err
+	}
+	return found || foundHS || len(entries) > 0, ls.mem.Append(entries)
+}
+
+func (ls *logStore) loadEntries(from uint64) ([]*pb.Entry, error) {
+	it, err := ls.db.NewIter(&pebble.IterOptions{LowerBound: entryKey(from), UpperBound: []byte("f")})
+	if err != nil {
+		return nil, err
+	}
+	var out []*pb.Entry
+	for ok := it.First(); ok; ok = it.Next() {
+		e := &pb.Entry{}
+		if err := proto.Unmarshal(it.Value(), e); err != nil {
+			it.Close()
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, errors.Join(it.Error(), it.Close())
+}
+
+func (ls *logStore) getProto(key []byte, m proto.Message) (bool, error) {
+	v, closer, err := ls.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer closer.Close()
+	return true, proto.Unmarshal(v, m)
+}
+
+// save durably appends entries and records the hard state, as a Ready
+// requires before its messages are sent or its entries applied.
+func (ls *logStore) save(hs *pb.HardState, entries []*pb.Entry, sync bool) error {
+	if len(entries) == 0 && raft.IsEmptyHardState(hs) {
+		return nil
+	}
+	b := ls.db.NewBatch()
+	defer b.Close()
+	if len(entries) > 0 {
+		// Entries overwrite any conflicting suffix of the log.
+		if err := b.DeleteRange(entryKey(entries[0].GetIndex()), []byte("f"), nil); err != nil {
+			return err
+		}
+	}
+	for _, e := range entries {
+		data, err := proto.Marshal(e)
+		if err != nil {
+			return err
+		}
+		if err := b.Set(entryKey(e.GetIndex()), data, nil); err != nil {
+			return err
+		}
+	}
+	if !raft.IsEmptyHardState(hs) {
+		data, err := proto.Marshal(hs)
+		if err != nil {
+			return err
+		}
+		if err := b.Set(hardStateKey, data, nil); err != nil {
+			return err
+		}
+	}
+	opts := pebble.NoSync
+	if sync {
+		opts = pebble.Sync
+	}
+	if err := b.Commit(opts); err != nil {
+		return err
+	}
+	if !raft.IsEmptyHardState(hs) {
+		if err := ls.mem.SetHardState(hs); err != nil {
+			return err
+		}
+	}
+	return ls.mem.Append(entries)
+}
+
+// compact drops the log up to index, which the state machine has made
+// durable, keeping a compaction point with cs for the raft library.
+func (ls *logStore) compact(index uint64, cs *pb.ConfState) error {
+	snap, err := ls.mem.CreateSnapshot(index, cs, nil)
+	if err != nil {
+		return err
+	}
+	data, err := proto.Marshal(snap)
+	if err != nil {
+		return err
+	}
+	b := ls.db.NewBatch()
+	defer b.Close()
+	if err := b.Set(snapshotKey, data, nil); err != nil {
+		return err
+	}
+	if err := b.DeleteRange(entryKey(0), entryKey(index+1), nil); err != nil {
+		return err
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return err
+	}
+	return ls.mem.Compact(index)
+}
+
+// bootstrap starts a new log whose first compaction point already holds the
+// initial membership, so that no configuration entry has to be applied
+// before the first election: a lone member leads at once.
+func (ls *logStore) bootstrap(peers []uint64) error {
+	snap := &pb.Snapshot{Metadata: &pb.SnapshotMetadata{
+		Index: proto.Uint64(1), Term: proto.Uint64(1), ConfState: &pb.ConfState{Voters: peers}}}
+	data, err := proto.Marshal(snap)
+	if err != nil {
+		return err
+	}
+	if err := ls.db.Set(snapshotKey, data, pebble.Sync); err != nil {
+		return err
+	}
+	return ls.mem.ApplySnapshot(snap)
+}
+
+func (ls *logStore) close() error { return ls.db.Close() }
