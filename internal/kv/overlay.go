@@ -1,9 +1,6 @@
 package kv
 
-import (
-	"bytes"
-	"sort"
-)
+import "sort"
 
 // Overlay buffers writes over a base Reader. Reads see the buffered writes
 // first; nothing reaches the base until the owner drains the overlay with
@@ -33,7 +30,7 @@ func (o *Overlay) Get(key []byte) ([]byte, bool, error) {
 
 // Set implements Txn.
 func (o *Overlay) Set(key, value []byte) {
-	v := bytes.Clone(value)
+	v := append(make([]byte, 0, len(value)), value...)
 	o.writes[string(key)] = &v
 }
 
@@ -46,14 +43,14 @@ func (o *Overlay) Len() int { return len(o.writes) }
 // Reset drops the buffered writes.
 func (o *Overlay) Reset() { clear(o.writes) }
 
-// Each calls fn for every buffered write in key order; value is nil for a
-// delete.
-func (o *Overlay) Each(fn func(key, value []byte)) {
+// Each calls fn for every buffered write in key order; deleted marks a
+// delete (an empty value is a value, not a delete).
+func (o *Overlay) Each(fn func(key, value []byte, deleted bool)) {
 	for _, k := range o.sortedKeys(nil, nil) {
 		if v := o.writes[k]; v != nil {
-			fn([]byte(k), *v)
+			fn([]byte(k), *v, false)
 		} else {
-			fn([]byte(k), nil)
+			fn([]byte(k), nil, true)
 		}
 	}
 }

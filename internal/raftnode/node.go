@@ -55,7 +55,8 @@ type Node struct {
 	rn     raft.Node
 	log    *logStore
 	sm     StateMachine
-	done   chan struct{}
+	stopc  chan struct{} // closed by Stop
+	done   chan struct{} // closed when the run loop has exited
 	stopMu sync.Once
 
 	// Owned by the run loop.
@@ -97,7 +98,7 @@ func Start(cfg Config, sm StateMachine) (*Node, error) {
 			return nil, fmt.Errorf("raftnode: bootstrap: %w", err)
 		}
 	}
-	n := &Node{cfg: cfg, log: ls, sm: sm, done: make(chan struct{}), applied: cfg.Applied}
+	n := &Node{cfg: cfg, log: ls, sm: sm, stopc: make(chan struct{}), done: make(chan struct{}), applied: cfg.Applied}
 	snap, err := ls.mem.Snapshot()
 	if err != nil {
 		ls.close()
@@ -148,8 +149,9 @@ func (n *Node) Err() error {
 // Stop stops the node and closes its log.
 func (n *Node) Stop() {
 	n.stopMu.Do(func() {
-		n.rn.Stop()
+		close(n.stopc)
 		<-n.done
+		n.rn.Stop()
 		n.log.close()
 	})
 }
@@ -167,18 +169,16 @@ func (n *Node) run() {
 	defer ticker.Stop()
 	for {
 		select {
+		case <-n.stopc:
+			return
 		case <-ticker.C:
 			n.rn.Tick()
-		case rd, ok := <-n.rn.Ready():
-			if !ok {
-				return
-			}
+		case rd := <-n.rn.Ready():
 			if err := n.handle(rd); err != nil {
 				n.errMu.Lock()
 				n.err = err
 				n.errMu.Unlock()
 				n.cfg.Log.Error("raft node stopped", "err", err)
-				go n.rn.Stop()
 				return
 			}
 		}

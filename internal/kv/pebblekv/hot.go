@@ -66,12 +66,12 @@ func (c *hotCache) add(key, value []byte) {
 }
 
 // update reflects a committed write (write-through: what was just written is
-// likely read next); a nil value means deleted.
-func (c *hotCache) update(key, value []byte) {
+// likely read next).
+func (c *hotCache) update(key, value []byte, deleted bool) {
 	s := c.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if value == nil {
+	if deleted {
 		if e, ok := s.mu.items[string(key)]; ok {
 			s.removeLocked(e)
 		}

@@ -92,8 +92,8 @@ func (s *Store) Commit(ov *kv.Overlay, sync bool) error {
 	b := s.db.NewBatch()
 	defer b.Close()
 	var err error
-	ov.Each(func(k, v []byte) {
-		if v == nil {
+	ov.Each(func(k, v []byte, deleted bool) {
+		if deleted {
 			err = errors.Join(err, b.Delete(k, nil))
 		} else {
 			err = errors.Join(err, b.Set(k, v, nil))
@@ -111,7 +111,7 @@ func (s *Store) Commit(ov *kv.Overlay, sync bool) error {
 	if err := b.Commit(opts); err != nil {
 		return err
 	}
-	ov.Each(func(k, v []byte) { s.cache.update(k, v) })
+	ov.Each(func(k, v []byte, deleted bool) { s.cache.update(k, v, deleted) })
 	return nil
 }
 

@@ -91,3 +91,25 @@ func TestHotCacheStaysBounded(t *testing.T) {
 		t.Fatal("cache kept nothing")
 	}
 }
+
+// An empty value is a value: it must not be taken for a delete on its way
+// through the overlay, the batch or the cache.
+func TestEmptyValueIsNotADelete(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir, 1<<20)
+	ov := kv.NewOverlay(s.Writer())
+	ov.Set([]byte("marker"), nil)
+	if err := s.Commit(ov, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := s.Writer().Get([]byte("marker")); !ok {
+		t.Fatal("empty value lost before reopen")
+	}
+	s.Close()
+	s = open(t, dir, 1<<20)
+	defer s.Close()
+	n := 0
+	if err := s.Writer().Scan([]byte("m"), []byte("n"), func(k, v []byte) bool { n++; return true }); err != nil || n != 1 {
+		t.Fatalf("empty value lost after reopen: %d keys, %v", n, err)
+	}
+}

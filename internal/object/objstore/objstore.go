@@ -1,0 +1,59 @@
+// Package objstore opens an object.Store from a URI, the form in which
+// namespaces name their backends and flags name buckets:
+//
+//	file:///abs/dir                     a local directory (localfs)
+//	s3://bucket/prefix?endpoint=&region= an S3-compatible bucket (s3)
+//	mem://                              a new, empty in-memory store (mem)
+//
+// It lives apart from package object because it imports every backend, which
+// themselves import object. It returns the bare backend: callers add the
+// retry layer (retry.New), once, and any other wrappers they want.
+package objstore
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"path"
+
+	"github.com/stratafs/strata/internal/object"
+	"github.com/stratafs/strata/internal/object/localfs"
+	"github.com/stratafs/strata/internal/object/mem"
+	"github.com/stratafs/strata/internal/object/s3"
+)
+
+// Open returns the store uri names. It does not contact remote services.
+func Open(ctx context.Context, uri string) (object.Store, error) {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return nil, fmt.Errorf("objstore: %w", err)
+	}
+	switch u.Scheme {
+	case "file":
+		dir, err := localDir(u)
+		if err != nil {
+			return nil, fmt.Errorf("objstore: %q: %w", uri, err)
+		}
+		return localfs.New(dir)
+	case "s3":
+		return s3.Open(ctx, uri)
+	case "mem":
+		if u.Host != "" || u.Path != "" {
+			return nil, fmt.Errorf("objstore: %q: mem:// takes no name or path", uri)
+		}
+		return mem.New(), nil
+	}
+	return nil, fmt.Errorf("objstore: %q: unknown scheme (want file, s3 or mem)", uri)
+}
+
+// localDir accepts only file:///absolute/path (or file://localhost/...):
+// file://dir/x would silently mean host "dir", not a relative path.
+func localDir(u *url.URL) (string, error) {
+	if u.Host != "" && u.Host != "localhost" {
+		return "", fmt.Errorf("host %q: want file:///absolute/path", u.Host)
+	}
+	if u.Opaque != "" || !path.IsAbs(u.Path) || u.RawQuery != "" {
+		return "", fmt.Errorf("want file:///absolute/path")
+	}
+	return u.Path, nil
+}

@@ -1,0 +1,183 @@
+package retry
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/stratafs/strata/internal/object"
+)
+
+// New wraps inner so that its calls are retried by p. The result is an
+// object.MultipartStore if inner is one.
+func New(inner object.Store, p Policy) object.Store {
+	s := &store{inner: inner, p: p.withDefaults()}
+	if ms, ok := inner.(object.MultipartStore); ok {
+		return &multipartStore{store: s, ms: ms}
+	}
+	return s
+}
+
+type store struct {
+	inner object.Store
+	p     Policy
+}
+
+// run retries call under the policy, each attempt timed.
+func (s *store) run(ctx context.Context, op object.Op, key string, call func(context.Context) error) error {
+	_, err := s.loop(ctx, op, key, 0, nil, s.timed(ctx, op, key, call))
+	return err
+}
+
+func (s *store) Put(ctx context.Context, key string, r io.Reader, size int64) error {
+	return s.send(ctx, object.OpPut, key, r, size, func(ctx context.Context, body io.Reader) error {
+		return s.inner.Put(ctx, key, body, size)
+	})
+}
+
+// send retries an upload of a body, giving each attempt a fresh reader of
+// it. Every attempt reads through its own io.SectionReader, since an HTTP
+// transport may still be reading the previous attempt's body when it fails.
+func (s *store) send(ctx context.Context, op object.Op, key string, r io.Reader, size int64, call func(context.Context, io.Reader) error) error {
+	ra, start, err := s.replayable(r, size)
+	if err != nil {
+		return object.WrapError(op, key, err)
+	}
+	if ra == nil { // cannot be sent twice: one attempt
+		return s.timed(ctx, op, key, func(ctx context.Context) error { return call(ctx, r) })()
+	}
+	return s.run(ctx, op, key, func(ctx context.Context) error {
+		return call(ctx, io.NewSectionReader(ra, start, size))
+	})
+}
+
+// replayable returns r as an io.ReaderAt and the offset of the body in it,
+// copying the body to memory when it is small enough and r cannot read at
+// offsets; or nil if the body can be read only once.
+func (s *store) replayable(r io.Reader, size int64) (io.ReaderAt, int64, error) {
+	if ra, ok := r.(io.ReaderAt); ok {
+		start := int64(0)
+		if sk, ok := r.(io.Seeker); ok { // the body starts at r's position
+			pos, err := sk.Seek(0, io.SeekCurrent)
+			if err != nil {
+				return nil, 0, err
+			}
+			start = pos
+		}
+		if err := checkSize(ra, start, size); err != nil {
+			return nil, 0, err
+		}
+		return ra, start, nil
+	}
+	if size < 0 || size > s.p.BufferLimit {
+		return nil, 0, nil
+	}
+	b, err := io.ReadAll(object.SizedReader(r, size))
+	if err != nil {
+		return nil, 0, err
+	}
+	return bytes.NewReader(b), 0, nil
+}
+
+// checkSize probes the last byte of the body and the one after it. NB: each
+// attempt reads through a SectionReader of exactly size bytes, which would
+// cut a longer body silently and claim a size it cannot deliver for a
+// shorter one, hiding the mismatch from the backend.
+func checkSize(ra io.ReaderAt, start, size int64) error {
+	b := make([]byte, 1)
+	if n, _ := ra.ReadAt(b, start+size); n > 0 {
+		return fmt.Errorf("%w: body longer than declared", object.ErrSizeMismatch)
+	}
+	if n, _ := ra.ReadAt(b, start+size-1); size > 0 && n == 0 {
+		return fmt.Errorf("%w: body shorter than declared", object.ErrSizeMismatch)
+	}
+	return nil
+}
+
+func (s *store) Head(ctx context.Context, key string) (info object.Info, err error) {
+	err = s.run(ctx, object.OpHead, key, func(ctx context.Context) (err error) {
+		info, err = s.inner.Head(ctx, key)
+		return err
+	})
+	return info, err
+}
+
+func (s *store) List(ctx context.Context, prefix, startAfter string, limit int) (infos []object.Info, err error) {
+	err = s.run(ctx, object.OpList, prefix, func(ctx context.Context) (err error) {
+		infos, err = s.inner.List(ctx, prefix, startAfter, limit)
+		return err
+	})
+	return infos, err
+}
+
+func (s *store) Delete(ctx context.Context, key string) error {
+	return s.run(ctx, object.OpDelete, key, func(ctx context.Context) error {
+		return s.inner.Delete(ctx, key)
+	})
+}
+
+type multipartStore struct {
+	*store
+	ms object.MultipartStore
+}
+
+// CreateMultipart is retried although it is not idempotent: a retry after a
+// lost response leaves an orphan upload, which costs space until the
+// bucket's lifecycle rules sweep it, and nothing else.
+func (s *multipartStore) CreateMultipart(ctx context.Context, key string) (u object.Upload, err error) {
+	err = s.run(ctx, object.OpCreateMultipart, key, func(ctx context.Context) (err error) {
+		u, err = s.ms.CreateMultipart(ctx, key)
+		return err
+	})
+	return u, err
+}
+
+func (s *multipartStore) UploadPart(ctx context.Context, u object.Upload, num int, r io.Reader, size int64) (p object.Part, err error) {
+	err = s.send(ctx, object.OpUploadPart, u.Key, r, size, func(ctx context.Context, body io.Reader) (err error) {
+		p, err = s.ms.UploadPart(ctx, u, num, body, size)
+		return err
+	})
+	return p, err
+}
+
+// CompleteMultipart is retried, and a retry that finds the upload gone
+// (object.ErrNotFound) checks whether an earlier attempt completed it before
+// its response was lost.
+func (s *multipartStore) CompleteMultipart(ctx context.Context, u object.Upload, parts []object.Part) error {
+	tries := 0
+	return s.run(ctx, object.OpCompleteMultipart, u.Key, func(ctx context.Context) error {
+		tries++
+		err := s.ms.CompleteMultipart(ctx, u, parts)
+		if tries > 1 && errors.Is(err, object.ErrNotFound) {
+			return s.checkCompleted(ctx, u, parts, err)
+		}
+		return err
+	})
+}
+
+// checkCompleted decides a Complete that found no upload: success if the
+// object is there with the parts' total size (block keys are unique, so
+// nobody else wrote it), notFound if not, and a retryable failure of the
+// check itself retries the whole attempt.
+func (s *multipartStore) checkCompleted(ctx context.Context, u object.Upload, parts []object.Part, notFound error) error {
+	var size int64
+	for _, p := range parts {
+		size += p.Size
+	}
+	info, err := s.ms.Head(ctx, u.Key)
+	switch {
+	case err == nil && info.Size == size:
+		return nil
+	case object.IsRetryable(err):
+		return err
+	}
+	return notFound
+}
+
+func (s *multipartStore) AbortMultipart(ctx context.Context, u object.Upload) error {
+	return s.run(ctx, object.OpAbortMultipart, u.Key, func(ctx context.Context) error {
+		return s.ms.AbortMultipart(ctx, u)
+	})
+}

@@ -1,0 +1,138 @@
+// Package throttle wraps an object.Store behind an emulated network link: a
+// bandwidth limit shared by all requests through the link (per direction
+// and/or in total) and a fixed latency before each request, standing for the
+// time to first byte. Benchmarks use it to reproduce a bucket behind a
+// 10, 20 or 50 Gb/s link (seed 000), scaled to this machine.
+//
+// It shapes traffic only: it never fails a request on its own (see faulty)
+// and never retries one (see retry).
+package throttle
+
+import (
+	"context"
+	"io"
+	"math"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/stratafs/strata/internal/object"
+)
+
+// Config sets a link's limits. Zero means unlimited.
+type Config struct {
+	Read  float64 // bytes/s of all response bodies (Get) together
+	Write float64 // bytes/s of all request bodies (Put, UploadPart) together
+	Total float64 // bytes/s of both directions together, on top of Read and Write
+
+	// Latency is added before every request.
+	Latency time.Duration
+	// Burst is the most bytes one transfer may take at once, and so the
+	// granularity of the shaping; default 256 KiB.
+	Burst int
+}
+
+// Gbps converts gigabits per second to bytes per second, for Config.
+func Gbps(g float64) float64 { return g * 1e9 / 8 }
+
+// Link is one emulated link, shared by every store wrapped with it.
+type Link struct {
+	read, write, total *rate.Limiter
+	latency            atomic.Int64 // nanoseconds
+	burst              atomic.Int64
+}
+
+// NewLink returns a link with c's limits.
+func NewLink(c Config) *Link {
+	l := &Link{read: rate.NewLimiter(rate.Inf, 0), write: rate.NewLimiter(rate.Inf, 0), total: rate.NewLimiter(rate.Inf, 0)}
+	l.Set(c)
+	return l
+}
+
+// Set changes the link's limits, also for transfers under way.
+func (l *Link) Set(c Config) {
+	burst := c.Burst
+	if burst <= 0 {
+		burst = 256 << 10
+	}
+	l.burst.Store(int64(burst))
+	l.latency.Store(int64(c.Latency))
+	for lim, r := range map[*rate.Limiter]float64{l.read: c.Read, l.write: c.Write, l.total: c.Total} {
+		limit := rate.Limit(r)
+		if r <= 0 || math.IsInf(r, 1) {
+			limit = rate.Inf
+		}
+		lim.SetBurst(burst)
+		lim.SetLimit(limit)
+	}
+}
+
+// wait charges n bytes to the direction's limiter and the total one.
+func (l *Link) wait(ctx context.Context, dir *rate.Limiter, n int) error {
+	for _, lim := range []*rate.Limiter{dir, l.total} {
+		// NB: in steps of the current burst, which Set may have lowered
+		// since n was read; WaitN refuses more than a burst.
+		for left := n; left > 0; {
+			step := min(left, max(lim.Burst(), 1))
+			if err := lim.WaitN(ctx, step); err != nil {
+				return err
+			}
+			left -= step
+		}
+	}
+	return nil
+}
+
+// delay waits out the link's latency.
+func (l *Link) delay(ctx context.Context) error {
+	d := time.Duration(l.latency.Load())
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// shaped paces the bytes read through it on the link, in steps of at most
+// the link's burst.
+type shaped struct {
+	ctx  context.Context
+	link *Link
+	dir  *rate.Limiter
+	r    io.Reader
+}
+
+func (s *shaped) Read(p []byte) (int, error) {
+	if b := int(s.link.burst.Load()); len(p) > b {
+		p = p[:b]
+	}
+	n, err := s.r.Read(p)
+	if n > 0 {
+		if werr := s.link.wait(s.ctx, s.dir, n); werr != nil {
+			return n, werr
+		}
+	}
+	return n, err
+}
+
+type shapedCloser struct {
+	shaped
+	io.Closer
+}
+
+// New wraps inner behind link. The result is an object.MultipartStore if
+// inner is one.
+func New(inner object.Store, link *Link) object.Store {
+	s := &store{inner: inner, link: link}
+	if ms, ok := inner.(object.MultipartStore); ok {
+		return &multipartStore{store: s, ms: ms}
+	}
+	return s
+}
