@@ -22,7 +22,7 @@ type crashWorker struct {
 	dir      string
 	k        int
 	model    map[string]string // name -> content, or "<dir>"
-	inflight *crashOp           // the unacknowledged last operation
+	inflight *crashOp          // the unacknowledged last operation
 }
 
 type crashOp struct {

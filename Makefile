@@ -1,0 +1,60 @@
+# Strata's build. `make` alone lists the targets.
+
+GO          ?= go
+BIN         := bin/strata
+CACHE_BIN   := $(CURDIR)/.cache/bin
+BUF_VERSION := v1.75.0
+PROTOC_GEN_GO_VERSION      := v1.36.12
+PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
+STATICCHECK_VERSION        := v0.6.1
+RUN_DATA    ?= ./strata-data
+RUN_LISTEN  ?= 127.0.0.1:7700
+
+.DEFAULT_GOAL := help
+.PHONY: help build run test test-go minio lint generate bench fuzz clean
+
+help: ## list the targets
+	@echo "Strata: make TARGET"
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12 | sed 's/^/  /'
+
+build: ## build bin/strata
+	$(GO) build -o $(BIN) ./cmd/strata
+
+run: build ## start Strata on its embedded default (one process, a local directory as the bucket)
+	@echo "Starting strata server --dev on $(RUN_LISTEN), state in $(RUN_DATA)."
+	@echo "In another shell:"
+	@echo "  bin/strata fs -mkdir -p /a/b && bin/strata fs -touchz /a/b/f && bin/strata fs -ls -R /"
+	@echo "  bin/strata admin status"
+	@echo "Stop with Ctrl-C."
+	$(BIN) server --dev --listen $(RUN_LISTEN) --data-dir $(RUN_DATA)
+
+test: minio test-go ## install what the tests need, then run them all
+
+test-go: ## run the Go tests (race detector on)
+	STRATA_MINIO=$(CACHE_BIN)/minio $(GO) test -race -timeout 30m ./...
+
+minio: ## build the MinIO test server from source at its pinned version
+	scripts/minio/install.sh
+
+lint: ## go vet and staticcheck
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+
+generate: ## regenerate the gRPC code from proto/ with buf
+	GOBIN=$(CACHE_BIN) $(GO) install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
+	GOBIN=$(CACHE_BIN) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+	GOBIN=$(CACHE_BIN) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+	PATH=$(CACHE_BIN):$$PATH buf generate
+
+bench: build ## run the benchmarks against an embedded service and print the tables
+	$(BIN) bench meta --embedded
+
+fuzz: ## run every fuzz target for a while (FUZZTIME, default 30s each)
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $${FUZZTIME:-30s} $$pkg || exit 1; \
+	  done; \
+	done
+
+clean: ## remove build products (not the data of make run)
+	rm -rf bin
