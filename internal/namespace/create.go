@@ -88,10 +88,13 @@ func (fs *FS) replaceable(c Caller, dir, old *kvschema.Inode, overwrite bool) er
 	switch {
 	case old.IsDir():
 		return ErrIsDir
+	case old.Holder != "":
+		// Before ErrExists: HDFS answers AlreadyBeingCreatedException to a
+		// create without overwrite of an open file, and clients (HBase's
+		// lock files) rely on telling the two apart.
+		return ErrLeaseConflict
 	case !overwrite:
 		return ErrExists
-	case old.Holder != "":
-		return ErrLeaseConflict
 	case !fs.check(c, old, accessWrite) || !fs.checkSticky(c, dir, old):
 		return ErrPermission
 	}

@@ -124,8 +124,14 @@ type Summary struct {
 
 // ContentSummary returns the aggregates of path's subtree without walking
 // it: every directory keeps them up to date.
+//
+// NB: a directory needs read and search permission, as in HDFS, but only
+// the directory itself is checked, not (as HDFS does) every directory below.
 func (fs *FS) ContentSummary(r kv.Reader, c Caller, ns, path string) (Summary, error) {
 	res, err := fs.resolveExisting(r, c, ns, path)
+	if err == nil && res.node.IsDir() && !fs.check(c, res.node, accessRead|accessExec) {
+		err = ErrPermission
+	}
 	if err != nil {
 		return Summary{}, pathErr("contentSummary", path, err)
 	}
