@@ -16,8 +16,9 @@
 //	0x03 inode(8)                         Inode record (EncodeInode)
 //	0x04 inode(8)                         inline content of a small file (raw bytes)
 //	0x05 inode(8) index(4)                Block record of a file (EncodeBlock)
-//	0x06 inode(8)                         detached subtree root awaiting purge (empty value)
-//	0x07 block id(8)                      block whose object awaits deletion (EncodeBlock)
+//	0x06 inode(8)                         detached subtree root awaiting purge; value: its bucket URI
+//	0x07 inode(8) block(8)                block object awaiting deletion (EncodeGarbage); block 0
+//	                                      asks for the file's objects no committed block names
 //	0x08 holder 0x00 inode(8)             lease: holder is writing the file (empty value)
 //
 // The applied index is written in the same batch as the state it covers, so

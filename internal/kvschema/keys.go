@@ -88,8 +88,19 @@ func PurgeRange() (start, end []byte) {
 	return []byte{prefixPurge}, []byte{prefixPurge + 1}
 }
 
-// GarbageKey queues a block object for deletion.
-func GarbageKey(blockID uint64) []byte { return idKey(prefixGarbage, blockID) }
+// GarbageKey queues block of file inode for deletion from the bucket; block
+// 0 queues a scan for the file's orphaned objects.
+func GarbageKey(inode, block uint64) []byte {
+	return binary.BigEndian.AppendUint64(idKey(prefixGarbage, inode), block)
+}
+
+// DecodeGarbageKey returns the inode and block of a garbage key.
+func DecodeGarbageKey(key []byte) (inode, block uint64, err error) {
+	if len(key) != 17 || key[0] != prefixGarbage {
+		return 0, 0, ErrCorrupt
+	}
+	return binary.BigEndian.Uint64(key[1:9]), binary.BigEndian.Uint64(key[9:]), nil
+}
 
 // GarbageRange is the key range [start, end) of the block garbage queue.
 func GarbageRange() (start, end []byte) {

@@ -264,3 +264,29 @@ func (d *decoder) finish() error {
 	}
 	return nil
 }
+
+// Garbage is an entry of the block garbage queue: what to delete, and from
+// which bucket. A zero Block.ID asks for a scan of the file's objects.
+type Garbage struct {
+	StoreURI string
+	Block    Block
+}
+
+// EncodeGarbage encodes a garbage record.
+func EncodeGarbage(g Garbage) []byte {
+	b := appendString([]byte{recordVersion}, g.StoreURI)
+	b = binary.AppendUvarint(b, g.Block.ID)
+	b = binary.AppendUvarint(b, g.Block.Offset)
+	return binary.AppendUvarint(b, g.Block.Length)
+}
+
+// DecodeGarbage decodes a garbage record.
+func DecodeGarbage(b []byte) (Garbage, error) {
+	d := decoder{b: b}
+	if d.byte() != recordVersion {
+		return Garbage{}, ErrCorrupt
+	}
+	g := Garbage{StoreURI: d.string()}
+	g.Block = Block{ID: d.uvarint(), Offset: d.uvarint(), Length: d.uvarint()}
+	return g, d.finish()
+}

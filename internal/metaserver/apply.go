@@ -29,7 +29,7 @@ func (s *Server) Apply(entries []*raftpb.Entry) error {
 		res result
 	}
 	var finished []done
-	kickPurge := false
+	kickPurge, kickGC := false, false
 	for _, e := range entries {
 		if e.GetType() != raftpb.EntryType_EntryNormal || len(e.GetData()) == 0 {
 			continue
@@ -46,6 +46,7 @@ func (s *Server) Apply(entries []*raftpb.Entry) error {
 		if err == nil {
 			ov.ApplyTo(group)
 			kickPurge = kickPurge || cmd.GetDelete() != nil || cmd.GetDeleteNamespace() != nil
+			kickGC = kickGC || freesBlocks(cmd)
 		}
 		finished = append(finished, done{cmd.GetId(), result{val, err}})
 	}
@@ -61,7 +62,20 @@ func (s *Server) Apply(entries []*raftpb.Entry) error {
 	if kickPurge {
 		s.kickPurge()
 	}
+	if kickGC {
+		s.kickGC()
+	}
 	return nil
+}
+
+// freesBlocks tells the commands that may queue block garbage.
+func freesBlocks(cmd *pb.Command) bool {
+	switch cmd.GetOp().(type) {
+	case *pb.Command_Delete, *pb.Command_Create, *pb.Command_Rename, *pb.Command_Purge,
+		*pb.Command_ExpireLease, *pb.Command_RecoverLease, *pb.Command_DeleteNamespace:
+		return true
+	}
+	return false
 }
 
 // Sync implements raftnode.StateMachine.
@@ -133,6 +147,8 @@ func (s *Server) executeAdmin(tx kv.Txn, cmd *pb.Command) (any, error) {
 		return nil, s.fs.ExpireLease(tx, op.ExpireLease.Holder, op.ExpireLease.InodeId)
 	case *pb.Command_Purge:
 		return namespace.Purge(tx, int(op.Purge.Limit))
+	case *pb.Command_GarbageDone:
+		return nil, namespace.GarbageDone(tx, op.GarbageDone.Keys)
 	case *pb.Command_CreateNamespace:
 		r := op.CreateNamespace
 		info := r.GetNamespace()

@@ -26,14 +26,17 @@ func (s *Server) GetFileStatus(_ context.Context, r *pb.GetFileStatusRequest) (*
 func (s *Server) Open(_ context.Context, r *pb.OpenRequest) (*pb.OpenResponse, error) {
 	var n *kvschema.Inode
 	var content *namespace.Content
+	var rec *kvschema.Namespace
 	err := s.view(r.Header, func(rd kv.Reader, c namespace.Caller, ns string) (err error) {
-		n, content, err = s.fs.Open(rd, c, ns, r.Path)
+		if n, content, err = s.fs.Open(rd, c, ns, r.Path); err == nil {
+			rec, err = namespace.Lookup(rd, ns)
+		}
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	resp := &pb.OpenResponse{Status: fileStatus(n), InlineData: content.Inline, Inline: n.Inline}
+	resp := &pb.OpenResponse{Status: fileStatus(n), InlineData: content.Inline, Inline: n.Inline, StoreUri: rec.StoreURI}
 	for _, b := range content.Blocks {
 		resp.Blocks = append(resp.Blocks, &pb.Block{BlockId: b.ID, Offset: b.Offset, Length: b.Length})
 	}

@@ -18,6 +18,8 @@ import (
 	"github.com/stratafs/strata/internal/kv/pebblekv"
 	"github.com/stratafs/strata/internal/kvschema"
 	"github.com/stratafs/strata/internal/namespace"
+	"github.com/stratafs/strata/internal/object"
+	"github.com/stratafs/strata/internal/object/objstore"
 	"github.com/stratafs/strata/internal/raftnode"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
@@ -35,7 +37,10 @@ type Config struct {
 	// PurgeBatch bounds the inodes one purge command removes.
 	PurgeBatch int
 	Clock      func() time.Time // nil means time.Now
-	Log        *slog.Logger
+	// OpenStore opens a bucket for the block collector; nil means
+	// objstore.OpenRetrying.
+	OpenStore func(ctx context.Context, uri string) (object.Store, error)
+	Log       *slog.Logger
 }
 
 func (c *Config) setDefaults() {
@@ -71,7 +76,10 @@ type Server struct {
 	store   *pebblekv.Store
 	node    *raftnode.Node
 	leases  *leaseMonitor
+	workers workerRegistry
 	purgeCh chan struct{}
+	gcCh    chan struct{}
+	stores  objstore.Set
 	stop    chan struct{}
 	wg      sync.WaitGroup
 
@@ -90,8 +98,9 @@ func Open(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("metaserver: open state: %w", err)
 	}
 	s := &Server{cfg: cfg, fs: namespace.New(cfg.Namespace), store: store,
-		purgeCh: make(chan struct{}, 1), stop: make(chan struct{}), waiters: map[uint64]chan result{}}
+		purgeCh: make(chan struct{}, 1), gcCh: make(chan struct{}, 1), stop: make(chan struct{}), waiters: map[uint64]chan result{}}
 	s.nextProposal.Store(cfg.MemberID << 48)
+	s.stores.Open = cfg.OpenStore
 	applied, err := s.appliedIndex()
 	if err != nil {
 		store.Close()
@@ -108,9 +117,10 @@ func Open(cfg Config) (*Server, error) {
 		s.Close()
 		return nil, err
 	}
-	s.wg.Add(2)
+	s.wg.Add(3)
 	go s.leaseLoop()
 	go s.purgeLoop()
+	go s.gcLoop()
 	return s, nil
 }
 

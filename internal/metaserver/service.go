@@ -67,7 +67,8 @@ func (s *Server) Create(ctx context.Context, r *pb.CreateRequest) (*pb.CreateRes
 		return nil, err
 	}
 	s.leases.renew(r.Header.GetClientName())
-	return &pb.CreateResponse{Status: fileStatus(v.(*kvschema.Inode)), InlineLimit: uint32(s.cfg.Namespace.InlineLimit)}, nil
+	return &pb.CreateResponse{Status: fileStatus(v.(*kvschema.Inode)), InlineLimit: uint32(s.cfg.Namespace.InlineLimit),
+		StoreUri: s.storeURI(r.Header)}, nil
 }
 
 // takeOverExpired closes the file at r.Path if its writer's lease is past
@@ -170,4 +171,17 @@ func (s *Server) DeleteNamespace(ctx context.Context, r *pb.DeleteNamespaceReque
 		return nil, err
 	}
 	return &pb.DeleteNamespaceResponse{}, nil
+}
+
+// storeURI returns the bucket URI of the caller's namespace ("" if it
+// vanished meanwhile).
+func (s *Server) storeURI(h *pb.Header) string {
+	var uri string
+	_ = s.store.View(func(r kv.Reader) error {
+		if rec, err := namespace.Lookup(r, h.GetNamespace()); err == nil {
+			uri = rec.StoreURI
+		}
+		return nil
+	})
+	return uri
 }

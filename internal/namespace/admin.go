@@ -67,7 +67,7 @@ func (fs *FS) DeleteNamespace(tx kv.Txn, c Caller, name string) error {
 	if err != nil {
 		return err
 	}
-	return drop(tx, root)
+	return drop(tx, root, rec.StoreURI)
 }
 
 // Namespaces returns every namespace, sorted by name.

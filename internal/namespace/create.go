@@ -64,7 +64,7 @@ func (fs *FS) create(tx kv.Txn, now int64, c Caller, ns, path string, o CreateOp
 		if err := unlink(tx, now, old); err != nil {
 			return nil, err
 		}
-		if err := dropFile(tx, old); err != nil {
+		if err := dropFile(tx, old, res.ns.StoreURI); err != nil {
 			return nil, err
 		}
 	}
@@ -196,6 +196,7 @@ func (fs *FS) RecoverLease(tx kv.Txn, now int64, c Caller, ns, path string) (boo
 	case !fs.check(c, res.node, accessWrite):
 		err = ErrPermission
 	case res.node.Holder != "":
+		queueOrphanScan(tx, res.node.ID, res.ns.StoreURI)
 		err = closeFile(tx, res.node, 0)
 	}
 	if err != nil {
@@ -220,7 +221,38 @@ func (fs *FS) ExpireLease(tx kv.Txn, holder string, ino uint64) error {
 		tx.Delete(kvschema.LeaseKey(holder, ino))
 		return nil
 	}
+	uri, err := storeOf(tx, n)
+	if err != nil {
+		return err
+	}
+	queueOrphanScan(tx, n.ID, uri)
 	return closeFile(tx, n, 0)
+}
+
+// storeOf returns the bucket URI of the blocks of n, found by walking up to
+// its namespace's root, or to the root of the detached subtree holding it,
+// whose purge-queue entry names the bucket.
+func storeOf(r kv.Reader, n *kvschema.Inode) (string, error) {
+	top := n
+	for top.Parent != 0 {
+		var err error
+		if top, err = getInode(r, top.Parent); err != nil {
+			return "", err
+		}
+	}
+	if v, ok, err := r.Get(kvschema.PurgeKey(top.ID)); err != nil || ok {
+		return string(v), err
+	}
+	list, err := Namespaces(r)
+	if err != nil {
+		return "", err
+	}
+	for _, ns := range list {
+		if ns.Root == top.ID {
+			return ns.StoreURI, nil
+		}
+	}
+	return "", kvschema.ErrCorrupt // an inode outside every tree
 }
 
 // Leases calls fn for every lease in r: holder writes file ino.

@@ -44,34 +44,36 @@ func (fs *FS) delete(tx kv.Txn, now int64, c Caller, ns, path string, recursive 
 	if err := unlink(tx, now, n); err != nil {
 		return false, err
 	}
-	return true, drop(tx, n)
+	return true, drop(tx, n, res.ns.StoreURI)
 }
 
-// drop removes an unlinked inode: a file or an empty directory at once, a
-// non-empty directory by queueing it for Purge.
-func drop(tx kv.Txn, n *kvschema.Inode) error {
+// drop removes an unlinked inode whose blocks live in bucket uri: a file or
+// an empty directory at once, a non-empty directory by queueing it for Purge.
+func drop(tx kv.Txn, n *kvschema.Inode, uri string) error {
 	switch {
 	case !n.IsDir():
-		return dropFile(tx, n)
+		return dropFile(tx, n, uri)
 	case n.Children == 0:
 		tx.Delete(kvschema.InodeKey(n.ID))
 	default:
 		n.Parent = 0
 		putInode(tx, n)
-		tx.Set(kvschema.PurgeKey(n.ID), nil)
+		tx.Set(kvschema.PurgeKey(n.ID), []byte(uri))
 	}
 	return nil
 }
 
 // dropFile removes a file's inode, its inline content and lease, and queues
-// its blocks for deletion from the bucket.
-func dropFile(tx kv.Txn, n *kvschema.Inode) error {
+// its blocks for deletion from bucket uri (and, for a file still being
+// written, a scan for blocks its writer uploaded but never committed).
+func dropFile(tx kv.Txn, n *kvschema.Inode, uri string) error {
 	tx.Delete(kvschema.InodeKey(n.ID))
 	if n.Inline {
 		tx.Delete(kvschema.InlineKey(n.ID))
 	}
 	if n.Holder != "" {
 		tx.Delete(kvschema.LeaseKey(n.Holder, n.ID))
+		queueOrphanScan(tx, n.ID, uri)
 	}
 	blocks, err := fileBlocks(tx, n)
 	if err != nil {
@@ -79,9 +81,15 @@ func dropFile(tx kv.Txn, n *kvschema.Inode) error {
 	}
 	for i, b := range blocks {
 		tx.Delete(kvschema.BlockKey(n.ID, uint32(i)))
-		tx.Set(kvschema.GarbageKey(b.ID), kvschema.EncodeBlock(b))
+		tx.Set(kvschema.GarbageKey(n.ID, b.ID), kvschema.EncodeGarbage(kvschema.Garbage{StoreURI: uri, Block: b}))
 	}
 	return nil
+}
+
+// queueOrphanScan asks the collector to delete file ino's objects that no
+// committed block names: what a writer uploaded before it died.
+func queueOrphanScan(tx kv.Txn, ino uint64, uri string) {
+	tx.Set(kvschema.GarbageKey(ino, 0), kvschema.EncodeGarbage(kvschema.Garbage{StoreURI: uri}))
 }
 
 // PurgePending reports whether detached subtrees await Purge.
@@ -98,11 +106,11 @@ func PurgePending(r kv.Reader) (bool, error) {
 func Purge(tx kv.Txn, limit int) (int, error) {
 	budget := limit
 	for budget > 0 {
-		root, err := firstPurgeRoot(tx)
+		root, uri, err := firstPurgeRoot(tx)
 		if err != nil || root == 0 {
 			return limit - budget, err
 		}
-		done, err := purgeTree(tx, root, &budget)
+		done, err := purgeTree(tx, root, uri, &budget)
 		if err != nil {
 			return limit - budget, err
 		}
@@ -116,23 +124,25 @@ func Purge(tx kv.Txn, limit int) (int, error) {
 	return limit - budget, nil
 }
 
-func firstPurgeRoot(r kv.Reader) (uint64, error) {
+func firstPurgeRoot(r kv.Reader) (uint64, string, error) {
 	start, end := kvschema.PurgeRange()
 	var root uint64
+	var uri string
 	var derr error
-	err := r.Scan(start, end, func(k, _ []byte) bool {
+	err := r.Scan(start, end, func(k, v []byte) bool {
 		root, derr = kvschema.KeyID(k)
+		uri = string(v)
 		return false
 	})
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
-	return root, derr
+	return root, uri, derr
 }
 
 // purgeTree removes dir's descendants, depth first, within the budget, and
 // reports whether dir is now empty.
-func purgeTree(tx kv.Txn, dir uint64, budget *int) (bool, error) {
+func purgeTree(tx kv.Txn, dir uint64, uri string, budget *int) (bool, error) {
 	for *budget > 0 {
 		children, err := childInodes(tx, dir, min(*budget, 256))
 		if err != nil || len(children) == 0 {
@@ -140,12 +150,12 @@ func purgeTree(tx kv.Txn, dir uint64, budget *int) (bool, error) {
 		}
 		for _, n := range children {
 			if n.IsDir() {
-				done, err := purgeTree(tx, n.ID, budget)
+				done, err := purgeTree(tx, n.ID, uri, budget)
 				if err != nil || !done {
 					return false, err
 				}
 				tx.Delete(kvschema.InodeKey(n.ID))
-			} else if err := dropFile(tx, n); err != nil {
+			} else if err := dropFile(tx, n, uri); err != nil {
 				return false, err
 			}
 			tx.Delete(kvschema.DentryKey(dir, n.Name))

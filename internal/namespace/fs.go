@@ -37,6 +37,7 @@ func (fs *FS) Config() Config { return fs.cfg }
 
 // resolved is a path looked up as far as it goes.
 type resolved struct {
+	ns     *kvschema.Namespace
 	parts  []string
 	parent *kvschema.Inode // directory holding the last component; nil for the root
 	node   *kvschema.Inode // the inode at the path; nil if it does not exist
@@ -50,11 +51,15 @@ func (fs *FS) resolve(r kv.Reader, c Caller, ns, path string) (*resolved, error)
 	if err != nil {
 		return nil, err
 	}
-	root, err := fs.nsRoot(r, ns)
+	rec, err := getNamespace(r, ns)
 	if err != nil {
 		return nil, err
 	}
-	res := &resolved{parts: parts, node: root}
+	root, err := getInode(r, rec.Root)
+	if err != nil {
+		return nil, err
+	}
+	res := &resolved{ns: rec, parts: parts, node: root}
 	for _, name := range parts {
 		dir := res.node
 		if dir == nil {

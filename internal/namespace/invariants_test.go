@@ -9,15 +9,16 @@ import (
 
 // raw is the whole keyspace, decoded.
 type raw struct {
-	namespaces map[string]*kvschema.Namespace
-	inodes     map[uint64]*kvschema.Inode
-	dentries   map[uint64]map[string]kvschema.Dentry // parent → name → entry
-	inline     map[uint64][]byte
-	blocks     map[uint64]map[uint32]kvschema.Block
-	purge      map[uint64]bool
-	garbage    map[uint64]kvschema.Block
-	leases     map[lease]bool
-	nextID     uint64
+	namespaces  map[string]*kvschema.Namespace
+	inodes      map[uint64]*kvschema.Inode
+	dentries    map[uint64]map[string]kvschema.Dentry // parent → name → entry
+	inline      map[uint64][]byte
+	blocks      map[uint64]map[uint32]kvschema.Block
+	purge       map[uint64]bool
+	garbage     map[uint64]kvschema.Block
+	orphanScans map[uint64]string // inode -> bucket of a queued orphan scan
+	leases      map[lease]bool
+	nextID      uint64
 }
 
 type lease struct {
@@ -29,7 +30,7 @@ func readRaw(r kv.Reader) (*raw, error) {
 	s := &raw{namespaces: map[string]*kvschema.Namespace{}, inodes: map[uint64]*kvschema.Inode{},
 		dentries: map[uint64]map[string]kvschema.Dentry{}, inline: map[uint64][]byte{},
 		blocks: map[uint64]map[uint32]kvschema.Block{}, purge: map[uint64]bool{},
-		garbage: map[uint64]kvschema.Block{}, leases: map[lease]bool{}}
+		garbage: map[uint64]kvschema.Block{}, orphanScans: map[uint64]string{}, leases: map[lease]bool{}}
 	var derr error
 	err := r.Scan([]byte{}, nil, func(k, v []byte) bool {
 		derr = s.add(k, v)
@@ -97,10 +98,14 @@ func (s *raw) add(k, v []byte) error {
 		id, _ := kvschema.KeyID(k)
 		s.purge[id] = true
 	case 0x07:
-		var b kvschema.Block
-		if b, err = kvschema.DecodeBlock(v); err == nil {
-			id, _ := kvschema.KeyID(k)
-			s.garbage[id] = b
+		var g kvschema.Garbage
+		var ino, block uint64
+		if ino, block, err = kvschema.DecodeGarbageKey(k); err == nil {
+			if g, err = kvschema.DecodeGarbage(v); err == nil && block != 0 {
+				s.garbage[block] = g.Block
+			} else if err == nil {
+				s.orphanScans[ino] = g.StoreURI
+			}
 		}
 	case 0x08:
 		var l lease

@@ -6,8 +6,9 @@
 //	mem://                              a new, empty in-memory store (mem)
 //
 // It lives apart from package object because it imports every backend, which
-// themselves import object. It returns the bare backend: callers add the
-// retry layer (retry.New), once, and any other wrappers they want.
+// themselves import object. Open returns the bare backend: callers add the
+// retry layer (retry.New), once, and any other wrappers they want;
+// OpenRetrying and Set do it for servers.
 package objstore
 
 import (
@@ -15,10 +16,13 @@ import (
 	"fmt"
 	"net/url"
 	"path"
+	"sync"
+	"time"
 
 	"github.com/stratafs/strata/internal/object"
 	"github.com/stratafs/strata/internal/object/localfs"
 	"github.com/stratafs/strata/internal/object/mem"
+	"github.com/stratafs/strata/internal/object/retry"
 	"github.com/stratafs/strata/internal/object/s3"
 )
 
@@ -56,4 +60,47 @@ func localDir(u *url.URL) (string, error) {
 		return "", fmt.Errorf("want file:///absolute/path")
 	}
 	return u.Path, nil
+}
+
+// Set opens each bucket once and hands out the same Store for every later
+// request of its URI. Safe for concurrent use.
+type Set struct {
+	// Open opens a bucket; nil means Open behind the retry layer.
+	Open func(ctx context.Context, uri string) (object.Store, error)
+	mu   struct {
+		sync.Mutex
+		stores map[string]object.Store
+	}
+}
+
+// Get returns the Store of uri, opening it on first use.
+func (s *Set) Get(ctx context.Context, uri string) (object.Store, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.mu.stores[uri]; ok {
+		return st, nil
+	}
+	open := s.Open
+	if open == nil {
+		open = OpenRetrying
+	}
+	st, err := open(ctx, uri)
+	if err != nil {
+		return nil, fmt.Errorf("open bucket %s: %w", uri, err)
+	}
+	if s.mu.stores == nil {
+		s.mu.stores = map[string]object.Store{}
+	}
+	s.mu.stores[uri] = st
+	return st, nil
+}
+
+// OpenRetrying opens uri behind the retry layer, the way servers use
+// buckets.
+func OpenRetrying(ctx context.Context, uri string) (object.Store, error) {
+	st, err := Open(ctx, uri)
+	if err != nil {
+		return nil, err
+	}
+	return retry.New(st, retry.Policy{AttemptTimeout: time.Minute}), nil
 }

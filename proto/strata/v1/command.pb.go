@@ -47,6 +47,7 @@ type Command struct {
 	//	*Command_DeleteNamespace
 	//	*Command_Purge
 	//	*Command_ExpireLease
+	//	*Command_GarbageDone
 	Op            isCommand_Op `protobuf_oneof:"op"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -220,6 +221,15 @@ func (x *Command) GetExpireLease() *ExpireLeaseCommand {
 	return nil
 }
 
+func (x *Command) GetGarbageDone() *GarbageDoneCommand {
+	if x != nil {
+		if x, ok := x.Op.(*Command_GarbageDone); ok {
+			return x.GarbageDone
+		}
+	}
+	return nil
+}
+
 type isCommand_Op interface {
 	isCommand_Op()
 }
@@ -276,6 +286,10 @@ type Command_ExpireLease struct {
 	ExpireLease *ExpireLeaseCommand `protobuf:"bytes,22,opt,name=expire_lease,json=expireLease,proto3,oneof"`
 }
 
+type Command_GarbageDone struct {
+	GarbageDone *GarbageDoneCommand `protobuf:"bytes,23,opt,name=garbage_done,json=garbageDone,proto3,oneof"`
+}
+
 func (*Command_Mkdirs) isCommand_Op() {}
 
 func (*Command_Create) isCommand_Op() {}
@@ -302,6 +316,54 @@ func (*Command_Purge) isCommand_Op() {}
 
 func (*Command_ExpireLease) isCommand_Op() {}
 
+func (*Command_GarbageDone) isCommand_Op() {}
+
+// GarbageDoneCommand removes entries of the block garbage queue whose objects
+// the collector deleted from the bucket.
+type GarbageDoneCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Keys          [][]byte               `protobuf:"bytes,1,rep,name=keys,proto3" json:"keys,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GarbageDoneCommand) Reset() {
+	*x = GarbageDoneCommand{}
+	mi := &file_strata_v1_command_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GarbageDoneCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GarbageDoneCommand) ProtoMessage() {}
+
+func (x *GarbageDoneCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_command_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GarbageDoneCommand.ProtoReflect.Descriptor instead.
+func (*GarbageDoneCommand) Descriptor() ([]byte, []int) {
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *GarbageDoneCommand) GetKeys() [][]byte {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
 // ExpireLeaseCommand closes a file whose writer stopped renewing its lease.
 type ExpireLeaseCommand struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -313,7 +375,7 @@ type ExpireLeaseCommand struct {
 
 func (x *ExpireLeaseCommand) Reset() {
 	*x = ExpireLeaseCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[1]
+	mi := &file_strata_v1_command_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -325,7 +387,7 @@ func (x *ExpireLeaseCommand) String() string {
 func (*ExpireLeaseCommand) ProtoMessage() {}
 
 func (x *ExpireLeaseCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[1]
+	mi := &file_strata_v1_command_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -338,7 +400,7 @@ func (x *ExpireLeaseCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExpireLeaseCommand.ProtoReflect.Descriptor instead.
 func (*ExpireLeaseCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{1}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ExpireLeaseCommand) GetHolder() string {
@@ -365,7 +427,7 @@ type PurgeCommand struct {
 
 func (x *PurgeCommand) Reset() {
 	*x = PurgeCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[2]
+	mi := &file_strata_v1_command_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -377,7 +439,7 @@ func (x *PurgeCommand) String() string {
 func (*PurgeCommand) ProtoMessage() {}
 
 func (x *PurgeCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[2]
+	mi := &file_strata_v1_command_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -390,7 +452,7 @@ func (x *PurgeCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeCommand.ProtoReflect.Descriptor instead.
 func (*PurgeCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{2}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *PurgeCommand) GetLimit() uint32 {
@@ -404,7 +466,7 @@ var File_strata_v1_command_proto protoreflect.FileDescriptor
 
 const file_strata_v1_command_proto_rawDesc = "" +
 	"\n" +
-	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\"\xd7\x06\n" +
+	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\"\x9b\a\n" +
 	"\aCommand\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x10\n" +
 	"\x03now\x18\x02 \x01(\x03R\x03now\x122\n" +
@@ -421,8 +483,11 @@ const file_strata_v1_command_proto_rawDesc = "" +
 	"\x10create_namespace\x18\x13 \x01(\v2!.strata.v1.CreateNamespaceRequestH\x00R\x0fcreateNamespace\x12N\n" +
 	"\x10delete_namespace\x18\x14 \x01(\v2!.strata.v1.DeleteNamespaceRequestH\x00R\x0fdeleteNamespace\x12/\n" +
 	"\x05purge\x18\x15 \x01(\v2\x17.strata.v1.PurgeCommandH\x00R\x05purge\x12B\n" +
-	"\fexpire_lease\x18\x16 \x01(\v2\x1d.strata.v1.ExpireLeaseCommandH\x00R\vexpireLeaseB\x04\n" +
-	"\x02op\"G\n" +
+	"\fexpire_lease\x18\x16 \x01(\v2\x1d.strata.v1.ExpireLeaseCommandH\x00R\vexpireLease\x12B\n" +
+	"\fgarbage_done\x18\x17 \x01(\v2\x1d.strata.v1.GarbageDoneCommandH\x00R\vgarbageDoneB\x04\n" +
+	"\x02op\"(\n" +
+	"\x12GarbageDoneCommand\x12\x12\n" +
+	"\x04keys\x18\x01 \x03(\fR\x04keys\"G\n" +
 	"\x12ExpireLeaseCommand\x12\x16\n" +
 	"\x06holder\x18\x01 \x01(\tR\x06holder\x12\x19\n" +
 	"\binode_id\x18\x02 \x01(\x04R\ainodeId\"$\n" +
@@ -442,42 +507,44 @@ func file_strata_v1_command_proto_rawDescGZIP() []byte {
 	return file_strata_v1_command_proto_rawDescData
 }
 
-var file_strata_v1_command_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_strata_v1_command_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
 var file_strata_v1_command_proto_goTypes = []any{
 	(*Command)(nil),                // 0: strata.v1.Command
-	(*ExpireLeaseCommand)(nil),     // 1: strata.v1.ExpireLeaseCommand
-	(*PurgeCommand)(nil),           // 2: strata.v1.PurgeCommand
-	(*MkdirsRequest)(nil),          // 3: strata.v1.MkdirsRequest
-	(*CreateRequest)(nil),          // 4: strata.v1.CreateRequest
-	(*CompleteRequest)(nil),        // 5: strata.v1.CompleteRequest
-	(*RenameRequest)(nil),          // 6: strata.v1.RenameRequest
-	(*DeleteRequest)(nil),          // 7: strata.v1.DeleteRequest
-	(*SetPermissionRequest)(nil),   // 8: strata.v1.SetPermissionRequest
-	(*SetOwnerRequest)(nil),        // 9: strata.v1.SetOwnerRequest
-	(*SetTimesRequest)(nil),        // 10: strata.v1.SetTimesRequest
-	(*RecoverLeaseRequest)(nil),    // 11: strata.v1.RecoverLeaseRequest
-	(*CreateNamespaceRequest)(nil), // 12: strata.v1.CreateNamespaceRequest
-	(*DeleteNamespaceRequest)(nil), // 13: strata.v1.DeleteNamespaceRequest
+	(*GarbageDoneCommand)(nil),     // 1: strata.v1.GarbageDoneCommand
+	(*ExpireLeaseCommand)(nil),     // 2: strata.v1.ExpireLeaseCommand
+	(*PurgeCommand)(nil),           // 3: strata.v1.PurgeCommand
+	(*MkdirsRequest)(nil),          // 4: strata.v1.MkdirsRequest
+	(*CreateRequest)(nil),          // 5: strata.v1.CreateRequest
+	(*CompleteRequest)(nil),        // 6: strata.v1.CompleteRequest
+	(*RenameRequest)(nil),          // 7: strata.v1.RenameRequest
+	(*DeleteRequest)(nil),          // 8: strata.v1.DeleteRequest
+	(*SetPermissionRequest)(nil),   // 9: strata.v1.SetPermissionRequest
+	(*SetOwnerRequest)(nil),        // 10: strata.v1.SetOwnerRequest
+	(*SetTimesRequest)(nil),        // 11: strata.v1.SetTimesRequest
+	(*RecoverLeaseRequest)(nil),    // 12: strata.v1.RecoverLeaseRequest
+	(*CreateNamespaceRequest)(nil), // 13: strata.v1.CreateNamespaceRequest
+	(*DeleteNamespaceRequest)(nil), // 14: strata.v1.DeleteNamespaceRequest
 }
 var file_strata_v1_command_proto_depIdxs = []int32{
-	3,  // 0: strata.v1.Command.mkdirs:type_name -> strata.v1.MkdirsRequest
-	4,  // 1: strata.v1.Command.create:type_name -> strata.v1.CreateRequest
-	5,  // 2: strata.v1.Command.complete:type_name -> strata.v1.CompleteRequest
-	6,  // 3: strata.v1.Command.rename:type_name -> strata.v1.RenameRequest
-	7,  // 4: strata.v1.Command.delete:type_name -> strata.v1.DeleteRequest
-	8,  // 5: strata.v1.Command.set_permission:type_name -> strata.v1.SetPermissionRequest
-	9,  // 6: strata.v1.Command.set_owner:type_name -> strata.v1.SetOwnerRequest
-	10, // 7: strata.v1.Command.set_times:type_name -> strata.v1.SetTimesRequest
-	11, // 8: strata.v1.Command.recover_lease:type_name -> strata.v1.RecoverLeaseRequest
-	12, // 9: strata.v1.Command.create_namespace:type_name -> strata.v1.CreateNamespaceRequest
-	13, // 10: strata.v1.Command.delete_namespace:type_name -> strata.v1.DeleteNamespaceRequest
-	2,  // 11: strata.v1.Command.purge:type_name -> strata.v1.PurgeCommand
-	1,  // 12: strata.v1.Command.expire_lease:type_name -> strata.v1.ExpireLeaseCommand
-	13, // [13:13] is the sub-list for method output_type
-	13, // [13:13] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	4,  // 0: strata.v1.Command.mkdirs:type_name -> strata.v1.MkdirsRequest
+	5,  // 1: strata.v1.Command.create:type_name -> strata.v1.CreateRequest
+	6,  // 2: strata.v1.Command.complete:type_name -> strata.v1.CompleteRequest
+	7,  // 3: strata.v1.Command.rename:type_name -> strata.v1.RenameRequest
+	8,  // 4: strata.v1.Command.delete:type_name -> strata.v1.DeleteRequest
+	9,  // 5: strata.v1.Command.set_permission:type_name -> strata.v1.SetPermissionRequest
+	10, // 6: strata.v1.Command.set_owner:type_name -> strata.v1.SetOwnerRequest
+	11, // 7: strata.v1.Command.set_times:type_name -> strata.v1.SetTimesRequest
+	12, // 8: strata.v1.Command.recover_lease:type_name -> strata.v1.RecoverLeaseRequest
+	13, // 9: strata.v1.Command.create_namespace:type_name -> strata.v1.CreateNamespaceRequest
+	14, // 10: strata.v1.Command.delete_namespace:type_name -> strata.v1.DeleteNamespaceRequest
+	3,  // 11: strata.v1.Command.purge:type_name -> strata.v1.PurgeCommand
+	2,  // 12: strata.v1.Command.expire_lease:type_name -> strata.v1.ExpireLeaseCommand
+	1,  // 13: strata.v1.Command.garbage_done:type_name -> strata.v1.GarbageDoneCommand
+	14, // [14:14] is the sub-list for method output_type
+	14, // [14:14] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_command_proto_init() }
@@ -500,6 +567,7 @@ func file_strata_v1_command_proto_init() {
 		(*Command_DeleteNamespace)(nil),
 		(*Command_Purge)(nil),
 		(*Command_ExpireLease)(nil),
+		(*Command_GarbageDone)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -507,7 +575,7 @@ func file_strata_v1_command_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_v1_command_proto_rawDesc), len(file_strata_v1_command_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   3,
+			NumMessages:   4,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

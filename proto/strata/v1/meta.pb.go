@@ -340,67 +340,6 @@ func (x *FileStatus) GetChildren() uint64 {
 	return 0
 }
 
-// Block is one immutable object holding a range of a file.
-type Block struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	BlockId       uint64                 `protobuf:"varint,1,opt,name=block_id,json=blockId,proto3" json:"block_id,omitempty"`
-	Offset        uint64                 `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
-	Length        uint64                 `protobuf:"varint,3,opt,name=length,proto3" json:"length,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *Block) Reset() {
-	*x = Block{}
-	mi := &file_strata_v1_meta_proto_msgTypes[2]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Block) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Block) ProtoMessage() {}
-
-func (x *Block) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[2]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Block.ProtoReflect.Descriptor instead.
-func (*Block) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{2}
-}
-
-func (x *Block) GetBlockId() uint64 {
-	if x != nil {
-		return x.BlockId
-	}
-	return 0
-}
-
-func (x *Block) GetOffset() uint64 {
-	if x != nil {
-		return x.Offset
-	}
-	return 0
-}
-
-func (x *Block) GetLength() uint64 {
-	if x != nil {
-		return x.Length
-	}
-	return 0
-}
-
 type MkdirsRequest struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	Header     *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
@@ -415,7 +354,7 @@ type MkdirsRequest struct {
 
 func (x *MkdirsRequest) Reset() {
 	*x = MkdirsRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[3]
+	mi := &file_strata_v1_meta_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -427,7 +366,7 @@ func (x *MkdirsRequest) String() string {
 func (*MkdirsRequest) ProtoMessage() {}
 
 func (x *MkdirsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[3]
+	mi := &file_strata_v1_meta_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -440,7 +379,7 @@ func (x *MkdirsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MkdirsRequest.ProtoReflect.Descriptor instead.
 func (*MkdirsRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{3}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *MkdirsRequest) GetHeader() *Header {
@@ -488,7 +427,7 @@ type MkdirsResponse struct {
 
 func (x *MkdirsResponse) Reset() {
 	*x = MkdirsResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[4]
+	mi := &file_strata_v1_meta_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -500,7 +439,7 @@ func (x *MkdirsResponse) String() string {
 func (*MkdirsResponse) ProtoMessage() {}
 
 func (x *MkdirsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[4]
+	mi := &file_strata_v1_meta_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -513,7 +452,7 @@ func (x *MkdirsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MkdirsResponse.ProtoReflect.Descriptor instead.
 func (*MkdirsResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{4}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *MkdirsResponse) GetCreated() bool {
@@ -540,7 +479,7 @@ type CreateRequest struct {
 
 func (x *CreateRequest) Reset() {
 	*x = CreateRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[5]
+	mi := &file_strata_v1_meta_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -552,7 +491,7 @@ func (x *CreateRequest) String() string {
 func (*CreateRequest) ProtoMessage() {}
 
 func (x *CreateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[5]
+	mi := &file_strata_v1_meta_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -565,7 +504,7 @@ func (x *CreateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateRequest.ProtoReflect.Descriptor instead.
 func (*CreateRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{5}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *CreateRequest) GetHeader() *Header {
@@ -627,6 +566,8 @@ func (x *CreateRequest) GetBlockSize() uint64 {
 type CreateResponse struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Status *FileStatus            `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	// Where the blocks go: the namespace's bucket URI.
+	StoreUri string `protobuf:"bytes,3,opt,name=store_uri,json=storeUri,proto3" json:"store_uri,omitempty"`
 	// Files up to this many bytes are stored inline: send their content with
 	// Complete instead of writing blocks.
 	InlineLimit   uint32 `protobuf:"varint,2,opt,name=inline_limit,json=inlineLimit,proto3" json:"inline_limit,omitempty"`
@@ -636,7 +577,7 @@ type CreateResponse struct {
 
 func (x *CreateResponse) Reset() {
 	*x = CreateResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[6]
+	mi := &file_strata_v1_meta_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -648,7 +589,7 @@ func (x *CreateResponse) String() string {
 func (*CreateResponse) ProtoMessage() {}
 
 func (x *CreateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[6]
+	mi := &file_strata_v1_meta_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -661,7 +602,7 @@ func (x *CreateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateResponse.ProtoReflect.Descriptor instead.
 func (*CreateResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{6}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *CreateResponse) GetStatus() *FileStatus {
@@ -669,6 +610,13 @@ func (x *CreateResponse) GetStatus() *FileStatus {
 		return x.Status
 	}
 	return nil
+}
+
+func (x *CreateResponse) GetStoreUri() string {
+	if x != nil {
+		return x.StoreUri
+	}
+	return ""
 }
 
 func (x *CreateResponse) GetInlineLimit() uint32 {
@@ -695,7 +643,7 @@ type CompleteRequest struct {
 
 func (x *CompleteRequest) Reset() {
 	*x = CompleteRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[7]
+	mi := &file_strata_v1_meta_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -707,7 +655,7 @@ func (x *CompleteRequest) String() string {
 func (*CompleteRequest) ProtoMessage() {}
 
 func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[7]
+	mi := &file_strata_v1_meta_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -720,7 +668,7 @@ func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
 func (*CompleteRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{7}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CompleteRequest) GetHeader() *Header {
@@ -780,7 +728,7 @@ type CompleteResponse struct {
 
 func (x *CompleteResponse) Reset() {
 	*x = CompleteResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[8]
+	mi := &file_strata_v1_meta_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -792,7 +740,7 @@ func (x *CompleteResponse) String() string {
 func (*CompleteResponse) ProtoMessage() {}
 
 func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[8]
+	mi := &file_strata_v1_meta_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -805,7 +753,7 @@ func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResponse.ProtoReflect.Descriptor instead.
 func (*CompleteResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{8}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{7}
 }
 
 type GetFileStatusRequest struct {
@@ -818,7 +766,7 @@ type GetFileStatusRequest struct {
 
 func (x *GetFileStatusRequest) Reset() {
 	*x = GetFileStatusRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[9]
+	mi := &file_strata_v1_meta_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -830,7 +778,7 @@ func (x *GetFileStatusRequest) String() string {
 func (*GetFileStatusRequest) ProtoMessage() {}
 
 func (x *GetFileStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[9]
+	mi := &file_strata_v1_meta_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -843,7 +791,7 @@ func (x *GetFileStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFileStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetFileStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{9}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *GetFileStatusRequest) GetHeader() *Header {
@@ -869,7 +817,7 @@ type GetFileStatusResponse struct {
 
 func (x *GetFileStatusResponse) Reset() {
 	*x = GetFileStatusResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[10]
+	mi := &file_strata_v1_meta_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -881,7 +829,7 @@ func (x *GetFileStatusResponse) String() string {
 func (*GetFileStatusResponse) ProtoMessage() {}
 
 func (x *GetFileStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[10]
+	mi := &file_strata_v1_meta_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -894,7 +842,7 @@ func (x *GetFileStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFileStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetFileStatusResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{10}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetFileStatusResponse) GetStatus() *FileStatus {
@@ -914,7 +862,7 @@ type OpenRequest struct {
 
 func (x *OpenRequest) Reset() {
 	*x = OpenRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[11]
+	mi := &file_strata_v1_meta_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -926,7 +874,7 @@ func (x *OpenRequest) String() string {
 func (*OpenRequest) ProtoMessage() {}
 
 func (x *OpenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[11]
+	mi := &file_strata_v1_meta_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -939,7 +887,7 @@ func (x *OpenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenRequest.ProtoReflect.Descriptor instead.
 func (*OpenRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{11}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *OpenRequest) GetHeader() *Header {
@@ -957,18 +905,20 @@ func (x *OpenRequest) GetPath() string {
 }
 
 type OpenResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Status        *FileStatus            `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
-	Blocks        []*Block               `protobuf:"bytes,2,rep,name=blocks,proto3" json:"blocks,omitempty"`
-	InlineData    []byte                 `protobuf:"bytes,3,opt,name=inline_data,json=inlineData,proto3" json:"inline_data,omitempty"`
-	Inline        bool                   `protobuf:"varint,4,opt,name=inline,proto3" json:"inline,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Status     *FileStatus            `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	Blocks     []*Block               `protobuf:"bytes,2,rep,name=blocks,proto3" json:"blocks,omitempty"`
+	InlineData []byte                 `protobuf:"bytes,3,opt,name=inline_data,json=inlineData,proto3" json:"inline_data,omitempty"`
+	Inline     bool                   `protobuf:"varint,4,opt,name=inline,proto3" json:"inline,omitempty"`
+	// Where the blocks live: the namespace's bucket URI.
+	StoreUri      string `protobuf:"bytes,5,opt,name=store_uri,json=storeUri,proto3" json:"store_uri,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *OpenResponse) Reset() {
 	*x = OpenResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[12]
+	mi := &file_strata_v1_meta_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -980,7 +930,7 @@ func (x *OpenResponse) String() string {
 func (*OpenResponse) ProtoMessage() {}
 
 func (x *OpenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[12]
+	mi := &file_strata_v1_meta_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -993,7 +943,7 @@ func (x *OpenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenResponse.ProtoReflect.Descriptor instead.
 func (*OpenResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{12}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *OpenResponse) GetStatus() *FileStatus {
@@ -1024,6 +974,13 @@ func (x *OpenResponse) GetInline() bool {
 	return false
 }
 
+func (x *OpenResponse) GetStoreUri() string {
+	if x != nil {
+		return x.StoreUri
+	}
+	return ""
+}
+
 type ListRequest struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Header *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
@@ -1038,7 +995,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[13]
+	mi := &file_strata_v1_meta_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1050,7 +1007,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[13]
+	mi := &file_strata_v1_meta_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1063,7 +1020,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{13}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListRequest) GetHeader() *Header {
@@ -1107,7 +1064,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[14]
+	mi := &file_strata_v1_meta_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1119,7 +1076,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[14]
+	mi := &file_strata_v1_meta_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1132,7 +1089,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{14}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ListResponse) GetEntries() []*FileStatus {
@@ -1173,7 +1130,7 @@ type RenameRequest struct {
 
 func (x *RenameRequest) Reset() {
 	*x = RenameRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[15]
+	mi := &file_strata_v1_meta_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1185,7 +1142,7 @@ func (x *RenameRequest) String() string {
 func (*RenameRequest) ProtoMessage() {}
 
 func (x *RenameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[15]
+	mi := &file_strata_v1_meta_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1198,7 +1155,7 @@ func (x *RenameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameRequest.ProtoReflect.Descriptor instead.
 func (*RenameRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{15}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RenameRequest) GetHeader() *Header {
@@ -1246,7 +1203,7 @@ type RenameResponse struct {
 
 func (x *RenameResponse) Reset() {
 	*x = RenameResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[16]
+	mi := &file_strata_v1_meta_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1258,7 +1215,7 @@ func (x *RenameResponse) String() string {
 func (*RenameResponse) ProtoMessage() {}
 
 func (x *RenameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[16]
+	mi := &file_strata_v1_meta_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1271,7 +1228,7 @@ func (x *RenameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameResponse.ProtoReflect.Descriptor instead.
 func (*RenameResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{16}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RenameResponse) GetFinalPath() string {
@@ -1292,7 +1249,7 @@ type DeleteRequest struct {
 
 func (x *DeleteRequest) Reset() {
 	*x = DeleteRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[17]
+	mi := &file_strata_v1_meta_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1304,7 +1261,7 @@ func (x *DeleteRequest) String() string {
 func (*DeleteRequest) ProtoMessage() {}
 
 func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[17]
+	mi := &file_strata_v1_meta_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1317,7 +1274,7 @@ func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{17}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DeleteRequest) GetHeader() *Header {
@@ -1351,7 +1308,7 @@ type DeleteResponse struct {
 
 func (x *DeleteResponse) Reset() {
 	*x = DeleteResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[18]
+	mi := &file_strata_v1_meta_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1363,7 +1320,7 @@ func (x *DeleteResponse) String() string {
 func (*DeleteResponse) ProtoMessage() {}
 
 func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[18]
+	mi := &file_strata_v1_meta_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1376,7 +1333,7 @@ func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteResponse.ProtoReflect.Descriptor instead.
 func (*DeleteResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{18}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DeleteResponse) GetDeleted() bool {
@@ -1397,7 +1354,7 @@ type SetPermissionRequest struct {
 
 func (x *SetPermissionRequest) Reset() {
 	*x = SetPermissionRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[19]
+	mi := &file_strata_v1_meta_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1409,7 +1366,7 @@ func (x *SetPermissionRequest) String() string {
 func (*SetPermissionRequest) ProtoMessage() {}
 
 func (x *SetPermissionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[19]
+	mi := &file_strata_v1_meta_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1422,7 +1379,7 @@ func (x *SetPermissionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPermissionRequest.ProtoReflect.Descriptor instead.
 func (*SetPermissionRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{19}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SetPermissionRequest) GetHeader() *Header {
@@ -1459,7 +1416,7 @@ type SetOwnerRequest struct {
 
 func (x *SetOwnerRequest) Reset() {
 	*x = SetOwnerRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[20]
+	mi := &file_strata_v1_meta_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1471,7 +1428,7 @@ func (x *SetOwnerRequest) String() string {
 func (*SetOwnerRequest) ProtoMessage() {}
 
 func (x *SetOwnerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[20]
+	mi := &file_strata_v1_meta_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1484,7 +1441,7 @@ func (x *SetOwnerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetOwnerRequest.ProtoReflect.Descriptor instead.
 func (*SetOwnerRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{20}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SetOwnerRequest) GetHeader() *Header {
@@ -1528,7 +1485,7 @@ type SetTimesRequest struct {
 
 func (x *SetTimesRequest) Reset() {
 	*x = SetTimesRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[21]
+	mi := &file_strata_v1_meta_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1540,7 +1497,7 @@ func (x *SetTimesRequest) String() string {
 func (*SetTimesRequest) ProtoMessage() {}
 
 func (x *SetTimesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[21]
+	mi := &file_strata_v1_meta_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1553,7 +1510,7 @@ func (x *SetTimesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTimesRequest.ProtoReflect.Descriptor instead.
 func (*SetTimesRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{21}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SetTimesRequest) GetHeader() *Header {
@@ -1592,7 +1549,7 @@ type SetAttrResponse struct {
 
 func (x *SetAttrResponse) Reset() {
 	*x = SetAttrResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[22]
+	mi := &file_strata_v1_meta_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1604,7 +1561,7 @@ func (x *SetAttrResponse) String() string {
 func (*SetAttrResponse) ProtoMessage() {}
 
 func (x *SetAttrResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[22]
+	mi := &file_strata_v1_meta_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1617,7 +1574,7 @@ func (x *SetAttrResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAttrResponse.ProtoReflect.Descriptor instead.
 func (*SetAttrResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{22}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{21}
 }
 
 type GetContentSummaryRequest struct {
@@ -1630,7 +1587,7 @@ type GetContentSummaryRequest struct {
 
 func (x *GetContentSummaryRequest) Reset() {
 	*x = GetContentSummaryRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[23]
+	mi := &file_strata_v1_meta_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1642,7 +1599,7 @@ func (x *GetContentSummaryRequest) String() string {
 func (*GetContentSummaryRequest) ProtoMessage() {}
 
 func (x *GetContentSummaryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[23]
+	mi := &file_strata_v1_meta_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1655,7 +1612,7 @@ func (x *GetContentSummaryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContentSummaryRequest.ProtoReflect.Descriptor instead.
 func (*GetContentSummaryRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{23}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetContentSummaryRequest) GetHeader() *Header {
@@ -1685,7 +1642,7 @@ type GetContentSummaryResponse struct {
 
 func (x *GetContentSummaryResponse) Reset() {
 	*x = GetContentSummaryResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[24]
+	mi := &file_strata_v1_meta_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1697,7 +1654,7 @@ func (x *GetContentSummaryResponse) String() string {
 func (*GetContentSummaryResponse) ProtoMessage() {}
 
 func (x *GetContentSummaryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[24]
+	mi := &file_strata_v1_meta_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1710,7 +1667,7 @@ func (x *GetContentSummaryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContentSummaryResponse.ProtoReflect.Descriptor instead.
 func (*GetContentSummaryResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{24}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetContentSummaryResponse) GetLength() uint64 {
@@ -1750,7 +1707,7 @@ type RenewLeaseRequest struct {
 
 func (x *RenewLeaseRequest) Reset() {
 	*x = RenewLeaseRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[25]
+	mi := &file_strata_v1_meta_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1762,7 +1719,7 @@ func (x *RenewLeaseRequest) String() string {
 func (*RenewLeaseRequest) ProtoMessage() {}
 
 func (x *RenewLeaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[25]
+	mi := &file_strata_v1_meta_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1775,7 +1732,7 @@ func (x *RenewLeaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewLeaseRequest.ProtoReflect.Descriptor instead.
 func (*RenewLeaseRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{25}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RenewLeaseRequest) GetHeader() *Header {
@@ -1793,7 +1750,7 @@ type RenewLeaseResponse struct {
 
 func (x *RenewLeaseResponse) Reset() {
 	*x = RenewLeaseResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[26]
+	mi := &file_strata_v1_meta_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1805,7 +1762,7 @@ func (x *RenewLeaseResponse) String() string {
 func (*RenewLeaseResponse) ProtoMessage() {}
 
 func (x *RenewLeaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[26]
+	mi := &file_strata_v1_meta_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1818,7 +1775,7 @@ func (x *RenewLeaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewLeaseResponse.ProtoReflect.Descriptor instead.
 func (*RenewLeaseResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{26}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{25}
 }
 
 type RecoverLeaseRequest struct {
@@ -1831,7 +1788,7 @@ type RecoverLeaseRequest struct {
 
 func (x *RecoverLeaseRequest) Reset() {
 	*x = RecoverLeaseRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[27]
+	mi := &file_strata_v1_meta_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1843,7 +1800,7 @@ func (x *RecoverLeaseRequest) String() string {
 func (*RecoverLeaseRequest) ProtoMessage() {}
 
 func (x *RecoverLeaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[27]
+	mi := &file_strata_v1_meta_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1856,7 +1813,7 @@ func (x *RecoverLeaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverLeaseRequest.ProtoReflect.Descriptor instead.
 func (*RecoverLeaseRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{27}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RecoverLeaseRequest) GetHeader() *Header {
@@ -1883,7 +1840,7 @@ type RecoverLeaseResponse struct {
 
 func (x *RecoverLeaseResponse) Reset() {
 	*x = RecoverLeaseResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[28]
+	mi := &file_strata_v1_meta_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1895,7 +1852,7 @@ func (x *RecoverLeaseResponse) String() string {
 func (*RecoverLeaseResponse) ProtoMessage() {}
 
 func (x *RecoverLeaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[28]
+	mi := &file_strata_v1_meta_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1908,7 +1865,7 @@ func (x *RecoverLeaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverLeaseResponse.ProtoReflect.Descriptor instead.
 func (*RecoverLeaseResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{28}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *RecoverLeaseResponse) GetClosed() bool {
@@ -1931,7 +1888,7 @@ type NamespaceInfo struct {
 
 func (x *NamespaceInfo) Reset() {
 	*x = NamespaceInfo{}
-	mi := &file_strata_v1_meta_proto_msgTypes[29]
+	mi := &file_strata_v1_meta_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1943,7 +1900,7 @@ func (x *NamespaceInfo) String() string {
 func (*NamespaceInfo) ProtoMessage() {}
 
 func (x *NamespaceInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[29]
+	mi := &file_strata_v1_meta_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1956,7 +1913,7 @@ func (x *NamespaceInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NamespaceInfo.ProtoReflect.Descriptor instead.
 func (*NamespaceInfo) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{29}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *NamespaceInfo) GetName() string {
@@ -1997,7 +1954,7 @@ type CreateNamespaceRequest struct {
 
 func (x *CreateNamespaceRequest) Reset() {
 	*x = CreateNamespaceRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[30]
+	mi := &file_strata_v1_meta_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2009,7 +1966,7 @@ func (x *CreateNamespaceRequest) String() string {
 func (*CreateNamespaceRequest) ProtoMessage() {}
 
 func (x *CreateNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[30]
+	mi := &file_strata_v1_meta_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2022,7 +1979,7 @@ func (x *CreateNamespaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*CreateNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{30}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CreateNamespaceRequest) GetHeader() *Header {
@@ -2047,7 +2004,7 @@ type CreateNamespaceResponse struct {
 
 func (x *CreateNamespaceResponse) Reset() {
 	*x = CreateNamespaceResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[31]
+	mi := &file_strata_v1_meta_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2059,7 +2016,7 @@ func (x *CreateNamespaceResponse) String() string {
 func (*CreateNamespaceResponse) ProtoMessage() {}
 
 func (x *CreateNamespaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[31]
+	mi := &file_strata_v1_meta_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2072,7 +2029,7 @@ func (x *CreateNamespaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateNamespaceResponse.ProtoReflect.Descriptor instead.
 func (*CreateNamespaceResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{31}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{30}
 }
 
 type ListNamespacesRequest struct {
@@ -2084,7 +2041,7 @@ type ListNamespacesRequest struct {
 
 func (x *ListNamespacesRequest) Reset() {
 	*x = ListNamespacesRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[32]
+	mi := &file_strata_v1_meta_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2096,7 +2053,7 @@ func (x *ListNamespacesRequest) String() string {
 func (*ListNamespacesRequest) ProtoMessage() {}
 
 func (x *ListNamespacesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[32]
+	mi := &file_strata_v1_meta_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2109,7 +2066,7 @@ func (x *ListNamespacesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNamespacesRequest.ProtoReflect.Descriptor instead.
 func (*ListNamespacesRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{32}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ListNamespacesRequest) GetHeader() *Header {
@@ -2128,7 +2085,7 @@ type ListNamespacesResponse struct {
 
 func (x *ListNamespacesResponse) Reset() {
 	*x = ListNamespacesResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[33]
+	mi := &file_strata_v1_meta_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2140,7 +2097,7 @@ func (x *ListNamespacesResponse) String() string {
 func (*ListNamespacesResponse) ProtoMessage() {}
 
 func (x *ListNamespacesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[33]
+	mi := &file_strata_v1_meta_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2153,7 +2110,7 @@ func (x *ListNamespacesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNamespacesResponse.ProtoReflect.Descriptor instead.
 func (*ListNamespacesResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{33}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ListNamespacesResponse) GetNamespaces() []*NamespaceInfo {
@@ -2173,7 +2130,7 @@ type DeleteNamespaceRequest struct {
 
 func (x *DeleteNamespaceRequest) Reset() {
 	*x = DeleteNamespaceRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[34]
+	mi := &file_strata_v1_meta_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2185,7 +2142,7 @@ func (x *DeleteNamespaceRequest) String() string {
 func (*DeleteNamespaceRequest) ProtoMessage() {}
 
 func (x *DeleteNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[34]
+	mi := &file_strata_v1_meta_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2198,7 +2155,7 @@ func (x *DeleteNamespaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*DeleteNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{34}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *DeleteNamespaceRequest) GetHeader() *Header {
@@ -2223,7 +2180,7 @@ type DeleteNamespaceResponse struct {
 
 func (x *DeleteNamespaceResponse) Reset() {
 	*x = DeleteNamespaceResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[35]
+	mi := &file_strata_v1_meta_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2235,7 +2192,7 @@ func (x *DeleteNamespaceResponse) String() string {
 func (*DeleteNamespaceResponse) ProtoMessage() {}
 
 func (x *DeleteNamespaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[35]
+	mi := &file_strata_v1_meta_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2248,7 +2205,7 @@ func (x *DeleteNamespaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteNamespaceResponse.ProtoReflect.Descriptor instead.
 func (*DeleteNamespaceResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{35}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{34}
 }
 
 type StatusRequest struct {
@@ -2259,7 +2216,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[36]
+	mi := &file_strata_v1_meta_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2271,7 +2228,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[36]
+	mi := &file_strata_v1_meta_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2284,7 +2241,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{36}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{35}
 }
 
 type StatusResponse struct {
@@ -2301,7 +2258,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[37]
+	mi := &file_strata_v1_meta_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2313,7 +2270,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[37]
+	mi := &file_strata_v1_meta_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2326,7 +2283,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{37}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *StatusResponse) GetMemberId() uint64 {
@@ -2371,11 +2328,180 @@ func (x *StatusResponse) GetVersion() string {
 	return ""
 }
 
+type HeartbeatRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Worker        *WorkerInfo            `protobuf:"bytes,1,opt,name=worker,proto3" json:"worker,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HeartbeatRequest) Reset() {
+	*x = HeartbeatRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HeartbeatRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HeartbeatRequest) ProtoMessage() {}
+
+func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
+func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *HeartbeatRequest) GetWorker() *WorkerInfo {
+	if x != nil {
+		return x.Worker
+	}
+	return nil
+}
+
+type HeartbeatResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Seconds between heartbeats the service expects.
+	IntervalSeconds uint32 `protobuf:"varint,1,opt,name=interval_seconds,json=intervalSeconds,proto3" json:"interval_seconds,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *HeartbeatResponse) Reset() {
+	*x = HeartbeatResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HeartbeatResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HeartbeatResponse) ProtoMessage() {}
+
+func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
+func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *HeartbeatResponse) GetIntervalSeconds() uint32 {
+	if x != nil {
+		return x.IntervalSeconds
+	}
+	return 0
+}
+
+type ListWorkersRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListWorkersRequest) Reset() {
+	*x = ListWorkersRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListWorkersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListWorkersRequest) ProtoMessage() {}
+
+func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListWorkersRequest.ProtoReflect.Descriptor instead.
+func (*ListWorkersRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{39}
+}
+
+type ListWorkersResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Workers       []*WorkerInfo          `protobuf:"bytes,1,rep,name=workers,proto3" json:"workers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListWorkersResponse) Reset() {
+	*x = ListWorkersResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListWorkersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListWorkersResponse) ProtoMessage() {}
+
+func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListWorkersResponse.ProtoReflect.Descriptor instead.
+func (*ListWorkersResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *ListWorkersResponse) GetWorkers() []*WorkerInfo {
+	if x != nil {
+		return x.Workers
+	}
+	return nil
+}
+
 var File_strata_v1_meta_proto protoreflect.FileDescriptor
 
 const file_strata_v1_meta_proto_rawDesc = "" +
 	"\n" +
-	"\x14strata/v1/meta.proto\x12\tstrata.v1\"s\n" +
+	"\x14strata/v1/meta.proto\x12\tstrata.v1\x1a\x16strata/v1/worker.proto\"s\n" +
 	"\x06Header\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12\x16\n" +
@@ -2401,11 +2527,7 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\n" +
 	"block_size\x18\v \x01(\x04R\tblockSize\x12-\n" +
 	"\x12under_construction\x18\f \x01(\bR\x11underConstruction\x12\x1a\n" +
-	"\bchildren\x18\r \x01(\x04R\bchildren\"R\n" +
-	"\x05Block\x12\x19\n" +
-	"\bblock_id\x18\x01 \x01(\x04R\ablockId\x12\x16\n" +
-	"\x06offset\x18\x02 \x01(\x04R\x06offset\x12\x16\n" +
-	"\x06length\x18\x03 \x01(\x04R\x06length\"\xab\x01\n" +
+	"\bchildren\x18\r \x01(\x04R\bchildren\"\xab\x01\n" +
 	"\rMkdirsRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x1e\n" +
@@ -2427,9 +2549,10 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x0ecreate_parents\x18\x06 \x01(\bR\rcreateParents\x12 \n" +
 	"\vreplication\x18\a \x01(\rR\vreplication\x12\x1d\n" +
 	"\n" +
-	"block_size\x18\b \x01(\x04R\tblockSize\"b\n" +
+	"block_size\x18\b \x01(\x04R\tblockSize\"\x7f\n" +
 	"\x0eCreateResponse\x12-\n" +
-	"\x06status\x18\x01 \x01(\v2\x15.strata.v1.FileStatusR\x06status\x12!\n" +
+	"\x06status\x18\x01 \x01(\v2\x15.strata.v1.FileStatusR\x06status\x12\x1b\n" +
+	"\tstore_uri\x18\x03 \x01(\tR\bstoreUri\x12!\n" +
 	"\finline_limit\x18\x02 \x01(\rR\vinlineLimit\"\xe6\x01\n" +
 	"\x0fCompleteRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
@@ -2448,13 +2571,14 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x06status\x18\x01 \x01(\v2\x15.strata.v1.FileStatusR\x06status\"L\n" +
 	"\vOpenRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
-	"\x04path\x18\x02 \x01(\tR\x04path\"\xa0\x01\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\"\xbd\x01\n" +
 	"\fOpenResponse\x12-\n" +
 	"\x06status\x18\x01 \x01(\v2\x15.strata.v1.FileStatusR\x06status\x12(\n" +
 	"\x06blocks\x18\x02 \x03(\v2\x10.strata.v1.BlockR\x06blocks\x12\x1f\n" +
 	"\vinline_data\x18\x03 \x01(\fR\n" +
 	"inlineData\x12\x16\n" +
-	"\x06inline\x18\x04 \x01(\bR\x06inline\"\x83\x01\n" +
+	"\x06inline\x18\x04 \x01(\bR\x06inline\x12\x1b\n" +
+	"\tstore_uri\x18\x05 \x01(\tR\bstoreUri\"\x83\x01\n" +
 	"\vListRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x1f\n" +
@@ -2542,7 +2666,14 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x04term\x18\x03 \x01(\x04R\x04term\x12#\n" +
 	"\rapplied_index\x18\x04 \x01(\x04R\fappliedIndex\x12'\n" +
 	"\x0fcommitted_index\x18\x05 \x01(\x04R\x0ecommittedIndex\x12\x18\n" +
-	"\aversion\x18\x06 \x01(\tR\aversion*R\n" +
+	"\aversion\x18\x06 \x01(\tR\aversion\"A\n" +
+	"\x10HeartbeatRequest\x12-\n" +
+	"\x06worker\x18\x01 \x01(\v2\x15.strata.v1.WorkerInfoR\x06worker\">\n" +
+	"\x11HeartbeatResponse\x12)\n" +
+	"\x10interval_seconds\x18\x01 \x01(\rR\x0fintervalSeconds\"\x14\n" +
+	"\x12ListWorkersRequest\"F\n" +
+	"\x13ListWorkersResponse\x12/\n" +
+	"\aworkers\x18\x01 \x03(\v2\x15.strata.v1.WorkerInfoR\aworkers*R\n" +
 	"\bFileType\x12\x19\n" +
 	"\x15FILE_TYPE_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eFILE_TYPE_FILE\x10\x01\x12\x17\n" +
@@ -2550,8 +2681,7 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\rNamespaceMode\x12\x1e\n" +
 	"\x1aNAMESPACE_MODE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14NAMESPACE_MODE_BLOCK\x10\x01\x12\x18\n" +
-	"\x14NAMESPACE_MODE_CACHE\x10\x022\xb0\n" +
-	"\n" +
+	"\x14NAMESPACE_MODE_CACHE\x10\x022\xc6\v\n" +
 	"\vMetaService\x12=\n" +
 	"\x06Mkdirs\x12\x18.strata.v1.MkdirsRequest\x1a\x19.strata.v1.MkdirsResponse\x12=\n" +
 	"\x06Create\x12\x18.strata.v1.CreateRequest\x1a\x19.strata.v1.CreateResponse\x12C\n" +
@@ -2571,7 +2701,9 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x0fCreateNamespace\x12!.strata.v1.CreateNamespaceRequest\x1a\".strata.v1.CreateNamespaceResponse\x12U\n" +
 	"\x0eListNamespaces\x12 .strata.v1.ListNamespacesRequest\x1a!.strata.v1.ListNamespacesResponse\x12X\n" +
 	"\x0fDeleteNamespace\x12!.strata.v1.DeleteNamespaceRequest\x1a\".strata.v1.DeleteNamespaceResponse\x12=\n" +
-	"\x06Status\x12\x18.strata.v1.StatusRequest\x1a\x19.strata.v1.StatusResponseBK\n" +
+	"\x06Status\x12\x18.strata.v1.StatusRequest\x1a\x19.strata.v1.StatusResponse\x12F\n" +
+	"\tHeartbeat\x12\x1b.strata.v1.HeartbeatRequest\x1a\x1c.strata.v1.HeartbeatResponse\x12L\n" +
+	"\vListWorkers\x12\x1d.strata.v1.ListWorkersRequest\x1a\x1e.strata.v1.ListWorkersResponseBK\n" +
 	"\x12io.strata.proto.v1P\x01Z3github.com/stratafs/strata/proto/strata/v1;stratav1b\x06proto3"
 
 var (
@@ -2587,48 +2719,53 @@ func file_strata_v1_meta_proto_rawDescGZIP() []byte {
 }
 
 var file_strata_v1_meta_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
+var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_strata_v1_meta_proto_goTypes = []any{
 	(FileType)(0),                     // 0: strata.v1.FileType
 	(NamespaceMode)(0),                // 1: strata.v1.NamespaceMode
 	(*Header)(nil),                    // 2: strata.v1.Header
 	(*FileStatus)(nil),                // 3: strata.v1.FileStatus
-	(*Block)(nil),                     // 4: strata.v1.Block
-	(*MkdirsRequest)(nil),             // 5: strata.v1.MkdirsRequest
-	(*MkdirsResponse)(nil),            // 6: strata.v1.MkdirsResponse
-	(*CreateRequest)(nil),             // 7: strata.v1.CreateRequest
-	(*CreateResponse)(nil),            // 8: strata.v1.CreateResponse
-	(*CompleteRequest)(nil),           // 9: strata.v1.CompleteRequest
-	(*CompleteResponse)(nil),          // 10: strata.v1.CompleteResponse
-	(*GetFileStatusRequest)(nil),      // 11: strata.v1.GetFileStatusRequest
-	(*GetFileStatusResponse)(nil),     // 12: strata.v1.GetFileStatusResponse
-	(*OpenRequest)(nil),               // 13: strata.v1.OpenRequest
-	(*OpenResponse)(nil),              // 14: strata.v1.OpenResponse
-	(*ListRequest)(nil),               // 15: strata.v1.ListRequest
-	(*ListResponse)(nil),              // 16: strata.v1.ListResponse
-	(*RenameRequest)(nil),             // 17: strata.v1.RenameRequest
-	(*RenameResponse)(nil),            // 18: strata.v1.RenameResponse
-	(*DeleteRequest)(nil),             // 19: strata.v1.DeleteRequest
-	(*DeleteResponse)(nil),            // 20: strata.v1.DeleteResponse
-	(*SetPermissionRequest)(nil),      // 21: strata.v1.SetPermissionRequest
-	(*SetOwnerRequest)(nil),           // 22: strata.v1.SetOwnerRequest
-	(*SetTimesRequest)(nil),           // 23: strata.v1.SetTimesRequest
-	(*SetAttrResponse)(nil),           // 24: strata.v1.SetAttrResponse
-	(*GetContentSummaryRequest)(nil),  // 25: strata.v1.GetContentSummaryRequest
-	(*GetContentSummaryResponse)(nil), // 26: strata.v1.GetContentSummaryResponse
-	(*RenewLeaseRequest)(nil),         // 27: strata.v1.RenewLeaseRequest
-	(*RenewLeaseResponse)(nil),        // 28: strata.v1.RenewLeaseResponse
-	(*RecoverLeaseRequest)(nil),       // 29: strata.v1.RecoverLeaseRequest
-	(*RecoverLeaseResponse)(nil),      // 30: strata.v1.RecoverLeaseResponse
-	(*NamespaceInfo)(nil),             // 31: strata.v1.NamespaceInfo
-	(*CreateNamespaceRequest)(nil),    // 32: strata.v1.CreateNamespaceRequest
-	(*CreateNamespaceResponse)(nil),   // 33: strata.v1.CreateNamespaceResponse
-	(*ListNamespacesRequest)(nil),     // 34: strata.v1.ListNamespacesRequest
-	(*ListNamespacesResponse)(nil),    // 35: strata.v1.ListNamespacesResponse
-	(*DeleteNamespaceRequest)(nil),    // 36: strata.v1.DeleteNamespaceRequest
-	(*DeleteNamespaceResponse)(nil),   // 37: strata.v1.DeleteNamespaceResponse
-	(*StatusRequest)(nil),             // 38: strata.v1.StatusRequest
-	(*StatusResponse)(nil),            // 39: strata.v1.StatusResponse
+	(*MkdirsRequest)(nil),             // 4: strata.v1.MkdirsRequest
+	(*MkdirsResponse)(nil),            // 5: strata.v1.MkdirsResponse
+	(*CreateRequest)(nil),             // 6: strata.v1.CreateRequest
+	(*CreateResponse)(nil),            // 7: strata.v1.CreateResponse
+	(*CompleteRequest)(nil),           // 8: strata.v1.CompleteRequest
+	(*CompleteResponse)(nil),          // 9: strata.v1.CompleteResponse
+	(*GetFileStatusRequest)(nil),      // 10: strata.v1.GetFileStatusRequest
+	(*GetFileStatusResponse)(nil),     // 11: strata.v1.GetFileStatusResponse
+	(*OpenRequest)(nil),               // 12: strata.v1.OpenRequest
+	(*OpenResponse)(nil),              // 13: strata.v1.OpenResponse
+	(*ListRequest)(nil),               // 14: strata.v1.ListRequest
+	(*ListResponse)(nil),              // 15: strata.v1.ListResponse
+	(*RenameRequest)(nil),             // 16: strata.v1.RenameRequest
+	(*RenameResponse)(nil),            // 17: strata.v1.RenameResponse
+	(*DeleteRequest)(nil),             // 18: strata.v1.DeleteRequest
+	(*DeleteResponse)(nil),            // 19: strata.v1.DeleteResponse
+	(*SetPermissionRequest)(nil),      // 20: strata.v1.SetPermissionRequest
+	(*SetOwnerRequest)(nil),           // 21: strata.v1.SetOwnerRequest
+	(*SetTimesRequest)(nil),           // 22: strata.v1.SetTimesRequest
+	(*SetAttrResponse)(nil),           // 23: strata.v1.SetAttrResponse
+	(*GetContentSummaryRequest)(nil),  // 24: strata.v1.GetContentSummaryRequest
+	(*GetContentSummaryResponse)(nil), // 25: strata.v1.GetContentSummaryResponse
+	(*RenewLeaseRequest)(nil),         // 26: strata.v1.RenewLeaseRequest
+	(*RenewLeaseResponse)(nil),        // 27: strata.v1.RenewLeaseResponse
+	(*RecoverLeaseRequest)(nil),       // 28: strata.v1.RecoverLeaseRequest
+	(*RecoverLeaseResponse)(nil),      // 29: strata.v1.RecoverLeaseResponse
+	(*NamespaceInfo)(nil),             // 30: strata.v1.NamespaceInfo
+	(*CreateNamespaceRequest)(nil),    // 31: strata.v1.CreateNamespaceRequest
+	(*CreateNamespaceResponse)(nil),   // 32: strata.v1.CreateNamespaceResponse
+	(*ListNamespacesRequest)(nil),     // 33: strata.v1.ListNamespacesRequest
+	(*ListNamespacesResponse)(nil),    // 34: strata.v1.ListNamespacesResponse
+	(*DeleteNamespaceRequest)(nil),    // 35: strata.v1.DeleteNamespaceRequest
+	(*DeleteNamespaceResponse)(nil),   // 36: strata.v1.DeleteNamespaceResponse
+	(*StatusRequest)(nil),             // 37: strata.v1.StatusRequest
+	(*StatusResponse)(nil),            // 38: strata.v1.StatusResponse
+	(*HeartbeatRequest)(nil),          // 39: strata.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),         // 40: strata.v1.HeartbeatResponse
+	(*ListWorkersRequest)(nil),        // 41: strata.v1.ListWorkersRequest
+	(*ListWorkersResponse)(nil),       // 42: strata.v1.ListWorkersResponse
+	(*Block)(nil),                     // 43: strata.v1.Block
+	(*WorkerInfo)(nil),                // 44: strata.v1.WorkerInfo
 }
 var file_strata_v1_meta_proto_depIdxs = []int32{
 	0,  // 0: strata.v1.FileStatus.type:type_name -> strata.v1.FileType
@@ -2636,12 +2773,12 @@ var file_strata_v1_meta_proto_depIdxs = []int32{
 	2,  // 2: strata.v1.CreateRequest.header:type_name -> strata.v1.Header
 	3,  // 3: strata.v1.CreateResponse.status:type_name -> strata.v1.FileStatus
 	2,  // 4: strata.v1.CompleteRequest.header:type_name -> strata.v1.Header
-	4,  // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
+	43, // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
 	2,  // 6: strata.v1.GetFileStatusRequest.header:type_name -> strata.v1.Header
 	3,  // 7: strata.v1.GetFileStatusResponse.status:type_name -> strata.v1.FileStatus
 	2,  // 8: strata.v1.OpenRequest.header:type_name -> strata.v1.Header
 	3,  // 9: strata.v1.OpenResponse.status:type_name -> strata.v1.FileStatus
-	4,  // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
+	43, // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
 	2,  // 11: strata.v1.ListRequest.header:type_name -> strata.v1.Header
 	3,  // 12: strata.v1.ListResponse.entries:type_name -> strata.v1.FileStatus
 	3,  // 13: strata.v1.ListResponse.status:type_name -> strata.v1.FileStatus
@@ -2655,51 +2792,57 @@ var file_strata_v1_meta_proto_depIdxs = []int32{
 	2,  // 21: strata.v1.RecoverLeaseRequest.header:type_name -> strata.v1.Header
 	1,  // 22: strata.v1.NamespaceInfo.mode:type_name -> strata.v1.NamespaceMode
 	2,  // 23: strata.v1.CreateNamespaceRequest.header:type_name -> strata.v1.Header
-	31, // 24: strata.v1.CreateNamespaceRequest.namespace:type_name -> strata.v1.NamespaceInfo
+	30, // 24: strata.v1.CreateNamespaceRequest.namespace:type_name -> strata.v1.NamespaceInfo
 	2,  // 25: strata.v1.ListNamespacesRequest.header:type_name -> strata.v1.Header
-	31, // 26: strata.v1.ListNamespacesResponse.namespaces:type_name -> strata.v1.NamespaceInfo
+	30, // 26: strata.v1.ListNamespacesResponse.namespaces:type_name -> strata.v1.NamespaceInfo
 	2,  // 27: strata.v1.DeleteNamespaceRequest.header:type_name -> strata.v1.Header
-	5,  // 28: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
-	7,  // 29: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
-	9,  // 30: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
-	11, // 31: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
-	13, // 32: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
-	15, // 33: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
-	17, // 34: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
-	19, // 35: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
-	21, // 36: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
-	22, // 37: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
-	23, // 38: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
-	25, // 39: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
-	27, // 40: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
-	29, // 41: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
-	32, // 42: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
-	34, // 43: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
-	36, // 44: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
-	38, // 45: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
-	6,  // 46: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
-	8,  // 47: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
-	10, // 48: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
-	12, // 49: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
-	14, // 50: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
-	16, // 51: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
-	18, // 52: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
-	20, // 53: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
-	24, // 54: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
-	24, // 55: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
-	24, // 56: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
-	26, // 57: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
-	28, // 58: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
-	30, // 59: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
-	33, // 60: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
-	35, // 61: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
-	37, // 62: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
-	39, // 63: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
-	46, // [46:64] is the sub-list for method output_type
-	28, // [28:46] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	44, // 28: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
+	44, // 29: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
+	4,  // 30: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
+	6,  // 31: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
+	8,  // 32: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
+	10, // 33: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
+	12, // 34: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
+	14, // 35: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
+	16, // 36: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
+	18, // 37: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
+	20, // 38: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
+	21, // 39: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
+	22, // 40: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
+	24, // 41: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
+	26, // 42: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
+	28, // 43: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
+	31, // 44: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
+	33, // 45: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
+	35, // 46: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
+	37, // 47: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
+	39, // 48: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
+	41, // 49: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
+	5,  // 50: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
+	7,  // 51: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
+	9,  // 52: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
+	11, // 53: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
+	13, // 54: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
+	15, // 55: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
+	17, // 56: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
+	19, // 57: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
+	23, // 58: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
+	23, // 59: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
+	23, // 60: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
+	25, // 61: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
+	27, // 62: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
+	29, // 63: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
+	32, // 64: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
+	34, // 65: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
+	36, // 66: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
+	38, // 67: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
+	40, // 68: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
+	42, // 69: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
+	50, // [50:70] is the sub-list for method output_type
+	30, // [30:50] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_meta_proto_init() }
@@ -2707,13 +2850,14 @@ func file_strata_v1_meta_proto_init() {
 	if File_strata_v1_meta_proto != nil {
 		return
 	}
+	file_strata_v1_worker_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_v1_meta_proto_rawDesc), len(file_strata_v1_meta_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   38,
+			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,0 +1,90 @@
+// Package scproto frames the messages of the short-circuit protocol between
+// a client and a worker on the same host: each message is a uvarint length
+// and a protobuf body, sent in one datagram-like write so that a file
+// descriptor can travel with it (SCM_RIGHTS). It knows nothing of caches.
+package scproto
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"syscall"
+
+	"google.golang.org/protobuf/proto"
+)
+
+// MaxMessage bounds a message's size.
+const MaxMessage = 1 << 20
+
+// Write sends m with the control message oob (nil for none).
+func Write(conn *net.UnixConn, m proto.Message, oob []byte) error {
+	body, err := proto.Marshal(m)
+	if err != nil {
+		return err
+	}
+	msg := binary.AppendUvarint(make([]byte, 0, len(body)+binary.MaxVarintLen32), uint64(len(body)))
+	msg = append(msg, body...)
+	n, oobn, err := conn.WriteMsgUnix(msg, oob, nil)
+	if err == nil && (n != len(msg) || oobn != len(oob)) {
+		err = fmt.Errorf("scproto: short write %d/%d", n, len(msg))
+	}
+	return err
+}
+
+// Read receives one message into m, discarding any file descriptor.
+func Read(conn *net.UnixConn, m proto.Message) error {
+	fd, err := ReadFD(conn, m)
+	if fd >= 0 {
+		syscall.Close(fd)
+	}
+	return err
+}
+
+// ReadFD receives one message into m and returns the file descriptor that
+// came with it, or -1. The caller owns the descriptor.
+func ReadFD(conn *net.UnixConn, m proto.Message) (int, error) {
+	buf := make([]byte, MaxMessage+binary.MaxVarintLen32)
+	oob := make([]byte, syscall.CmsgSpace(4))
+	n, oobn, _, _, err := conn.ReadMsgUnix(buf, oob)
+	if err != nil {
+		return -1, err
+	}
+	fd := -1
+	if oobn > 0 {
+		if fd, err = parseFD(oob[:oobn]); err != nil {
+			return -1, err
+		}
+	}
+	size, k := binary.Uvarint(buf[:n])
+	if k <= 0 || uint64(n-k) != size {
+		closeFD(fd)
+		return -1, errors.New("scproto: malformed message")
+	}
+	if err := proto.Unmarshal(buf[k:n], m); err != nil {
+		closeFD(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+func parseFD(oob []byte) (int, error) {
+	msgs, err := syscall.ParseSocketControlMessage(oob)
+	if err != nil || len(msgs) != 1 {
+		return -1, fmt.Errorf("scproto: bad control message: %v", err)
+	}
+	fds, err := syscall.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		for _, fd := range fds {
+			syscall.Close(fd)
+		}
+		return -1, fmt.Errorf("scproto: expected one descriptor: %v", err)
+	}
+	return fds[0], nil
+}
+
+func closeFD(fd int) {
+	if fd >= 0 {
+		syscall.Close(fd)
+	}
+}
