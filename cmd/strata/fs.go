@@ -1,9 +1,45 @@
 package main
 
 import (
+	"fmt"
+	"os"
+
 	"github.com/spf13/cobra"
+
+	"github.com/stratafs/strata/internal/client"
+	"github.com/stratafs/strata/internal/fsshell"
 )
 
 func fsCmd() *cobra.Command {
-	return &cobra.Command{Use: "fs", Short: "hadoop fs-style client commands"}
+	return &cobra.Command{
+		Use:   "fs [--meta HOST:PORT] [--namespace NS] -CMD [options] [args...]",
+		Short: "hadoop fs-style client commands",
+		Long: `The file system shell, as "hadoop fs": -ls, -mkdir, -put, -get, -cat, -mv,
+-rm, -du, -count, -stat, -chmod, -chown, -touchz, -test, ... with Hadoop's
+options, output formats, messages and exit codes (0, 1 when a path failed,
+255 for a usage error). Paths are strata://NS/path, strata:///path, /path,
+or relative to /user/<user>; globs (* ? [...] {a,b}) are expanded by listing.
+
+  strata fs -help          every command and its options
+  strata fs -help ls       one command
+
+The namespace service is --meta HOST:PORT, else $STRATA_META, else
+127.0.0.1:7700.`,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts, rest, err := fsshell.ParseOptions(args)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "fs:", err)
+				return exitCode(255)
+			}
+			code := fsshell.Run(cmd.Context(), rest, os.Stdout, os.Stderr, func() (*client.Client, error) {
+				return client.New(client.Config{Meta: metaAddr(opts.Meta), Namespace: opts.Namespace})
+			})
+			// The shell reported every failure itself, in Hadoop's words.
+			if code != 0 {
+				return exitCode(code)
+			}
+			return nil
+		},
+	}
 }

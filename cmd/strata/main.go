@@ -21,6 +21,7 @@ lives in object storage. One binary runs every part:
 
   strata server --dev     everything in one process (a local directory as the bucket)
   strata meta             a namespace service member
+  strata worker           a cache worker (one per compute node)
   strata fs -ls /         the hadoop fs-style client
   strata admin ...        namespaces and cluster status
   strata bench meta       metadata benchmark
@@ -31,13 +32,13 @@ Clients find the namespace service with --meta HOST:PORT or $STRATA_META
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(metaCmd(), serverCmd(), fsCmd(), adminCmd(), benchCmd())
+	root.AddCommand(metaCmd(), workerCmd(), serverCmd(), fsCmd(), adminCmd(), benchCmd())
 	if err := root.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "strata:", err)
 		var ec exitCode
 		if errors.As(err, &ec) {
-			os.Exit(int(ec))
+			os.Exit(int(ec)) // already reported
 		}
+		fmt.Fprintln(os.Stderr, "strata:", err)
 		os.Exit(1)
 	}
 }

@@ -26,6 +26,7 @@ type metaFlags struct {
 	superuser   string
 	supergroup  string
 	inlineLimit int
+	blockSize   string
 	blockCache  int64
 	hotCache    int64
 	leaseSoft   time.Duration
@@ -39,18 +40,24 @@ func (f *metaFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.superuser, "superuser", currentUser(), "user with superuser rights (like the HDFS NameNode's user)")
 	fl.StringVar(&f.supergroup, "supergroup", "supergroup", "group whose members are superusers")
 	fl.IntVar(&f.inlineLimit, "inline-limit", 4096, "largest file, in bytes, stored inside its inode")
+	fl.StringVar(&f.blockSize, "block-size", "64MiB", "block size of files whose writer sets none (see docs/benchmarks.md)")
 	fl.Int64Var(&f.blockCache, "block-cache", 256<<20, "pebble block cache, bytes")
 	fl.Int64Var(&f.hotCache, "hot-cache", 256<<20, "cache of hot metadata records, bytes")
 	fl.DurationVar(&f.leaseSoft, "lease-soft-limit", 60*time.Second, "time after which another writer may take over a file whose writer stopped renewing")
 	fl.DurationVar(&f.leaseHard, "lease-hard-limit", 20*time.Minute, "time after which the service closes a file whose writer stopped renewing")
 }
 
-func (f *metaFlags) config() metaserver.Config {
+func (f *metaFlags) config() (metaserver.Config, error) {
 	ns := namespace.DefaultConfig(f.superuser)
 	ns.Supergroup, ns.InlineLimit = f.supergroup, f.inlineLimit
+	bs, err := parseBytes(f.blockSize)
+	if err != nil || bs <= 0 {
+		return metaserver.Config{}, fmt.Errorf("--block-size %q: not a size", f.blockSize)
+	}
+	ns.BlockSize = uint64(bs)
 	cfg := metaserver.Config{DataDir: f.dataDir, Namespace: ns, LeaseSoftLimit: f.leaseSoft, LeaseHardLimit: f.leaseHard}
 	cfg.Store.BlockCacheBytes, cfg.Store.HotBytes = f.blockCache, f.hotCache
-	return cfg
+	return cfg, nil
 }
 
 func currentUser() string {
@@ -72,7 +79,11 @@ Its state lives in --data-dir; every acknowledged operation is durable.
 Create namespaces with "strata admin ns create NAME --store URI".`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return serveMeta(cmd.Context(), f.config(), f.listen, nil)
+			cfg, err := f.config()
+			if err != nil {
+				return err
+			}
+			return serveMeta(cmd.Context(), cfg, f.listen, nil)
 		},
 	}
 	f.register(cmd)
@@ -80,8 +91,9 @@ Create namespaces with "strata admin ns create NAME --store URI".`,
 }
 
 // serveMeta runs a member until SIGINT or SIGTERM. ensure, if set, runs once
-// the member is ready (the dev server creates its namespace there).
-func serveMeta(ctx context.Context, cfg metaserver.Config, listen string, ensure func(context.Context, *metaserver.Server) error) error {
+// the member is ready, with its address (the dev server creates its
+// namespace and starts its worker there).
+func serveMeta(ctx context.Context, cfg metaserver.Config, listen string, ensure func(context.Context, *metaserver.Server, string) error) error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	cfg.Log = log
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
@@ -109,7 +121,7 @@ func serveMeta(ctx context.Context, cfg metaserver.Config, listen string, ensure
 		return err
 	}
 	if ensure != nil {
-		if err := ensure(ctx, srv); err != nil {
+		if err := ensure(ctx, srv, lis.Addr().String()); err != nil {
 			return err
 		}
 	}

@@ -38,16 +38,20 @@ type Config struct {
 	// Umask masks the permission of created files and directories; the
 	// default is 0o022.
 	Umask *uint32
+	// NoShortCircuit makes reads go through the workers' RPC even when a
+	// worker shares this host.
+	NoShortCircuit bool
 }
 
 // Client is a connection to a Strata cluster. Safe for concurrent use.
 type Client struct {
-	cfg    Config
-	conn   *grpc.ClientConn
-	meta   pb.MetaServiceClient
-	name   string // lease holder name
-	header *pb.Header
-	umask  uint32
+	cfg     Config
+	conn    *grpc.ClientConn
+	meta    pb.MetaServiceClient
+	name    string // lease holder name
+	header  *pb.Header
+	umask   uint32
+	workers workerSet
 
 	renewMu struct {
 		sync.Mutex
@@ -75,6 +79,7 @@ func New(cfg Config) (*Client, error) {
 		c.umask = *cfg.Umask & 0o777
 	}
 	c.header = &pb.Header{Namespace: cfg.Namespace, User: cfg.User, Groups: cfg.Groups, ClientName: c.name}
+	c.workers.init(c)
 	return c, nil
 }
 
@@ -87,6 +92,7 @@ func (c *Client) Close() error {
 		c.renewMu.stop = nil
 	}
 	c.renewMu.Unlock()
+	c.workers.close()
 	return c.conn.Close()
 }
 
@@ -140,6 +146,18 @@ func splitPath(p string) (ns, path string, err error) {
 		return "", "", fserr.Errorf(fserr.ErrInvalidPath, "%s: not an absolute path", p)
 	}
 	return ns, path, nil
+}
+
+// nsName names namespace ns as the service will read it: empty means the
+// client's, and the client's empty means "default".
+func (c *Client) nsName(ns string) string {
+	if ns == "" {
+		ns = c.header.Namespace
+	}
+	if ns == "" {
+		ns = "default"
+	}
+	return ns
 }
 
 // hdr returns the request header for namespace ns (empty: the client's).

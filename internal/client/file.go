@@ -3,7 +3,9 @@ package client
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
+	"time"
 
 	"github.com/stratafs/strata/internal/fserr"
 	pb "github.com/stratafs/strata/proto/strata/v1"
@@ -22,14 +24,18 @@ type CreateOptions struct {
 // content becomes visible, whole, on Close. It is not safe for concurrent
 // use.
 type Writer struct {
-	c      *Client
-	ctx    context.Context
-	hdr    *pb.Header
-	path   string
-	ino    uint64
-	limit  int
-	buf    bytes.Buffer
-	closed bool
+	c         *Client
+	ctx       context.Context
+	hdr       *pb.Header
+	path      string
+	ino       uint64
+	limit     int
+	storeURI  string
+	blockSize uint64
+	buf       bytes.Buffer // the content while it fits inline
+	bs        *blockStream // the stream to a worker once it does not
+	closed    bool
+	failed    error
 }
 
 // Create creates path for writing and takes its lease.
@@ -50,61 +56,82 @@ func (c *Client) Create(ctx context.Context, path string, o CreateOptions) (*Wri
 		return nil, err
 	}
 	c.startWriter()
-	return &Writer{c: c, ctx: ctx, hdr: hdr, path: p, ino: r.Status.InodeId, limit: int(r.InlineLimit)}, nil
+	return &Writer{c: c, ctx: ctx, hdr: hdr, path: p, ino: r.Status.InodeId, limit: int(r.InlineLimit),
+		storeURI: r.StoreUri, blockSize: r.Status.BlockSize}, nil
 }
 
-// Write implements io.Writer.
+// Write implements io.Writer. Content up to the inline limit is buffered;
+// past it, everything streams to a worker.
 func (w *Writer) Write(p []byte) (int, error) {
-	if w.closed {
+	switch {
+	case w.closed:
 		return 0, fserr.Errorf(fserr.ErrInvalidArgument, "write %s: file already closed", w.path)
+	case w.failed != nil:
+		return 0, w.failed
+	case w.bs == nil && w.buf.Len()+len(p) <= w.limit:
+		return w.buf.Write(p)
 	}
-	if w.buf.Len()+len(p) > w.limit {
-		return 0, fserr.Errorf(fserr.ErrUnsupported,
-			"write %s: files over %d bytes need the data path (workers), which this build does not have yet", w.path, w.limit)
+	var err error
+	if w.bs == nil {
+		err = w.openStream()
 	}
-	return w.buf.Write(p)
+	if err == nil {
+		err = w.bs.write(p)
+	}
+	if err != nil {
+		w.failed = fserr.Errorf(errCond(err), "write %s: %v", w.path, err)
+		return 0, w.failed
+	}
+	return len(p), nil
 }
 
-// Close commits the content and releases the lease.
+// Close commits the content and releases the lease. If the write failed,
+// the file is deleted: a partial file is never left visible.
 func (w *Writer) Close() error {
 	if w.closed {
-		return nil
+		return w.failed
 	}
 	w.closed = true
 	defer w.c.endWriter()
-	data := w.buf.Bytes()
-	_, err := call(func() (*pb.CompleteResponse, error) {
-		return w.c.meta.Complete(w.ctx, &pb.CompleteRequest{Header: w.hdr, Path: w.path, InodeId: w.ino,
-			Length: uint64(len(data)), InlineData: data, Inline: len(data) > 0})
-	})
+	req := &pb.CompleteRequest{Header: w.hdr, Path: w.path, InodeId: w.ino}
+	if w.bs == nil {
+		data := w.buf.Bytes()
+		req.Length, req.InlineData, req.Inline = uint64(len(data)), data, len(data) > 0
+	} else if w.failed == nil {
+		resp, err := w.bs.finish()
+		if err != nil {
+			w.failed = fserr.Errorf(errCond(err), "write %s: %v", w.path, err)
+		} else {
+			req.Length, req.Blocks = resp.Length, resp.Blocks
+		}
+	}
+	if w.failed != nil {
+		w.abandon()
+		return w.failed
+	}
+	_, err := call(func() (*pb.CompleteResponse, error) { return w.c.meta.Complete(w.ctx, req) })
 	return err
 }
 
-// Reader reads a file. It implements io.Reader, io.ReaderAt and io.Seeker.
-type Reader struct {
-	*bytes.Reader
-	Status *FileStatus
+// abandon removes the file of a failed write; what the worker uploaded is
+// collected once the deletion commits.
+func (w *Writer) abandon() {
+	if w.bs != nil {
+		w.bs.cancel()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, _ = w.c.meta.Delete(ctx, &pb.DeleteRequest{Header: w.hdr, Path: w.path, InodeId: w.ino})
 }
 
-// Close implements io.Closer.
-func (r *Reader) Close() error { return nil }
-
-// Open opens path for reading.
-func (c *Client) Open(ctx context.Context, path string) (*Reader, error) {
-	ns, p, err := splitPath(path)
-	if err != nil {
-		return nil, err
+// errCond returns err's condition; an error without one is a transport
+// failure.
+func errCond(err error) error {
+	var fe *fserr.Error
+	if errors.As(err, &fe) {
+		return fe.Cond
 	}
-	r, err := call(func() (*pb.OpenResponse, error) {
-		return c.meta.Open(ctx, &pb.OpenRequest{Header: c.hdr(ns), Path: p})
-	})
-	if err != nil {
-		return nil, err
-	}
-	if len(r.Blocks) > 0 {
-		return nil, fserr.Errorf(fserr.ErrUnsupported, "open %s: the file is stored in blocks, which this build cannot read yet", p)
-	}
-	return &Reader{Reader: bytes.NewReader(r.InlineData), Status: statusFromProto(parentOf(p), r.Status)}, nil
+	return fserr.ErrUnavailable
 }
 
 // WriteFile creates (or overwrites) path with data.

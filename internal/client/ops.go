@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/stratafs/strata/internal/fserr"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -107,9 +108,12 @@ func (c *Client) rename(ctx context.Context, src, dst string, overwrite, noDesce
 	if err != nil {
 		return "", err
 	}
-	_, dp, err := splitPath(dst)
+	dns, dp, err := splitPath(dst)
 	if err != nil {
 		return "", err
+	}
+	if c.nsName(ns) != c.nsName(dns) {
+		return "", fserr.Errorf(fserr.ErrInvalidArgument, "rename %s to %s: source and destination are in different namespaces", src, dst)
 	}
 	r, err := call(func() (*pb.RenameResponse, error) {
 		return c.meta.Rename(ctx, &pb.RenameRequest{Header: c.hdr(ns), Src: sp, Dst: dp, Overwrite: overwrite, NoDescend: noDescend})

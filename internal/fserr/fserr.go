@@ -31,6 +31,8 @@ var (
 	ErrRoot            = errors.New("operation not allowed on the root directory")
 	ErrNoNamespace     = errors.New("no such namespace")
 	ErrUnsupported     = errors.New("operation not supported")
+	// ErrUnavailable: a service or worker could not be reached.
+	ErrUnavailable = errors.New("unavailable")
 )
 
 // Domain is the ErrorInfo domain of Strata's statuses.
@@ -57,6 +59,7 @@ var table = []struct {
 	{ErrRoot, "ROOT_DIRECTORY", codes.InvalidArgument},
 	{ErrNoNamespace, "NO_NAMESPACE", codes.NotFound},
 	{ErrUnsupported, "UNSUPPORTED", codes.Unimplemented},
+	{ErrUnavailable, "UNAVAILABLE", codes.Unavailable},
 }
 
 // ToStatus converts err into a gRPC status error whose ErrorInfo reason names

@@ -116,7 +116,7 @@ func (s *Server) execute(tx kv.Txn, cmd *pb.Command) (any, error) {
 			namespace.RenameOptions{Overwrite: r.Overwrite, NoDescend: r.NoDescend})
 	case *pb.Command_Delete:
 		r := op.Delete
-		return s.fs.Delete(tx, now, caller(r.Header), r.Header.GetNamespace(), r.Path, r.Recursive)
+		return s.fs.DeleteInode(tx, now, caller(r.Header), r.Header.GetNamespace(), r.Path, r.Recursive, r.InodeId)
 	default:
 		return s.executeAttr(tx, cmd)
 	}

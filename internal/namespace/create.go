@@ -1,6 +1,7 @@
 package namespace
 
 import (
+	"cmp"
 	"errors"
 	"strings"
 
@@ -10,7 +11,7 @@ import (
 
 // Defaults for files whose creator leaves them unset.
 const (
-	DefaultBlockSize   = 128 << 20
+	DefaultBlockSize   = 64 << 20
 	DefaultReplication = 1
 	maxReplication     = 512
 )
@@ -21,7 +22,7 @@ type CreateOptions struct {
 	Overwrite   bool   // replace an existing file (never a directory)
 	Parents     bool   // create missing parents; false is createNonRecursive
 	Replication uint32 // 0 means DefaultReplication
-	BlockSize   uint64 // 0 means DefaultBlockSize
+	BlockSize   uint64 // 0 means the Config's
 	Holder      string // the client that will write the file and hold its lease
 }
 
@@ -77,7 +78,7 @@ func (fs *FS) create(tx kv.Txn, now int64, c Caller, ns, path string, o CreateOp
 		n.Replication = DefaultReplication
 	}
 	if n.BlockSize == 0 {
-		n.BlockSize = DefaultBlockSize
+		n.BlockSize = cmp.Or(fs.cfg.BlockSize, DefaultBlockSize)
 	}
 	tx.Set(kvschema.LeaseKey(n.Holder, n.ID), nil)
 	return n, link(tx, now, res.parent.ID, n)

@@ -17,14 +17,20 @@ import (
 // permission of every directory in the subtree; checking those would make a
 // delete walk the subtree.
 func (fs *FS) Delete(tx kv.Txn, now int64, c Caller, ns, path string, recursive bool) (bool, error) {
-	ok, err := fs.delete(tx, now, c, ns, path, recursive)
+	return fs.DeleteInode(tx, now, c, ns, path, recursive, 0)
+}
+
+// DeleteInode is Delete that, when ino is not 0, deletes only if path still
+// names inode ino, and otherwise reports not deleted.
+func (fs *FS) DeleteInode(tx kv.Txn, now int64, c Caller, ns, path string, recursive bool, ino uint64) (bool, error) {
+	ok, err := fs.delete(tx, now, c, ns, path, recursive, ino)
 	if err != nil {
 		return false, pathErr("delete", path, err)
 	}
 	return ok, nil
 }
 
-func (fs *FS) delete(tx kv.Txn, now int64, c Caller, ns, path string, recursive bool) (bool, error) {
+func (fs *FS) delete(tx kv.Txn, now int64, c Caller, ns, path string, recursive bool, ino uint64) (bool, error) {
 	res, err := fs.resolveExisting(tx, c, ns, path)
 	if errors.Is(err, ErrNotFound) {
 		return false, nil
@@ -34,6 +40,8 @@ func (fs *FS) delete(tx kv.Txn, now int64, c Caller, ns, path string, recursive 
 	}
 	n := res.node
 	switch {
+	case ino != 0 && n.ID != ino:
+		return false, nil
 	case res.parent == nil:
 		return false, ErrRoot
 	case n.IsDir() && n.Children > 0 && !recursive:

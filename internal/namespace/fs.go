@@ -16,11 +16,12 @@ type Config struct {
 	Superuser   string // HDFS's "dfs.cluster.administrators" user; bypasses checks
 	Supergroup  string // members bypass checks too
 	InlineLimit int    // largest file content stored in its inode
+	BlockSize   uint64 // block size of files whose creator sets none
 }
 
 // DefaultConfig returns the defaults for superuser.
 func DefaultConfig(superuser string) Config {
-	return Config{Superuser: superuser, Supergroup: "supergroup", InlineLimit: 4096}
+	return Config{Superuser: superuser, Supergroup: "supergroup", InlineLimit: 4096, BlockSize: DefaultBlockSize}
 }
 
 // FS runs namespace operations. It holds no state besides its Config; all

@@ -79,6 +79,7 @@ type Process struct {
 	done    chan struct{}
 	waitErr error
 	stderr  *lockedBuffer
+	worker  bool
 }
 
 // StartDev starts `strata server --dev` on dataDir and waits until it serves.
@@ -86,17 +87,29 @@ func StartDev(t testing.TB, dataDir string, args ...string) *Process {
 	return Start(t, dataDir, append([]string{"server", "--dev"}, args...)...)
 }
 
+// StartWorker starts `strata worker` for the namespace service at meta,
+// with its state and cache in dir.
+func StartWorker(t testing.TB, meta, dir string, args ...string) *Process {
+	t.Helper()
+	args = append([]string{"worker", "--meta", meta, "--state-dir", dir, "--listen", "127.0.0.1:0"}, args...)
+	return run(t, dir, args, true)
+}
+
 // Start runs `strata <args> --data-dir dataDir --listen 127.0.0.1:0` and
 // waits until it announces its address. The process is killed at cleanup.
 func Start(t testing.TB, dataDir string, args ...string) *Process {
 	t.Helper()
-	args = append(args, "--data-dir", dataDir, "--listen", "127.0.0.1:0")
+	return run(t, dataDir, append(args, "--data-dir", dataDir, "--listen", "127.0.0.1:0"), false)
+}
+
+func run(t testing.TB, dataDir string, args []string, worker bool) *Process {
+	t.Helper()
 	cmd := exec.Command(Binary(t), args...)
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Process{DataDir: dataDir, cmd: cmd, done: make(chan struct{}), stderr: &lockedBuffer{}}
+	p := &Process{DataDir: dataDir, cmd: cmd, done: make(chan struct{}), stderr: &lockedBuffer{}, worker: worker}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -115,13 +128,31 @@ func Start(t testing.TB, dataDir string, args ...string) *Process {
 	return p
 }
 
+// announced extracts the address from the line a process prints when it
+// serves: "strata: serving on ADDR", or for a worker
+// "strata: worker ID serving on ADDR".
+func announced(line string, worker bool) (string, bool) {
+	if !worker {
+		return strings.CutPrefix(line, "strata: serving on ")
+	}
+	rest, ok := strings.CutPrefix(line, "strata: worker ")
+	if !ok {
+		return "", false
+	}
+	_, a, ok := strings.Cut(rest, " serving on ")
+	return a, ok
+}
+
 func (p *Process) readStderr(r io.Reader, addr chan<- string) {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		line := sc.Text()
 		p.stderr.add(line + "\n")
-		if a, ok := strings.CutPrefix(line, "strata: serving on "); ok {
-			addr <- a
+		if a, ok := announced(line, p.worker); ok {
+			select {
+			case addr <- a:
+			default:
+			}
 		}
 	}
 }
@@ -162,8 +193,9 @@ func Client(t testing.TB, addr, user string, groups ...string) *client.Client {
 
 // InProcess is a namespace service running inside the test process.
 type InProcess struct {
-	Server *metaserver.Server
-	Addr   string
+	Server  *metaserver.Server
+	Addr    string
+	DataDir string // the "default" namespace's bucket is DataDir/bucket
 }
 
 // StartInProcess starts a namespace service with a "default" namespace in
@@ -200,7 +232,7 @@ func StartInProcess(t testing.TB, edit func(*metaserver.Config)) *InProcess {
 		Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK, StoreUri: "file://" + cfg.DataDir + "/bucket"}); err != nil {
 		t.Fatal(err)
 	}
-	return &InProcess{Server: srv, Addr: lis.Addr().String()}
+	return &InProcess{Server: srv, Addr: lis.Addr().String(), DataDir: cfg.DataDir}
 }
 
 type lockedBuffer struct {

@@ -1239,10 +1239,13 @@ func (x *RenameResponse) GetFinalPath() string {
 }
 
 type DeleteRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
-	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
-	Recursive     bool                   `protobuf:"varint,3,opt,name=recursive,proto3" json:"recursive,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Header    *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Path      string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Recursive bool                   `protobuf:"varint,3,opt,name=recursive,proto3" json:"recursive,omitempty"`
+	// If set, delete only if path still names this inode (a writer
+	// abandoning the file it created); otherwise nothing is deleted.
+	InodeId       uint64 `protobuf:"varint,4,opt,name=inode_id,json=inodeId,proto3" json:"inode_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1296,6 +1299,13 @@ func (x *DeleteRequest) GetRecursive() bool {
 		return x.Recursive
 	}
 	return false
+}
+
+func (x *DeleteRequest) GetInodeId() uint64 {
+	if x != nil {
+		return x.InodeId
+	}
+	return 0
 }
 
 type DeleteResponse struct {
@@ -2598,11 +2608,12 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"no_descend\x18\x05 \x01(\bR\tnoDescend\"/\n" +
 	"\x0eRenameResponse\x12\x1d\n" +
 	"\n" +
-	"final_path\x18\x01 \x01(\tR\tfinalPath\"l\n" +
+	"final_path\x18\x01 \x01(\tR\tfinalPath\"\x87\x01\n" +
 	"\rDeleteRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x1c\n" +
-	"\trecursive\x18\x03 \x01(\bR\trecursive\"*\n" +
+	"\trecursive\x18\x03 \x01(\bR\trecursive\x12\x19\n" +
+	"\binode_id\x18\x04 \x01(\x04R\ainodeId\"*\n" +
 	"\x0eDeleteResponse\x12\x18\n" +
 	"\adeleted\x18\x01 \x01(\bR\adeleted\"u\n" +
 	"\x14SetPermissionRequest\x12)\n" +

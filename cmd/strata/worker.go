@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stratafs/strata/internal/cache"
+	"github.com/stratafs/strata/internal/worker"
+)
+
+// workerFlags are the settings of a cache worker.
+type workerFlags struct {
+	listen    string
+	advertise string
+	meta      string
+	stateDir  string
+	cacheDirs []string
+	cacheSize string
+	pageSize  string
+	socket    string
+}
+
+func (f *workerFlags) register(cmd *cobra.Command, prefix string) {
+	fl := cmd.Flags()
+	if prefix == "" {
+		fl.StringVar(&f.listen, "listen", "127.0.0.1:7701", "address to serve the worker's gRPC on")
+		fl.StringVar(&f.advertise, "advertise", "", "address clients dial (default: the listen address)")
+		fl.StringVar(&f.meta, "meta", "", "namespace service address HOST:PORT (default $STRATA_META or "+defaultMeta+")")
+		fl.StringVar(&f.stateDir, "state-dir", "./strata-worker", "directory for the worker's id and socket")
+	}
+	fl.StringSliceVar(&f.cacheDirs, prefix+"cache-dir", nil, "cache directory, repeatable (one per disk; default STATE-DIR/cache)")
+	fl.StringVar(&f.cacheSize, prefix+"cache-size", "10GiB", "cache capacity per directory (e.g. 512MiB, 20GiB)")
+	fl.StringVar(&f.pageSize, prefix+"page-size", "1MiB", "cache granularity: the smallest range fetched and checksummed")
+	fl.StringVar(&f.socket, prefix+"unix-socket", "", "short-circuit socket path (default STATE-DIR/worker.sock)")
+}
+
+func (f *workerFlags) config() (worker.Config, error) {
+	size, err := parseBytes(f.cacheSize)
+	if err != nil {
+		return worker.Config{}, fmt.Errorf("--cache-size: %w", err)
+	}
+	page, err := parseBytes(f.pageSize)
+	if err != nil {
+		return worker.Config{}, fmt.Errorf("--page-size: %w", err)
+	}
+	dirs := f.cacheDirs
+	if len(dirs) == 0 {
+		dirs = []string{filepath.Join(f.stateDir, "cache")}
+	}
+	cfg := worker.Config{StateDir: f.stateDir, Advertise: f.advertise, UnixSocket: f.socket,
+		Meta: metaAddr(f.meta), Cache: cache.Config{PageSize: page}}
+	for _, d := range dirs {
+		cfg.Cache.Dirs = append(cfg.Cache.Dirs, cache.Dir{Path: d, Capacity: size})
+	}
+	return cfg, nil
+}
+
+func workerCmd() *cobra.Command {
+	var f workerFlags
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Run a cache worker",
+		Long: `Run a cache worker: it cuts written files into immutable blocks, uploads
+them to the namespace's bucket, and serves reads from a local-disk cache,
+fetching misses from the bucket with parallel ranged GETs and read-ahead.
+Clients on the same host read cached data themselves through its Unix socket
+(short-circuit reads). Run one per compute node; the namespace service
+spreads blocks over the live workers by rendezvous hashing.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := f.config()
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runWorker(ctx, cfg, f.listen)
+		},
+	}
+	f.register(cmd, "")
+	return cmd
+}
+
+// runWorker serves a worker on listen until ctx ends.
+func runWorker(ctx context.Context, cfg worker.Config, listen string) error {
+	cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	w, err := worker.New(cfg)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	lis, err := net.Listen("tcp", listen)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "strata: worker %s serving on %s\n", w.ID(), lis.Addr())
+	return w.Serve(ctx, lis)
+}
+
+// parseBytes reads sizes such as 4096, 64MiB, 10GiB or 1.5GB.
+func parseBytes(s string) (int64, error) {
+	units := []struct {
+		suffix string
+		mult   float64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+		{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}}
+	mult := 1.0
+	for _, u := range units {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSuffix(s, u.suffix), u.mult
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("not a size: %q", s)
+	}
+	return int64(v * mult), nil
+}

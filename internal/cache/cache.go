@@ -1,0 +1,193 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/stratafs/strata/internal/cache/cachefs"
+)
+
+// Sentinel errors, checked with errors.Is.
+var (
+	// ErrInvalidKey: a key outside [0-9a-z_-]{1,128}.
+	ErrInvalidKey = errors.New("cache: invalid key")
+	// ErrInvalidRange: a negative offset or length, a Put not aligned on a
+	// page, or pages that contradict what is cached (a short page that is
+	// not the block's last).
+	ErrInvalidRange = errors.New("cache: invalid range")
+	// ErrMiss: a page the call needs is not cached.
+	ErrMiss = errors.New("cache: miss")
+	// ErrCorrupt: a cached page failed its CRC check; it has been dropped,
+	// and fetching it again and putting it fixes the cache.
+	ErrCorrupt = errors.New("cache: corrupt page dropped")
+	// ErrFull: no space for a Put even after evicting every block that can
+	// be evicted (the others are being written), or the disk is full of
+	// files that are not the cache's.
+	ErrFull = errors.New("cache: full")
+	// ErrClosed: the cache has been closed.
+	ErrClosed = errors.New("cache: closed")
+)
+
+// Dir is one directory (typically one disk) the cache may use.
+type Dir struct {
+	Path     string
+	Capacity int64 // bytes of page data the cache may keep there
+}
+
+// Config configures a cache. Zero values take the defaults.
+type Config struct {
+	Dirs []Dir
+	// PageSize is the unit of caching and checksumming, a multiple of 4 KiB
+	// (default 1 MiB). It is part of the on-disk format: blocks cached with
+	// another page size are discarded at Open.
+	PageSize int64
+	// HighWatermark and LowWatermark are fractions of each Dir's Capacity
+	// (default 0.95 and 0.80): a Put that would take a directory above the
+	// high one first evicts it down to the low one.
+	HighWatermark, LowWatermark float64
+	// Clock stamps blocks when they are first cached, which orders them for
+	// eviction after a restart; default time.Now.
+	Clock func() time.Time
+	// FS is the file system; default cachefs.OS(). Tests inject faults here.
+	FS cachefs.FS
+	// NoSync skips the fdatasync of data before its pages are recorded in
+	// the sidecar. Puts get faster; after a machine crash (not a process
+	// crash) a sidecar may then claim pages whose data never reached the
+	// disk, which the CRC check of the first read catches.
+	NoSync bool
+}
+
+// DefaultPageSize is the page size unless configured.
+const DefaultPageSize = 1 << 20
+
+// maxPages bounds the pages of one block (page indexes are u32 on disk, and
+// a block's index is a slice).
+const maxPages = 1 << 18
+
+func (c *Config) setDefaults() error {
+	if c.PageSize == 0 {
+		c.PageSize = DefaultPageSize
+	}
+	if c.HighWatermark == 0 {
+		c.HighWatermark = 0.95
+	}
+	if c.LowWatermark == 0 {
+		c.LowWatermark = 0.80
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	if c.FS == nil {
+		c.FS = cachefs.OS()
+	}
+	switch {
+	case len(c.Dirs) == 0:
+		return errors.New("cache: no directories")
+	case c.PageSize < 4096 || c.PageSize%4096 != 0 || c.PageSize > 1<<30:
+		return fmt.Errorf("cache: page size %d is not a multiple of 4 KiB up to 1 GiB", c.PageSize)
+	case !(0 < c.LowWatermark && c.LowWatermark < c.HighWatermark && c.HighWatermark <= 1):
+		return fmt.Errorf("cache: watermarks must satisfy 0 < low (%v) < high (%v) <= 1", c.LowWatermark, c.HighWatermark)
+	}
+	for _, d := range c.Dirs {
+		if d.Path == "" || d.Capacity <= 0 {
+			return fmt.Errorf("cache: directory %q needs a path and a positive capacity", d.Path)
+		}
+	}
+	return nil
+}
+
+// Stats are a snapshot of the cache's size and counters. Counters start at
+// zero at Open.
+type Stats struct {
+	Capacity int64 // sum of the directories' capacities
+	Used     int64 // bytes of cached pages
+	Blocks   int64 // blocks with at least one cached page
+	Pages    int64
+	// Hits and Misses count ReadAt and Acquire calls: answered from the
+	// cache (io.EOF past a known end included) or not (ErrMiss, ErrCorrupt).
+	Hits, Misses uint64
+	Evictions    uint64 // blocks evicted for space
+	EvictedBytes uint64
+	Corruptions  uint64 // pages dropped for a bad CRC, here or by Invalidate
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Checksum returns the CRC32C (Castagnoli) of p, the checksum of a page.
+func Checksum(p []byte) uint32 { return crc32.Checksum(p, castagnoli) }
+
+// Cache is a local-disk cache of immutable blocks, cached page by page. It
+// is safe for concurrent use.
+type Cache struct {
+	cfg  Config
+	fs   cachefs.FS
+	ps   int64 // cfg.PageSize
+	dirs []*dirState
+	bufs sync.Pool // *[]byte of one page, for partial-page reads
+
+	hits, misses, evictions, evictedBytes, corruptions atomic.Uint64
+
+	mu struct {
+		sync.Mutex
+		// changed is signalled when pages stop being pending and when
+		// writers leave.
+		changed sync.Cond
+		blocks  map[string]*block
+		nextGen uint64
+		writers int // calls between beginWriteLocked and endWrite
+		closed  bool
+	}
+}
+
+// Open opens the cache over cfg.Dirs, creating what is missing, and rebuilds
+// its index from the sidecars found there (see the package doc).
+func Open(cfg Config) (*Cache, error) {
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
+	}
+	c := &Cache{cfg: cfg, fs: cfg.FS, ps: cfg.PageSize}
+	c.bufs.New = func() any { b := make([]byte, c.ps); return &b }
+	c.mu.changed.L = &c.mu.Mutex
+	c.mu.blocks = map[string]*block{}
+	for _, d := range cfg.Dirs {
+		c.dirs = append(c.dirs, newDirState(d, cfg))
+	}
+	if err := c.load(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Close waits for the Puts and other writes in flight, then refuses every
+// further call with ErrClosed (Missing answers everything missing). Handles
+// stay readable until released.
+func (c *Cache) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mu.closed = true
+	for c.mu.writers > 0 {
+		c.mu.changed.Wait()
+	}
+	return nil
+}
+
+// Stats returns the current sizes and counters.
+func (c *Cache) Stats() Stats {
+	s := Stats{
+		Hits: c.hits.Load(), Misses: c.misses.Load(), Evictions: c.evictions.Load(),
+		EvictedBytes: c.evictedBytes.Load(), Corruptions: c.corruptions.Load(),
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, d := range c.dirs {
+		s.Capacity += d.capacity
+		s.Used += d.mu.used
+		s.Blocks += d.mu.blocks
+		s.Pages += d.mu.pages
+	}
+	return s
+}

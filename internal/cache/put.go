@@ -1,0 +1,237 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/stratafs/strata/internal/cache/cachefs"
+)
+
+// putOp is one Put in flight.
+type putOp struct {
+	b         *block
+	first     int64   // index of the first page of data
+	mine      []int64 // pages this Put writes (it marked them pending)
+	crcs      []uint32
+	others    []int64 // pages other Puts are writing
+	need      int64   // bytes reserved for mine
+	published bool
+}
+
+// Put caches data as the bytes of block key at off. off must be a multiple
+// of the page size; data is cut into pages, all full but the last, which may
+// be short only if it is the block's last page. Pages already cached are
+// skipped (Put is idempotent; blocks never change); pages another Put is
+// writing are waited for. Each new page is written with its CRC32C.
+//
+// If a directory would go above its high watermark, Put first evicts it
+// down to the low one; if the file system runs out of space (a shared disk
+// can fill below the capacity), Put evicts and retries. It returns ErrFull
+// if nothing more can be evicted.
+func (c *Cache) Put(key string, off int64, data []byte) error {
+	if err := validateKey(key); err != nil {
+		return err
+	}
+	if off < 0 || off%c.ps != 0 {
+		return fmt.Errorf("%w: put at %d, page size %d", ErrInvalidRange, off, c.ps)
+	}
+	if len(data) == 0 {
+		return nil
+	}
+	if off/c.ps+c.pageCount(int64(len(data))) > maxPages {
+		return fmt.Errorf("%w: put beyond page %d", ErrInvalidRange, maxPages)
+	}
+	op, err := c.beginPut(key, off/c.ps, data)
+	if err != nil {
+		return err
+	}
+	return c.endPut(op, c.writePut(op, data))
+}
+
+func (c *Cache) pageCount(n int64) int64 { return (n + c.ps - 1) / c.ps }
+
+// pageLen is the length of page i of data put at page first.
+func (c *Cache) pageLen(data []byte, first, i int64) int64 {
+	return min(c.ps, int64(len(data))-(i-first)*c.ps)
+}
+
+// beginPut marks the pages to write pending and reserves their space.
+func (c *Cache) beginPut(key string, first int64, data []byte) (*putOp, error) {
+	c.mu.Lock()
+	if c.mu.closed {
+		c.mu.Unlock()
+		return nil, ErrClosed
+	}
+	b := c.mu.blocks[key]
+	if b == nil {
+		b = c.newBlockLocked(key)
+	}
+	c.beginWriteLocked(b)
+	err := c.checkShapeLocked(b, first, data)
+	op := &putOp{b: b, first: first}
+	var files []string
+	if err == nil {
+		c.claimPagesLocked(op, data)
+		c.touchLocked(b, false)
+		files, err = c.reserveLocked(b.dir, op.need)
+		if err != nil {
+			c.releasePagesLocked(op)
+		}
+	}
+	if err != nil {
+		files = append(files, c.endWriteLocked(b)...)
+	}
+	c.mu.Unlock()
+	c.removeFiles(files)
+	return op, err
+}
+
+// checkShapeLocked refuses pages that contradict the block's shape (only
+// the last page may be short) or the lengths of pages already there.
+func (c *Cache) checkShapeLocked(b *block, first int64, data []byte) error {
+	last := first + c.pageCount(int64(len(data))) - 1
+	if top := b.lastPageLocked(); top >= 0 {
+		topShort := int64(b.mu.pages[top].n) < c.ps
+		if (topShort && last > top) || (c.pageLen(data, first, last) < c.ps && top > last) {
+			return fmt.Errorf("%w: pages %d-%d do not fit the block's end", ErrInvalidRange, first, last)
+		}
+	}
+	for i := first; i <= last && i < int64(len(b.mu.pages)); i++ {
+		if pg := b.mu.pages[i]; pg.state != absent && int64(pg.n) != c.pageLen(data, first, i) {
+			return fmt.Errorf("%w: page %d is %d bytes, not %d", ErrInvalidRange, i, pg.n, c.pageLen(data, first, i))
+		}
+	}
+	return nil
+}
+
+// claimPagesLocked marks the absent pages of data pending for op.
+func (c *Cache) claimPagesLocked(op *putOp, data []byte) {
+	b := op.b
+	last := op.first + c.pageCount(int64(len(data))) - 1
+	for int64(len(b.mu.pages)) <= last {
+		b.mu.pages = append(b.mu.pages, page{})
+	}
+	for i := op.first; i <= last; i++ {
+		pg := &b.mu.pages[i]
+		switch pg.state {
+		case absent:
+			n := c.pageLen(data, op.first, i)
+			*pg = page{n: uint32(n), state: pending}
+			op.mine = append(op.mine, i)
+			op.need += n
+		case pending:
+			op.others = append(op.others, i)
+		}
+	}
+}
+
+// releasePagesLocked gives up op's pages that were not published, and its
+// reservation.
+func (c *Cache) releasePagesLocked(op *putOp) {
+	if !op.published && !op.b.mu.removed {
+		for _, i := range op.mine {
+			op.b.mu.pages[i] = page{}
+		}
+	}
+	op.b.dir.mu.reserved -= op.need
+	op.need = 0
+	c.mu.changed.Broadcast()
+}
+
+// writePut writes op's pages, publishes them, and records them in the
+// sidecar, evicting and retrying whenever the file system is out of space.
+func (c *Cache) writePut(op *putOp, data []byte) error {
+	if len(op.mine) == 0 {
+		// Pages an earlier Put could not record may be pending still.
+		return c.retryNoSpace(op.b.dir, 0, func() error { return c.persist(op.b, nil) })
+	}
+	var f cachefs.File
+	err := c.retryNoSpace(op.b.dir, op.need, func() (err error) {
+		f, err = c.openData(op.b)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for _, i := range op.mine {
+		lo := (i - op.first) * c.ps
+		p := data[lo : lo+c.pageLen(data, op.first, i)]
+		op.crcs = append(op.crcs, Checksum(p))
+		err := c.retryNoSpace(op.b.dir, op.need, func() error {
+			_, err := f.WriteAt(p, i*c.ps)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	c.publish(op)
+	return c.retryNoSpace(op.b.dir, 0, func() error { return c.persist(op.b, f) })
+}
+
+// openData opens b's data file for writing, creating it (and its
+// subdirectory) if need be.
+func (c *Cache) openData(b *block) (cachefs.File, error) {
+	f, err := c.fs.OpenFile(b.dataPath(), os.O_WRONLY|os.O_CREATE, 0o644)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = c.fs.MkdirAll(filepath.Dir(b.dataPath()), 0o755); err == nil {
+			f, err = c.fs.OpenFile(b.dataPath(), os.O_WRONLY|os.O_CREATE, 0o644)
+		}
+	}
+	return f, err
+}
+
+// publish makes op's written pages present, and queues their records.
+func (c *Cache) publish(op *putOp) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b := op.b
+	if !b.mu.removed {
+		for k, i := range op.mine {
+			pg := &b.mu.pages[i]
+			pg.crc, pg.state = op.crcs[k], present
+			b.mu.npresent++
+			b.dir.mu.pages++
+			addBytesLocked(b, int64(pg.n))
+			b.mu.pending = append(b.mu.pending, record{kind: recPresent, idx: uint32(i), n: pg.n, crc: pg.crc})
+		}
+	}
+	op.published = true
+	c.releasePagesLocked(op)
+}
+
+// endPut releases what beginPut took, waits for the pages other Puts were
+// writing, and returns err.
+func (c *Cache) endPut(op *putOp, err error) error {
+	c.mu.Lock()
+	c.releasePagesLocked(op)
+	for _, i := range op.others {
+		for !op.b.mu.removed && op.b.mu.pages[i].state == pending {
+			c.mu.changed.Wait()
+		}
+	}
+	files := c.endWriteLocked(op.b)
+	c.mu.Unlock()
+	c.removeFiles(files)
+	return err
+}
+
+// retryNoSpace runs fn, and while it fails for want of space, evicts from d
+// and runs it again; this is the one place the cache retries. When nothing
+// is left to evict it fails with ErrFull.
+func (c *Cache) retryNoSpace(d *dirState, need int64, fn func() error) error {
+	for {
+		err := fn()
+		if !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EDQUOT) {
+			return err
+		}
+		if !c.evictForSpace(d, need) {
+			return fmt.Errorf("%w: %w", ErrFull, err)
+		}
+	}
+}

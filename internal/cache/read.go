@@ -1,0 +1,325 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"sync"
+
+	"github.com/stratafs/strata/internal/cache/cachefs"
+)
+
+// span is one cached page a read needs.
+type span struct {
+	idx int64
+	n   int64
+	crc uint32
+}
+
+// view is what a read found in the index: the pages to read and what to
+// recognise a race with a drop or an eviction by.
+type view struct {
+	b     *block
+	drops uint64
+	spans []span
+	eof   bool // the range goes past the block's end
+}
+
+// lookup finds the pages of [off, off+length) of key, all present, and
+// counts the use of the block. The range is cut at the block's end if that
+// is known (a short last page); past the end, the view has no pages and eof.
+func (c *Cache) lookup(key string, off, length int64) (view, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.closed {
+		return view{}, ErrClosed
+	}
+	b := c.mu.blocks[key]
+	if b == nil {
+		return view{}, ErrMiss
+	}
+	v := view{b: b, drops: b.mu.drops}
+	first, last := off/c.ps, (off+length-1)/c.ps
+	if e := b.eofLocked(c.ps); e >= 0 && (first > e || off >= e*c.ps+int64(b.mu.pages[e].n)) {
+		v.eof = true
+		return v, nil
+	}
+	for i := first; i <= last; i++ {
+		if i >= int64(len(b.mu.pages)) || b.mu.pages[i].state != present {
+			return view{}, ErrMiss
+		}
+		pg := b.mu.pages[i]
+		v.spans = append(v.spans, span{idx: i, n: int64(pg.n), crc: pg.crc})
+		if int64(pg.n) < c.ps {
+			v.eof = off+length > i*c.ps+int64(pg.n)
+			break
+		}
+	}
+	c.touchLocked(b, true)
+	return v, nil
+}
+
+// count counts a ReadAt or Acquire call as a hit or a miss.
+func (c *Cache) count(err error) {
+	switch {
+	case err == nil || err == io.EOF:
+		c.hits.Add(1)
+	case errors.Is(err, ErrMiss), errors.Is(err, ErrCorrupt):
+		c.misses.Add(1)
+	}
+}
+
+// ReadAt reads len(p) bytes of block key at off. Every page the range
+// touches must be cached, or it fails with ErrMiss; every one is checked
+// against its CRC, and one that fails is dropped from the cache and the
+// call fails with ErrCorrupt. On error nothing is returned (n is 0; p's
+// contents are unspecified). A range past the end of a block whose last
+// (short) page is cached returns what there is with io.EOF; past the end of
+// a block whose end is not known, it misses.
+func (c *Cache) ReadAt(key string, p []byte, off int64) (int, error) {
+	if err := validateKey(key); err != nil {
+		return 0, err
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if err := checkRange(off, int64(len(p))); err != nil {
+		return 0, err
+	}
+	v, err := c.lookup(key, off, int64(len(p)))
+	n := 0
+	if err == nil {
+		n, err = c.readView(v, p, off)
+	}
+	c.count(err)
+	return n, err
+}
+
+// readView reads the pages of v into p, which is the range at off.
+func (c *Cache) readView(v view, p []byte, off int64) (int, error) {
+	if len(v.spans) == 0 {
+		return 0, io.EOF
+	}
+	f, err := c.fs.OpenFile(v.b.dataPath(), os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, ErrMiss // evicted since the lookup
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	end := off + int64(len(p))
+	for _, s := range v.spans {
+		start := s.idx * c.ps
+		lo, hi := max(off, start), min(end, start+s.n)
+		if lo == start && hi == start+s.n {
+			err = c.readPage(f, s, p[lo-off:hi-off])
+		} else {
+			err = c.readPartial(f, s, p[lo-off:hi-off], lo-start)
+		}
+		if err != nil {
+			return 0, c.confirmCorrupt(v, s, err)
+		}
+	}
+	last := v.spans[len(v.spans)-1]
+	n := min(end, last.idx*c.ps+last.n) - off
+	if v.eof {
+		return int(n), io.EOF
+	}
+	return int(n), nil
+}
+
+// errBadPage is a page that could not be read whole or failed its CRC.
+var errBadPage = errors.New("page failed its check")
+
+// readPage reads page s into dst (len s.n) and checks it.
+func (c *Cache) readPage(f cachefs.File, s span, dst []byte) error {
+	if _, err := f.ReadAt(dst, s.idx*c.ps); err != nil {
+		return fmt.Errorf("%w: %w", errBadPage, err)
+	}
+	if Checksum(dst) != s.crc {
+		return errBadPage
+	}
+	return nil
+}
+
+// readPartial reads page s into a buffer, checks it, and copies the bytes
+// from skip on into dst.
+func (c *Cache) readPartial(f cachefs.File, s span, dst []byte, skip int64) error {
+	bp := c.bufs.Get().(*[]byte)
+	defer c.bufs.Put(bp)
+	buf := (*bp)[:s.n]
+	if err := c.readPage(f, s, buf); err != nil {
+		return err
+	}
+	copy(dst, buf[skip:])
+	return nil
+}
+
+// confirmCorrupt decides what a page that failed its check means. If the
+// block and the page are as the lookup saw them, the cached copy is bad:
+// the page is dropped and the answer is ErrCorrupt. If the page was dropped
+// or the block evicted meanwhile, the read raced that and merely missed.
+// Errors other than a bad page are returned as they are.
+func (c *Cache) confirmCorrupt(v view, s span, err error) error {
+	if !errors.Is(err, errBadPage) {
+		return err
+	}
+	b := v.b
+	c.mu.Lock()
+	if b.mu.removed || b.mu.drops != v.drops {
+		c.mu.Unlock()
+		return ErrMiss
+	}
+	c.dropPageLocked(b, s.idx)
+	files, record := c.settleLocked(b)
+	c.mu.Unlock()
+	c.corruptions.Add(1)
+	c.removeFiles(files)
+	if record {
+		c.persistDrops(b)
+	}
+	return fmt.Errorf("%w: %s page %d: %w", ErrCorrupt, b.key, s.idx, err)
+}
+
+// Handle lends the data file of a cached block to a reader, typically
+// another process on the host that the worker passes File's descriptor to
+// (short-circuit). Page i of the range is at FirstPage + i*PageSize in the
+// file, PageSize bytes long except the last, which ends at FirstPage +
+// Length, and must match CRCs[i] (CRC32C, see Checksum); ReadPage does
+// exactly that. The bytes stay readable until Release, even if the block is
+// evicted meanwhile (the file is unlinked, not changed). A reader that finds
+// a page failing its CRC must not use it and should call Invalidate.
+type Handle struct {
+	File      cachefs.File // open read-only
+	Path      string       // the file's path, for readers who can open it themselves
+	PageSize  int64
+	FirstPage int64 // file offset of the range's first page (a multiple of PageSize)
+	Length    int64 // bytes from FirstPage to the end of the range's last page
+	CRCs      []uint32
+
+	once sync.Once
+}
+
+// Acquire returns a Handle on the pages of [off, off+length) of key if all
+// of them are cached, ErrMiss otherwise; io.EOF if off is past the end of
+// the block (known from its short last page), where the range is also cut.
+// The caller must Release the handle.
+func (c *Cache) Acquire(key string, off, length int64) (*Handle, error) {
+	if err := validateKey(key); err != nil {
+		return nil, err
+	}
+	if err := checkRange(off, length); err != nil {
+		return nil, err
+	}
+	v, err := c.lookup(key, off, length)
+	if err == nil && len(v.spans) == 0 {
+		err = io.EOF
+	}
+	var h *Handle
+	if err == nil {
+		h, err = c.newHandle(v)
+	}
+	c.count(err)
+	return h, err
+}
+
+func (c *Cache) newHandle(v view) (*Handle, error) {
+	f, err := c.fs.OpenFile(v.b.dataPath(), os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ErrMiss // evicted since the lookup
+	}
+	if err != nil {
+		return nil, err
+	}
+	first, last := v.spans[0], v.spans[len(v.spans)-1]
+	h := &Handle{File: f, Path: v.b.dataPath(), PageSize: c.ps, FirstPage: first.idx * c.ps,
+		Length: (last.idx-first.idx)*c.ps + last.n}
+	for _, s := range v.spans {
+		h.CRCs = append(h.CRCs, s.crc)
+	}
+	return h, nil
+}
+
+// Release closes the handle's file. It may be called more than once.
+func (h *Handle) Release() {
+	h.once.Do(func() { _ = h.File.Close() })
+}
+
+// PageSpan returns the file offset and length of the handle's page i.
+func (h *Handle) PageSpan(i int) (off, n int64) {
+	off = h.FirstPage + int64(i)*h.PageSize
+	return off, min(h.PageSize, h.FirstPage+h.Length-off)
+}
+
+// ReadPage reads the handle's page i into buf (grown if short) and checks
+// its CRC, as a short-circuit reader must; a page failing it is ErrCorrupt.
+func (h *Handle) ReadPage(i int, buf []byte) ([]byte, error) {
+	off, n := h.PageSpan(i)
+	if int64(cap(buf)) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	if _, err := h.File.ReadAt(buf, off); err != nil {
+		return nil, fmt.Errorf("%w: page at %d: %w", ErrCorrupt, off, err)
+	}
+	if Checksum(buf) != h.CRCs[i] {
+		return nil, fmt.Errorf("%w: page at %d fails its CRC", ErrCorrupt, off)
+	}
+	return buf, nil
+}
+
+// Range is a byte range of a block.
+type Range struct{ Off, Len int64 }
+
+// Missing returns the page-aligned ranges of [off, off+length) of key that
+// are not cached (pages being written count as missing), in order, adjacent
+// pages merged. Ranges may run past the end of the block, unless the block's
+// end is known from its short last page; the caller cuts them at the block's
+// size. An invalid key or a closed cache has everything missing.
+func (c *Cache) Missing(key string, off, length int64) []Range {
+	if checkRange(off, length) != nil {
+		return nil
+	}
+	first, last := off/c.ps, (off+length-1)/c.ps
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var pages []page
+	if validateKey(key) == nil && !c.mu.closed {
+		if b := c.mu.blocks[key]; b != nil {
+			pages = b.mu.pages
+			if e := b.eofLocked(c.ps); e >= 0 {
+				last = min(last, e)
+			}
+		}
+	}
+	var out []Range
+	add := func(from, to int64) { // pages [from, to]
+		if k := len(out) - 1; k >= 0 && out[k].Off+out[k].Len == from*c.ps {
+			out[k].Len += (to - from + 1) * c.ps
+		} else {
+			out = append(out, Range{Off: from * c.ps, Len: (to - from + 1) * c.ps})
+		}
+	}
+	for i := first; i <= last && i < int64(len(pages)); i++ {
+		if pages[i].state != present {
+			add(i, i)
+		}
+	}
+	if from := max(first, int64(len(pages))); from <= last {
+		add(from, last)
+	}
+	return out
+}
+
+// checkRange refuses negative offsets, empty or negative lengths, and
+// ranges whose end overflows.
+func checkRange(off, length int64) error {
+	if off < 0 || length <= 0 || length > math.MaxInt64-off {
+		return fmt.Errorf("%w: %d+%d", ErrInvalidRange, off, length)
+	}
+	return nil
+}

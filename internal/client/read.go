@@ -1,0 +1,197 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/stratafs/strata/internal/fserr"
+	pb "github.com/stratafs/strata/proto/strata/v1"
+)
+
+// readBuffer is how much a sequential Read fetches at a time.
+const readBuffer = 4 << 20
+
+// Reader reads a file. It implements io.Reader, io.ReaderAt and io.Seeker;
+// ReadAt may be called concurrently, Read and Seek may not.
+type Reader struct {
+	Status   *FileStatus
+	c        *Client
+	ctx      context.Context
+	inline   []byte
+	blocks   []*pb.Block
+	storeURI string
+	size     int64
+
+	off    int64  // position of Read
+	buf    []byte // read-ahead of Read, starting at bufOff
+	bufOff int64
+}
+
+// Open opens path for reading.
+func (c *Client) Open(ctx context.Context, path string) (*Reader, error) {
+	ns, p, err := splitPath(path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := call(func() (*pb.OpenResponse, error) {
+		return c.meta.Open(ctx, &pb.OpenRequest{Header: c.hdr(ns), Path: p})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Reader{Status: statusFromProto(parentOf(p), r.Status), c: c, ctx: ctx, inline: r.InlineData,
+		blocks: r.Blocks, storeURI: r.StoreUri, size: int64(r.Status.Length)}, nil
+}
+
+// Size returns the file's length.
+func (r *Reader) Size() int64 { return r.size }
+
+// Close implements io.Closer.
+func (r *Reader) Close() error { r.buf = nil; return nil }
+
+// Read implements io.Reader, reading ahead in large aligned chunks so that
+// small reads do not each cost a request.
+func (r *Reader) Read(p []byte) (int, error) {
+	if r.off >= r.size {
+		return 0, io.EOF
+	}
+	if r.off < r.bufOff || r.off >= r.bufOff+int64(len(r.buf)) {
+		if len(p) >= readBuffer {
+			n, err := r.ReadAt(p, r.off)
+			r.off += int64(n)
+			if errors.Is(err, io.EOF) && n > 0 {
+				err = nil
+			}
+			return n, err
+		}
+		start := r.off - r.off%readBuffer
+		n := min(int64(readBuffer), r.size-start)
+		if cap(r.buf) < readBuffer {
+			r.buf = make([]byte, readBuffer)
+		}
+		r.buf = r.buf[:n]
+		if _, err := r.ReadAt(r.buf, start); err != nil && !errors.Is(err, io.EOF) {
+			r.buf = r.buf[:0]
+			return 0, err
+		}
+		r.bufOff = start
+	}
+	n := copy(p, r.buf[r.off-r.bufOff:])
+	r.off += int64(n)
+	return n, nil
+}
+
+// Seek implements io.Seeker.
+func (r *Reader) Seek(offset int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekCurrent:
+		offset += r.off
+	case io.SeekEnd:
+		offset += r.size
+	}
+	if offset < 0 {
+		return 0, fserr.Errorf(fserr.ErrInvalidArgument, "seek %s: negative position %d", r.Status.Path, offset)
+	}
+	r.off = offset
+	return offset, nil
+}
+
+// ReadAt implements io.ReaderAt.
+func (r *Reader) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, fserr.Errorf(fserr.ErrInvalidArgument, "read %s: negative offset", r.Status.Path)
+	}
+	if off >= r.size {
+		return 0, io.EOF
+	}
+	want := len(p)
+	p = p[:min(int64(len(p)), r.size-off)]
+	if r.inline != nil || len(r.blocks) == 0 {
+		n := copy(p, r.inline[off:])
+		return n, eofIf(n < want)
+	}
+	done := 0
+	for done < len(p) {
+		pos := off + int64(done)
+		i := sort.Search(len(r.blocks), func(i int) bool { return int64(r.blocks[i].Offset+r.blocks[i].Length) > pos })
+		b := r.blocks[i]
+		in := pos - int64(b.Offset)
+		n := min(int64(len(p)-done), int64(b.Length)-in)
+		if err := r.readBlock(b, p[done:done+int(n)], in); err != nil {
+			return done, err
+		}
+		done += int(n)
+	}
+	return done, eofIf(done < want)
+}
+
+func eofIf(short bool) error {
+	if short {
+		return io.EOF
+	}
+	return nil
+}
+
+// readBlock reads [off, off+len(p)) of block b from its home worker,
+// short-circuit when that worker shares this host, falling back to the
+// next workers in rendezvous order when one fails.
+func (r *Reader) readBlock(b *pb.Block, p []byte, off int64) error {
+	ref := &pb.BlockRef{StoreUri: r.storeURI, InodeId: r.Status.InodeID, BlockId: b.BlockId, Length: b.Length}
+	var errs []error
+	for attempt := range 2 {
+		list, err := r.c.workers.live(r.ctx, attempt > 0)
+		if err != nil {
+			return err
+		}
+		for _, w := range rank(list, ref.InodeId, ref.BlockId) {
+			err := r.readFrom(w, ref, p, off)
+			if err == nil {
+				return nil
+			}
+			if answered(err) {
+				return err // the worker answered: the block itself is the problem
+			}
+			errs = append(errs, fmt.Errorf("worker %s: %w", w.Id, err))
+		}
+	}
+	return fserr.Errorf(fserr.ErrUnavailable, "read %s: no worker could serve block %016x: %v", r.Status.Path, b.BlockId, errors.Join(errs...))
+}
+
+func (r *Reader) readFrom(w *pb.WorkerInfo, ref *pb.BlockRef, p []byte, off int64) error {
+	if r.c.workers.local(w) {
+		if err := shortCircuitRead(r.c.workers.scPool(w.UnixSocket), ref, p, off); err == nil {
+			return nil
+		}
+		// Fall through to the worker's RPC, which reports the real error.
+	}
+	wc, err := r.c.workers.conn(w)
+	if err != nil {
+		return err
+	}
+	stream, err := wc.Read(r.ctx, &pb.ReadRequest{Block: ref, Offset: uint64(off), Length: uint64(len(p))})
+	if err != nil {
+		return fserr.FromStatus(err)
+	}
+	got := 0
+	for got < len(p) {
+		msg, err := stream.Recv()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return fmt.Errorf("worker sent %d of %d bytes", got, len(p))
+			}
+			return fserr.FromStatus(err)
+		}
+		got += copy(p[got:], msg.Data)
+	}
+	return nil
+}
+
+// answered reports whether err is the service's answer about the data (a
+// missing block, a bad range) rather than a failure to reach a worker.
+func answered(err error) bool {
+	var fe *fserr.Error
+	return errors.As(err, &fe) && fe.Cond != fserr.ErrUnavailable
+}

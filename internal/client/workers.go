@@ -1,0 +1,161 @@
+package client
+
+import (
+	"context"
+	"os"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/stratafs/strata/internal/blocks"
+	"github.com/stratafs/strata/internal/fserr"
+	pb "github.com/stratafs/strata/proto/strata/v1"
+)
+
+// workerListTTL is how long the client trusts its list of live workers.
+const workerListTTL = 3 * time.Second
+
+// workerSet tracks the live workers and the connections to them.
+type workerSet struct {
+	c    *Client
+	host string
+	mu   struct {
+		sync.Mutex
+		list    []*pb.WorkerInfo
+		fetched time.Time
+		conns   map[string]*grpc.ClientConn
+		sc      map[string]*scPool
+	}
+}
+
+func (ws *workerSet) init(c *Client) {
+	ws.c = c
+	ws.host, _ = os.Hostname()
+}
+
+// live returns the live workers, refreshing the list when it is old or
+// when refresh is set (after a worker failed).
+func (ws *workerSet) live(ctx context.Context, refresh bool) ([]*pb.WorkerInfo, error) {
+	ws.mu.Lock()
+	fresh := time.Since(ws.mu.fetched) < workerListTTL && len(ws.mu.list) > 0
+	list := ws.mu.list
+	ws.mu.Unlock()
+	if fresh && !refresh {
+		return list, nil
+	}
+	r, err := call(func() (*pb.ListWorkersResponse, error) {
+		return ws.c.meta.ListWorkers(ctx, &pb.ListWorkersRequest{})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(r.Workers) == 0 {
+		return nil, fserr.Errorf(fserr.ErrUnsupported, "no live workers: start one with 'strata worker' (or use 'strata server --dev')")
+	}
+	ws.mu.Lock()
+	ws.mu.list, ws.mu.fetched = r.Workers, time.Now()
+	ws.mu.Unlock()
+	return r.Workers, nil
+}
+
+// rank orders workers by preference for block of inode: its home first.
+func rank(list []*pb.WorkerInfo, inode, block uint64) []*pb.WorkerInfo {
+	ids := make([]string, len(list))
+	for i, w := range list {
+		ids[i] = w.Id
+	}
+	out := make([]*pb.WorkerInfo, 0, len(list))
+	for _, i := range blocks.Rank(ids, inode, block) {
+		out = append(out, list[i])
+	}
+	return out
+}
+
+// local reports whether w runs on this host with a short-circuit socket
+// the client can reach.
+func (ws *workerSet) local(w *pb.WorkerInfo) bool {
+	if w.Host != ws.host || w.UnixSocket == "" || ws.c.cfg.NoShortCircuit {
+		return false
+	}
+	_, err := os.Stat(w.UnixSocket)
+	return err == nil
+}
+
+// writerOrder lists the workers a new file's content may go to: one on
+// this host first (its cache then serves reads back), then by rendezvous
+// on the inode.
+func (ws *workerSet) writerOrder(list []*pb.WorkerInfo, inode uint64) []*pb.WorkerInfo {
+	order := rank(list, inode, 0)
+	for i, w := range order {
+		if ws.local(w) {
+			return append([]*pb.WorkerInfo{w}, append(order[:i:i], order[i+1:]...)...)
+		}
+	}
+	return order
+}
+
+func (ws *workerSet) conn(w *pb.WorkerInfo) (pb.WorkerServiceClient, error) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if cc, ok := ws.mu.conns[w.Address]; ok {
+		return pb.NewWorkerServiceClient(cc), nil
+	}
+	cc, err := grpc.NewClient(w.Address, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(16<<20)))
+	if err != nil {
+		return nil, err
+	}
+	if ws.mu.conns == nil {
+		ws.mu.conns = map[string]*grpc.ClientConn{}
+	}
+	ws.mu.conns[w.Address] = cc
+	return pb.NewWorkerServiceClient(cc), nil
+}
+
+func (ws *workerSet) scPool(socket string) *scPool {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if p, ok := ws.mu.sc[socket]; ok {
+		return p
+	}
+	if ws.mu.sc == nil {
+		ws.mu.sc = map[string]*scPool{}
+	}
+	p := newSCPool(socket)
+	ws.mu.sc[socket] = p
+	return p
+}
+
+func (ws *workerSet) close() {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	for _, cc := range ws.mu.conns {
+		cc.Close()
+	}
+	for _, p := range ws.mu.sc {
+		p.close()
+	}
+}
+
+// WorkerStats returns the counters of every live worker.
+func (c *Client) WorkerStats(ctx context.Context) ([]*pb.WorkerStats, error) {
+	list, err := c.workers.live(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	var out []*pb.WorkerStats
+	for _, w := range list {
+		wc, err := c.workers.conn(w)
+		if err != nil {
+			return nil, err
+		}
+		st, err := call(func() (*pb.WorkerStats, error) { return wc.Stats(ctx, &pb.WorkerStatsRequest{}) })
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}

@@ -1,0 +1,268 @@
+package fsshell
+
+import (
+	"fmt"
+	"math/bits"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/stratafs/strata/internal/client"
+)
+
+// permString is FsPermission.toString: "rwxr-xr-x", the last letter t or T
+// when the sticky bit is set. HDFS has no setuid or setgid.
+func permString(perm uint32) string {
+	const rwx = "rwx"
+	b := []byte("---------")
+	for i := range 9 {
+		if perm&(1<<(8-i)) != 0 {
+			b[i] = rwx[i%3]
+		}
+	}
+	if perm&0o1000 != 0 {
+		b[8] = map[bool]byte{true: 't', false: 'T'}[perm&1 != 0]
+	}
+	return string(b)
+}
+
+// permOctal is FsPermission.toOctal, which -stat %a prints: the digits of
+// the octal mode as a decimal number, so 0755 is "755" and 0007 is "7".
+func permOctal(perm uint32) string {
+	n := (perm>>9&1)*1000 + (perm>>6&7)*100 + (perm>>3&7)*10 + perm&7
+	return strconv.Itoa(int(n))
+}
+
+// humanSize is StringUtils.TraditionalBinaryPrefix.long2String(n, "", 1):
+// "1023", "1 K", "1.5 K", "64 M", rounding the one decimal half up.
+func humanSize(n uint64) string {
+	const symbols = "KMGTPE"
+	if n < 1024 {
+		return strconv.FormatUint(n, 10)
+	}
+	shift := uint(10)
+	for shift < 60 && n >= 1<<(shift+10) {
+		shift += 10
+	}
+	sym := symbols[shift/10-1]
+	unit := uint64(1) << shift
+	if n&(unit-1) == 0 {
+		return fmt.Sprintf("%d %c", n>>shift, sym)
+	}
+	tenths := roundTenths(n, unit)
+	if tenths >= 10240 && shift < 60 { // "1024.0 K" is "1.0 M"
+		shift += 10
+		sym, unit = symbols[shift/10-1], uint64(1)<<shift
+		tenths = roundTenths(n, unit)
+	}
+	return fmt.Sprintf("%d.%d %c", tenths/10, tenths%10, sym)
+}
+
+// roundTenths is n/unit in tenths, rounded half up as Java's %.1f does.
+func roundTenths(n, unit uint64) uint64 {
+	hi, lo := bits.Mul64(n, 20)
+	lo, carry := bits.Add64(lo, unit, 0)
+	q, _ := bits.Div64(hi+carry, lo, 2*unit)
+	return q
+}
+
+// printable is Hadoop's PrintableString: what -ls -q prints, with '?' for
+// control, format, private-use, surrogate, unassigned and invalid code points.
+func printable(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r == utf8.RuneError || !(unicode.IsGraphic(r) || unicode.In(r, unicode.Zl, unicode.Zp)) {
+			r = '?'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// lsFormat lays out -ls lines as Ls.adjustColumnWidths: the widths only
+// grow, over every group of entries the command prints.
+type lsFormat struct {
+	maxRepl, maxLen, maxOwner, maxGroup int
+	human, atime, hideNonPrintable      bool
+	loc                                 *time.Location
+}
+
+func newLsFormat(loc *time.Location) *lsFormat {
+	return &lsFormat{maxRepl: 3, maxLen: 10, loc: loc}
+}
+
+// adjust widens the columns for the entries about to be printed.
+func (f *lsFormat) adjust(items []*pathData) {
+	for _, it := range items {
+		st := it.st
+		f.maxRepl = max(f.maxRepl, len(strconv.FormatUint(uint64(st.Replication), 10)))
+		f.maxLen = max(f.maxLen, len(strconv.FormatUint(st.Length, 10)))
+		f.maxOwner = max(f.maxOwner, len(st.Owner))
+		f.maxGroup = max(f.maxGroup, len(st.Group))
+	}
+}
+
+// line is one entry: type and permission, replication ("-" for a
+// directory), owner, group, size, date "yyyy-MM-dd HH:mm" and path.
+func (f *lsFormat) line(text string, st *client.FileStatus) string {
+	typ, repl := "-", strconv.FormatUint(uint64(st.Replication), 10)
+	if st.IsDir {
+		typ, repl = "d", "-"
+	}
+	size := strconv.FormatUint(st.Length, 10)
+	if f.human {
+		size = humanSize(st.Length)
+	}
+	t := st.ModTime
+	if f.atime {
+		t = st.AccTime
+	}
+	if f.hideNonPrintable {
+		text = printable(text)
+	}
+	return fmt.Sprintf("%s%s %*s %s%s%*s %s %s", typ, permString(st.Perm), f.maxRepl, repl,
+		padded(st.Owner, f.maxOwner), padded(st.Group, f.maxGroup), f.maxLen, size,
+		t.In(f.loc).Format("2006-01-02 15:04"), text)
+}
+
+// padded is Java's "%-Ns " for N > 0 and "%s" for N == 0.
+func padded(s string, width int) string {
+	if width == 0 {
+		return s
+	}
+	return fmt.Sprintf("%-*s ", width, s)
+}
+
+// table is FsUsage's TableBuilder: columns as wide as their widest cell,
+// two spaces apart, left-aligned, without trailing spaces.
+type table struct {
+	rows   [][]string
+	widths []int
+	header bool
+}
+
+func newTable(columns int, header ...string) *table {
+	t := &table{widths: make([]int, columns)}
+	if len(header) > 0 {
+		t.add(header...)
+		t.header = true
+	}
+	return t
+}
+
+func (t *table) add(cells ...string) {
+	for i, c := range cells {
+		t.widths[i] = max(t.widths[i], len(c))
+	}
+	t.rows = append(t.rows, cells)
+}
+
+// empty reports whether the table has no rows besides its header.
+func (t *table) empty() bool {
+	return len(t.rows) == 0 || (t.header && len(t.rows) == 1)
+}
+
+func (t *table) String() string {
+	if t.empty() {
+		return ""
+	}
+	var b strings.Builder
+	for _, row := range t.rows {
+		for i, c := range row {
+			switch {
+			case i == len(row)-1:
+				b.WriteString(c + "\n")
+			default:
+				fmt.Fprintf(&b, "%-*s  ", t.widths[i], c)
+			}
+		}
+	}
+	return b.String()
+}
+
+// The -count layouts: ContentSummary's and QuotaUsage's formats.
+const (
+	countFormat = "%12s %12s %18s "
+	quotaFormat = "%12s %15s %15s %15s "
+)
+
+var (
+	countHeader = fmt.Sprintf(countFormat, "DIR_COUNT", "FILE_COUNT", "CONTENT_SIZE")
+	quotaHeader = fmt.Sprintf(quotaFormat, "QUOTA", "REM_QUOTA", "SPACE_QUOTA", "REM_SPACE_QUOTA")
+	// noQuotas is how QuotaUsage prints a directory without quotas.
+	noQuotas = fmt.Sprintf(quotaFormat, "none", "inf", "none", "inf")
+)
+
+// countLine is ContentSummary.toString(qOption, hOption) before the path.
+// Strata has no quotas, so they print as "none" and "inf".
+func countLine(sum *client.ContentSummary, quotas, human bool) string {
+	size := func(n uint64) string {
+		if human {
+			return humanSize(n)
+		}
+		return strconv.FormatUint(n, 10)
+	}
+	prefix := ""
+	if quotas {
+		prefix = noQuotas
+	}
+	return prefix + fmt.Sprintf(countFormat, size(sum.DirectoryCount), size(sum.FileCount), size(sum.Length))
+}
+
+// statTime is -stat's date: UTC, "yyyy-MM-dd HH:mm:ss".
+func statTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") }
+
+// formatStat expands a -stat format for one path as Stat.processPath:
+// unknown conversions print their letter, a trailing % is dropped.
+func formatStat(format, name string, st *client.FileStatus) string {
+	var b strings.Builder
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' {
+			b.WriteByte(format[i])
+			continue
+		}
+		if i+1 == len(format) {
+			break
+		}
+		i++
+		b.WriteString(statField(format[i], name, st))
+	}
+	return b.String()
+}
+
+func statField(c byte, name string, st *client.FileStatus) string {
+	switch c {
+	case 'a':
+		return permOctal(st.Perm)
+	case 'A':
+		return permString(st.Perm)
+	case 'b':
+		return strconv.FormatUint(st.Length, 10)
+	case 'F':
+		if st.IsDir {
+			return "directory"
+		}
+		return "regular file"
+	case 'g':
+		return st.Group
+	case 'n':
+		return name
+	case 'o':
+		return strconv.FormatUint(st.BlockSize, 10)
+	case 'r':
+		return strconv.FormatUint(uint64(st.Replication), 10)
+	case 'u':
+		return st.Owner
+	case 'x':
+		return statTime(st.AccTime)
+	case 'X':
+		return strconv.FormatInt(st.AccTime.UnixMilli(), 10)
+	case 'y':
+		return statTime(st.ModTime)
+	case 'Y':
+		return strconv.FormatInt(st.ModTime.UnixMilli(), 10)
+	}
+	return string(c)
+}

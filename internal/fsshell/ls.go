@@ -1,0 +1,143 @@
+package fsshell
+
+import (
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/stratafs/strata/internal/client"
+)
+
+// lsCmd is -ls, Hadoop's Ls.
+type lsCmd struct {
+	sh                   *shell
+	f                    *lsFormat
+	pathOnly, dirRecurse bool
+	recursive, reverse   bool
+	byTime, bySize       bool
+}
+
+// lsGroup is how many entries of a recursive listing are laid out at a
+// time, so that -ls -R streams a directory of any size (Ls's
+// getListingGroupSize).
+const lsGroup = 100
+
+func runLs(sh *shell, args []string) error {
+	cf := newFormat(0, unbounded, "C", "d", "h", "q", "R", "r", "t", "S", "u")
+	args, err := cf.parse(args)
+	if err != nil {
+		return err
+	}
+	if err := sh.connect(); err != nil {
+		return err
+	}
+	ls := &lsCmd{sh: sh, f: newLsFormat(sh.loc), pathOnly: cf.opt("C"), dirRecurse: !cf.opt("d"),
+		reverse: cf.opt("r"), byTime: cf.opt("t"), bySize: !cf.opt("t") && cf.opt("S")}
+	ls.recursive = cf.opt("R") && ls.dirRecurse
+	ls.f.human, ls.f.hideNonPrintable, ls.f.atime = cf.opt("h"), cf.opt("q"), cf.opt("u")
+	if len(args) == 0 {
+		args = []string{"."}
+	}
+	for _, item := range sh.expandAll(args) {
+		if !item.exists() {
+			sh.fail(errNotFound(item.text))
+			continue
+		}
+		if ls.dirRecurse && item.isDir() {
+			ls.recurse(item) // a directory argument lists its children
+		} else {
+			ls.paths(nil, []*pathData{item})
+		}
+	}
+	return nil
+}
+
+// paths is Ls.processPaths: a directory's entries (parent set) or an
+// argument (parent nil).
+func (ls *lsCmd) paths(parent *pathData, items []*pathData) {
+	if parent != nil && !ls.recursive && len(items) > 0 {
+		if !ls.pathOnly {
+			ls.sh.printf("Found %d items\n", len(items))
+		}
+		ls.sort(items)
+	}
+	if !ls.pathOnly {
+		ls.f.adjust(items)
+	}
+	for _, it := range items {
+		if ls.pathOnly {
+			ls.sh.printf("%s\n", it.text)
+		} else {
+			ls.sh.printf("%s\n", ls.f.line(it.text, it.st))
+		}
+		if ls.recursive && it.isDir() {
+			ls.recurse(it)
+		}
+	}
+}
+
+// sorted reports whether a directory is read whole before it is printed;
+// otherwise it streams in groups (Ls.isSorted).
+func (ls *lsCmd) sorted() bool {
+	return !ls.recursive || ls.byTime || ls.bySize || ls.reverse
+}
+
+// recurse lists directory dir.
+func (ls *lsCmd) recurse(dir *pathData) {
+	size := lsGroup
+	if ls.pathOnly {
+		size = 1
+	}
+	var group []*pathData
+	err := ls.sh.fs.List(ls.sh.ctx, dir.uri(), func(st *client.FileStatus) error {
+		if st.Path == dir.abs { // it became a file: a file lists as itself
+			return nil
+		}
+		group = append(group, dir.child(st))
+		if !ls.sorted() && len(group) == size {
+			ls.paths(dir, group)
+			group = nil
+		}
+		return nil
+	})
+	if len(group) > 0 && (err == nil || !ls.sorted()) {
+		ls.paths(dir, group)
+	}
+	if err != nil {
+		ls.sh.fail(ls.sh.explain(dir.text, dir.abs, err))
+	}
+}
+
+// sort orders a directory's entries: by name, or newest first (-t), or
+// largest first (-S); -r reverses the comparison, ties keep name order.
+func (ls *lsCmd) sort(items []*pathData) {
+	sign := 1
+	if ls.reverse {
+		sign = -1
+	}
+	cmp := func(a, b *client.FileStatus) int { return strings.Compare(a.Path, b.Path) }
+	switch {
+	case ls.byTime:
+		cmp = func(a, b *client.FileStatus) int { return ls.time(b).Compare(ls.time(a)) }
+	case ls.bySize:
+		cmp = func(a, b *client.FileStatus) int { return compareUint(b.Length, a.Length) }
+	}
+	sort.SliceStable(items, func(i, j int) bool { return sign*cmp(items[i].st, items[j].st) < 0 })
+}
+
+func (ls *lsCmd) time(st *client.FileStatus) time.Time {
+	if ls.f.atime {
+		return st.AccTime
+	}
+	return st.ModTime
+}
+
+func compareUint(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,252 @@
+package worker_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stratafs/strata/internal/cache"
+	"github.com/stratafs/strata/internal/client"
+	"github.com/stratafs/strata/internal/object"
+	"github.com/stratafs/strata/internal/object/faulty"
+	"github.com/stratafs/strata/internal/object/objstore"
+	"github.com/stratafs/strata/internal/object/retry"
+	"github.com/stratafs/strata/internal/testcluster"
+	"github.com/stratafs/strata/internal/worker"
+	pb "github.com/stratafs/strata/proto/strata/v1"
+)
+
+// pollPause spaces the polls of a condition another process makes true.
+func pollPause() { time.Sleep(10 * time.Millisecond) }
+
+// local is a namespace service and one worker in the test's process, so
+// that tests can wrap the bucket with faults and look into the cache.
+type local struct {
+	svc      *testcluster.InProcess
+	w        *worker.Worker
+	cacheDir string
+	bucket   string
+}
+
+func startLocal(t *testing.T, capacity int64, wrap func(object.Store) object.Store) *local {
+	t.Helper()
+	l := &local{svc: testcluster.StartInProcess(t, nil), cacheDir: t.TempDir()}
+	l.bucket = filepath.Join(l.svc.DataDir, "bucket")
+	cfg := worker.Config{StateDir: t.TempDir(), Meta: l.svc.Addr, BlockSize: testBlockSize,
+		Cache: cache.Config{Dirs: []cache.Dir{{Path: l.cacheDir, Capacity: capacity}}}}
+	cfg.OpenStore = func(ctx context.Context, uri string) (object.Store, error) {
+		st, err := objstore.Open(ctx, uri)
+		if err != nil {
+			return nil, err
+		}
+		if wrap != nil {
+			st = wrap(st)
+		}
+		return retry.New(st, retry.Policy{BaseDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond,
+			AttemptTimeout: 2 * time.Second, MaxAttempts: 20}), nil
+	}
+	w, err := worker.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.w = w
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = w.Serve(ctx, lis) }()
+	t.Cleanup(func() { cancel(); <-done; w.Close() })
+	waitWorkers(t, testcluster.Client(t, l.svc.Addr, ""), 1)
+	return l
+}
+
+func stats(t *testing.T, c *client.Client) *pb.WorkerStats {
+	t.Helper()
+	st, err := c.WorkerStats(context.Background())
+	if err != nil || len(st) != 1 {
+		t.Fatalf("worker stats: %v %v", st, err)
+	}
+	return st[0]
+}
+
+// A cached read on the same host moves no byte over the worker's RPC.
+func TestCachedReadIsShortCircuit(t *testing.T) {
+	l := startLocal(t, 256<<20, nil)
+	c := testcluster.Client(t, l.svc.Addr, "")
+	data := randomBytes(3, 2*testBlockSize+100)
+	writeFile(t, c, "/sc", data)
+	before := stats(t, c)
+	for range 2 {
+		got, err := c.ReadFile(context.Background(), "/sc")
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("read: %v", err)
+		}
+	}
+	after := stats(t, c)
+	if after.RpcBytesRead != before.RpcBytesRead {
+		t.Fatalf("%d bytes went over RPC", after.RpcBytesRead-before.RpcBytesRead)
+	}
+	if after.ShortCircuitBytes-before.ShortCircuitBytes < uint64(2*len(data)) {
+		t.Fatalf("short-circuit served %d bytes, want %d", after.ShortCircuitBytes-before.ShortCircuitBytes, 2*len(data))
+	}
+	// The same read with short-circuit off goes over RPC.
+	rpc, err := client.New(client.Config{Meta: l.svc.Addr, User: testcluster.Superuser(), NoShortCircuit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rpc.Close()
+	if got, err := rpc.ReadFile(context.Background(), "/sc"); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("RPC read: %v", err)
+	}
+	if st := stats(t, c); st.RpcBytesRead-after.RpcBytesRead != uint64(len(data)) {
+		t.Fatalf("RPC read moved %d bytes, want %d", st.RpcBytesRead-after.RpcBytesRead, len(data))
+	}
+}
+
+// A storm of 503s, timeouts and short reads from the bucket is survived by
+// the retry layer, for writes and cold reads alike.
+func TestBucketFaultStorm(t *testing.T) {
+	inj := faulty.NewInjector(42)
+	l := startLocal(t, 256<<20, func(s object.Store) object.Store { return faulty.New(s, inj) })
+	c := testcluster.Client(t, l.svc.Addr, "")
+	inj.Set(faulty.Mix(0.3)...)
+	data := randomBytes(4, 3*testBlockSize+7)
+	writeFile(t, c, "/storm", data)
+	evictAll(t, l)
+	got, err := c.ReadFile(context.Background(), "/storm")
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read through the storm: %v", err)
+	}
+	if inj.Fired() == 0 {
+		t.Fatal("no fault fired")
+	}
+}
+
+// evictAll empties the worker's cache by dropping every cached block.
+func evictAll(t *testing.T, l *local) {
+	t.Helper()
+	l.w.DropCache()
+}
+
+// A corrupted cache file is detected and refetched, never returned.
+func TestCorruptCacheIsRefetched(t *testing.T) {
+	l := startLocal(t, 256<<20, nil)
+	c := testcluster.Client(t, l.svc.Addr, "")
+	data := randomBytes(5, testBlockSize)
+	writeFile(t, c, "/corrupt", data)
+	corrupted := 0
+	err := filepath.Walk(l.cacheDir, func(path string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() || filepath.Ext(path) != ".data" {
+			return err
+		}
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		b := []byte{0}
+		if _, err := f.ReadAt(b, 1000); err != nil {
+			return err
+		}
+		b[0] ^= 0xff
+		corrupted++
+		_, err = f.WriteAt(b, 1000)
+		return err
+	})
+	if err != nil || corrupted == 0 {
+		t.Fatalf("corrupting the cache: %d files, %v", corrupted, err)
+	}
+	for _, noSC := range []bool{false, true} {
+		cl, err := client.New(client.Config{Meta: l.svc.Addr, User: testcluster.Superuser(), NoShortCircuit: noSC})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := cl.ReadFile(context.Background(), "/corrupt")
+		cl.Close()
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("short-circuit off=%v: read %v", noSC, err)
+		}
+	}
+	if stats(t, c).Corruptions == 0 {
+		t.Fatal("the worker counted no corruption")
+	}
+}
+
+// A cache smaller than the data evicts instead of failing.
+func TestFullCacheEvicts(t *testing.T) {
+	l := startLocal(t, 2*testBlockSize, nil)
+	c := testcluster.Client(t, l.svc.Addr, "")
+	var files [][]byte
+	for i := range 4 {
+		data := randomBytes(uint64(10+i), 2*testBlockSize)
+		writeFile(t, c, fmt.Sprintf("/full/%d", i), data)
+		files = append(files, data)
+	}
+	for i, data := range files {
+		got, err := c.ReadFile(context.Background(), fmt.Sprintf("/full/%d", i))
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("file %d: %v", i, err)
+		}
+	}
+	st := stats(t, c)
+	if st.Evictions == 0 || st.Used > st.Capacity {
+		t.Fatalf("no eviction, or over capacity: %+v", st)
+	}
+}
+
+// Blocks of a deleted file leave the bucket once the deletion commits.
+func TestDeletedFilesBlocksAreCollected(t *testing.T) {
+	l := startLocal(t, 256<<20, nil)
+	c := testcluster.Client(t, l.svc.Addr, "")
+	writeFile(t, c, "/gc/a", randomBytes(6, 2*testBlockSize+1))
+	writeFile(t, c, "/gc/b", randomBytes(7, testBlockSize+1))
+	if n := countObjects(t, l.bucket); n != 5 {
+		t.Fatalf("%d objects in the bucket, want 5", n)
+	}
+	if _, err := c.Delete(context.Background(), "/gc/a", false); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.svc.Server.CollectGarbage(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := countObjects(t, l.bucket); n != 2 {
+		t.Fatalf("%d objects in the bucket after deleting a, want 2", n)
+	}
+	// Overwriting b frees its old blocks too.
+	writeFile(t, c, "/gc/b", randomBytes(8, 10))
+	if err := l.svc.Server.CollectGarbage(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := countObjects(t, l.bucket); n != 0 {
+		t.Fatalf("%d objects left, want 0", n)
+	}
+	if _, err := c.ReadFile(context.Background(), "/gc/b"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func countObjects(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	err := filepath.Walk(filepath.Join(dir, "blocks"), func(path string, info os.FileInfo, err error) error {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err == nil && !info.IsDir() {
+			n++
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

@@ -1,0 +1,177 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/stratafs/strata/internal/blocks"
+	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/object"
+	pb "github.com/stratafs/strata/proto/strata/v1"
+)
+
+// Write implements WorkerService: it cuts the stream into blocks of the
+// requested size, uploads up to UploadConcurrency of them at a time, caches
+// each one, and answers with the block list once all are in the bucket. A
+// failed write leaves objects no file refers to; the namespace service
+// removes them when the writer's lease ends.
+func (w *Worker) Write(stream pb.WorkerService_WriteServer) error {
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	h := first.GetHeader()
+	if h == nil || h.StoreUri == "" || h.InodeId == 0 {
+		return fserr.ToStatus(fserr.Errorf(fserr.ErrInvalidArgument, "write: the first message must be a header with a bucket and an inode"))
+	}
+	size := int64(h.BlockSize)
+	if size <= 0 {
+		size = w.cfg.BlockSize
+	}
+	store, err := w.stores.Get(stream.Context(), h.StoreUri)
+	if err != nil {
+		return fserr.ToStatus(err)
+	}
+	up := newUploader(stream.Context(), w, store, h.InodeId, w.cfg.UploadConcurrency)
+	total, err := w.cut(stream, size, up.add)
+	if err == nil {
+		err = up.wait()
+	} else {
+		up.abort()
+	}
+	if err != nil {
+		w.cfg.Log.Warn("write failed", "path", h.Path, "inode", h.InodeId, "err", err)
+		return fserr.ToStatus(err)
+	}
+	return stream.SendAndClose(&pb.WriteResponse{Blocks: up.blocks, Length: uint64(total)})
+}
+
+// cut reads the stream into blocks of size bytes and hands each full block,
+// and the last partial one, to emit.
+func (w *Worker) cut(stream pb.WorkerService_WriteServer, size int64, emit func(offset int64, data []byte) error) (int64, error) {
+	buf := make([]byte, 0, size)
+	var off int64
+	for {
+		msg, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return 0, err
+		}
+		data := msg.GetData()
+		for len(data) > 0 {
+			n := min(int64(len(data)), size-int64(len(buf)))
+			buf, data = append(buf, data[:n]...), data[n:]
+			if int64(len(buf)) == size {
+				if err := emit(off, buf); err != nil {
+					return 0, err
+				}
+				off += size
+				buf = make([]byte, 0, size)
+			}
+		}
+	}
+	if len(buf) > 0 {
+		if err := emit(off, buf); err != nil {
+			return 0, err
+		}
+		off += int64(len(buf))
+	}
+	return off, nil
+}
+
+// uploader puts blocks into the bucket with bounded concurrency; the first
+// failure cancels the rest.
+type uploader struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	w      *Worker
+	store  object.Store
+	inode  uint64
+	sem    chan struct{}
+	wg     sync.WaitGroup
+	blocks []*pb.Block
+	mu     struct {
+		sync.Mutex
+		err error
+	}
+}
+
+func newUploader(ctx context.Context, w *Worker, store object.Store, inode uint64, concurrency int) *uploader {
+	ctx, cancel := context.WithCancel(ctx)
+	return &uploader{ctx: ctx, cancel: cancel, w: w, store: store, inode: inode, sem: make(chan struct{}, concurrency)}
+}
+
+// add starts uploading data as the block at offset; it waits while
+// UploadConcurrency uploads are in flight, which bounds the memory a write
+// holds, and fails once an upload failed.
+func (u *uploader) add(offset int64, data []byte) error {
+	select {
+	case u.sem <- struct{}{}:
+	case <-u.ctx.Done():
+		return u.err()
+	}
+	id := blocks.NewID()
+	u.blocks = append(u.blocks, &pb.Block{BlockId: id, Offset: uint64(offset), Length: uint64(len(data))})
+	u.wg.Add(1)
+	go func() {
+		defer u.wg.Done()
+		defer func() { <-u.sem }()
+		if err := u.put(id, data); err != nil {
+			u.fail(err)
+		}
+	}()
+	return nil
+}
+
+func (u *uploader) put(id uint64, data []byte) error {
+	key := blocks.ObjectKey(u.inode, id)
+	err := object.PutParallel(u.ctx, u.store, key, bytes.NewReader(data), int64(len(data)), object.ParallelOptions{})
+	if err != nil {
+		return fmt.Errorf("upload block %s: %w", key, err)
+	}
+	u.w.stats.bucketBytesWritten.Add(uint64(len(data)))
+	u.w.stats.blocksWritten.Add(1)
+	// Caching is best effort: the block is safe in the bucket already.
+	if err := u.w.cache.Put(blocks.CacheKey(u.inode, id), 0, data); err != nil {
+		u.w.cfg.Log.Warn("caching a written block failed", "key", key, "err", err)
+	}
+	return nil
+}
+
+func (u *uploader) fail(err error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.mu.err == nil {
+		u.mu.err = err
+		u.cancel()
+	}
+}
+
+func (u *uploader) err() error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.mu.err != nil {
+		return u.mu.err
+	}
+	return u.ctx.Err()
+}
+
+// wait returns once every upload finished, with the first error.
+func (u *uploader) wait() error {
+	u.wg.Wait()
+	defer u.cancel()
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.mu.err
+}
+
+func (u *uploader) abort() {
+	u.fail(context.Canceled)
+	u.wg.Wait()
+}
