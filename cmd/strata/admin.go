@@ -14,7 +14,7 @@ import (
 
 func adminCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "admin", Short: "Administer namespaces and the cluster"}
-	cmd.AddCommand(nsCmd(), statusCmd())
+	cmd.AddCommand(nsCmd(), statusCmd(), workersCmd())
 	return cmd
 }
 
@@ -130,4 +130,52 @@ func statusCmd() *cobra.Command {
 	}
 	f.register(cmd)
 	return cmd
+}
+
+func workersCmd() *cobra.Command {
+	var f clientFlags
+	cmd := &cobra.Command{
+		Use:   "workers",
+		Short: "Show the live workers and their cache and traffic counters",
+		Long: `Show every live worker with its cache use and counters: cache hits and
+misses, evictions, corrupt pages dropped, bytes served over the worker's RPC,
+bytes clients read themselves from its cache (short-circuit), and bytes moved
+to and from the bucket. A cached read on the worker's host should raise
+SC-READ, not RPC-READ.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			list, err := c.WorkerStats(cmd.Context())
+			if err != nil {
+				return err
+			}
+			w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintln(w, "WORKER\tUSED\tCAPACITY\tBLOCKS\tHITS\tMISSES\tEVICTIONS\tCORRUPT\tRPC-READ\tSC-READ\tBUCKET-IN\tBUCKET-OUT\t")
+			for _, s := range list {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t\n", s.WorkerId, human(s.Used), human(s.Capacity),
+					s.CachedBlocks, s.Hits, s.Misses, s.Evictions, s.Corruptions, human(s.RpcBytesRead),
+					human(s.ShortCircuitBytes), human(s.BucketBytesRead), human(s.BucketBytesWritten))
+			}
+			return w.Flush()
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+// human prints a byte count with a binary unit.
+func human(n uint64) string {
+	const units = "KMGTPE"
+	if n < 1024 {
+		return fmt.Sprintf("%dB", n)
+	}
+	v, i := float64(n)/1024, 0
+	for v >= 1024 && i < len(units)-1 {
+		v, i = v/1024, i+1
+	}
+	return fmt.Sprintf("%.1f%ciB", v, units[i])
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/object"
+	"github.com/stratafs/strata/internal/object/s3"
 	"github.com/stratafs/strata/internal/object/s3/miniotest"
 	"github.com/stratafs/strata/internal/testcluster"
 	pb "github.com/stratafs/strata/proto/strata/v1"
@@ -28,16 +30,22 @@ type minioCluster struct {
 	meta    *testcluster.Process
 	workers []*testcluster.Process
 	ns      string
+	bucket  object.Store // the namespace's bucket, seen directly
 }
 
 func startMinioCluster(t *testing.T) *minioCluster {
 	t.Helper()
 	minio := miniotest.Start(t)
 	cfg := minio.Config(t)
+	cfg.Prefix = "strata"
+	bucket, err := s3.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("AWS_ACCESS_KEY_ID", cfg.AccessKeyID)
 	t.Setenv("AWS_SECRET_ACCESS_KEY", cfg.SecretAccessKey)
 	meta := testcluster.Start(t, t.TempDir(), "meta")
-	c := &minioCluster{meta: meta, ns: "lake"}
+	c := &minioCluster{meta: meta, ns: "lake", bucket: bucket}
 	for range 2 {
 		c.workers = append(c.workers, testcluster.StartWorker(t, meta.Addr, t.TempDir(), "--cache-size", "256MiB"))
 	}
@@ -115,6 +123,10 @@ func TestWriteAndReadBackAcrossSizes(t *testing.T) {
 		if err != nil || st.Length != uint64(size) {
 			t.Fatalf("stat %d-byte file: %+v %v", size, st, err)
 		}
+	}
+	// Inline files take no object; the others one per block: 1 + 2 + 4.
+	if n := countBucket(t, mc); n != 7 {
+		t.Fatalf("%d objects in the bucket, want 7", n)
 	}
 	checkRandomRanges(t, c, fmt.Sprintf("strata://%s/sizes/f%d", mc.ns, sizes[len(sizes)-1]), randomBytes(uint64(len(sizes)-1), sizes[len(sizes)-1]))
 }
@@ -217,6 +229,23 @@ func TestWorkerKilledDuringWrite(t *testing.T) {
 	if _, err := c.Stat(context.Background(), path); !errors.Is(err, fserr.ErrNotFound) {
 		t.Fatalf("after a failed write the file is still there: %v", err)
 	}
+	// What the worker had uploaded is collected once the deletion commits.
+	for i := 0; countBucket(t, mc) > 0; i++ {
+		if i == 1000 {
+			t.Fatalf("%d orphaned objects remain in the bucket", countBucket(t, mc))
+		}
+		pollPause()
+	}
+}
+
+// countBucket counts the objects in the cluster's bucket.
+func countBucket(t *testing.T, mc *minioCluster) int {
+	t.Helper()
+	list, err := mc.bucket.List(context.Background(), "", "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(list)
 }
 
 // A worker killed during a read: the reader carries on through the other
