@@ -57,6 +57,21 @@ The -u option shows the quota and
 the usage against the quota without the detailed content summary.
 Strata has no quotas yet: they show as "none" and "inf".
 The counts come from aggregates the service keeps, without walking the tree.`},
+		&command{name: "cp", usage: "[-f] [-p | -p[topax]] [-d] <src> ... <dst>", run: runCp, desc: `
+Copy files that match the file pattern <src> to a destination.  When copying
+multiple files, the destination must be a directory. Directories are copied
+recursively; the copy can go to another namespace.
+Flags :
+
+-p[topax]  Preserve file attributes [topx] (timestamps, ownership, permission,
+           ACL, XAttr). If -p is specified with no arg, then preserves
+           timestamps, ownership, permission. If -pa is specified, then
+           preserves permission also because ACL is a super-set of
+           permission. Strata has no ACLs or XAttrs: -pa preserves the
+           permission and -px nothing.
+-f         Overwrite the destination if it already exists.
+-d         Skip creation of temporary file(<dst>._COPYING_).
+` + progressNote},
 		&command{name: "du", usage: "[-s] [-h] [-v] [-x] <path> ...", run: runDu, desc: `
 Show the amount of space, in bytes, used by the files that match the specified
 file pattern. The following flags are optional:
@@ -136,6 +151,13 @@ modification date (%y, %Y).
 %x and %y show UTC date as "yyyy-MM-dd HH:mm:ss" and
 %X and %Y show milliseconds since January 1, 1970 UTC.
 If the format is not specified, %y is used by default.`},
+		&command{name: "tail", usage: "[-f] [-s <sleep interval>] <file>", run: runTail, desc: `
+Show the last 1KB of the file.
+
+-f  Shows appended data as the file grows. Strata files are written once, so
+    the file grows when a longer one replaces it. Follows until interrupted.
+-s  With -f , defines the sleep interval between iteration in milliseconds
+    (default 1000; Hadoop's is 5000).`},
 		&command{name: "test", usage: "-[defswrz] <path>", run: runTest, desc: `
 Answer various questions about <path>, with result via exit status.
   -d  return 0 if <path> is a directory.
@@ -174,9 +196,7 @@ Flags:
 -f  Overwrites the destination if it already exists.
 -l  Accepted for compatibility (lazy persistence); it has no effect.
 -d  Skip creation of temporary file(<dst>._COPYING_).
-
-Until the data path is in, only files of up to a few KiB (stored inline in the
-namespace) can be written.`}
+` + progressNote}
 }
 
 func copyToLocalCmd(name, first string) *command {
@@ -185,5 +205,11 @@ func copyToLocalCmd(name, first string) *command {
 -f          Overwrites the destination if it already exists.
 -p          Preserves access and modification times, ownership and the mode.
 -ignoreCrc  Accepted for compatibility; Strata verifies every read anyway.
--crc        Accepted for compatibility; no .crc files are written.`}
+-crc        Accepted for compatibility; no .crc files are written.
+` + progressNote}
 }
+
+// progressNote ends the help of the commands that may draw a progress bar.
+const progressNote = `
+A file of 64 MiB or more shows a progress bar on stderr when stderr is a
+terminal (set STRATA_NO_PROGRESS to turn it off); it is erased when done.`

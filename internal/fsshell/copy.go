@@ -42,10 +42,8 @@ func (sh *shell) cat(item *pathData) error {
 		return sh.explain(item.text, item.abs, err)
 	}
 	defer r.Close()
-	if _, err := io.Copy(sh.out, r); err != nil {
-		return sh.explain(item.text, item.abs, err)
-	}
-	return nil
+	_, err = sh.transfer(sh.out, r, -1, "")
+	return sh.explain(item.text, item.abs, err)
 }
 
 // runAppendToFile is -appendToFile, which Strata cannot do yet.
@@ -56,9 +54,119 @@ func runAppendToFile(sh *shell, args []string) error {
 	return errPath(args[len(args)-1], msgUnsupported+": Strata files are written once; appending is not implemented yet")
 }
 
-// copyFlags are the options -put and -get share.
+// copyFlags are the options -put, -get and -cp share.
 type copyFlags struct {
-	overwrite, preserve, direct bool
+	overwrite, direct bool
+	preserve          attrs
+}
+
+// attrs are the attributes a copy preserves: Hadoop's FileAttribute
+// TIMESTAMPS, OWNERSHIP and PERMISSION (Strata has no ACLs or XAttrs).
+type attrs struct{ times, owner, perm bool }
+
+// allAttrs is what a bare -p preserves.
+var allAttrs = attrs{times: true, owner: true, perm: true}
+
+func (a attrs) any() bool { return a != attrs{} }
+
+func preserveIf(p bool) attrs {
+	if p {
+		return allAttrs
+	}
+	return attrs{}
+}
+
+// source is what a copy reads: the stream, its length for the progress bar
+// (-1: unknown), its label there, and how a failure to read it is shown.
+type source struct {
+	r     io.Reader
+	size  int64
+	label string
+	fail  func(error) error
+}
+
+// toRemote is the half of CommandWithDestination that -put and -cp share:
+// choosing targets in the file system, making directories, and writing
+// streams through <target>._COPYING_.
+type toRemote struct {
+	sh *shell
+	copyFlags
+}
+
+// target is getTargetPath: below dst when dst is a directory (always below
+// the top level), else dst itself.
+func (c *toRemote) target(name string, dst *pathData, depth int) (*pathData, error) {
+	if depth == 0 && !dst.isDir() && !dst.representsDir() {
+		return dst, nil
+	}
+	t := dst.childNamed(name)
+	st, err := c.sh.stat(t)
+	t.st = st
+	return t, err
+}
+
+// enterDir is the first half of recursePath: the target of a directory
+// must be one, and is made if missing.
+func (c *toRemote) enterDir(target *pathData) error {
+	sh := c.sh
+	switch {
+	case target.exists() && !target.isDir():
+		return errPath(target.text, msgNotDir)
+	case !target.exists():
+		if _, err := sh.fs.Mkdirs(sh.ctx, target.uri(), 0o777); err != nil {
+			return sh.explain(target.text, target.abs, err)
+		}
+	}
+	return nil
+}
+
+// upload streams src into target through target._COPYING_ (unless -d),
+// which it removes if anything fails.
+func (c *toRemote) upload(src source, target *pathData) error {
+	sh := c.sh
+	if target.exists() && (target.isDir() || !c.overwrite) {
+		return errPath(target.text, msgExists)
+	}
+	tmp := target
+	if !c.direct {
+		tmp = &pathData{text: target.text + copyingSuffix, ns: target.ns, abs: target.abs + copyingSuffix}
+	}
+	w, err := sh.fs.Create(sh.ctx, tmp.uri(), client.CreateOptions{Overwrite: true, NonRecursive: true})
+	if err != nil {
+		return sh.explain(target.text, target.abs, err)
+	}
+	_, err = sh.transfer(w, src.r, src.size, src.label)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && tmp != target {
+		err = sh.fs.Rename2(sh.ctx, tmp.uri(), target.uri(), true)
+	}
+	if err == nil {
+		return nil
+	}
+	_, _ = sh.fs.Delete(sh.ctx, tmp.uri(), false)
+	if re := (*readError)(nil); errors.As(err, &re) {
+		return src.fail(re.err)
+	}
+	return sh.explain(target.text, target.abs, err)
+}
+
+// preserveAttrs gives target the attributes of st that -p asked for, as
+// preserveAttributes does: times, then ownership, then the mode.
+func (c *toRemote) preserveAttrs(target *pathData, st *client.FileStatus) error {
+	sh, p := c.sh, c.preserve
+	var err error
+	if p.times {
+		err = sh.fs.SetTimes(sh.ctx, target.uri(), st.ModTime, st.AccTime)
+	}
+	if err == nil && p.owner && (st.Owner != "" || st.Group != "") {
+		err = sh.fs.SetOwner(sh.ctx, target.uri(), st.Owner, st.Group)
+	}
+	if err == nil && p.perm {
+		err = sh.fs.SetPermission(sh.ctx, target.uri(), st.Perm)
+	}
+	return sh.explain(target.text, target.abs, err)
 }
 
 // runPut is -put and -copyFromLocal: local files and directories
@@ -81,7 +189,8 @@ func runPut(sh *shell, args []string) error {
 	if err != nil {
 		return err
 	}
-	c := &putCmd{sh: sh, copyFlags: copyFlags{overwrite: cf.opt("f"), preserve: cf.opt("p"), direct: cf.opt("d")}}
+	flags := copyFlags{overwrite: cf.opt("f"), direct: cf.opt("d"), preserve: preserveIf(cf.opt("p"))}
+	c := &putCmd{toRemote{sh: sh, copyFlags: flags}}
 	if len(args) == 1 && args[0] == "-" {
 		return c.fromStdin(dst)
 	}
@@ -92,10 +201,7 @@ func runPut(sh *shell, args []string) error {
 	return nil
 }
 
-type putCmd struct {
-	sh *shell
-	copyFlags
-}
+type putCmd struct{ toRemote }
 
 // fromStdin is "-put - dst": standard input into dst (or, as in Hadoop, a
 // file called "-" in dst when dst is a directory).
@@ -104,7 +210,8 @@ func (c *putCmd) fromStdin(dst *pathData) error {
 	if err != nil {
 		return err
 	}
-	return c.upload(c.sh.stdin, target)
+	fail := func(err error) error { return localError("-", err) }
+	return c.upload(source{r: c.sh.stdin, size: -1, label: "-", fail: fail}, target)
 }
 
 // all copies each local source into dst.
@@ -123,18 +230,6 @@ func (c *putCmd) all(args []string, dst *pathData) {
 	}
 }
 
-// target is getTargetPath: below dst when dst is a directory (always below
-// the top level), else dst itself.
-func (c *putCmd) target(name string, dst *pathData, depth int) (*pathData, error) {
-	if depth == 0 && !dst.isDir() && !dst.representsDir() {
-		return dst, nil
-	}
-	t := dst.childNamed(name)
-	st, err := c.sh.stat(t)
-	t.st = st
-	return t, err
-}
-
 func (c *putCmd) process(src *localPath, dst *pathData, depth int) error {
 	target, err := c.target(src.name(), dst, depth)
 	if err != nil {
@@ -148,21 +243,16 @@ func (c *putCmd) process(src *localPath, dst *pathData, depth int) error {
 		return localError(src.text, err)
 	}
 	defer f.Close()
-	if err := c.upload(f, target); err != nil {
+	fail := func(err error) error { return localError(src.text, err) }
+	if err := c.upload(source{r: f, size: src.fi.Size(), label: src.text, fail: fail}, target); err != nil {
 		return err
 	}
-	return c.preserveRemote(src, target)
+	return c.preserveLocal(src, target)
 }
 
 func (c *putCmd) copyDir(src *localPath, target *pathData, depth int) error {
-	sh := c.sh
-	switch {
-	case target.exists() && !target.isDir():
-		return errPath(target.text, msgNotDir)
-	case !target.exists():
-		if _, err := sh.fs.Mkdirs(sh.ctx, target.uri(), 0o777); err != nil {
-			return sh.explain(target.text, target.abs, err)
-		}
+	if err := c.enterDir(target); err != nil {
+		return err
 	}
 	entries, err := os.ReadDir(src.path)
 	if err != nil {
@@ -174,54 +264,20 @@ func (c *putCmd) copyDir(src *localPath, target *pathData, depth int) error {
 			err = c.process(child, target, depth+1)
 		}
 		if err != nil {
-			sh.fail(err)
+			c.sh.fail(err)
 		}
 	}
-	return c.preserveRemote(src, target)
+	return c.preserveLocal(src, target)
 }
 
-// upload streams r into target through target._COPYING_ (unless -d), which
-// it removes if anything fails.
-func (c *putCmd) upload(r io.Reader, target *pathData) error {
-	sh := c.sh
-	if target.exists() && (target.isDir() || !c.overwrite) {
-		return errPath(target.text, msgExists)
-	}
-	tmp := target
-	if !c.direct {
-		tmp = &pathData{text: target.text + copyingSuffix, ns: target.ns, abs: target.abs + copyingSuffix}
-	}
-	w, err := sh.fs.Create(sh.ctx, tmp.uri(), client.CreateOptions{Overwrite: true, NonRecursive: true})
-	if err != nil {
-		return sh.explain(target.text, target.abs, err)
-	}
-	_, err = io.Copy(w, r)
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil && tmp != target {
-		err = sh.fs.Rename2(sh.ctx, tmp.uri(), target.uri(), true)
-	}
-	if err != nil {
-		_, _ = sh.fs.Delete(sh.ctx, tmp.uri(), false)
-		return sh.explain(target.text, target.abs, err)
-	}
-	return nil
-}
-
-// preserveRemote gives target src's times, ownership and mode (-p).
-func (c *putCmd) preserveRemote(src *localPath, target *pathData) error {
-	if !c.preserve {
+// preserveLocal gives target the local src's times, ownership and mode
+// (-p).
+func (c *putCmd) preserveLocal(src *localPath, target *pathData) error {
+	if !c.preserve.any() {
 		return nil
 	}
-	sh := c.sh
 	mtime, atime := localTimes(src.fi)
-	err := sh.fs.SetTimes(sh.ctx, target.uri(), mtime, atime)
-	if owner, group := localOwner(src.fi); err == nil && (owner != "" || group != "") {
-		err = sh.fs.SetOwner(sh.ctx, target.uri(), owner, group)
-	}
-	if err == nil {
-		err = sh.fs.SetPermission(sh.ctx, target.uri(), localMode(src.fi))
-	}
-	return sh.explain(target.text, target.abs, err)
+	owner, group := localOwner(src.fi)
+	return c.preserveAttrs(target, &client.FileStatus{ModTime: mtime, AccTime: atime,
+		Owner: owner, Group: group, Perm: localMode(src.fi)})
 }

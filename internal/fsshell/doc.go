@@ -10,6 +10,11 @@
 // glob expansion by listing, the ls/du/count/stat layouts, and the messages
 // of FsShell's PathIOExceptions ("ls: `/x': No such file or directory").
 //
+// Content is streamed, one buffer at a time, whatever a file's size: -put,
+// -get, -cp, -cat and -tail never hold a file in memory. Large transfers
+// draw a progress bar on standard error when it is a terminal, the one
+// thing Hadoop does not print (progress.go).
+//
 // Exit status follows FsShell: 0 on success, 1 when a path failed (and for a
 // false -test), 255 (Java's -1) for usage errors and unknown commands.
 //

@@ -1,7 +1,7 @@
 package fsshell
 
 import (
-	"io"
+	"errors"
 	"os"
 	"path/filepath"
 )
@@ -31,7 +31,7 @@ func runGet(sh *shell, args []string) error {
 	if err != nil {
 		return err
 	}
-	c := &getCmd{sh: sh, copyFlags: copyFlags{overwrite: cf.opt("f"), preserve: cf.opt("p")}}
+	c := &getCmd{sh: sh, copyFlags: copyFlags{overwrite: cf.opt("f"), preserve: preserveIf(cf.opt("p"))}}
 	srcs := sh.expandAll(args)
 	d := dest{dst.text, dst.exists(), dst.isDir(), dst.parentExists}
 	if err := checkDestination(d, len(srcs), c.overwrite); err != nil {
@@ -108,24 +108,27 @@ func (c *getCmd) download(src *pathData, target *localPath) error {
 	if err != nil {
 		return localError(target.text+copyingSuffix, err)
 	}
-	_, err = io.Copy(f, r)
+	_, err = sh.transfer(f, r, r.Size(), src.text)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
 		err = os.Rename(tmp, target.path)
 	}
-	if err != nil {
-		_ = os.Remove(tmp)
-		return localError(target.text, err)
+	if err == nil {
+		return nil
 	}
-	return nil
+	_ = os.Remove(tmp)
+	if re := (*readError)(nil); errors.As(err, &re) {
+		return sh.explain(src.text, src.abs, re.err)
+	}
+	return localError(target.text, err)
 }
 
 // preserveLocal gives target src's times, mode and ownership (-p); the
 // ownership only where this host knows the names and allows the change.
 func (c *getCmd) preserveLocal(src *pathData, target *localPath) error {
-	if !c.preserve {
+	if !c.preserve.any() {
 		return nil
 	}
 	p := filepath.Clean(target.path)

@@ -80,6 +80,11 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-touch", "-t", "yesterday", "/a"}, "-touch: Unable to parse the specified timestamp yesterday", true},
 		{[]string{"-touch", "/a", "-t"}, "-touch: option -t requires 1 argument.", true},
 		{[]string{"-help", "nope"}, "-help: `nope': Unknown command", true},
+		{[]string{"-cp", "/a"}, "-cp: Not enough arguments: expected 2 but got 1", true},
+		{[]string{"-cp", "-R", "/a", "/b"}, "-cp: Illegal option -R", true},
+		{[]string{"-cp", "-ptq", "/a", "/b"}, "-cp: No attribute for q", true},
+		{[]string{"-tail", "-F", "/a"}, "-tail: Illegal option -F", true},
+		{[]string{"-tail", "-f", "-s", "x", "/a"}, `-tail: For input string: "x"`, true},
 	} {
 		out, errs, code := runOffline(t, c.args...)
 		if code != 255 || out != "" || strings.Split(errs, "\n")[0] != c.first {
@@ -120,5 +125,31 @@ func TestEmptyPathIsAUsageError(t *testing.T) {
 		if code != 255 || !strings.HasPrefix(errb.String(), args[0]+": Can not create a Path from an empty string\n") {
 			t.Errorf("%q: code %d stderr %q", args, code, errb.String())
 		}
+	}
+}
+
+func TestHelpCpAndTail(t *testing.T) {
+	out, errs, code := runOffline(t, "-usage", "cp", "tail")
+	want := "Usage: strata fs [generic options] -cp [-f] [-p | -p[topax]] [-d] <src> ... <dst>\n" +
+		"Usage: strata fs [generic options] -tail [-f] [-s <sleep interval>] <file>\n"
+	if out != want || errs != "" || code != 0 {
+		t.Fatalf("-usage: %d %q\n%s", code, errs, out)
+	}
+	out, _, _ = runOffline(t, "-help", "tail")
+	if !strings.HasPrefix(out, "-tail [-f] [-s <sleep interval>] <file> :\n  Show the last 1KB of the file.\n\n  -f  Shows appended data") {
+		t.Fatalf("-help tail:\n%s", out)
+	}
+	out, _, _ = runOffline(t, "-help", "cp")
+	if !strings.HasPrefix(out, "-cp [-f] [-p | -p[topax]] [-d] <src> ... <dst> :\n  Copy files that match the file pattern <src> to a destination.") ||
+		!strings.Contains(out, "  -f         Overwrite the destination if it already exists.\n") {
+		t.Fatalf("-help cp:\n%s", out)
+	}
+	for _, cmd := range []string{"cp", "put", "copyFromLocal", "get", "copyToLocal"} {
+		if out, _, _ := runOffline(t, "-help", cmd); !strings.Contains(out, noProgressEnv) {
+			t.Errorf("-help %s does not say how to turn the progress bar off", cmd)
+		}
+	}
+	if out, _, _ := runOffline(t, "-help", "put"); strings.Contains(out, "data path") {
+		t.Error("-help put still says the data path is missing")
 	}
 }

@@ -50,6 +50,7 @@ type caller struct {
 	user   string
 	groups []string
 	stdin  io.Reader
+	setup  func(*shell) // adjusts the shell before the command runs
 }
 
 func (e *env) as(user string, groups ...string) *caller {
@@ -65,6 +66,9 @@ func (c *caller) run(args ...string) result {
 	sh.loc = time.UTC
 	if c.stdin != nil {
 		sh.stdin = c.stdin
+	}
+	if c.setup != nil {
+		c.setup(sh)
 	}
 	code := sh.run(args)
 	sh.close()

@@ -245,11 +245,8 @@ func (sh *shell) move(src, dst *pathData) error {
 		return errPath(src.text, "Does not match target filesystem")
 	}
 	target := targetOf(src, dst)
-	if src.isDir() && target.abs == src.abs {
-		return &pathError{path: src.text, target: target.text, msg: "are identical"}
-	}
-	if src.isDir() && strings.HasPrefix(target.abs, strings.TrimSuffix(src.abs, "/")+"/") {
-		return &pathError{path: src.text, target: target.text, msg: "is a subdirectory of itself"}
+	if err := checkNotInside(src, target); err != nil {
+		return err
 	}
 	err := sh.fs.Rename2(sh.ctx, src.uri(), target.uri(), false)
 	switch {
@@ -261,6 +258,21 @@ func (sh *shell) move(src, dst *pathData) error {
 		return errPath(src.text, msgIO)
 	}
 	return sh.explain(src.text, src.abs, err)
+}
+
+// checkNotInside refuses to move or copy directory src to target when
+// target is src or below it (CommandWithDestination.processPathArgument).
+// Both must be in the same namespace.
+func checkNotInside(src, target *pathData) error {
+	switch {
+	case !src.isDir():
+		return nil
+	case target.abs == src.abs:
+		return &pathError{path: src.text, target: target.text, msg: "are identical"}
+	case strings.HasPrefix(target.abs, strings.TrimSuffix(src.abs, "/")+"/"):
+		return &pathError{path: src.text, target: target.text, msg: "is a subdirectory of itself"}
+	}
+	return nil
 }
 
 // nsName is the namespace p is in.

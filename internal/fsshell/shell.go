@@ -41,6 +41,15 @@ type shell struct {
 	loc       *time.Location   // time zone of -ls dates and -touch -t
 	now       func() time.Time // the clock of -touch and -touchz
 
+	// pause waits between the polls of -tail -f; it fails when ctx ends.
+	pause func(ctx context.Context, d time.Duration) error
+	// isTerminal says whether a progress bar may be drawn on w.
+	isTerminal func(w io.Writer) bool
+	// progressMin is the smallest transfer drawn with a progress bar; 0
+	// turns the bars off.
+	progressMin int64
+	copyBuf     []byte // the one buffer of every transfer, made once
+
 	name      string      // the command's name without its dash; prefixes messages
 	numErrors int         // errors displayed; any makes the exit status 1
 	exitCode  int         // the status without errors (-test sets 1)
@@ -48,8 +57,13 @@ type shell struct {
 }
 
 func newShell(ctx context.Context, stdout, stderr io.Writer, newClient func() (*client.Client, error)) *shell {
-	return &shell{ctx: ctx, out: bufio.NewWriterSize(stdout, 64<<10), errw: stderr, stdin: os.Stdin,
-		newClient: newClient, loc: time.Local, now: time.Now}
+	sh := &shell{ctx: ctx, out: bufio.NewWriterSize(stdout, 64<<10), errw: stderr, stdin: os.Stdin,
+		newClient: newClient, loc: time.Local, now: time.Now,
+		pause: sleepCtx, isTerminal: isTerminal, progressMin: defaultProgressMin}
+	if os.Getenv(noProgressEnv) != "" {
+		sh.progressMin = 0
+	}
+	return sh
 }
 
 func (sh *shell) close() {
