@@ -31,6 +31,8 @@ func entryKey(index uint64) []byte {
 type logStore struct {
 	db  *pebble.DB
 	mem *raft.MemoryStorage
+	// last is the index of the last entry on disk (owned by the node loop).
+	last uint64
 }
 
 func openLogStore(dir string) (*logStore, bool, error) {
@@ -73,6 +75,10 @@ func (ls *logStore) load() (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	ls.last = snap.GetMetadata().GetIndex()
+	if len(entries) > 0 {
+		ls.last = entries[len(entries)-1].GetIndex()
+	}
 	return found || foundHS || len(entries) > 0, ls.mem.Append(entries)
 }
 
@@ -113,9 +119,11 @@ func (ls *logStore) save(hs *pb.HardState, entries []*pb.Entry, sync bool) error
 	}
 	b := ls.db.NewBatch()
 	defer b.Close()
-	if len(entries) > 0 {
-		// Entries overwrite any conflicting suffix of the log.
-		if err := b.DeleteRange(entryKey(entries[0].GetIndex()), []byte("f"), nil); err != nil {
+	// New entries replace any conflicting suffix of the log. NB: delete
+	// only a suffix that exists: a range deletion per append would pile up
+	// overlapping tombstones that pebble fragments quadratically.
+	if len(entries) > 0 && entries[0].GetIndex() <= ls.last {
+		if err := b.DeleteRange(entryKey(entries[0].GetIndex()), entryKey(ls.last+1), nil); err != nil {
 			return err
 		}
 	}
@@ -149,12 +157,19 @@ func (ls *logStore) save(hs *pb.HardState, entries []*pb.Entry, sync bool) error
 			return err
 		}
 	}
+	if len(entries) > 0 {
+		ls.last = entries[len(entries)-1].GetIndex()
+	}
 	return ls.mem.Append(entries)
 }
 
 // compact drops the log up to index, which the state machine has made
 // durable, keeping a compaction point with cs for the raft library.
 func (ls *logStore) compact(index uint64, cs *pb.ConfState) error {
+	prev, err := ls.mem.FirstIndex()
+	if err != nil {
+		return err
+	}
 	snap, err := ls.mem.CreateSnapshot(index, cs, nil)
 	if err != nil {
 		return err
@@ -168,7 +183,7 @@ func (ls *logStore) compact(index uint64, cs *pb.ConfState) error {
 	if err := b.Set(snapshotKey, data, nil); err != nil {
 		return err
 	}
-	if err := b.DeleteRange(entryKey(0), entryKey(index+1), nil); err != nil {
+	if err := b.DeleteRange(entryKey(prev), entryKey(index+1), nil); err != nil {
 		return err
 	}
 	if err := b.Commit(pebble.Sync); err != nil {
