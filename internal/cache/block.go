@@ -209,7 +209,7 @@ func mix64(x uint64) uint64 {
 }
 
 // subdir is the subdirectory of key's files.
-func subdir(key string) string { return fmt.Sprintf("%03x", xxhash.Sum64String(key)&0xfff) }
+func subdir(key string) string { return fmt.Sprintf("%02x", xxhash.Sum64String(key)&0xff) }
 
 // blockBase is the path of a block's files without the extension.
 func blockBase(root, key string, gen uint64) string {

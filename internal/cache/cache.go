@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -92,10 +93,15 @@ func (c *Config) setDefaults() error {
 	case !(0 < c.LowWatermark && c.LowWatermark < c.HighWatermark && c.HighWatermark <= 1):
 		return fmt.Errorf("cache: watermarks must satisfy 0 < low (%v) < high (%v) <= 1", c.LowWatermark, c.HighWatermark)
 	}
+	seen := map[string]bool{}
 	for _, d := range c.Dirs {
 		if d.Path == "" || d.Capacity <= 0 {
 			return fmt.Errorf("cache: directory %q needs a path and a positive capacity", d.Path)
 		}
+		if seen[filepath.Clean(d.Path)] {
+			return fmt.Errorf("cache: directory %q listed twice", d.Path)
+		}
+		seen[filepath.Clean(d.Path)] = true
 	}
 	return nil
 }

@@ -66,9 +66,9 @@ func TestMissing(t *testing.T) {
 	putPages(t, c, "b", 8*ps, 0, 1)
 	putPages(t, c, "b", 8*ps, 2, 4)
 	for _, tc := range []struct {
-		key       string
-		off, n    int64
-		want      []Range
+		key    string
+		off, n int64
+		want   []Range
 	}{
 		{"b", 0, 8 * ps, []Range{{ps, ps}, {4 * ps, 4 * ps}}},
 		{"b", 10, 10, nil},
@@ -246,6 +246,7 @@ func TestConfigValidation(t *testing.T) {
 		{Dirs: []Dir{{Path: dir}}},
 		{Dirs: []Dir{{Path: dir, Capacity: 1}}, PageSize: 1000},
 		{Dirs: []Dir{{Path: dir, Capacity: 1}}, LowWatermark: 0.9, HighWatermark: 0.5},
+		{Dirs: []Dir{{Path: dir, Capacity: 1}, {Path: dir + "/", Capacity: 1}}},
 	} {
 		if _, err := Open(cfg); err == nil {
 			t.Errorf("Open(%+v) accepted", cfg)
@@ -254,7 +255,7 @@ func TestConfigValidation(t *testing.T) {
 }
 
 func TestSpreadOverDirs(t *testing.T) {
-	cfg := Config{PageSize: testPS, Dirs: []Dir{
+	cfg := Config{PageSize: testPS, NoSync: true, Dirs: []Dir{
 		{Path: t.TempDir(), Capacity: 1000 * testPS},
 		{Path: t.TempDir(), Capacity: 3000 * testPS},
 	}}
@@ -266,5 +267,46 @@ func TestSpreadOverDirs(t *testing.T) {
 	small, big := c.dirs[0].mu.blocks, c.dirs[1].mu.blocks
 	if small+big != 400 || small < 60 || small > 140 {
 		t.Fatalf("blocks per dir %d and %d, want about 100 and 300", small, big)
+	}
+}
+
+func TestCloseWaitsForPuts(t *testing.T) {
+	cfg := testConfig(t, 1000)
+	c := mustOpen(t, cfg)
+	var wg sync.WaitGroup
+	var ok sync.Map
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 20 {
+				key := fmt.Sprintf("k%d-%d", g, i)
+				err := c.Put(key, 0, blockBytes(key, 2*testPS))
+				if err == nil {
+					ok.Store(key, true)
+				} else if !errors.Is(err, ErrClosed) {
+					t.Errorf("Put: %v", err)
+				}
+			}
+		})
+	}
+	c.Close()
+	checkInvariants(t, c) // no write in flight once Close returns
+	wg.Wait()
+	c = mustOpen(t, cfg)
+	defer c.Close()
+	ok.Range(func(k, _ any) bool { // every acknowledged Put is on disk
+		checkRead(t, c, k.(string), 2*testPS, 0, 2*testPS)
+		return true
+	})
+}
+
+func TestKeys(t *testing.T) {
+	c := mustOpen(t, testConfig(t, 100))
+	defer c.Close()
+	for _, k := range []string{"c", "a", "b"} {
+		putPages(t, c, k, testPS, 0, 1)
+	}
+	c.Drop("b")
+	if got := c.Keys(); !slices.Equal(got, []string{"a", "c"}) {
+		t.Fatalf("Keys() = %v", got)
 	}
 }

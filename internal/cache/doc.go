@@ -17,13 +17,14 @@
 //
 // Each configured directory holds a tree
 //
-//	<dir>/strata-cache-v1/<hhh>/<key>.<gen>.data
-//	<dir>/strata-cache-v1/<hhh>/<key>.<gen>.meta
+//	<dir>/strata-cache-v1/<hh>/<key>.<gen>.data
+//	<dir>/strata-cache-v1/<hh>/<key>.<gen>.meta
 //
-// where <hhh> is the low 12 bits of xxhash64(key) in 3 lower-case hex digits
-// (4096 subdirectories, so a million blocks make ~250 entries each) and
-// <gen> is 16 lower-case hex digits, an incarnation number unique among the
-// blocks of the directory (greater than any found at Open). A block evicted
+// where <hh> is the low byte of xxhash64(key) in 2 lower-case hex digits
+// (256 subdirectories: a million blocks make ~8,000 entries each, which
+// ext4 and XFS index; fewer directories to list at Open) and
+// <gen> is 16 lower-case hex digits, an incarnation number unique in the
+// cache (Open starts above any it finds). A block evicted
 // and cached again gets a new gen, so a path never names two incarnations:
 // an open file is always the incarnation its opener looked up.
 //
@@ -47,8 +48,9 @@
 // and (unless Config.NoSync) fdatasync'ed, so a crash loses the claims of
 // the last writes but never leaves a claim whose data was not on disk. A
 // torn or garbage tail (a crash mid-append) ends the replay; Open rewrites
-// such a sidecar (to .meta.tmp, then renamed over it), as it does one whose
-// log has grown to several times its live pages. Open deletes data files
+// such a sidecar (to .meta.tmp, synced, then renamed over it). A log grown
+// past twice its live pages plus 32 (pages dropped and put again) is
+// compacted the same way when next appended to. Open deletes data files
 // without a sidecar, sidecars without a data file, unreadable sidecars and
 // all but the newest gen of a key. It never reads data files: a claim whose
 // data is bad anyway (a disk that lied about fdatasync) is found by the CRC

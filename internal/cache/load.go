@@ -84,7 +84,7 @@ func (c *Cache) subdirJobs() ([]subdirJob, error) {
 			return nil, fmt.Errorf("cache: %w", err)
 		}
 		for _, n := range names {
-			if len(n) == 3 && isHex(n) {
+			if len(n) == 2 && isHex(n) {
 				jobs = append(jobs, subdirJob{d: d, path: filepath.Join(d.root, n)})
 			}
 		}

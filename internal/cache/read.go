@@ -195,7 +195,7 @@ func (c *Cache) confirmCorrupt(v view, s span, err error) error {
 // a page failing its CRC must not use it and should call Invalidate.
 type Handle struct {
 	File      cachefs.File // open read-only
-	Path      string       // the file's path, for readers who can open it themselves
+	Path      string       // the file's path, for readers who see it; gone once evicted, unlike File
 	PageSize  int64
 	FirstPage int64 // file offset of the range's first page (a multiple of PageSize)
 	Length    int64 // bytes from FirstPage to the end of the range's last page

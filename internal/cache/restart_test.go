@@ -44,7 +44,7 @@ func snapshot(c *Cache, n int) (Stats, map[string][]Range) {
 }
 
 func twoDirConfig(t *testing.T) Config {
-	return Config{PageSize: testPS, Dirs: []Dir{
+	return Config{PageSize: testPS, NoSync: true, Dirs: []Dir{
 		{Path: t.TempDir(), Capacity: 1000 * testPS},
 		{Path: t.TempDir(), Capacity: 500 * testPS},
 	}}

@@ -23,6 +23,12 @@ type result struct {
 // entries as one atomic batch (one commit however many entries), each
 // command in its own overlay so that a failed command leaves nothing behind.
 func (s *Server) Apply(entries []*raftpb.Entry) error {
+	for len(entries) > 0 && entries[0].GetIndex() <= s.applied.Load() {
+		entries = entries[1:] // applied before a restart
+	}
+	if len(entries) == 0 {
+		return nil
+	}
 	group := kv.NewOverlay(s.store.Writer())
 	type done struct {
 		id  uint64

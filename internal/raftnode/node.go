@@ -25,6 +25,8 @@ type StateMachine interface {
 	// Apply applies committed entries, in log order, atomically together
 	// with the index of the last one. Entries that are not of type
 	// EntryNormal carry no command but advance the index all the same.
+	// Entries at or below the index the state has applied already can be
+	// offered again after a restart and must be skipped.
 	// An error is fatal for the node: the state can no longer follow the log.
 	Apply(entries []*pb.Entry) error
 	// Sync makes every applied entry durable; the log behind it may then
@@ -86,9 +88,18 @@ func Start(cfg Config, sm StateMachine) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("raftnode: open log: %w", err)
 	}
+	hs, _, err := ls.mem.InitialState()
+	if err != nil {
+		ls.close()
+		return nil, err
+	}
+	// The state may have applied entries whose commit the log had not yet
+	// recorded when the process stopped (see handle); raft must not be told
+	// of an applied index beyond the commit index it knows, and the state
+	// machine skips what it has applied already.
 	rc := &raft.Config{
 		ID: cfg.ID, ElectionTick: 10, HeartbeatTick: 1, Storage: ls.mem,
-		Applied: cfg.Applied, MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256,
+		Applied: min(cfg.Applied, hs.GetCommit()), MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256,
 		MaxCommittedSizePerReady: 8 << 20, MaxUncommittedEntriesSize: 256 << 20,
 		PreVote: true, CheckQuorum: true, Logger: raftLogger{cfg.Log},
 	}
@@ -185,15 +196,27 @@ func (n *Node) run() {
 	}
 }
 
-// handle processes one Ready: persist, send, apply, compact.
+// handle processes one Ready: apply what is durable already, persist,
+// send, apply the rest, compact.
+//
+// NB: committed entries that an earlier Ready persisted are applied before
+// this Ready's entries are fsynced, so their proposers are answered one
+// fsync sooner; only entries persisted by this very Ready wait for it.
 func (n *Node) handle(rd raft.Ready) error {
+	durable := 0
+	for durable < len(rd.CommittedEntries) && rd.CommittedEntries[durable].GetIndex() <= n.log.last {
+		durable++
+	}
+	if err := n.apply(rd.CommittedEntries[:durable]); err != nil {
+		return err
+	}
 	if err := n.log.save(rd.HardState, rd.Entries, rd.MustSync); err != nil {
 		return fmt.Errorf("save log: %w", err)
 	}
 	if n.cfg.Send != nil && len(rd.Messages) > 0 {
 		n.cfg.Send(rd.Messages)
 	}
-	if err := n.apply(rd.CommittedEntries); err != nil {
+	if err := n.apply(rd.CommittedEntries[durable:]); err != nil {
 		return err
 	}
 	n.rn.Advance()

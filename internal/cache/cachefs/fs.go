@@ -59,16 +59,6 @@ func OS() FS { return osFS{} }
 
 type osFS struct{}
 
-func (osFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
-	f, err := os.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return osFile{f}, nil
-}
-
-func (osFS) ReadFile(name string) ([]byte, error) { return os.ReadFile(name) }
-
 func (osFS) ReadDirNames(name string) ([]string, error) {
 	d, err := os.Open(name)
 	if err != nil {
