@@ -11,7 +11,7 @@ RUN_DATA    ?= ./strata-data
 RUN_LISTEN  ?= 127.0.0.1:7700
 
 .DEFAULT_GOAL := help
-.PHONY: help build run test test-go minio lint generate bench fuzz clean
+.PHONY: help build run test test-go test-java java minio lint generate bench fuzz clean
 
 help: ## list the targets
 	@echo "Strata: make TARGET"
@@ -28,10 +28,16 @@ run: build ## start Strata on its embedded default (one process, a local directo
 	@echo "Stop with Ctrl-C."
 	$(BIN) server --dev --listen $(RUN_LISTEN) --data-dir $(RUN_DATA)
 
-test: minio test-go ## install what the tests need, then run them all
+test: minio test-go test-java ## install what the tests need, then run them all
 
 test-go: ## run the Go tests (race detector on)
 	STRATA_MINIO=$(CACHE_BIN)/minio $(GO) test -race -timeout 30m ./...
+
+java: ## build the Java client and its shaded jar (java/hadoop/target/*-shaded.jar)
+	java/build.sh
+
+test-java: build ## Java tests (Hadoop contract suites) against a real strata server, then check the shaded jar
+	STRATA_BINARY=$(CURDIR)/$(BIN) java/test.sh
 
 minio: ## build the MinIO test server from source at its pinned version
 	scripts/minio/install.sh
@@ -57,4 +63,4 @@ fuzz: ## run every fuzz target for a while (FUZZTIME, default 30s each)
 	done
 
 clean: ## remove build products (not the data of make run)
-	rm -rf bin
+	rm -rf bin java/*/target

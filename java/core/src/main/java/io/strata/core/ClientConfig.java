@@ -1,0 +1,169 @@
+package io.strata.core;
+
+import io.strata.core.block.BlockIO;
+import io.strata.core.block.NoBlockIO;
+import io.strata.core.rpc.HostPort;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/** How to reach the namespace service and who the client is. Immutable; see {@link Builder}. */
+public final class ClientConfig {
+  /** The service's lease soft limit is 60 s; renewing every 20 s keeps well inside it. */
+  public static final Duration DEFAULT_LEASE_RENEW_INTERVAL = Duration.ofSeconds(20);
+
+  /** Bound on every call, so an unresponsive service fails calls instead of hanging them. */
+  public static final Duration DEFAULT_RPC_TIMEOUT = Duration.ofSeconds(60);
+
+  /** Entries asked for per listing page (the service's default and a tenth of its maximum). */
+  public static final int DEFAULT_LIST_PAGE_SIZE = 1000;
+
+  private final List<HostPort> members;
+  private final String user;
+  private final List<String> groups;
+  private final int umask;
+  private final Duration rpcTimeout;
+  private final Duration leaseRenewInterval;
+  private final int listPageSize;
+  private final BlockIO blockIO;
+
+  private ClientConfig(Builder b) {
+    if (b.members.isEmpty()) {
+      throw new IllegalArgumentException("no Strata namespace service address");
+    }
+    if (b.user == null || b.user.isEmpty()) {
+      throw new IllegalArgumentException("no user");
+    }
+    this.members = List.copyOf(b.members);
+    this.user = b.user;
+    this.groups = List.copyOf(b.groups);
+    this.umask = b.umask & 0777;
+    this.rpcTimeout = b.rpcTimeout;
+    this.leaseRenewInterval = b.leaseRenewInterval;
+    this.listPageSize = b.listPageSize;
+    this.blockIO = b.blockIO;
+  }
+
+  /** Returns a builder for the service at {@code addresses}, a comma list of host:port. */
+  public static Builder builder(String addresses) {
+    Builder b = new Builder();
+    for (String a : addresses.split(",")) {
+      if (!a.isBlank()) {
+        b.members.add(HostPort.parse(a));
+      }
+    }
+    return b;
+  }
+
+  /** The members of the namespace service, in the order they are tried. */
+  public List<HostPort> members() {
+    return members;
+  }
+
+  /** The user the client acts as (HDFS "simple" authentication: the client states it). */
+  public String user() {
+    return user;
+  }
+
+  /** The groups the client states for its user. */
+  public List<String> groups() {
+    return groups;
+  }
+
+  /** Bits masked off the permission of everything the client creates. */
+  public int umask() {
+    return umask;
+  }
+
+  /** The deadline of each call. */
+  public Duration rpcTimeout() {
+    return rpcTimeout;
+  }
+
+  /** How often leases are renewed while files are open for writing. */
+  public Duration leaseRenewInterval() {
+    return leaseRenewInterval;
+  }
+
+  /** Entries asked for per listing page. */
+  public int listPageSize() {
+    return listPageSize;
+  }
+
+  /** The data path for files over the inline limit. */
+  public BlockIO blockIO() {
+    return blockIO;
+  }
+
+  /** Builds a {@link ClientConfig}. Not safe for concurrent use. */
+  public static final class Builder {
+    private final List<HostPort> members = new ArrayList<>();
+    private String user = System.getProperty("user.name");
+    private List<String> groups = List.of();
+    private int umask = 0022;
+    private Duration rpcTimeout = DEFAULT_RPC_TIMEOUT;
+    private Duration leaseRenewInterval = DEFAULT_LEASE_RENEW_INTERVAL;
+    private int listPageSize = DEFAULT_LIST_PAGE_SIZE;
+    private BlockIO blockIO = NoBlockIO.INSTANCE;
+
+    private Builder() {}
+
+    /** Sets the user (default: the JVM's user.name). */
+    public Builder user(String u) {
+      this.user = u;
+      return this;
+    }
+
+    /** Sets the groups stated for the user (default: none). */
+    public Builder groups(List<String> g) {
+      this.groups = List.copyOf(g);
+      return this;
+    }
+
+    /** Sets the umask (default 022). */
+    public Builder umask(int u) {
+      this.umask = u;
+      return this;
+    }
+
+    /** Sets the deadline of each call (default 60 s). */
+    public Builder rpcTimeout(Duration d) {
+      this.rpcTimeout = positive(d, "rpc timeout");
+      return this;
+    }
+
+    /** Sets the lease renewal interval (default 20 s). */
+    public Builder leaseRenewInterval(Duration d) {
+      this.leaseRenewInterval = positive(d, "lease renew interval");
+      return this;
+    }
+
+    /** Sets the listing page size, 1 to 10,000 (default 1,000). */
+    public Builder listPageSize(int n) {
+      if (n < 1 || n > 10_000) {
+        throw new IllegalArgumentException("list page size " + n + " not in 1..10000");
+      }
+      this.listPageSize = n;
+      return this;
+    }
+
+    /** Sets the data path (default {@link NoBlockIO}). */
+    public Builder blockIO(BlockIO io) {
+      this.blockIO = Objects.requireNonNull(io, "blockIO");
+      return this;
+    }
+
+    /** Returns the configuration. */
+    public ClientConfig build() {
+      return new ClientConfig(this);
+    }
+
+    private static Duration positive(Duration d, String what) {
+      if (d.isNegative() || d.isZero()) {
+        throw new IllegalArgumentException(what + " must be positive: " + d);
+      }
+      return d;
+    }
+  }
+}

@@ -1,0 +1,114 @@
+package io.strata.core;
+
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Renews the client's leases while it has files open for writing: one call per client, not per
+ * file, every interval, on one daemon thread that exists only while writers are open (as the Go
+ * client and HDFS's LeaseRenewer do). A failed renewal is logged and retried at the next tick;
+ * the service's soft limit (60 s) leaves room for two misses.
+ */
+final class LeaseRenewer implements AutoCloseable {
+  /** The renewal call; it throws on failure. */
+  interface Renewal {
+    void renew() throws Exception;
+  }
+
+  private static final System.Logger LOG = System.getLogger(LeaseRenewer.class.getName());
+
+  private final Renewal renewal;
+  private final Duration interval;
+  private final String threadName;
+  private final AtomicLong renewals = new AtomicLong();
+
+  private final Object mu = new Object();
+  // Guarded by mu.
+  private int writers;
+  private ScheduledExecutorService executor;
+  private ScheduledFuture<?> task;
+
+  LeaseRenewer(Renewal renewal, Duration interval, String threadName) {
+    this.renewal = renewal;
+    this.interval = interval;
+    this.threadName = threadName;
+  }
+
+  /** Registers an open writer; the first starts the renewals. */
+  void acquire() {
+    synchronized (mu) {
+      writers++;
+      if (writers == 1) {
+        startLocked();
+      }
+    }
+  }
+
+  /** Unregisters a writer; the last stops the renewals. */
+  void release() {
+    synchronized (mu) {
+      if (writers == 0) {
+        return;
+      }
+      writers--;
+      if (writers == 0) {
+        stopLocked();
+      }
+    }
+  }
+
+  /** Number of successful renewals so far (for tests and metrics). */
+  long renewals() {
+    return renewals.get();
+  }
+
+  /** Whether renewals are running. */
+  boolean running() {
+    synchronized (mu) {
+      return task != null;
+    }
+  }
+
+  @Override
+  public void close() {
+    synchronized (mu) {
+      writers = 0;
+      stopLocked();
+    }
+  }
+
+  private void startLocked() {
+    executor = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, threadName);
+      t.setDaemon(true);
+      return t;
+    });
+    long ms = interval.toMillis();
+    task = executor.scheduleWithFixedDelay(this::renewOnce, ms, ms, TimeUnit.MILLISECONDS);
+  }
+
+  private void stopLocked() {
+    if (task != null) {
+      task.cancel(false);
+      task = null;
+    }
+    if (executor != null) {
+      executor.shutdownNow();
+      executor = null;
+    }
+  }
+
+  private void renewOnce() {
+    try {
+      renewal.renew();
+      renewals.incrementAndGet();
+    } catch (Exception e) {
+      LOG.log(Level.WARNING, "strata: lease renewal failed; retrying in " + interval, e);
+    }
+  }
+}

@@ -1,0 +1,330 @@
+package io.strata.core;
+
+import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
+import io.strata.core.block.BlockExtent;
+import io.strata.core.block.BlockReader;
+import io.strata.core.block.ReadTarget;
+import io.strata.core.block.WriteTarget;
+import io.strata.core.error.ErrorTranslator;
+import io.strata.core.error.Op;
+import io.strata.core.rpc.Channels;
+import io.strata.core.rpc.HostPort;
+import io.strata.proto.v1.Block;
+import io.strata.proto.v1.CreateRequest;
+import io.strata.proto.v1.CreateResponse;
+import io.strata.proto.v1.DeleteRequest;
+import io.strata.proto.v1.GetContentSummaryRequest;
+import io.strata.proto.v1.GetContentSummaryResponse;
+import io.strata.proto.v1.GetFileStatusRequest;
+import io.strata.proto.v1.Header;
+import io.strata.proto.v1.MetaServiceGrpc;
+import io.strata.proto.v1.MkdirsRequest;
+import io.strata.proto.v1.OpenRequest;
+import io.strata.proto.v1.OpenResponse;
+import io.strata.proto.v1.RecoverLeaseRequest;
+import io.strata.proto.v1.RenameRequest;
+import io.strata.proto.v1.RenewLeaseRequest;
+import io.strata.proto.v1.SetOwnerRequest;
+import io.strata.proto.v1.SetPermissionRequest;
+import io.strata.proto.v1.SetTimesRequest;
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+/**
+ * A connection to a Strata namespace service: every metadata operation of every namespace, as
+ * thin calls over gRPC (the service owns all semantics). Safe for concurrent use; one per
+ * process and user is plenty.
+ *
+ * <p>Each call has a deadline ({@link ClientConfig#rpcTimeout}) and is not retried (see {@link
+ * Channels}). Errors come back as the exceptions of {@link io.strata.core.error}, translated in
+ * one place, {@link ErrorTranslator}.
+ */
+public final class StrataClient implements Closeable {
+  private final ClientConfig cfg;
+  private final ManagedChannel channel;
+  private final MetaServiceGrpc.MetaServiceBlockingStub stub;
+  private final ErrorTranslator errors;
+  private final String clientName;
+  private final LeaseRenewer renewer;
+  private volatile boolean closed;
+
+  private StrataClient(ClientConfig cfg, ManagedChannel channel) {
+    this.cfg = cfg;
+    this.channel = channel;
+    this.stub = MetaServiceGrpc.newBlockingStub(channel);
+    this.errors = new ErrorTranslator(
+        cfg.members().stream().map(HostPort::toString).collect(Collectors.joining(",")));
+    this.clientName = newClientName();
+    this.renewer = new LeaseRenewer(this::renewLease, cfg.leaseRenewInterval(),
+        "strata-lease-renewer-" + clientName);
+  }
+
+  /**
+   * Creates a client for the service in {@code cfg}. Nothing is dialled until the first call,
+   * which fails with a {@link io.strata.core.error.ServiceUnavailableException} if no member
+   * answers.
+   */
+  public static StrataClient connect(ClientConfig cfg) {
+    return new StrataClient(cfg, Channels.open(cfg.members()));
+  }
+
+  /** The configuration the client was made with. */
+  public ClientConfig config() {
+    return cfg;
+  }
+
+  /** The user the client acts as. */
+  public String user() {
+    return cfg.user();
+  }
+
+  /** The client's lease holder name, unique per client. */
+  public String clientName() {
+    return clientName;
+  }
+
+  /** Returns the attributes of {@code p}. */
+  public FileInfo getFileStatus(StrataPath p) throws IOException {
+    GetFileStatusRequest req = GetFileStatusRequest.newBuilder().setHeader(header(p.namespace()))
+        .setPath(p.path()).build();
+    return FileInfo.of(p, call(Op.GET_FILE_STATUS, p, s -> s.getFileStatus(req)).getStatus());
+  }
+
+  /**
+   * Creates directory {@code p} with mode {@code permission} (less the umask), and its missing
+   * parents if {@code createParents}. Returns false when the directory existed already.
+   */
+  public boolean mkdirs(StrataPath p, int permission, boolean createParents) throws IOException {
+    MkdirsRequest req = MkdirsRequest.newBuilder().setHeader(header(p.namespace()))
+        .setPath(p.path()).setPermission(permission).setUmask(cfg.umask())
+        .setCreateParents(createParents).build();
+    return call(Op.MKDIRS, p, s -> s.mkdirs(req)).getCreated();
+  }
+
+  /**
+   * Creates file {@code p} and takes its lease; the returned stream commits the content on
+   * close.
+   */
+  public FileWriter create(StrataPath p, CreateOptions o) throws IOException {
+    CreateRequest req = CreateRequest.newBuilder().setHeader(header(p.namespace()))
+        .setPath(p.path()).setPermission(o.permission()).setUmask(cfg.umask())
+        .setOverwrite(o.overwrite()).setCreateParents(o.createParents())
+        .setReplication(o.replication()).setBlockSize(o.blockSize()).build();
+    CreateResponse r = call(Op.CREATE, p, s -> s.create(req));
+    WriteTarget t = new WriteTarget(p, r.getStoreUri(), r.getStatus().getInodeId(),
+        r.getStatus().getBlockSize(), r.getInlineLimit());
+    renewer.acquire();
+    return new FileWriter(this, t, cfg.blockIO());
+  }
+
+  /** Opens file {@code p} for reading. */
+  public FileReader open(StrataPath p) throws IOException {
+    OpenRequest req = OpenRequest.newBuilder().setHeader(header(p.namespace()))
+        .setPath(p.path()).build();
+    OpenResponse r = call(Op.OPEN, p, s -> s.open(req));
+    FileInfo info = FileInfo.of(p, r.getStatus());
+    if (r.getBlocksCount() == 0) {
+      return new FileReader(info, r.getInlineData().toByteArray(), null);
+    }
+    List<BlockExtent> blocks = new ArrayList<>(r.getBlocksCount());
+    for (Block b : r.getBlocksList()) {
+      blocks.add(new BlockExtent(b.getBlockId(), b.getOffset(), b.getLength()));
+    }
+    BlockReader br = cfg.blockIO().openReader(
+        new ReadTarget(p, r.getStoreUri(), info.inodeId(), info.length(), blocks));
+    return new FileReader(info, null, br);
+  }
+
+  /**
+   * Lists directory {@code p} (a file lists as itself), page by page. The first page is fetched
+   * now, so a missing path fails here.
+   */
+  public IOIterator<FileInfo> list(StrataPath p) throws IOException {
+    return new Listing(this, p, cfg.listPageSize());
+  }
+
+  /**
+   * Renames {@code src} to {@code dst} in one namespace and returns the path src now has.
+   * Without {@code noDescend}, an existing directory {@code dst} receives src as a child (the
+   * FileSystem.rename rule); with it, dst is the exact new name and {@code overwrite} allows
+   * replacing a file or an empty directory there (rename2).
+   */
+  public StrataPath rename(StrataPath src, StrataPath dst, boolean overwrite, boolean noDescend)
+      throws IOException {
+    if (!src.namespace().equals(dst.namespace())) {
+      throw new IOException("rename " + src + " to " + dst + ": not in the same namespace");
+    }
+    RenameRequest req = RenameRequest.newBuilder().setHeader(header(src.namespace()))
+        .setSrc(src.path()).setDst(dst.path()).setOverwrite(overwrite).setNoDescend(noDescend)
+        .build();
+    String fin = call(Op.RENAME, src, s -> s.rename(req)).getFinalPath();
+    return fin.isEmpty() ? dst : new StrataPath(src.namespace(), fin);
+  }
+
+  /**
+   * Deletes {@code p} (a non-empty directory only if {@code recursive}); returns false when
+   * nothing was there.
+   */
+  public boolean delete(StrataPath p, boolean recursive) throws IOException {
+    DeleteRequest req = DeleteRequest.newBuilder().setHeader(header(p.namespace()))
+        .setPath(p.path()).setRecursive(recursive).build();
+    return call(Op.DELETE, p, s -> s.delete(req)).getDeleted();
+  }
+
+  /** Sets the mode bits of {@code p}. */
+  public void setPermission(StrataPath p, int permission) throws IOException {
+    SetPermissionRequest req = SetPermissionRequest.newBuilder().setHeader(header(p.namespace()))
+        .setPath(p.path()).setPermission(permission).build();
+    call(Op.SET_PERMISSION, p, s -> s.setPermission(req));
+  }
+
+  /** Sets the owner and group of {@code p}; null or empty leaves one as it is. */
+  public void setOwner(StrataPath p, String owner, String group) throws IOException {
+    SetOwnerRequest req = SetOwnerRequest.newBuilder().setHeader(header(p.namespace()))
+        .setPath(p.path()).setOwner(owner == null ? "" : owner)
+        .setGroup(group == null ? "" : group).build();
+    call(Op.SET_OWNER, p, s -> s.setOwner(req));
+  }
+
+  /** Sets the times of {@code p}, in ms since the epoch; -1 leaves one as it is. */
+  public void setTimes(StrataPath p, long mtime, long atime) throws IOException {
+    SetTimesRequest req = SetTimesRequest.newBuilder().setHeader(header(p.namespace()))
+        .setPath(p.path()).setModificationTime(mtime).setAccessTime(atime).build();
+    call(Op.SET_TIMES, p, s -> s.setTimes(req));
+  }
+
+  /** Returns the aggregates of the subtree at {@code p}, kept exact by the service. */
+  public ContentSummary getContentSummary(StrataPath p) throws IOException {
+    GetContentSummaryRequest req = GetContentSummaryRequest.newBuilder()
+        .setHeader(header(p.namespace())).setPath(p.path()).build();
+    GetContentSummaryResponse r = call(Op.CONTENT_SUMMARY, p, s -> s.getContentSummary(req));
+    return new ContentSummary(r.getLength(), r.getFileCount(), r.getDirectoryCount(),
+        r.getSpaceConsumed());
+  }
+
+  /** Closes file {@code p} that its writer left open; reports whether it is closed now. */
+  public boolean recoverLease(StrataPath p) throws IOException {
+    RecoverLeaseRequest req = RecoverLeaseRequest.newBuilder().setHeader(header(p.namespace()))
+        .setPath(p.path()).build();
+    return call(Op.RECOVER_LEASE, p, s -> s.recoverLease(req)).getClosed();
+  }
+
+  /**
+   * Checks that namespace {@code ns} exists, waiting at most {@code timeout}: throws a {@link
+   * io.strata.core.error.StrataFileNotFoundException} (NO_NAMESPACE) if the service says it does
+   * not, and reports false if the service could not say (unreachable, no permission on its
+   * root), true if it exists.
+   */
+  public boolean probeNamespace(String ns, java.time.Duration timeout) throws IOException {
+    StrataPath root = StrataPath.root(ns);
+    GetFileStatusRequest req = GetFileStatusRequest.newBuilder().setHeader(header(ns))
+        .setPath("/").build();
+    try {
+      call(Op.GET_FILE_STATUS, root, timeout, s -> s.getFileStatus(req));
+      return true;
+    } catch (io.strata.core.error.StrataFileNotFoundException e) {
+      if (e.reason() == io.strata.core.error.Reason.NO_NAMESPACE) {
+        throw e;
+      }
+      return false;
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  /** Number of lease renewals this client made (for tests and metrics). */
+  public long leaseRenewals() {
+    return renewer.renewals();
+  }
+
+  /** Whether the lease renewer is running, that is, files are open for writing. */
+  public boolean renewingLeases() {
+    return renewer.running();
+  }
+
+  /**
+   * Stops lease renewal and closes the connection. Files still open for writing are left to
+   * lease recovery.
+   */
+  @Override
+  public void close() throws IOException {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    renewer.close();
+    channel.shutdown();
+    try {
+      if (!channel.awaitTermination(5, TimeUnit.SECONDS)) {
+        channel.shutdownNow();
+      }
+    } catch (InterruptedException e) {
+      channel.shutdownNow();
+      Thread.currentThread().interrupt();
+      throw new InterruptedIOException("closing the Strata client was interrupted");
+    }
+  }
+
+  /** A call on the stub. */
+  @FunctionalInterface
+  interface Call<T> {
+    T run(MetaServiceGrpc.MetaServiceBlockingStub stub);
+  }
+
+  /** Runs {@code c} with the call deadline, translating its failure. */
+  <T> T call(Op op, StrataPath p, Call<T> c) throws IOException {
+    return call(op, p, cfg.rpcTimeout(), c);
+  }
+
+  private <T> T call(Op op, StrataPath p, java.time.Duration timeout, Call<T> c)
+      throws IOException {
+    if (closed) {
+      throw new IOException(op.name().toLowerCase(java.util.Locale.ROOT) + " " + p
+          + ": the Strata client is closed");
+    }
+    try {
+      return c.run(stub.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS));
+    } catch (StatusRuntimeException e) {
+      throw errors.translate(e, op, p.toString());
+    }
+  }
+
+  /** The request header for namespace {@code ns}. */
+  Header header(String ns) {
+    return Header.newBuilder().setNamespace(ns).setUser(cfg.user())
+        .addAllGroups(cfg.groups()).setClientName(clientName).build();
+  }
+
+  /** Called by a writer at close. */
+  void releaseWriter() {
+    renewer.release();
+  }
+
+  private void renewLease() throws IOException {
+    RenewLeaseRequest req = RenewLeaseRequest.newBuilder().setHeader(header("")).build();
+    call(Op.RENEW_LEASE, StrataPath.root(""), s -> s.renewLease(req));
+  }
+
+  private static String newClientName() {
+    byte[] b = new byte[6];
+    new SecureRandom().nextBytes(b);
+    String host;
+    try {
+      host = InetAddress.getLocalHost().getHostName();
+    } catch (UnknownHostException e) {
+      host = "localhost";
+    }
+    return "strata-java-" + host + "-" + ProcessHandle.current().pid() + "-"
+        + HexFormat.of().formatHex(b);
+  }
+}

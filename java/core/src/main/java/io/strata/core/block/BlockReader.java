@@ -1,0 +1,17 @@
+package io.strata.core.block;
+
+import java.io.Closeable;
+import java.io.IOException;
+
+/**
+ * Reads one file's content out of its blocks. Safe for concurrent positioned reads: callers
+ * (input streams, positioned reads) share one reader per open file.
+ */
+public interface BlockReader extends Closeable {
+  /**
+   * Reads up to {@code len} bytes at {@code position} into {@code b} from {@code off}. Returns
+   * the number read, at least 1 when {@code len > 0} and {@code position} is before the end of
+   * the file, or -1 at or past the end.
+   */
+  int read(long position, byte[] b, int off, int len) throws IOException;
+}

@@ -1,0 +1,21 @@
+package io.strata.core.block;
+
+import io.strata.core.StrataPath;
+import java.util.List;
+
+/**
+ * The file a {@link BlockReader} reads, as the namespace service described it at open.
+ *
+ * @param path the file
+ * @param storeUri the namespace's bucket, where the blocks live
+ * @param inodeId the file's inode
+ * @param length the committed length of the file
+ * @param blocks the blocks, contiguous from offset 0, in order
+ */
+public record ReadTarget(StrataPath path, String storeUri, long inodeId, long length,
+    List<BlockExtent> blocks) {
+  /** Copies the block list. */
+  public ReadTarget {
+    blocks = List.copyOf(blocks);
+  }
+}

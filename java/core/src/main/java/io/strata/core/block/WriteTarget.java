@@ -1,0 +1,15 @@
+package io.strata.core.block;
+
+import io.strata.core.StrataPath;
+
+/**
+ * The file a {@link BlockWriter} writes, as the namespace service described it at create.
+ *
+ * @param path the file
+ * @param storeUri the namespace's bucket, where the blocks go
+ * @param inodeId the inode created for the file; block object names derive from it
+ * @param blockSize the file's block size
+ * @param inlineLimit the size up to which content is stored inline instead (for messages)
+ */
+public record WriteTarget(StrataPath path, String storeUri, long inodeId, long blockSize,
+    int inlineLimit) {}

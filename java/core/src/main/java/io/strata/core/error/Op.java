@@ -1,0 +1,26 @@
+package io.strata.core.error;
+
+/**
+ * The client operation that met an error. Adapters need it where one reason maps to different
+ * exceptions depending on the operation (IS_DIRECTORY is "file exists" for create but "not
+ * found" for open, as in HDFS).
+ */
+public enum Op {
+  MKDIRS,
+  CREATE,
+  WRITE,
+  COMPLETE,
+  GET_FILE_STATUS,
+  OPEN,
+  READ,
+  LIST,
+  RENAME,
+  DELETE,
+  SET_PERMISSION,
+  SET_OWNER,
+  SET_TIMES,
+  CONTENT_SUMMARY,
+  RENEW_LEASE,
+  RECOVER_LEASE,
+  ADMIN
+}

@@ -1,0 +1,42 @@
+package io.strata.core.error;
+
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * The conditions the namespace service reports, named by the {@code reason} of the
+ * {@code google.rpc.ErrorInfo} detail (domain {@value #DOMAIN}) of its gRPC statuses. The
+ * table is docs/errors.md; the Go side is internal/fserr.
+ */
+public enum Reason {
+  NOT_FOUND,
+  ALREADY_EXISTS,
+  PERMISSION_DENIED,
+  NOT_DIRECTORY,
+  IS_DIRECTORY,
+  PARENT_NOT_DIRECTORY,
+  DIRECTORY_NOT_EMPTY,
+  INVALID_PATH,
+  INVALID_ARGUMENT,
+  LEASE_CONFLICT,
+  NO_LEASE,
+  RENAME_LOOP,
+  ROOT_DIRECTORY,
+  NO_NAMESPACE,
+  UNSUPPORTED;
+
+  /** The ErrorInfo domain of Strata's statuses. */
+  public static final String DOMAIN = "strata.io";
+
+  /**
+   * Returns the reason named {@code name}, or empty for a reason this client does not know (a
+   * newer server): such a status is reported as a plain IOException.
+   */
+  public static Optional<Reason> parse(String name) {
+    try {
+      return Optional.of(valueOf(name.toUpperCase(Locale.ROOT)));
+    } catch (IllegalArgumentException e) {
+      return Optional.empty();
+    }
+  }
+}

@@ -1,0 +1,77 @@
+package io.strata.core.error;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+
+import com.google.protobuf.Any;
+import com.google.rpc.Code;
+import com.google.rpc.ErrorInfo;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.protobuf.StatusProto;
+import java.io.FileNotFoundException;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.net.SocketTimeoutException;
+import org.junit.Test;
+
+public class ErrorTranslatorTest {
+  private final ErrorTranslator t = new ErrorTranslator("127.0.0.1:7700");
+
+  private static StatusRuntimeException status(Code code, String reason, String domain) {
+    com.google.rpc.Status st = com.google.rpc.Status.newBuilder().setCode(code.getNumber())
+        .setMessage("create /a/b: " + reason)
+        .addDetails(Any.pack(ErrorInfo.newBuilder().setReason(reason).setDomain(domain).build()))
+        .build();
+    return StatusProto.toStatusRuntimeException(st);
+  }
+
+  @Test
+  public void everyReasonKeepsItsNameAndMessage() {
+    for (Reason r : Reason.values()) {
+      IOException e = t.translate(status(Code.FAILED_PRECONDITION, r.name(), Reason.DOMAIN),
+          Op.CREATE, "/a/b");
+      assertTrue(r + " -> " + e, e instanceof StrataError);
+      assertEquals(r, ((StrataError) e).reason());
+      assertEquals(Op.CREATE, ((StrataError) e).op());
+      assertEquals("create /a/b: " + r.name(), e.getMessage());
+    }
+  }
+
+  @Test
+  public void specificClasses() {
+    assertTrue(t.translate(status(Code.NOT_FOUND, "NOT_FOUND", Reason.DOMAIN), Op.OPEN, "/a")
+        instanceof FileNotFoundException);
+    assertTrue(t.translate(status(Code.NOT_FOUND, "NO_NAMESPACE", Reason.DOMAIN), Op.OPEN, "/a")
+        instanceof FileNotFoundException);
+    assertTrue(t.translate(status(Code.FAILED_PRECONDITION, "LEASE_CONFLICT", Reason.DOMAIN),
+        Op.CREATE, "/a") instanceof AlreadyBeingCreatedException);
+    assertTrue(t.translate(status(Code.FAILED_PRECONDITION, "NO_LEASE", Reason.DOMAIN),
+        Op.COMPLETE, "/a") instanceof LeaseExpiredException);
+  }
+
+  @Test
+  public void foreignDomainOrUnknownReasonIsNotAnAnswer() {
+    IOException e = t.translate(status(Code.NOT_FOUND, "NOT_FOUND", "example.com"), Op.OPEN,
+        "/a");
+    assertTrue(e.toString(), !(e instanceof StrataError));
+    e = t.translate(status(Code.NOT_FOUND, "SOMETHING_NEW", Reason.DOMAIN), Op.OPEN, "/a");
+    assertTrue(e.toString(), !(e instanceof StrataError));
+  }
+
+  @Test
+  public void transportErrors() {
+    IOException e = t.translate(Status.UNAVAILABLE.withDescription("connection refused")
+        .asRuntimeException(), Op.MKDIRS, "strata://ns/a");
+    assertTrue(e instanceof ServiceUnavailableException);
+    assertTrue(e.getMessage(), e.getMessage().contains("127.0.0.1:7700"));
+    assertTrue(e.getMessage(), e.getMessage().contains("connection refused"));
+    assertTrue(t.translate(Status.DEADLINE_EXCEEDED.asRuntimeException(), Op.OPEN, "/a")
+        instanceof SocketTimeoutException);
+    assertTrue(t.translate(Status.CANCELLED.asRuntimeException(), Op.OPEN, "/a")
+        instanceof InterruptedIOException);
+    IOException internal = t.translate(Status.INTERNAL.withDescription("disk on fire")
+        .asRuntimeException(), Op.OPEN, "/a");
+    assertTrue(internal.getMessage(), internal.getMessage().contains("disk on fire"));
+  }
+}

@@ -1,0 +1,76 @@
+package io.strata.hadoop;
+
+import io.strata.core.error.DataPathUnavailableException;
+import io.strata.core.error.Op;
+import io.strata.core.error.StrataError;
+import java.io.FileNotFoundException;
+import java.io.IOException;
+import org.apache.hadoop.fs.FileAlreadyExistsException;
+import org.apache.hadoop.fs.InvalidPathException;
+import org.apache.hadoop.fs.ParentNotDirectoryException;
+import org.apache.hadoop.fs.PathIsNotEmptyDirectoryException;
+import org.apache.hadoop.security.AccessControlException;
+
+/**
+ * The one mapping from the core's {@link StrataError}s to Hadoop's exceptions, by reason, as
+ * docs/errors.md tabulates it. The Hadoop exception keeps the service's message and has the core
+ * exception as its cause. Exceptions that are not Strata answers pass through unchanged.
+ */
+final class HadoopErrors {
+  private HadoopErrors() {}
+
+  /**
+   * Returns the Hadoop exception for {@code e}; use as {@code throw HadoopErrors.translate(e)}.
+   * Reasons Hadoop reports with unchecked exceptions (invalid path or argument, unsupported
+   * operation) are thrown from here.
+   */
+  static IOException translate(IOException e) {
+    if (!(e instanceof StrataError) || e instanceof DataPathUnavailableException) {
+      return e;
+    }
+    StrataError se = (StrataError) e;
+    String m = e.getMessage();
+    switch (se.reason()) {
+      case ALREADY_EXISTS:
+        return withCause(new FileAlreadyExistsException(m), e);
+      case PERMISSION_DENIED:
+        return withCause(new AccessControlException(m), e);
+      case PARENT_NOT_DIRECTORY:
+        return withCause(new ParentNotDirectoryException(m), e);
+      case DIRECTORY_NOT_EMPTY:
+        return withCause(new PathIsNotEmptyDirectoryException(se.path()), e);
+      case IS_DIRECTORY:
+        return isDirectory(se.op(), m, e);
+      case INVALID_PATH:
+        InvalidPathException ip = new InvalidPathException(se.path(), m);
+        ip.initCause(e);
+        throw ip;
+      case INVALID_ARGUMENT:
+        throw new IllegalArgumentException(m, e);
+      case UNSUPPORTED:
+        throw new UnsupportedOperationException(m, e);
+      default:
+        // NOT_FOUND and NO_NAMESPACE are FileNotFoundExceptions already; LEASE_CONFLICT and
+        // NO_LEASE carry HDFS's class names; NOT_DIRECTORY (rename2 of a directory over a
+        // file), RENAME_LOOP and ROOT_DIRECTORY are plain IOExceptions in HDFS too.
+        return e;
+    }
+  }
+
+  /** HDFS: "is a directory" means "file exists" to create, "not found" to open. */
+  private static IOException isDirectory(Op op, String m, IOException cause) {
+    switch (op) {
+      case CREATE:
+        return withCause(new FileAlreadyExistsException(m), cause);
+      case OPEN:
+        return withCause(new FileNotFoundException(m), cause);
+      default:
+        return cause;
+    }
+  }
+
+  private static IOException withCause(IOException e, Throwable cause) {
+    e.initCause(cause);
+    return e;
+  }
+}

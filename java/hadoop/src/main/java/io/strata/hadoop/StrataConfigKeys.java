@@ -1,0 +1,36 @@
+package io.strata.hadoop;
+
+/** The configuration keys of the strata:// FileSystem (documented in docs/java.md). */
+public final class StrataConfigKeys {
+  /** The namespace service, host:port, or a comma list of the members of its group. */
+  public static final String META_ADDRESS = "fs.strata.meta.address";
+
+  /** The user to act as; default: the current Hadoop user (UserGroupInformation). */
+  public static final String USER = "fs.strata.user";
+
+  /**
+   * The groups to state for the user, a comma list; default: the current Hadoop user's groups
+   * when {@link #USER} is not set, none when it is.
+   */
+  public static final String GROUPS = "fs.strata.groups";
+
+  /** Deadline of each call to the service (a time duration, such as 60s); default 60 s. */
+  public static final String RPC_TIMEOUT = "fs.strata.rpc.timeout";
+
+  /** Entries fetched per listing page, 1 to 10,000; default 1,000. */
+  public static final String LIST_PAGE_SIZE = "fs.strata.list.page-size";
+
+  /** Block size reported as the default and recorded for new files; default 128 MiB. */
+  public static final String BLOCK_SIZE = "fs.strata.block.size";
+
+  /** Default block size: the service's default too. */
+  public static final long DEFAULT_BLOCK_SIZE = 128L << 20;
+
+  /** Replication recorded for new files by default; default 1 (the bucket keeps the data). */
+  public static final String REPLICATION = "fs.strata.replication";
+
+  /** Default replication: the service's default too. */
+  public static final short DEFAULT_REPLICATION = 1;
+
+  private StrataConfigKeys() {}
+}

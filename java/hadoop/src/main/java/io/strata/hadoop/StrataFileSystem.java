@@ -1,0 +1,513 @@
+package io.strata.hadoop;
+
+import static org.apache.hadoop.fs.impl.PathCapabilitiesSupport.validatePathCapabilityArgs;
+
+import io.strata.core.ClientConfig;
+import io.strata.core.CreateOptions;
+import io.strata.core.FileInfo;
+import io.strata.core.IOIterator;
+import io.strata.core.StrataClient;
+import io.strata.core.StrataPath;
+import io.strata.core.error.Reason;
+import io.strata.core.error.StrataError;
+import java.io.FileNotFoundException;
+import java.io.IOException;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.CommonPathCapabilities;
+import org.apache.hadoop.fs.ContentSummary;
+import org.apache.hadoop.fs.CreateFlag;
+import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.LeaseRecoverable;
+import org.apache.hadoop.fs.LocatedFileStatus;
+import org.apache.hadoop.fs.Options;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.PathIsNotEmptyDirectoryException;
+import org.apache.hadoop.fs.RemoteIterator;
+import org.apache.hadoop.fs.StorageStatistics;
+import org.apache.hadoop.fs.permission.FsPermission;
+import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.util.Progressable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Hadoop FileSystem of {@code strata://<namespace>/<path>} ({@code strata:///path}: the
+ * default namespace). A thin adapter over {@link StrataClient}: it converts paths and statuses,
+ * maps errors once ({@link HadoopErrors}), follows HDFS where HDFS returns false instead of
+ * throwing (rename, delete), and counts statistics. Configuration: {@link StrataConfigKeys} and
+ * docs/java.md.
+ *
+ * <p>Not supported yet, and declared so: append, truncate, hflush/hsync, concat, symlinks,
+ * snapshots, ACLs, extended attributes. Files over the inline limit (4 KiB) need the data path.
+ */
+public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
+  /** The URI scheme. */
+  public static final String SCHEME = StrataPath.SCHEME;
+
+  private static final Logger LOG = LoggerFactory.getLogger(StrataFileSystem.class);
+
+  /** Bound on the namespace check at initialize. */
+  private static final java.time.Duration NAMESPACE_PROBE_TIMEOUT = java.time.Duration.ofSeconds(5);
+
+  private URI uri;
+  private String namespace;
+  private StrataClient client;
+  private Path workingDir;
+
+  @Override
+  public void initialize(URI name, Configuration conf) throws IOException {
+    super.initialize(name, conf);
+    setConf(conf);
+    namespace = name.getAuthority() == null ? "" : name.getAuthority();
+    // As HDFS and file: scheme://authority for a namespace, scheme:/// for the default one.
+    uri = URI.create(SCHEME + "://" + (namespace.isEmpty() ? "/" : namespace));
+    client = StrataClient.connect(clientConfig(conf, name));
+    workingDir = getHomeDirectory();
+    checkNamespace();
+  }
+
+  /**
+   * Fails initialization for a namespace the service says does not exist. NB: without this, a
+   * misspelt namespace surfaces as "No such file or directory" wherever Hadoop turns a
+   * FileNotFoundException into "no match" (globbing, FsShell). Any other failure of the probe is
+   * left for the first real operation to report.
+   */
+  private void checkNamespace() throws IOException {
+    java.time.Duration limit = client.config().rpcTimeout();
+    if (limit.compareTo(NAMESPACE_PROBE_TIMEOUT) > 0) {
+      limit = NAMESPACE_PROBE_TIMEOUT;
+    }
+    try {
+      client.probeNamespace(namespace, limit);
+    } catch (FileNotFoundException e) {
+      FileNotFoundException fnf = new FileNotFoundException(uri + ": no such namespace");
+      fnf.initCause(e);
+      client.close();
+      throw fnf;
+    }
+  }
+
+  private static ClientConfig clientConfig(Configuration conf, URI name) throws IOException {
+    String addr = conf.getTrimmed(StrataConfigKeys.META_ADDRESS, "");
+    if (addr.isEmpty()) {
+      throw new IOException("cannot open " + name + ": " + StrataConfigKeys.META_ADDRESS
+          + " is not set (host:port of the Strata namespace service)");
+    }
+    String user = conf.getTrimmed(StrataConfigKeys.USER, "");
+    List<String> groups = new ArrayList<>(conf.getTrimmedStringCollection(
+        StrataConfigKeys.GROUPS));
+    if (user.isEmpty()) {
+      UserGroupInformation ugi = UserGroupInformation.getCurrentUser();
+      user = ugi.getShortUserName();
+      if (conf.get(StrataConfigKeys.GROUPS) == null) {
+        groups = List.of(ugi.getGroupNames());
+      }
+    }
+    try {
+      return ClientConfig.builder(addr).user(user).groups(groups)
+          .umask(FsPermission.getUMask(conf).toShort())
+          .rpcTimeout(java.time.Duration.ofMillis(conf.getTimeDuration(
+              StrataConfigKeys.RPC_TIMEOUT, ClientConfig.DEFAULT_RPC_TIMEOUT.toMillis(),
+              TimeUnit.MILLISECONDS)))
+          .listPageSize(conf.getInt(StrataConfigKeys.LIST_PAGE_SIZE,
+              ClientConfig.DEFAULT_LIST_PAGE_SIZE))
+          .build();
+    } catch (IllegalArgumentException e) {
+      throw new IOException("cannot open " + name + ": " + e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public String getScheme() {
+    return SCHEME;
+  }
+
+  @Override
+  public URI getUri() {
+    return uri;
+  }
+
+  /** No delegation tokens: Strata uses "simple" authentication. */
+  @Override
+  public String getCanonicalServiceName() {
+    return null;
+  }
+
+  /** {@code /user/<user>}, where user is the one the client acts as. */
+  @Override
+  public Path getHomeDirectory() {
+    return makeQualified(new Path("/user/" + client.user()));
+  }
+
+  @Override
+  public Path getWorkingDirectory() {
+    return workingDir;
+  }
+
+  @Override
+  public void setWorkingDirectory(Path dir) {
+    workingDir = makeQualified(dir);
+  }
+
+  @Override
+  public long getDefaultBlockSize(Path f) {
+    return getConf().getLongBytes(StrataConfigKeys.BLOCK_SIZE,
+        StrataConfigKeys.DEFAULT_BLOCK_SIZE);
+  }
+
+  @Override
+  public short getDefaultReplication(Path f) {
+    return (short) getConf().getInt(StrataConfigKeys.REPLICATION,
+        StrataConfigKeys.DEFAULT_REPLICATION);
+  }
+
+  /** The scheme's counters (bytes, read and write operations), shared by its instances. */
+  @Override
+  public StorageStatistics getStorageStatistics() {
+    return FileSystem.getGlobalStorageStatistics().get(SCHEME);
+  }
+
+  /** The core client behind this file system (for tests and tools). */
+  public StrataClient getClient() {
+    return client;
+  }
+
+  /** Converts a Hadoop path of this file system into a Strata path. */
+  StrataPath toStrata(Path p) {
+    Path q = makeQualified(p);
+    String path = q.toUri().getPath();
+    return new StrataPath(namespace, path.isEmpty() ? "/" : path);
+  }
+
+  /** Converts a Strata path into a qualified Hadoop path. */
+  Path toHadoop(StrataPath p) {
+    return new Path(uri.getScheme(), namespace.isEmpty() ? null : namespace, p.path());
+  }
+
+  FileStatus toStatus(FileInfo fi) {
+    return new FileStatus(fi.length(), fi.directory(), fi.replication(), fi.blockSize(),
+        fi.modificationTime(), fi.accessTime(), new FsPermission((short) (fi.permission() & 01777)),
+        fi.owner(), fi.group(), toHadoop(fi.path()));
+  }
+
+  private LocatedFileStatus toLocated(FileInfo fi) throws IOException {
+    FileStatus st = toStatus(fi);
+    return new LocatedFileStatus(st, st.isFile() ? getFileBlockLocations(st, 0, st.getLen())
+        : null);
+  }
+
+  @Override
+  public FSDataInputStream open(Path f, int bufferSize) throws IOException {
+    StrataPath p = toStrata(f);
+    statistics.incrementReadOps(1);
+    try {
+      return new FSDataInputStream(new StrataInputStream(client.open(p), statistics));
+    } catch (IOException e) {
+      throw HadoopErrors.translate(e);
+    }
+  }
+
+  @Override
+  public FSDataOutputStream create(Path f, FsPermission permission, boolean overwrite,
+      int bufferSize, short replication, long blockSize, Progressable progress)
+      throws IOException {
+    return create(f, permission, overwrite, true, replication, blockSize);
+  }
+
+  @Override
+  public FSDataOutputStream createNonRecursive(Path f, FsPermission permission,
+      EnumSet<CreateFlag> flags, int bufferSize, short replication, long blockSize,
+      Progressable progress) throws IOException {
+    if (flags.contains(CreateFlag.APPEND)) {
+      throw new UnsupportedOperationException("createNonRecursive " + f
+          + ": APPEND is not supported by Strata yet");
+    }
+    return create(f, permission, flags.contains(CreateFlag.OVERWRITE), false, replication,
+        blockSize);
+  }
+
+  private FSDataOutputStream create(Path f, FsPermission permission, boolean overwrite,
+      boolean createParents, short replication, long blockSize) throws IOException {
+    StrataPath p = toStrata(f);
+    int perm = (permission == null ? FsPermission.getFileDefault() : permission).toShort();
+    statistics.incrementWriteOps(1);
+    try {
+      return new FSDataOutputStream(new StrataOutputStream(client.create(p,
+          new CreateOptions(perm, overwrite, createParents, Math.max(0, replication),
+              Math.max(0, blockSize)))), statistics);
+    } catch (IOException e) {
+      throw HadoopErrors.translate(e);
+    }
+  }
+
+  @Override
+  public FSDataOutputStream append(Path f, int bufferSize, Progressable progress) {
+    throw new UnsupportedOperationException("append " + f + ": not supported by Strata yet");
+  }
+
+  @Override
+  public boolean truncate(Path f, long newLength) {
+    throw new UnsupportedOperationException("truncate " + f + ": not supported by Strata yet");
+  }
+
+  /**
+   * FileSystem.rename, as HDFS: an existing directory destination receives the source as a
+   * child; false (not an exception) for a missing source or destination parent, an existing
+   * destination, a destination under a file, or the root. A directory into its own subtree is an
+   * IOException, as in HDFS.
+   */
+  @Override
+  public boolean rename(Path src, Path dst) throws IOException {
+    StrataPath s = toStrata(src);
+    StrataPath d = toStrata(dst);
+    statistics.incrementWriteOps(1);
+    try {
+      client.rename(s, d, false, false);
+      return true;
+    } catch (IOException e) {
+      if (e instanceof StrataError) {
+        switch (((StrataError) e).reason()) {
+          case NOT_FOUND:
+          case ALREADY_EXISTS:
+          case PARENT_NOT_DIRECTORY:
+          case IS_DIRECTORY:
+          case NOT_DIRECTORY:
+          case ROOT_DIRECTORY:
+            LOG.debug("rename {} to {}: false: {}", src, dst, e.getMessage());
+            return false;
+          default:
+            break;
+        }
+      }
+      throw HadoopErrors.translate(e);
+    }
+  }
+
+  /**
+   * rename2 (the FileContext rename): the destination is never entered; OVERWRITE replaces a
+   * file or an empty directory. Atomic on the service. NB: Hadoop deprecates this method for
+   * direct callers only; FileContext reaches it through DelegateToFileSystem.
+   */
+  @Override
+  @SuppressWarnings("deprecation")
+  protected void rename(Path src, Path dst, Options.Rename... options) throws IOException {
+    boolean overwrite = false;
+    for (Options.Rename o : options) {
+      overwrite |= o == Options.Rename.OVERWRITE;
+    }
+    rename2(src, dst, overwrite);
+  }
+
+  /** rename2 in one call to the service (StrataFs uses it for FileContext.rename). */
+  void rename2(Path src, Path dst, boolean overwrite) throws IOException {
+    statistics.incrementWriteOps(1);
+    try {
+      client.rename(toStrata(src), toStrata(dst), overwrite, true);
+    } catch (IOException e) {
+      throw HadoopErrors.translate(e);
+    }
+  }
+
+  /**
+   * Deletes {@code f}; false when nothing was there, and for the root, which HDFS does not delete
+   * either (but a non-recursive delete of a non-empty root fails, as in HDFS).
+   */
+  @Override
+  public boolean delete(Path f, boolean recursive) throws IOException {
+    StrataPath p = toStrata(f);
+    statistics.incrementWriteOps(1);
+    try {
+      return client.delete(p, recursive);
+    } catch (IOException e) {
+      if (e instanceof StrataError) {
+        Reason r = ((StrataError) e).reason();
+        if (r == Reason.ROOT_DIRECTORY && !recursive && client.list(p).hasNext()) {
+          // HDFS checks emptiness before refusing the root.
+          throw new PathIsNotEmptyDirectoryException(f.toString());
+        }
+        if (r == Reason.NOT_FOUND || r == Reason.ROOT_DIRECTORY) {
+          LOG.debug("delete {}: false: {}", f, e.getMessage());
+          return false;
+        }
+      }
+      throw HadoopErrors.translate(e);
+    }
+  }
+
+  @Override
+  public FileStatus[] listStatus(Path f) throws IOException {
+    List<FileStatus> out = new ArrayList<>();
+    RemoteIterator<FileStatus> it = listStatusIterator(f);
+    while (it.hasNext()) {
+      out.add(it.next());
+    }
+    return out.toArray(new FileStatus[0]);
+  }
+
+  @Override
+  public RemoteIterator<FileStatus> listStatusIterator(Path f) throws IOException {
+    return Listings.of(list(f), this::toStatus);
+  }
+
+  @Override
+  public RemoteIterator<LocatedFileStatus> listLocatedStatus(Path f) throws IOException {
+    return new Listings<>(list(f), this::toLocated);
+  }
+
+  private IOIterator<FileInfo> list(Path f) throws IOException {
+    StrataPath p = toStrata(f);
+    statistics.incrementReadOps(1);
+    try {
+      return client.list(p);
+    } catch (IOException e) {
+      throw HadoopErrors.translate(e);
+    }
+  }
+
+  @Override
+  public boolean mkdirs(Path f, FsPermission permission) throws IOException {
+    StrataPath p = toStrata(f);
+    int perm = (permission == null ? FsPermission.getDirDefault() : permission).toShort();
+    statistics.incrementWriteOps(1);
+    try {
+      client.mkdirs(p, perm, true);
+      return true;
+    } catch (IOException e) {
+      throw HadoopErrors.translate(e);
+    }
+  }
+
+  @Override
+  public FileStatus getFileStatus(Path f) throws IOException {
+    StrataPath p = toStrata(f);
+    statistics.incrementReadOps(1);
+    try {
+      return toStatus(client.getFileStatus(p));
+    } catch (IOException e) {
+      throw HadoopErrors.translate(e);
+    }
+  }
+
+  /** Exact, from the service's per-directory aggregates, without a walk. */
+  @Override
+  public ContentSummary getContentSummary(Path f) throws IOException {
+    StrataPath p = toStrata(f);
+    statistics.incrementReadOps(1);
+    try {
+      io.strata.core.ContentSummary cs = client.getContentSummary(p);
+      return new ContentSummary.Builder().length(cs.length()).fileCount(cs.fileCount())
+          .directoryCount(cs.directoryCount()).spaceConsumed(cs.spaceConsumed())
+          .quota(-1).spaceQuota(-1).build();
+    } catch (IOException e) {
+      throw HadoopErrors.translate(e);
+    }
+  }
+
+  @Override
+  public void setPermission(Path f, FsPermission permission) throws IOException {
+    StrataPath p = toStrata(f);
+    statistics.incrementWriteOps(1);
+    try {
+      client.setPermission(p, permission.toShort());
+    } catch (IOException e) {
+      throw HadoopErrors.translate(e);
+    }
+  }
+
+  @Override
+  public void setOwner(Path f, String username, String groupname) throws IOException {
+    StrataPath p = toStrata(f);
+    statistics.incrementWriteOps(1);
+    try {
+      client.setOwner(p, username, groupname);
+    } catch (IOException e) {
+      throw HadoopErrors.translate(e);
+    }
+  }
+
+  /** Times in ms since the epoch; -1 leaves one unchanged. */
+  @Override
+  public void setTimes(Path f, long mtime, long atime) throws IOException {
+    StrataPath p = toStrata(f);
+    statistics.incrementWriteOps(1);
+    try {
+      client.setTimes(p, mtime, atime);
+    } catch (IOException e) {
+      throw HadoopErrors.translate(e);
+    }
+  }
+
+  /** Closes a file its writer left open; true when it is closed now. */
+  @Override
+  public boolean recoverLease(Path f) throws IOException {
+    StrataPath p = toStrata(f);
+    checkIsFile(f, p);
+    statistics.incrementWriteOps(1);
+    try {
+      return client.recoverLease(p);
+    } catch (IOException e) {
+      throw HadoopErrors.translate(e);
+    }
+  }
+
+  @Override
+  public boolean isFileClosed(Path f) throws IOException {
+    return !checkIsFile(f, toStrata(f)).underConstruction();
+  }
+
+  /** HDFS's messages, which LeaseRecoverable callers match. */
+  private FileInfo checkIsFile(Path f, StrataPath p) throws IOException {
+    FileInfo fi;
+    try {
+      statistics.incrementReadOps(1);
+      fi = client.getFileStatus(p);
+    } catch (FileNotFoundException e) {
+      FileNotFoundException fnf = new FileNotFoundException("File does not exist: " + f);
+      fnf.initCause(e);
+      throw fnf;
+    } catch (IOException e) {
+      throw HadoopErrors.translate(e);
+    }
+    if (fi.directory()) {
+      throw new FileNotFoundException("Path is not a file: " + f);
+    }
+    return fi;
+  }
+
+  @Override
+  public boolean hasPathCapability(Path path, String capability) throws IOException {
+    switch (validatePathCapabilityArgs(makeQualified(path), capability)) {
+      case CommonPathCapabilities.FS_PERMISSIONS:
+      case CommonPathCapabilities.LEASE_RECOVERABLE:
+        return true;
+      case CommonPathCapabilities.BULK_DELETE:
+        return super.hasPathCapability(path, capability);
+      default:
+        return false;
+    }
+  }
+
+  @Override
+  public void close() throws IOException {
+    try {
+      super.close();
+    } finally {
+      if (client != null) {
+        client.close();
+      }
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "StrataFileSystem{" + uri + ", user=" + (client == null ? "?" : client.user()) + "}";
+  }
+}

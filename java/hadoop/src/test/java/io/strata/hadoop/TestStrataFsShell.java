@@ -1,0 +1,154 @@
+package io.strata.hadoop;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertNotEquals;
+import static org.junit.Assert.assertTrue;
+
+import io.strata.core.testing.DevClusterRule;
+import java.io.ByteArrayOutputStream;
+import java.io.File;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.time.Duration;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.FsShell;
+import org.apache.hadoop.util.ToolRunner;
+import org.junit.After;
+import org.junit.ClassRule;
+import org.junit.Rule;
+import org.junit.Test;
+import org.junit.rules.TemporaryFolder;
+
+/** Hadoop's FsShell (hadoop fs) run programmatically against strata://. */
+public class TestStrataFsShell {
+  @ClassRule public static final DevClusterRule SERVER = new DevClusterRule();
+  @Rule public final TemporaryFolder tmp = new TemporaryFolder();
+
+  /** One shell run: its exit code and what it printed. */
+  record Run(int rc, String out, String err) {}
+
+  private Configuration conf(String address) {
+    Configuration conf = new Configuration();
+    conf.set(StrataConfigKeys.META_ADDRESS, address);
+    conf.set(FileSystem.FS_DEFAULT_NAME_KEY, "strata://default/");
+    return conf;
+  }
+
+  private Run shell(Configuration conf, String... args) throws Exception {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    PrintStream oldOut = System.out;
+    PrintStream oldErr = System.err;
+    int rc;
+    try (PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
+        PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8)) {
+      System.setOut(o);
+      System.setErr(e);
+      rc = ToolRunner.run(new FsShell(conf), args);
+    } finally {
+      System.setOut(oldOut);
+      System.setErr(oldErr);
+    }
+    return new Run(rc, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+  }
+
+  private Run ok(String... args) throws Exception {
+    Run r = shell(conf(SERVER.address()), args);
+    assertEquals(String.join(" ", args) + ": " + r, 0, r.rc());
+    return r;
+  }
+
+  @After
+  public void closeCachedFileSystems() throws Exception {
+    // FsShell uses the FileSystem cache, whose key ignores the service address.
+    FileSystem.closeAll();
+  }
+
+  @Test
+  public void everydayCommands() throws Exception {
+    ok("-mkdir", "-p", "/shell/a/b", "strata://default/shell/c");
+    ok("-touchz", "/shell/a/b/empty");
+    File local = tmp.newFile("hello.txt");
+    Files.writeString(local.toPath(), "hello strata\n");
+    ok("-put", local.getPath(), "/shell/a/hello.txt");
+    assertEquals("hello strata\n", ok("-cat", "/shell/a/hello.txt").out());
+
+    String ls = ok("-ls", "-R", "/shell").out();
+    assertTrue(ls, ls.contains("/shell/a/b/empty"));
+    assertTrue(ls, ls.contains("/shell/a/hello.txt"));
+    assertTrue(ls, ls.contains("drwxr-xr-x"));
+    assertTrue(ls, ls.contains("-rw-r--r--"));
+
+    // DIR_COUNT FILE_COUNT CONTENT_SIZE PATHNAME: /shell, a, b, c; empty, hello.txt.
+    String count = ok("-count", "/shell").out().trim();
+    assertTrue(count, count.matches("4\\s+2\\s+13\\s+\\S*/shell"));
+    String du = ok("-du", "-s", "/shell").out().trim();
+    assertTrue(du, du.matches("13\\s+13\\s+\\S*/shell"));
+
+    ok("-mv", "/shell/a/hello.txt", "/shell/c");
+    assertEquals("hello strata\n", ok("-cat", "/shell/c/hello.txt").out());
+    ok("-rm", "-r", "/shell/a");
+    Run gone = shell(conf(SERVER.address()), "-ls", "/shell/a");
+    assertEquals(1, gone.rc());
+    assertTrue(gone.err(), gone.err().contains("No such file or directory"));
+    ok("-rm", "-r", "/shell");
+  }
+
+  @Test
+  public void putOfALargeFileFailsClearly() throws Exception {
+    File local = tmp.newFile("big.bin");
+    Files.write(local.toPath(), new byte[10_000]);
+    Run r = shell(conf(SERVER.address()), "-put", local.getPath(), "/big.bin");
+    assertEquals(1, r.rc());
+    assertTrue(r.err(), r.err().contains("4096 bytes"));
+    assertEquals("-put cleans up its _COPYING_ file", 1,
+        shell(conf(SERVER.address()), "-ls", "/big.bin._COPYING_").rc());
+  }
+
+  @Test
+  public void missingNamespace() throws Exception {
+    Run r = shell(conf(SERVER.address()), "-ls", "strata://no-such-ns/");
+    assertEquals(1, r.rc());
+    assertTrue(r.err(), r.err().contains("strata://no-such-ns: no such namespace"));
+  }
+
+  @Test
+  public void unreachableServiceFailsFastAndClearly() throws Exception {
+    Configuration conf = conf("127.0.0.1:1");
+    conf.set(StrataConfigKeys.RPC_TIMEOUT, "10s");
+    long start = System.nanoTime();
+    Run r = shell(conf, "-ls", "/");
+    assertNotEquals(0, r.rc());
+    assertTrue(r.err(), r.err().contains("cannot reach the Strata namespace service at "
+        + "127.0.0.1:1"));
+    assertTrue("bounded wait", System.nanoTime() - start < Duration.ofSeconds(30).toNanos());
+  }
+
+  @Test
+  public void missingAddressIsExplained() throws Exception {
+    Configuration conf = new Configuration();
+    Run r = shell(conf, "-ls", "strata://default/");
+    assertNotEquals(0, r.rc());
+    assertTrue(r.err(), r.err().contains(StrataConfigKeys.META_ADDRESS + " is not set"));
+  }
+
+  @Test
+  public void anotherUserIsDenied() throws Exception {
+    ok("-mkdir", "-p", "/private/inner");
+    ok("-chmod", "700", "/private");
+    // The FileSystem cache is keyed by the Hadoop user, not fs.strata.user.
+    FileSystem.closeAll();
+    Configuration mallory = conf(SERVER.address());
+    mallory.set(StrataConfigKeys.USER, "mallory");
+    Run ls = shell(mallory, "-ls", "/private");
+    assertEquals(1, ls.rc());
+    assertTrue(ls.err(), ls.err().contains("permission denied"));
+    Run mkdir = shell(mallory, "-mkdir", "/private/x");
+    assertEquals(1, mkdir.rc());
+    assertTrue(mkdir.err(), mkdir.err().contains("permission denied"));
+    FileSystem.closeAll();
+    ok("-rm", "-r", "/private");
+  }
+}

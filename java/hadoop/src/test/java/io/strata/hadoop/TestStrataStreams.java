@@ -1,0 +1,137 @@
+package io.strata.hadoop;
+
+import static org.junit.Assert.assertArrayEquals;
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertThrows;
+import static org.junit.Assert.assertTrue;
+
+import io.strata.core.error.DataPathUnavailableException;
+import java.io.EOFException;
+import java.io.IOException;
+import org.apache.hadoop.fs.CommonPathCapabilities;
+import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.StorageStatistics;
+import org.apache.hadoop.fs.StreamCapabilities;
+import org.junit.Test;
+
+/** Reading and writing through StrataFileSystem: streams, capabilities, statistics. */
+public class TestStrataStreams extends StrataTestBase {
+  private byte[] data(int n) {
+    byte[] b = new byte[n];
+    for (int i = 0; i < n; i++) {
+      b[i] = (byte) (i * 31 + 7);
+    }
+    return b;
+  }
+
+  @Test
+  public void seekAndPositionedReads() throws IOException {
+    Path f = new Path(base, "f");
+    byte[] d = data(4096);
+    try (FSDataOutputStream out = fs.create(f)) {
+      out.write(d, 0, 1000);
+      out.write(d, 1000, d.length - 1000);
+      assertEquals(d.length, out.getPos());
+    }
+    try (FSDataInputStream in = fs.open(f)) {
+      assertEquals(d.length, in.available());
+      in.seek(4000);
+      assertEquals(d[4000] & 0xff, in.read());
+      assertEquals(4001, in.getPos());
+      byte[] buf = new byte[100];
+      in.readFully(10, buf);
+      assertEquals("positioned reads leave the position", 4001, in.getPos());
+      byte[] want = new byte[100];
+      System.arraycopy(d, 10, want, 0, 100);
+      assertArrayEquals(want, buf);
+      assertEquals(50, in.read(4046, buf, 0, 100));
+      assertThrows(EOFException.class, () -> in.readFully(4090, new byte[10]));
+      assertThrows(EOFException.class, () -> in.seek(4097));
+      assertThrows(EOFException.class, () -> in.seek(-1));
+      in.seek(4096);
+      assertEquals(-1, in.read());
+      assertEquals(-1, in.read(new byte[4], 0, 4));
+      assertEquals(0, in.read(new byte[4], 0, 0));
+      in.seek(0);
+      assertArrayEquals(d, in.readAllBytes());
+    }
+    FSDataInputStream closed = fs.open(f);
+    closed.close();
+    assertThrows(IOException.class, closed::read);
+    assertThrows(IOException.class, () -> closed.seek(0));
+  }
+
+  @Test
+  public void overTheInlineLimitFailsNamingIt() throws IOException {
+    Path f = new Path(base, "big");
+    FSDataOutputStream out = fs.create(f);
+    out.write(data(4096));
+    DataPathUnavailableException e =
+        assertThrows(DataPathUnavailableException.class, () -> out.write(1));
+    assertTrue(e.getMessage(), e.getMessage().contains("over 4096 bytes"));
+    assertThrows(IOException.class, out::close);
+    assertEquals("left empty, and closed", 0, fs.getFileStatus(f).getLen());
+    assertTrue(((StrataFileSystem) fs).isFileClosed(f));
+  }
+
+  @Test
+  public void syncableIsRefusedAndUndeclared() throws IOException {
+    try (FSDataOutputStream out = fs.create(new Path(base, "s"))) {
+      assertFalse(out.hasCapability("hflush"));
+      assertFalse(out.hasCapability("hsync"));
+      out.write('x');
+      assertThrows(UnsupportedOperationException.class, out::hflush);
+      assertThrows(UnsupportedOperationException.class, out::hsync);
+      out.flush();
+    }
+    try (FSDataInputStream in = fs.open(new Path(base, "s"))) {
+      assertFalse(in.hasCapability(StreamCapabilities.UNBUFFER));
+      assertFalse(in.hasCapability(StreamCapabilities.READBYTEBUFFER));
+    }
+  }
+
+  @Test
+  public void unsupportedOperations() throws IOException {
+    Path f = new Path(base, "u");
+    write(fs, f, "x");
+    assertThrows(UnsupportedOperationException.class, () -> fs.append(f));
+    assertThrows(UnsupportedOperationException.class, () -> fs.truncate(f, 0));
+  }
+
+  @Test
+  public void pathCapabilitiesAreHonest() throws IOException {
+    assertTrue(fs.hasPathCapability(base, CommonPathCapabilities.FS_PERMISSIONS));
+    assertTrue(fs.hasPathCapability(base, CommonPathCapabilities.LEASE_RECOVERABLE));
+    for (String no : new String[] {CommonPathCapabilities.FS_APPEND,
+        CommonPathCapabilities.FS_TRUNCATE, CommonPathCapabilities.FS_CONCAT,
+        CommonPathCapabilities.FS_SYMLINKS, CommonPathCapabilities.FS_SNAPSHOTS,
+        CommonPathCapabilities.FS_ACLS, CommonPathCapabilities.FS_XATTRS,
+        CommonPathCapabilities.FS_CHECKSUMS, CommonPathCapabilities.FS_PATHHANDLES,
+        CommonPathCapabilities.FS_MULTIPART_UPLOADER, CommonPathCapabilities.ETAGS_AVAILABLE,
+        CommonPathCapabilities.ABORTABLE_STREAM}) {
+      assertFalse(no, fs.hasPathCapability(base, no));
+    }
+  }
+
+  @Test
+  public void statisticsAreCounted() throws IOException {
+    // Statistics are shared by every instance of the scheme: look at differences.
+    StorageStatistics st = fs.getStorageStatistics();
+    long w0 = st.getLong("bytesWritten");
+    long r0 = st.getLong("bytesRead");
+    long ro0 = st.getLong("readOps");
+    long wo0 = st.getLong("writeOps");
+    Path f = new Path(base, "stats");
+    write(fs, f, "0123456789");
+    assertEquals("0123456789", read(fs, f));
+    fs.getFileStatus(f);
+    fs.listStatus(base);
+    assertEquals(10, st.getLong("bytesWritten") - w0);
+    assertEquals(10, st.getLong("bytesRead") - r0);
+    assertTrue(st.getLong("readOps") - ro0 >= 3);
+    assertTrue(st.getLong("writeOps") - wo0 >= 1);
+  }
+}

@@ -1,0 +1,17 @@
+package io.strata.hadoop.contract;
+
+import io.strata.core.testing.DevClusterRule;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.contract.AbstractContractMkdirTest;
+import org.apache.hadoop.fs.contract.AbstractFSContract;
+import org.junit.ClassRule;
+
+/** Hadoop's Mkdir contract suite on strata://. */
+public class TestStrataContractMkdir extends AbstractContractMkdirTest {
+  @ClassRule public static final DevClusterRule SERVER = new DevClusterRule();
+
+  @Override
+  protected AbstractFSContract createContract(Configuration conf) {
+    return new StrataContract(conf, SERVER.address());
+  }
+}
