@@ -70,5 +70,5 @@ func (w *Worker) shortCircuit(ctx context.Context, req *pb.ShortCircuitRequest) 
 	w.stats.shortCircuitBytes.Add(req.Length)
 	w.readAhead(ref, int64(req.Offset), int64(req.Length))
 	return &pb.ShortCircuitResponse{Ok: true, PageSize: uint64(h.PageSize), FirstPage: uint64(h.FirstPage),
-		Crcs: h.CRCs, BlockLength: ref.Length}, int(h.File.Fd()), h.Release
+		Crcs: h.CRCs, BlockLength: ref.Length, Path: h.Path}, int(h.File.Fd()), h.Release
 }

@@ -654,17 +654,15 @@ func (x *WorkerStats) GetBlocksWritten() uint64 {
 // Short-circuit protocol, on the worker's Unix socket: the client sends a
 // ShortCircuitRequest framed by a uvarint length; the worker makes the range
 // cached and answers with a framed ShortCircuitResponse, passing the block's
-// cache file descriptor along (SCM_RIGHTS) when ok. The client reads the
+// cache file descriptor along (SCM_RIGHTS) when ok, and naming its path. The client reads the
 // pages itself and verifies them with the CRCs. A CRC mismatch is reported
 // with a request whose invalidate flag is set; the worker drops the pages.
 type ShortCircuitRequest struct {
-	state      protoimpl.MessageState `protogen:"open.v1"`
-	Block      *BlockRef              `protobuf:"bytes,1,opt,name=block,proto3" json:"block,omitempty"`
-	Offset     uint64                 `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
-	Length     uint64                 `protobuf:"varint,3,opt,name=length,proto3" json:"length,omitempty"`
-	Invalidate bool                   `protobuf:"varint,4,opt,name=invalidate,proto3" json:"invalidate,omitempty"`
-	// Bytes the client read after the previous response (for the counters).
-	BytesRead     uint64 `protobuf:"varint,5,opt,name=bytes_read,json=bytesRead,proto3" json:"bytes_read,omitempty"`
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Block         *BlockRef              `protobuf:"bytes,1,opt,name=block,proto3" json:"block,omitempty"`
+	Offset        uint64                 `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
+	Length        uint64                 `protobuf:"varint,3,opt,name=length,proto3" json:"length,omitempty"`
+	Invalidate    bool                   `protobuf:"varint,4,opt,name=invalidate,proto3" json:"invalidate,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -727,13 +725,6 @@ func (x *ShortCircuitRequest) GetInvalidate() bool {
 	return false
 }
 
-func (x *ShortCircuitRequest) GetBytesRead() uint64 {
-	if x != nil {
-		return x.BytesRead
-	}
-	return 0
-}
-
 type ShortCircuitResponse struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Ok       bool                   `protobuf:"varint,1,opt,name=ok,proto3" json:"ok,omitempty"`
@@ -744,8 +735,11 @@ type ShortCircuitResponse struct {
 	FirstPage uint64 `protobuf:"varint,4,opt,name=first_page,json=firstPage,proto3" json:"first_page,omitempty"`
 	// CRC32C (Castagnoli) of each page from first_page on, covering the range.
 	Crcs []uint32 `protobuf:"varint,5,rep,packed,name=crcs,proto3" json:"crcs,omitempty"`
-	// Length of the block's last page if it is among them, else page_size.
-	BlockLength   uint64 `protobuf:"varint,6,opt,name=block_length,json=blockLength,proto3" json:"block_length,omitempty"`
+	// The block's length (the last page may be short).
+	BlockLength uint64 `protobuf:"varint,6,opt,name=block_length,json=blockLength,proto3" json:"block_length,omitempty"`
+	// Path of the cache file, for clients that cannot receive a descriptor
+	// (Java): they open it themselves. Check the CRCs all the same.
+	Path          string `protobuf:"bytes,7,opt,name=path,proto3" json:"path,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -820,6 +814,13 @@ func (x *ShortCircuitResponse) GetBlockLength() uint64 {
 		return x.BlockLength
 	}
 	return 0
+}
+
+func (x *ShortCircuitResponse) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
 }
 
 // WorkerInfo is what a worker tells the namespace service about itself.
@@ -951,16 +952,14 @@ const file_strata_v1_worker_proto_rawDesc = "" +
 	"\x13short_circuit_opens\x18\v \x01(\x04R\x11shortCircuitOpens\x12*\n" +
 	"\x11bucket_bytes_read\x18\f \x01(\x04R\x0fbucketBytesRead\x120\n" +
 	"\x14bucket_bytes_written\x18\r \x01(\x04R\x12bucketBytesWritten\x12%\n" +
-	"\x0eblocks_written\x18\x0e \x01(\x04R\rblocksWritten\"\xaf\x01\n" +
+	"\x0eblocks_written\x18\x0e \x01(\x04R\rblocksWritten\"\x90\x01\n" +
 	"\x13ShortCircuitRequest\x12)\n" +
 	"\x05block\x18\x01 \x01(\v2\x13.strata.v1.BlockRefR\x05block\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x04R\x06offset\x12\x16\n" +
 	"\x06length\x18\x03 \x01(\x04R\x06length\x12\x1e\n" +
 	"\n" +
 	"invalidate\x18\x04 \x01(\bR\n" +
-	"invalidate\x12\x1d\n" +
-	"\n" +
-	"bytes_read\x18\x05 \x01(\x04R\tbytesRead\"\xaf\x01\n" +
+	"invalidate\"\xc3\x01\n" +
 	"\x14ShortCircuitResponse\x12\x0e\n" +
 	"\x02ok\x18\x01 \x01(\bR\x02ok\x12\x14\n" +
 	"\x05error\x18\x02 \x01(\tR\x05error\x12\x1b\n" +
@@ -968,7 +967,8 @@ const file_strata_v1_worker_proto_rawDesc = "" +
 	"\n" +
 	"first_page\x18\x04 \x01(\x04R\tfirstPage\x12\x12\n" +
 	"\x04crcs\x18\x05 \x03(\rR\x04crcs\x12!\n" +
-	"\fblock_length\x18\x06 \x01(\x04R\vblockLength\"\x99\x01\n" +
+	"\fblock_length\x18\x06 \x01(\x04R\vblockLength\x12\x12\n" +
+	"\x04path\x18\a \x01(\tR\x04path\"\x99\x01\n" +
 	"\n" +
 	"WorkerInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
