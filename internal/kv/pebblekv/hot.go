@@ -26,8 +26,9 @@ type hotShard struct {
 }
 
 type hotItem struct {
-	key   string
-	value []byte
+	key     string
+	value   []byte
+	missing bool // the key is known not to exist
 }
 
 func newHotCache(limit int64) *hotCache {
@@ -45,24 +46,28 @@ func (c *hotCache) shard(key []byte) *hotShard {
 	return &c.shards[xxhash.Sum64(key)%hotShards]
 }
 
-func (c *hotCache) get(key []byte) ([]byte, bool) {
+// get returns the cached state of key: cached reports whether the cache
+// knows it, exists whether the key exists (then value is its value).
+func (c *hotCache) get(key []byte) (value []byte, exists, cached bool) {
 	s := c.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.mu.items[string(key)]
 	if !ok {
-		return nil, false
+		return nil, false, false
 	}
 	s.mu.order.MoveToFront(e)
-	return e.Value.(*hotItem).value, true
+	it := e.Value.(*hotItem)
+	return it.value, !it.missing, true
 }
 
-// add caches a value read from the store.
-func (c *hotCache) add(key, value []byte) {
+// add caches what a read found in the store: a value, or that the key is
+// missing (new names are looked up before they are created).
+func (c *hotCache) add(key, value []byte, missing bool) {
 	s := c.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.putLocked(string(key), value)
+	s.putLocked(string(key), value, missing)
 }
 
 // update reflects a committed write (write-through: what was just written is
@@ -71,16 +76,10 @@ func (c *hotCache) update(key, value []byte, deleted bool) {
 	s := c.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if deleted {
-		if e, ok := s.mu.items[string(key)]; ok {
-			s.removeLocked(e)
-		}
-		return
-	}
-	s.putLocked(string(key), value)
+	s.putLocked(string(key), value, deleted)
 }
 
-func (s *hotShard) putLocked(key string, value []byte) {
+func (s *hotShard) putLocked(key string, value []byte, missing bool) {
 	if e, ok := s.mu.items[key]; ok {
 		s.removeLocked(e)
 	}
@@ -88,7 +87,7 @@ func (s *hotShard) putLocked(key string, value []byte) {
 	if size > s.limit {
 		return
 	}
-	s.mu.items[key] = s.mu.order.PushFront(&hotItem{key: key, value: value})
+	s.mu.items[key] = s.mu.order.PushFront(&hotItem{key: key, value: value, missing: missing})
 	s.mu.bytes += size
 	for s.mu.bytes > s.limit {
 		s.removeLocked(s.mu.order.Back())

@@ -121,11 +121,12 @@ func (s *Store) Sync() error { return s.db.LogData(nil, pebble.Sync) }
 type reader struct{ s *Store }
 
 func (r reader) Get(key []byte) ([]byte, bool, error) {
-	if v, ok := r.s.cache.get(key); ok {
-		return v, true, nil
+	if v, exists, cached := r.s.cache.get(key); cached {
+		return v, exists, nil
 	}
 	v, closer, err := r.s.db.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
+		r.s.cache.add(key, nil, true)
 		return nil, false, nil
 	}
 	if err != nil {
@@ -133,7 +134,7 @@ func (r reader) Get(key []byte) ([]byte, bool, error) {
 	}
 	v = bytes.Clone(v)
 	closer.Close()
-	r.s.cache.add(key, v)
+	r.s.cache.add(key, v, false)
 	return v, true, nil
 }
 

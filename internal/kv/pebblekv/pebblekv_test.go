@@ -78,7 +78,7 @@ func TestSurvivesReopen(t *testing.T) {
 func TestHotCacheStaysBounded(t *testing.T) {
 	c := newHotCache(hotShards * 1024)
 	for i := range 10000 {
-		c.add([]byte(fmt.Sprint("key", i)), make([]byte, 100))
+		c.add([]byte(fmt.Sprint("key", i)), make([]byte, 100), i%3 == 0)
 	}
 	var total int64
 	for i := range c.shards {
@@ -111,5 +111,37 @@ func TestEmptyValueIsNotADelete(t *testing.T) {
 	n := 0
 	if err := s.Writer().Scan([]byte("m"), []byte("n"), func(k, v []byte) bool { n++; return true }); err != nil || n != 1 {
 		t.Fatalf("empty value lost after reopen: %d keys, %v", n, err)
+	}
+}
+
+// A key read while missing, then written, then deleted, reads right at every
+// step: negative entries are kept exact by commits.
+func TestMissingKeysAreCachedExactly(t *testing.T) {
+	s := open(t, t.TempDir(), 1<<20)
+	defer s.Close()
+	get := func() bool {
+		_, ok, err := s.Writer().Get([]byte("k"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	commit := func(fn func(*kv.Overlay)) {
+		ov := kv.NewOverlay(s.Writer())
+		fn(ov)
+		if err := s.Commit(ov, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if get() || get() {
+		t.Fatal("a missing key exists")
+	}
+	commit(func(o *kv.Overlay) { o.Set([]byte("k"), []byte("v")) })
+	if !get() {
+		t.Fatal("a written key is missing")
+	}
+	commit(func(o *kv.Overlay) { o.Delete([]byte("k")) })
+	if get() {
+		t.Fatal("a deleted key exists")
 	}
 }
