@@ -27,6 +27,7 @@ func benchCmd() *cobra.Command {
 They are measurements, not tests: nothing here passes or fails on a number.`,
 	}
 	cmd.AddCommand(benchMetaCmd())
+	cmd.AddCommand(benchDataCmd())
 	return cmd
 }
 
@@ -77,12 +78,14 @@ rename, gone after delete). A phase that needs files when there are none
 gets an untimed create first, so "--ops stat" alone works. Everything under
 --dir is removed at the end unless --keep is given.
 
-Output: a header (machine, service, durability, parameters) and one table
-row per (operation, threads): operations, errors, seconds, ops/s,
-entries/s (list), and latency p50, p95, p99, p99.9 and max in milliseconds,
-from HdrHistogram (3 significant digits; max is exact). Progress goes to
-stderr. --json FILE also writes the report as JSON ("-": to stdout, instead
-of the table).
+Output: a header (machine, load average, service, durability, parameters)
+and one table row per (operation, threads): operations, errors, seconds,
+ops/s, entries/s (list), cpu% (this process: the client, plus the service
+with --embedded; 100 = one core), host% (the whole machine, so that other
+work running meanwhile shows), and latency p50, p95, p99, p99.9 and max in
+milliseconds, from HdrHistogram (3 significant digits; max is exact).
+Progress goes to stderr. --json FILE also writes the report as JSON ("-":
+to stdout, instead of the table).
 
 Durability: "strata meta" acknowledges a mutation once its Raft log entry
 is fsynced and applied; concurrent proposals share one fsync, so mutation
