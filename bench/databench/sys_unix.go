@@ -1,0 +1,27 @@
+//go:build unix
+
+package databench
+
+import (
+	"syscall"
+	"time"
+)
+
+// processCPU returns the CPU time (user + system) this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// diskFree returns the bytes available to this user on dir's file system
+// and the file system's type number, 0, 0 if unknown.
+func diskFree(dir string) (free uint64, fsType int64) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, 0
+	}
+	return st.Bavail * uint64(st.Bsize), int64(st.Type)
+}
