@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"syscall"
 	"time"
@@ -44,6 +45,7 @@ type benchMetaFlags struct {
 	dataDir    string
 	jsonOut    string
 	cpuProfile string
+	traceDir   string
 	keep       bool
 	quiet      bool
 }
@@ -101,6 +103,8 @@ and service then share the CPUs, and --cpuprofile sees both.
 Profiling: --cpuprofile DIR writes one CPU profile per timed phase,
 DIR/<op>-<threads>t.pprof, covering exactly that phase (read them with
 "go tool pprof"). With --embedded the profile includes the service.
+--trace DIR likewise writes an execution trace per phase ("go tool trace";
+its -pprof=syscall and -pprof=sync views show where threads wait).
 
 Connections: each client has one gRPC connection (one HTTP/2 stream
 multiplexer); --conns N makes N clients and spreads the threads over them.
@@ -133,6 +137,7 @@ func benchMetaCmd() *cobra.Command {
 	fl.StringVar(&f.dataDir, "data-dir", "", "with --embedded: the member's data directory (default: a temporary one, removed afterwards)")
 	fl.StringVar(&f.jsonOut, "json", "", `also write the report as JSON to this file ("-": stdout, instead of the table)`)
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of each timed phase into this directory")
+	fl.StringVar(&f.traceDir, "trace", "", "write an execution trace of each timed phase into this directory")
 	fl.BoolVar(&f.keep, "keep", false, "leave the benchmark's files in place")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
 	return cmd
@@ -166,10 +171,8 @@ func runBenchMeta(ctx context.Context, f *benchMetaFlags, stdout, stderr io.Writ
 		defer c.Close()
 		cfg.Clients = append(cfg.Clients, c)
 	}
-	if f.cpuProfile != "" {
-		if cfg.OnPhase, err = phaseProfiler(f.cpuProfile, stderr); err != nil {
-			return err
-		}
+	if cfg.OnPhase, err = phaseRecorders(f.cpuProfile, f.traceDir, stderr); err != nil {
+		return err
 	}
 	rep, err := metabench.Run(ctx, cfg)
 	if rep != nil && len(rep.Results) > 0 {
@@ -242,31 +245,57 @@ func (f *benchMetaFlags) startEmbedded(ctx context.Context, stderr io.Writer) (*
 	}, nil
 }
 
-// phaseProfiler returns an OnPhase hook that writes one CPU profile per
-// timed phase into dir.
-func phaseProfiler(dir string, stderr io.Writer) (func(metabench.Op, int) func(), error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
+// phaseRecorders returns an OnPhase hook that writes a CPU profile (into
+// cpuDir) and an execution trace (into traceDir) of each timed phase, named
+// <op>-<threads>t.pprof and .trace; nil when neither is asked for.
+func phaseRecorders(cpuDir, traceDir string, stderr io.Writer) (func(metabench.Op, int) func(), error) {
+	for _, dir := range []string{cpuDir, traceDir} {
+		if dir == "" {
+			continue
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	if cpuDir == "" && traceDir == "" {
+		return nil, nil
 	}
 	return func(op metabench.Op, threads int) func() {
-		path := filepath.Join(dir, string(op)+"-"+strconv.Itoa(threads)+"t.pprof")
-		out, err := os.Create(path)
-		if err == nil {
-			if err = pprof.StartCPUProfile(out); err != nil {
-				out.Close()
-			}
+		name := string(op) + "-" + strconv.Itoa(threads) + "t"
+		var stops []func()
+		if cpuDir != "" {
+			stops = append(stops, record(filepath.Join(cpuDir, name+".pprof"), pprof.StartCPUProfile, pprof.StopCPUProfile, stderr))
 		}
-		if err != nil {
-			fmt.Fprintf(stderr, "cpu profile %s: %v\n", path, err)
-			return func() {}
+		if traceDir != "" {
+			stops = append(stops, record(filepath.Join(traceDir, name+".trace"), trace.Start, trace.Stop, stderr))
 		}
 		return func() {
-			pprof.StopCPUProfile()
-			if err := out.Close(); err != nil {
-				fmt.Fprintf(stderr, "cpu profile %s: %v\n", path, err)
+			for _, stop := range stops {
+				stop()
 			}
 		}
 	}, nil
+}
+
+// record starts a recording (a CPU profile, a trace) into path and returns
+// what stops it; failures are reported on stderr, not fatal.
+func record(path string, start func(io.Writer) error, stop func(), stderr io.Writer) func() {
+	out, err := os.Create(path)
+	if err == nil {
+		if err = start(out); err != nil {
+			out.Close()
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", path, err)
+		return func() {}
+	}
+	return func() {
+		stop()
+		if err := out.Close(); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", path, err)
+		}
+	}
 }
 
 // writeBenchReport prints the table (unless the JSON goes to stdout) and

@@ -93,6 +93,7 @@ spreads blocks over the live workers by rendezvous hashing.`,
 
 // runWorker serves a worker on listen until ctx ends.
 func runWorker(ctx context.Context, cfg worker.Config, listen string) error {
+	tuneGC()
 	cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	w, err := worker.New(cfg)
 	if err != nil {
