@@ -8,11 +8,12 @@ import (
 	"github.com/stratafs/strata/internal/object"
 )
 
-func multipartOrSkip(t *testing.T, s object.Store) object.MultipartStore {
+// multipart returns s as a MultipartStore; Run calls the multipart tests
+// only for stores that are.
+func multipart(t *testing.T, s object.Store) object.MultipartStore {
 	ms, ok := s.(object.MultipartStore)
 	if !ok {
-		// Not a missing dependency: the ability is optional by design.
-		t.Skip("store has no multipart ability")
+		t.Fatalf("%T has no multipart ability", s)
 	}
 	return ms
 }
@@ -30,7 +31,7 @@ func uploadPart(t *testing.T, ms object.MultipartStore, u object.Upload, num int
 }
 
 func testMultipart(t *testing.T, s object.Store) {
-	ms := multipartOrSkip(t, s)
+	ms := multipart(t, s)
 	ctx := context.Background()
 	p1, p2 := Data(20, object.MinPartSize), Data(21, 1000)
 	u, err := ms.CreateMultipart(ctx, "mp/obj")
@@ -60,7 +61,7 @@ func testMultipart(t *testing.T, s object.Store) {
 }
 
 func testMultipartAbort(t *testing.T, s object.Store) {
-	ms := multipartOrSkip(t, s)
+	ms := multipart(t, s)
 	ctx := context.Background()
 	u, err := ms.CreateMultipart(ctx, "mp/aborted")
 	if err != nil {
