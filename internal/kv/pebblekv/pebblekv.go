@@ -70,8 +70,11 @@ func OpenDB(dir string, blockCache int64, logger pebble.Logger) (*pebble.DB, err
 	return pebble.Open(dir, opts)
 }
 
-// Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+// Close flushes the memtable, so that the next Open has no write-ahead log
+// to replay, and closes the database.
+func (s *Store) Close() error {
+	return errors.Join(s.db.Flush(), s.db.Close())
+}
 
 // DB exposes the database for checkpoints and metrics.
 func (s *Store) DB() *pebble.DB { return s.db }
