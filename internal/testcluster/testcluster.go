@@ -105,6 +105,9 @@ func Start(t testing.TB, dataDir string, args ...string) *Process {
 func run(t testing.TB, dataDir string, args []string, worker bool) *Process {
 	t.Helper()
 	cmd := exec.Command(Binary(t), args...)
+	// NB: the process dies with the test binary even when a test panics
+	// or times out before its cleanup runs.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
