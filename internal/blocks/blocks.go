@@ -23,6 +23,13 @@ import (
 	"github.com/cespare/xxhash/v2"
 )
 
+// Bounds of a file's block size: a worker holds a block in memory while it
+// uploads it, and tiny blocks would multiply objects and requests.
+const (
+	MinSize = 4 << 10
+	MaxSize = 1 << 30
+)
+
 // ObjectKey is the bucket object holding block of inode.
 func ObjectKey(inode, block uint64) string {
 	return fmt.Sprintf("blocks/%016x/%016x", inode, block)

@@ -169,6 +169,14 @@ func TestBadInput(t *testing.T) {
 		{"rename the root", func() error { _, err := c.Rename(ctx, "/", "/x"); return err }, fserr.ErrRoot},
 		{"delete non-empty", func() error { _, err := c.Delete(ctx, "/bad", false); return err }, fserr.ErrNotEmpty},
 		{"unknown namespace", func() error { _, err := c.Stat(ctx, "strata://nope/x"); return err }, fserr.ErrNoNamespace},
+		{"block size too large", func() error {
+			_, err := c.Create(ctx, "/bad/huge", client.CreateOptions{BlockSize: 1 << 50})
+			return err
+		}, fserr.ErrInvalidArgument},
+		{"block size too small", func() error {
+			_, err := c.Create(ctx, "/bad/tiny", client.CreateOptions{BlockSize: 1})
+			return err
+		}, fserr.ErrInvalidArgument},
 	}
 	for _, tc := range cases {
 		if err := tc.op(); !errors.Is(err, tc.want) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/stratafs/strata/internal/blocks"
 	"github.com/stratafs/strata/internal/kv"
 	"github.com/stratafs/strata/internal/kvschema"
 )
@@ -37,7 +38,8 @@ func (fs *FS) Create(tx kv.Txn, now int64, c Caller, ns, path string, o CreateOp
 }
 
 func (fs *FS) create(tx kv.Txn, now int64, c Caller, ns, path string, o CreateOptions) (*kvschema.Inode, error) {
-	if !validHolder(o.Holder) || o.Replication > maxReplication {
+	if !validHolder(o.Holder) || o.Replication > maxReplication ||
+		o.BlockSize != 0 && (o.BlockSize < blocks.MinSize || o.BlockSize > blocks.MaxSize) {
 		return nil, ErrInvalidArgument
 	}
 	res, err := fs.resolve(tx, c, ns, path)

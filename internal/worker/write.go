@@ -29,8 +29,12 @@ func (w *Worker) Write(stream pb.WorkerService_WriteServer) error {
 		return fserr.ToStatus(fserr.Errorf(fserr.ErrInvalidArgument, "write: the first message must be a header with a bucket and an inode"))
 	}
 	size := int64(h.BlockSize)
-	if size <= 0 {
+	if size == 0 {
 		size = w.cfg.BlockSize
+	}
+	if size < blocks.MinSize || size > blocks.MaxSize {
+		return fserr.ToStatus(fserr.Errorf(fserr.ErrInvalidArgument, "write: block size %d is outside [%d, %d]",
+			size, blocks.MinSize, blocks.MaxSize))
 	}
 	store, err := w.stores.Get(stream.Context(), h.StoreUri)
 	if err != nil {
@@ -53,7 +57,10 @@ func (w *Worker) Write(stream pb.WorkerService_WriteServer) error {
 // cut reads the stream into blocks of size bytes and hands each full block,
 // and the last partial one, to emit.
 func (w *Worker) cut(stream pb.WorkerService_WriteServer, size int64, emit func(offset int64, data []byte) error) (int64, error) {
-	buf := make([]byte, 0, size)
+	// Buffers grow with what arrives, so a small file costs little however
+	// large its block size.
+	initial := min(size, 8<<20)
+	buf := make([]byte, 0, initial)
 	var off int64
 	for {
 		msg, err := stream.Recv()
@@ -72,7 +79,7 @@ func (w *Worker) cut(stream pb.WorkerService_WriteServer, size int64, emit func(
 					return 0, err
 				}
 				off += size
-				buf = make([]byte, 0, size)
+				buf = make([]byte, 0, initial)
 			}
 		}
 	}
