@@ -2,9 +2,10 @@
 # Runs the Java client's tests against a real `strata server --dev`, then
 # checks the shaded jar: every bundled class relocated under io.strata.shaded,
 # and `hadoop fs` working with only Hadoop's jars and the shaded jar on the
-# classpath (so Hadoop's own protobuf and Guava do not meet ours).
+# classpath (so Hadoop's own protobuf and Guava do not meet ours), small files
+# and a multi-block one through the worker (read back short-circuit).
 #   STRATA_BINARY  the strata binary (default: bin/strata at the repository root)
-#   extra arguments go to Maven, e.g. -Pdatapath for the tests that await the data path.
+#   extra arguments go to Maven, e.g. -Dtest=TestStrataDataPath -Dsurefire.failIfNoSpecifiedTests=false.
 set -euo pipefail
 cd "$(dirname "$0")"
 BIN=$(realpath "${STRATA_BINARY:-../bin/strata}")
@@ -76,4 +77,25 @@ if [ "$got" != "shaded jar smoke test" ] || ! grep -q 'smoke/dir/hello.txt' <<<"
   cat "$work/shell.log" >&2
   exit 1
 fi
-echo "test.sh: shaded jar OK (every class relocated; hadoop fs works with Hadoop's jars + the shaded jar)"
+
+# A file over several 1 MiB blocks: the data path through the dev server's worker, read back
+# short-circuit (the worker runs on this host).
+head -c $((5 * 1024 * 1024 + 4321)) /dev/urandom > "$work/big.bin"
+fs -D fs.strata.block.size=1m -put "$work/big.bin" strata://default/smoke/big.bin
+fs -cat strata://default/smoke/big.bin > "$work/big.out"
+blocksize=$(fs -stat %o strata://default/smoke/big.bin)
+if ! cmp -s "$work/big.bin" "$work/big.out" || [ "$blocksize" != 1048576 ]; then
+  echo "test.sh: the multi-block put/cat failed (block size $blocksize):" >&2
+  cmp "$work/big.bin" "$work/big.out" >&2 || true
+  cat "$work/shell.log" >&2
+  exit 1
+fi
+workers=$("$BIN" admin workers --meta "$addr")
+sc=$(awk 'NR == 2 { print $10 }' <<<"$workers")
+if [ -z "$sc" ] || [ "$sc" = 0B ]; then
+  echo "test.sh: the multi-block cat did not read short-circuit:" >&2
+  echo "$workers" >&2
+  exit 1
+fi
+echo "test.sh: shaded jar OK (every class relocated; hadoop fs works with Hadoop's jars + the shaded jar;"
+echo "  a 5 MiB file of 1 MiB blocks went through the worker and came back short-circuit: SC-READ $sc)"

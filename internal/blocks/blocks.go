@@ -24,9 +24,10 @@ import (
 )
 
 // Bounds of a file's block size: a worker holds a block in memory while it
-// uploads it, and tiny blocks would multiply objects and requests.
+// uploads it, and tiny blocks multiply objects and requests. The minimum is
+// HDFS's checksum chunk; Hadoop's contract tests use blocks of 1 KiB.
 const (
-	MinSize = 4 << 10
+	MinSize = 512
 	MaxSize = 1 << 30
 )
 

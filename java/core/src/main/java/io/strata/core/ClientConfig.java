@@ -1,12 +1,12 @@
 package io.strata.core;
 
 import io.strata.core.block.BlockIO;
-import io.strata.core.block.NoBlockIO;
 import io.strata.core.rpc.HostPort;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 
 /** How to reach the namespace service and who the client is. Immutable; see {@link Builder}. */
 public final class ClientConfig {
@@ -26,6 +26,7 @@ public final class ClientConfig {
   private final Duration rpcTimeout;
   private final Duration leaseRenewInterval;
   private final int listPageSize;
+  private final boolean shortCircuit;
   private final BlockIO blockIO;
 
   private ClientConfig(Builder b) {
@@ -42,6 +43,7 @@ public final class ClientConfig {
     this.rpcTimeout = b.rpcTimeout;
     this.leaseRenewInterval = b.leaseRenewInterval;
     this.listPageSize = b.listPageSize;
+    this.shortCircuit = b.shortCircuit;
     this.blockIO = b.blockIO;
   }
 
@@ -91,9 +93,20 @@ public final class ClientConfig {
     return listPageSize;
   }
 
-  /** The data path for files over the inline limit. */
-  public BlockIO blockIO() {
-    return blockIO;
+  /**
+   * Whether blocks whose home worker runs on this host are read short-circuit, from the
+   * worker's cache file, rather than through its RPC.
+   */
+  public boolean shortCircuit() {
+    return shortCircuit;
+  }
+
+  /**
+   * The data path set with {@link Builder#blockIO}; empty means the workers' ({@link
+   * io.strata.core.worker.WorkerBlockIO}), which the client makes itself.
+   */
+  public Optional<BlockIO> blockIO() {
+    return Optional.ofNullable(blockIO);
   }
 
   /** Builds a {@link ClientConfig}. Not safe for concurrent use. */
@@ -105,7 +118,8 @@ public final class ClientConfig {
     private Duration rpcTimeout = DEFAULT_RPC_TIMEOUT;
     private Duration leaseRenewInterval = DEFAULT_LEASE_RENEW_INTERVAL;
     private int listPageSize = DEFAULT_LIST_PAGE_SIZE;
-    private BlockIO blockIO = NoBlockIO.INSTANCE;
+    private boolean shortCircuit = true;
+    private BlockIO blockIO;
 
     private Builder() {}
 
@@ -148,7 +162,16 @@ public final class ClientConfig {
       return this;
     }
 
-    /** Sets the data path (default {@link NoBlockIO}). */
+    /** Turns short-circuit reads on or off (default on). */
+    public Builder shortCircuit(boolean on) {
+      this.shortCircuit = on;
+      return this;
+    }
+
+    /**
+     * Replaces the data path (default: the workers'). The client does not close a data path
+     * set here.
+     */
     public Builder blockIO(BlockIO io) {
       this.blockIO = Objects.requireNonNull(io, "blockIO");
       return this;

@@ -6,8 +6,9 @@ import java.io.IOException;
 
 /**
  * An open file, read by position. Small files carry their whole content from Open; larger ones
- * read through the {@link io.strata.core.block.BlockIO}. Positioned reads are safe for
- * concurrent use; streams keep their own position on top.
+ * read through the {@link io.strata.core.block.BlockIO} (the workers). A read fills as much of
+ * the request as the file holds, across blocks. Positioned reads are safe for concurrent use;
+ * streams keep their own position (and buffer) on top.
  */
 public final class FileReader implements Closeable {
   private final FileInfo info;
@@ -59,6 +60,14 @@ public final class FileReader implements Closeable {
     int n = (int) Math.min(len, length - position);
     System.arraycopy(inline, (int) position, b, off, n);
     return n;
+  }
+
+  /**
+   * Reports whether the whole content is in memory (a small file, stored inline): reads cost no
+   * I/O, so callers need not buffer them.
+   */
+  public boolean inMemory() {
+    return blocks == null;
   }
 
   /** Reports whether {@link #close} was called. */

@@ -16,12 +16,15 @@ import java.util.Objects;
 /**
  * A file being written. It exists, empty, from create on; its content becomes visible, whole,
  * when {@link #close} commits it (Complete). Content up to the inline limit is buffered and
- * committed inline; past the limit it is handed to the {@link BlockIO}. The client's lease on
- * the file is renewed until close.
+ * committed inline; past the limit it streams to the {@link BlockIO} (a worker). The client's
+ * lease on the file is renewed until close.
  *
- * <p>After a failed write the stream is broken: further writes fail, and close leaves the file
- * empty (committing nothing of what was written, releasing the lease) and reports the failure
- * again, so that a caller that ignored it still learns of it.
+ * <p>When the data path fails (in a write, or in close while the worker finishes the blocks),
+ * the writer gives up at once: the stream to the worker is cancelled and the file is removed,
+ * only if its path still names the inode this writer created (a conditional delete), so that a
+ * partial file is never visible and a newer file of the same name is never touched. Further
+ * writes fail, and close (which releases the lease) reports the failure again, so that a caller
+ * that ignored it still learns of it.
  *
  * <p>Methods are synchronized: one writer per file, but close may come from another thread.
  */
@@ -81,7 +84,7 @@ public final class FileWriter extends OutputStream {
         blocks.write(b, off, len);
       }
     } catch (IOException e) {
-      failure = e;
+      fail(e);
       throw e;
     }
     length += len;
@@ -104,12 +107,8 @@ public final class FileWriter extends OutputStream {
     closed = true;
     try {
       if (failure != null) {
-        if (blocks != null) {
-          blocks.abort();
-        }
-        complete(CompleteRequest.newBuilder().setLength(0));
-        throw new IOException("close " + path() + ": the file was left empty because a write "
-            + "failed: " + failure.getMessage(), failure);
+        throw new IOException("close " + path() + ": the write failed and the file was "
+            + "removed: " + failure.getMessage(), failure);
       }
       CompleteRequest.Builder req = CompleteRequest.newBuilder().setLength(length);
       if (blocks != null) {
@@ -131,10 +130,18 @@ public final class FileWriter extends OutputStream {
     try {
       return blocks.finish();
     } catch (IOException e) {
-      blocks.abort();
-      complete(CompleteRequest.newBuilder().setLength(0));
+      fail(e);
       throw e;
     }
+  }
+
+  /** Gives the write up after {@code e}: cancels the block stream and removes the file. */
+  private void fail(IOException e) {
+    failure = e;
+    if (blocks != null) {
+      blocks.abort();
+    }
+    client.abandon(target);
   }
 
   private void complete(CompleteRequest.Builder req) throws IOException {

@@ -3,6 +3,8 @@ package io.strata.core;
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
 import io.strata.core.block.BlockExtent;
+import io.strata.core.block.BlockIO;
+import io.strata.core.block.BlockLocation;
 import io.strata.core.block.BlockReader;
 import io.strata.core.block.ReadTarget;
 import io.strata.core.block.WriteTarget;
@@ -10,6 +12,7 @@ import io.strata.core.error.ErrorTranslator;
 import io.strata.core.error.Op;
 import io.strata.core.rpc.Channels;
 import io.strata.core.rpc.HostPort;
+import io.strata.core.worker.WorkerBlockIO;
 import io.strata.proto.v1.Block;
 import io.strata.proto.v1.CreateRequest;
 import io.strata.proto.v1.CreateResponse;
@@ -18,6 +21,7 @@ import io.strata.proto.v1.GetContentSummaryRequest;
 import io.strata.proto.v1.GetContentSummaryResponse;
 import io.strata.proto.v1.GetFileStatusRequest;
 import io.strata.proto.v1.Header;
+import io.strata.proto.v1.ListWorkersRequest;
 import io.strata.proto.v1.MetaServiceGrpc;
 import io.strata.proto.v1.MkdirsRequest;
 import io.strata.proto.v1.OpenRequest;
@@ -28,9 +32,12 @@ import io.strata.proto.v1.RenewLeaseRequest;
 import io.strata.proto.v1.SetOwnerRequest;
 import io.strata.proto.v1.SetPermissionRequest;
 import io.strata.proto.v1.SetTimesRequest;
+import io.strata.proto.v1.WorkerInfo;
+import io.strata.proto.v1.WorkerStats;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.lang.System.Logger.Level;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.security.SecureRandom;
@@ -42,20 +49,26 @@ import java.util.stream.Collectors;
 
 /**
  * A connection to a Strata namespace service: every metadata operation of every namespace, as
- * thin calls over gRPC (the service owns all semantics). Safe for concurrent use; one per
+ * thin calls over gRPC (the service owns all semantics), and the data path of files over the
+ * inline limit through the workers ({@link WorkerBlockIO}). Safe for concurrent use; one per
  * process and user is plenty.
  *
  * <p>Each call has a deadline ({@link ClientConfig#rpcTimeout}) and is not retried (see {@link
- * Channels}). Errors come back as the exceptions of {@link io.strata.core.error}, translated in
- * one place, {@link ErrorTranslator}.
+ * Channels}); only reads move on to another worker when one cannot be reached. Errors come back
+ * as the exceptions of {@link io.strata.core.error}, translated in one place, {@link
+ * ErrorTranslator}.
  */
 public final class StrataClient implements Closeable {
+  private static final System.Logger LOG = System.getLogger(StrataClient.class.getName());
+
   private final ClientConfig cfg;
   private final ManagedChannel channel;
   private final MetaServiceGrpc.MetaServiceBlockingStub stub;
   private final ErrorTranslator errors;
   private final String clientName;
   private final LeaseRenewer renewer;
+  private final WorkerBlockIO workers;
+  private final BlockIO blockIO;
   private volatile boolean closed;
 
   private StrataClient(ClientConfig cfg, ManagedChannel channel) {
@@ -67,6 +80,8 @@ public final class StrataClient implements Closeable {
     this.clientName = newClientName();
     this.renewer = new LeaseRenewer(this::renewLease, cfg.leaseRenewInterval(),
         "strata-lease-renewer-" + clientName);
+    this.workers = new WorkerBlockIO(this::listWorkers, cfg.shortCircuit(), cfg.rpcTimeout());
+    this.blockIO = cfg.blockIO().orElse(workers);
   }
 
   /**
@@ -124,25 +139,56 @@ public final class StrataClient implements Closeable {
     WriteTarget t = new WriteTarget(p, r.getStoreUri(), r.getStatus().getInodeId(),
         r.getStatus().getBlockSize(), r.getInlineLimit());
     renewer.acquire();
-    return new FileWriter(this, t, cfg.blockIO());
+    return new FileWriter(this, t, blockIO);
   }
 
   /** Opens file {@code p} for reading. */
   public FileReader open(StrataPath p) throws IOException {
-    OpenRequest req = OpenRequest.newBuilder().setHeader(header(p.namespace()))
-        .setPath(p.path()).build();
-    OpenResponse r = call(Op.OPEN, p, s -> s.open(req));
+    OpenResponse r = openCall(p);
     FileInfo info = FileInfo.of(p, r.getStatus());
     if (r.getBlocksCount() == 0) {
       return new FileReader(info, r.getInlineData().toByteArray(), null);
     }
+    BlockReader br = blockIO.openReader(readTarget(p, info, r));
+    return new FileReader(info, null, br);
+  }
+
+  /**
+   * Returns where each block of file {@code p} is best read (its home worker), in file order.
+   * Empty for a file without blocks (empty, or small enough to be stored inline).
+   */
+  public List<BlockLocation> blockLocations(StrataPath p) throws IOException {
+    OpenResponse r = openCall(p);
+    if (r.getBlocksCount() == 0) {
+      return List.of();
+    }
+    return blockIO.locate(readTarget(p, FileInfo.of(p, r.getStatus()), r));
+  }
+
+  /** Returns the counters of every live worker (as {@code strata admin workers} shows them). */
+  public List<WorkerStats> workerStats() throws IOException {
+    checkOpen(Op.ADMIN, StrataPath.root(""));
+    return workers.stats();
+  }
+
+  private OpenResponse openCall(StrataPath p) throws IOException {
+    OpenRequest req = OpenRequest.newBuilder().setHeader(header(p.namespace()))
+        .setPath(p.path()).build();
+    return call(Op.OPEN, p, s -> s.open(req));
+  }
+
+  private static ReadTarget readTarget(StrataPath p, FileInfo info, OpenResponse r) {
     List<BlockExtent> blocks = new ArrayList<>(r.getBlocksCount());
     for (Block b : r.getBlocksList()) {
       blocks.add(new BlockExtent(b.getBlockId(), b.getOffset(), b.getLength()));
     }
-    BlockReader br = cfg.blockIO().openReader(
-        new ReadTarget(p, r.getStoreUri(), info.inodeId(), info.length(), blocks));
-    return new FileReader(info, null, br);
+    return new ReadTarget(p, r.getStoreUri(), info.inodeId(), info.length(), blocks);
+  }
+
+  private List<WorkerInfo> listWorkers() throws IOException {
+    StrataPath root = StrataPath.root("");
+    return call(Op.LIST_WORKERS, root, s -> s.listWorkers(ListWorkersRequest.getDefaultInstance()))
+        .getWorkersList();
   }
 
   /**
@@ -263,6 +309,7 @@ public final class StrataClient implements Closeable {
     }
     closed = true;
     renewer.close();
+    workers.close();
     channel.shutdown();
     try {
       if (!channel.awaitTermination(5, TimeUnit.SECONDS)) {
@@ -288,14 +335,34 @@ public final class StrataClient implements Closeable {
 
   private <T> T call(Op op, StrataPath p, java.time.Duration timeout, Call<T> c)
       throws IOException {
-    if (closed) {
-      throw new IOException(op.name().toLowerCase(java.util.Locale.ROOT) + " " + p
-          + ": the Strata client is closed");
-    }
+    checkOpen(op, p);
     try {
       return c.run(stub.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS));
     } catch (StatusRuntimeException e) {
       throw errors.translate(e, op, p.toString());
+    }
+  }
+
+  private void checkOpen(Op op, StrataPath p) throws IOException {
+    if (closed) {
+      throw new IOException(op.name().toLowerCase(java.util.Locale.ROOT) + " " + p
+          + ": the Strata client is closed");
+    }
+  }
+
+  /**
+   * Removes the file a failed writer created, only if {@code t.path()} still names the writer's
+   * inode (a conditional delete); what the worker uploaded is collected once the deletion
+   * commits. Best effort: a failure is logged, and lease recovery then closes the file empty.
+   */
+  void abandon(WriteTarget t) {
+    DeleteRequest req = DeleteRequest.newBuilder().setHeader(header(t.path().namespace()))
+        .setPath(t.path().path()).setInodeId(t.inodeId()).build();
+    try {
+      call(Op.DELETE, t.path(), s -> s.delete(req));
+    } catch (IOException e) {
+      LOG.log(Level.WARNING, "strata: could not remove " + t.path() + " after its write failed "
+          + "(lease recovery will close it empty): " + e.getMessage());
     }
   }
 

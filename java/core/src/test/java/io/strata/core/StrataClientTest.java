@@ -6,7 +6,6 @@ import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
-import io.strata.core.error.DataPathUnavailableException;
 import io.strata.core.error.Reason;
 import io.strata.core.error.ServiceUnavailableException;
 import io.strata.core.error.StrataError;
@@ -84,23 +83,6 @@ public class StrataClientTest {
     four[4095] = 7;
     write(base.child("four"), four);
     assertArrayEquals(four, read(base.child("four")));
-  }
-
-  @Test
-  public void overTheInlineLimitNeedsTheDataPath() throws IOException {
-    StrataPath f = base.child("big");
-    FileWriter w = client.create(f, CreateOptions.defaults());
-    w.write(new byte[4000]);
-    DataPathUnavailableException e =
-        assertThrows(DataPathUnavailableException.class, () -> w.write(new byte[200]));
-    assertTrue(e.getMessage(), e.getMessage().contains("4096"));
-    assertEquals(Reason.UNSUPPORTED, e.reason());
-    IOException closed = assertThrows(IOException.class, w::close);
-    assertTrue(closed.getMessage(), closed.getMessage().contains("left empty"));
-    assertEquals("the failed file is left empty and closed", 0,
-        client.getFileStatus(f).length());
-    assertFalse(client.getFileStatus(f).underConstruction());
-    assertFalse("the lease renewer stops with the last writer", client.renewingLeases());
   }
 
   @Test

@@ -32,5 +32,24 @@ public final class StrataConfigKeys {
   /** Default replication: the service's default too. */
   public static final short DEFAULT_REPLICATION = 1;
 
+  /**
+   * Whether blocks whose home worker runs on this host are read short-circuit, from the worker's
+   * cache file (checked page by page with its CRC32C), rather than through the worker's RPC;
+   * default true.
+   */
+  public static final String SHORT_CIRCUIT = "fs.strata.shortcircuit.enabled";
+
+  /** Default of {@link #SHORT_CIRCUIT}. */
+  public static final boolean DEFAULT_SHORT_CIRCUIT = true;
+
+  /**
+   * Bytes a sequential read fetches at a time (the input stream's buffer; reads at least this
+   * large bypass it, and positioned reads always do); default 4 MiB, 0 for no buffer.
+   */
+  public static final String READ_BUFFER = "fs.strata.read.buffer";
+
+  /** Default of {@link #READ_BUFFER}: the Go client's read-ahead. */
+  public static final long DEFAULT_READ_BUFFER = 4L << 20;
+
   private StrataConfigKeys() {}
 }

@@ -18,6 +18,7 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.BlockLocation;
 import org.apache.hadoop.fs.CommonPathCapabilities;
 import org.apache.hadoop.fs.ContentSummary;
 import org.apache.hadoop.fs.CreateFlag;
@@ -45,8 +46,9 @@ import org.slf4j.LoggerFactory;
  * throwing (rename, delete), and counts statistics. Configuration: {@link StrataConfigKeys} and
  * docs/java.md.
  *
- * <p>Not supported yet, and declared so: append, truncate, hflush/hsync, concat, symlinks,
- * snapshots, ACLs, extended attributes. Files over the inline limit (4 KiB) need the data path.
+ * <p>Files over the inline limit (4 KiB) go through the workers (core's data path);
+ * {@link #getFileBlockLocations} names each block's home worker. Not supported yet, and declared
+ * so: append, truncate, hflush/hsync, concat, symlinks, snapshots, ACLs, extended attributes.
  */
 public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
   /** The URI scheme. */
@@ -61,6 +63,7 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
   private String namespace;
   private StrataClient client;
   private Path workingDir;
+  private int readBuffer;
 
   @Override
   public void initialize(URI name, Configuration conf) throws IOException {
@@ -70,6 +73,14 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
     // As HDFS and file: scheme://authority for a namespace, scheme:/// for the default one.
     uri = URI.create(SCHEME + "://" + (namespace.isEmpty() ? "/" : namespace));
     client = StrataClient.connect(clientConfig(conf, name));
+    long rb = conf.getLongBytes(StrataConfigKeys.READ_BUFFER,
+        StrataConfigKeys.DEFAULT_READ_BUFFER);
+    if (rb < 0 || rb > Integer.MAX_VALUE - 8) {
+      client.close();
+      throw new IOException("cannot open " + name + ": " + StrataConfigKeys.READ_BUFFER
+          + " must be 0 to 2 GiB: " + rb);
+    }
+    readBuffer = (int) rb;
     workingDir = getHomeDirectory();
     checkNamespace();
   }
@@ -119,6 +130,8 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
               TimeUnit.MILLISECONDS)))
           .listPageSize(conf.getInt(StrataConfigKeys.LIST_PAGE_SIZE,
               ClientConfig.DEFAULT_LIST_PAGE_SIZE))
+          .shortCircuit(conf.getBoolean(StrataConfigKeys.SHORT_CIRCUIT,
+              StrataConfigKeys.DEFAULT_SHORT_CIRCUIT))
           .build();
     } catch (IllegalArgumentException e) {
       throw new IOException("cannot open " + name + ": " + e.getMessage(), e);
@@ -204,15 +217,61 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
         : null);
   }
 
+  /**
+   * Opens {@code f}. NB: {@code bufferSize} (Hadoop's io.file.buffer.size, 4 KiB) is ignored:
+   * {@code fs.strata.read.buffer} sizes the stream's buffer.
+   */
   @Override
   public FSDataInputStream open(Path f, int bufferSize) throws IOException {
     StrataPath p = toStrata(f);
     statistics.incrementReadOps(1);
     try {
-      return new FSDataInputStream(new StrataInputStream(client.open(p), statistics));
+      return new FSDataInputStream(new StrataInputStream(client.open(p), statistics,
+          readBuffer));
     } catch (IOException e) {
       throw HadoopErrors.translate(e);
     }
+  }
+
+  /**
+   * The blocks of {@code file} overlapping {@code [start, start+len)} (the one holding
+   * {@code start} when len is 0), each located at its home worker: names are the worker's
+   * host:port, hosts its host name. A task scheduled there reads the block short-circuit from
+   * the worker's cache. A small file stored inline has no block and gets Hadoop's default (one
+   * location, localhost).
+   */
+  @Override
+  public BlockLocation[] getFileBlockLocations(FileStatus file, long start, long len)
+      throws IOException {
+    if (file == null) {
+      return null;
+    }
+    if (start < 0 || len < 0) {
+      throw new IllegalArgumentException("Invalid start or len parameter");
+    }
+    if (file.getLen() <= start) {
+      return new BlockLocation[0];
+    }
+    List<io.strata.core.block.BlockLocation> blocks;
+    statistics.incrementReadOps(1);
+    try {
+      blocks = client.blockLocations(toStrata(file.getPath()));
+    } catch (IOException e) {
+      throw HadoopErrors.translate(e);
+    }
+    if (blocks.isEmpty()) {
+      return super.getFileBlockLocations(file, start, len);
+    }
+    long end = len == 0 ? start + 1 : (len > Long.MAX_VALUE - start ? Long.MAX_VALUE
+        : start + len);
+    List<BlockLocation> out = new ArrayList<>();
+    for (io.strata.core.block.BlockLocation b : blocks) {
+      if (b.offset() < end && b.offset() + b.length() > start) {
+        out.add(new BlockLocation(new String[] {b.address()}, new String[] {b.host()},
+            b.offset(), b.length()));
+      }
+    }
+    return out.toArray(new BlockLocation[0]);
   }
 
   @Override

@@ -3,26 +3,37 @@ package io.strata.hadoop;
 import io.strata.core.FileReader;
 import java.io.EOFException;
 import java.io.IOException;
+import org.apache.hadoop.fs.CanUnbuffer;
 import org.apache.hadoop.fs.FSExceptionMessages;
 import org.apache.hadoop.fs.FSInputStream;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.StreamCapabilities;
 
 /**
- * A Strata file open for reading: a position over the core's positioned reads. Seeks past the end
- * are rejected, as in HDFS. Positioned reads do not move the position and are safe for
- * concurrent use; the sequential methods are synchronized. Counts the bytes it returns into the
- * FileSystem statistics.
+ * A Strata file open for reading: a position over the core's positioned reads. Sequential reads
+ * go through a buffer of {@code fs.strata.read.buffer} bytes (4 MiB by default), filled with one
+ * read at the position, so that small reads do not each cost a request to a worker; a read at
+ * least as large as the buffer bypasses it. Seeks inside the buffer keep it. Positioned reads
+ * (PositionedReadable, readFully, Hadoop's default readVectored over them) bypass the buffer, do
+ * not move the position and are safe for concurrent use; the sequential methods are
+ * synchronized. {@link #unbuffer} drops the buffer. Seeks past the end are rejected, as in HDFS.
+ * Counts the bytes it returns into the FileSystem statistics.
  */
-final class StrataInputStream extends FSInputStream implements StreamCapabilities {
+final class StrataInputStream extends FSInputStream implements StreamCapabilities, CanUnbuffer {
   private final FileReader reader;
   private final FileSystem.Statistics stats;
+  private final int bufferSize;
   private final byte[] one = new byte[1];
   private long pos;
+  private byte[] buf;
+  private long bufStart;
+  private int bufLen;
 
-  StrataInputStream(FileReader reader, FileSystem.Statistics stats) {
+  StrataInputStream(FileReader reader, FileSystem.Statistics stats, int bufferSize) {
     this.reader = reader;
     this.stats = stats;
+    // A small file's content is in memory already: buffering would only copy it.
+    this.bufferSize = reader.inMemory() ? 0 : bufferSize;
   }
 
   @Override
@@ -54,15 +65,55 @@ final class StrataInputStream extends FSInputStream implements StreamCapabilitie
     return n <= 0 ? -1 : one[0] & 0xff;
   }
 
+  /** Reads as much of {@code len} as the file holds from the position. */
   @Override
   public synchronized int read(byte[] b, int off, int len) throws IOException {
     checkOpen();
-    int n = reader.read(pos, b, off, len);
-    if (n > 0) {
-      pos += n;
-      count(n);
+    java.util.Objects.checkFromIndexSize(off, len, b.length);
+    if (len == 0) {
+      return 0;
     }
-    return n;
+    if (pos >= reader.length()) {
+      return -1;
+    }
+    int done = 0;
+    while (done < len && pos < reader.length()) {
+      int n;
+      if (buf != null && pos >= bufStart && pos < bufStart + bufLen) {
+        n = (int) Math.min(len - done, bufStart + bufLen - pos);
+        System.arraycopy(buf, (int) (pos - bufStart), b, off + done, n);
+      } else if (len - done >= bufferSize) {
+        n = reader.read(pos, b, off + done, len - done);
+      } else {
+        fill();
+        continue;
+      }
+      if (n <= 0) {
+        break;
+      }
+      pos += n;
+      done += n;
+    }
+    count(done);
+    return done == 0 ? -1 : done;
+  }
+
+  /** Fills the buffer from the position (called only before the end of the file). */
+  private void fill() throws IOException {
+    int want = (int) Math.min(bufferSize, reader.length() - pos);
+    if (buf == null || buf.length < want) {
+      buf = new byte[(int) Math.min(bufferSize, reader.length())];
+    }
+    bufLen = 0;
+    bufStart = pos;
+    while (bufLen < want) {
+      int n = reader.read(pos + bufLen, buf, bufLen, want - bufLen);
+      if (n <= 0) {
+        throw new EOFException("read " + reader.info().path() + ": the file ended at "
+            + (pos + bufLen) + ", before its length " + reader.length());
+      }
+      bufLen += n;
+    }
   }
 
   @Override
@@ -93,19 +144,27 @@ final class StrataInputStream extends FSInputStream implements StreamCapabilitie
     return (int) Math.min(Integer.MAX_VALUE, Math.max(0, reader.length() - pos));
   }
 
+  /** Drops the read buffer; the position stays. Allowed on a closed stream. */
   @Override
-  public void close() throws IOException {
+  public synchronized void unbuffer() {
+    buf = null;
+    bufLen = 0;
+  }
+
+  @Override
+  public synchronized void close() throws IOException {
+    unbuffer();
     reader.close();
   }
 
-  /** No stream capability is offered (no unbuffer, no ByteBuffer reads, no readahead). */
+  /** Unbuffer is the one stream capability offered (no ByteBuffer reads, no readahead). */
   @Override
   public boolean hasCapability(String capability) {
-    return false;
+    return StreamCapabilities.UNBUFFER.equalsIgnoreCase(capability);
   }
 
   private void count(int n) {
-    if (stats != null) {
+    if (stats != null && n > 0) {
       stats.incrementBytesRead(n);
     }
   }

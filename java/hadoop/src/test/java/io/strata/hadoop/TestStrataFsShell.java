@@ -1,5 +1,6 @@
 package io.strata.hadoop;
 
+import static org.junit.Assert.assertArrayEquals;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertNotEquals;
 import static org.junit.Assert.assertTrue;
@@ -11,6 +12,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.time.Duration;
+import java.util.Random;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.FsShell;
@@ -97,14 +99,27 @@ public class TestStrataFsShell {
   }
 
   @Test
-  public void putOfALargeFileFailsClearly() throws Exception {
+  public void putGetAndCatOfAMultiBlockFile() throws Exception {
     File local = tmp.newFile("big.bin");
-    Files.write(local.toPath(), new byte[10_000]);
-    Run r = shell(conf(SERVER.address()), "-put", local.getPath(), "/big.bin");
-    assertEquals(1, r.rc());
-    assertTrue(r.err(), r.err().contains("4096 bytes"));
-    assertEquals("-put cleans up its _COPYING_ file", 1,
-        shell(conf(SERVER.address()), "-ls", "/big.bin._COPYING_").rc());
+    byte[] data = new byte[5 * (1 << 20) + 12345];
+    new Random(1).nextBytes(data);
+    Files.write(local.toPath(), data);
+    ok("-D", StrataConfigKeys.BLOCK_SIZE + "=1m", "-put", local.getPath(), "/big.bin");
+    assertEquals("1048576", ok("-stat", "%o", "/big.bin").out().trim());
+    assertEquals(String.valueOf(data.length), ok("-stat", "%b", "/big.bin").out().trim());
+    File back = new File(tmp.getRoot(), "back.bin");
+    ok("-get", "/big.bin", back.getPath());
+    assertArrayEquals(data, Files.readAllBytes(back.toPath()));
+
+    StringBuilder text = new StringBuilder();
+    for (int i = 0; text.length() < 3 << 20; i++) {
+      text.append("line ").append(i).append(" of a text file over several blocks\n");
+    }
+    File txt = tmp.newFile("big.txt");
+    Files.writeString(txt.toPath(), text);
+    ok("-D", StrataConfigKeys.BLOCK_SIZE + "=1m", "-put", txt.getPath(), "/big.txt");
+    assertEquals(text.toString(), ok("-cat", "/big.txt").out());
+    ok("-rm", "/big.bin", "/big.txt");
   }
 
   @Test

@@ -6,7 +6,6 @@ import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
-import io.strata.core.error.DataPathUnavailableException;
 import java.io.EOFException;
 import java.io.IOException;
 import org.apache.hadoop.fs.CommonPathCapabilities;
@@ -65,19 +64,6 @@ public class TestStrataStreams extends StrataTestBase {
   }
 
   @Test
-  public void overTheInlineLimitFailsNamingIt() throws IOException {
-    Path f = new Path(base, "big");
-    FSDataOutputStream out = fs.create(f);
-    out.write(data(4096));
-    DataPathUnavailableException e =
-        assertThrows(DataPathUnavailableException.class, () -> out.write(1));
-    assertTrue(e.getMessage(), e.getMessage().contains("over 4096 bytes"));
-    assertThrows(IOException.class, out::close);
-    assertEquals("left empty, and closed", 0, fs.getFileStatus(f).getLen());
-    assertTrue(((StrataFileSystem) fs).isFileClosed(f));
-  }
-
-  @Test
   public void syncableIsRefusedAndUndeclared() throws IOException {
     try (FSDataOutputStream out = fs.create(new Path(base, "s"))) {
       assertFalse(out.hasCapability("hflush"));
@@ -88,8 +74,11 @@ public class TestStrataStreams extends StrataTestBase {
       out.flush();
     }
     try (FSDataInputStream in = fs.open(new Path(base, "s"))) {
-      assertFalse(in.hasCapability(StreamCapabilities.UNBUFFER));
+      assertTrue(in.hasCapability(StreamCapabilities.UNBUFFER));
       assertFalse(in.hasCapability(StreamCapabilities.READBYTEBUFFER));
+      assertFalse(in.hasCapability(StreamCapabilities.PREADBYTEBUFFER));
+      assertFalse(in.hasCapability(StreamCapabilities.READAHEAD));
+      assertFalse(in.hasCapability(StreamCapabilities.VECTOREDIO));
     }
   }
 

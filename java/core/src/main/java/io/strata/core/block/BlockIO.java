@@ -1,19 +1,34 @@
 package io.strata.core.block;
 
+import java.io.Closeable;
 import java.io.IOException;
+import java.util.List;
 
 /**
  * The data path: moving the content of files larger than the inline limit in and out of blocks
  * (through the workers). The namespace client calls it only for such files; small files never
  * reach it. Implementations must be safe for concurrent use by many open files.
  *
- * <p>Until the workers land, {@link NoBlockIO} is the only implementation: it refuses both
- * directions with a {@link io.strata.core.error.DataPathUnavailableException}.
+ * <p>The client's own implementation is {@link io.strata.core.worker.WorkerBlockIO}; another one
+ * can be set with {@link io.strata.core.ClientConfig.Builder#blockIO} (tests use that to inject
+ * failures).
  */
-public interface BlockIO {
+public interface BlockIO extends Closeable {
   /** Starts writing the blocks of {@code target}, whose content outgrew the inline limit. */
   BlockWriter openWriter(WriteTarget target) throws IOException;
 
   /** Opens {@code target}'s blocks for reading. */
   BlockReader openReader(ReadTarget target) throws IOException;
+
+  /**
+   * Returns where each block of {@code target} is best read: its home worker. Empty when the
+   * implementation has no notion of place.
+   */
+  default List<BlockLocation> locate(ReadTarget target) throws IOException {
+    return List.of();
+  }
+
+  /** Releases connections; the default has none. */
+  @Override
+  default void close() throws IOException {}
 }

@@ -1,5 +1,5 @@
 /**
  * The block I/O service provider interface: where the data path (workers, short-circuit reads)
- * plugs into the client. {@link io.strata.core.block.NoBlockIO} stands in until it exists.
+ * plugs into the client. {@link io.strata.core.worker.WorkerBlockIO} implements it.
  */
 package io.strata.core.block;

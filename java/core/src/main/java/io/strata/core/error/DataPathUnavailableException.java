@@ -1,9 +1,9 @@
 package io.strata.core.error;
 
 /**
- * The operation needs the block data path (workers), which this client does not have yet: a file
- * larger than the inline limit cannot be written or read. An IOException, so that a failed write
- * surfaces where stream errors do; its reason is UNSUPPORTED.
+ * The operation needs the block data path and there is none: no worker is alive, so a file
+ * larger than the inline limit can be neither written nor read. An IOException, so that a failed
+ * write surfaces where stream errors do; its reason is UNSUPPORTED (as the Go client's).
  */
 public class DataPathUnavailableException extends StrataException {
   private static final long serialVersionUID = 1L;

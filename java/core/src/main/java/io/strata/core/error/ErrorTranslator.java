@@ -17,15 +17,28 @@ import java.util.Optional;
  * Reason}; transport statuses become {@link ServiceUnavailableException}, {@link
  * SocketTimeoutException} or {@link InterruptedIOException}; anything else a plain IOException.
  * Framework adapters (the Hadoop FileSystem) map {@link StrataError}s further by reason only.
+ * The workers' statuses are translated alike ({@link #forWorker}).
  */
 public final class ErrorTranslator {
+  private final String kind;
   private final String service;
 
   /**
-   * Creates a translator; {@code service} names the service's address(es) in transport errors.
+   * Creates a translator for the namespace service; {@code service} names its address(es) in
+   * transport errors.
    */
   public ErrorTranslator(String service) {
+    this("namespace service", service);
+  }
+
+  private ErrorTranslator(String kind, String service) {
+    this.kind = kind;
     this.service = service;
+  }
+
+  /** Returns a translator for the statuses of worker {@code id} at {@code address}. */
+  public static ErrorTranslator forWorker(String id, String address) {
+    return new ErrorTranslator("worker " + id, address);
   }
 
   /**
@@ -64,11 +77,11 @@ public final class ErrorTranslator {
     switch (st.getCode()) {
       case UNAVAILABLE:
         return new ServiceUnavailableException(
-            verb + " " + what + ": cannot reach the Strata namespace service at " + service + desc,
+            verb + " " + what + ": cannot reach the Strata " + kind + " at " + service + desc,
             e);
       case DEADLINE_EXCEEDED:
         SocketTimeoutException t = new SocketTimeoutException(
-            verb + " " + what + ": the Strata namespace service at " + service
+            verb + " " + what + ": the Strata " + kind + " at " + service
                 + " did not answer in time" + desc);
         t.initCause(e);
         return t;
@@ -79,7 +92,8 @@ public final class ErrorTranslator {
         return i;
       default:
         return new IOException(
-            verb + " " + what + ": Strata namespace service error " + st.getCode() + desc, e);
+            verb + " " + what + ": Strata " + kind + " at " + service + " error " + st.getCode()
+                + desc, e);
     }
   }
 

@@ -22,5 +22,6 @@ public enum Op {
   CONTENT_SUMMARY,
   RENEW_LEASE,
   RECOVER_LEASE,
+  LIST_WORKERS,
   ADMIN
 }

@@ -1,0 +1,188 @@
+package io.strata.core.worker;
+
+import io.strata.proto.v1.BlockRef;
+import io.strata.proto.v1.ShortCircuitRequest;
+import io.strata.proto.v1.ShortCircuitResponse;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.zip.CRC32C;
+
+/**
+ * Short-circuit reads from one worker on this host (docs/datapath.md, "Reading"; the Go client's
+ * shortcircuit.go): ask the worker over its Unix socket to make a range of a block cached, then
+ * read the cache file's pages ourselves, checking each page's CRC32C. A page that fails its CRC
+ * is reported (a request with invalidate set, so that the worker fetches it again) and the read
+ * is tried once more. Idle connections are pooled. Safe for concurrent use.
+ *
+ * <p>Java cannot receive the descriptor the worker passes, so the cache file is opened by the
+ * path the response names; a file evicted meanwhile fails the read, and the caller falls back to
+ * the worker's RPC.
+ */
+final class ShortCircuit implements AutoCloseable {
+  /** Idle connections kept per worker socket. */
+  static final int MAX_IDLE = 16;
+
+  private final Path socket;
+  private final Duration timeout;
+  private final ArrayDeque<UnixConnection> idle = new ArrayDeque<>();
+  private boolean closed;
+
+  ShortCircuit(Path socket, Duration timeout) {
+    this.socket = socket;
+    this.timeout = timeout;
+  }
+
+  /** A cached page whose CRC did not match. */
+  static final class CorruptPageException extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    CorruptPageException(String message) {
+      super(message);
+    }
+  }
+
+  /**
+   * Fills {@code len} bytes of {@code b} at {@code off} from {@code [in, in+len)} of block
+   * {@code ref}, read from the worker's cache file.
+   */
+  void read(BlockRef ref, byte[] b, int off, int len, long in) throws IOException {
+    try {
+      readOnce(ref, b, off, len, in, false);
+    } catch (CorruptPageException e) {
+      readOnce(ref, b, off, len, in, true);
+    }
+  }
+
+  private void readOnce(BlockRef ref, byte[] b, int off, int len, long in, boolean invalidate)
+      throws IOException {
+    ShortCircuitResponse r = request(ShortCircuitRequest.newBuilder().setBlock(ref)
+        .setOffset(in).setLength(len).setInvalidate(invalidate).build());
+    if (!r.getOk()) {
+      throw new IOException("short-circuit read refused: " + r.getError());
+    }
+    if (r.getPath().isEmpty()) {
+      throw new IOException("short-circuit: the worker does not name its cache file");
+    }
+    try (FileChannel f = FileChannel.open(Path.of(r.getPath()), StandardOpenOption.READ)) {
+      readPages(f, r, b, off, len, in);
+    }
+  }
+
+  /** Sends {@code req} and returns the worker's answer. */
+  ShortCircuitResponse request(ShortCircuitRequest req) throws IOException {
+    UnixConnection c = get();
+    ShortCircuitResponse r;
+    try {
+      c.send(req);
+      r = c.receive(ShortCircuitResponse.parser());
+    } catch (IOException | RuntimeException e) {
+      c.close();
+      throw e;
+    }
+    put(c);
+    return r;
+  }
+
+  /**
+   * Reads the pages covering {@code [in, in+len)} of the block from {@code f}, checks their CRCs
+   * and copies the range into {@code b} at {@code off}. Pages wholly inside the range are read
+   * into {@code b} directly.
+   */
+  static void readPages(FileChannel f, ShortCircuitResponse r, byte[] b, int off, int len,
+      long in) throws IOException {
+    long ps = r.getPageSize();
+    long first = r.getFirstPage();
+    long blockLength = r.getBlockLength();
+    long end = in + len;
+    if (ps <= 0 || ps > 1 << 30 || first % ps != 0 || first > in || end > blockLength) {
+      throw new IOException("short-circuit: malformed response (page size " + ps
+          + ", first page at " + first + ", block length " + blockLength + ", range " + in
+          + "+" + len + ")");
+    }
+    long pagesEnd = Math.min(Math.floorDiv(end + ps - 1, ps) * ps, blockLength);
+    CRC32C crc = new CRC32C();
+    byte[] scratch = null;
+    int i = 0;
+    for (long p = first; p < pagesEnd; p += ps, i++) {
+      int n = (int) Math.min(ps, blockLength - p);
+      if (i >= r.getCrcsCount()) {
+        throw new CorruptPageException("short-circuit: no CRC for the page at " + p);
+      }
+      boolean inside = p >= in && p + n <= end;
+      byte[] dst;
+      int at;
+      if (inside) {
+        dst = b;
+        at = off + (int) (p - in);
+      } else {
+        if (scratch == null) {
+          scratch = new byte[(int) ps];
+        }
+        dst = scratch;
+        at = 0;
+      }
+      readFully(f, dst, at, n, p);
+      crc.reset();
+      crc.update(dst, at, n);
+      if ((int) crc.getValue() != r.getCrcs(i)) {
+        throw new CorruptPageException("short-circuit: the cached page at " + p + " of "
+            + r.getPath() + " fails its CRC");
+      }
+      if (!inside) {
+        long from = Math.max(p, in);
+        long to = Math.min(p + n, end);
+        System.arraycopy(scratch, (int) (from - p), b, off + (int) (from - in), (int) (to - from));
+      }
+    }
+  }
+
+  private static void readFully(FileChannel f, byte[] b, int off, int len, long pos)
+      throws IOException {
+    ByteBuffer buf = ByteBuffer.wrap(b, off, len);
+    while (buf.hasRemaining()) {
+      int n = f.read(buf, pos + buf.position() - off);
+      if (n < 0) {
+        // The file is shorter than the pages it should hold: as good as corrupt.
+        throw new CorruptPageException("short-circuit: the cache file ends before "
+            + (pos + len));
+      }
+    }
+  }
+
+  private UnixConnection get() throws IOException {
+    synchronized (idle) {
+      UnixConnection c;
+      while ((c = idle.pollFirst()) != null) {
+        if (!c.stale()) {
+          return c;
+        }
+        c.close();
+      }
+    }
+    return UnixConnection.connect(socket, timeout);
+  }
+
+  private void put(UnixConnection c) {
+    synchronized (idle) {
+      if (!closed && idle.size() < MAX_IDLE) {
+        idle.addFirst(c);
+        return;
+      }
+    }
+    c.close();
+  }
+
+  @Override
+  public void close() {
+    synchronized (idle) {
+      closed = true;
+      idle.forEach(UnixConnection::close);
+      idle.clear();
+    }
+  }
+}

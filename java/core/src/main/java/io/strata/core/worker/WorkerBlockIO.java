@@ -1,0 +1,95 @@
+package io.strata.core.worker;
+
+import io.grpc.StatusRuntimeException;
+import io.strata.core.block.BlockExtent;
+import io.strata.core.block.BlockIO;
+import io.strata.core.block.BlockLocation;
+import io.strata.core.block.BlockReader;
+import io.strata.core.block.BlockWriter;
+import io.strata.core.block.ReadTarget;
+import io.strata.core.block.WriteTarget;
+import io.strata.core.error.Op;
+import io.strata.proto.v1.WorkerInfo;
+import io.strata.proto.v1.WorkerStats;
+import io.strata.proto.v1.WorkerStatsRequest;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The data path through the workers (docs/datapath.md): writes stream to a worker, preferably
+ * one on this host ({@link WorkerBlockWriter}); reads go to each block's home worker by
+ * rendezvous placement, short-circuit through the worker's cache file when it is on this host
+ * ({@link WorkerBlockReader}, {@link ShortCircuit}). The client's default {@link BlockIO}. Safe
+ * for concurrent use.
+ */
+public final class WorkerBlockIO implements BlockIO {
+  /** Where the live workers come from: the namespace service's ListWorkers. */
+  @FunctionalInterface
+  public interface Directory {
+    /** Returns the live workers. */
+    List<WorkerInfo> listWorkers() throws IOException;
+  }
+
+  private final WorkerSet workers;
+
+  /**
+   * Creates the data path over the workers {@code directory} lists. With {@code shortCircuit}
+   * off, even a worker on this host is read through its RPC. {@code timeout} bounds each call to
+   * a worker and each wait on one.
+   */
+  public WorkerBlockIO(Directory directory, boolean shortCircuit, Duration timeout) {
+    this(directory, WorkerSet.localHostName(), shortCircuit, timeout);
+  }
+
+  /** As above, for a client that takes itself to run on {@code host} (tests). */
+  WorkerBlockIO(Directory directory, String host, boolean shortCircuit, Duration timeout) {
+    this.workers = new WorkerSet(directory, host, shortCircuit, timeout);
+  }
+
+  @Override
+  public BlockWriter openWriter(WriteTarget target) throws IOException {
+    return WorkerBlockWriter.open(workers, target);
+  }
+
+  @Override
+  public BlockReader openReader(ReadTarget target) {
+    return new WorkerBlockReader(workers, target);
+  }
+
+  /** The home worker of each block (rendezvous placement over the live workers). */
+  @Override
+  public List<BlockLocation> locate(ReadTarget target) throws IOException {
+    List<WorkerInfo> live = workers.live(Op.OPEN, target.path().toString(), false);
+    List<BlockLocation> out = new ArrayList<>(target.blocks().size());
+    for (BlockExtent e : target.blocks()) {
+      WorkerInfo home = WorkerSet.rank(live, target.inodeId(), e.blockId()).get(0);
+      out.add(new BlockLocation(e.offset(), e.length(), home.getId(), home.getAddress(),
+          home.getHost()));
+    }
+    return out;
+  }
+
+  /** Returns the counters of every live worker (as {@code strata admin workers} shows them). */
+  public List<WorkerStats> stats() throws IOException {
+    List<WorkerStats> out = new ArrayList<>();
+    for (WorkerInfo w : workers.live(Op.ADMIN, "workers", true)) {
+      try {
+        out.add(workers.blockingStub(w)
+            .withDeadlineAfter(workers.timeout().toMillis(), TimeUnit.MILLISECONDS)
+            .stats(WorkerStatsRequest.getDefaultInstance()));
+      } catch (StatusRuntimeException e) {
+        throw WorkerSet.errors(w).translate(e, Op.ADMIN, "worker " + w.getId());
+      }
+    }
+    return out;
+  }
+
+  /** Closes the connections to the workers. */
+  @Override
+  public void close() {
+    workers.close();
+  }
+}

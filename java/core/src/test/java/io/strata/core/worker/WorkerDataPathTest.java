@@ -1,0 +1,276 @@
+package io.strata.core.worker;
+
+import static org.junit.Assert.assertArrayEquals;
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertThrows;
+import static org.junit.Assert.assertTrue;
+
+import io.grpc.ManagedChannel;
+import io.strata.core.ClientConfig;
+import io.strata.core.CreateOptions;
+import io.strata.core.FileReader;
+import io.strata.core.FileWriter;
+import io.strata.core.StrataClient;
+import io.strata.core.StrataPath;
+import io.strata.core.block.BlockWriter;
+import io.strata.core.block.WriteTarget;
+import io.strata.core.error.DataPathUnavailableException;
+import io.strata.core.error.ServiceUnavailableException;
+import io.strata.core.error.StrataFileNotFoundException;
+import io.strata.core.rpc.Channels;
+import io.strata.core.rpc.HostPort;
+import io.strata.core.testing.DevClusterRule;
+import io.strata.proto.v1.Block;
+import io.strata.proto.v1.BlockRef;
+import io.strata.proto.v1.Header;
+import io.strata.proto.v1.ListWorkersRequest;
+import io.strata.proto.v1.MetaServiceGrpc;
+import io.strata.proto.v1.OpenRequest;
+import io.strata.proto.v1.OpenResponse;
+import io.strata.proto.v1.ShortCircuitRequest;
+import io.strata.proto.v1.ShortCircuitResponse;
+import io.strata.proto.v1.WorkerInfo;
+import io.strata.proto.v1.WorkerStats;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.function.ToLongFunction;
+import org.junit.After;
+import org.junit.AfterClass;
+import org.junit.Before;
+import org.junit.BeforeClass;
+import org.junit.ClassRule;
+import org.junit.Test;
+
+/**
+ * The worker data path against a real dev server, with the failures a unit cannot see: a corrupt
+ * page in the worker's cache, workers that cannot be reached, none alive, one refusing a write.
+ */
+public class WorkerDataPathTest {
+  @ClassRule public static final DevClusterRule SERVER = new DevClusterRule();
+
+  private static final int MIB = 1 << 20;
+  private static final Duration TIMEOUT = Duration.ofSeconds(20);
+
+  private static ManagedChannel metaChannel;
+  private static MetaServiceGrpc.MetaServiceBlockingStub meta;
+
+  private StrataClient client;
+  private StrataPath base;
+
+  @BeforeClass
+  public static void dialMeta() {
+    metaChannel = Channels.open(List.of(HostPort.parse(SERVER.address())));
+    meta = MetaServiceGrpc.newBlockingStub(metaChannel);
+  }
+
+  @AfterClass
+  public static void hangUp() {
+    metaChannel.shutdownNow();
+  }
+
+  @Before
+  public void setUp() throws IOException {
+    client = StrataClient.connect(ClientConfig.builder(SERVER.address()).build());
+    base = StrataPath.parse("/" + getClass().getSimpleName() + "-" + System.nanoTime());
+    client.mkdirs(base, 0755, true);
+  }
+
+  @After
+  public void tearDown() throws IOException {
+    client.delete(base, true);
+    client.close();
+  }
+
+  private static List<WorkerInfo> realWorkers() {
+    return meta.listWorkers(ListWorkersRequest.getDefaultInstance()).getWorkersList();
+  }
+
+  private static OpenResponse open(StrataPath p) {
+    return meta.open(OpenRequest.newBuilder().setHeader(Header.newBuilder()
+        .setUser(System.getProperty("user.name"))).setPath(p.path()).build());
+  }
+
+  private static WorkerInfo dead(String id, String host, String socket) {
+    return WorkerInfo.newBuilder().setId(id).setAddress("127.0.0.1:1").setHost(host)
+        .setUnixSocket(socket).build();
+  }
+
+  private static byte[] data(int n, long seed) {
+    byte[] b = new byte[n];
+    new Random(seed).nextBytes(b);
+    return b;
+  }
+
+  private static void write(StrataClient c, StrataPath p, byte[] d) throws IOException {
+    try (FileWriter w = c.create(p, new CreateOptions(0644, true, true, 0, MIB))) {
+      w.write(d);
+    }
+  }
+
+  private static byte[] read(StrataClient c, StrataPath p) throws IOException {
+    try (FileReader r = c.open(p)) {
+      byte[] b = new byte[(int) r.length()];
+      for (int off = 0; off < b.length; ) {
+        off += r.read(off, b, off, b.length - off);
+      }
+      return b;
+    }
+  }
+
+  private long sum(ToLongFunction<WorkerStats> f) throws IOException {
+    return client.workerStats().stream().mapToLong(f).sum();
+  }
+
+  /** A client over the data path {@code io} (which the client leaves open). */
+  private static StrataClient clientOver(WorkerBlockIO io) {
+    return StrataClient.connect(ClientConfig.builder(SERVER.address()).blockIO(io).build());
+  }
+
+  @Test
+  public void aCorruptCachedPageIsDroppedAndReadAgain() throws IOException {
+    StrataPath f = base.child("corrupt");
+    byte[] d = data(2 * MIB + 5, 1);
+    write(client, f, d);
+    OpenResponse r = open(f);
+    Block b0 = r.getBlocks(0);
+    BlockRef ref = BlockRef.newBuilder().setStoreUri(r.getStoreUri())
+        .setInodeId(r.getStatus().getInodeId()).setBlockId(b0.getBlockId())
+        .setLength(b0.getLength()).build();
+    WorkerInfo w = realWorkers().get(0);
+    ShortCircuitResponse resp;
+    try (ShortCircuit sc = new ShortCircuit(Path.of(w.getUnixSocket()), TIMEOUT)) {
+      resp = sc.request(ShortCircuitRequest.newBuilder().setBlock(ref).setOffset(0)
+          .setLength(b0.getLength()).build());
+    }
+    assertTrue(resp.getError(), resp.getOk());
+    assertFalse(resp.getPath().isEmpty());
+    try (FileChannel fc = FileChannel.open(Path.of(resp.getPath()), StandardOpenOption.READ,
+        StandardOpenOption.WRITE)) {
+      ByteBuffer one = ByteBuffer.allocate(1);
+      long at = resp.getFirstPage() + 100;
+      fc.read(one, at);
+      one.put(0, (byte) (one.get(0) ^ 0x5a)).rewind();
+      fc.write(one, at);
+    }
+    long corrupt0 = sum(WorkerStats::getCorruptions);
+    long opens0 = sum(WorkerStats::getShortCircuitOpens);
+    long rpc0 = sum(WorkerStats::getRpcBytesRead);
+    assertArrayEquals(d, read(client, f));
+    assertTrue("the worker dropped the page", sum(WorkerStats::getCorruptions) > corrupt0);
+    assertTrue("read again short-circuit", sum(WorkerStats::getShortCircuitOpens) >= opens0 + 2);
+    assertEquals("not through the RPC", rpc0, sum(WorkerStats::getRpcBytesRead));
+  }
+
+  @Test
+  public void readsPassOverAWorkerThatCannotBeReached() throws IOException {
+    StrataPath f = base.child("fallback");
+    byte[] d = data(MIB + 1000, 2);
+    write(client, f, d);
+    OpenResponse r = open(f);
+    long inode = r.getStatus().getInodeId();
+    List<WorkerInfo> real = realWorkers();
+    // A dead worker that every block of the file calls home.
+    String id = null;
+    for (int i = 0; id == null; i++) {
+      String cand = "w-dead-" + i;
+      boolean first = true;
+      for (Block b : r.getBlocksList()) {
+        for (WorkerInfo w : real) {
+          first &= Long.compareUnsigned(Rendezvous.score(cand, inode, b.getBlockId()),
+              Rendezvous.score(w.getId(), inode, b.getBlockId())) > 0;
+        }
+      }
+      id = first ? cand : null;
+    }
+    WorkerInfo ghost = dead(id, "elsewhere", "");
+    assertEquals(id, WorkerSet.rank(with(ghost, real), inode, r.getBlocks(0).getBlockId())
+        .get(0).getId());
+    try (WorkerBlockIO io = new WorkerBlockIO(() -> with(ghost, realWorkers()),
+            WorkerSet.localHostName(), true, TIMEOUT);
+        StrataClient c = clientOver(io)) {
+      assertArrayEquals(d, read(c, f));
+    }
+  }
+
+  @Test
+  public void writesPassOverAWorkerThatCannotBeReached() throws IOException {
+    Path socket = Files.createTempFile("strata-not-a-socket", "");
+    try (WorkerBlockIO io = new WorkerBlockIO(
+            () -> with(dead("w-dead", "test-host", socket.toString()), realWorkers()),
+            "test-host", true, TIMEOUT);
+        StrataClient c = clientOver(io)) {
+      StrataPath f = base.child("writeFallback");
+      byte[] d = data(2 * MIB + 3, 3);
+      write(c, f, d);
+      assertArrayEquals(d, read(client, f));
+      assertArrayEquals("the dead local worker's socket is no socket: read by RPC", d,
+          read(c, f));
+    } finally {
+      Files.delete(socket);
+    }
+  }
+
+  @Test
+  public void whenNoWorkerTakesTheWriteTheFileIsRemoved() throws IOException {
+    try (WorkerBlockIO io = new WorkerBlockIO(() -> List.of(dead("w-dead", "h", "")), "me",
+            true, TIMEOUT);
+        StrataClient c = clientOver(io)) {
+      StrataPath f = base.child("nobody");
+      FileWriter w = c.create(f, CreateOptions.defaults());
+      ServiceUnavailableException e = assertThrows(ServiceUnavailableException.class,
+          () -> w.write(new byte[5000]));
+      assertTrue(e.getMessage(), e.getMessage().contains("w-dead"));
+      assertThrows(StrataFileNotFoundException.class, () -> client.getFileStatus(f));
+      assertThrows(IOException.class, w::close);
+    }
+  }
+
+  @Test
+  public void noLiveWorkers() throws IOException {
+    StrataPath big = base.child("big");
+    write(client, big, data(5000, 4));
+    write(client, base.child("small"), data(10, 4));
+    try (WorkerBlockIO io = new WorkerBlockIO(List::of, "me", true, TIMEOUT);
+        StrataClient c = clientOver(io)) {
+      FileWriter w = c.create(base.child("none"), CreateOptions.defaults());
+      DataPathUnavailableException e = assertThrows(DataPathUnavailableException.class,
+          () -> w.write(new byte[5000]));
+      assertTrue(e.getMessage(), e.getMessage().contains("no live workers"));
+      assertThrows(IOException.class, w::close);
+      try (FileReader r = c.open(big)) {
+        assertThrows(DataPathUnavailableException.class, () -> r.read(0, new byte[10], 0, 10));
+      }
+      assertEquals("small files need no worker", 10, read(c, base.child("small")).length);
+    }
+  }
+
+  @Test
+  public void aWorkerRefusingTheWriteFailsIt() throws IOException {
+    try (WorkerSet ws = new WorkerSet(WorkerDataPathTest::realWorkers, "me", true, TIMEOUT)) {
+      WriteTarget t = new WriteTarget(base.child("refused"), "nosuch://bucket", 4242, MIB, 4096);
+      BlockWriter bw = WorkerBlockWriter.open(ws, t);
+      IOException e = assertThrows(IOException.class, () -> {
+        bw.write(new byte[3 * MIB], 0, 3 * MIB);
+        bw.finish();
+      });
+      assertTrue(e.getMessage(), e.getMessage().contains("nosuch"));
+      bw.abort();
+    }
+  }
+
+  private static List<WorkerInfo> with(WorkerInfo first, List<WorkerInfo> rest) {
+    List<WorkerInfo> out = new ArrayList<>();
+    out.add(first);
+    out.addAll(rest);
+    return out;
+  }
+}
