@@ -28,6 +28,7 @@ type workerFlags struct {
 	cacheSize string
 	pageSize  string
 	socket    string
+	cacheSync bool
 }
 
 func (f *workerFlags) register(cmd *cobra.Command, prefix string) {
@@ -42,6 +43,7 @@ func (f *workerFlags) register(cmd *cobra.Command, prefix string) {
 	fl.StringVar(&f.cacheSize, prefix+"cache-size", "10GiB", "cache capacity per directory (e.g. 512MiB, 20GiB)")
 	fl.StringVar(&f.pageSize, prefix+"page-size", "1MiB", "cache granularity: the smallest range fetched and checksummed")
 	fl.StringVar(&f.socket, prefix+"unix-socket", "", "short-circuit socket path (default STATE-DIR/worker.sock)")
+	fl.BoolVar(&f.cacheSync, prefix+"cache-sync", false, "fdatasync cached pages before recording them (off by default: every cached page is in the bucket too, and every read checks its CRC, so a page a power cut lost is refetched)")
 }
 
 func (f *workerFlags) config() (worker.Config, error) {
@@ -58,7 +60,7 @@ func (f *workerFlags) config() (worker.Config, error) {
 		dirs = []string{filepath.Join(f.stateDir, "cache")}
 	}
 	cfg := worker.Config{StateDir: f.stateDir, Advertise: f.advertise, UnixSocket: f.socket,
-		Meta: metaAddr(f.meta), Cache: cache.Config{PageSize: page}}
+		Meta: metaAddr(f.meta), Cache: cache.Config{PageSize: page, NoSync: !f.cacheSync}}
 	for _, d := range dirs {
 		cfg.Cache.Dirs = append(cfg.Cache.Dirs, cache.Dir{Path: d, Capacity: size})
 	}
