@@ -176,7 +176,7 @@ func runBenchMeta(ctx context.Context, f *benchMetaFlags, stdout, stderr io.Writ
 	}
 	rep, err := metabench.Run(ctx, cfg)
 	if rep != nil && len(rep.Results) > 0 {
-		if werr := writeBenchReport(rep, f.jsonOut, stdout); werr != nil {
+		if werr := writeReport(rep, f.jsonOut, stdout); werr != nil {
 			return errors.Join(err, werr)
 		}
 	}
@@ -298,9 +298,15 @@ func record(path string, start func(io.Writer) error, stop func(), stderr io.Wri
 	}
 }
 
-// writeBenchReport prints the table (unless the JSON goes to stdout) and
-// writes the JSON report if asked.
-func writeBenchReport(rep *metabench.Report, jsonOut string, stdout io.Writer) error {
+// report is what both benchmarks produce.
+type report interface {
+	WriteTable(io.Writer) error
+	WriteJSON(io.Writer) error
+}
+
+// writeReport prints the table (unless the JSON goes to stdout) and writes
+// the JSON report if asked.
+func writeReport(rep report, jsonOut string, stdout io.Writer) error {
 	switch jsonOut {
 	case "":
 		return rep.WriteTable(stdout)

@@ -196,7 +196,7 @@ func runBenchData(ctx context.Context, f *benchDataFlags, stdout, stderr io.Writ
 	}
 	rep, err := databench.Run(ctx, cfg)
 	if rep != nil && len(rep.Results) > 0 {
-		if werr := writeDataReport(rep, f.jsonOut, stdout); werr != nil {
+		if werr := writeReport(rep, f.jsonOut, stdout); werr != nil {
 			return errors.Join(err, werr)
 		}
 	}
@@ -387,27 +387,4 @@ func roundProfiler(dir string, stderr io.Writer) (func(string) func(), error) {
 		}
 		return stop
 	}, nil
-}
-
-// writeDataReport prints the table (unless the JSON goes to stdout) and
-// writes the JSON report if asked.
-func writeDataReport(rep *databench.Report, jsonOut string, stdout io.Writer) error {
-	switch jsonOut {
-	case "":
-		return rep.WriteTable(stdout)
-	case "-":
-		return rep.WriteJSON(stdout)
-	}
-	if err := rep.WriteTable(stdout); err != nil {
-		return err
-	}
-	out, err := os.Create(jsonOut)
-	if err != nil {
-		return err
-	}
-	if err := rep.WriteJSON(out); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
