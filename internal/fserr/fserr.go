@@ -33,6 +33,9 @@ var (
 	ErrUnsupported     = errors.New("operation not supported")
 	// ErrUnavailable: a service or worker could not be reached.
 	ErrUnavailable = errors.New("unavailable")
+	// ErrNotLeader: the member asked is not the namespace service's leader;
+	// LeaderOf tells the leader it knows of, if any.
+	ErrNotLeader = errors.New("not the leader")
 )
 
 // Domain is the ErrorInfo domain of Strata's statuses.
@@ -60,6 +63,30 @@ var table = []struct {
 	{ErrNoNamespace, "NO_NAMESPACE", codes.NotFound},
 	{ErrUnsupported, "UNSUPPORTED", codes.Unimplemented},
 	{ErrUnavailable, "UNAVAILABLE", codes.Unavailable},
+	{ErrNotLeader, "NOT_LEADER", codes.Unavailable},
+}
+
+// leaderKey is the ErrorInfo metadata key of a NOT_LEADER status that holds
+// the leader's address.
+const leaderKey = "leader"
+
+// NotLeader returns ErrNotLeader naming the leader's address ("" when no
+// leader is known).
+func NotLeader(leader string) error {
+	msg := "this member is not the leader and knows of none (an election is under way)"
+	if leader != "" {
+		msg = "this member is not the leader; the leader is " + leader
+	}
+	return &Error{Cond: ErrNotLeader, Msg: msg, Leader: leader}
+}
+
+// LeaderOf returns the leader's address carried by a NotLeader error, or "".
+func LeaderOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Leader
+	}
+	return ""
 }
 
 // ToStatus converts err into a gRPC status error whose ErrorInfo reason names
@@ -73,7 +100,11 @@ func ToStatus(err error) error {
 	}
 	for _, e := range table {
 		if errors.Is(err, e.err) {
-			st, derr := status.New(e.code, err.Error()).WithDetails(&errdetails.ErrorInfo{Reason: e.reason, Domain: Domain})
+			info := &errdetails.ErrorInfo{Reason: e.reason, Domain: Domain}
+			if leader := LeaderOf(err); leader != "" {
+				info.Metadata = map[string]string{leaderKey: leader}
+			}
+			st, derr := status.New(e.code, err.Error()).WithDetails(info)
 			if derr != nil {
 				return status.Error(e.code, err.Error())
 			}
@@ -98,7 +129,7 @@ func FromStatus(err error) error {
 		}
 		for _, e := range table {
 			if e.reason == info.Reason {
-				return &Error{Cond: e.err, Msg: st.Message()}
+				return &Error{Cond: e.err, Msg: st.Message(), Leader: info.Metadata[leaderKey]}
 			}
 		}
 	}
@@ -110,6 +141,8 @@ func FromStatus(err error) error {
 type Error struct {
 	Cond error
 	Msg  string
+	// Leader is the leader's address, for ErrNotLeader.
+	Leader string
 }
 
 func (e *Error) Error() string { return e.Msg }

@@ -37,3 +37,16 @@ func TestUnknownErrorsStayOpaque(t *testing.T) {
 		t.Fatal("nil is not nil")
 	}
 }
+
+func TestNotLeaderCarriesTheLeader(t *testing.T) {
+	back := FromStatus(ToStatus(NotLeader("10.0.0.2:7700")))
+	if !errors.Is(back, ErrNotLeader) || LeaderOf(back) != "10.0.0.2:7700" {
+		t.Fatalf("came back as %v (leader %q)", back, LeaderOf(back))
+	}
+	if status.Code(ToStatus(NotLeader(""))) != codes.Unavailable {
+		t.Fatal("not UNAVAILABLE")
+	}
+	if back := FromStatus(ToStatus(NotLeader(""))); LeaderOf(back) != "" || !errors.Is(back, ErrNotLeader) {
+		t.Fatalf("no leader came back as %v", back)
+	}
+}

@@ -48,6 +48,7 @@ type Command struct {
 	//	*Command_Purge
 	//	*Command_ExpireLease
 	//	*Command_GarbageDone
+	//	*Command_ForgetRequests
 	Op            isCommand_Op `protobuf_oneof:"op"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -230,6 +231,15 @@ func (x *Command) GetGarbageDone() *GarbageDoneCommand {
 	return nil
 }
 
+func (x *Command) GetForgetRequests() *ForgetRequestsCommand {
+	if x != nil {
+		if x, ok := x.Op.(*Command_ForgetRequests); ok {
+			return x.ForgetRequests
+		}
+	}
+	return nil
+}
+
 type isCommand_Op interface {
 	isCommand_Op()
 }
@@ -290,6 +300,10 @@ type Command_GarbageDone struct {
 	GarbageDone *GarbageDoneCommand `protobuf:"bytes,23,opt,name=garbage_done,json=garbageDone,proto3,oneof"`
 }
 
+type Command_ForgetRequests struct {
+	ForgetRequests *ForgetRequestsCommand `protobuf:"bytes,24,opt,name=forget_requests,json=forgetRequests,proto3,oneof"`
+}
+
 func (*Command_Mkdirs) isCommand_Op() {}
 
 func (*Command_Create) isCommand_Op() {}
@@ -318,6 +332,62 @@ func (*Command_ExpireLease) isCommand_Op() {}
 
 func (*Command_GarbageDone) isCommand_Op() {}
 
+func (*Command_ForgetRequests) isCommand_Op() {}
+
+// ForgetRequestsCommand drops the answers kept for retried requests that
+// were applied before the given time (milliseconds since the epoch).
+type ForgetRequestsCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Before        int64                  `protobuf:"varint,1,opt,name=before,proto3" json:"before,omitempty"`
+	Limit         uint32                 `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ForgetRequestsCommand) Reset() {
+	*x = ForgetRequestsCommand{}
+	mi := &file_strata_v1_command_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForgetRequestsCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForgetRequestsCommand) ProtoMessage() {}
+
+func (x *ForgetRequestsCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_command_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForgetRequestsCommand.ProtoReflect.Descriptor instead.
+func (*ForgetRequestsCommand) Descriptor() ([]byte, []int) {
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ForgetRequestsCommand) GetBefore() int64 {
+	if x != nil {
+		return x.Before
+	}
+	return 0
+}
+
+func (x *ForgetRequestsCommand) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
 // GarbageDoneCommand removes entries of the block garbage queue whose objects
 // the collector deleted from the bucket.
 type GarbageDoneCommand struct {
@@ -329,7 +399,7 @@ type GarbageDoneCommand struct {
 
 func (x *GarbageDoneCommand) Reset() {
 	*x = GarbageDoneCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[1]
+	mi := &file_strata_v1_command_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -341,7 +411,7 @@ func (x *GarbageDoneCommand) String() string {
 func (*GarbageDoneCommand) ProtoMessage() {}
 
 func (x *GarbageDoneCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[1]
+	mi := &file_strata_v1_command_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -354,7 +424,7 @@ func (x *GarbageDoneCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GarbageDoneCommand.ProtoReflect.Descriptor instead.
 func (*GarbageDoneCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{1}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *GarbageDoneCommand) GetKeys() [][]byte {
@@ -375,7 +445,7 @@ type ExpireLeaseCommand struct {
 
 func (x *ExpireLeaseCommand) Reset() {
 	*x = ExpireLeaseCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[2]
+	mi := &file_strata_v1_command_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -387,7 +457,7 @@ func (x *ExpireLeaseCommand) String() string {
 func (*ExpireLeaseCommand) ProtoMessage() {}
 
 func (x *ExpireLeaseCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[2]
+	mi := &file_strata_v1_command_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -400,7 +470,7 @@ func (x *ExpireLeaseCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExpireLeaseCommand.ProtoReflect.Descriptor instead.
 func (*ExpireLeaseCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{2}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ExpireLeaseCommand) GetHolder() string {
@@ -427,7 +497,7 @@ type PurgeCommand struct {
 
 func (x *PurgeCommand) Reset() {
 	*x = PurgeCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[3]
+	mi := &file_strata_v1_command_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -439,7 +509,7 @@ func (x *PurgeCommand) String() string {
 func (*PurgeCommand) ProtoMessage() {}
 
 func (x *PurgeCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[3]
+	mi := &file_strata_v1_command_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -452,7 +522,7 @@ func (x *PurgeCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeCommand.ProtoReflect.Descriptor instead.
 func (*PurgeCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{3}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *PurgeCommand) GetLimit() uint32 {
@@ -466,7 +536,7 @@ var File_strata_v1_command_proto protoreflect.FileDescriptor
 
 const file_strata_v1_command_proto_rawDesc = "" +
 	"\n" +
-	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\"\x9b\a\n" +
+	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\"\xe8\a\n" +
 	"\aCommand\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x10\n" +
 	"\x03now\x18\x02 \x01(\x03R\x03now\x122\n" +
@@ -484,8 +554,12 @@ const file_strata_v1_command_proto_rawDesc = "" +
 	"\x10delete_namespace\x18\x14 \x01(\v2!.strata.v1.DeleteNamespaceRequestH\x00R\x0fdeleteNamespace\x12/\n" +
 	"\x05purge\x18\x15 \x01(\v2\x17.strata.v1.PurgeCommandH\x00R\x05purge\x12B\n" +
 	"\fexpire_lease\x18\x16 \x01(\v2\x1d.strata.v1.ExpireLeaseCommandH\x00R\vexpireLease\x12B\n" +
-	"\fgarbage_done\x18\x17 \x01(\v2\x1d.strata.v1.GarbageDoneCommandH\x00R\vgarbageDoneB\x04\n" +
-	"\x02op\"(\n" +
+	"\fgarbage_done\x18\x17 \x01(\v2\x1d.strata.v1.GarbageDoneCommandH\x00R\vgarbageDone\x12K\n" +
+	"\x0fforget_requests\x18\x18 \x01(\v2 .strata.v1.ForgetRequestsCommandH\x00R\x0eforgetRequestsB\x04\n" +
+	"\x02op\"E\n" +
+	"\x15ForgetRequestsCommand\x12\x16\n" +
+	"\x06before\x18\x01 \x01(\x03R\x06before\x12\x14\n" +
+	"\x05limit\x18\x02 \x01(\rR\x05limit\"(\n" +
 	"\x12GarbageDoneCommand\x12\x12\n" +
 	"\x04keys\x18\x01 \x03(\fR\x04keys\"G\n" +
 	"\x12ExpireLeaseCommand\x12\x16\n" +
@@ -507,44 +581,46 @@ func file_strata_v1_command_proto_rawDescGZIP() []byte {
 	return file_strata_v1_command_proto_rawDescData
 }
 
-var file_strata_v1_command_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_strata_v1_command_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_strata_v1_command_proto_goTypes = []any{
 	(*Command)(nil),                // 0: strata.v1.Command
-	(*GarbageDoneCommand)(nil),     // 1: strata.v1.GarbageDoneCommand
-	(*ExpireLeaseCommand)(nil),     // 2: strata.v1.ExpireLeaseCommand
-	(*PurgeCommand)(nil),           // 3: strata.v1.PurgeCommand
-	(*MkdirsRequest)(nil),          // 4: strata.v1.MkdirsRequest
-	(*CreateRequest)(nil),          // 5: strata.v1.CreateRequest
-	(*CompleteRequest)(nil),        // 6: strata.v1.CompleteRequest
-	(*RenameRequest)(nil),          // 7: strata.v1.RenameRequest
-	(*DeleteRequest)(nil),          // 8: strata.v1.DeleteRequest
-	(*SetPermissionRequest)(nil),   // 9: strata.v1.SetPermissionRequest
-	(*SetOwnerRequest)(nil),        // 10: strata.v1.SetOwnerRequest
-	(*SetTimesRequest)(nil),        // 11: strata.v1.SetTimesRequest
-	(*RecoverLeaseRequest)(nil),    // 12: strata.v1.RecoverLeaseRequest
-	(*CreateNamespaceRequest)(nil), // 13: strata.v1.CreateNamespaceRequest
-	(*DeleteNamespaceRequest)(nil), // 14: strata.v1.DeleteNamespaceRequest
+	(*ForgetRequestsCommand)(nil),  // 1: strata.v1.ForgetRequestsCommand
+	(*GarbageDoneCommand)(nil),     // 2: strata.v1.GarbageDoneCommand
+	(*ExpireLeaseCommand)(nil),     // 3: strata.v1.ExpireLeaseCommand
+	(*PurgeCommand)(nil),           // 4: strata.v1.PurgeCommand
+	(*MkdirsRequest)(nil),          // 5: strata.v1.MkdirsRequest
+	(*CreateRequest)(nil),          // 6: strata.v1.CreateRequest
+	(*CompleteRequest)(nil),        // 7: strata.v1.CompleteRequest
+	(*RenameRequest)(nil),          // 8: strata.v1.RenameRequest
+	(*DeleteRequest)(nil),          // 9: strata.v1.DeleteRequest
+	(*SetPermissionRequest)(nil),   // 10: strata.v1.SetPermissionRequest
+	(*SetOwnerRequest)(nil),        // 11: strata.v1.SetOwnerRequest
+	(*SetTimesRequest)(nil),        // 12: strata.v1.SetTimesRequest
+	(*RecoverLeaseRequest)(nil),    // 13: strata.v1.RecoverLeaseRequest
+	(*CreateNamespaceRequest)(nil), // 14: strata.v1.CreateNamespaceRequest
+	(*DeleteNamespaceRequest)(nil), // 15: strata.v1.DeleteNamespaceRequest
 }
 var file_strata_v1_command_proto_depIdxs = []int32{
-	4,  // 0: strata.v1.Command.mkdirs:type_name -> strata.v1.MkdirsRequest
-	5,  // 1: strata.v1.Command.create:type_name -> strata.v1.CreateRequest
-	6,  // 2: strata.v1.Command.complete:type_name -> strata.v1.CompleteRequest
-	7,  // 3: strata.v1.Command.rename:type_name -> strata.v1.RenameRequest
-	8,  // 4: strata.v1.Command.delete:type_name -> strata.v1.DeleteRequest
-	9,  // 5: strata.v1.Command.set_permission:type_name -> strata.v1.SetPermissionRequest
-	10, // 6: strata.v1.Command.set_owner:type_name -> strata.v1.SetOwnerRequest
-	11, // 7: strata.v1.Command.set_times:type_name -> strata.v1.SetTimesRequest
-	12, // 8: strata.v1.Command.recover_lease:type_name -> strata.v1.RecoverLeaseRequest
-	13, // 9: strata.v1.Command.create_namespace:type_name -> strata.v1.CreateNamespaceRequest
-	14, // 10: strata.v1.Command.delete_namespace:type_name -> strata.v1.DeleteNamespaceRequest
-	3,  // 11: strata.v1.Command.purge:type_name -> strata.v1.PurgeCommand
-	2,  // 12: strata.v1.Command.expire_lease:type_name -> strata.v1.ExpireLeaseCommand
-	1,  // 13: strata.v1.Command.garbage_done:type_name -> strata.v1.GarbageDoneCommand
-	14, // [14:14] is the sub-list for method output_type
-	14, // [14:14] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	5,  // 0: strata.v1.Command.mkdirs:type_name -> strata.v1.MkdirsRequest
+	6,  // 1: strata.v1.Command.create:type_name -> strata.v1.CreateRequest
+	7,  // 2: strata.v1.Command.complete:type_name -> strata.v1.CompleteRequest
+	8,  // 3: strata.v1.Command.rename:type_name -> strata.v1.RenameRequest
+	9,  // 4: strata.v1.Command.delete:type_name -> strata.v1.DeleteRequest
+	10, // 5: strata.v1.Command.set_permission:type_name -> strata.v1.SetPermissionRequest
+	11, // 6: strata.v1.Command.set_owner:type_name -> strata.v1.SetOwnerRequest
+	12, // 7: strata.v1.Command.set_times:type_name -> strata.v1.SetTimesRequest
+	13, // 8: strata.v1.Command.recover_lease:type_name -> strata.v1.RecoverLeaseRequest
+	14, // 9: strata.v1.Command.create_namespace:type_name -> strata.v1.CreateNamespaceRequest
+	15, // 10: strata.v1.Command.delete_namespace:type_name -> strata.v1.DeleteNamespaceRequest
+	4,  // 11: strata.v1.Command.purge:type_name -> strata.v1.PurgeCommand
+	3,  // 12: strata.v1.Command.expire_lease:type_name -> strata.v1.ExpireLeaseCommand
+	2,  // 13: strata.v1.Command.garbage_done:type_name -> strata.v1.GarbageDoneCommand
+	1,  // 14: strata.v1.Command.forget_requests:type_name -> strata.v1.ForgetRequestsCommand
+	15, // [15:15] is the sub-list for method output_type
+	15, // [15:15] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_command_proto_init() }
@@ -568,6 +644,7 @@ func file_strata_v1_command_proto_init() {
 		(*Command_Purge)(nil),
 		(*Command_ExpireLease)(nil),
 		(*Command_GarbageDone)(nil),
+		(*Command_ForgetRequests)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -575,7 +652,7 @@ func file_strata_v1_command_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_v1_command_proto_rawDesc), len(file_strata_v1_command_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   4,
+			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -132,7 +132,12 @@ type Header struct {
 	User   string   `protobuf:"bytes,2,opt,name=user,proto3" json:"user,omitempty"`
 	Groups []string `protobuf:"bytes,3,rep,name=groups,proto3" json:"groups,omitempty"`
 	// Client name, the holder of the leases this client takes.
-	ClientName    string `protobuf:"bytes,4,opt,name=client_name,json=clientName,proto3" json:"client_name,omitempty"`
+	ClientName string `protobuf:"bytes,4,opt,name=client_name,json=clientName,proto3" json:"client_name,omitempty"`
+	// Identifies a mutation across retries (16 random bytes are plenty). The
+	// service applies a request id at most once and answers a retry of an
+	// applied request with the first answer, for ten minutes; a request that
+	// failed changed nothing and is simply run again. Empty: no deduplication.
+	RequestId     []byte `protobuf:"bytes,5,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -193,6 +198,13 @@ func (x *Header) GetClientName() string {
 		return x.ClientName
 	}
 	return ""
+}
+
+func (x *Header) GetRequestId() []byte {
+	if x != nil {
+		return x.RequestId
+	}
+	return nil
 }
 
 type FileStatus struct {
@@ -2262,8 +2274,17 @@ type StatusResponse struct {
 	AppliedIndex   uint64                 `protobuf:"varint,4,opt,name=applied_index,json=appliedIndex,proto3" json:"applied_index,omitempty"`
 	CommittedIndex uint64                 `protobuf:"varint,5,opt,name=committed_index,json=committedIndex,proto3" json:"committed_index,omitempty"`
 	Version        string                 `protobuf:"bytes,6,opt,name=version,proto3" json:"version,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The cluster this member belongs to, and the leader it knows of (0 and
+	// "" while there is none).
+	ClusterId     string `protobuf:"bytes,7,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	LeaderId      uint64 `protobuf:"varint,8,opt,name=leader_id,json=leaderId,proto3" json:"leader_id,omitempty"`
+	LeaderAddress string `protobuf:"bytes,9,opt,name=leader_address,json=leaderAddress,proto3" json:"leader_address,omitempty"`
+	// The group's members as this member's state has them.
+	Members []*Member `protobuf:"bytes,10,rep,name=members,proto3" json:"members,omitempty"`
+	// Index of the last entry in this member's log.
+	LastIndex     uint64 `protobuf:"varint,11,opt,name=last_index,json=lastIndex,proto3" json:"last_index,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StatusResponse) Reset() {
@@ -2338,6 +2359,314 @@ func (x *StatusResponse) GetVersion() string {
 	return ""
 }
 
+func (x *StatusResponse) GetClusterId() string {
+	if x != nil {
+		return x.ClusterId
+	}
+	return ""
+}
+
+func (x *StatusResponse) GetLeaderId() uint64 {
+	if x != nil {
+		return x.LeaderId
+	}
+	return 0
+}
+
+func (x *StatusResponse) GetLeaderAddress() string {
+	if x != nil {
+		return x.LeaderAddress
+	}
+	return ""
+}
+
+func (x *StatusResponse) GetMembers() []*Member {
+	if x != nil {
+		return x.Members
+	}
+	return nil
+}
+
+func (x *StatusResponse) GetLastIndex() uint64 {
+	if x != nil {
+		return x.LastIndex
+	}
+	return 0
+}
+
+// Member is one member of the namespace service's Raft group.
+type Member struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// host:port of its gRPC service, for clients and for the other members.
+	Address string `protobuf:"bytes,2,opt,name=address,proto3" json:"address,omitempty"`
+	// A learner receives the log but does not vote.
+	Learner bool `protobuf:"varint,3,opt,name=learner,proto3" json:"learner,omitempty"`
+	// As the leader sees it (only in the leader's answer): the index up to
+	// which the member's log matches the leader's.
+	MatchIndex    uint64 `protobuf:"varint,4,opt,name=match_index,json=matchIndex,proto3" json:"match_index,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Member) Reset() {
+	*x = Member{}
+	mi := &file_strata_v1_meta_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Member) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Member) ProtoMessage() {}
+
+func (x *Member) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Member.ProtoReflect.Descriptor instead.
+func (*Member) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *Member) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *Member) GetAddress() string {
+	if x != nil {
+		return x.Address
+	}
+	return ""
+}
+
+func (x *Member) GetLearner() bool {
+	if x != nil {
+		return x.Learner
+	}
+	return false
+}
+
+func (x *Member) GetMatchIndex() uint64 {
+	if x != nil {
+		return x.MatchIndex
+	}
+	return 0
+}
+
+type AddMemberRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Member        *Member                `protobuf:"bytes,2,opt,name=member,proto3" json:"member,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AddMemberRequest) Reset() {
+	*x = AddMemberRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddMemberRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddMemberRequest) ProtoMessage() {}
+
+func (x *AddMemberRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddMemberRequest.ProtoReflect.Descriptor instead.
+func (*AddMemberRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *AddMemberRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *AddMemberRequest) GetMember() *Member {
+	if x != nil {
+		return x.Member
+	}
+	return nil
+}
+
+type RemoveMemberRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Id            uint64                 `protobuf:"varint,2,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveMemberRequest) Reset() {
+	*x = RemoveMemberRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveMemberRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveMemberRequest) ProtoMessage() {}
+
+func (x *RemoveMemberRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveMemberRequest.ProtoReflect.Descriptor instead.
+func (*RemoveMemberRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *RemoveMemberRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *RemoveMemberRequest) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+type TransferLeaderRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Id            uint64                 `protobuf:"varint,2,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TransferLeaderRequest) Reset() {
+	*x = TransferLeaderRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TransferLeaderRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TransferLeaderRequest) ProtoMessage() {}
+
+func (x *TransferLeaderRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TransferLeaderRequest.ProtoReflect.Descriptor instead.
+func (*TransferLeaderRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *TransferLeaderRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *TransferLeaderRequest) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+type MembershipResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Members       []*Member              `protobuf:"bytes,1,rep,name=members,proto3" json:"members,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MembershipResponse) Reset() {
+	*x = MembershipResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MembershipResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MembershipResponse) ProtoMessage() {}
+
+func (x *MembershipResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MembershipResponse.ProtoReflect.Descriptor instead.
+func (*MembershipResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *MembershipResponse) GetMembers() []*Member {
+	if x != nil {
+		return x.Members
+	}
+	return nil
+}
+
 type HeartbeatRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Worker        *WorkerInfo            `protobuf:"bytes,1,opt,name=worker,proto3" json:"worker,omitempty"`
@@ -2347,7 +2676,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[37]
+	mi := &file_strata_v1_meta_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2359,7 +2688,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[37]
+	mi := &file_strata_v1_meta_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2372,7 +2701,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{37}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *HeartbeatRequest) GetWorker() *WorkerInfo {
@@ -2392,7 +2721,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[38]
+	mi := &file_strata_v1_meta_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2404,7 +2733,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[38]
+	mi := &file_strata_v1_meta_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2417,7 +2746,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{38}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *HeartbeatResponse) GetIntervalSeconds() uint32 {
@@ -2435,7 +2764,7 @@ type ListWorkersRequest struct {
 
 func (x *ListWorkersRequest) Reset() {
 	*x = ListWorkersRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[39]
+	mi := &file_strata_v1_meta_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2447,7 +2776,7 @@ func (x *ListWorkersRequest) String() string {
 func (*ListWorkersRequest) ProtoMessage() {}
 
 func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[39]
+	mi := &file_strata_v1_meta_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2460,7 +2789,7 @@ func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkersRequest.ProtoReflect.Descriptor instead.
 func (*ListWorkersRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{39}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{44}
 }
 
 type ListWorkersResponse struct {
@@ -2472,7 +2801,7 @@ type ListWorkersResponse struct {
 
 func (x *ListWorkersResponse) Reset() {
 	*x = ListWorkersResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[40]
+	mi := &file_strata_v1_meta_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2484,7 +2813,7 @@ func (x *ListWorkersResponse) String() string {
 func (*ListWorkersResponse) ProtoMessage() {}
 
 func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[40]
+	mi := &file_strata_v1_meta_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2497,7 +2826,7 @@ func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkersResponse.ProtoReflect.Descriptor instead.
 func (*ListWorkersResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{40}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ListWorkersResponse) GetWorkers() []*WorkerInfo {
@@ -2511,13 +2840,15 @@ var File_strata_v1_meta_proto protoreflect.FileDescriptor
 
 const file_strata_v1_meta_proto_rawDesc = "" +
 	"\n" +
-	"\x14strata/v1/meta.proto\x12\tstrata.v1\x1a\x16strata/v1/worker.proto\"s\n" +
+	"\x14strata/v1/meta.proto\x12\tstrata.v1\x1a\x16strata/v1/worker.proto\"\x92\x01\n" +
 	"\x06Header\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12\x16\n" +
 	"\x06groups\x18\x03 \x03(\tR\x06groups\x12\x1f\n" +
 	"\vclient_name\x18\x04 \x01(\tR\n" +
-	"clientName\"\xa2\x03\n" +
+	"clientName\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x05 \x01(\fR\trequestId\"\xa2\x03\n" +
 	"\n" +
 	"FileStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x19\n" +
@@ -2670,14 +3001,39 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"\x19\n" +
 	"\x17DeleteNamespaceResponse\"\x0f\n" +
-	"\rStatusRequest\"\xbd\x01\n" +
+	"\rStatusRequest\"\xec\x02\n" +
 	"\x0eStatusResponse\x12\x1b\n" +
 	"\tmember_id\x18\x01 \x01(\x04R\bmemberId\x12\x12\n" +
 	"\x04role\x18\x02 \x01(\tR\x04role\x12\x12\n" +
 	"\x04term\x18\x03 \x01(\x04R\x04term\x12#\n" +
 	"\rapplied_index\x18\x04 \x01(\x04R\fappliedIndex\x12'\n" +
 	"\x0fcommitted_index\x18\x05 \x01(\x04R\x0ecommittedIndex\x12\x18\n" +
-	"\aversion\x18\x06 \x01(\tR\aversion\"A\n" +
+	"\aversion\x18\x06 \x01(\tR\aversion\x12\x1d\n" +
+	"\n" +
+	"cluster_id\x18\a \x01(\tR\tclusterId\x12\x1b\n" +
+	"\tleader_id\x18\b \x01(\x04R\bleaderId\x12%\n" +
+	"\x0eleader_address\x18\t \x01(\tR\rleaderAddress\x12+\n" +
+	"\amembers\x18\n" +
+	" \x03(\v2\x11.strata.v1.MemberR\amembers\x12\x1d\n" +
+	"\n" +
+	"last_index\x18\v \x01(\x04R\tlastIndex\"m\n" +
+	"\x06Member\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x18\n" +
+	"\aaddress\x18\x02 \x01(\tR\aaddress\x12\x18\n" +
+	"\alearner\x18\x03 \x01(\bR\alearner\x12\x1f\n" +
+	"\vmatch_index\x18\x04 \x01(\x04R\n" +
+	"matchIndex\"h\n" +
+	"\x10AddMemberRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12)\n" +
+	"\x06member\x18\x02 \x01(\v2\x11.strata.v1.MemberR\x06member\"P\n" +
+	"\x13RemoveMemberRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\x04R\x02id\"R\n" +
+	"\x15TransferLeaderRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\x04R\x02id\"A\n" +
+	"\x12MembershipResponse\x12+\n" +
+	"\amembers\x18\x01 \x03(\v2\x11.strata.v1.MemberR\amembers\"A\n" +
 	"\x10HeartbeatRequest\x12-\n" +
 	"\x06worker\x18\x01 \x01(\v2\x15.strata.v1.WorkerInfoR\x06worker\">\n" +
 	"\x11HeartbeatResponse\x12)\n" +
@@ -2692,7 +3048,7 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\rNamespaceMode\x12\x1e\n" +
 	"\x1aNAMESPACE_MODE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14NAMESPACE_MODE_BLOCK\x10\x01\x12\x18\n" +
-	"\x14NAMESPACE_MODE_CACHE\x10\x022\xc6\v\n" +
+	"\x14NAMESPACE_MODE_CACHE\x10\x022\xb1\r\n" +
 	"\vMetaService\x12=\n" +
 	"\x06Mkdirs\x12\x18.strata.v1.MkdirsRequest\x1a\x19.strata.v1.MkdirsResponse\x12=\n" +
 	"\x06Create\x12\x18.strata.v1.CreateRequest\x1a\x19.strata.v1.CreateResponse\x12C\n" +
@@ -2712,7 +3068,10 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x0fCreateNamespace\x12!.strata.v1.CreateNamespaceRequest\x1a\".strata.v1.CreateNamespaceResponse\x12U\n" +
 	"\x0eListNamespaces\x12 .strata.v1.ListNamespacesRequest\x1a!.strata.v1.ListNamespacesResponse\x12X\n" +
 	"\x0fDeleteNamespace\x12!.strata.v1.DeleteNamespaceRequest\x1a\".strata.v1.DeleteNamespaceResponse\x12=\n" +
-	"\x06Status\x12\x18.strata.v1.StatusRequest\x1a\x19.strata.v1.StatusResponse\x12F\n" +
+	"\x06Status\x12\x18.strata.v1.StatusRequest\x1a\x19.strata.v1.StatusResponse\x12G\n" +
+	"\tAddMember\x12\x1b.strata.v1.AddMemberRequest\x1a\x1d.strata.v1.MembershipResponse\x12M\n" +
+	"\fRemoveMember\x12\x1e.strata.v1.RemoveMemberRequest\x1a\x1d.strata.v1.MembershipResponse\x12Q\n" +
+	"\x0eTransferLeader\x12 .strata.v1.TransferLeaderRequest\x1a\x1d.strata.v1.MembershipResponse\x12F\n" +
 	"\tHeartbeat\x12\x1b.strata.v1.HeartbeatRequest\x1a\x1c.strata.v1.HeartbeatResponse\x12L\n" +
 	"\vListWorkers\x12\x1d.strata.v1.ListWorkersRequest\x1a\x1e.strata.v1.ListWorkersResponseBK\n" +
 	"\x12io.strata.proto.v1P\x01Z3github.com/stratafs/strata/proto/strata/v1;stratav1b\x06proto3"
@@ -2730,7 +3089,7 @@ func file_strata_v1_meta_proto_rawDescGZIP() []byte {
 }
 
 var file_strata_v1_meta_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
+var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_strata_v1_meta_proto_goTypes = []any{
 	(FileType)(0),                     // 0: strata.v1.FileType
 	(NamespaceMode)(0),                // 1: strata.v1.NamespaceMode
@@ -2771,12 +3130,17 @@ var file_strata_v1_meta_proto_goTypes = []any{
 	(*DeleteNamespaceResponse)(nil),   // 36: strata.v1.DeleteNamespaceResponse
 	(*StatusRequest)(nil),             // 37: strata.v1.StatusRequest
 	(*StatusResponse)(nil),            // 38: strata.v1.StatusResponse
-	(*HeartbeatRequest)(nil),          // 39: strata.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),         // 40: strata.v1.HeartbeatResponse
-	(*ListWorkersRequest)(nil),        // 41: strata.v1.ListWorkersRequest
-	(*ListWorkersResponse)(nil),       // 42: strata.v1.ListWorkersResponse
-	(*Block)(nil),                     // 43: strata.v1.Block
-	(*WorkerInfo)(nil),                // 44: strata.v1.WorkerInfo
+	(*Member)(nil),                    // 39: strata.v1.Member
+	(*AddMemberRequest)(nil),          // 40: strata.v1.AddMemberRequest
+	(*RemoveMemberRequest)(nil),       // 41: strata.v1.RemoveMemberRequest
+	(*TransferLeaderRequest)(nil),     // 42: strata.v1.TransferLeaderRequest
+	(*MembershipResponse)(nil),        // 43: strata.v1.MembershipResponse
+	(*HeartbeatRequest)(nil),          // 44: strata.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),         // 45: strata.v1.HeartbeatResponse
+	(*ListWorkersRequest)(nil),        // 46: strata.v1.ListWorkersRequest
+	(*ListWorkersResponse)(nil),       // 47: strata.v1.ListWorkersResponse
+	(*Block)(nil),                     // 48: strata.v1.Block
+	(*WorkerInfo)(nil),                // 49: strata.v1.WorkerInfo
 }
 var file_strata_v1_meta_proto_depIdxs = []int32{
 	0,  // 0: strata.v1.FileStatus.type:type_name -> strata.v1.FileType
@@ -2784,12 +3148,12 @@ var file_strata_v1_meta_proto_depIdxs = []int32{
 	2,  // 2: strata.v1.CreateRequest.header:type_name -> strata.v1.Header
 	3,  // 3: strata.v1.CreateResponse.status:type_name -> strata.v1.FileStatus
 	2,  // 4: strata.v1.CompleteRequest.header:type_name -> strata.v1.Header
-	43, // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
+	48, // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
 	2,  // 6: strata.v1.GetFileStatusRequest.header:type_name -> strata.v1.Header
 	3,  // 7: strata.v1.GetFileStatusResponse.status:type_name -> strata.v1.FileStatus
 	2,  // 8: strata.v1.OpenRequest.header:type_name -> strata.v1.Header
 	3,  // 9: strata.v1.OpenResponse.status:type_name -> strata.v1.FileStatus
-	43, // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
+	48, // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
 	2,  // 11: strata.v1.ListRequest.header:type_name -> strata.v1.Header
 	3,  // 12: strata.v1.ListResponse.entries:type_name -> strata.v1.FileStatus
 	3,  // 13: strata.v1.ListResponse.status:type_name -> strata.v1.FileStatus
@@ -2807,53 +3171,65 @@ var file_strata_v1_meta_proto_depIdxs = []int32{
 	2,  // 25: strata.v1.ListNamespacesRequest.header:type_name -> strata.v1.Header
 	30, // 26: strata.v1.ListNamespacesResponse.namespaces:type_name -> strata.v1.NamespaceInfo
 	2,  // 27: strata.v1.DeleteNamespaceRequest.header:type_name -> strata.v1.Header
-	44, // 28: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
-	44, // 29: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
-	4,  // 30: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
-	6,  // 31: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
-	8,  // 32: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
-	10, // 33: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
-	12, // 34: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
-	14, // 35: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
-	16, // 36: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
-	18, // 37: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
-	20, // 38: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
-	21, // 39: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
-	22, // 40: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
-	24, // 41: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
-	26, // 42: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
-	28, // 43: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
-	31, // 44: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
-	33, // 45: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
-	35, // 46: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
-	37, // 47: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
-	39, // 48: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
-	41, // 49: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
-	5,  // 50: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
-	7,  // 51: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
-	9,  // 52: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
-	11, // 53: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
-	13, // 54: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
-	15, // 55: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
-	17, // 56: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
-	19, // 57: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
-	23, // 58: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
-	23, // 59: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
-	23, // 60: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
-	25, // 61: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
-	27, // 62: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
-	29, // 63: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
-	32, // 64: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
-	34, // 65: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
-	36, // 66: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
-	38, // 67: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
-	40, // 68: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
-	42, // 69: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
-	50, // [50:70] is the sub-list for method output_type
-	30, // [30:50] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	39, // 28: strata.v1.StatusResponse.members:type_name -> strata.v1.Member
+	2,  // 29: strata.v1.AddMemberRequest.header:type_name -> strata.v1.Header
+	39, // 30: strata.v1.AddMemberRequest.member:type_name -> strata.v1.Member
+	2,  // 31: strata.v1.RemoveMemberRequest.header:type_name -> strata.v1.Header
+	2,  // 32: strata.v1.TransferLeaderRequest.header:type_name -> strata.v1.Header
+	39, // 33: strata.v1.MembershipResponse.members:type_name -> strata.v1.Member
+	49, // 34: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
+	49, // 35: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
+	4,  // 36: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
+	6,  // 37: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
+	8,  // 38: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
+	10, // 39: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
+	12, // 40: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
+	14, // 41: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
+	16, // 42: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
+	18, // 43: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
+	20, // 44: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
+	21, // 45: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
+	22, // 46: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
+	24, // 47: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
+	26, // 48: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
+	28, // 49: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
+	31, // 50: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
+	33, // 51: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
+	35, // 52: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
+	37, // 53: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
+	40, // 54: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
+	41, // 55: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
+	42, // 56: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
+	44, // 57: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
+	46, // 58: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
+	5,  // 59: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
+	7,  // 60: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
+	9,  // 61: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
+	11, // 62: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
+	13, // 63: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
+	15, // 64: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
+	17, // 65: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
+	19, // 66: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
+	23, // 67: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
+	23, // 68: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
+	23, // 69: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
+	25, // 70: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
+	27, // 71: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
+	29, // 72: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
+	32, // 73: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
+	34, // 74: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
+	36, // 75: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
+	38, // 76: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
+	43, // 77: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
+	43, // 78: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
+	43, // 79: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
+	45, // 80: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
+	47, // 81: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
+	59, // [59:82] is the sub-list for method output_type
+	36, // [36:59] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_meta_proto_init() }
@@ -2868,7 +3244,7 @@ func file_strata_v1_meta_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_v1_meta_proto_rawDesc), len(file_strata_v1_meta_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   41,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -41,6 +41,9 @@ const (
 	MetaService_ListNamespaces_FullMethodName    = "/strata.v1.MetaService/ListNamespaces"
 	MetaService_DeleteNamespace_FullMethodName   = "/strata.v1.MetaService/DeleteNamespace"
 	MetaService_Status_FullMethodName            = "/strata.v1.MetaService/Status"
+	MetaService_AddMember_FullMethodName         = "/strata.v1.MetaService/AddMember"
+	MetaService_RemoveMember_FullMethodName      = "/strata.v1.MetaService/RemoveMember"
+	MetaService_TransferLeader_FullMethodName    = "/strata.v1.MetaService/TransferLeader"
 	MetaService_Heartbeat_FullMethodName         = "/strata.v1.MetaService/Heartbeat"
 	MetaService_ListWorkers_FullMethodName       = "/strata.v1.MetaService/ListWorkers"
 )
@@ -67,6 +70,13 @@ type MetaServiceClient interface {
 	ListNamespaces(ctx context.Context, in *ListNamespacesRequest, opts ...grpc.CallOption) (*ListNamespacesResponse, error)
 	DeleteNamespace(ctx context.Context, in *DeleteNamespaceRequest, opts ...grpc.CallOption) (*DeleteNamespaceResponse, error)
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
+	// Membership of the Raft group (superuser only). A new member starts
+	// empty with --join and catches up from a snapshot; AddMember first.
+	AddMember(ctx context.Context, in *AddMemberRequest, opts ...grpc.CallOption) (*MembershipResponse, error)
+	RemoveMember(ctx context.Context, in *RemoveMemberRequest, opts ...grpc.CallOption) (*MembershipResponse, error)
+	// TransferLeader hands leadership to another member and waits until it
+	// leads.
+	TransferLeader(ctx context.Context, in *TransferLeaderRequest, opts ...grpc.CallOption) (*MembershipResponse, error)
 	// Heartbeat registers a worker, or renews its registration; a worker not
 	// heard from for a few seconds is no longer live.
 	Heartbeat(ctx context.Context, in *HeartbeatRequest, opts ...grpc.CallOption) (*HeartbeatResponse, error)
@@ -262,6 +272,36 @@ func (c *metaServiceClient) Status(ctx context.Context, in *StatusRequest, opts 
 	return out, nil
 }
 
+func (c *metaServiceClient) AddMember(ctx context.Context, in *AddMemberRequest, opts ...grpc.CallOption) (*MembershipResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MembershipResponse)
+	err := c.cc.Invoke(ctx, MetaService_AddMember_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *metaServiceClient) RemoveMember(ctx context.Context, in *RemoveMemberRequest, opts ...grpc.CallOption) (*MembershipResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MembershipResponse)
+	err := c.cc.Invoke(ctx, MetaService_RemoveMember_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *metaServiceClient) TransferLeader(ctx context.Context, in *TransferLeaderRequest, opts ...grpc.CallOption) (*MembershipResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MembershipResponse)
+	err := c.cc.Invoke(ctx, MetaService_TransferLeader_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *metaServiceClient) Heartbeat(ctx context.Context, in *HeartbeatRequest, opts ...grpc.CallOption) (*HeartbeatResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(HeartbeatResponse)
@@ -304,6 +344,13 @@ type MetaServiceServer interface {
 	ListNamespaces(context.Context, *ListNamespacesRequest) (*ListNamespacesResponse, error)
 	DeleteNamespace(context.Context, *DeleteNamespaceRequest) (*DeleteNamespaceResponse, error)
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
+	// Membership of the Raft group (superuser only). A new member starts
+	// empty with --join and catches up from a snapshot; AddMember first.
+	AddMember(context.Context, *AddMemberRequest) (*MembershipResponse, error)
+	RemoveMember(context.Context, *RemoveMemberRequest) (*MembershipResponse, error)
+	// TransferLeader hands leadership to another member and waits until it
+	// leads.
+	TransferLeader(context.Context, *TransferLeaderRequest) (*MembershipResponse, error)
 	// Heartbeat registers a worker, or renews its registration; a worker not
 	// heard from for a few seconds is no longer live.
 	Heartbeat(context.Context, *HeartbeatRequest) (*HeartbeatResponse, error)
@@ -372,6 +419,15 @@ func (UnimplementedMetaServiceServer) DeleteNamespace(context.Context, *DeleteNa
 }
 func (UnimplementedMetaServiceServer) Status(context.Context, *StatusRequest) (*StatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Status not implemented")
+}
+func (UnimplementedMetaServiceServer) AddMember(context.Context, *AddMemberRequest) (*MembershipResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AddMember not implemented")
+}
+func (UnimplementedMetaServiceServer) RemoveMember(context.Context, *RemoveMemberRequest) (*MembershipResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RemoveMember not implemented")
+}
+func (UnimplementedMetaServiceServer) TransferLeader(context.Context, *TransferLeaderRequest) (*MembershipResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method TransferLeader not implemented")
 }
 func (UnimplementedMetaServiceServer) Heartbeat(context.Context, *HeartbeatRequest) (*HeartbeatResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Heartbeat not implemented")
@@ -724,6 +780,60 @@ func _MetaService_Status_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MetaService_AddMember_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AddMemberRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).AddMember(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_AddMember_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).AddMember(ctx, req.(*AddMemberRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MetaService_RemoveMember_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RemoveMemberRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).RemoveMember(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_RemoveMember_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).RemoveMember(ctx, req.(*RemoveMemberRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MetaService_TransferLeader_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TransferLeaderRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).TransferLeader(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_TransferLeader_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).TransferLeader(ctx, req.(*TransferLeaderRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _MetaService_Heartbeat_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(HeartbeatRequest)
 	if err := dec(in); err != nil {
@@ -838,6 +948,18 @@ var MetaService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Status",
 			Handler:    _MetaService_Status_Handler,
+		},
+		{
+			MethodName: "AddMember",
+			Handler:    _MetaService_AddMember_Handler,
+		},
+		{
+			MethodName: "RemoveMember",
+			Handler:    _MetaService_RemoveMember_Handler,
+		},
+		{
+			MethodName: "TransferLeader",
+			Handler:    _MetaService_TransferLeader_Handler,
 		},
 		{
 			MethodName: "Heartbeat",
