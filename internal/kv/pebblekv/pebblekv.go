@@ -8,6 +8,9 @@ package pebblekv
 import (
 	"bytes"
 	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -39,6 +42,8 @@ func DefaultOptions() Options {
 // that View holds for reading. The writer reads through Writer, without the
 // lock, since nothing else changes the state.
 type Store struct {
+	dir   string
+	opts  Options
 	db    *pebble.DB
 	cache *hotCache
 	mu    sync.RWMutex // held for writing while a commit reaches pebble and the cache
@@ -46,11 +51,73 @@ type Store struct {
 
 // Open opens or creates the store in dir.
 func Open(dir string, o Options) (*Store, error) {
+	if err := finishReplace(dir); err != nil {
+		return nil, err
+	}
 	db, err := OpenDB(dir, o.BlockCacheBytes, o.Logger)
 	if err != nil {
 		return nil, err
 	}
-	return &Store{db: db, cache: newHotCache(o.HotBytes)}, nil
+	return &Store{dir: dir, opts: o, db: db, cache: newHotCache(o.HotBytes)}, nil
+}
+
+// Checkpoint writes a consistent copy of the database to dir, which must
+// not exist; it shares immutable files with the live database by hard links.
+func (s *Store) Checkpoint(dir string) error {
+	return s.db.Checkpoint(dir, pebble.WithFlushedWAL())
+}
+
+// Replace swaps the database for the one in src (a checkpoint, typically
+// received from another member), which it moves into place. Readers wait
+// while it happens. A crash in the middle leaves either database whole:
+// the next Open finishes or undoes the swap.
+func (s *Store) Replace(src string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.db.Close(); err != nil {
+		return err
+	}
+	old := s.dir + ".old"
+	if err := os.RemoveAll(old); err != nil {
+		return err
+	}
+	if err := os.Rename(s.dir, old); err != nil {
+		return err
+	}
+	if err := os.Rename(src, s.dir); err != nil {
+		return err
+	}
+	if err := syncDir(filepath.Dir(s.dir)); err != nil {
+		return err
+	}
+	db, err := OpenDB(s.dir, s.opts.BlockCacheBytes, s.opts.Logger)
+	if err != nil {
+		return err
+	}
+	s.db, s.cache = db, newHotCache(s.opts.HotBytes)
+	return os.RemoveAll(old)
+}
+
+// finishReplace completes a Replace that a crash interrupted: with dir
+// gone, the old database is still whole and comes back; with dir present,
+// the new one is, and the old one goes.
+func finishReplace(dir string) error {
+	old := dir + ".old"
+	if _, err := os.Stat(old); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return os.Rename(old, dir)
+	}
+	return os.RemoveAll(old)
+}
+
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	return errors.Join(f.Sync(), f.Close())
 }
 
 // OpenDB opens a pebble database with the options the namespace service

@@ -1,7 +1,10 @@
 package pebblekv
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"testing"
 
 	"github.com/stratafs/strata/internal/kv"
@@ -143,5 +146,55 @@ func TestMissingKeysAreCachedExactly(t *testing.T) {
 	commit(func(o *kv.Overlay) { o.Delete([]byte("k")) })
 	if get() {
 		t.Fatal("a deleted key exists")
+	}
+}
+
+func TestCheckpointReplacesAnotherStore(t *testing.T) {
+	root := t.TempDir()
+	src, dst := open(t, root+"/src", 1<<20), open(t, root+"/dst", 1<<20)
+	defer src.Close()
+	storeTxn{t, src}.Set([]byte("k"), []byte("from src"))
+	storeTxn{t, dst}.Set([]byte("k"), []byte("from dst"))
+	storeTxn{t, dst}.Set([]byte("only-dst"), []byte("x"))
+	if v, _, _ := dst.Writer().Get([]byte("k")); string(v) != "from dst" { // warm the hot cache
+		t.Fatalf("dst has %q", v)
+	}
+	if err := src.Checkpoint(root + "/cp"); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Replace(root + "/cp"); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok, _ := dst.Writer().Get([]byte("k")); !ok || string(v) != "from src" {
+		t.Fatalf("after replace k = %q, %v", v, ok)
+	}
+	if _, ok, _ := dst.Writer().Get([]byte("only-dst")); ok {
+		t.Fatal("a key of the replaced database survived")
+	}
+	dst.Close()
+	dst = open(t, root+"/dst", 1<<20)
+	defer dst.Close()
+	if v, _, _ := dst.Writer().Get([]byte("k")); string(v) != "from src" {
+		t.Fatalf("after reopen k = %q", v)
+	}
+}
+
+// A crash between Replace's two renames leaves dir missing and dir.old
+// whole: Open brings the old database back.
+func TestOpenUndoesAnInterruptedReplace(t *testing.T) {
+	root := t.TempDir()
+	s := open(t, root+"/db", 1<<20)
+	storeTxn{t, s}.Set([]byte("k"), []byte("v"))
+	s.Close()
+	if err := os.Rename(root+"/db", root+"/db.old"); err != nil {
+		t.Fatal(err)
+	}
+	s = open(t, root+"/db", 1<<20)
+	defer s.Close()
+	if v, _, _ := s.Writer().Get([]byte("k")); string(v) != "v" {
+		t.Fatalf("k = %q", v)
+	}
+	if _, err := os.Stat(root + "/db.old"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("db.old still there: %v", err)
 	}
 }
