@@ -1,0 +1,169 @@
+package io.strata.bench;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * FsBench's parameters, from {@code --name value} flags. Every parameter is also written to the
+ * results ({@link #describe}), so that a table can be reproduced from them.
+ */
+final class Params {
+  /** label=URI of each file system to drive, in the order given. */
+  final Map<String, String> targets = new LinkedHashMap<>();
+  /** Hadoop configuration for every target ({@code --conf key=value}). */
+  final Map<String, String> conf = new LinkedHashMap<>();
+  /** Directory, in every target, that the benchmark owns (deleted first). */
+  String dir = "/strata-bench";
+  /** Sections to run: meta, tree, io. */
+  List<String> sections = List.of("meta", "tree", "io");
+  /** Client thread counts of the metadata section. */
+  List<Integer> threads = List.of(1, 4, 16, 64);
+  /** Operations per metadata phase, divided among its threads. */
+  long metaOps = 20_000;
+  /** Time limit of one metadata phase on one target, seconds; a phase cut short reports what it did. */
+  double metaSecs = 30;
+  /** Entries of the directory that listStatus lists. */
+  int listSize = 100;
+  /** Files of the nested tree. */
+  long treeFiles = 1_000_000;
+  /** Files per leaf directory of the tree. */
+  int treeDirFiles = 100;
+  /** Entries of the single-level directory. */
+  int bigDir = 100_000;
+  /** Threads that prepare the tree and the big directory. */
+  int prepThreads = 64;
+  /** Runs of each tree operation; the median is reported. */
+  int treeRepeat = 3;
+  /** Large files written and read in parallel (one thread each), and their size. */
+  int ioFiles = 4;
+  long ioSize = 256L << 20;
+  /** Buffer of the large-file reads and writes. */
+  int ioBuffer = 1 << 20;
+  /** Small files written and read, their size and the threads doing it. */
+  int smallFiles = 5_000;
+  long smallSize = 64L << 10;
+  int smallThreads = 16;
+  /** Where the results go (TSV); null for stdout. */
+  String out;
+
+  static Params parse(String[] args) {
+    Params p = new Params();
+    for (int i = 0; i < args.length; i++) {
+      String flag = args[i];
+      if (!flag.startsWith("--") || i + 1 >= args.length) {
+        throw new IllegalArgumentException("expected --flag value, got " + flag);
+      }
+      p.set(flag.substring(2), args[++i]);
+    }
+    if (p.targets.isEmpty()) {
+      throw new IllegalArgumentException("no --target label=URI");
+    }
+    return p;
+  }
+
+  private void set(String name, String v) {
+    switch (name) {
+      case "target" -> {
+        String[] kv = pair(v);
+        targets.put(kv[0], kv[1]);
+      }
+      case "conf" -> {
+        String[] kv = pair(v);
+        conf.put(kv[0], kv[1]);
+      }
+      case "dir" -> dir = v;
+      case "sections" -> sections = List.of(v.split(","));
+      case "threads" -> threads = ints(v);
+      case "meta-ops" -> metaOps = Long.parseLong(v);
+      case "meta-secs" -> metaSecs = Double.parseDouble(v);
+      case "list-size" -> listSize = Integer.parseInt(v);
+      case "tree-files" -> treeFiles = Long.parseLong(v);
+      case "tree-dir-files" -> treeDirFiles = Integer.parseInt(v);
+      case "big-dir" -> bigDir = Integer.parseInt(v);
+      case "prep-threads" -> prepThreads = Integer.parseInt(v);
+      case "tree-repeat" -> treeRepeat = Integer.parseInt(v);
+      case "io-files" -> ioFiles = Integer.parseInt(v);
+      case "io-size" -> ioSize = bytes(v);
+      case "io-buffer" -> ioBuffer = (int) bytes(v);
+      case "small-files" -> smallFiles = Integer.parseInt(v);
+      case "small-size" -> smallSize = bytes(v);
+      case "small-threads" -> smallThreads = Integer.parseInt(v);
+      case "out" -> out = v;
+      default -> throw new IllegalArgumentException("unknown flag --" + name);
+    }
+  }
+
+  /** The parameters as key, value pairs, for the results' header. */
+  Map<String, String> describe() {
+    Map<String, String> m = new LinkedHashMap<>();
+    targets.forEach((k, v) -> m.put("target." + k, v));
+    m.put("dir", dir);
+    m.put("sections", String.join(",", sections));
+    m.put("threads", threads.toString().replaceAll("[\\[\\] ]", ""));
+    m.put("meta-ops", Long.toString(metaOps));
+    m.put("meta-secs", Double.toString(metaSecs));
+    m.put("list-size", Integer.toString(listSize));
+    m.put("tree-files", Long.toString(treeFiles));
+    m.put("tree-dir-files", Integer.toString(treeDirFiles));
+    m.put("big-dir", Integer.toString(bigDir));
+    m.put("prep-threads", Integer.toString(prepThreads));
+    m.put("tree-repeat", Integer.toString(treeRepeat));
+    m.put("io-files", Integer.toString(ioFiles));
+    m.put("io-size", size(ioSize));
+    m.put("io-buffer", size(ioBuffer));
+    m.put("small-files", Integer.toString(smallFiles));
+    m.put("small-size", size(smallSize));
+    m.put("small-threads", Integer.toString(smallThreads));
+    conf.forEach((k, v) -> m.put("conf." + k, v));
+    return m;
+  }
+
+  private static String[] pair(String v) {
+    int eq = v.indexOf('=');
+    if (eq <= 0) {
+      throw new IllegalArgumentException("expected key=value, got " + v);
+    }
+    return new String[] {v.substring(0, eq), v.substring(eq + 1)};
+  }
+
+  private static List<Integer> ints(String v) {
+    List<Integer> out = new ArrayList<>();
+    for (String s : v.split(",")) {
+      out.add(Integer.parseInt(s.trim()));
+    }
+    return List.copyOf(out);
+  }
+
+  /** Parses 4096, 64k, 64KiB, 256m, 256MiB, 1g, 1GiB (binary units). */
+  static long bytes(String v) {
+    String s = v.trim().toLowerCase(Locale.ROOT).replace("ib", "").replace("b", "");
+    long mult = 1;
+    if (s.endsWith("k")) {
+      mult = 1L << 10;
+    } else if (s.endsWith("m")) {
+      mult = 1L << 20;
+    } else if (s.endsWith("g")) {
+      mult = 1L << 30;
+    }
+    if (mult != 1) {
+      s = s.substring(0, s.length() - 1);
+    }
+    return Long.parseLong(s) * mult;
+  }
+
+  /** The shortest exact binary-unit spelling of a size: 512B, 64KiB, 256MiB. */
+  static String size(long n) {
+    String[] units = {"GiB", "MiB", "KiB"};
+    int[] shifts = {30, 20, 10};
+    for (int i = 0; i < units.length; i++) {
+      long unit = 1L << shifts[i];
+      if (n >= unit && n % unit == 0) {
+        return (n / unit) + units[i];
+      }
+    }
+    return n + "B";
+  }
+}

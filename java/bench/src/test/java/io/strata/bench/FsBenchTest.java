@@ -1,0 +1,81 @@
+package io.strata.bench;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertNotNull;
+import static org.junit.Assert.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.Rule;
+import org.junit.Test;
+import org.junit.rules.TemporaryFolder;
+
+/**
+ * FsBench end to end with tiny parameters against two local file systems (file:// in temporary
+ * directories): every section runs, every row is there for both targets with no errors and the
+ * counts the workloads promise, and Join makes one table of the results. Asserts no timing.
+ */
+public class FsBenchTest {
+  @Rule public TemporaryFolder tmp = new TemporaryFolder();
+
+  @Test
+  public void runsEverySectionOnTwoTargets() throws Exception {
+    java.io.File out = tmp.newFile("results.tsv");
+    String[] args = {
+      "--target", "a=" + tmp.newFolder("a").toURI(),
+      "--target", "b=" + tmp.newFolder("b").toURI(),
+      "--threads", "1,3", "--meta-ops", "30", "--list-size", "7",
+      "--tree-files", "55", "--tree-dir-files", "10", "--big-dir", "23", "--prep-threads", "4",
+      "--tree-repeat", "2",
+      "--io-files", "2", "--io-size", "300k", "--io-buffer", "64k",
+      "--small-files", "9", "--small-size", "5000", "--small-threads", "2",
+      "--out", out.getPath(),
+    };
+    FsBench.run(Params.parse(args));
+
+    List<String> lines = Files.readAllLines(out.toPath(), StandardCharsets.UTF_8);
+    assertEquals(Row.HEADER, lines.get(0));
+    Map<String, Row> rows = new HashMap<>();
+    for (String line : lines.subList(1, lines.size())) {
+      if (!line.startsWith("#")) {
+        Row r = Row.parse(line);
+        assertEquals(line, 0, r.errors());
+        rows.put(r.target() + " " + r.op() + " " + r.threads(), r);
+      }
+    }
+    for (String t : List.of("a", "b")) {
+      for (int threads : List.of(1, 3)) {
+        for (String op : MetaWorkload.OPS) {
+          Row r = rows.get(t + " " + op + " " + threads);
+          assertNotNull(t + " " + op + " " + threads, r);
+          assertEquals(t + " " + op + " " + threads, 30, r.count());
+          assertTrue(r.p50() <= r.p99() && r.p99() <= r.max());
+        }
+      }
+      // 55 files in 6 leaf directories under 1 directory.
+      assertEquals(55 + 6 + 1, rows.get(t + " ls -R 1").count());
+      assertEquals(0, rows.get(t + " du -s 1").count());
+      assertEquals(55, rows.get(t + " count 1").count());
+      assertEquals(23, rows.get(t + " list 1 dir 1").count());
+      assertEquals(55, rows.get(t + " prepare: create 4").count());
+      assertEquals(2, rows.get(t + " write large 2").count());
+      assertEquals(2, rows.get(t + " read large 2").count());
+      assertEquals(9, rows.get(t + " read small 2").count());
+      assertEquals(2 * 300 * 1024 / 1e6, rows.get(t + " read large 2").mbPerSec()
+          * rows.get(t + " read large 2").secs(), 0.01);
+    }
+
+    Join j = new Join("a", "b");
+    j.read(lines);
+    String table = j.table();
+    assertTrue(table, table.contains("tree-files=55"));
+    assertTrue(table, table.contains("Metadata (NNBench-style)"));
+    assertTrue(table, table.contains("create_write_512"));
+    assertTrue(table, table.contains("list 1 dir"));
+    assertTrue(table, table.contains("read small"));
+    assertTrue(table, table.contains("errors: none"));
+  }
+}
