@@ -24,7 +24,7 @@ type result struct {
 // command in its own overlay so that a failed command leaves nothing behind.
 func (s *Server) Apply(entries []*raftpb.Entry) error {
 	for len(entries) > 0 && entries[0].GetIndex() <= s.applied.Load() {
-		entries = entries[1:] // applied before a restart
+		entries = entries[1:] // applied before a restart, or in a restored snapshot
 	}
 	if len(entries) == 0 {
 		return nil
@@ -35,8 +35,17 @@ func (s *Server) Apply(entries []*raftpb.Entry) error {
 		res result
 	}
 	var finished []done
-	kickPurge, kickGC := false, false
+	kickPurge, kickGC, membersChanged, removed := false, false, false, false
 	for _, e := range entries {
+		if e.GetType() == raftpb.EntryType_EntryConfChange {
+			self, id, err := s.applyConfChange(group, e)
+			if err != nil {
+				return err
+			}
+			membersChanged, removed = true, removed || self
+			finished = append(finished, done{id, result{}})
+			continue
+		}
 		if e.GetType() != raftpb.EntryType_EntryNormal || len(e.GetData()) == 0 {
 			continue
 		}
@@ -45,7 +54,7 @@ func (s *Server) Apply(entries []*raftpb.Entry) error {
 			return fmt.Errorf("entry %d: %w", e.GetIndex(), err)
 		}
 		ov := kv.NewOverlay(group)
-		val, err := s.execute(ov, cmd)
+		val, err := s.executeOnce(ov, cmd)
 		if err != nil && !isOutcome(err) {
 			return fmt.Errorf("entry %d: %w", e.GetIndex(), err)
 		}
@@ -62,14 +71,88 @@ func (s *Server) Apply(entries []*raftpb.Entry) error {
 		return err
 	}
 	s.applied.Store(last.GetIndex())
+	if membersChanged {
+		if err := s.loadMembers(); err != nil {
+			return err
+		}
+	}
 	for _, d := range finished {
 		s.deliver(d.id, d.res)
+	}
+	if removed {
+		s.node.Fail(fmt.Errorf("member %d was removed from the group", s.cfg.MemberID))
 	}
 	if kickPurge {
 		s.kickPurge()
 	}
 	if kickGC {
 		s.kickGC()
+	}
+	return nil
+}
+
+// executeOnce applies cmd unless its request id was applied before, in
+// which case it returns the answer kept from then. A command that failed
+// changed nothing and kept nothing, so its retry simply runs again.
+func (s *Server) executeOnce(tx kv.Txn, cmd *pb.Command) (any, error) {
+	rid := requestID(cmd)
+	if len(rid) == 0 {
+		return s.execute(tx, cmd)
+	}
+	key := kvschema.RequestKey(rid)
+	if v, ok, err := tx.Get(key); err != nil || ok {
+		if err != nil {
+			return nil, err
+		}
+		a, err := kvschema.DecodeAnswer(v)
+		if err != nil {
+			return nil, fmt.Errorf("answer of request %x: %w", rid, err)
+		}
+		return answerValue(a), nil
+	}
+	val, err := s.execute(tx, cmd)
+	if err != nil {
+		return val, err
+	}
+	tx.Set(key, kvschema.EncodeAnswer(keptAnswer(cmd.GetNow(), val)))
+	tx.Set(kvschema.RequestAgeKey(cmd.GetNow(), rid), nil)
+	return val, nil
+}
+
+// requestID returns the request id in the header of a client's command.
+func requestID(cmd *pb.Command) []byte {
+	m := cmd.ProtoReflect()
+	fd := m.WhichOneof(m.Descriptor().Oneofs().ByName("op"))
+	if fd == nil || fd.Message() == nil {
+		return nil
+	}
+	if h, ok := m.Get(fd).Message().Interface().(interface{ GetHeader() *pb.Header }); ok {
+		return h.GetHeader().GetRequestId()
+	}
+	return nil
+}
+
+func keptAnswer(now int64, val any) kvschema.Answer {
+	a := kvschema.Answer{At: now}
+	switch v := val.(type) {
+	case bool:
+		a.Kind, a.Bool = kvschema.AnswerBool, v
+	case string:
+		a.Kind, a.Text = kvschema.AnswerText, v
+	case *kvschema.Inode:
+		a.Kind, a.Inode = kvschema.AnswerInode, v
+	}
+	return a
+}
+
+func answerValue(a kvschema.Answer) any {
+	switch a.Kind {
+	case kvschema.AnswerBool:
+		return a.Bool
+	case kvschema.AnswerText:
+		return a.Text
+	case kvschema.AnswerInode:
+		return a.Inode
 	}
 	return nil
 }
@@ -86,6 +169,23 @@ func freesBlocks(cmd *pb.Command) bool {
 
 // Sync implements raftnode.StateMachine.
 func (s *Server) Sync() error { return s.store.Sync() }
+
+// Checkpoint implements raftnode.StateMachine.
+func (s *Server) Checkpoint(dir string) error { return s.store.Checkpoint(dir) }
+
+// Restore implements raftnode.StateMachine: the state becomes the received
+// checkpoint, with its applied index and membership.
+func (s *Server) Restore(dir string) error {
+	if err := s.store.Replace(dir); err != nil {
+		return err
+	}
+	applied, err := s.appliedIndex()
+	if err != nil {
+		return err
+	}
+	s.applied.Store(applied)
+	return s.loadMembers()
+}
 
 // isOutcome tells an operation's answer (an error the caller gets) from a
 // failure of the state machine itself (corrupt state, a store error).
@@ -155,6 +255,8 @@ func (s *Server) executeAdmin(tx kv.Txn, cmd *pb.Command) (any, error) {
 		return namespace.Purge(tx, int(op.Purge.Limit))
 	case *pb.Command_GarbageDone:
 		return nil, namespace.GarbageDone(tx, op.GarbageDone.Keys)
+	case *pb.Command_ForgetRequests:
+		return forgetRequests(tx, op.ForgetRequests.Before, int(op.ForgetRequests.Limit))
 	case *pb.Command_CreateNamespace:
 		r := op.CreateNamespace
 		info := r.GetNamespace()

@@ -25,15 +25,23 @@ type leaseMonitor struct {
 
 func newLeaseMonitor(s *Server) (*leaseMonitor, error) {
 	m := &leaseMonitor{s: s}
-	m.mu.renewed = map[string]time.Time{}
-	now := s.cfg.Clock()
-	err := s.store.View(func(r kv.Reader) error {
+	return m, m.restart()
+}
+
+// restart starts every holder's clock afresh, from the leases in the state.
+func (m *leaseMonitor) restart() error {
+	renewed := map[string]time.Time{}
+	now := m.s.cfg.Clock()
+	err := m.s.store.View(func(r kv.Reader) error {
 		return namespace.Leases(r, func(holder string, _ uint64) bool {
-			m.mu.renewed[holder] = now
+			renewed[holder] = now
 			return true
 		})
 	})
-	return m, err
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.mu.renewed = renewed
+	return err
 }
 
 func (m *leaseMonitor) renew(holder string) {

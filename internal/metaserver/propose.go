@@ -17,15 +17,8 @@ func (s *Server) propose(ctx context.Context, cmd *pb.Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ch := make(chan result, 1)
-	s.waitMu.Lock()
-	s.waiters[cmd.Id] = ch
-	s.waitMu.Unlock()
-	defer func() {
-		s.waitMu.Lock()
-		delete(s.waiters, cmd.Id)
-		s.waitMu.Unlock()
-	}()
+	ch := s.wait(cmd.Id)
+	defer s.unwait(cmd.Id)
 	if err := s.node.Propose(ctx, data); err != nil {
 		return nil, err
 	}
@@ -39,12 +32,30 @@ func (s *Server) propose(ctx context.Context, cmd *pb.Command) (any, error) {
 	}
 }
 
+// wait registers a waiter for the result of proposal id.
+func (s *Server) wait(id uint64) chan result {
+	ch := make(chan result, 1)
+	s.waitMu.Lock()
+	s.waiters[id] = ch
+	s.waitMu.Unlock()
+	return ch
+}
+
+func (s *Server) unwait(id uint64) {
+	s.waitMu.Lock()
+	delete(s.waiters, id)
+	s.waitMu.Unlock()
+}
+
 func (s *Server) deliver(id uint64, r result) {
 	s.waitMu.Lock()
 	ch := s.waiters[id]
 	s.waitMu.Unlock()
 	if ch != nil {
-		ch <- r
+		select {
+		case ch <- r:
+		default: // failed already (leadership lost); the client retries
+		}
 	}
 }
 

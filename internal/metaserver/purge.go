@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"go.etcd.io/raft/v3"
-
 	"github.com/stratafs/strata/internal/kv"
 	"github.com/stratafs/strata/internal/namespace"
 	"github.com/stratafs/strata/internal/raftnode"
@@ -63,7 +61,8 @@ func (s *Server) PurgeAll(ctx context.Context) error {
 }
 
 func (s *Server) isLeader() bool {
-	return s.node.Status().RaftState == raft.StateLeader
+	_, leader := s.node.Leader()
+	return leader
 }
 
 func (s *Server) nodeStopped() error {

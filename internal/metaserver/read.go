@@ -10,9 +10,9 @@ import (
 )
 
 // GetFileStatus implements MetaService.
-func (s *Server) GetFileStatus(_ context.Context, r *pb.GetFileStatusRequest) (*pb.GetFileStatusResponse, error) {
+func (s *Server) GetFileStatus(ctx context.Context, r *pb.GetFileStatusRequest) (*pb.GetFileStatusResponse, error) {
 	var n *kvschema.Inode
-	err := s.view(r.Header, func(rd kv.Reader, c namespace.Caller, ns string) (err error) {
+	err := s.view(ctx, r.Header, func(rd kv.Reader, c namespace.Caller, ns string) (err error) {
 		n, err = s.fs.Stat(rd, c, ns, r.Path)
 		return err
 	})
@@ -23,11 +23,11 @@ func (s *Server) GetFileStatus(_ context.Context, r *pb.GetFileStatusRequest) (*
 }
 
 // Open implements MetaService.
-func (s *Server) Open(_ context.Context, r *pb.OpenRequest) (*pb.OpenResponse, error) {
+func (s *Server) Open(ctx context.Context, r *pb.OpenRequest) (*pb.OpenResponse, error) {
 	var n *kvschema.Inode
 	var content *namespace.Content
 	var rec *kvschema.Namespace
-	err := s.view(r.Header, func(rd kv.Reader, c namespace.Caller, ns string) (err error) {
+	err := s.view(ctx, r.Header, func(rd kv.Reader, c namespace.Caller, ns string) (err error) {
 		if n, content, err = s.fs.Open(rd, c, ns, r.Path); err == nil {
 			rec, err = namespace.Lookup(rd, ns)
 		}
@@ -45,14 +45,14 @@ func (s *Server) Open(_ context.Context, r *pb.OpenRequest) (*pb.OpenResponse, e
 
 // List implements MetaService: one page, so that a directory of any size
 // streams through pages without being held in memory.
-func (s *Server) List(_ context.Context, r *pb.ListRequest) (*pb.ListResponse, error) {
+func (s *Server) List(ctx context.Context, r *pb.ListRequest) (*pb.ListResponse, error) {
 	limit := int(r.Limit)
 	if limit <= 0 {
 		limit = defaultPage
 	}
 	limit = min(limit, maxPage)
 	var l *namespace.Listing
-	err := s.view(r.Header, func(rd kv.Reader, c namespace.Caller, ns string) (err error) {
+	err := s.view(ctx, r.Header, func(rd kv.Reader, c namespace.Caller, ns string) (err error) {
 		l, err = s.fs.List(rd, c, ns, r.Path, r.StartAfter, limit)
 		return err
 	})
@@ -67,10 +67,10 @@ func (s *Server) List(_ context.Context, r *pb.ListRequest) (*pb.ListResponse, e
 }
 
 // GetContentSummary implements MetaService from the directory aggregates.
-func (s *Server) GetContentSummary(_ context.Context, r *pb.GetContentSummaryRequest) (*pb.GetContentSummaryResponse, error) {
+func (s *Server) GetContentSummary(ctx context.Context, r *pb.GetContentSummaryRequest) (*pb.GetContentSummaryResponse, error) {
 	var sum namespace.Summary
 	var n *kvschema.Inode
-	err := s.view(r.Header, func(rd kv.Reader, c namespace.Caller, ns string) (err error) {
+	err := s.view(ctx, r.Header, func(rd kv.Reader, c namespace.Caller, ns string) (err error) {
 		if sum, err = s.fs.ContentSummary(rd, c, ns, r.Path); err == nil {
 			n, err = s.fs.Stat(rd, c, ns, r.Path)
 		}
@@ -88,9 +88,9 @@ func (s *Server) GetContentSummary(_ context.Context, r *pb.GetContentSummaryReq
 }
 
 // ListNamespaces implements MetaService.
-func (s *Server) ListNamespaces(_ context.Context, r *pb.ListNamespacesRequest) (*pb.ListNamespacesResponse, error) {
+func (s *Server) ListNamespaces(ctx context.Context, r *pb.ListNamespacesRequest) (*pb.ListNamespacesResponse, error) {
 	var list []*kvschema.Namespace
-	err := s.view(r.Header, func(rd kv.Reader, _ namespace.Caller, _ string) (err error) {
+	err := s.view(ctx, r.Header, func(rd kv.Reader, _ namespace.Caller, _ string) (err error) {
 		list, err = namespace.Namespaces(rd)
 		return err
 	})
@@ -103,13 +103,6 @@ func (s *Server) ListNamespaces(_ context.Context, r *pb.ListNamespacesRequest) 
 			Mode: pb.NamespaceMode(ns.Mode), StoreUri: ns.StoreURI, Created: ns.Created})
 	}
 	return resp, nil
-}
-
-// Status implements MetaService.
-func (s *Server) Status(context.Context, *pb.StatusRequest) (*pb.StatusResponse, error) {
-	st := s.node.Status()
-	return &pb.StatusResponse{MemberId: st.ID, Role: st.RaftState.String(), Term: st.GetTerm(),
-		AppliedIndex: s.applied.Load(), CommittedIndex: st.GetCommit(), Version: Version}, nil
 }
 
 // Version is the build's version, set by the linker.

@@ -26,8 +26,22 @@ import (
 
 // Config configures a namespace service member.
 type Config struct {
-	DataDir   string // holds state/ (the namespace) and raft/ (the log)
-	MemberID  uint64 // 1 for a single member
+	DataDir  string // holds state/ (the namespace), raft/ (the log) and snapshots/
+	MemberID uint64 // 1 for a single member
+	// Address is where this member serves (MetaService and RaftService).
+	Address string
+	// ClusterID names the Raft group; members refuse traffic of others.
+	ClusterID string
+	// InitialMembers are the members of a new group, by id (nil: this
+	// member alone, at Address). Ignored once the data directory holds a
+	// group.
+	InitialMembers map[uint64]string
+	// Join starts an empty member that an existing group added (strata
+	// admin member add); JoinAddresses are some of that group's members.
+	Join          bool
+	JoinAddresses []string
+	// Tick is the Raft tick (elections after 10 to 20 ticks).
+	Tick      time.Duration
 	Namespace namespace.Config
 	Store     pebblekv.Options
 	// LeaseSoftLimit is how long a writer may go without renewing before
@@ -46,6 +60,12 @@ type Config struct {
 func (c *Config) setDefaults() {
 	if c.MemberID == 0 {
 		c.MemberID = 1
+	}
+	if c.ClusterID == "" {
+		c.ClusterID = DefaultClusterID
+	}
+	if c.InitialMembers == nil {
+		c.InitialMembers = map[uint64]string{c.MemberID: c.Address}
 	}
 	if c.LeaseSoftLimit == 0 {
 		c.LeaseSoftLimit = 60 * time.Second
@@ -71,10 +91,12 @@ func (c *Config) setDefaults() {
 type Server struct {
 	pb.UnimplementedMetaServiceServer
 
-	cfg     Config
-	fs      *namespace.FS
-	store   *pebblekv.Store
-	node    *raftnode.Node
+	cfg       Config
+	fs        *namespace.FS
+	store     *pebblekv.Store
+	node      *raftnode.Node
+	transport *raftnode.Transport
+	members   atomic.Pointer[map[uint64]kvschema.Member] // as applied
 	leases  *leaseMonitor
 	workers workerRegistry
 	purgeCh chan struct{}
@@ -99,17 +121,11 @@ func Open(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, fs: namespace.New(cfg.Namespace), store: store,
 		purgeCh: make(chan struct{}, 1), gcCh: make(chan struct{}, 1), stop: make(chan struct{}), waiters: map[uint64]chan result{}}
-	s.nextProposal.Store(cfg.MemberID << 48)
+	// Proposal ids only route answers back to waiters; a restart must not
+	// reuse the ids of entries an earlier run left in the log.
+	s.nextProposal.Store(cfg.MemberID<<48 | uint64(time.Now().UnixNano())&(1<<47-1))
 	s.stores.Open = cfg.OpenStore
-	applied, err := s.appliedIndex()
-	if err != nil {
-		store.Close()
-		return nil, err
-	}
-	s.applied.Store(applied)
-	s.node, err = raftnode.Start(raftnode.Config{ID: cfg.MemberID, Peers: []uint64{cfg.MemberID},
-		Dir: filepath.Join(cfg.DataDir, "raft"), Applied: applied, Log: cfg.Log}, s)
-	if err != nil {
+	if err := s.start(); err != nil {
 		store.Close()
 		return nil, err
 	}
@@ -117,12 +133,65 @@ func Open(cfg Config) (*Server, error) {
 		s.Close()
 		return nil, err
 	}
-	s.wg.Add(3)
+	s.wg.Add(4)
 	go s.leaseLoop()
 	go s.purgeLoop()
 	go s.gcLoop()
+	go s.forgetLoop()
 	return s, nil
 }
+
+// DefaultClusterID is the cluster id of a group started without one.
+const DefaultClusterID = "strata"
+
+// start loads the membership (recording the initial one in a new state)
+// and starts the Raft node with its transport.
+func (s *Server) start() error {
+	cfg := s.cfg
+	applied, err := s.appliedIndex()
+	if err != nil {
+		return err
+	}
+	s.applied.Store(applied)
+	if err := s.loadMembers(); err != nil {
+		return err
+	}
+	var peers []uint64
+	if len(*s.members.Load()) == 0 && !cfg.Join {
+		if err := s.bootstrapMembers(); err != nil {
+			return err
+		}
+		for id := range cfg.InitialMembers {
+			peers = append(peers, id)
+		}
+	}
+	s.transport, err = raftnode.NewTransport(raftnode.TransportConfig{ClusterID: cfg.ClusterID, ID: cfg.MemberID,
+		Address: cfg.Address, Members: s.memberAddresses, Checkpoint: s.store.Checkpoint,
+		SnapshotDir: filepath.Join(cfg.DataDir, "snapshots"), Log: cfg.Log})
+	if err != nil {
+		return err
+	}
+	if cfg.Join && len(*s.members.Load()) == 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := s.transport.CheckJoin(ctx, cfg.JoinAddresses)
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+	s.node, err = raftnode.Start(raftnode.Config{ID: cfg.MemberID, ClusterID: cfg.ClusterID, Peers: peers, Join: cfg.Join,
+		Dir: filepath.Join(cfg.DataDir, "raft"), Applied: applied, Tick: cfg.Tick, CompactKeep: 5000,
+		Transport: s.transport, OnLeader: s.leaderChanged, Log: cfg.Log}, s)
+	if err != nil {
+		s.transport.Close()
+		return err
+	}
+	s.transport.Attach(s.node)
+	return nil
+}
+
+// Transport serves RaftService for the other members.
+func (s *Server) Transport() *raftnode.Transport { return s.transport }
 
 func (s *Server) appliedIndex() (uint64, error) {
 	v, ok, err := s.store.Writer().Get(kvschema.AppliedKey)
@@ -141,6 +210,7 @@ func (s *Server) Close() error {
 	close(s.stop)
 	s.wg.Wait()
 	s.node.Stop()
+	s.transport.Close()
 	s.failWaiters(raftnode.ErrStopped)
 	return s.store.Close()
 }

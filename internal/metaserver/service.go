@@ -22,22 +22,31 @@ func checkHeader(h *pb.Header) error {
 	if h.GetUser() == "" {
 		return fserr.ToStatus(fserr.Errorf(fserr.ErrInvalidArgument, "request header has no user"))
 	}
+	if len(h.GetRequestId()) > kvschema.MaxRequestID {
+		return fserr.ToStatus(fserr.Errorf(fserr.ErrInvalidArgument, "request id of %d bytes: at most %d", len(h.GetRequestId()), kvschema.MaxRequestID))
+	}
 	return nil
 }
 
 // mutate proposes cmd on behalf of the caller in h and waits for its result.
+// Only the leader proposes; the others answer NOT_LEADER with its address.
 func (s *Server) mutate(ctx context.Context, h *pb.Header, cmd *pb.Command) (any, error) {
 	if err := checkHeader(h); err != nil {
 		return nil, err
 	}
 	v, err := s.propose(ctx, cmd)
-	return v, fserr.ToStatus(err)
+	return v, s.raftError(err)
 }
 
-// view runs a read for the caller in h against the applied state.
-func (s *Server) view(h *pb.Header, fn func(r kv.Reader, c namespace.Caller, ns string) error) error {
+// view runs a read for the caller in h against the applied state, after a
+// read barrier that makes it linearizable: only a leader that a quorum
+// still follows answers, once it applied everything committed before.
+func (s *Server) view(ctx context.Context, h *pb.Header, fn func(r kv.Reader, c namespace.Caller, ns string) error) error {
 	if err := checkHeader(h); err != nil {
 		return err
+	}
+	if err := s.node.ReadBarrier(ctx); err != nil {
+		return s.raftError(err)
 	}
 	return fserr.ToStatus(s.store.View(func(r kv.Reader) error {
 		return fn(r, caller(h), h.GetNamespace())
@@ -75,7 +84,7 @@ func (s *Server) Create(ctx context.Context, r *pb.CreateRequest) (*pb.CreateRes
 // the soft limit, and reports whether it did.
 func (s *Server) takeOverExpired(ctx context.Context, r *pb.CreateRequest) bool {
 	var n *kvschema.Inode
-	err := s.view(r.Header, func(rd kv.Reader, c namespace.Caller, ns string) (err error) {
+	err := s.view(ctx, r.Header, func(rd kv.Reader, c namespace.Caller, ns string) (err error) {
 		n, err = s.fs.Stat(rd, c, ns, r.Path)
 		return err
 	})
@@ -152,6 +161,9 @@ func (s *Server) RecoverLease(ctx context.Context, r *pb.RecoverLeaseRequest) (*
 func (s *Server) RenewLease(_ context.Context, r *pb.RenewLeaseRequest) (*pb.RenewLeaseResponse, error) {
 	if err := checkHeader(r.Header); err != nil {
 		return nil, err
+	}
+	if !s.isLeader() {
+		return nil, fserr.ToStatus(s.notLeader())
 	}
 	s.leases.renew(r.Header.GetClientName())
 	return &pb.RenewLeaseResponse{}, nil

@@ -31,7 +31,7 @@ func (fs *FS) CreateNamespace(tx kv.Txn, now int64, c Caller, info kvschema.Name
 }
 
 func (fs *FS) createNamespace(tx kv.Txn, now int64, c Caller, info kvschema.Namespace) error {
-	if !fs.isSuper(c) {
+	if !fs.IsSuperuser(c) {
 		return ErrPermission
 	}
 	if !ValidNamespaceName(info.Name) || info.Mode == 0 {
@@ -56,7 +56,7 @@ func (fs *FS) createNamespace(tx kv.Txn, now int64, c Caller, info kvschema.Name
 // DeleteNamespace removes a namespace; its content is purged later.
 func (fs *FS) DeleteNamespace(tx kv.Txn, c Caller, name string) error {
 	rec, err := getNamespace(tx, name)
-	if err == nil && !fs.isSuper(c) {
+	if err == nil && !fs.IsSuperuser(c) {
 		err = ErrPermission
 	}
 	if err != nil {

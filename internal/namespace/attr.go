@@ -10,7 +10,7 @@ import (
 // SetPermission sets path's mode bits; only its owner or a superuser may.
 func (fs *FS) SetPermission(tx kv.Txn, c Caller, ns, path string, perm uint16) error {
 	return fs.setAttr(tx, c, ns, path, "setPermission", func(n *kvschema.Inode) error {
-		if n.Owner != c.User && !fs.isSuper(c) {
+		if n.Owner != c.User && !fs.IsSuperuser(c) {
 			return ErrPermission
 		}
 		n.Perm = perm & 0o7777
@@ -23,7 +23,7 @@ func (fs *FS) SetPermission(tx kv.Txn, c Caller, ns, path string, perm uint16) e
 // of its own groups.
 func (fs *FS) SetOwner(tx kv.Txn, c Caller, ns, path, owner, group string) error {
 	return fs.setAttr(tx, c, ns, path, "setOwner", func(n *kvschema.Inode) error {
-		super := fs.isSuper(c)
+		super := fs.IsSuperuser(c)
 		if n.Owner != c.User && !super {
 			return ErrPermission // HDFS checkOwner: even a no-op needs the owner
 		}

@@ -20,13 +20,14 @@ const (
 	stickyBit   = 0o1000
 )
 
-func (fs *FS) isSuper(c Caller) bool {
+// IsSuperuser reports whether c is the superuser or in the supergroup.
+func (fs *FS) IsSuperuser(c Caller) bool {
 	return c.User == fs.cfg.Superuser || slices.Contains(c.Groups, fs.cfg.Supergroup)
 }
 
 // check reports whether c may access n with the wanted rwx bits.
 func (fs *FS) check(c Caller, n *kvschema.Inode, want uint16) bool {
-	if fs.isSuper(c) {
+	if fs.IsSuperuser(c) {
 		return true
 	}
 	var bits uint16
@@ -43,5 +44,5 @@ func (fs *FS) check(c Caller, n *kvschema.Inode, want uint16) bool {
 
 // checkSticky enforces the sticky bit of dir on removing or renaming child.
 func (fs *FS) checkSticky(c Caller, dir, child *kvschema.Inode) bool {
-	return dir.Perm&stickyBit == 0 || fs.isSuper(c) || c.User == dir.Owner || c.User == child.Owner
+	return dir.Perm&stickyBit == 0 || fs.IsSuperuser(c) || c.User == dir.Owner || c.User == child.Owner
 }

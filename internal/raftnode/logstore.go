@@ -3,6 +3,7 @@ package raftnode
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
 	"go.etcd.io/raft/v3"
@@ -17,9 +18,11 @@ import (
 //	"e" index(8)   a log entry (raftpb.Entry, protobuf)
 //	"h"            the hard state (raftpb.HardState)
 //	"s"            the metadata of the last compaction point (raftpb.Snapshot, no data)
+//	"c"            the cluster id
 var (
 	hardStateKey = []byte("h")
 	snapshotKey  = []byte("s")
+	clusterKey   = []byte("c")
 )
 
 func entryKey(index uint64) []byte {
@@ -31,8 +34,10 @@ func entryKey(index uint64) []byte {
 type logStore struct {
 	db  *pebble.DB
 	mem *raft.MemoryStorage
-	// last is the index of the last entry on disk (owned by the node loop).
-	last uint64
+	// first and last are the indexes of the first and last entries on
+	// disk (owned by the node loop); the first ones may precede the
+	// compaction point.
+	first, last uint64
 }
 
 func openLogStore(dir string) (*logStore, bool, error) {
@@ -79,6 +84,9 @@ func (ls *logStore) load() (bool, error) {
 	if len(entries) > 0 {
 		ls.last = entries[len(entries)-1].GetIndex()
 	}
+	if ls.first, err = ls.firstOnDisk(); err != nil {
+		return false, err
+	}
 	return found || foundHS || len(entries) > 0, ls.mem.Append(entries)
 }
 
@@ -97,6 +105,35 @@ func (ls *logStore) loadEntries(from uint64) ([]*pb.Entry, error) {
 		out = append(out, e)
 	}
 	return out, errors.Join(it.Error(), it.Close())
+}
+
+func (ls *logStore) firstOnDisk() (uint64, error) {
+	it, err := ls.db.NewIter(&pebble.IterOptions{LowerBound: entryKey(0), UpperBound: []byte("f")})
+	if err != nil {
+		return 0, err
+	}
+	var first uint64
+	if it.First() {
+		first = binary.BigEndian.Uint64(it.Key()[1:])
+	}
+	return first, errors.Join(it.Error(), it.Close())
+}
+
+// checkCluster records the cluster id in a new log and refuses a log of
+// another cluster.
+func (ls *logStore) checkCluster(id string) error {
+	v, closer, err := ls.db.Get(clusterKey)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return ls.db.Set(clusterKey, []byte(id), pebble.Sync)
+	}
+	if err != nil {
+		return err
+	}
+	defer closer.Close()
+	if string(v) != id {
+		return fmt.Errorf("raftnode: this member's log belongs to cluster %q, not %q: a member's data directory cannot move to another cluster", v, id)
+	}
+	return nil
 }
 
 func (ls *logStore) getProto(key []byte, m proto.Message) (bool, error) {
@@ -158,22 +195,53 @@ func (ls *logStore) save(hs *pb.HardState, entries []*pb.Entry, sync bool) error
 		}
 	}
 	if len(entries) > 0 {
+		if ls.first == 0 {
+			ls.first = entries[0].GetIndex()
+		}
 		ls.last = entries[len(entries)-1].GetIndex()
 	}
 	return ls.mem.Append(entries)
 }
 
-// compact drops the log up to index, which the state machine has made
-// durable, keeping a compaction point with cs for the raft library.
-func (ls *logStore) compact(index uint64, cs *pb.ConfState) error {
-	prev, err := ls.mem.FirstIndex()
-	if err != nil {
-		return err
-	}
+// compact moves the compaction point to index, which the state machine has
+// made durable, with membership cs, and drops the entries more than keep
+// behind it (followers that lag less catch up from the log, not from a
+// snapshot).
+func (ls *logStore) compact(index, keep uint64, cs *pb.ConfState) error {
 	snap, err := ls.mem.CreateSnapshot(index, cs, nil)
 	if err != nil {
 		return err
 	}
+	data, err := proto.Marshal(snap)
+	if err != nil {
+		return err
+	}
+	cut := index - min(keep, index)
+	b := ls.db.NewBatch()
+	defer b.Close()
+	if err := b.Set(snapshotKey, data, nil); err != nil {
+		return err
+	}
+	if ls.first != 0 && ls.first <= cut {
+		if err := b.DeleteRange(entryKey(ls.first), entryKey(cut+1), nil); err != nil {
+			return err
+		}
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return err
+	}
+	if ls.first <= cut {
+		ls.first = cut + 1
+	}
+	if first, _ := ls.mem.FirstIndex(); cut >= first {
+		return ls.mem.Compact(cut)
+	}
+	return nil
+}
+
+// installSnapshot makes a received snapshot the start of the log: every
+// entry before it goes.
+func (ls *logStore) installSnapshot(snap *pb.Snapshot) error {
 	data, err := proto.Marshal(snap)
 	if err != nil {
 		return err
@@ -183,13 +251,16 @@ func (ls *logStore) compact(index uint64, cs *pb.ConfState) error {
 	if err := b.Set(snapshotKey, data, nil); err != nil {
 		return err
 	}
-	if err := b.DeleteRange(entryKey(prev), entryKey(index+1), nil); err != nil {
-		return err
+	if ls.first != 0 {
+		if err := b.DeleteRange(entryKey(ls.first), entryKey(ls.last+1), nil); err != nil {
+			return err
+		}
 	}
 	if err := b.Commit(pebble.Sync); err != nil {
 		return err
 	}
-	return ls.mem.Compact(index)
+	ls.first, ls.last = 0, snap.GetMetadata().GetIndex()
+	return ls.mem.ApplySnapshot(snap)
 }
 
 // bootstrap starts a new log whose first compaction point already holds the

@@ -34,8 +34,12 @@ func TestLogStore(t *testing.T) {
 	if err := ls.save(&pb.HardState{}, entries(2, 8, 9), true); err != nil {
 		t.Fatal(err)
 	}
-	if err := ls.compact(4, &pb.ConfState{Voters: []uint64{1}}); err != nil {
+	// The compaction point moves to 5; one entry stays behind it.
+	if err := ls.compact(5, 1, &pb.ConfState{Voters: []uint64{1}}); err != nil {
 		t.Fatal(err)
+	}
+	if first, _ := ls.mem.FirstIndex(); first != 5 || ls.first != 5 {
+		t.Fatalf("after compaction the log starts at %d (on disk %d), want 5", first, ls.first)
 	}
 	ls.close()
 	ls, existed, err = openLogStore(dir)
@@ -43,10 +47,12 @@ func TestLogStore(t *testing.T) {
 		t.Fatalf("reopen: %v existed=%v", err, existed)
 	}
 	defer ls.close()
+	// After a restart the log starts after the compaction point; the kept
+	// entry is still on disk until the next compaction.
 	first, _ := ls.mem.FirstIndex()
 	last, _ := ls.mem.LastIndex()
-	if first != 5 || last != 9 || ls.last != 9 {
-		t.Fatalf("log spans %d..%d (last %d), want 5..9", first, last, ls.last)
+	if first != 6 || last != 9 || ls.last != 9 || ls.first != 5 {
+		t.Fatalf("log spans %d..%d (on disk %d..%d), want 6..9 (5..9)", first, last, ls.first, ls.last)
 	}
 	if term, _ := ls.mem.Term(9); term != 2 {
 		t.Fatalf("entry 9 has term %d, want 2 (the replacement)", term)

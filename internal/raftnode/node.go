@@ -1,10 +1,11 @@
 // Package raftnode drives an etcd raft node: it persists the log in its own
 // pebble instance, hands committed entries to the state machine in batches,
-// and compacts the log behind the state machine's durable point. It knows
-// nothing of what the entries mean.
+// compacts the log behind the state machine's durable point, moves messages
+// and snapshots between members over gRPC (Transport), and serves
+// linearizable read barriers (ReadIndex). It knows nothing of what the
+// entries mean.
 //
-// A single-member group is the same code path as a larger one; the transport
-// between members plugs in through Config.Send.
+// A single-member group is the same code path as a larger one.
 package raftnode
 
 import (
@@ -13,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/raft/v3"
@@ -26,29 +28,56 @@ type StateMachine interface {
 	// with the index of the last one. Entries that are not of type
 	// EntryNormal carry no command but advance the index all the same.
 	// Entries at or below the index the state has applied already can be
-	// offered again after a restart and must be skipped.
+	// offered again (after a restart, or after a snapshot that was ahead of
+	// its Raft metadata) and must be skipped.
 	// An error is fatal for the node: the state can no longer follow the log.
 	Apply(entries []*pb.Entry) error
 	// Sync makes every applied entry durable; the log behind it may then
 	// be dropped.
 	Sync() error
+	// Checkpoint writes a consistent copy of the state, at an applied index
+	// at least the last one Apply was given, to dir (which does not exist
+	// yet), for a member that needs a snapshot.
+	Checkpoint(dir string) error
+	// Restore replaces the state with the checkpoint received in dir.
+	Restore(dir string) error
 }
 
 // Config configures a node.
 type Config struct {
-	ID    uint64
-	Peers []uint64 // members of a new group; ignored when a log exists
-	Dir   string   // the log's pebble directory
+	ID uint64
+	// ClusterID names the group; members refuse traffic of other groups.
+	ClusterID string
+	// Peers are the voters of a new group (this member among them). With
+	// Join, the member starts with an empty log and waits for the leader
+	// of an existing group, which must have added it, to send it a
+	// snapshot. Both are ignored when a log exists.
+	Peers []uint64
+	Join  bool
+	Dir   string // the log's pebble directory
 	// Applied is the index of the last entry the state machine applied
 	// (durably) before this start.
 	Applied uint64
-	// Tick is the Raft tick; elections take 10 ticks, heartbeats 1.
+	// Tick is the Raft tick; elections take 10 to 20 ticks, heartbeats 1.
 	Tick time.Duration
-	// CompactEvery drops the log each time this many entries were applied.
-	CompactEvery uint64
-	// Send delivers messages to other members; nil for a single member.
-	Send func([]*pb.Message)
-	Log  *slog.Logger
+	// CompactEvery compacts the log each time this many entries were
+	// applied; CompactKeep entries stay behind the compaction point for
+	// followers that lag a little (more lag takes a snapshot).
+	CompactEvery, CompactKeep uint64
+	// Transport carries messages to other members; nil for a group that
+	// never has more than this one member.
+	Transport Sender
+	// OnLeader, if set, is called from the node's loop (it must not block)
+	// when the leader this member knows of changes.
+	OnLeader func(lead uint64, isLeader bool)
+	Log      *slog.Logger
+}
+
+// Sender delivers messages to other members.
+type Sender interface {
+	// Send queues messages for delivery; it must not block. A MsgSnap
+	// message is a request to stream a snapshot (see Transport).
+	Send(msgs []*pb.Message)
 }
 
 // Node is a running Raft member.
@@ -57,14 +86,24 @@ type Node struct {
 	rn     raft.Node
 	log    *logStore
 	sm     StateMachine
-	stopc  chan struct{} // closed by Stop
-	done   chan struct{} // closed when the run loop has exited
-	stopMu sync.Once
+	stopc     chan struct{} // closed by Stop or Fail
+	done      chan struct{} // closed when the run loop has exited
+	stopOnce  sync.Once     // closes stopc
+	closeOnce sync.Once     // stops raft and closes the log
 
 	// Owned by the run loop.
-	confState     pb.ConfState
+	confState     *pb.ConfState
 	applied       uint64
 	lastCompacted uint64
+
+	// Published by the run loop for readers on other goroutines.
+	lead     atomic.Uint64
+	term     atomic.Uint64
+	isLeader atomic.Bool
+	voters   atomic.Int32
+	last     atomic.Uint64
+
+	reads readIndex
 
 	errMu sync.Mutex
 	err   error // the fatal error that stopped the loop
@@ -72,6 +111,10 @@ type Node struct {
 
 // ErrStopped is returned by proposals to a node that stopped.
 var ErrStopped = errors.New("raftnode: stopped")
+
+// ErrNotLeader is returned by Propose and ReadIndex on a member that is not
+// the leader (or stopped being it before the request was taken).
+var ErrNotLeader = errors.New("raftnode: not the leader")
 
 // Start opens the log in cfg.Dir and starts the node.
 func Start(cfg Config, sm StateMachine) (*Node, error) {
@@ -88,6 +131,16 @@ func Start(cfg Config, sm StateMachine) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("raftnode: open log: %w", err)
 	}
+	if err := ls.checkCluster(cfg.ClusterID); err != nil {
+		ls.close()
+		return nil, err
+	}
+	if !existed && !cfg.Join {
+		if err := ls.bootstrap(cfg.Peers); err != nil {
+			ls.close()
+			return nil, fmt.Errorf("raftnode: bootstrap: %w", err)
+		}
+	}
 	hs, _, err := ls.mem.InitialState()
 	if err != nil {
 		ls.close()
@@ -101,13 +154,8 @@ func Start(cfg Config, sm StateMachine) (*Node, error) {
 		ID: cfg.ID, ElectionTick: 10, HeartbeatTick: 1, Storage: ls.mem,
 		Applied: min(cfg.Applied, hs.GetCommit()), MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256,
 		MaxCommittedSizePerReady: 8 << 20, MaxUncommittedEntriesSize: 256 << 20,
-		PreVote: true, CheckQuorum: true, Logger: raftLogger{cfg.Log},
-	}
-	if !existed {
-		if err := ls.bootstrap(cfg.Peers); err != nil {
-			ls.close()
-			return nil, fmt.Errorf("raftnode: bootstrap: %w", err)
-		}
+		PreVote: true, CheckQuorum: true, DisableProposalForwarding: true, StepDownOnRemoval: true,
+		Logger: raftLogger{cfg.Log},
 	}
 	n := &Node{cfg: cfg, log: ls, sm: sm, stopc: make(chan struct{}), done: make(chan struct{}), applied: cfg.Applied}
 	snap, err := ls.mem.Snapshot()
@@ -115,11 +163,13 @@ func Start(cfg Config, sm StateMachine) (*Node, error) {
 		ls.close()
 		return nil, err
 	}
-	n.confState = *snap.GetMetadata().GetConfState()
+	n.setConfState(snap.GetMetadata().GetConfState())
 	n.lastCompacted = snap.GetMetadata().GetIndex()
+	n.reads.init(n)
 	n.rn = raft.RestartNode(rc)
 	go n.run()
-	if len(cfg.Peers) <= 1 {
+	go n.reads.loop()
+	if len(n.confState.GetVoters()) == 1 && n.confState.GetVoters()[0] == cfg.ID {
 		// A lone member need not wait out an election timeout.
 		if err := n.rn.Campaign(context.Background()); err != nil {
 			n.Stop()
@@ -132,20 +182,84 @@ func Start(cfg Config, sm StateMachine) (*Node, error) {
 // Propose submits data to the log. It returns once the leader took the
 // proposal, not when it commits; the state machine's Apply reports that.
 func (n *Node) Propose(ctx context.Context, data []byte) error {
+	if err := n.checkLeader(); err != nil {
+		return err
+	}
+	return n.translate(n.rn.Propose(ctx, data))
+}
+
+// ProposeConfChange submits a membership change.
+func (n *Node) ProposeConfChange(ctx context.Context, cc *pb.ConfChange) error {
+	if err := n.checkLeader(); err != nil {
+		return err
+	}
+	return n.translate(n.rn.ProposeConfChange(ctx, cc))
+}
+
+// TransferLeadership asks the leader to hand over to member to.
+func (n *Node) TransferLeadership(ctx context.Context, to uint64) error {
+	if err := n.checkLeader(); err != nil {
+		return err
+	}
+	n.rn.TransferLeadership(ctx, n.cfg.ID, to)
+	return nil
+}
+
+// Step hands a message from another member to the node.
+func (n *Node) Step(ctx context.Context, m *pb.Message) error {
+	return n.translate(n.rn.Step(ctx, m))
+}
+
+// ReportUnreachable tells raft that a message to id was lost.
+func (n *Node) ReportUnreachable(id uint64) { n.rn.ReportUnreachable(id) }
+
+// ReportSnapshot tells raft how sending a snapshot to id ended.
+func (n *Node) ReportSnapshot(id uint64, ok bool) {
+	st := raft.SnapshotFinish
+	if !ok {
+		st = raft.SnapshotFailure
+	}
+	n.rn.ReportSnapshot(id, st)
+}
+
+func (n *Node) checkLeader() error {
 	select {
 	case <-n.done:
 		return n.stopErr()
 	default:
 	}
-	err := n.rn.Propose(ctx, data)
-	if errors.Is(err, raft.ErrStopped) {
+	if !n.isLeader.Load() {
+		return ErrNotLeader
+	}
+	return nil
+}
+
+func (n *Node) translate(err error) error {
+	switch {
+	case errors.Is(err, raft.ErrStopped):
 		return n.stopErr()
+	case errors.Is(err, raft.ErrProposalDropped):
+		return ErrNotLeader
 	}
 	return err
 }
 
-// Status reports the node's Raft status.
+// Status reports the node's Raft status (a round trip through raft's
+// goroutine: not for every request).
 func (n *Node) Status() raft.Status { return n.rn.Status() }
+
+// Leader returns the leader this member knows of (0 if none) and whether it
+// is this member.
+func (n *Node) Leader() (uint64, bool) { return n.lead.Load(), n.isLeader.Load() }
+
+// LastIndex returns the index of the last entry in this member's log.
+func (n *Node) LastIndex() uint64 { return n.last.Load() }
+
+// Term returns the last term this member persisted.
+func (n *Node) Term() uint64 { return n.term.Load() }
+
+// ID returns the member's id.
+func (n *Node) ID() uint64 { return n.cfg.ID }
 
 // Done is closed when the node stops, by Stop or on a fatal error.
 func (n *Node) Done() <-chan struct{} { return n.done }
@@ -157,14 +271,29 @@ func (n *Node) Err() error {
 	return n.err
 }
 
+// Fail stops the node with a fatal error (a transport that learnt this
+// member no longer belongs to the group, say).
+func (n *Node) Fail(err error) {
+	n.errMu.Lock()
+	if n.err == nil {
+		n.err = err
+	}
+	n.errMu.Unlock()
+	go n.stopLoop()
+}
+
 // Stop stops the node and closes its log.
 func (n *Node) Stop() {
-	n.stopMu.Do(func() {
-		close(n.stopc)
-		<-n.done
+	n.stopLoop()
+	n.closeOnce.Do(func() {
 		n.rn.Stop()
 		n.log.close()
 	})
+}
+
+func (n *Node) stopLoop() {
+	n.stopOnce.Do(func() { close(n.stopc) })
+	<-n.done
 }
 
 func (n *Node) stopErr() error {
@@ -176,6 +305,7 @@ func (n *Node) stopErr() error {
 
 func (n *Node) run() {
 	defer close(n.done)
+	defer n.reads.failAll(ErrStopped)
 	ticker := time.NewTicker(n.cfg.Tick)
 	defer ticker.Stop()
 	for {
@@ -196,13 +326,29 @@ func (n *Node) run() {
 	}
 }
 
-// handle processes one Ready: apply what is durable already, persist,
-// send, apply the rest, compact.
+// handle processes one Ready: restore a snapshot, apply what is durable
+// already, persist, send, apply the rest, compact.
 //
 // NB: committed entries that an earlier Ready persisted are applied before
 // this Ready's entries are fsynced, so their proposers are answered one
-// fsync sooner; only entries persisted by this very Ready wait for it.
+// fsync sooner; only entries persisted by this very Ready wait for it. A
+// leader sends its appends before it persists them (Raft thesis §10.2.1),
+// so followers write in parallel with it.
 func (n *Node) handle(rd raft.Ready) error {
+	if rd.SoftState != nil {
+		n.setSoftState(rd.SoftState)
+	}
+	if rd.HardState != nil && rd.HardState.GetTerm() != 0 {
+		n.term.Store(rd.HardState.GetTerm())
+	}
+	if !raft.IsEmptySnap(rd.Snapshot) {
+		if err := n.restore(rd.Snapshot); err != nil {
+			return err
+		}
+	}
+	if len(rd.ReadStates) > 0 {
+		n.reads.answered(rd.ReadStates)
+	}
 	durable := 0
 	for durable < len(rd.CommittedEntries) && rd.CommittedEntries[durable].GetIndex() <= n.log.last {
 		durable++
@@ -210,17 +356,67 @@ func (n *Node) handle(rd raft.Ready) error {
 	if err := n.apply(rd.CommittedEntries[:durable]); err != nil {
 		return err
 	}
+	leader := n.isLeader.Load()
+	if leader {
+		n.send(rd.Messages)
+	}
 	if err := n.log.save(rd.HardState, rd.Entries, rd.MustSync); err != nil {
 		return fmt.Errorf("save log: %w", err)
 	}
-	if n.cfg.Send != nil && len(rd.Messages) > 0 {
-		n.cfg.Send(rd.Messages)
+	n.last.Store(n.log.last)
+	if !leader {
+		n.send(rd.Messages)
 	}
 	if err := n.apply(rd.CommittedEntries[durable:]); err != nil {
 		return err
 	}
 	n.rn.Advance()
 	return n.maybeCompact()
+}
+
+func (n *Node) send(msgs []*pb.Message) {
+	if n.cfg.Transport != nil && len(msgs) > 0 {
+		n.cfg.Transport.Send(msgs)
+	}
+}
+
+func (n *Node) setSoftState(ss *raft.SoftState) {
+	was := n.lead.Load()
+	wasLeader := n.isLeader.Load()
+	isLeader := ss.RaftState == raft.StateLeader
+	n.lead.Store(ss.Lead)
+	n.isLeader.Store(isLeader)
+	if wasLeader && !isLeader {
+		n.reads.failAll(ErrNotLeader)
+	}
+	if (was != ss.Lead || wasLeader != isLeader) && n.cfg.OnLeader != nil {
+		n.cfg.OnLeader(ss.Lead, isLeader)
+	}
+}
+
+// restore replaces the state with a received snapshot, whose Data the
+// transport set to the local directory it received the checkpoint into.
+func (n *Node) restore(snap *pb.Snapshot) error {
+	dir := string(snap.GetData())
+	if err := n.sm.Restore(dir); err != nil {
+		return fmt.Errorf("restore snapshot %d from %s: %w", snap.GetMetadata().GetIndex(), dir, err)
+	}
+	meta := proto.Clone(snap).(*pb.Snapshot)
+	meta.Data = nil
+	if err := n.log.installSnapshot(meta); err != nil {
+		return fmt.Errorf("install snapshot: %w", err)
+	}
+	n.setConfState(meta.GetMetadata().GetConfState())
+	n.applied = meta.GetMetadata().GetIndex()
+	n.lastCompacted = n.applied
+	removeReceived(dir)
+	n.cfg.Log.Info("restored a snapshot", "index", n.applied)
+	return nil
+}
+
+func (n *Node) setConfState(cs *pb.ConfState) {
+	n.confState = proto.Clone(cs).(*pb.ConfState)
+	n.voters.Store(int32(len(cs.GetVoters())))
 }
 
 func (n *Node) apply(entries []*pb.Entry) error {
@@ -238,9 +434,10 @@ func (n *Node) apply(entries []*pb.Entry) error {
 		if err := proto.Unmarshal(e.GetData(), cc); err != nil {
 			return fmt.Errorf("conf change at %d: %w", e.GetIndex(), err)
 		}
-		n.confState = *n.rn.ApplyConfChange(cc)
+		n.setConfState(n.rn.ApplyConfChange(cc))
 	}
 	n.applied = entries[len(entries)-1].GetIndex()
+	n.reads.appliedTo(n.applied)
 	return nil
 }
 
@@ -251,7 +448,7 @@ func (n *Node) maybeCompact() error {
 	if err := n.sm.Sync(); err != nil {
 		return fmt.Errorf("sync state: %w", err)
 	}
-	if err := n.log.compact(n.applied, &n.confState); err != nil {
+	if err := n.log.compact(n.applied, n.cfg.CompactKeep, n.confState); err != nil {
 		return fmt.Errorf("compact log: %w", err)
 	}
 	n.lastCompacted = n.applied
@@ -264,7 +461,7 @@ type raftLogger struct{ l *slog.Logger }
 func (r raftLogger) Debug(v ...any)              {}
 func (r raftLogger) Debugf(string, ...any)       {}
 func (r raftLogger) Info(v ...any)               {}
-func (r raftLogger) Infof(string, ...any)        {}
+func (r raftLogger) Infof(f string, v ...any)    { r.l.Debug(fmt.Sprintf(f, v...)) }
 func (r raftLogger) Warning(v ...any)            { r.l.Warn(fmt.Sprint(v...)) }
 func (r raftLogger) Warningf(f string, v ...any) { r.l.Warn(fmt.Sprintf(f, v...)) }
 func (r raftLogger) Error(v ...any)              { r.l.Error(fmt.Sprint(v...)) }

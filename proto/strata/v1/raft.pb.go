@@ -25,11 +25,14 @@ const (
 )
 
 type StepRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	ClusterId     string                 `protobuf:"bytes,1,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
-	From          uint64                 `protobuf:"varint,2,opt,name=from,proto3" json:"from,omitempty"`
-	To            uint64                 `protobuf:"varint,3,opt,name=to,proto3" json:"to,omitempty"`
-	Messages      [][]byte               `protobuf:"bytes,4,rep,name=messages,proto3" json:"messages,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	ClusterId string                 `protobuf:"bytes,1,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	From      uint64                 `protobuf:"varint,2,opt,name=from,proto3" json:"from,omitempty"`
+	To        uint64                 `protobuf:"varint,3,opt,name=to,proto3" json:"to,omitempty"`
+	Messages  [][]byte               `protobuf:"bytes,4,rep,name=messages,proto3" json:"messages,omitempty"`
+	// Where the sender serves, so that a member that has no configuration
+	// yet (it is joining) can answer.
+	FromAddress   string `protobuf:"bytes,5,opt,name=from_address,json=fromAddress,proto3" json:"from_address,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -92,6 +95,13 @@ func (x *StepRequest) GetMessages() [][]byte {
 	return nil
 }
 
+func (x *StepRequest) GetFromAddress() string {
+	if x != nil {
+		return x.FromAddress
+	}
+	return ""
+}
+
 type StepResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -131,9 +141,10 @@ func (*StepResponse) Descriptor() ([]byte, []int) {
 type SnapshotChunk struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// First chunk only.
-	ClusterId string `protobuf:"bytes,1,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
-	From      uint64 `protobuf:"varint,2,opt,name=from,proto3" json:"from,omitempty"`
-	Message   []byte `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	ClusterId   string `protobuf:"bytes,1,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	From        uint64 `protobuf:"varint,2,opt,name=from,proto3" json:"from,omitempty"`
+	Message     []byte `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	FromAddress string `protobuf:"bytes,7,opt,name=from_address,json=fromAddress,proto3" json:"from_address,omitempty"`
 	// A file of the checkpoint: its path relative to the checkpoint, a piece
 	// of its content, and whether this is the last piece.
 	File          string `protobuf:"bytes,4,opt,name=file,proto3" json:"file,omitempty"`
@@ -194,6 +205,13 @@ func (x *SnapshotChunk) GetMessage() []byte {
 	return nil
 }
 
+func (x *SnapshotChunk) GetFromAddress() string {
+	if x != nil {
+		return x.FromAddress
+	}
+	return ""
+}
+
 func (x *SnapshotChunk) GetFile() string {
 	if x != nil {
 		return x.File
@@ -219,19 +237,21 @@ var File_strata_v1_raft_proto protoreflect.FileDescriptor
 
 const file_strata_v1_raft_proto_rawDesc = "" +
 	"\n" +
-	"\x14strata/v1/raft.proto\x12\tstrata.v1\"l\n" +
+	"\x14strata/v1/raft.proto\x12\tstrata.v1\"\x8f\x01\n" +
 	"\vStepRequest\x12\x1d\n" +
 	"\n" +
 	"cluster_id\x18\x01 \x01(\tR\tclusterId\x12\x12\n" +
 	"\x04from\x18\x02 \x01(\x04R\x04from\x12\x0e\n" +
 	"\x02to\x18\x03 \x01(\x04R\x02to\x12\x1a\n" +
-	"\bmessages\x18\x04 \x03(\fR\bmessages\"\x0e\n" +
-	"\fStepResponse\"\x96\x01\n" +
+	"\bmessages\x18\x04 \x03(\fR\bmessages\x12!\n" +
+	"\ffrom_address\x18\x05 \x01(\tR\vfromAddress\"\x0e\n" +
+	"\fStepResponse\"\xb9\x01\n" +
 	"\rSnapshotChunk\x12\x1d\n" +
 	"\n" +
 	"cluster_id\x18\x01 \x01(\tR\tclusterId\x12\x12\n" +
 	"\x04from\x18\x02 \x01(\x04R\x04from\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\fR\amessage\x12\x12\n" +
+	"\amessage\x18\x03 \x01(\fR\amessage\x12!\n" +
+	"\ffrom_address\x18\a \x01(\tR\vfromAddress\x12\x12\n" +
 	"\x04file\x18\x04 \x01(\tR\x04file\x12\x12\n" +
 	"\x04data\x18\x05 \x01(\fR\x04data\x12\x10\n" +
 	"\x03eof\x18\x06 \x01(\bR\x03eof2\x8e\x01\n" +

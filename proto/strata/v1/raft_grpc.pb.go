@@ -31,7 +31,8 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 type RaftServiceClient interface {
 	// Step delivers Raft messages (raftpb.Message, marshaled) from one member
-	// to another. A member refuses messages of another cluster or from a
+	// to another; with no messages it only checks that the receiver would
+	// accept the sender (a joining member asks before it starts). A member refuses messages of another cluster or from a
 	// member that is not in its configuration (FAILED_PRECONDITION, with the
 	// reason in ErrorInfo).
 	Step(ctx context.Context, in *StepRequest, opts ...grpc.CallOption) (*StepResponse, error)
@@ -77,7 +78,8 @@ type RaftService_InstallSnapshotClient = grpc.ClientStreamingClient[SnapshotChun
 // for forward compatibility.
 type RaftServiceServer interface {
 	// Step delivers Raft messages (raftpb.Message, marshaled) from one member
-	// to another. A member refuses messages of another cluster or from a
+	// to another; with no messages it only checks that the receiver would
+	// accept the sender (a joining member asks before it starts). A member refuses messages of another cluster or from a
 	// member that is not in its configuration (FAILED_PRECONDITION, with the
 	// reason in ErrorInfo).
 	Step(context.Context, *StepRequest) (*StepResponse, error)

@@ -1,0 +1,74 @@
+package metaserver
+
+import (
+	"context"
+	"time"
+
+	"github.com/stratafs/strata/internal/kv"
+	"github.com/stratafs/strata/internal/kvschema"
+	pb "github.com/stratafs/strata/proto/strata/v1"
+)
+
+// requestMemory is how long the answer of an applied request is kept for
+// its retries; clients give up retrying well before.
+const requestMemory = 10 * time.Minute
+
+// forgetRequests drops up to limit kept answers applied before before.
+func forgetRequests(tx kv.Txn, before int64, limit int) (int, error) {
+	start, end := kvschema.RequestAgeRange(before)
+	var ages [][]byte
+	err := tx.Scan(start, end, func(k, _ []byte) bool {
+		ages = append(ages, append([]byte(nil), k...))
+		return len(ages) < limit
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, k := range ages {
+		id, err := kvschema.DecodeRequestAgeKey(k)
+		if err != nil {
+			return 0, err
+		}
+		tx.Delete(kvschema.RequestKey(id))
+		tx.Delete(k)
+	}
+	return len(ages), nil
+}
+
+// forgetLoop has the leader drop expired answers every minute, in bounded
+// commands.
+func (s *Server) forgetLoop() {
+	defer s.wg.Done()
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		if err := s.ForgetRequests(context.Background()); err != nil {
+			s.cfg.Log.Warn("forget requests", "err", err)
+		}
+	}
+}
+
+// ForgetRequests drops the answers kept for longer than requestMemory.
+func (s *Server) ForgetRequests(ctx context.Context) error {
+	const batch = 10000
+	before := s.cfg.Clock().Add(-requestMemory).UnixMilli()
+	for s.isLeader() {
+		var pending bool
+		start, end := kvschema.RequestAgeRange(before)
+		if err := s.store.View(func(r kv.Reader) error {
+			return r.Scan(start, end, func(_, _ []byte) bool { pending = true; return false })
+		}); err != nil || !pending {
+			return err
+		}
+		if _, err := s.propose(ctx, &pb.Command{Op: &pb.Command_ForgetRequests{
+			ForgetRequests: &pb.ForgetRequestsCommand{Before: before, Limit: batch}}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,350 @@
+package raftnode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	pb "go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	spb "github.com/stratafs/strata/proto/strata/v1"
+)
+
+// TransportConfig configures a Transport.
+type TransportConfig struct {
+	ClusterID string
+	ID        uint64
+	// Address is where this member serves RaftService.
+	Address string
+	// Members returns the group's members and their addresses as the state
+	// machine has them (empty while a joining member has no state yet).
+	Members func() map[uint64]string
+	// Checkpoint writes a copy of the state to dir, for a snapshot.
+	Checkpoint func(dir string) error
+	// SnapshotDir stages snapshots on their way out and in.
+	SnapshotDir string
+	Log         *slog.Logger
+}
+
+// Transport carries Raft traffic between members over gRPC: it is the
+// node's Sender, and it serves RaftService for the other members. Messages
+// to a member go out in order on one stream of unary calls, batched;
+// snapshots are checkpoints of the state streamed file by file.
+type Transport struct {
+	spb.UnimplementedRaftServiceServer
+
+	cfg  TransportConfig
+	node atomic.Pointer[Node]
+	drop atomic.Pointer[func(from, to uint64) bool]
+
+	mu       sync.Mutex
+	peers    map[uint64]*peer
+	learned  map[uint64]string // addresses senders gave that the state does not have
+	refusals map[uint64]string // members that refuse this one, and why
+	closed   bool
+}
+
+// NewTransport returns a transport; Attach it to the node once started.
+func NewTransport(cfg TransportConfig) (*Transport, error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	// Anything staged by an earlier run is stale.
+	if err := os.RemoveAll(cfg.SnapshotDir); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.SnapshotDir, 0o755); err != nil {
+		return nil, err
+	}
+	return &Transport{cfg: cfg, peers: map[uint64]*peer{}, learned: map[uint64]string{}, refusals: map[uint64]string{}}, nil
+}
+
+// Attach connects the transport to the node it serves.
+func (t *Transport) Attach(n *Node) { t.node.Store(n) }
+
+// SetDrop installs a test hook: messages for which drop returns true are
+// lost, as on a cut link. nil restores delivery.
+func (t *Transport) SetDrop(drop func(from, to uint64) bool) {
+	if drop == nil {
+		t.drop.Store(nil)
+		return
+	}
+	t.drop.Store(&drop)
+}
+
+func (t *Transport) dropped(from, to uint64) bool {
+	f := t.drop.Load()
+	return f != nil && (*f)(from, to)
+}
+
+// Close stops every sender.
+func (t *Transport) Close() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.closed = true
+	for id, p := range t.peers {
+		p.close()
+		delete(t.peers, id)
+	}
+}
+
+// Send implements Sender.
+func (t *Transport) Send(msgs []*pb.Message) {
+	for _, m := range msgs {
+		if t.dropped(m.GetFrom(), m.GetTo()) {
+			continue
+		}
+		p := t.peer(m.GetTo())
+		if p == nil {
+			t.reportUnreachable(m.GetTo())
+			continue
+		}
+		if m.GetType() == pb.MessageType_MsgSnap {
+			go t.sendSnapshot(p, m)
+			continue
+		}
+		select {
+		case p.queue <- m:
+		default: // the member is slow or gone; raft will resend
+			t.reportUnreachable(m.GetTo())
+		}
+	}
+}
+
+func (t *Transport) reportUnreachable(id uint64) {
+	if n := t.node.Load(); n != nil {
+		n.ReportUnreachable(id)
+	}
+}
+
+func (t *Transport) address(id uint64) string {
+	if addr := t.cfg.Members()[id]; addr != "" {
+		return addr
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.learned[id]
+}
+
+// peer returns the sender to member id, (re)connecting when its address
+// changed; nil if the address is unknown.
+func (t *Transport) peer(id uint64) *peer {
+	addr := t.address(id)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p := t.peers[id]
+	if p != nil && p.addr == addr {
+		return p
+	}
+	if p != nil {
+		p.close()
+		delete(t.peers, id)
+	}
+	if addr == "" || t.closed {
+		return nil
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.MaxCallSendMsgSize(64<<20)))
+	if err != nil {
+		t.cfg.Log.Warn("raft transport: bad member address", "member", id, "address", addr, "err", err)
+		return nil
+	}
+	p = &peer{id: id, addr: addr, conn: conn, client: spb.NewRaftServiceClient(conn),
+		queue: make(chan *pb.Message, 4096), stop: make(chan struct{})}
+	t.peers[id] = p
+	go t.run(p)
+	return p
+}
+
+// peer sends to one member, in order.
+type peer struct {
+	id     uint64
+	addr   string
+	conn   *grpc.ClientConn
+	client spb.RaftServiceClient
+	queue  chan *pb.Message
+	stop   chan struct{}
+	once   sync.Once
+}
+
+func (p *peer) close() {
+	p.once.Do(func() {
+		close(p.stop)
+		p.conn.Close()
+	})
+}
+
+// maxBatch bounds the messages of one Step call.
+const maxBatch = 256
+
+func (t *Transport) run(p *peer) {
+	batch := make([][]byte, 0, maxBatch)
+	for {
+		var m *pb.Message
+		select {
+		case <-p.stop:
+			return
+		case m = <-p.queue:
+		}
+		batch = batch[:0]
+		for m != nil {
+			if data, err := proto.Marshal(m); err == nil {
+				batch = append(batch, data)
+			}
+			m = nil
+			if len(batch) < maxBatch {
+				select {
+				case m = <-p.queue:
+				default:
+				}
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err := p.client.Step(ctx, &spb.StepRequest{ClusterId: t.cfg.ClusterID, From: t.cfg.ID, To: p.id,
+			FromAddress: t.cfg.Address, Messages: batch})
+		cancel()
+		t.delivered(p.id, err)
+	}
+}
+
+// delivered records how a call to member id went. A member that refuses
+// this one (another cluster, or a configuration without this member) is
+// remembered; when a majority of the others refuse, this member cannot
+// take part and stops with their reason.
+func (t *Transport) delivered(id uint64, err error) {
+	if err == nil {
+		t.mu.Lock()
+		delete(t.refusals, id)
+		t.mu.Unlock()
+		return
+	}
+	t.reportUnreachable(id)
+	if status.Code(err) != codes.FailedPrecondition {
+		return
+	}
+	reason := status.Convert(err).Message()
+	t.mu.Lock()
+	_, known := t.refusals[id]
+	t.refusals[id] = reason
+	refused := len(t.refusals)
+	t.mu.Unlock()
+	if !known {
+		t.cfg.Log.Error("raft transport: refused by a member", "member", id, "reason", reason)
+	}
+	others := 0
+	for m := range t.cfg.Members() {
+		if m != t.cfg.ID {
+			others++
+		}
+	}
+	if refused >= others/2+1 {
+		if n := t.node.Load(); n != nil {
+			n.Fail(t.refusedError())
+		}
+	}
+}
+
+// ErrRefused is the cause of a member's stop when the others refuse it.
+var ErrRefused = errors.New("refused by the other members")
+
+func (t *Transport) refusedError() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ids := make([]uint64, 0, len(t.refusals))
+	for id := range t.refusals {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	var parts []string
+	for _, id := range ids {
+		parts = append(parts, fmt.Sprintf("member %d: %s", id, t.refusals[id]))
+	}
+	return fmt.Errorf("member %d %w (%s)", t.cfg.ID, ErrRefused, strings.Join(parts, "; "))
+}
+
+// Step implements RaftService.
+func (t *Transport) Step(ctx context.Context, r *spb.StepRequest) (*spb.StepResponse, error) {
+	if err := t.admit(r.ClusterId, r.From, r.FromAddress); err != nil {
+		return nil, err
+	}
+	n := t.node.Load()
+	if n == nil {
+		return nil, status.Error(codes.Unavailable, "member is starting")
+	}
+	for _, data := range r.Messages {
+		m := &pb.Message{}
+		if err := proto.Unmarshal(data, m); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "bad raft message: %v", err)
+		}
+		if t.dropped(m.GetFrom(), m.GetTo()) {
+			continue
+		}
+		if err := n.Step(ctx, m); err != nil {
+			return nil, status.Errorf(codes.Unavailable, "step: %v", err)
+		}
+	}
+	return &spb.StepResponse{}, nil
+}
+
+// admit checks that a sender belongs to this member's cluster and
+// configuration. A member with no configuration yet (joining) admits any
+// member of its cluster, and learns its address.
+func (t *Transport) admit(cluster string, from uint64, addr string) error {
+	if cluster != t.cfg.ClusterID {
+		return status.Errorf(codes.FailedPrecondition,
+			"cluster id mismatch: member %d belongs to cluster %q, the sender (member %d) to %q", t.cfg.ID, t.cfg.ClusterID, from, cluster)
+	}
+	members := t.cfg.Members()
+	if len(members) > 0 && members[from] == "" {
+		return status.Errorf(codes.FailedPrecondition,
+			"member %d is not in the configuration of cluster %q (it was removed, or never added: strata admin member add)", from, cluster)
+	}
+	if len(members) == 0 && addr != "" {
+		t.mu.Lock()
+		t.learned[from] = addr
+		t.mu.Unlock()
+	}
+	return nil
+}
+
+// CheckJoin asks the members at addrs whether they would accept this
+// member; it fails when a majority of those that answer refuse it.
+func (t *Transport) CheckJoin(ctx context.Context, addrs []string) error {
+	var refused []string
+	answered := 0
+	for _, addr := range addrs {
+		conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			return fmt.Errorf("--join %s: %w", addr, err)
+		}
+		_, err = spb.NewRaftServiceClient(conn).Step(ctx, &spb.StepRequest{ClusterId: t.cfg.ClusterID,
+			From: t.cfg.ID, FromAddress: t.cfg.Address})
+		conn.Close()
+		switch status.Code(err) {
+		case codes.OK:
+			answered++
+		case codes.FailedPrecondition:
+			answered++
+			refused = append(refused, addr+": "+status.Convert(err).Message())
+		}
+	}
+	if answered > 0 && len(refused) > answered/2 {
+		return fmt.Errorf("member %d cannot join: %s", t.cfg.ID, strings.Join(refused, "; "))
+	}
+	if answered == 0 {
+		return fmt.Errorf("member %d cannot join: none of %s answered", t.cfg.ID, strings.Join(addrs, ", "))
+	}
+	return nil
+}
