@@ -16,6 +16,12 @@ public final class ClientConfig {
   /** Bound on every call, so an unresponsive service fails calls instead of hanging them. */
   public static final Duration DEFAULT_RPC_TIMEOUT = Duration.ofSeconds(60);
 
+  /**
+   * How long a call keeps looking for a member that answers (the leader) after its first attempt
+   * failed to reach one; see {@link io.strata.core.rpc.MetaCaller}.
+   */
+  public static final Duration DEFAULT_RETRY_TIMEOUT = Duration.ofSeconds(60);
+
   /** Entries asked for per listing page (the service's default and a tenth of its maximum). */
   public static final int DEFAULT_LIST_PAGE_SIZE = 1000;
 
@@ -24,6 +30,7 @@ public final class ClientConfig {
   private final List<String> groups;
   private final int umask;
   private final Duration rpcTimeout;
+  private final Duration retryTimeout;
   private final Duration leaseRenewInterval;
   private final int listPageSize;
   private final boolean shortCircuit;
@@ -41,6 +48,7 @@ public final class ClientConfig {
     this.groups = List.copyOf(b.groups);
     this.umask = b.umask & 0777;
     this.rpcTimeout = b.rpcTimeout;
+    this.retryTimeout = b.retryTimeout;
     this.leaseRenewInterval = b.leaseRenewInterval;
     this.listPageSize = b.listPageSize;
     this.shortCircuit = b.shortCircuit;
@@ -58,7 +66,10 @@ public final class ClientConfig {
     return b;
   }
 
-  /** The members of the namespace service, in the order they are tried. */
+  /**
+   * The members of the namespace service's Raft group (or its one address), in the order they
+   * are tried until one names the leader.
+   */
   public List<HostPort> members() {
     return members;
   }
@@ -78,9 +89,17 @@ public final class ClientConfig {
     return umask;
   }
 
-  /** The deadline of each call. */
+  /** The deadline of each attempt of a call. */
   public Duration rpcTimeout() {
     return rpcTimeout;
+  }
+
+  /**
+   * How long after a call started it may still try another member (or the same one again) when
+   * an attempt could not reach the leader; zero for a single attempt.
+   */
+  public Duration retryTimeout() {
+    return retryTimeout;
   }
 
   /** How often leases are renewed while files are open for writing. */
@@ -116,6 +135,7 @@ public final class ClientConfig {
     private List<String> groups = List.of();
     private int umask = 0022;
     private Duration rpcTimeout = DEFAULT_RPC_TIMEOUT;
+    private Duration retryTimeout = DEFAULT_RETRY_TIMEOUT;
     private Duration leaseRenewInterval = DEFAULT_LEASE_RENEW_INTERVAL;
     private int listPageSize = DEFAULT_LIST_PAGE_SIZE;
     private boolean shortCircuit = true;
@@ -141,9 +161,21 @@ public final class ClientConfig {
       return this;
     }
 
-    /** Sets the deadline of each call (default 60 s). */
+    /** Sets the deadline of each attempt of a call (default 60 s). */
     public Builder rpcTimeout(Duration d) {
       this.rpcTimeout = positive(d, "rpc timeout");
+      return this;
+    }
+
+    /**
+     * Sets how long a call keeps trying to reach the leader (default 60 s; zero: one attempt,
+     * no retry).
+     */
+    public Builder retryTimeout(Duration d) {
+      if (d.isNegative()) {
+        throw new IllegalArgumentException("retry timeout must not be negative: " + d);
+      }
+      this.retryTimeout = d;
       return this;
     }
 

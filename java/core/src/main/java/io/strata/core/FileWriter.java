@@ -145,8 +145,8 @@ public final class FileWriter extends OutputStream {
   }
 
   private void complete(CompleteRequest.Builder req) throws IOException {
-    CompleteRequest r = req.setHeader(client.header(path().namespace())).setPath(path().path())
-        .setInodeId(target.inodeId()).build();
+    CompleteRequest r = req.setHeader(client.mutation(path().namespace()))
+        .setPath(path().path()).setInodeId(target.inodeId()).build();
     client.call(Op.COMPLETE, path(), s -> s.complete(r));
   }
 

@@ -1,7 +1,5 @@
 package io.strata.core;
 
-import io.grpc.ManagedChannel;
-import io.grpc.StatusRuntimeException;
 import io.strata.core.block.BlockExtent;
 import io.strata.core.block.BlockIO;
 import io.strata.core.block.BlockLocation;
@@ -10,8 +8,7 @@ import io.strata.core.block.ReadTarget;
 import io.strata.core.block.WriteTarget;
 import io.strata.core.error.ErrorTranslator;
 import io.strata.core.error.Op;
-import io.strata.core.rpc.Channels;
-import io.strata.core.rpc.HostPort;
+import io.strata.core.rpc.MetaCaller;
 import io.strata.core.worker.WorkerBlockIO;
 import io.strata.proto.v1.Block;
 import io.strata.proto.v1.CreateRequest;
@@ -22,7 +19,6 @@ import io.strata.proto.v1.GetContentSummaryResponse;
 import io.strata.proto.v1.GetFileStatusRequest;
 import io.strata.proto.v1.Header;
 import io.strata.proto.v1.ListWorkersRequest;
-import io.strata.proto.v1.MetaServiceGrpc;
 import io.strata.proto.v1.MkdirsRequest;
 import io.strata.proto.v1.OpenRequest;
 import io.strata.proto.v1.OpenResponse;
@@ -36,7 +32,6 @@ import io.strata.proto.v1.WorkerInfo;
 import io.strata.proto.v1.WorkerStats;
 import java.io.Closeable;
 import java.io.IOException;
-import java.io.InterruptedIOException;
 import java.lang.System.Logger.Level;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -44,8 +39,6 @@ import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
 
 /**
  * A connection to a Strata namespace service: every metadata operation of every namespace, as
@@ -53,30 +46,28 @@ import java.util.stream.Collectors;
  * inline limit through the workers ({@link WorkerBlockIO}). Safe for concurrent use; one per
  * process and user is plenty.
  *
- * <p>Each call has a deadline ({@link ClientConfig#rpcTimeout}) and is not retried (see {@link
- * Channels}); only reads move on to another worker when one cannot be reached. Errors come back
- * as the exceptions of {@link io.strata.core.error}, translated in one place, {@link
- * ErrorTranslator}.
+ * <p>Every metadata call goes through one {@link MetaCaller}, which sends it to the leader of the
+ * service's Raft group and retries it (to the leader, or another member) while none answers, up
+ * to {@link ClientConfig#retryTimeout}; each attempt has the deadline {@link
+ * ClientConfig#rpcTimeout}. Mutations carry a request id ({@link #mutation}) so that a retry is
+ * never applied twice. On the data path only reads move on to another worker when one cannot be
+ * reached. Errors come back as the exceptions of {@link io.strata.core.error}, translated in one
+ * place, {@link ErrorTranslator}.
  */
 public final class StrataClient implements Closeable {
   private static final System.Logger LOG = System.getLogger(StrataClient.class.getName());
 
   private final ClientConfig cfg;
-  private final ManagedChannel channel;
-  private final MetaServiceGrpc.MetaServiceBlockingStub stub;
-  private final ErrorTranslator errors;
+  private final MetaCaller meta;
   private final String clientName;
   private final LeaseRenewer renewer;
   private final WorkerBlockIO workers;
   private final BlockIO blockIO;
   private volatile boolean closed;
 
-  private StrataClient(ClientConfig cfg, ManagedChannel channel) {
+  private StrataClient(ClientConfig cfg, MetaCaller meta) {
     this.cfg = cfg;
-    this.channel = channel;
-    this.stub = MetaServiceGrpc.newBlockingStub(channel);
-    this.errors = new ErrorTranslator(
-        cfg.members().stream().map(HostPort::toString).collect(Collectors.joining(",")));
+    this.meta = meta;
     this.clientName = newClientName();
     this.renewer = new LeaseRenewer(this::renewLease, cfg.leaseRenewInterval(),
         "strata-lease-renewer-" + clientName);
@@ -87,10 +78,11 @@ public final class StrataClient implements Closeable {
   /**
    * Creates a client for the service in {@code cfg}. Nothing is dialled until the first call,
    * which fails with a {@link io.strata.core.error.ServiceUnavailableException} if no member
-   * answers.
+   * answers before the retry deadline.
    */
   public static StrataClient connect(ClientConfig cfg) {
-    return new StrataClient(cfg, Channels.open(cfg.members()));
+    return new StrataClient(cfg,
+        new MetaCaller(cfg.members(), cfg.rpcTimeout(), cfg.retryTimeout()));
   }
 
   /** The configuration the client was made with. */
@@ -120,7 +112,7 @@ public final class StrataClient implements Closeable {
    * parents if {@code createParents}. Returns false when the directory existed already.
    */
   public boolean mkdirs(StrataPath p, int permission, boolean createParents) throws IOException {
-    MkdirsRequest req = MkdirsRequest.newBuilder().setHeader(header(p.namespace()))
+    MkdirsRequest req = MkdirsRequest.newBuilder().setHeader(mutation(p.namespace()))
         .setPath(p.path()).setPermission(permission).setUmask(cfg.umask())
         .setCreateParents(createParents).build();
     return call(Op.MKDIRS, p, s -> s.mkdirs(req)).getCreated();
@@ -131,7 +123,7 @@ public final class StrataClient implements Closeable {
    * close.
    */
   public FileWriter create(StrataPath p, CreateOptions o) throws IOException {
-    CreateRequest req = CreateRequest.newBuilder().setHeader(header(p.namespace()))
+    CreateRequest req = CreateRequest.newBuilder().setHeader(mutation(p.namespace()))
         .setPath(p.path()).setPermission(o.permission()).setUmask(cfg.umask())
         .setOverwrite(o.overwrite()).setCreateParents(o.createParents())
         .setReplication(o.replication()).setBlockSize(o.blockSize()).build();
@@ -210,7 +202,7 @@ public final class StrataClient implements Closeable {
     if (!src.namespace().equals(dst.namespace())) {
       throw new IOException("rename " + src + " to " + dst + ": not in the same namespace");
     }
-    RenameRequest req = RenameRequest.newBuilder().setHeader(header(src.namespace()))
+    RenameRequest req = RenameRequest.newBuilder().setHeader(mutation(src.namespace()))
         .setSrc(src.path()).setDst(dst.path()).setOverwrite(overwrite).setNoDescend(noDescend)
         .build();
     String fin = call(Op.RENAME, src, s -> s.rename(req)).getFinalPath();
@@ -222,21 +214,22 @@ public final class StrataClient implements Closeable {
    * nothing was there.
    */
   public boolean delete(StrataPath p, boolean recursive) throws IOException {
-    DeleteRequest req = DeleteRequest.newBuilder().setHeader(header(p.namespace()))
+    DeleteRequest req = DeleteRequest.newBuilder().setHeader(mutation(p.namespace()))
         .setPath(p.path()).setRecursive(recursive).build();
     return call(Op.DELETE, p, s -> s.delete(req)).getDeleted();
   }
 
   /** Sets the mode bits of {@code p}. */
   public void setPermission(StrataPath p, int permission) throws IOException {
-    SetPermissionRequest req = SetPermissionRequest.newBuilder().setHeader(header(p.namespace()))
+    SetPermissionRequest req = SetPermissionRequest.newBuilder()
+        .setHeader(mutation(p.namespace()))
         .setPath(p.path()).setPermission(permission).build();
     call(Op.SET_PERMISSION, p, s -> s.setPermission(req));
   }
 
   /** Sets the owner and group of {@code p}; null or empty leaves one as it is. */
   public void setOwner(StrataPath p, String owner, String group) throws IOException {
-    SetOwnerRequest req = SetOwnerRequest.newBuilder().setHeader(header(p.namespace()))
+    SetOwnerRequest req = SetOwnerRequest.newBuilder().setHeader(mutation(p.namespace()))
         .setPath(p.path()).setOwner(owner == null ? "" : owner)
         .setGroup(group == null ? "" : group).build();
     call(Op.SET_OWNER, p, s -> s.setOwner(req));
@@ -244,7 +237,7 @@ public final class StrataClient implements Closeable {
 
   /** Sets the times of {@code p}, in ms since the epoch; -1 leaves one as it is. */
   public void setTimes(StrataPath p, long mtime, long atime) throws IOException {
-    SetTimesRequest req = SetTimesRequest.newBuilder().setHeader(header(p.namespace()))
+    SetTimesRequest req = SetTimesRequest.newBuilder().setHeader(mutation(p.namespace()))
         .setPath(p.path()).setModificationTime(mtime).setAccessTime(atime).build();
     call(Op.SET_TIMES, p, s -> s.setTimes(req));
   }
@@ -260,7 +253,8 @@ public final class StrataClient implements Closeable {
 
   /** Closes file {@code p} that its writer left open; reports whether it is closed now. */
   public boolean recoverLease(StrataPath p) throws IOException {
-    RecoverLeaseRequest req = RecoverLeaseRequest.newBuilder().setHeader(header(p.namespace()))
+    RecoverLeaseRequest req = RecoverLeaseRequest.newBuilder()
+        .setHeader(mutation(p.namespace()))
         .setPath(p.path()).build();
     return call(Op.RECOVER_LEASE, p, s -> s.recoverLease(req)).getClosed();
   }
@@ -310,37 +304,19 @@ public final class StrataClient implements Closeable {
     closed = true;
     renewer.close();
     workers.close();
-    channel.shutdown();
-    try {
-      if (!channel.awaitTermination(5, TimeUnit.SECONDS)) {
-        channel.shutdownNow();
-      }
-    } catch (InterruptedException e) {
-      channel.shutdownNow();
-      Thread.currentThread().interrupt();
-      throw new InterruptedIOException("closing the Strata client was interrupted");
-    }
+    meta.close();
   }
 
-  /** A call on the stub. */
-  @FunctionalInterface
-  interface Call<T> {
-    T run(MetaServiceGrpc.MetaServiceBlockingStub stub);
+  /** Runs {@code c} on the service's leader ({@link MetaCaller}), translating its failure. */
+  <T> T call(Op op, StrataPath p, MetaCaller.Call<T> c) throws IOException {
+    checkOpen(op, p);
+    return meta.call(op, p.toString(), c);
   }
 
-  /** Runs {@code c} with the call deadline, translating its failure. */
-  <T> T call(Op op, StrataPath p, Call<T> c) throws IOException {
-    return call(op, p, cfg.rpcTimeout(), c);
-  }
-
-  private <T> T call(Op op, StrataPath p, java.time.Duration timeout, Call<T> c)
+  private <T> T call(Op op, StrataPath p, java.time.Duration bound, MetaCaller.Call<T> c)
       throws IOException {
     checkOpen(op, p);
-    try {
-      return c.run(stub.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS));
-    } catch (StatusRuntimeException e) {
-      throw errors.translate(e, op, p.toString());
-    }
+    return meta.call(op, p.toString(), bound, c);
   }
 
   private void checkOpen(Op op, StrataPath p) throws IOException {
@@ -356,7 +332,7 @@ public final class StrataClient implements Closeable {
    * commits. Best effort: a failure is logged, and lease recovery then closes the file empty.
    */
   void abandon(WriteTarget t) {
-    DeleteRequest req = DeleteRequest.newBuilder().setHeader(header(t.path().namespace()))
+    DeleteRequest req = DeleteRequest.newBuilder().setHeader(mutation(t.path().namespace()))
         .setPath(t.path().path()).setInodeId(t.inodeId()).build();
     try {
       call(Op.DELETE, t.path(), s -> s.delete(req));
@@ -366,10 +342,23 @@ public final class StrataClient implements Closeable {
     }
   }
 
-  /** The request header for namespace {@code ns}. */
+  /** The request header of a read in namespace {@code ns}. */
   Header header(String ns) {
+    return headerBuilder(ns).build();
+  }
+
+  /**
+   * The request header of a mutation in namespace {@code ns}, with a new request id: build the
+   * request once and let {@link MetaCaller} resend that same request, so that the service
+   * applies it once however often it is sent.
+   */
+  Header mutation(String ns) {
+    return headerBuilder(ns).setRequestId(MetaCaller.newRequestId()).build();
+  }
+
+  private Header.Builder headerBuilder(String ns) {
     return Header.newBuilder().setNamespace(ns).setUser(cfg.user())
-        .addAllGroups(cfg.groups()).setClientName(clientName).build();
+        .addAllGroups(cfg.groups()).setClientName(clientName);
   }
 
   /** Called by a writer at close. */
@@ -377,6 +366,7 @@ public final class StrataClient implements Closeable {
     renewer.release();
   }
 
+  /** NB: no request id: the leader keeps leases in memory, and renewing twice is harmless. */
   private void renewLease() throws IOException {
     RenewLeaseRequest req = RenewLeaseRequest.newBuilder().setHeader(header("")).build();
     call(Op.RENEW_LEASE, StrataPath.root(""), s -> s.renewLease(req));

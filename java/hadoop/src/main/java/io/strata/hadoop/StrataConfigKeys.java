@@ -2,8 +2,18 @@ package io.strata.hadoop;
 
 /** The configuration keys of the strata:// FileSystem (documented in docs/java.md). */
 public final class StrataConfigKeys {
-  /** The namespace service, host:port, or a comma list of the members of its group. */
+  /**
+   * The namespace service: host:port, or a comma list of the members of its Raft group
+   * (host1:port,host2:port,host3:port), of which the client finds and follows the leader.
+   */
   public static final String META_ADDRESS = "fs.strata.meta.address";
+
+  /**
+   * How long a call keeps trying to reach the service's leader (other members, the same one
+   * again, with backoff) after an attempt failed to (a time duration, such as 60s; 0 for a single
+   * attempt); default 60 s.
+   */
+  public static final String META_RETRY_TIMEOUT = "fs.strata.meta.retry.timeout";
 
   /** The user to act as; default: the current Hadoop user (UserGroupInformation). */
   public static final String USER = "fs.strata.user";
@@ -14,7 +24,10 @@ public final class StrataConfigKeys {
    */
   public static final String GROUPS = "fs.strata.groups";
 
-  /** Deadline of each call to the service (a time duration, such as 60s); default 60 s. */
+  /**
+   * Deadline of each attempt of a call to the service (a time duration, such as 60s); default
+   * 60 s.
+   */
   public static final String RPC_TIMEOUT = "fs.strata.rpc.timeout";
 
   /** Entries fetched per listing page, 1 to 10,000; default 1,000. */

@@ -92,12 +92,8 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
    * left for the first real operation to report.
    */
   private void checkNamespace() throws IOException {
-    java.time.Duration limit = client.config().rpcTimeout();
-    if (limit.compareTo(NAMESPACE_PROBE_TIMEOUT) > 0) {
-      limit = NAMESPACE_PROBE_TIMEOUT;
-    }
     try {
-      client.probeNamespace(namespace, limit);
+      client.probeNamespace(namespace, NAMESPACE_PROBE_TIMEOUT);
     } catch (FileNotFoundException e) {
       FileNotFoundException fnf = new FileNotFoundException(uri + ": no such namespace");
       fnf.initCause(e);
@@ -128,6 +124,9 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
           .rpcTimeout(java.time.Duration.ofMillis(conf.getTimeDuration(
               StrataConfigKeys.RPC_TIMEOUT, ClientConfig.DEFAULT_RPC_TIMEOUT.toMillis(),
               TimeUnit.MILLISECONDS)))
+          .retryTimeout(java.time.Duration.ofMillis(conf.getTimeDuration(
+              StrataConfigKeys.META_RETRY_TIMEOUT,
+              ClientConfig.DEFAULT_RETRY_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)))
           .listPageSize(conf.getInt(StrataConfigKeys.LIST_PAGE_SIZE,
               ClientConfig.DEFAULT_LIST_PAGE_SIZE))
           .shortCircuit(conf.getBoolean(StrataConfigKeys.SHORT_CIRCUIT,

@@ -133,6 +133,7 @@ public class TestStrataFsShell {
   public void unreachableServiceFailsFastAndClearly() throws Exception {
     Configuration conf = conf("127.0.0.1:1");
     conf.set(StrataConfigKeys.RPC_TIMEOUT, "10s");
+    conf.set(StrataConfigKeys.META_RETRY_TIMEOUT, "1s");
     long start = System.nanoTime();
     Run r = shell(conf, "-ls", "/");
     assertNotEquals(0, r.rc());

@@ -17,7 +17,10 @@ import java.util.Optional;
  * Reason}; transport statuses become {@link ServiceUnavailableException}, {@link
  * SocketTimeoutException} or {@link InterruptedIOException}; anything else a plain IOException.
  * Framework adapters (the Hadoop FileSystem) map {@link StrataError}s further by reason only.
- * The workers' statuses are translated alike ({@link #forWorker}).
+ * The workers' statuses are translated alike ({@link #forWorker}). It also tells the retry layer
+ * ({@link io.strata.core.rpc.MetaCaller}) which statuses may be sent again ({@link #retryable})
+ * and where ({@link #leaderOf}), and words the failure of a call that ran out of retries ({@link
+ * #gaveUp}).
  */
 public final class ErrorTranslator {
   private final String kind;
@@ -54,6 +57,80 @@ public final class ErrorTranslator {
     return forTransport(e, op, what);
   }
 
+  /**
+   * Returns the exception for a call that no member answered before its retry deadline: {@code
+   * last} is the status of its last attempt, {@code tried} names the members tried and how each
+   * failed last. Unlike {@link #translate}, the message names every member tried.
+   */
+  public IOException gaveUp(StatusRuntimeException last, Op op, String what, String tried) {
+    String verb = verb(op);
+    if (isNotLeader(last)) {
+      return new NotLeaderException(op, what, verb + " " + what + ": found no leader of the "
+          + "Strata " + kind + "; tried " + tried, last);
+    }
+    if (last.getStatus().getCode() == Status.Code.DEADLINE_EXCEEDED) {
+      SocketTimeoutException t = new SocketTimeoutException(verb + " " + what + ": the Strata "
+          + kind + " did not answer in time; tried " + tried);
+      t.initCause(last);
+      return t;
+    }
+    return new ServiceUnavailableException(
+        verb + " " + what + ": cannot reach the Strata " + kind + " at " + tried, last);
+  }
+
+  /**
+   * Whether the call that met {@code e} may be sent again, to the leader {@link #leaderOf} names
+   * or to another member: true for NOT_LEADER and for transport failures (UNAVAILABLE or
+   * DEADLINE_EXCEEDED without a Strata ErrorInfo), false for every answer of the service and
+   * for the caller's own cancellation.
+   */
+  public static boolean retryable(StatusRuntimeException e) {
+    if (strataInfo(e).isPresent()) {
+      return isNotLeader(e);
+    }
+    Status.Code c = e.getStatus().getCode();
+    return c == Status.Code.UNAVAILABLE || c == Status.Code.DEADLINE_EXCEEDED;
+  }
+
+  /**
+   * The leader's host:port that a NOT_LEADER status names; empty for any other status, and for
+   * a member that knows of no leader (an election is under way).
+   */
+  public static Optional<String> leaderOf(StatusRuntimeException e) {
+    return strataInfo(e)
+        .filter(i -> Reason.parse(i.getReason()).orElse(null) == Reason.NOT_LEADER)
+        .map(i -> i.getMetadataOrDefault(Reason.LEADER_KEY, ""))
+        .filter(l -> !l.isEmpty());
+  }
+
+  /**
+   * A few words on why one attempt failed, for the message of {@link #gaveUp}: "not the leader
+   * (it names h:p)", "no answer in time", or the transport's own words ("Connection refused").
+   */
+  public static String outcome(StatusRuntimeException e) {
+    Status st = e.getStatus();
+    if (isNotLeader(e)) {
+      return leaderOf(e).map(l -> "not the leader, which it says is " + l)
+          .orElse("not the leader, and it knows of none");
+    }
+    if (st.getCode() == Status.Code.DEADLINE_EXCEEDED) {
+      return "no answer in time";
+    }
+    Throwable cause = st.getCause();
+    if (cause != null && cause.getMessage() != null) {
+      return cause.getMessage();
+    }
+    return st.getDescription() != null ? st.getDescription() : st.getCode().toString();
+  }
+
+  private static boolean isNotLeader(StatusRuntimeException e) {
+    return reasonOf(e).orElse(null) == Reason.NOT_LEADER;
+  }
+
+  private static String verb(Op op) {
+    return op.name().toLowerCase(java.util.Locale.ROOT);
+  }
+
   /** Returns the exception for a service-reported condition. */
   public static IOException forReason(Reason reason, Op op, String path, String message,
       Throwable cause) {
@@ -65,6 +142,8 @@ public final class ErrorTranslator {
         return new AlreadyBeingCreatedException(op, path, message, cause);
       case NO_LEASE:
         return new LeaseExpiredException(op, path, message, cause);
+      case NOT_LEADER:
+        return new NotLeaderException(op, path, message, cause);
       default:
         return new StrataException(reason, op, path, message, cause);
     }
@@ -73,7 +152,7 @@ public final class ErrorTranslator {
   private IOException forTransport(StatusRuntimeException e, Op op, String what) {
     Status st = e.getStatus();
     String desc = st.getDescription() == null ? "" : ": " + st.getDescription();
-    String verb = op.name().toLowerCase(java.util.Locale.ROOT);
+    String verb = verb(op);
     switch (st.getCode()) {
       case UNAVAILABLE:
         return new ServiceUnavailableException(
@@ -99,6 +178,11 @@ public final class ErrorTranslator {
 
   /** Returns the Strata reason carried by {@code e}, if any. */
   static Optional<Reason> reasonOf(StatusRuntimeException e) {
+    return strataInfo(e).flatMap(i -> Reason.parse(i.getReason()));
+  }
+
+  /** Returns the ErrorInfo of domain {@value Reason#DOMAIN} that {@code e} carries, if any. */
+  private static Optional<ErrorInfo> strataInfo(StatusRuntimeException e) {
     com.google.rpc.Status st = StatusProto.fromThrowable(e);
     if (st == null) {
       return Optional.empty();
@@ -110,7 +194,7 @@ public final class ErrorTranslator {
       try {
         ErrorInfo info = detail.unpack(ErrorInfo.class);
         if (Reason.DOMAIN.equals(info.getDomain())) {
-          return Reason.parse(info.getReason());
+          return Optional.of(info);
         }
       } catch (InvalidProtocolBufferException ignored) {
         // A malformed detail is no reason: fall through to the status code.

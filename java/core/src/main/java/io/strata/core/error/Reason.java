@@ -23,10 +23,20 @@ public enum Reason {
   RENAME_LOOP,
   ROOT_DIRECTORY,
   NO_NAMESPACE,
-  UNSUPPORTED;
+  UNSUPPORTED,
+  /**
+   * The member asked is not the leader of the service's Raft group; the ErrorInfo metadata key
+   * {@value #LEADER_KEY} names the leader's host:port when the member knows it. Not a file
+   * system answer: the client follows it ({@link io.strata.core.rpc.MetaCaller}), and reports it
+   * only when no leader was found in time ({@link NotLeaderException}).
+   */
+  NOT_LEADER;
 
   /** The ErrorInfo domain of Strata's statuses. */
   public static final String DOMAIN = "strata.io";
+
+  /** The ErrorInfo metadata key of a {@link #NOT_LEADER} status that names the leader. */
+  public static final String LEADER_KEY = "leader";
 
   /**
    * Returns the reason named {@code name}, or empty for a reason this client does not know (a

@@ -1,20 +1,15 @@
 package io.strata.core.rpc;
 
-import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
-import io.grpc.NameResolverRegistry;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import java.util.List;
-import java.util.stream.Collectors;
 
 /**
- * Opens the channels to the namespace service and to the workers. Every member address goes into one channel whose
- * pick_first policy uses the first that connects; any member serves any request (followers
- * forward proposals to the leader). Plaintext: the service has no TLS yet.
+ * Opens the channels to the members of the namespace service and to the workers, one channel per
+ * address. Plaintext: the service has no TLS yet.
  *
- * <p>NB: gRPC's own transparent retry (of calls that never reached the server) is the only retry
- * in this client; a call that fails after it was sent is reported, never repeated.
+ * <p>NB: besides gRPC's own transparent retry (of calls that never reached the server), the only
+ * retries of metadata calls are {@link MetaCaller}'s.
  */
 public final class Channels {
   /** Largest response accepted, as in the Go client: a page of a listing or inline content. */
@@ -32,21 +27,15 @@ public final class Channels {
    */
   static final int WORKER_FLOW_CONTROL_WINDOW = 16 << 20;
 
-  private static final Object REGISTER_LOCK = new Object();
-  private static boolean registered;
-
   private Channels() {}
 
-  /** Opens a channel to {@code members}; nothing is dialled until the first call. */
-  public static ManagedChannel open(List<HostPort> members) {
-    if (members.isEmpty()) {
-      throw new IllegalArgumentException("no namespace service address");
-    }
-    registerResolver();
-    String target = StaticAddressResolverProvider.SCHEME + ":///"
-        + members.stream().map(HostPort::toString).collect(Collectors.joining(","));
-    return Grpc.newChannelBuilder(target, InsecureChannelCredentials.create())
-        .defaultLoadBalancingPolicy("pick_first")
+  /**
+   * Opens a channel to {@code member} of the namespace service (one per member: {@link
+   * MetaCaller} picks the member); nothing is dialled until the first call.
+   */
+  public static ManagedChannel open(HostPort member) {
+    return NettyChannelBuilder.forAddress(member.host(), member.port(),
+            InsecureChannelCredentials.create())
         .maxInboundMessageSize(MAX_INBOUND_MESSAGE_BYTES)
         .userAgent("strata-java")
         .build();
@@ -63,14 +52,5 @@ public final class Channels {
         .maxInboundMessageSize(MAX_WORKER_MESSAGE_BYTES)
         .userAgent("strata-java")
         .build();
-  }
-
-  private static void registerResolver() {
-    synchronized (REGISTER_LOCK) {
-      if (!registered) {
-        NameResolverRegistry.getDefaultRegistry().register(new StaticAddressResolverProvider());
-        registered = true;
-      }
-    }
   }
 }

@@ -1,5 +1,7 @@
 /**
- * The gRPC plumbing of the client: service addresses and the channels to the namespace service
- * and the workers. No file system semantics here.
+ * The gRPC plumbing of the client: service addresses, the channels to the namespace service's
+ * members and to the workers, and {@link io.strata.core.rpc.MetaCaller}, which finds the leader
+ * of the namespace service and is the one layer that retries metadata calls. No file system
+ * semantics here.
  */
 package io.strata.core.rpc;

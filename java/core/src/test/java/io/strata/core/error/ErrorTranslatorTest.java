@@ -74,4 +74,38 @@ public class ErrorTranslatorTest {
         .asRuntimeException(), Op.OPEN, "/a");
     assertTrue(internal.getMessage(), internal.getMessage().contains("disk on fire"));
   }
+
+  @Test
+  public void notLeaderIsRetriedAndNamesTheLeader() {
+    com.google.rpc.Status st = com.google.rpc.Status.newBuilder()
+        .setCode(Code.UNAVAILABLE.getNumber()).setMessage("not the leader")
+        .addDetails(Any.pack(ErrorInfo.newBuilder().setReason("NOT_LEADER")
+            .setDomain(Reason.DOMAIN).putMetadata(Reason.LEADER_KEY, "10.0.0.2:7700").build()))
+        .build();
+    StatusRuntimeException named = StatusProto.toStatusRuntimeException(st);
+    assertTrue(ErrorTranslator.retryable(named));
+    assertEquals(java.util.Optional.of("10.0.0.2:7700"), ErrorTranslator.leaderOf(named));
+    StatusRuntimeException none = status(Code.UNAVAILABLE, "NOT_LEADER", Reason.DOMAIN);
+    assertTrue(ErrorTranslator.retryable(none));
+    assertEquals(java.util.Optional.empty(), ErrorTranslator.leaderOf(none));
+    IOException e = t.translate(none, Op.MKDIRS, "/a");
+    assertTrue(e.toString(), e instanceof NotLeaderException);
+    assertTrue(e.toString(), e instanceof ServiceUnavailableException);
+  }
+
+  @Test
+  public void onlyTransportFailuresAndNotLeaderAreRetried() {
+    assertTrue(ErrorTranslator.retryable(Status.UNAVAILABLE.asRuntimeException()));
+    assertTrue(ErrorTranslator.retryable(Status.DEADLINE_EXCEEDED.asRuntimeException()));
+    for (Reason r : Reason.values()) {
+      if (r != Reason.NOT_LEADER) {
+        assertTrue(r.name(), !ErrorTranslator.retryable(status(Code.UNAVAILABLE, r.name(),
+            Reason.DOMAIN)));
+      }
+    }
+    assertTrue(!ErrorTranslator.retryable(status(Code.UNAVAILABLE, "SOMETHING_NEW",
+        Reason.DOMAIN)));
+    assertTrue(!ErrorTranslator.retryable(Status.CANCELLED.asRuntimeException()));
+    assertTrue(!ErrorTranslator.retryable(Status.INTERNAL.asRuntimeException()));
+  }
 }

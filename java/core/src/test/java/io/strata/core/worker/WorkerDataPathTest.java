@@ -68,7 +68,7 @@ public class WorkerDataPathTest {
 
   @BeforeClass
   public static void dialMeta() {
-    metaChannel = Channels.open(List.of(HostPort.parse(SERVER.address())));
+    metaChannel = Channels.open(HostPort.parse(SERVER.address()));
     meta = MetaServiceGrpc.newBlockingStub(metaChannel);
   }
 

@@ -1,0 +1,320 @@
+package io.strata.core.rpc;
+
+import com.google.protobuf.ByteString;
+import io.grpc.ConnectivityState;
+import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
+import io.strata.core.error.ErrorTranslator;
+import io.strata.core.error.Op;
+import io.strata.proto.v1.MetaServiceGrpc;
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
+import java.util.stream.Collectors;
+
+/**
+ * Sends every call of the namespace service to the leader of its Raft group, and is the only
+ * layer of the client that retries them (STYLE rule 7).
+ *
+ * <p>It keeps one channel per member, opened on first use, and sends each call to the member it
+ * last found leading (the first listed, to begin with). A failed attempt is sent again when
+ * {@link ErrorTranslator#retryable} says so: to the leader a NOT_LEADER answer names, else (no
+ * leader named, or a transport failure: the member is down, or did not answer within the
+ * attempt's deadline) to the next member in the list. Once every member has been tried the
+ * caller pauses, 10 ms doubling up to 500 ms with jitter, before the next round. Any answer of
+ * the service (NOT_FOUND, ALREADY_EXISTS...) ends the call at once.
+ *
+ * <p>Each attempt has the deadline {@code attemptTimeout}. No attempt starts later than {@code
+ * retryTimeout} after the call did, and retries are cut short at that instant; so a call fails
+ * after about max(attemptTimeout, retryTimeout) at most, with {@link ErrorTranslator#gaveUp}'s
+ * exception naming the members tried.
+ *
+ * <p>NB: a retried mutation must be the very same request, with the same {@code
+ * Header.request_id} ({@link #newRequestId}), so that the service, which applies a request id
+ * once, answers a retry of a mutation it applied with its first answer instead of applying it
+ * twice. Reads carry no id and are retried freely.
+ *
+ * <p>Safe for concurrent use.
+ */
+public final class MetaCaller implements Closeable {
+  /** A call on a member's stub; the stub has the attempt's deadline. */
+  @FunctionalInterface
+  public interface Call<T> {
+    /** Runs the call; a failure is the StatusRuntimeException the stub throws. */
+    T run(MetaServiceGrpc.MetaServiceBlockingStub stub);
+  }
+
+  /** Waits between rounds; tests replace it to control time. */
+  @FunctionalInterface
+  interface Sleeper {
+    void sleep(long nanos) throws InterruptedException;
+  }
+
+  /** First pause between rounds over the members. */
+  static final long BACKOFF_MIN_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+
+  /** Longest pause between rounds over the members. */
+  static final long BACKOFF_MAX_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+
+  /** Bytes of a request id: random, so that no two clients pick the same. */
+  public static final int REQUEST_ID_BYTES = 16;
+
+  private static final SecureRandom RANDOM = new SecureRandom();
+
+  private final List<HostPort> members;
+  private final Duration attemptTimeout;
+  private final Duration retryTimeout;
+  private final ErrorTranslator errors;
+  private final Function<HostPort, ManagedChannel> dial;
+  private final LongSupplier nanoTime;
+  private final Sleeper sleeper;
+
+  /** The member the next call goes to; updated without mu, as a hint. */
+  private final AtomicReference<HostPort> leader;
+
+  private final Object mu = new Object();
+  // Guarded by mu.
+  private final Map<HostPort, Conn> open = new LinkedHashMap<>();
+  private boolean closed;
+
+  /**
+   * Creates a caller for the service whose members are {@code members}; nothing is dialled
+   * until the first call.
+   */
+  public MetaCaller(List<HostPort> members, Duration attemptTimeout, Duration retryTimeout) {
+    this(members, attemptTimeout, retryTimeout, Channels::open, System::nanoTime,
+        TimeUnit.NANOSECONDS::sleep);
+  }
+
+  MetaCaller(List<HostPort> members, Duration attemptTimeout, Duration retryTimeout,
+      Function<HostPort, ManagedChannel> dial, LongSupplier nanoTime, Sleeper sleeper) {
+    if (members.isEmpty()) {
+      throw new IllegalArgumentException("no namespace service address");
+    }
+    this.members = List.copyOf(members);
+    this.attemptTimeout = attemptTimeout;
+    this.retryTimeout = retryTimeout;
+    this.errors = new ErrorTranslator(
+        this.members.stream().map(HostPort::toString).collect(Collectors.joining(",")));
+    this.dial = dial;
+    this.nanoTime = nanoTime;
+    this.sleeper = sleeper;
+    this.leader = new AtomicReference<>(this.members.get(0));
+  }
+
+  /** Returns a new request id for a mutation: {@value #REQUEST_ID_BYTES} random bytes. */
+  public static ByteString newRequestId() {
+    byte[] b = new byte[REQUEST_ID_BYTES];
+    RANDOM.nextBytes(b);
+    return ByteString.copyFrom(b);
+  }
+
+  /** The member the next call goes to: the leader last found, or the first member. */
+  public HostPort leader() {
+    return leader.get();
+  }
+
+  /**
+   * Runs {@code c} on the leader, following it across members, and returns its answer; {@code
+   * op} on {@code what} (a path) names the call in errors.
+   */
+  public <T> T call(Op op, String what, Call<T> c) throws IOException {
+    return call(op, what, attemptTimeout, retryTimeout, c);
+  }
+
+  /**
+   * As {@link #call(Op, String, Call)}, with the attempt and retry timeouts both at most {@code
+   * bound}: the call gives up after about {@code bound}.
+   */
+  public <T> T call(Op op, String what, Duration bound, Call<T> c) throws IOException {
+    return call(op, what, min(attemptTimeout, bound), min(retryTimeout, bound), c);
+  }
+
+  private <T> T call(Op op, String what, Duration attempt, Duration retry, Call<T> c)
+      throws IOException {
+    long start = nanoTime.getAsLong();
+    long deadline = start + retry.toNanos();
+    Tried tried = new Tried(start);
+    Set<HostPort> round = new HashSet<>();
+    long backoff = BACKOFF_MIN_NANOS;
+    HostPort target = leader();
+    round.add(target);
+    long timeout = attempt.toNanos();
+    for (;;) {
+      Conn m = conn(op, what, target);
+      try {
+        T r = c.run(m.stub.withDeadlineAfter(timeout, TimeUnit.NANOSECONDS));
+        found(target);
+        return r;
+      } catch (StatusRuntimeException e) {
+        if (!ErrorTranslator.retryable(e)) {
+          throw errors.translate(e, op, what);
+        }
+        tried.add(target, e);
+        target = next(target, e);
+        if (!round.add(target)) {
+          // Every member named or listed has been tried since the last pause.
+          long pause = jitter(backoff);
+          if (nanoTime.getAsLong() + pause >= deadline) {
+            throw errors.gaveUp(e, op, what, tried.describe(nanoTime.getAsLong()));
+          }
+          sleep(op, what, pause);
+          backoff = Math.min(2 * backoff, BACKOFF_MAX_NANOS);
+          round.clear();
+          round.add(target);
+        }
+        long left = deadline - nanoTime.getAsLong();
+        if (left <= 0) {
+          throw errors.gaveUp(e, op, what, tried.describe(nanoTime.getAsLong()));
+        }
+        timeout = Math.min(attempt.toNanos(), left);
+      }
+    }
+  }
+
+  /**
+   * Where to send a call after {@code failed} answered {@code e}: the leader it names, else the
+   * member after it in the list. The choice becomes every caller's if {@code failed} was theirs.
+   */
+  private HostPort next(HostPort failed, StatusRuntimeException e) {
+    HostPort n = ErrorTranslator.leaderOf(e).flatMap(MetaCaller::parse).orElse(null);
+    if (n == null) {
+      int i = members.indexOf(failed);
+      n = members.get((i + 1) % members.size());
+    }
+    HostPort cur = leader.get();
+    if (cur.equals(failed)) {
+      leader.compareAndSet(cur, n);
+    }
+    return n;
+  }
+
+  private void found(HostPort target) {
+    if (!leader.get().equals(target)) {
+      leader.set(target);
+    }
+  }
+
+  private static java.util.Optional<HostPort> parse(String address) {
+    try {
+      return java.util.Optional.of(HostPort.parse(address));
+    } catch (IllegalArgumentException e) {
+      return java.util.Optional.empty();
+    }
+  }
+
+  /**
+   * The channel to {@code hp}, opened now if it is not open. A channel that failed to connect
+   * is told to try again at once: this class paces the retries, not gRPC's reconnect backoff
+   * (which grows to two minutes and would hide a member that came back).
+   */
+  private Conn conn(Op op, String what, HostPort hp) throws IOException {
+    synchronized (mu) {
+      if (closed) {
+        throw new IOException(op.name().toLowerCase(java.util.Locale.ROOT) + " " + what
+            + ": the Strata client is closed");
+      }
+      Conn m = open.get(hp);
+      if (m == null) {
+        ManagedChannel ch = dial.apply(hp);
+        m = new Conn(ch, MetaServiceGrpc.newBlockingStub(ch));
+        open.put(hp, m);
+      } else if (m.channel.getState(false) == ConnectivityState.TRANSIENT_FAILURE) {
+        m.channel.resetConnectBackoff();
+      }
+      return m;
+    }
+  }
+
+  private void sleep(Op op, String what, long nanos) throws InterruptedIOException {
+    try {
+      sleeper.sleep(nanos);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      InterruptedIOException i = new InterruptedIOException(
+          op.name().toLowerCase(java.util.Locale.ROOT) + " " + what
+              + ": interrupted while waiting for the leader");
+      i.initCause(e);
+      throw i;
+    }
+  }
+
+  /** A pause of {@code backoff} less up to half of it, so that clients do not move in step. */
+  private static long jitter(long backoff) {
+    return backoff - ThreadLocalRandom.current().nextLong(backoff / 2 + 1);
+  }
+
+  private static Duration min(Duration a, Duration b) {
+    return a.compareTo(b) <= 0 ? a : b;
+  }
+
+  /** Closes every channel, waiting up to 5 s for calls under way. */
+  @Override
+  public void close() throws IOException {
+    List<ManagedChannel> channels = new ArrayList<>();
+    synchronized (mu) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      open.values().forEach(m -> channels.add(m.channel));
+      open.clear();
+    }
+    channels.forEach(ManagedChannel::shutdown);
+    try {
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      for (ManagedChannel ch : channels) {
+        if (!ch.awaitTermination(until - System.nanoTime(), TimeUnit.NANOSECONDS)) {
+          ch.shutdownNow();
+        }
+      }
+    } catch (InterruptedException e) {
+      channels.forEach(ManagedChannel::shutdownNow);
+      Thread.currentThread().interrupt();
+      throw new InterruptedIOException("closing the Strata client was interrupted");
+    }
+  }
+
+  /** An open channel to one member and its stub. */
+  private record Conn(ManagedChannel channel, MetaServiceGrpc.MetaServiceBlockingStub stub) {}
+
+  /** The members one call tried, each with how it failed last, for the final error. */
+  private static final class Tried {
+    private final long start;
+    private final Map<HostPort, String> last = new LinkedHashMap<>();
+    private int attempts;
+
+    Tried(long start) {
+      this.start = start;
+    }
+
+    void add(HostPort hp, StatusRuntimeException e) {
+      last.put(hp, ErrorTranslator.outcome(e));
+      attempts++;
+    }
+
+    /** "h1:p1 (Connection refused), h2:p2 (not the leader...), 7 attempts in 1.2 s". */
+    String describe(long now) {
+      String s = last.entrySet().stream().map(en -> en.getKey() + " (" + en.getValue() + ")")
+          .collect(Collectors.joining(", "));
+      if (attempts > 1) {
+        s += String.format(java.util.Locale.ROOT, "; %d attempts in %.1f s", attempts,
+            (now - start) / 1e9);
+      }
+      return s;
+    }
+  }
+}

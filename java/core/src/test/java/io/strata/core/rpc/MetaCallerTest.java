@@ -1,0 +1,142 @@
+package io.strata.core.rpc;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertThrows;
+import static org.junit.Assert.assertTrue;
+
+import io.strata.core.error.NotLeaderException;
+import io.strata.core.error.Op;
+import io.strata.core.testing.FakeMember;
+import io.strata.proto.v1.GetFileStatusRequest;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.After;
+import org.junit.Test;
+
+/**
+ * {@link MetaCaller}'s pacing on a fake clock that only the pauses move, against fake members:
+ * which member each attempt goes to, the pauses between rounds, and the retry deadline.
+ */
+public class MetaCallerTest {
+  private static final Duration RETRY = Duration.ofSeconds(2);
+
+  private final List<FakeMember> members = new ArrayList<>();
+  private final AtomicLong now = new AtomicLong(1_000_000_000L);
+  private final List<Long> pauses = new ArrayList<>();
+  private MetaCaller caller;
+
+  @After
+  public void tearDown() throws Exception {
+    if (caller != null) {
+      caller.close();
+    }
+    for (FakeMember m : members) {
+      m.close();
+    }
+  }
+
+  private FakeMember member() throws IOException {
+    FakeMember m = FakeMember.start();
+    members.add(m);
+    return m;
+  }
+
+  private MetaCaller caller(String... addresses) {
+    List<HostPort> hps = new ArrayList<>();
+    for (String a : addresses) {
+      hps.add(HostPort.parse(a));
+    }
+    caller = new MetaCaller(hps, Duration.ofSeconds(20), RETRY, Channels::open, now::get,
+        nanos -> {
+          pauses.add(nanos);
+          now.addAndGet(nanos);
+        });
+    return caller;
+  }
+
+  private void getFileStatus() throws IOException {
+    caller.call(Op.GET_FILE_STATUS, "strata://ns/a",
+        s -> s.getFileStatus(GetFileStatusRequest.getDefaultInstance()));
+  }
+
+  @Test
+  public void aNamedLeaderIsCalledAtOnce() throws Exception {
+    FakeMember leader = member();
+    FakeMember follower = member();
+    follower.follow(leader.address());
+    caller(follower.address(), leader.address());
+
+    getFileStatus();
+    assertEquals(List.of(), pauses);
+    assertEquals(HostPort.parse(leader.address()), caller.leader());
+  }
+
+  @Test
+  public void roundsOverTheMembersPauseWithGrowingJitteredBackoffUntilTheDeadline()
+      throws Exception {
+    FakeMember a = member();
+    FakeMember b = member();
+    a.follow(null);
+    b.follow(null);
+    caller(a.address(), b.address());
+
+    assertThrows(NotLeaderException.class, this::getFileStatus);
+
+    // Each round asks a then b, and a pause separates rounds.
+    assertEquals(pauses.size() + 1, a.received().size());
+    assertEquals(pauses.size() + 1, b.received().size());
+    long cap = MetaCaller.BACKOFF_MIN_NANOS;
+    long total = 0;
+    for (long p : pauses) {
+      assertTrue(p + " within [" + cap / 2 + ", " + cap + "]", p >= cap / 2 && p <= cap);
+      cap = Math.min(2 * cap, MetaCaller.BACKOFF_MAX_NANOS);
+      total += p;
+    }
+    // It gave up when the next pause would have crossed the deadline, not before.
+    assertTrue(total + " <= " + RETRY, total <= RETRY.toNanos());
+    assertTrue(total + " >= deadline - one pause", total >= RETRY.toNanos()
+        - MetaCaller.BACKOFF_MAX_NANOS);
+  }
+
+  @Test
+  public void membersNamingEachOtherDoNotSpin() throws Exception {
+    FakeMember a = member();
+    FakeMember b = member();
+    a.follow(b.address());
+    b.follow(a.address());
+    caller(a.address(), b.address());
+
+    NotLeaderException e = assertThrows(NotLeaderException.class, this::getFileStatus);
+    assertTrue(e.getMessage(), e.getMessage().contains(a.address()
+        + " (not the leader, which it says is " + b.address() + ")"));
+    assertEquals(pauses.size() + 1, a.received().size());
+  }
+
+  @Test
+  public void aMemberThatComesBackIsFoundAgain() throws Exception {
+    FakeMember a = member();
+    a.failNext(io.grpc.Status.UNAVAILABLE.asException());
+    a.failNext(io.grpc.Status.UNAVAILABLE.asException());
+    caller(a.address());
+
+    getFileStatus();
+    assertEquals(3, a.received().size());
+    assertEquals(2, pauses.size());
+  }
+
+  @Test
+  public void anInterruptedPauseEndsTheCall() throws Exception {
+    FakeMember a = member();
+    a.follow(null);
+    caller = new MetaCaller(List.of(HostPort.parse(a.address())), Duration.ofSeconds(20), RETRY,
+        Channels::open, now::get, nanos -> {
+          throw new InterruptedException();
+        });
+    assertThrows(InterruptedIOException.class, this::getFileStatus);
+    assertTrue(Thread.interrupted());
+  }
+}

@@ -1,0 +1,231 @@
+package io.strata.core.testing;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.ByteString;
+import com.google.protobuf.Message;
+import com.google.rpc.Code;
+import com.google.rpc.ErrorInfo;
+import io.grpc.MethodDescriptor;
+import io.grpc.Server;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.ServiceDescriptor;
+import io.grpc.Status;
+import io.grpc.StatusException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.protobuf.StatusProto;
+import io.grpc.stub.ServerCalls;
+import io.grpc.stub.StreamObserver;
+import io.strata.proto.v1.Header;
+import io.strata.proto.v1.MetaServiceGrpc;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+/**
+ * A stand-in for one member of the namespace service's Raft group, serving MetaService on
+ * loopback (a real gRPC server: the client under test dials it as it dials a real member). As a
+ * leader it answers every call with the response's default instance, or what {@link #answer}
+ * scripts; as a follower it answers every call NOT_LEADER, naming the leader or none, as the Go
+ * service does (internal/fserr). It records every request it receives, in order. Safe for
+ * concurrent use.
+ */
+public final class FakeMember implements AutoCloseable {
+  /** One request received: the method's bare name ("Mkdirs") and the request. */
+  public record Received(String method, Message request) {
+    /** The request's Header.request_id (empty for requests without a header or an id). */
+    public ByteString requestId() {
+      var f = request.getDescriptorForType().findFieldByName("header");
+      if (f == null || !request.hasField(f)) {
+        return ByteString.EMPTY;
+      }
+      return ((Header) request.getField(f)).getRequestId();
+    }
+  }
+
+  private final Server server;
+  private final String address;
+
+  private final Object mu = new Object();
+  // Guarded by mu.
+  private boolean leading = true;
+  private String leaderHint = "";
+  private boolean hanging;
+  private final Deque<StatusException> failures = new ArrayDeque<>();
+  private final Map<String, Function<Message, Object>> answers = new HashMap<>();
+  private final List<Received> received = new ArrayList<>();
+
+  private FakeMember() throws IOException {
+    NettyServerBuilder b = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0));
+    b.addService(service());
+    server = b.build().start();
+    address = "127.0.0.1:" + server.getPort();
+  }
+
+  /** Starts a member that leads. */
+  public static FakeMember start() throws IOException {
+    return new FakeMember();
+  }
+
+  /** A loopback host:port nothing listens on (a member that is down). */
+  public static String deadAddress() throws IOException {
+    try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      return "127.0.0.1:" + s.getLocalPort();
+    }
+  }
+
+  /** The member's host:port. */
+  public String address() {
+    return address;
+  }
+
+  /** Makes the member lead: it answers calls. */
+  public void lead() {
+    synchronized (mu) {
+      leading = true;
+      hanging = false;
+    }
+  }
+
+  /** Makes the member follow: it answers NOT_LEADER naming {@code leader} (null: none). */
+  public void follow(String leader) {
+    synchronized (mu) {
+      leading = false;
+      hanging = false;
+      leaderHint = leader == null ? "" : leader;
+    }
+  }
+
+  /** Makes the member take calls and never answer them (a member cut off mid-call). */
+  public void hang() {
+    synchronized (mu) {
+      hanging = true;
+    }
+  }
+
+  /** Fails the next call, whatever the role, with {@code e}. */
+  public void failNext(StatusException e) {
+    synchronized (mu) {
+      failures.add(e);
+    }
+  }
+
+  /**
+   * Answers calls of {@code method} (bare name, "Mkdirs") with what {@code f} returns for the
+   * request: a response message, or a StatusException to fail the call with.
+   */
+  public void answer(String method, Function<Message, Object> f) {
+    synchronized (mu) {
+      answers.put(method, f);
+    }
+  }
+
+  /** Every request received so far, in order. */
+  public List<Received> received() {
+    synchronized (mu) {
+      return List.copyOf(received);
+    }
+  }
+
+  /** The requests of {@code method} received so far, in order. */
+  public List<Received> received(String method) {
+    return received().stream().filter(r -> r.method().equals(method)).toList();
+  }
+
+  /**
+   * Waits until the member has received a request of {@code method}; fails after 30 s (a bound
+   * for a broken test, not a synchronisation).
+   */
+  public void awaitRequest(String method) throws InterruptedException {
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    synchronized (mu) {
+      while (received.stream().noneMatch(r -> r.method().equals(method))) {
+        long left = until - System.nanoTime();
+        if (left <= 0) {
+          throw new AssertionError(address + " received no " + method + ": " + received);
+        }
+        TimeUnit.NANOSECONDS.timedWait(mu, left);
+      }
+    }
+  }
+
+  /** A status as the service sends it: {@code code} with a Strata ErrorInfo. */
+  public static StatusException strataStatus(Code code, String reason, String message,
+      Map<String, String> metadata) {
+    ErrorInfo info = ErrorInfo.newBuilder().setDomain("strata.io").setReason(reason)
+        .putAllMetadata(metadata).build();
+    return StatusProto.toStatusException(com.google.rpc.Status.newBuilder()
+        .setCode(code.getNumber()).setMessage(message).addDetails(Any.pack(info)).build());
+  }
+
+  /** The NOT_LEADER status of a follower naming {@code leader} (empty: none). */
+  public static StatusException notLeader(String leader) {
+    return strataStatus(Code.UNAVAILABLE, "NOT_LEADER", leader.isEmpty()
+        ? "this member is not the leader and knows of none (an election is under way)"
+        : "this member is not the leader; the leader is " + leader,
+        leader.isEmpty() ? Map.of() : Map.of("leader", leader));
+  }
+
+  /** Stops serving: the member is down and its port refuses connections. */
+  @Override
+  public void close() {
+    server.shutdownNow();
+    try {
+      server.awaitTermination(10, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private ServerServiceDefinition service() {
+    ServiceDescriptor sd = MetaServiceGrpc.getServiceDescriptor();
+    ServerServiceDefinition.Builder b = ServerServiceDefinition.builder(sd);
+    for (MethodDescriptor<?, ?> md : sd.getMethods()) {
+      add(b, md);
+    }
+    return b.build();
+  }
+
+  private <Q, R> void add(ServerServiceDefinition.Builder b, MethodDescriptor<Q, R> md) {
+    b.addMethod(md, ServerCalls.asyncUnaryCall(
+        (Q req, StreamObserver<R> out) -> handle(md, (Message) req, out)));
+  }
+
+  @SuppressWarnings("unchecked")
+  private <R> void handle(MethodDescriptor<?, R> md, Message req, StreamObserver<R> out) {
+    String method = md.getBareMethodName();
+    Object answer;
+    synchronized (mu) {
+      received.add(new Received(method, req));
+      mu.notifyAll();
+      if (hanging) {
+        return; // Never answered; the server's shutdown cancels it.
+      }
+      if (!failures.isEmpty()) {
+        answer = failures.poll();
+      } else if (!leading) {
+        answer = notLeader(leaderHint);
+      } else if (answers.containsKey(method)) {
+        answer = answers.get(method).apply(req);
+      } else {
+        answer = ((MethodDescriptor.PrototypeMarshaller<R>) md.getResponseMarshaller())
+            .getMessagePrototype();
+      }
+    }
+    if (answer instanceof StatusException e) {
+      out.onError(e);
+    } else if (answer instanceof Status s) {
+      out.onError(s.asException());
+    } else {
+      out.onNext((R) answer);
+      out.onCompleted();
+    }
+  }
+}
