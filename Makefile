@@ -11,7 +11,7 @@ RUN_DATA    ?= ./strata-data
 RUN_LISTEN  ?= 127.0.0.1:7700
 
 .DEFAULT_GOAL := help
-.PHONY: help build run test test-go test-java java minio lint generate bench fuzz clean
+.PHONY: help build run test test-go test-java java minio lint generate bench bench-hdfs fuzz clean
 
 help: ## list the targets
 	@echo "Strata: make TARGET"
@@ -54,6 +54,9 @@ generate: ## regenerate the gRPC code from proto/ with buf
 
 bench: build ## run the benchmarks against an embedded service and print the tables
 	$(BIN) bench meta --embedded
+
+bench-hdfs: ## Strata and a real HDFS side by side through the Hadoop API; updates docs/benchmarks.md (BENCH_QUICK=1: small)
+	scripts/bench-hdfs/run.sh $(ARGS)
 
 fuzz: ## run every fuzz target for a while (FUZZTIME, default 30s each)
 	@for pkg in $$($(GO) list ./...); do \

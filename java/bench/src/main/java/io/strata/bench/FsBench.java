@@ -20,10 +20,14 @@ import org.apache.hadoop.conf.Configuration;
  * <pre>
  * java -cp ... io.strata.bench.FsBench --target strata=strata://default/ \
  *     --target hdfs=hdfs://127.0.0.1:PORT/ --conf fs.strata.meta.address=HOST:PORT \
+ *     --pids strata=META_PID,WORKER_PID --pids hdfs=HDFS_PID \
  *     --out results.tsv [--sections meta,tree,io] [--threads 1,4,16,64] ...
  * </pre>
  *
- * All targets run in this one JVM, phase by phase in turn (see the workloads), so that each
+ * {@code --pids} names a target's server processes on this host: each row's detail then says
+ * how busy they and this client were during the phase ({@link Cpu}).
+ *
+ * <p>All targets run in this one JVM, phase by phase in turn (see the workloads), so that each
  * ratio compares runs seconds apart on the same machine. The results' header lines
  * ({@code # key<TAB>value}) hold every parameter, the JVM and the load average at start and end.
  */
@@ -63,7 +67,8 @@ public final class FsBench {
       List<Target> targets = new ArrayList<>();
       try {
         for (Map.Entry<String, String> e : p.targets.entrySet()) {
-          targets.add(Target.open(e.getKey(), e.getValue(), p.dir, conf));
+          targets.add(Target.open(e.getKey(), e.getValue(), p.dir,
+              p.pids.getOrDefault(e.getKey(), List.of()), conf));
         }
         for (String section : p.sections) {
           System.err.printf("fsbench: section %s (load average %s)%n", section, loadAverage());

@@ -43,13 +43,14 @@ final class IoWorkload {
       for (int j = 0; j < targets.size(); j++) {
         Target t = targets.get(k % 2 == 0 ? j : targets.size() - 1 - j);
         Path dir = t.path(isLarge ? "io/large" : "io/small");
+        Cpu.Mark cpu = Cpu.Mark.of(t);
         Phase.Stats s = Phase.run(t.label + " " + op, threads, Phase.split(files, threads),
             Long.MAX_VALUE, (th, i) -> {
               Path f = new Path(dir, "f" + (i * threads + th));
               return op.startsWith("write") ? write(t.fs, f, size) : read(t.fs, f) == size;
             });
         out.accept(Row.of(t.label, "io", op, threads, s, s.count() * size,
-            isLarge ? large : small));
+            Cpu.detail(isLarge ? large : small, cpu.since(t))));
       }
       k++;
     }

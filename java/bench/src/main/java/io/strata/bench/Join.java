@@ -14,7 +14,9 @@ import java.util.Map;
 /**
  * Joins two targets' FsBench results into one table: both figures and their ratio for every row
  * (how many times the subject is faster: ops/s and MB/s divided, seconds inverted), and a verdict
- * on each of issue 5's targets, as ratios at the highest thread count.
+ * on each of issue 5's targets, as ratios at the highest thread count. Where FsBench measured
+ * them, the CPU used by each target's servers and by the client during the phase (percent of one
+ * core) stand beside each row as "subject/baseline".
  *
  * <pre>
  * java -cp ... io.strata.bench.Join --subject strata --baseline hdfs results.tsv [more.tsv]
@@ -118,8 +120,8 @@ public final class Join {
     String s = subject;
     String h = baseline;
     TextTable t = new TextTable(true, "op", "threads", s + " ops/s", h + " ops/s", "ratio",
-        "p50 ms " + s + "/" + h, "p95", "p99", "p99.9", "max", "target (" + maxThreads()
-            + " threads)");
+        "p50 ms " + s + "/" + h, "p95", "p99", "p99.9", "max", "srv cpu%", "cli cpu%",
+        "target (" + maxThreads() + " threads)");
     int max = maxThreads();
     for (String k : keys) {
       if (!k.startsWith("meta\t")) {
@@ -134,7 +136,8 @@ public final class Join {
       String target = a.threads() == max ? metaTargets(a, b, ratio) : "";
       t.add(a.op() + errors(a, b), Integer.toString(a.threads()), num(a.opsPerSec()),
           num(b.opsPerSec()), ratio(ratio), pair(a.p50(), b.p50()), pair(a.p95(), b.p95()),
-          pair(a.p99(), b.p99()), pair(a.p999(), b.p999()), pair(a.max(), b.max()), target);
+          pair(a.p99(), b.p99()), pair(a.p999(), b.p999()), pair(a.max(), b.max()),
+          cpu(a, b, "srv_cpu"), cpu(a, b, "cli_cpu"), target);
     }
     return "Metadata (NNBench-style): ops/s, latency in ms; ratio = " + s + " ops/s / " + h
         + " ops/s\n" + t.render();
@@ -158,7 +161,7 @@ public final class Join {
     String s = subject;
     String h = baseline;
     TextTable t = new TextTable(true, "tree operation", "entries", s + " s", h + " s", "ratio",
-        "target");
+        "srv cpu%", "cli cpu%", "target");
     for (String k : keys) {
       if (!k.startsWith("tree\t")) {
         continue;
@@ -174,12 +177,12 @@ public final class Join {
         case "ls -R" -> verdict(a.op() + " ≥2x", ratio >= 2, ratio(ratio));
         default -> "";
       };
-      String entries = a.op().startsWith("prepare") ? a.detail() : Long.toString(a.count());
+      String entries = a.op().startsWith("prepare") ? text(a) : Long.toString(a.count());
       if (a.op().equals("du -s")) {
         entries = a.count() + " bytes";
       }
       t.add(a.op() + errors(a, b), entries, secs(a.secs()), secs(b.secs()), ratio(ratio),
-          target.replace(a.op() + " ", ""));
+          cpu(a, b, "srv_cpu"), cpu(a, b, "cli_cpu"), target.replace(a.op() + " ", ""));
     }
     return "Tree operations: seconds (median of runs); ratio = " + h + " s / " + s + " s\n"
         + t.render();
@@ -189,7 +192,7 @@ public final class Join {
     String s = subject;
     String h = baseline;
     TextTable t = new TextTable(false, "throughput", "files", "threads", s + " MB/s", h + " MB/s",
-        "ratio", s + " files/s", h + " files/s");
+        "ratio", s + " files/s", h + " files/s", "srv cpu%", "cli cpu%");
     for (String k : keys) {
       if (!k.startsWith("io\t")) {
         continue;
@@ -199,9 +202,9 @@ public final class Join {
       if (a == null || b == null) {
         continue;
       }
-      t.add(a.op() + errors(a, b), a.detail(), Integer.toString(a.threads()), num(a.mbPerSec()),
+      t.add(a.op() + errors(a, b), text(a), Integer.toString(a.threads()), num(a.mbPerSec()),
           num(b.mbPerSec()), ratio(a.mbPerSec() / b.mbPerSec()), num(a.opsPerSec()),
-          num(b.opsPerSec()));
+          num(b.opsPerSec()), cpu(a, b, "srv_cpu"), cpu(a, b, "cli_cpu"));
     }
     return "Throughput (TestDFSIO-style): MB/s = 10^6 bytes/s over the phase's wall time; ratio = "
         + s + " / " + h + "\n" + t.render();
@@ -220,6 +223,27 @@ public final class Join {
   private String verdict(String what, boolean ok, String figure) {
     (ok ? met : missed).add(what + " (" + figure + ")");
     return what + " " + (ok ? "met" : "MISSED");
+  }
+
+  /** A row's detail without its CPU figures. */
+  private static String text(Row r) {
+    String d = r.detail();
+    int i = d.indexOf("srv_cpu=");
+    return (i < 0 ? d : d.substring(0, i)).replaceAll("[; ]+$", "");
+  }
+
+  /** "s/h" of a CPU figure (percent of one core) from the rows' details, "-" if absent. */
+  private static String cpu(Row a, Row b, String key) {
+    return cpuOf(a, key) + "/" + cpuOf(b, key);
+  }
+
+  private static String cpuOf(Row r, String key) {
+    for (String f : r.detail().split("[; ]+")) {
+      if (f.startsWith(key + "=")) {
+        return f.substring(key.length() + 1);
+      }
+    }
+    return "-";
   }
 
   private static String errors(Row a, Row b) {

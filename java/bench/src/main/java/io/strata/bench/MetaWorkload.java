@@ -76,10 +76,11 @@ final class MetaWorkload {
         for (int j = 0; j < targets.size(); j++) {
           int ti = (k % 2 == 0) ? j : targets.size() - 1 - j;
           Target t = targets.get(ti);
+          Cpu.Mark cpu = Cpu.Mark.of(t);
           Phase.Stats s = phase(op, t, rounds.get(ti), threads);
           long bytes = op.equals("create_write_512") || op.equals("open_read") ? s.count() * SMALL
               : 0;
-          out.accept(Row.of(t.label, "meta", op, threads, s, bytes, ""));
+          out.accept(Row.of(t.label, "meta", op, threads, s, bytes, cpu.since(t)));
         }
         k++;
       }

@@ -13,6 +13,8 @@ import java.util.Map;
 final class Params {
   /** label=URI of each file system to drive, in the order given. */
   final Map<String, String> targets = new LinkedHashMap<>();
+  /** Server process ids of each target ({@code --pids label=PID,PID}), for CPU figures. */
+  final Map<String, List<Long>> pids = new LinkedHashMap<>();
   /** Hadoop configuration for every target ({@code --conf key=value}). */
   final Map<String, String> conf = new LinkedHashMap<>();
   /** Directory, in every target, that the benchmark owns (deleted first). */
@@ -73,6 +75,14 @@ final class Params {
       case "conf" -> {
         String[] kv = pair(v);
         conf.put(kv[0], kv[1]);
+      }
+      case "pids" -> {
+        String[] kv = pair(v);
+        List<Long> l = new ArrayList<>();
+        for (String pid : kv[1].split(",")) {
+          l.add(Long.parseLong(pid.trim()));
+        }
+        pids.put(kv[0], List.copyOf(l));
       }
       case "dir" -> dir = v;
       case "sections" -> sections = List.of(v.split(","));

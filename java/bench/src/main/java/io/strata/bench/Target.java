@@ -3,6 +3,7 @@ package io.strata.bench;
 import java.io.Closeable;
 import java.io.IOException;
 import java.net.URI;
+import java.util.List;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
@@ -15,16 +16,19 @@ final class Target implements Closeable {
   final String label;
   final FileSystem fs;
   final Path base;
+  /** The target's server processes on this host, whose CPU time each phase reports. */
+  final List<Long> serverPids;
 
-  private Target(String label, FileSystem fs, Path base) {
+  private Target(String label, FileSystem fs, Path base, List<Long> serverPids) {
     this.label = label;
     this.fs = fs;
     this.base = base;
+    this.serverPids = serverPids;
   }
 
   /** Opens {@code uri} and empties {@code dir} in it, relative to the URI's path. */
-  static Target open(String label, String uri, String dir, Configuration conf)
-      throws IOException {
+  static Target open(String label, String uri, String dir, List<Long> serverPids,
+      Configuration conf) throws IOException {
     FileSystem fs = FileSystem.newInstance(URI.create(uri), conf);
     String rel = dir.replaceFirst("^/+", "");
     Path base = fs.makeQualified(rel.isEmpty() ? new Path(uri) : new Path(new Path(uri), rel));
@@ -35,7 +39,7 @@ final class Target implements Closeable {
     if (!fs.mkdirs(base)) {
       throw new IOException("cannot create " + base);
     }
-    return new Target(label, fs, base);
+    return new Target(label, fs, base, List.copyOf(serverPids));
   }
 
   /** A path under the benchmark's directory. */

@@ -59,6 +59,7 @@ final class TreeWorkload {
     }
     String[] ops = {"ls -R", "du -s", "count", "list 1 dir"};
     double[][][] secs = new double[ops.length][targets.size()][p.treeRepeat];
+    String[][] cpu = new String[ops.length][targets.size()];
     long[][] seen = new long[ops.length][targets.size()];
     long[][] errors = new long[ops.length][targets.size()];
     for (Target t : targets) {
@@ -69,8 +70,10 @@ final class TreeWorkload {
         for (int j = 0; j < targets.size(); j++) {
           int ti = ((rep + o) % 2 == 0) ? j : targets.size() - 1 - j;
           Target t = targets.get(ti);
+          Cpu.Mark mark = Cpu.Mark.of(t);
           long start = System.nanoTime();
           long n = measure(ops[o], t);
+          cpu[o][ti] = mark.since(t);
           secs[o][ti][rep] = (System.nanoTime() - start) / 1e9;
           long want = expected(ops[o]);
           if (n != want) {
@@ -86,7 +89,7 @@ final class TreeWorkload {
       for (int ti = 0; ti < targets.size(); ti++) {
         double[] s = secs[o][ti].clone();
         Arrays.sort(s);
-        String detail = "median of " + s.length + ": " + fmt(s);
+        String detail = Cpu.detail("median of " + s.length + ": " + fmt(s), cpu[o][ti]);
         out.accept(Row.timed(targets.get(ti).label, ops[o], seen[o][ti], errors[o][ti],
             s[s.length / 2], detail));
       }
@@ -165,10 +168,12 @@ final class TreeWorkload {
   private void prepare(Target t) throws IOException {
     long dirs = leafDirs();
     int threads = p.prepThreads;
+    Cpu.Mark cpu = Cpu.Mark.of(t);
     Phase.Stats sd = Phase.run(t.label + " prepare dirs", threads, Phase.split(dirs, threads),
         Long.MAX_VALUE, (th, i) -> t.fs.mkdirs(leaf(t, stripe(i, th, threads))));
     out.accept(Row.of(t.label, "tree", "prepare: mkdirs", threads, sd, 0,
-        dirs + " leaf directories"));
+        Cpu.detail(dirs + " leaf directories", cpu.since(t))));
+    cpu = Cpu.Mark.of(t);
     long per = p.treeDirFiles;
     Phase.Stats sf = Phase.run(t.label + " prepare tree", threads,
         Phase.split(p.treeFiles, threads), Long.MAX_VALUE, (th, i) -> {
@@ -177,7 +182,8 @@ final class TreeWorkload {
           return true;
         });
     out.accept(Row.of(t.label, "tree", "prepare: create", threads, sf, 0,
-        p.treeFiles + " empty files"));
+        Cpu.detail(p.treeFiles + " empty files", cpu.since(t))));
+    cpu = Cpu.Mark.of(t);
     Path big = t.path("big");
     t.fs.mkdirs(big);
     Phase.Stats sb = Phase.run(t.label + " prepare big dir", threads,
@@ -186,7 +192,7 @@ final class TreeWorkload {
           return true;
         });
     out.accept(Row.of(t.label, "tree", "prepare: create in 1 dir", threads, sb, 0,
-        p.bigDir + " empty files"));
+        Cpu.detail(p.bigDir + " empty files", cpu.since(t))));
     if (sd.errors() + sf.errors() + sb.errors() > 0) {
       throw new IOException(t.label + ": preparing the tree failed");
     }

@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# make bench-hdfs: Strata and a real HDFS side by side through the same Hadoop FileSystem API.
+#
+# Builds bin/strata and the Java modules, starts
+#   - HDFS: MiniDFSCluster (1 NameNode + 1 DataNode, edit log fsynced on local disk) in its own
+#     JVM (io.strata.bench.MiniHdfs),
+#   - Strata: `strata meta` and `strata worker` as separate processes, a file:// bucket,
+# runs io.strata.bench.FsBench once against both (one JVM, the two targets in turn phase by
+# phase), joins the results into one table with ratios (io.strata.bench.Join), prints it, and
+# rewrites the section of docs/benchmarks.md between the bench-hdfs markers with the table, the
+# machine and the command. Every process it started is stopped on exit, Ctrl-C included.
+#
+# Parameters (environment; the defaults are issue 5's):
+#   BENCH_QUICK=1           small sizes for development (and the doc is left alone)
+#   BENCH_THREADS           client threads of the metadata phases (1,4,16,64)
+#   BENCH_META_OPS          operations per metadata phase, split among threads (20000)
+#   BENCH_META_SECS         time limit of one metadata phase on one system (30)
+#   BENCH_TREE_FILES        files of the nested tree (1000000), BENCH_BIG_DIR: one directory's (100000)
+#   BENCH_PREP_THREADS      threads preparing them (64); BENCH_TREE_REPEAT: runs per tree op (3)
+#   BENCH_IO_FILES, BENCH_IO_SIZE          large files in parallel (4 x 256MiB)
+#   BENCH_SMALL_FILES, BENCH_SMALL_SIZE, BENCH_SMALL_THREADS   (5000 x 64KiB, 16 threads)
+#   BENCH_SECTIONS          meta,tree,io
+#   BENCH_WORK              scratch directory, on local disk (/tmp/strata-bench-hdfs)
+#   BENCH_DOC               the file to update (docs/benchmarks.md); BENCH_WRITE_DOC=0 to leave it
+#   BENCH_SKIP_BUILD=1      use bin/strata and java/bench/target as they are
+# Extra arguments go to FsBench (e.g. --meta-secs 10).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT"
+
+quick=${BENCH_QUICK:-0}
+if [ "$quick" = 1 ]; then
+  d_threads=1,4,16 d_ops=2000 d_secs=10 d_tree=20000 d_big=5000 d_rep=1
+  d_io_files=2 d_io_size=32MiB d_small=500 d_write_doc=0
+else
+  d_threads=1,4,16,64 d_ops=20000 d_secs=30 d_tree=1000000 d_big=100000 d_rep=3
+  d_io_files=4 d_io_size=256MiB d_small=5000 d_write_doc=1
+fi
+THREADS=${BENCH_THREADS:-$d_threads}
+META_OPS=${BENCH_META_OPS:-$d_ops}
+META_SECS=${BENCH_META_SECS:-$d_secs}
+TREE_FILES=${BENCH_TREE_FILES:-$d_tree}
+BIG_DIR=${BENCH_BIG_DIR:-$d_big}
+PREP_THREADS=${BENCH_PREP_THREADS:-64}
+TREE_REPEAT=${BENCH_TREE_REPEAT:-$d_rep}
+IO_FILES=${BENCH_IO_FILES:-$d_io_files}
+IO_SIZE=${BENCH_IO_SIZE:-$d_io_size}
+SMALL_FILES=${BENCH_SMALL_FILES:-$d_small}
+SMALL_SIZE=${BENCH_SMALL_SIZE:-64KiB}
+SMALL_THREADS=${BENCH_SMALL_THREADS:-16}
+SECTIONS=${BENCH_SECTIONS:-meta,tree,io}
+WORK=${BENCH_WORK:-/tmp/strata-bench-hdfs}
+DOC=${BENCH_DOC:-docs/benchmarks.md}
+WRITE_DOC=${BENCH_WRITE_DOC:-$d_write_doc}
+
+# The command as it was given, for the doc: make bench-hdfs with the BENCH_ settings in force.
+settings=$(env | grep -E '^BENCH_[A-Z_]+=' | grep -v '^BENCH_\(WORK\|DOC\|WRITE_DOC\|SKIP_BUILD\)=' | sort | tr '\n' ' ' || true)
+COMMAND="${settings}make bench-hdfs${*:+ ARGS=\"$*\"}"
+
+log() { echo "bench-hdfs: $*" >&2; }
+
+pids=()
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  [ "$rc" = 0 ] || log "failed (exit $rc); logs in $WORK"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# wait_for FILE PATTERN SECONDS PID: until FILE has a line matching PATTERN, or PID dies.
+wait_for() {
+  for _ in $(seq $(($3 * 10))); do
+    grep -q "$2" "$1" 2>/dev/null && return 0
+    kill -0 "$4" 2>/dev/null || { log "$1: the process exited:"; tail -20 "$1" >&2; return 1; }
+    sleep 0.1
+  done
+  log "$1: no '$2' after $3 s:"; tail -20 "$1" >&2; return 1
+}
+
+if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
+  log "building bin/strata and the Java modules"
+  make build >&2
+  (cd java && mvn -B -ntp -q install -DskipTests) >&2
+fi
+jar=java/bench/target/classes
+[ -f java/bench/target/bench.classpath ] || { log "java/bench is not built"; exit 1; }
+
+rm -rf "$WORK"
+mkdir -p "$WORK"
+printf -- '-cp\n%s\n' "$ROOT/$jar:$(cat java/bench/target/bench.classpath)" >"$WORK/cp.args"
+
+log "starting HDFS (MiniDFSCluster) in $WORK/hdfs"
+java -Xmx6g @"$WORK/cp.args" io.strata.bench.MiniHdfs --base-dir "$WORK/hdfs" --exit-with $$ \
+  >"$WORK/hdfs.uri" 2>"$WORK/hdfs.log" </dev/null &
+hdfs_pid=$!
+pids+=("$hdfs_pid")
+
+log "starting Strata: strata meta and strata worker in $WORK"
+GOMEMLIMIT=4GiB bin/strata meta --data-dir "$WORK/meta" --listen 127.0.0.1:0 2>"$WORK/meta.log" &
+meta_pid=$!
+pids+=("$meta_pid")
+wait_for "$WORK/meta.log" 'strata: serving on' 60 "$meta_pid"
+meta=$(sed -n 's/^strata: serving on //p' "$WORK/meta.log")
+bin/strata admin ns create default --store "file://$WORK/bucket" --meta "$meta" >&2
+bin/strata worker --meta "$meta" --listen 127.0.0.1:0 --state-dir "$WORK/worker" \
+  --cache-dir "$WORK/cache" --cache-size 20GiB 2>"$WORK/worker.log" &
+worker_pid=$!
+pids+=("$worker_pid")
+wait_for "$WORK/worker.log" 'serving on' 60 "$worker_pid"
+for _ in $(seq 100); do
+  [ "$(bin/strata admin workers --meta "$meta" | wc -l)" -ge 2 ] && break
+  sleep 0.1
+done
+wait_for "$WORK/hdfs.uri" '^hdfs://' 180 "$hdfs_pid"
+hdfs=$(head -1 "$WORK/hdfs.uri")
+log "HDFS at $hdfs, Strata at $meta"
+
+# The machine, for the doc's header.
+cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+mem=$(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
+disk_dev=$(df --output=source "$WORK" | tail -1)
+disk_size=$(df -h --output=size "$WORK" | tail -1 | tr -d ' ')
+disk_fs=$(df --output=fstype "$WORK" | tail -1)
+blk=$(basename "$disk_dev")
+rot=$(cat "/sys/block/$blk/queue/rotational" 2>/dev/null || echo "?")
+case "$rot" in 0) disk_kind="not rotational";; 1) disk_kind=rotational;; *) disk_kind="kind unknown";; esac
+MACHINE="$(nproc) cores ($cpu_model), $mem memory, disk $disk_dev $disk_size $disk_fs ($disk_kind); $(uname -sr); $(java -version 2>&1 | head -1); $(go version 2>/dev/null | cut -d' ' -f3)"
+COMMIT=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- java scripts/bench-hdfs 2>/dev/null || echo " + uncommitted changes")
+log "machine: $MACHINE; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+
+log "running FsBench (progress below; results in $WORK/results.tsv)"
+java -Xmx6g @"$WORK/cp.args" io.strata.bench.FsBench \
+  --target strata=strata://default/ --target "hdfs=$hdfs/" \
+  --conf "fs.strata.meta.address=$meta" \
+  --pids "strata=$meta_pid,$worker_pid" --pids "hdfs=$hdfs_pid" \
+  --sections "$SECTIONS" --threads "$THREADS" --meta-ops "$META_OPS" --meta-secs "$META_SECS" \
+  --tree-files "$TREE_FILES" --big-dir "$BIG_DIR" --prep-threads "$PREP_THREADS" \
+  --tree-repeat "$TREE_REPEAT" --io-files "$IO_FILES" --io-size "$IO_SIZE" \
+  --small-files "$SMALL_FILES" --small-size "$SMALL_SIZE" --small-threads "$SMALL_THREADS" \
+  --out "$WORK/results.tsv" "$@" 2>&1 </dev/null | tee "$WORK/fsbench.log" | grep -v '^fsbench: [a-z]*	' >&2
+
+java @"$WORK/cp.args" io.strata.bench.Join --subject strata --baseline hdfs "$WORK/results.tsv" \
+  >"$WORK/table.txt"
+cat "$WORK/table.txt"
+
+if [ "$WRITE_DOC" = 1 ]; then
+  scripts/bench-hdfs/splice.sh "$DOC" "$WORK/table.txt" "$COMMAND" "$MACHINE" "$COMMIT"
+  log "updated $DOC"
+fi
