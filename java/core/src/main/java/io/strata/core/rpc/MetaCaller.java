@@ -33,9 +33,9 @@ import java.util.stream.Collectors;
  * last found leading (the first listed, to begin with). A failed attempt is sent again when
  * {@link ErrorTranslator#retryable} says so: to the leader a NOT_LEADER answer names, else (no
  * leader named, or a transport failure: the member is down, or did not answer within the
- * attempt's deadline) to the next member in the list. Once every member has been tried the
- * caller pauses, 10 ms doubling up to 500 ms with jitter, before the next round. Any answer of
- * the service (NOT_FOUND, ALREADY_EXISTS...) ends the call at once.
+ * attempt's deadline) to the next member in the list. Once every member has been tried (a
+ * round), the caller pauses, 10 ms doubling up to 500 ms with jitter, before the next round. Any
+ * answer of the service (NOT_FOUND, ALREADY_EXISTS...) ends the call at once.
  *
  * <p>Each attempt has the deadline {@code attemptTimeout}. No attempt starts later than {@code
  * retryTimeout} after the call did, and retries are cut short at that instant; so a call fails
@@ -147,11 +147,8 @@ public final class MetaCaller implements Closeable {
       throws IOException {
     long start = nanoTime.getAsLong();
     long deadline = start + retry.toNanos();
-    Tried tried = new Tried(start);
-    Set<HostPort> round = new HashSet<>();
-    long backoff = BACKOFF_MIN_NANOS;
     HostPort target = leader();
-    round.add(target);
+    Search search = new Search(members, target, start);
     long timeout = attempt.toNanos();
     for (;;) {
       Conn m = conn(op, what, target);
@@ -163,43 +160,31 @@ public final class MetaCaller implements Closeable {
         if (!ErrorTranslator.retryable(e)) {
           throw errors.translate(e, op, what);
         }
-        tried.add(target, e);
-        target = next(target, e);
-        if (!round.add(target)) {
-          // Every member named or listed has been tried since the last pause.
-          long pause = jitter(backoff);
+        HostPort failed = target;
+        target = search.next(failed, e);
+        moveOn(failed, target);
+        if (search.roundOver()) {
+          long pause = search.pause();
           if (nanoTime.getAsLong() + pause >= deadline) {
-            throw errors.gaveUp(e, op, what, tried.describe(nanoTime.getAsLong()));
+            throw errors.gaveUp(e, op, what, search.describe(nanoTime.getAsLong()));
           }
           sleep(op, what, pause);
-          backoff = Math.min(2 * backoff, BACKOFF_MAX_NANOS);
-          round.clear();
-          round.add(target);
         }
         long left = deadline - nanoTime.getAsLong();
         if (left <= 0) {
-          throw errors.gaveUp(e, op, what, tried.describe(nanoTime.getAsLong()));
+          throw errors.gaveUp(e, op, what, search.describe(nanoTime.getAsLong()));
         }
         timeout = Math.min(attempt.toNanos(), left);
       }
     }
   }
 
-  /**
-   * Where to send a call after {@code failed} answered {@code e}: the leader it names, else the
-   * member after it in the list. The choice becomes every caller's if {@code failed} was theirs.
-   */
-  private HostPort next(HostPort failed, StatusRuntimeException e) {
-    HostPort n = ErrorTranslator.leaderOf(e).flatMap(MetaCaller::parse).orElse(null);
-    if (n == null) {
-      int i = members.indexOf(failed);
-      n = members.get((i + 1) % members.size());
-    }
+  /** Makes {@code next} every caller's target if {@code failed} was. */
+  private void moveOn(HostPort failed, HostPort next) {
     HostPort cur = leader.get();
     if (cur.equals(failed)) {
-      leader.compareAndSet(cur, n);
+      leader.compareAndSet(cur, next);
     }
-    return n;
   }
 
   private void found(HostPort target) {
@@ -252,11 +237,6 @@ public final class MetaCaller implements Closeable {
     }
   }
 
-  /** A pause of {@code backoff} less up to half of it, so that clients do not move in step. */
-  private static long jitter(long backoff) {
-    return backoff - ThreadLocalRandom.current().nextLong(backoff / 2 + 1);
-  }
-
   private static Duration min(Duration a, Duration b) {
     return a.compareTo(b) <= 0 ? a : b;
   }
@@ -291,22 +271,70 @@ public final class MetaCaller implements Closeable {
   /** An open channel to one member and its stub. */
   private record Conn(ManagedChannel channel, MetaServiceGrpc.MetaServiceBlockingStub stub) {}
 
-  /** The members one call tried, each with how it failed last, for the final error. */
-  private static final class Tried {
+  /**
+   * One call's search for the leader: which member to try next, when a round (every member
+   * listed or named, each tried once) is over and a pause is due, and how each member failed.
+   * A named leader not yet tried in the round goes first; then the listed members in order, from
+   * the one after the last listed member tried, skipping those tried in the round.
+   */
+  private static final class Search {
+    private final List<HostPort> members;
     private final long start;
+    private final Set<HostPort> round = new HashSet<>();
     private final Map<HostPort, String> last = new LinkedHashMap<>();
+    private int cursor;
     private int attempts;
+    private boolean roundOver;
+    private long backoff = BACKOFF_MIN_NANOS;
 
-    Tried(long start) {
+    Search(List<HostPort> members, HostPort first, long start) {
+      this.members = members;
       this.start = start;
+      int i = members.indexOf(first);
+      // A leader from outside the list: the list is next, from its start.
+      this.cursor = i >= 0 ? i : members.size() - 1;
+      round.add(first);
     }
 
-    void add(HostPort hp, StatusRuntimeException e) {
-      last.put(hp, ErrorTranslator.outcome(e));
+    /** Records that {@code failed} failed with {@code e}; returns the member to try next. */
+    HostPort next(HostPort failed, StatusRuntimeException e) {
+      last.put(failed, ErrorTranslator.outcome(e));
       attempts++;
+      HostPort named = ErrorTranslator.leaderOf(e).flatMap(MetaCaller::parse).orElse(null);
+      HostPort n = named != null && !round.contains(named) ? named : nextListed();
+      roundOver = n == null;
+      if (roundOver) {
+        round.clear();
+        n = named != null ? named : members.get(cursor = (cursor + 1) % members.size());
+      }
+      round.add(n);
+      return n;
     }
 
-    /** "h1:p1 (Connection refused), h2:p2 (not the leader...), 7 attempts in 1.2 s". */
+    private HostPort nextListed() {
+      for (int i = 1; i <= members.size(); i++) {
+        int j = (cursor + i) % members.size();
+        if (!round.contains(members.get(j))) {
+          cursor = j;
+          return members.get(j);
+        }
+      }
+      return null;
+    }
+
+    /** Whether the member {@link #next} returned starts a new round: a pause is due first. */
+    boolean roundOver() {
+      return roundOver;
+    }
+
+    /** The pause before the next round: the backoff less up to half of it; the backoff grows. */
+    long pause() {
+      long p = backoff - ThreadLocalRandom.current().nextLong(backoff / 2 + 1);
+      backoff = Math.min(2 * backoff, BACKOFF_MAX_NANOS);
+      return p;
+    }
+
+    /** "h1:p1 (Connection refused), h2:p2 (not the leader...); 7 attempts in 1.2 s". */
     String describe(long now) {
       String s = last.entrySet().stream().map(en -> en.getKey() + " (" + en.getValue() + ")")
           .collect(Collectors.joining(", "));

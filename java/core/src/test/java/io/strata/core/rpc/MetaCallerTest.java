@@ -76,6 +76,19 @@ public class MetaCallerTest {
   }
 
   @Test
+  public void aStaleLeaderNamedByACutOffMemberDoesNotHideTheRealOne() throws Exception {
+    FakeMember cutOff = member();
+    cutOff.follow(FakeMember.deadAddress()); // The old leader, gone and not listed.
+    FakeMember leader = member();
+    caller(cutOff.address(), leader.address());
+
+    getFileStatus();
+    assertEquals(1, leader.received().size());
+    assertEquals(List.of(), pauses);
+    assertEquals(HostPort.parse(leader.address()), caller.leader());
+  }
+
+  @Test
   public void roundsOverTheMembersPauseWithGrowingJitteredBackoffUntilTheDeadline()
       throws Exception {
     FakeMember a = member();
