@@ -138,6 +138,8 @@ COMMIT=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- java scripts/benc
 log "machine: $MACHINE; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 log "running FsBench (progress below; results in $WORK/results.tsv)"
+# In the background, so that a signal to this script is handled at once (bash runs traps only
+# between foreground commands) and FsBench is stopped with the rest.
 java -Xmx6g @"$WORK/cp.args" io.strata.bench.FsBench \
   --target strata=strata://default/ --target "hdfs=$hdfs/" \
   --conf "fs.strata.meta.address=$meta" \
@@ -146,7 +148,11 @@ java -Xmx6g @"$WORK/cp.args" io.strata.bench.FsBench \
   --tree-files "$TREE_FILES" --big-dir "$BIG_DIR" --prep-threads "$PREP_THREADS" \
   --tree-repeat "$TREE_REPEAT" --io-files "$IO_FILES" --io-size "$IO_SIZE" \
   --small-files "$SMALL_FILES" --small-size "$SMALL_SIZE" --small-threads "$SMALL_THREADS" \
-  --out "$WORK/results.tsv" "$@" 2>&1 </dev/null | tee "$WORK/fsbench.log" | grep -v '^fsbench: [a-z]*	' >&2
+  --out "$WORK/results.tsv" "$@" >"$WORK/fsbench.log" 2>&1 </dev/null &
+bench_pid=$!
+pids+=("$bench_pid")
+tail -n +1 -f --pid="$bench_pid" "$WORK/fsbench.log" | grep --line-buffered -v $'^fsbench: [a-z]*\t' >&2 &
+wait "$bench_pid" || { log "FsBench failed"; exit 1; }
 
 java @"$WORK/cp.args" io.strata.bench.Join --subject strata --baseline hdfs "$WORK/results.tsv" \
   >"$WORK/table.txt"

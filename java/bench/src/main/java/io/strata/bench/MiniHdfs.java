@@ -3,6 +3,8 @@ package io.strata.bench;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.HdfsConfiguration;
@@ -34,7 +36,7 @@ public final class MiniHdfs {
     int handlers = 64;
     long exitWith = -1;
     boolean stdin = false;
-    Configuration conf = new HdfsConfiguration();
+    Map<String, String> overrides = new LinkedHashMap<>();
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--base-dir" -> base = args[++i];
@@ -44,7 +46,7 @@ public final class MiniHdfs {
         case "--conf" -> {
           String kv = args[++i];
           int eq = kv.indexOf('=');
-          conf.set(kv.substring(0, eq), kv.substring(eq + 1));
+          overrides.put(kv.substring(0, eq), kv.substring(eq + 1));
         }
         default -> {
           System.err.println("usage: MiniHdfs --base-dir DIR [--handlers N] [--exit-with PID]"
@@ -57,7 +59,7 @@ public final class MiniHdfs {
       System.err.println("minihdfs: --base-dir is required");
       System.exit(2);
     }
-    MiniDFSCluster cluster = start(new File(base).getAbsoluteFile(), handlers, conf);
+    MiniDFSCluster cluster = start(new File(base).getAbsoluteFile(), handlers, overrides);
     CountDownLatch stop = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       System.err.println("minihdfs: shutting down");
@@ -66,7 +68,9 @@ public final class MiniHdfs {
     }));
     System.out.println(cluster.getURI());
     System.out.flush();
-    System.err.println("minihdfs: serving " + cluster.getURI());
+    System.err.println("minihdfs: serving " + cluster.getURI() + " (replication "
+        + cluster.getConfiguration(0).get("dfs.replication") + ", handlers "
+        + cluster.getConfiguration(0).get("dfs.namenode.handler.count") + ")");
     if (exitWith > 0) {
       ProcessHandle.of(exitWith).ifPresentOrElse(
           ph -> ph.onExit().thenRun(() -> System.exit(0)), () -> System.exit(0));
@@ -78,16 +82,21 @@ public final class MiniHdfs {
     stop.await();
   }
 
-  static MiniDFSCluster start(File base, int handlers, Configuration conf) throws IOException {
+  /** Starts the cluster; {@code overrides} are set last, over this class's choices. */
+  static MiniDFSCluster start(File base, int handlers, Map<String, String> overrides)
+      throws IOException {
+    // NB: hdfs-default.xml defines every key below, so setIfUnset would change nothing.
+    Configuration conf = new HdfsConfiguration();
     File name = new File(base, "name");
     conf.set(MiniDFSCluster.HDFS_MINIDFS_BASEDIR, base.getPath());
     conf.set("dfs.namenode.name.dir", name.toURI().toString());
     conf.set("dfs.namenode.edits.dir", name.toURI().toString());
-    conf.setIfUnset("dfs.replication", "1");
+    conf.setInt("dfs.replication", 1);
     conf.setInt("dfs.namenode.handler.count", handlers);
     // A file's close need not wait for the DataNode's incremental block report (HDFS-8999):
     // without it the client's complete() often loses that race and backs off 400 ms.
-    conf.setIfUnset("dfs.namenode.file.close.num-committed-allowed", "1");
+    conf.setInt("dfs.namenode.file.close.num-committed-allowed", 1);
+    overrides.forEach(conf::set);
     MiniDFSCluster cluster = new MiniDFSCluster.Builder(conf, base)
         .numDataNodes(1)
         .storagesPerDatanode(1)
