@@ -46,8 +46,8 @@ type Counters struct {
 	BucketRead        uint64 `json:"bucket_bytes_read"` // bytes from the bucket to the workers
 	BucketWritten     uint64 `json:"bucket_bytes_written"`
 	RPC               uint64 `json:"rpc_bytes"`           // bytes sent to clients in Read responses
-	ShortCircuit      uint64 `json:"short_circuit_bytes"` // bytes clients read from the caches themselves
-	ShortCircuitOpens uint64 `json:"short_circuit_opens"` // cache files handed to clients
+	ShortCircuit      uint64 `json:"short_circuit_bytes"` // bytes of cache files lent to clients (read then or later)
+	ShortCircuitOpens uint64 `json:"short_circuit_opens"` // short-circuit requests answered (leases granted)
 }
 
 func (c Counters) minus(o Counters) Counters {

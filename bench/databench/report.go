@@ -61,7 +61,7 @@ func (rep *Report) writeHeader(b *strings.Builder) {
 }
 
 func (rep *Report) seqTable() string {
-	rows := [][]string{{"test", "way", "MB/s", "ratio", "secs", "cpu%", "cpu s/GB", "in RAM", "bucket MB", "rpc MB", "sc MB"}}
+	rows := [][]string{{"test", "way", "MB/s", "ratio", "secs", "cpu%", "cpu s/GB", "in RAM", "bucket MB", "rpc MB", "lent MB"}}
 	link := rep.linkMBps()
 	for _, r := range rep.Results {
 		if r.Sweep || r.Kind == KindRandom {
@@ -86,7 +86,7 @@ func (rep *Report) seqTable() string {
 }
 
 // counterCells are the MB per round moved from the bucket (written, for a
-// write), over RPC and by short-circuit.
+// write), over RPC, and lent to short-circuit readers.
 func counterCells(r *Result) []string {
 	if r.Way == WayRaw {
 		return []string{"-", "-", "-"}
@@ -177,7 +177,7 @@ func (rep *Report) writeFooter(b *strings.Builder) {
 		}
 	}
 	if warm {
-		fmt.Fprintf(b, "\nWarm reads moved %d bytes over the worker's RPC and %.0f MB by short-circuit", rpc, float64(sc)/1e6)
+		fmt.Fprintf(b, "\nWarm reads moved %d bytes over the worker's RPC; the worker lent %.0f MB of cache files to short-circuit reads", rpc, float64(sc)/1e6)
 		if rpc == 0 {
 			b.WriteString(" (all short-circuit).\n")
 		} else {

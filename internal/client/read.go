@@ -14,6 +14,12 @@ import (
 // readBuffer is how much a sequential Read fetches at a time.
 const readBuffer = 4 << 20
 
+// directRead is the least Read that goes to the worker (or the cache file)
+// straight into the caller's buffer: a short-circuit lease makes a read of
+// a page or more as cheap as a pread, and skipping the read-ahead buffer
+// saves a copy.
+const directRead = 1 << 20
+
 // Reader reads a file. It implements io.Reader, io.ReaderAt and io.Seeker;
 // ReadAt may be called concurrently, Read and Seek may not.
 type Reader struct {
@@ -59,7 +65,7 @@ func (r *Reader) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	if r.off < r.bufOff || r.off >= r.bufOff+int64(len(r.buf)) {
-		if len(p) >= readBuffer {
+		if len(p) >= directRead {
 			n, err := r.ReadAt(p, r.off)
 			r.off += int64(n)
 			if errors.Is(err, io.EOF) && n > 0 {

@@ -3,7 +3,6 @@ package client
 import (
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"net"
 	"os"
 
@@ -11,15 +10,11 @@ import (
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-// errCorruptPage is a short-circuit read whose CRC did not match.
-var errCorruptPage = errors.New("client: cached page failed its CRC")
-
 // scPool holds idle connections to one worker's short-circuit socket.
 type scPool struct {
 	socket string
 	idle   chan *net.UnixConn
+	leases leases
 }
 
 func newSCPool(socket string) *scPool {
@@ -44,6 +39,7 @@ func (p *scPool) put(c *net.UnixConn) {
 }
 
 func (p *scPool) close() {
+	p.leases.close()
 	for {
 		select {
 		case c := <-p.idle:
@@ -54,73 +50,94 @@ func (p *scPool) close() {
 	}
 }
 
+// maxCorruptPages is how many corrupt pages one short-circuit read has the
+// worker drop and fetch again before it leaves the range to the worker's
+// RPC (which checks and refetches on its own).
+const maxCorruptPages = 3
+
 // shortCircuitRead fills buf from [off, off+len(buf)) of the block by
-// reading the worker's cache file itself. The worker makes the range
-// cached and passes the file; every page read is checked against its CRC,
-// and a page that fails is reported so that the worker fetches it again.
+// reading the worker's cache file itself: by the block's lease if one
+// covers the range, else by a new one the worker grants (after making the
+// range cached). Every page read is checked against its CRC; a page that
+// fails ends the lease and is reported so that the worker drops it and
+// fetches it again, and the read starts over by a new lease.
 func shortCircuitRead(p *scPool, ref *pb.BlockRef, buf []byte, off int64) error {
-	err := scReadOnce(p, ref, buf, off, false)
-	if errors.Is(err, errCorruptPage) {
-		err = scReadOnce(p, ref, buf, off, true)
+	k, n := keyOf(ref), int64(len(buf))
+	l, fresh := p.leases.get(k, off, n), false
+	for corrupt := 0; ; {
+		if l == nil {
+			var err error
+			if l, err = p.lend(ref, off, n, false); err != nil {
+				return err
+			}
+			p.leases.add(k, l)
+			fresh = true
+		}
+		err := l.readAt(buf, off)
+		if err == nil {
+			return nil
+		}
+		p.leases.drop(k, l)
+		l = nil
+		var bad *corruptPageError
+		switch {
+		case errors.As(err, &bad) && corrupt < maxCorruptPages:
+			corrupt++
+			if err := p.invalidate(ref, bad.off, bad.n); err != nil {
+				return err
+			}
+		case fresh:
+			return err // the caller falls back to the worker's RPC
+		}
+		// An old lease's file may have been evicted (errUnlinked) or the
+		// lease closed meanwhile: ask again.
 	}
-	return err
 }
 
-func scReadOnce(p *scPool, ref *pb.BlockRef, buf []byte, off int64, invalidate bool) error {
-	conn, err := p.get()
+// invalidate has the worker drop the cached page [off, off+n) of the block,
+// which failed its CRC here, and fetch it again.
+func (p *scPool) invalidate(ref *pb.BlockRef, off, n int64) error {
+	l, err := p.lend(ref, off, n, true)
 	if err != nil {
 		return err
 	}
-	req := &pb.ShortCircuitRequest{Block: ref, Offset: uint64(off), Length: uint64(len(buf)), Invalidate: invalidate}
+	l.close()
+	return nil
+}
+
+// lend asks the worker for a lease covering [off, off+n) of the block,
+// after dropping the pages of that range from its cache if invalidate.
+func (p *scPool) lend(ref *pb.BlockRef, off, n int64, invalidate bool) (*lease, error) {
+	conn, err := p.get()
+	if err != nil {
+		return nil, err
+	}
+	req := &pb.ShortCircuitRequest{Block: ref, Offset: uint64(off), Length: uint64(n), Invalidate: invalidate}
 	resp := &pb.ShortCircuitResponse{}
 	if err := scproto.Write(conn, req, nil); err != nil {
 		conn.Close()
-		return err
+		return nil, err
 	}
 	fd, err := scproto.ReadFD(conn, resp)
 	if err != nil {
 		conn.Close()
-		return err
+		return nil, err
 	}
 	p.put(conn)
 	if !resp.Ok || fd < 0 {
 		closeFD(fd)
-		return fmt.Errorf("short-circuit read refused: %s", resp.Error)
+		return nil, fmt.Errorf("short-circuit read refused: %s", resp.Error)
 	}
 	f := os.NewFile(uintptr(fd), "strata-cache")
-	defer f.Close()
-	return readPages(f, resp, buf, off)
-}
-
-// readPages reads the pages covering [off, off+len(buf)) from f, checks
-// their CRCs and copies the range into buf. Aligned reads land in buf
-// directly.
-func readPages(f *os.File, resp *pb.ShortCircuitResponse, buf []byte, off int64) error {
-	ps, start := int64(resp.PageSize), int64(resp.FirstPage)
-	if ps <= 0 || start%ps != 0 || start > off {
-		return errors.New("short-circuit: malformed response")
+	l, err := newLease(f, resp)
+	if err == nil && !l.covers(off, n) {
+		err = errors.New("short-circuit: the worker lent less than was asked")
 	}
-	end := off + int64(len(buf))
-	pagesEnd := min(((end+ps-1)/ps)*ps, int64(resp.BlockLength))
-	var pages []byte
-	if start == off && pagesEnd == end {
-		pages = buf
-	} else {
-		pages = make([]byte, pagesEnd-start)
+	if err != nil {
+		f.Close()
+		return nil, err
 	}
-	if _, err := f.ReadAt(pages, start); err != nil {
-		return fmt.Errorf("short-circuit read: %w", err)
-	}
-	for i := int64(0); i*ps < int64(len(pages)); i++ {
-		page := pages[i*ps : min((i+1)*ps, int64(len(pages)))]
-		if int(i) >= len(resp.Crcs) || crc32.Checksum(page, castagnoli) != resp.Crcs[i] {
-			return errCorruptPage
-		}
-	}
-	if &pages[0] != &buf[0] {
-		copy(buf, pages[off-start:])
-	}
-	return nil
+	return l, nil
 }
 
 func closeFD(fd int) {

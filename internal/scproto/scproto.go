@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync"
 	"syscall"
 
 	"google.golang.org/protobuf/proto"
@@ -44,7 +45,9 @@ func Read(conn *net.UnixConn, m proto.Message) error {
 // ReadFD receives one message into m and returns the file descriptor that
 // came with it, or -1. The caller owns the descriptor.
 func ReadFD(conn *net.UnixConn, m proto.Message) (int, error) {
-	buf := make([]byte, MaxMessage+binary.MaxVarintLen32)
+	bp := bufs.Get().(*[]byte)
+	defer bufs.Put(bp)
+	buf := *bp
 	oob := make([]byte, syscall.CmsgSpace(4))
 	n, oobn, _, _, err := conn.ReadMsgUnix(buf, oob)
 	if err != nil {
@@ -67,6 +70,11 @@ func ReadFD(conn *net.UnixConn, m proto.Message) (int, error) {
 	}
 	return fd, nil
 }
+
+// bufs holds receive buffers: a message may be up to MaxMessage long, and
+// allocating (and zeroing) that much per message cost more CPU than the
+// rest of a short-circuit read's bookkeeping.
+var bufs = sync.Pool{New: func() any { b := make([]byte, MaxMessage+binary.MaxVarintLen32); return &b }}
 
 func parseFD(oob []byte) (int, error) {
 	msgs, err := syscall.ParseSocketControlMessage(oob)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/stratafs/strata/internal/blocks"
@@ -73,35 +74,34 @@ func (w *Worker) readInto(ctx context.Context, ref *pb.BlockRef, p []byte, off i
 }
 
 // ensureCached fetches the pages of [off, off+n) that the cache misses,
-// in parallel chunks, each chunk fetched once however many readers want it.
+// in parallel chunks, each page fetched once however many readers want it:
+// pages another call is fetching are waited for, not fetched again.
+//
+// NB: the fetches are not canceled with ctx: other readers may be waiting
+// for them, and the bytes are worth caching anyway (the retry layer bounds
+// each attempt). Only the wait is.
 func (w *Worker) ensureCached(ctx context.Context, ref *pb.BlockRef, off, n int64) error {
 	key := blocks.CacheKey(ref.InodeId, ref.BlockId)
-	missing := w.cache.Missing(key, off, n)
-	if len(missing) == 0 {
-		return nil
-	}
-	var chunks []cache.Range
-	for _, m := range missing {
-		for o := m.Off; o < m.Off+m.Len; o += w.cfg.FetchChunk {
-			l := min(w.cfg.FetchChunk, m.Off+m.Len-o, int64(ref.Length)-o)
-			if l > 0 {
-				chunks = append(chunks, cache.Range{Off: o, Len: l})
-			}
-		}
-	}
-	errs := make(chan error, len(chunks))
+	wait, mine := w.fetch.claim(key, func() []cache.Range { return w.cache.Missing(key, off, n) },
+		w.cfg.FetchChunk, int64(ref.Length))
+	fetchCtx := context.WithoutCancel(ctx)
 	sem := make(chan struct{}, w.cfg.FetchConcurrency)
-	for _, c := range chunks {
+	for _, f := range mine {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem }()
-			errs <- w.fetch.do(fmt.Sprintf("%s@%d", key, c.Off), func() error { return w.fetchChunk(ctx, ref, c) })
+			w.fetch.finish(key, f, w.fetchChunk(fetchCtx, ref, cache.Range{Off: f.off, Len: f.end - f.off}))
 		}()
 	}
 	var first error
-	for range chunks {
-		if err := <-errs; err != nil && first == nil {
-			first = err
+	for _, f := range append(wait, mine...) {
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if f.err != nil && first == nil {
+			first = f.err
 		}
 	}
 	return first
@@ -155,39 +155,78 @@ func (w *Worker) readAhead(ref *pb.BlockRef, off, n int64) {
 	}()
 }
 
-// fetchGroup runs one fetch per key at a time; callers of the same key wait
-// for the one in flight and share its result.
+// fetchGroup tracks the ranges of each block being fetched, so that a
+// page is fetched once however many readers (and read-aheads) want it.
 type fetchGroup struct {
 	mu struct {
 		sync.Mutex
-		calls map[string]*fetchCall
+		blocks map[string][]*inflight
 	}
 }
 
-type fetchCall struct {
-	done chan struct{}
-	err  error
+// inflight is a range being fetched; done closes when it is cached (or
+// failed with err).
+type inflight struct {
+	off, end int64
+	done     chan struct{}
+	err      error
 }
 
-func (g *fetchGroup) do(key string, fn func() error) error {
+// claim asks missing (under the group's lock, so that no fetch can finish
+// unseen meanwhile) what the cache lacks, and splits it into the ranges in
+// flight already, to wait for, and new ranges of at most chunk bytes (cut
+// at the block's length), registered as the caller's to fetch and finish.
+func (g *fetchGroup) claim(key string, missing func() []cache.Range, chunk, length int64) (wait, mine []*inflight) {
 	g.mu.Lock()
-	if c, ok := g.mu.calls[key]; ok {
-		g.mu.Unlock()
-		<-c.done
-		return c.err
+	defer g.mu.Unlock()
+	if g.mu.blocks == nil {
+		g.mu.blocks = map[string][]*inflight{}
 	}
-	if g.mu.calls == nil {
-		g.mu.calls = map[string]*fetchCall{}
+	flying := g.mu.blocks[key]
+	for _, m := range missing() {
+		p, end := m.Off, min(m.Off+m.Len, length)
+		for p < end {
+			next := end // where the next flight starts, or end
+			var cover *inflight
+			for _, f := range flying {
+				if f.off <= p && p < f.end {
+					cover = f
+					break
+				}
+				if f.off > p && f.off < next {
+					next = f.off
+				}
+			}
+			if cover != nil {
+				if !slices.Contains(wait, cover) {
+					wait = append(wait, cover)
+				}
+				p = cover.end
+				continue
+			}
+			for ; p < next; p += chunk {
+				f := &inflight{off: p, end: min(p+chunk, next), done: make(chan struct{})}
+				mine = append(mine, f)
+			}
+			p = next
+		}
 	}
-	c := &fetchCall{done: make(chan struct{})}
-	g.mu.calls[key] = c
-	g.mu.Unlock()
-	c.err = fn()
+	g.mu.blocks[key] = append(flying, mine...)
+	return wait, mine
+}
+
+// finish ends a fetch the caller claimed.
+func (g *fetchGroup) finish(key string, f *inflight, err error) {
 	g.mu.Lock()
-	delete(g.mu.calls, key)
+	f.err = err
+	list := slices.DeleteFunc(g.mu.blocks[key], func(x *inflight) bool { return x == f })
+	if len(list) == 0 {
+		delete(g.mu.blocks, key)
+	} else {
+		g.mu.blocks[key] = list
+	}
 	g.mu.Unlock()
-	close(c.done)
-	return c.err
+	close(f.done)
 }
 
 // sequentialTracker remembers where the last read of each block ended, to
@@ -209,5 +248,7 @@ func (t *sequentialTracker) advance(key string, off, end int64) bool {
 	}
 	prev, ok := t.mu.ends[key]
 	t.mu.ends[key] = end
-	return ok && prev == off || off == 0 && end-off >= chunkSize
+	// NB: a short-circuit reader reads what it was lent on its own, so
+	// its next request may overlap the end of the last one's grant.
+	return ok && off <= prev && prev < end || off == 0 && end-off >= chunkSize
 }

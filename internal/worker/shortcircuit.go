@@ -46,9 +46,11 @@ func (w *Worker) shortCircuitConn(ctx context.Context, conn *net.UnixConn) {
 	}
 }
 
-// shortCircuit makes the requested range cached and returns the block's
-// cache file descriptor with the CRCs of its pages. The caller calls release
-// once the descriptor is sent.
+// shortCircuit makes the requested range cached and lends the block's
+// cache file: its descriptor, with the CRCs of the range's pages and of the
+// cached pages that follow it (up to grantAhead), which the client may read
+// on its own for a while (a lease, see internal/client). The caller calls
+// release once the descriptor is sent.
 func (w *Worker) shortCircuit(ctx context.Context, req *pb.ShortCircuitRequest) (*pb.ShortCircuitResponse, int, func()) {
 	none := func() {}
 	ref := req.GetBlock()
@@ -62,13 +64,39 @@ func (w *Worker) shortCircuit(ctx context.Context, req *pb.ShortCircuitRequest) 
 	if err := w.ensureCached(ctx, ref, int64(req.Offset), int64(req.Length)); err != nil {
 		return &pb.ShortCircuitResponse{Error: err.Error()}, -1, none
 	}
-	h, err := w.cache.Acquire(key, int64(req.Offset), int64(req.Length))
+	off := int64(req.Offset)
+	h, err := w.cache.Acquire(key, off, w.grantEnd(ref, off, int64(req.Length))-off)
+	if err != nil {
+		// Pages past the range went meanwhile: lend the range alone.
+		h, err = w.cache.Acquire(key, off, int64(req.Length))
+	}
 	if err != nil {
 		return &pb.ShortCircuitResponse{Error: err.Error()}, -1, none
 	}
 	w.stats.shortCircuitOpens.Add(1)
-	w.stats.shortCircuitBytes.Add(req.Length)
-	w.readAhead(ref, int64(req.Offset), int64(req.Length))
+	w.stats.shortCircuitBytes.Add(uint64(h.FirstPage + h.Length - off)) // lent, read now or later
+	w.readAhead(ref, off, h.FirstPage+h.Length-off)
 	return &pb.ShortCircuitResponse{Ok: true, PageSize: uint64(h.PageSize), FirstPage: uint64(h.FirstPage),
 		Crcs: h.CRCs, BlockLength: ref.Length, Path: h.Path}, int(h.File.Fd()), h.Release
+}
+
+// grantAhead is how far past the requested range a short-circuit answer
+// lends the pages that are cached, so that a client reading on reads them
+// without asking again.
+const grantAhead = 64 << 20
+
+// grantEnd returns the end of the range to lend for a request of
+// [off, off+n): on past it up to grantAhead over the pages that are
+// cached, to the block's end at most.
+func (w *Worker) grantEnd(ref *pb.BlockRef, off, n int64) int64 {
+	end := off + n
+	limit := min(int64(ref.Length), end+grantAhead)
+	if limit <= end {
+		return end
+	}
+	key := blocks.CacheKey(ref.InodeId, ref.BlockId)
+	if missing := w.cache.Missing(key, end, limit-end); len(missing) > 0 {
+		return max(end, min(limit, missing[0].Off))
+	}
+	return limit
 }

@@ -1,0 +1,232 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	pb "github.com/stratafs/strata/proto/strata/v1"
+)
+
+// leaseTTL is how long a client reads a block's cache file on its own
+// before asking the worker again: at least that often the worker's LRU
+// learns of the reads, and a file the cache let go is let go here too.
+var leaseTTL = 2 * time.Second
+
+// maxLeases bounds the descriptors one worker's leases keep open.
+const maxLeases = 64
+
+// verifyRun is the most a lease reads with one pread: whole pages up to it
+// land in the caller's buffer and are checked while still in the CPU's
+// cache (one L2's worth here); far larger reads would check them from
+// memory, far smaller ones pay more per-call overhead.
+const verifyRun = 1 << 20
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// corruptPageError is a cached page [off, off+n) of a block that failed its
+// CRC.
+type corruptPageError struct{ off, n int64 }
+
+func (e *corruptPageError) Error() string {
+	return fmt.Sprintf("client: the cached page at %d failed its CRC", e.off)
+}
+
+// errUnlinked is a lease whose file the cache evicted or dropped.
+var errUnlinked = errors.New("client: the lent cache file was removed")
+
+// lease is a block's cache file lent by its worker, with the CRCs of the
+// pages [first, end) that the worker said were cached. Blocks never change,
+// so the CRCs hold for as long as the file is read: the cache rewrites a
+// dropped page with the same bytes, and removes a file only by unlinking
+// it, which an open descriptor survives.
+type lease struct {
+	f     *os.File
+	ps    int64
+	first int64
+	end   int64 // exclusive: the block's end or a page boundary
+	crcs  []uint32
+}
+
+// newLease makes a lease of a short-circuit answer and its file, which it
+// owns from then on.
+func newLease(f *os.File, resp *pb.ShortCircuitResponse) (*lease, error) {
+	ps, first := int64(resp.PageSize), int64(resp.FirstPage)
+	if ps <= 0 || first%ps != 0 || len(resp.Crcs) == 0 {
+		return nil, errors.New("short-circuit: malformed response")
+	}
+	end := min(first+int64(len(resp.Crcs))*ps, int64(resp.BlockLength))
+	return &lease{f: f, ps: ps, first: first, end: end, crcs: resp.Crcs}, nil
+}
+
+func (l *lease) covers(off, n int64) bool { return off >= l.first && off+n <= l.end }
+
+// readAt fills buf from [off, off+len(buf)), which the lease covers,
+// checking every page it touches against its CRC; nothing in buf is to be
+// used unless it returns nil. Pages wholly inside the range are read
+// straight into buf; a page the range cuts goes through a pooled buffer.
+//
+// NB: a concurrent close is safe: os.File keeps the descriptor open until
+// a pread in flight returns, and a later one fails with os.ErrClosed.
+func (l *lease) readAt(buf []byte, off int64) error {
+	// An evicted block's file is unlinked: reading it on would hide the
+	// reads from the worker, whose cache would never fetch the block again.
+	st, err := l.f.Stat()
+	if err != nil {
+		return err
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Nlink == 0 {
+		return errUnlinked
+	}
+	end := off + int64(len(buf))
+	for p := off - (off-l.first)%l.ps; p < end; {
+		pageEnd := min(p+l.ps, l.end)
+		if p < off || pageEnd > end {
+			if err := l.readPartial(buf, off, p, pageEnd); err != nil {
+				return err
+			}
+			p = pageEnd
+			continue
+		}
+		run := pageEnd // whole pages from p, up to verifyRun
+		for run < end && run-p < verifyRun && min(run+l.ps, l.end) <= end {
+			run = min(run+l.ps, l.end)
+		}
+		if err := l.readWhole(buf[p-off:run-off], p); err != nil {
+			return err
+		}
+		p = run
+	}
+	return nil
+}
+
+// readWhole reads the whole pages at p into dst and checks them.
+func (l *lease) readWhole(dst []byte, p int64) error {
+	if _, err := l.f.ReadAt(dst, p); err != nil {
+		return fmt.Errorf("short-circuit read: %w", err)
+	}
+	for i := int64(0); i < int64(len(dst)); i += l.ps {
+		if err := l.check(dst[i:min(i+l.ps, int64(len(dst)))], p+i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readPartial reads the page [p, pageEnd), checks it and copies the part
+// of it inside [off, off+len(buf)) to buf.
+func (l *lease) readPartial(buf []byte, off, p, pageEnd int64) error {
+	bp := pageBufs.get(int(pageEnd - p))
+	defer pageBufs.put(bp)
+	page := (*bp)[:pageEnd-p]
+	if _, err := l.f.ReadAt(page, p); err != nil {
+		return fmt.Errorf("short-circuit read: %w", err)
+	}
+	if err := l.check(page, p); err != nil {
+		return err
+	}
+	from, to := max(p, off), min(pageEnd, off+int64(len(buf)))
+	copy(buf[from-off:to-off], page[from-p:to-p])
+	return nil
+}
+
+func (l *lease) check(page []byte, p int64) error {
+	if crc32.Checksum(page, castagnoli) != l.crcs[(p-l.first)/l.ps] {
+		return &corruptPageError{off: p, n: int64(len(page))}
+	}
+	return nil
+}
+
+func (l *lease) close() { l.f.Close() }
+
+// leaseKey names a block.
+type leaseKey struct{ inode, block uint64 }
+
+func keyOf(ref *pb.BlockRef) leaseKey { return leaseKey{ref.InodeId, ref.BlockId} }
+
+// leases are one worker's leases by block. Each ends leaseTTL after it was
+// granted, or when replaced, or when a read by it fails.
+type leases struct {
+	mu struct {
+		sync.Mutex
+		m      map[leaseKey]*lease
+		closed bool
+	}
+}
+
+// get returns a lease covering [off, off+n) of block k, or nil.
+func (ls *leases) get(k leaseKey, off, n int64) *lease {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if l := ls.mu.m[k]; l != nil && l.covers(off, n) {
+		return l
+	}
+	return nil
+}
+
+// add installs l for block k, replacing what was there, and ends it after
+// leaseTTL.
+func (ls *leases) add(k leaseKey, l *lease) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.mu.closed {
+		l.close()
+		return
+	}
+	if ls.mu.m == nil {
+		ls.mu.m = map[leaseKey]*lease{}
+	}
+	if old := ls.mu.m[k]; old != nil {
+		ls.dropLocked(k, old)
+	}
+	for victim, old := range ls.mu.m { // any one: leases are short-lived
+		if len(ls.mu.m) < maxLeases {
+			break
+		}
+		ls.dropLocked(victim, old)
+	}
+	ls.mu.m[k] = l
+	time.AfterFunc(leaseTTL, func() { ls.drop(k, l) })
+}
+
+// drop ends l if it is still block k's lease.
+func (ls *leases) drop(k leaseKey, l *lease) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	ls.dropLocked(k, l)
+}
+
+func (ls *leases) dropLocked(k leaseKey, l *lease) {
+	if ls.mu.m[k] == l {
+		delete(ls.mu.m, k)
+		l.close()
+	}
+}
+
+func (ls *leases) close() {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	ls.mu.closed = true
+	for k, l := range ls.mu.m {
+		ls.dropLocked(k, l)
+	}
+}
+
+// pageBufs recycles the buffers of pages that reads cut.
+var pageBufs bufPool
+
+type bufPool struct{ p sync.Pool }
+
+func (b *bufPool) get(n int) *[]byte {
+	if v, ok := b.p.Get().(*[]byte); ok && cap(*v) >= n {
+		return v
+	}
+	s := make([]byte, n)
+	return &s
+}
+
+func (b *bufPool) put(p *[]byte) { b.p.Put(p) }

@@ -1,0 +1,106 @@
+package client
+
+import (
+	"bytes"
+	"errors"
+	"hash/crc32"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	pb "github.com/stratafs/strata/proto/strata/v1"
+)
+
+// testLease writes a block of n random bytes in pages of ps to a file, as
+// the cache lays it out, and lends its pages from first on.
+func testLease(t *testing.T, n, ps, first int64) (*lease, []byte, string) {
+	t.Helper()
+	block := make([]byte, n)
+	rng := rand.New(rand.NewPCG(uint64(n), uint64(ps)))
+	for i := range block {
+		block[i] = byte(rng.Uint32())
+	}
+	path := filepath.Join(t.TempDir(), "block.data")
+	if err := os.WriteFile(path, block, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	resp := &pb.ShortCircuitResponse{Ok: true, PageSize: uint64(ps), FirstPage: uint64(first), BlockLength: uint64(n)}
+	for p := first; p < n; p += ps {
+		resp.Crcs = append(resp.Crcs, crc32.Checksum(block[p:min(p+ps, n)], castagnoli))
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := newLease(f, resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.close)
+	return l, block, path
+}
+
+// Reads of every shape (inside one page, across pages, whole pages, runs
+// longer than verifyRun, up to a short last page) return the block's bytes.
+func TestLeaseReadsEveryShape(t *testing.T) {
+	const ps = 4096
+	n := int64(verifyRun + 3*ps + 100) // runs longer than verifyRun; a short last page
+	for _, first := range []int64{0, 2 * ps} {
+		l, block, _ := testLease(t, n, ps, first)
+		points := []int64{first, first + 1, first + ps - 1, first + ps, first + ps + 1, verifyRun, verifyRun + 1,
+			n - ps - 100, n - 100, n - 1}
+		for _, off := range points {
+			for _, end := range append(points, n) {
+				if end <= off {
+					continue
+				}
+				buf := make([]byte, end-off)
+				if err := l.readAt(buf, off); err != nil {
+					t.Fatalf("first %d, read [%d, %d): %v", first, off, end, err)
+				}
+				if !bytes.Equal(buf, block[off:end]) {
+					t.Fatalf("first %d, read [%d, %d): wrong bytes", first, off, end)
+				}
+			}
+		}
+	}
+}
+
+// A corrupt page fails every read that touches it, whole or cut, and no
+// other.
+func TestLeaseDetectsCorruptPage(t *testing.T) {
+	const ps = 4096
+	l, block, path := testLease(t, 4*ps, ps, 0)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{block[2*ps+17] ^ 0xff}, 2*ps+17); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	for _, r := range []struct{ off, end int64 }{{0, 4 * ps}, {2 * ps, 3 * ps}, {2*ps + 10, 2*ps + 20},
+		{ps + 5, 2*ps + 1}, {3*ps - 1, 3*ps + 1}} {
+		var bad *corruptPageError
+		if err := l.readAt(make([]byte, r.end-r.off), r.off); !errors.As(err, &bad) || bad.off != 2*ps || bad.n != ps {
+			t.Fatalf("read [%d, %d) of a corrupt page: %v", r.off, r.end, err)
+		}
+	}
+	for _, r := range []struct{ off, end int64 }{{0, 2 * ps}, {3 * ps, 4 * ps}, {ps + 5, 2 * ps}} {
+		if err := l.readAt(make([]byte, r.end-r.off), r.off); err != nil {
+			t.Fatalf("read [%d, %d) next to a corrupt page: %v", r.off, r.end, err)
+		}
+	}
+}
+
+// A lease whose file was unlinked (the cache evicted the block) ends.
+func TestLeaseOfUnlinkedFileEnds(t *testing.T) {
+	l, _, path := testLease(t, 8192, 4096, 0)
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.readAt(make([]byte, 10), 0); !errors.Is(err, errUnlinked) {
+		t.Fatalf("read of an unlinked file: %v", err)
+	}
+}

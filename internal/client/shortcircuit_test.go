@@ -1,0 +1,133 @@
+package client_test
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stratafs/strata/internal/cache"
+	"github.com/stratafs/strata/internal/client"
+	"github.com/stratafs/strata/internal/testcluster"
+	"github.com/stratafs/strata/internal/worker"
+	pb "github.com/stratafs/strata/proto/strata/v1"
+)
+
+// scCluster is a namespace service and one worker in the test's process:
+// the client shares their host, so its cached reads are short-circuit.
+type scCluster struct {
+	w        *worker.Worker
+	c        *client.Client
+	cacheDir string
+}
+
+func startSC(t *testing.T) *scCluster {
+	t.Helper()
+	client.SetLeaseTTL(t, time.Minute) // outlives the slowest test run
+	svc := testcluster.StartInProcess(t, nil)
+	sc := &scCluster{cacheDir: t.TempDir()}
+	sc.w = testcluster.ServeWorker(t, worker.Config{StateDir: t.TempDir(), Meta: svc.Addr,
+		Cache: cache.Config{Dirs: []cache.Dir{{Path: sc.cacheDir, Capacity: 256 << 20}}}})
+	sc.c = testcluster.Client(t, svc.Addr, "")
+	return sc
+}
+
+func (sc *scCluster) stats(t *testing.T) *pb.WorkerStats {
+	t.Helper()
+	st, err := sc.c.WorkerStats(context.Background())
+	if err != nil || len(st) != 1 {
+		t.Fatalf("worker stats: %v %v", st, err)
+	}
+	return st[0]
+}
+
+// write stores n random bytes at path in blocks of 4 MiB (four 1 MiB cache
+// pages each) and returns them.
+func (sc *scCluster) write(t *testing.T, path string, n int) []byte {
+	t.Helper()
+	data := make([]byte, n)
+	rng := rand.New(rand.NewPCG(uint64(n), 7))
+	for i := range data {
+		data[i] = byte(rng.Uint32())
+	}
+	w, err := sc.c.Create(context.Background(), path, client.CreateOptions{BlockSize: 4 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// readAll reads path in reads of odd sizes at odd offsets, so that whole
+// and cut pages are both read by lease.
+func (sc *scCluster) readAll(t *testing.T, path string, want []byte) {
+	t.Helper()
+	r, err := sc.c.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for off, n := 0, 3<<20+12345; off < len(want); off += n {
+		buf := make([]byte, min(n, len(want)-off))
+		if _, err := r.ReadAt(buf, int64(off)); err != nil {
+			t.Fatalf("read at %d: %v", off, err)
+		}
+		if !bytes.Equal(buf, want[off:off+len(buf)]) {
+			t.Fatalf("read at %d: wrong bytes", off)
+		}
+	}
+}
+
+// A page corrupted in the cache file while a client holds a lease on it is
+// caught by the client's CRC check, never returned: the worker drops the
+// page and fetches it again, and the read goes by a new lease.
+func TestCorruptPageUnderLiveLease(t *testing.T) {
+	sc := startSC(t)
+	data := sc.write(t, "/f", 2*(4<<20)+777)
+	sc.readAll(t, "/f", data)
+	if n := client.Leases(sc.c); n != 3 {
+		t.Fatalf("%d leases after the first read, want one per block (3)", n)
+	}
+	before := sc.stats(t)
+	if n := testcluster.CorruptCache(t, sc.cacheDir, 1<<20+5); n != 2 { // the second page of the two full blocks
+		t.Fatalf("corrupted %d cache files, want 2", n)
+	}
+	sc.readAll(t, "/f", data)
+	after := sc.stats(t)
+	if got := after.Corruptions - before.Corruptions; got != 2 {
+		t.Fatalf("the worker dropped %d corrupt pages, want 2", got)
+	}
+	// Each corrupt page found: one request that drops it, one new lease.
+	if got := after.ShortCircuitOpens - before.ShortCircuitOpens; got != 4 {
+		t.Fatalf("%d short-circuit requests, want 4", got)
+	}
+	if after.RpcBytesRead != before.RpcBytesRead {
+		t.Fatalf("%d bytes went over RPC", after.RpcBytesRead-before.RpcBytesRead)
+	}
+	if after.BucketBytesRead == before.BucketBytesRead {
+		t.Fatal("the corrupt pages were not fetched again")
+	}
+}
+
+// A lease on a block the cache let go (its file unlinked) ends at the next
+// read, which the worker serves by fetching the block again: a client never
+// keeps reading a file the cache no longer accounts for.
+func TestLeaseEndsWhenTheCacheDropsTheBlock(t *testing.T) {
+	sc := startSC(t)
+	data := sc.write(t, "/f", 4<<20)
+	sc.readAll(t, "/f", data)
+	before := sc.stats(t)
+	sc.w.DropCache()
+	sc.readAll(t, "/f", data)
+	after := sc.stats(t)
+	if after.ShortCircuitOpens == before.ShortCircuitOpens || after.BucketBytesRead-before.BucketBytesRead < 4<<20 {
+		t.Fatalf("the dropped block was read by the old lease: %d new leases, %d bytes fetched",
+			after.ShortCircuitOpens-before.ShortCircuitOpens, after.BucketBytesRead-before.BucketBytesRead)
+	}
+}

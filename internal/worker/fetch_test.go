@@ -1,0 +1,40 @@
+package worker
+
+import (
+	"testing"
+
+	"github.com/stratafs/strata/internal/cache"
+)
+
+// claim waits for the ranges in flight that overlap what is missing and
+// claims the rest in chunks, cut at the block's end.
+func TestFetchGroupClaim(t *testing.T) {
+	const mib = 1 << 20
+	var g fetchGroup
+	missing := func(r ...cache.Range) func() []cache.Range { return func() []cache.Range { return r } }
+	_, first := g.claim("k", missing(cache.Range{Off: 0, Len: 4 * mib}, cache.Range{Off: 8 * mib, Len: 4 * mib}), 4*mib, 100*mib)
+	if len(first) != 2 {
+		t.Fatalf("first claim: %d flights, want 2", len(first))
+	}
+	wait, mine := g.claim("k", missing(cache.Range{Off: 2 * mib, Len: 12 * mib}), 3*mib, 13*mib)
+	if len(wait) != 2 || wait[0] != first[0] || wait[1] != first[1] {
+		t.Fatalf("second claim waits for %v, want both first flights", wait)
+	}
+	want := [][2]int64{{4 * mib, 7 * mib}, {7 * mib, 8 * mib}, {12 * mib, 13 * mib}}
+	if len(mine) != len(want) {
+		t.Fatalf("second claim: %d flights, want %d", len(mine), len(want))
+	}
+	for i, f := range mine {
+		if f.off != want[i][0] || f.end != want[i][1] {
+			t.Fatalf("flight %d is [%d, %d), want [%d, %d)", i, f.off, f.end, want[i][0], want[i][1])
+		}
+	}
+	// Once a flight finishes, its range is claimed anew.
+	g.finish("k", first[0], nil)
+	if _, again := g.claim("k", missing(cache.Range{Off: 0, Len: mib}), 4*mib, 100*mib); len(again) != 1 {
+		t.Fatalf("after the flight finished: %d flights, want 1", len(again))
+	}
+	if other, _ := g.claim("other", missing(cache.Range{Off: 0, Len: mib}), 4*mib, 100*mib); len(other) != 0 {
+		t.Fatal("another block waits for this one's flights")
+	}
+}
