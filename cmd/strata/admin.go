@@ -8,13 +8,15 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
 func adminCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "admin", Short: "Administer namespaces and the cluster"}
-	cmd.AddCommand(nsCmd(), statusCmd(), workersCmd())
+	cmd.AddCommand(nsCmd(), statusCmd(), workersCmd(), memberCmd())
 	return cmd
 }
 
@@ -109,27 +111,72 @@ func statusCmd() *cobra.Command {
 	var f clientFlags
 	cmd := &cobra.Command{
 		Use:   "status",
-		Short: "Show the namespace service member's role, term and indexes",
-		Args:  cobra.NoArgs,
+		Short: "Show each namespace service member's role, term, indexes and lag",
+		Long: `Ask every member of the namespace service (those given with --meta and those
+the group's configuration names) for its state, each directly:
+
+  MEMBER     the member's id (? when it did not answer)
+  ROLE       Leader, Follower, Candidate, PreCandidate (or the error)
+  TERM       its current Raft term
+  COMMITTED  the last log index it knows to be committed
+  APPLIED    the last log index its state machine applied
+  LAG        how far its applied index is behind the leader's commit index
+
+The exit status is 1 when a member does not answer or no leader is known.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := f.client()
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			st, err := c.Status(cmd.Context())
-			if err != nil {
-				return err
+			list := c.MemberStatuses(cmd.Context())
+			var leaderCommit uint64
+			for _, m := range list {
+				if m.Err == nil && m.Status.Role == "StateLeader" {
+					leaderCommit = m.Status.CommittedIndex
+				}
 			}
 			w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "MEMBER\tROLE\tTERM\tCOMMITTED\tAPPLIED\tLAG\tVERSION")
-			fmt.Fprintf(w, "%d\t%s\t%d\t%d\t%d\t%d\t%s\n", st.MemberId, strings.TrimPrefix(st.Role, "State"), st.Term,
-				st.CommittedIndex, st.AppliedIndex, st.CommittedIndex-st.AppliedIndex, st.Version)
-			return w.Flush()
+			fmt.Fprintln(w, "MEMBER\tADDRESS\tROLE\tTERM\tCOMMITTED\tAPPLIED\tLAG\tVERSION")
+			failed := leaderCommit == 0
+			for _, m := range list {
+				if m.Err != nil {
+					failed = true
+					fmt.Fprintf(w, "?\t%s\t%s\t\t\t\t\t\n", m.Address, shortError(m.Err))
+					continue
+				}
+				st := m.Status
+				lag := "-"
+				if leaderCommit > 0 {
+					lag = fmt.Sprint(leaderCommit - min(leaderCommit, st.AppliedIndex))
+				}
+				fmt.Fprintf(w, "%d\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", st.MemberId, m.Address, strings.TrimPrefix(st.Role, "State"),
+					st.Term, st.CommittedIndex, st.AppliedIndex, lag, st.Version)
+			}
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			if failed {
+				return exitCode(1)
+			}
+			return nil
 		},
 	}
 	f.register(cmd)
 	return cmd
+}
+
+// shortError names why a member did not answer in a few words.
+func shortError(err error) string {
+	switch st, _ := status.FromError(err); st.Code() {
+	case codes.Unavailable:
+		return "unreachable"
+	case codes.DeadlineExceeded:
+		return "no answer"
+	default:
+		return st.Message()
+	}
 }
 
 func workersCmd() *cobra.Command {

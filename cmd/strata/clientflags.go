@@ -29,7 +29,7 @@ type clientFlags struct {
 }
 
 func (f *clientFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.meta, "meta", "", "namespace service address HOST:PORT (default $STRATA_META or "+defaultMeta+")")
+	cmd.Flags().StringVar(&f.meta, "meta", "", "namespace service address HOST:PORT, or its members' HOST:PORT,... (default $STRATA_META or "+defaultMeta+")")
 	cmd.Flags().StringVar(&f.ns, "namespace", "", "namespace of bare paths (default \"default\")")
 }
 

@@ -27,7 +27,8 @@ lives in object storage. One binary runs every part:
   strata bench meta       metadata benchmark
 
 Clients find the namespace service with --meta HOST:PORT or $STRATA_META
-(default 127.0.0.1:7700).`,
+(default 127.0.0.1:7700); for a Raft group of several members, give them
+all, comma-separated: calls follow the leader across failovers.`,
 		Version:       metaserver.Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -10,6 +11,8 @@ import (
 	"os/user"
 	"runtime"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -24,6 +27,12 @@ import (
 // metaFlags are the settings of a namespace service member.
 type metaFlags struct {
 	listen      string
+	advertise   string
+	memberID    uint64
+	clusterID   string
+	initial     string
+	join        string
+	raftTick    time.Duration
 	dataDir     string
 	superuser   string
 	supergroup  string
@@ -38,7 +47,13 @@ type metaFlags struct {
 func (f *metaFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.listen, "listen", "127.0.0.1:7700", "address to serve gRPC on")
+	fl.StringVar(&f.advertise, "advertise", "", "address clients and the other members reach this member at (default: the --listen address)")
 	fl.StringVar(&f.dataDir, "data-dir", "./strata-data", "directory for the namespace state and the Raft log")
+	fl.Uint64Var(&f.memberID, "member-id", 1, "this member's id in the Raft group (1, 2, 3, ...)")
+	fl.StringVar(&f.clusterID, "cluster-id", metaserver.DefaultClusterID, "name of the Raft group; members of other groups are refused")
+	fl.StringVar(&f.initial, "initial-cluster", "", "members of a new group, ID=HOST:PORT,... (default: this member alone); ignored once --data-dir holds a group")
+	fl.StringVar(&f.join, "join", "", "start empty and join the group whose members are at HOST:PORT,... (add this member first: strata admin member add)")
+	fl.DurationVar(&f.raftTick, "raft-tick", 50*time.Millisecond, "Raft tick: heartbeats every tick, elections after 10 to 20 ticks without a leader")
 	fl.StringVar(&f.superuser, "superuser", currentUser(), "user with superuser rights (like the HDFS NameNode's user)")
 	fl.StringVar(&f.supergroup, "supergroup", "supergroup", "group whose members are superusers")
 	fl.IntVar(&f.inlineLimit, "inline-limit", 4096, "largest file, in bytes, stored inside its inode")
@@ -57,9 +72,58 @@ func (f *metaFlags) config() (metaserver.Config, error) {
 		return metaserver.Config{}, fmt.Errorf("--block-size %q: not a size", f.blockSize)
 	}
 	ns.BlockSize = uint64(bs)
-	cfg := metaserver.Config{DataDir: f.dataDir, Namespace: ns, LeaseSoftLimit: f.leaseSoft, LeaseHardLimit: f.leaseHard}
+	cfg := metaserver.Config{DataDir: f.dataDir, Namespace: ns, LeaseSoftLimit: f.leaseSoft, LeaseHardLimit: f.leaseHard,
+		MemberID: f.memberID, ClusterID: f.clusterID, Address: f.advertise, Tick: f.raftTick}
 	cfg.Store.BlockCacheBytes, cfg.Store.HotBytes = f.blockCache, f.hotCache
+	if f.memberID == 0 {
+		return cfg, errors.New("--member-id must be at least 1")
+	}
+	if f.initial != "" && f.join != "" {
+		return cfg, errors.New("--initial-cluster starts a new group and --join enters an existing one: give one of them")
+	}
+	if f.initial != "" {
+		if cfg.InitialMembers, err = parseMembers(f.initial); err != nil {
+			return cfg, fmt.Errorf("--initial-cluster: %w", err)
+		}
+		addr, ok := cfg.InitialMembers[f.memberID]
+		if !ok {
+			return cfg, fmt.Errorf("--initial-cluster does not list this member (--member-id %d)", f.memberID)
+		}
+		if cfg.Address == "" {
+			cfg.Address = addr
+		}
+	}
+	if f.join != "" {
+		cfg.Join, cfg.JoinAddresses = true, splitList(f.join)
+	}
 	return cfg, nil
+}
+
+// parseMembers parses ID=HOST:PORT,...
+func parseMembers(s string) (map[uint64]string, error) {
+	out := map[uint64]string{}
+	for _, item := range splitList(s) {
+		idText, addr, ok := strings.Cut(item, "=")
+		id, err := strconv.ParseUint(idText, 10, 64)
+		if !ok || err != nil || id == 0 || addr == "" {
+			return nil, fmt.Errorf("%q is not ID=HOST:PORT with an id above 0", item)
+		}
+		if _, dup := out[id]; dup {
+			return nil, fmt.Errorf("member %d is listed twice", id)
+		}
+		out[id] = addr
+	}
+	return out, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }
 
 func currentUser() string {
@@ -77,6 +141,17 @@ func metaCmd() *cobra.Command {
 		Long: `Run a member of the namespace service: the Raft-replicated store of every
 namespace's directories, files, attributes and leases, served over gRPC.
 Its state lives in --data-dir; every acknowledged operation is durable.
+
+Alone, a member is a group of one. A group of three tolerates the loss of
+one member; start each with the same --initial-cluster and --cluster-id:
+
+  strata meta --member-id 1 --listen 10.0.0.1:7700 --data-dir /data/meta \
+      --initial-cluster 1=10.0.0.1:7700,2=10.0.0.2:7700,3=10.0.0.3:7700
+  (and members 2 and 3 likewise on their hosts)
+
+Clients take every member: --meta 10.0.0.1:7700,10.0.0.2:7700,10.0.0.3:7700.
+To add a member later, "strata admin member add ID HOST:PORT" on the group,
+then start it empty with --join and the existing members' addresses.
 
 Create namespaces with "strata admin ns create NAME --store URI".`,
 		Args: cobra.NoArgs,
@@ -103,36 +178,60 @@ func serveMeta(ctx context.Context, cfg metaserver.Config, listen string, ensure
 		return err
 	}
 	start := time.Now()
-	srv, err := metaserver.Open(cfg)
-	if err != nil {
-		return err
-	}
-	defer srv.Close()
 	lis, err := net.Listen("tcp", listen)
 	if err != nil {
 		return err
 	}
+	if cfg.Address == "" {
+		cfg.Address = lis.Addr().String()
+		if len(cfg.InitialMembers) == 0 {
+			cfg.InitialMembers = map[uint64]string{cfg.MemberID: cfg.Address}
+		}
+	}
+	srv, err := metaserver.Open(cfg)
+	if err != nil {
+		lis.Close()
+		return err
+	}
+	defer srv.Close()
 	g := grpc.NewServer(serverOptions()...)
 	pb.RegisterMetaServiceServer(g, srv)
+	pb.RegisterRaftServiceServer(g, srv.Transport())
 	go func() { _ = g.Serve(lis) }()
 	defer g.Stop()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	readyCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if err := srv.WaitReady(readyCtx); err != nil {
-		return err
+	ready := func() {
+		log.Info("namespace service ready", "listen", lis.Addr().String(), "member", cfg.MemberID,
+			"data-dir", cfg.DataDir, "startup", time.Since(start).Round(time.Millisecond))
 	}
 	if ensure != nil {
+		readyCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		if err := srv.WaitReady(readyCtx); err != nil {
+			return err
+		}
 		if err := ensure(ctx, srv, lis.Addr().String()); err != nil {
 			return err
 		}
+		ready()
+	} else {
+		// A member of a larger group waits for the others in the
+		// background: clients retry until a leader is elected.
+		go func() {
+			if srv.WaitReady(ctx) == nil {
+				ready()
+			}
+		}()
 	}
-	log.Info("namespace service ready", "listen", lis.Addr().String(), "data-dir", cfg.DataDir, "startup", time.Since(start).Round(time.Millisecond))
 	fmt.Fprintf(os.Stderr, "strata: serving on %s\n", lis.Addr())
-	<-ctx.Done()
-	log.Info("shutting down")
-	return nil
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+		return nil
+	case <-srv.Done():
+		return fmt.Errorf("namespace service stopped: %w", srv.Err())
+	}
 }
 
 // serverOptions are the gRPC settings of Strata's servers: large messages,

@@ -2,6 +2,11 @@ package client
 
 import (
 	"context"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/stratafs/strata/internal/fserr"
 
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
@@ -37,4 +42,79 @@ func (c *Client) Status(ctx context.Context) (*pb.StatusResponse, error) {
 	return call(func() (*pb.StatusResponse, error) {
 		return c.meta.Status(ctx, &pb.StatusRequest{})
 	})
+}
+
+// AddMember adds a member to the namespace service's Raft group
+// (superusers only). It returns once the member caught up and votes, or,
+// with learner, once it was added as a non-voting learner.
+func (c *Client) AddMember(ctx context.Context, id uint64, addr string, learner bool) ([]*pb.Member, error) {
+	r, err := call(func() (*pb.MembershipResponse, error) {
+		return c.meta.AddMember(ctx, &pb.AddMemberRequest{Header: c.header,
+			Member: &pb.Member{Id: id, Address: addr, Learner: learner}})
+	})
+	return r.GetMembers(), err
+}
+
+// RemoveMember removes a member from the group (superusers only); removing
+// the leader hands leadership over first.
+func (c *Client) RemoveMember(ctx context.Context, id uint64) ([]*pb.Member, error) {
+	r, err := call(func() (*pb.MembershipResponse, error) {
+		return c.meta.RemoveMember(ctx, &pb.RemoveMemberRequest{Header: c.header, Id: id})
+	})
+	return r.GetMembers(), err
+}
+
+// TransferLeader makes member id the leader (superusers only).
+func (c *Client) TransferLeader(ctx context.Context, id uint64) error {
+	_, err := call(func() (*pb.MembershipResponse, error) {
+		return c.meta.TransferLeader(ctx, &pb.TransferLeaderRequest{Header: c.header, Id: id})
+	})
+	return err
+}
+
+// MemberStatus is one member's answer to a status request, or why it gave
+// none.
+type MemberStatus struct {
+	Address string
+	Status  *pb.StatusResponse
+	Err     error
+}
+
+// MemberStatuses asks every member for its status: those the client was
+// given and those the group's configuration names, each directly (not
+// through the leader), in address order.
+func (c *Client) MemberStatuses(ctx context.Context) []MemberStatus {
+	addrs := map[string]bool{}
+	for _, a := range c.members.addrs {
+		addrs[a] = true
+	}
+	var out []MemberStatus
+	ask := func(addr string) MemberStatus {
+		ms := MemberStatus{Address: addr}
+		conn, err := c.members.conn(addr)
+		if err == nil {
+			ms.Status, err = pb.NewMetaServiceClient(conn).Status(ctx, &pb.StatusRequest{})
+		}
+		ms.Err = fserr.FromStatus(err)
+		return ms
+	}
+	seen := map[string]bool{}
+	queue := slices.Sorted(maps.Keys(addrs))
+	for len(queue) > 0 {
+		addr := queue[0]
+		queue = queue[1:]
+		if seen[addr] {
+			continue
+		}
+		seen[addr] = true
+		ms := ask(addr)
+		out = append(out, ms)
+		for _, m := range ms.Status.GetMembers() {
+			if !seen[m.Address] {
+				queue = append(queue, m.Address)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b MemberStatus) int { return strings.Compare(a.Address, b.Address) })
+	return out
 }

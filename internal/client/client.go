@@ -9,7 +9,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"os/user"
@@ -17,17 +16,18 @@ import (
 	"sync"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-
 	"github.com/stratafs/strata/internal/fserr"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
 // Config says how to reach the service and who the client is.
 type Config struct {
-	// Meta is the namespace service address, host:port.
+	// Meta is the namespace service address, host:port, or the addresses
+	// of its members, comma-separated.
 	Meta string
+	// RetryTimeout bounds how long a call keeps looking for a leader (0:
+	// DefaultRetryTimeout).
+	RetryTimeout time.Duration
 	// Namespace is used for bare paths; empty means "default".
 	Namespace string
 	// User and Groups identify the caller (HDFS "simple" authentication);
@@ -46,7 +46,7 @@ type Config struct {
 // Client is a connection to a Strata cluster. Safe for concurrent use.
 type Client struct {
 	cfg     Config
-	conn    *grpc.ClientConn
+	members *members
 	meta    pb.MetaServiceClient
 	name    string // lease holder name
 	header  *pb.Header
@@ -63,18 +63,14 @@ type Client struct {
 // New connects to the service named in cfg. It does not wait for the
 // service to answer; the first call does.
 func New(cfg Config) (*Client, error) {
-	if cfg.Meta == "" {
-		return nil, errors.New("client: no namespace service address (set --meta or STRATA_META)")
+	ms, err := newMembers(cfg.Meta, cfg.RetryTimeout)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.User == "" {
 		cfg.User, cfg.Groups = osUser()
 	}
-	conn, err := grpc.NewClient(cfg.Meta, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))
-	if err != nil {
-		return nil, fmt.Errorf("client: %w", err)
-	}
-	c := &Client{cfg: cfg, conn: conn, meta: pb.NewMetaServiceClient(conn), name: clientName(), umask: 0o022}
+	c := &Client{cfg: cfg, members: ms, meta: pb.NewMetaServiceClient(ms), name: clientName(), umask: 0o022}
 	if cfg.Umask != nil {
 		c.umask = *cfg.Umask & 0o777
 	}
@@ -93,7 +89,7 @@ func (c *Client) Close() error {
 	}
 	c.renewMu.Unlock()
 	c.workers.close()
-	return c.conn.Close()
+	return c.members.close()
 }
 
 // User returns the user the client acts as.

@@ -215,6 +215,13 @@ func (s *Server) Close() error {
 	return s.store.Close()
 }
 
+// Done is closed when the member stops serving, on Close or on a fatal
+// error (Err says which).
+func (s *Server) Done() <-chan struct{} { return s.node.Done() }
+
+// Err returns the fatal error that stopped the member, if any.
+func (s *Server) Err() error { return s.node.Err() }
+
 // WaitReady blocks until the member can serve: it has a leader and has
 // applied what was committed before it started.
 func (s *Server) WaitReady(ctx context.Context) error {

@@ -95,6 +95,7 @@ type Node struct {
 	confState     *pb.ConfState
 	applied       uint64
 	lastCompacted uint64
+	confChanged   bool // compact at once: snapshots must carry the new membership
 
 	// Published by the run loop for readers on other goroutines.
 	lead     atomic.Uint64
@@ -146,23 +147,24 @@ func Start(cfg Config, sm StateMachine) (*Node, error) {
 		ls.close()
 		return nil, err
 	}
-	// The state may have applied entries whose commit the log had not yet
-	// recorded when the process stopped (see handle); raft must not be told
-	// of an applied index beyond the commit index it knows, and the state
-	// machine skips what it has applied already.
-	rc := &raft.Config{
-		ID: cfg.ID, ElectionTick: 10, HeartbeatTick: 1, Storage: ls.mem,
-		Applied: min(cfg.Applied, hs.GetCommit()), MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256,
-		MaxCommittedSizePerReady: 8 << 20, MaxUncommittedEntriesSize: 256 << 20,
-		PreVote: true, CheckQuorum: true, DisableProposalForwarding: true, StepDownOnRemoval: true,
-		Logger: raftLogger{cfg.Log},
-	}
-	n := &Node{cfg: cfg, log: ls, sm: sm, stopc: make(chan struct{}), done: make(chan struct{}), applied: cfg.Applied}
+	// Raft replays every committed entry after the compaction point: the
+	// state machine skips those it applied already (it may even be ahead of
+	// the commit index the log recorded, see handle), but membership
+	// changes among them must reach raft again, which keeps the
+	// configuration only as of the compaction point.
 	snap, err := ls.mem.Snapshot()
 	if err != nil {
 		ls.close()
 		return nil, err
 	}
+	rc := &raft.Config{
+		ID: cfg.ID, ElectionTick: 10, HeartbeatTick: 1, Storage: ls.mem,
+		Applied: min(snap.GetMetadata().GetIndex(), hs.GetCommit()), MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256,
+		MaxCommittedSizePerReady: 8 << 20, MaxUncommittedEntriesSize: 256 << 20,
+		PreVote: true, CheckQuorum: true, DisableProposalForwarding: true, StepDownOnRemoval: true,
+		Logger: raftLogger{cfg.Log},
+	}
+	n := &Node{cfg: cfg, log: ls, sm: sm, stopc: make(chan struct{}), done: make(chan struct{}), applied: cfg.Applied}
 	n.setConfState(snap.GetMetadata().GetConfState())
 	n.lastCompacted = snap.GetMetadata().GetIndex()
 	n.reads.init(n)
@@ -435,16 +437,21 @@ func (n *Node) apply(entries []*pb.Entry) error {
 			return fmt.Errorf("conf change at %d: %w", e.GetIndex(), err)
 		}
 		n.setConfState(n.rn.ApplyConfChange(cc))
+		n.confChanged = true
 	}
 	n.applied = entries[len(entries)-1].GetIndex()
 	n.reads.appliedTo(n.applied)
 	return nil
 }
 
+// maybeCompact moves the compaction point every CompactEvery entries, and
+// after each membership change: a member that needs a snapshot must be in
+// the snapshot's configuration, or raft refuses to restore it.
 func (n *Node) maybeCompact() error {
-	if n.applied < n.lastCompacted+n.cfg.CompactEvery {
+	if n.applied <= n.lastCompacted || n.applied < n.lastCompacted+n.cfg.CompactEvery && !n.confChanged {
 		return nil
 	}
+	n.confChanged = false
 	if err := n.sm.Sync(); err != nil {
 		return fmt.Errorf("sync state: %w", err)
 	}
