@@ -59,16 +59,20 @@ func ReadFD(conn *net.UnixConn, m proto.Message) (int, error) {
 			return -1, err
 		}
 	}
-	size, k := binary.Uvarint(buf[:n])
-	if k <= 0 || uint64(n-k) != size {
-		closeFD(fd)
-		return -1, errors.New("scproto: malformed message")
-	}
-	if err := proto.Unmarshal(buf[k:n], m); err != nil {
+	if err := decode(buf[:n], m); err != nil {
 		closeFD(fd)
 		return -1, err
 	}
 	return fd, nil
+}
+
+// decode parses one message as Write frames it.
+func decode(msg []byte, m proto.Message) error {
+	size, k := binary.Uvarint(msg)
+	if k <= 0 || uint64(len(msg)-k) != size {
+		return errors.New("scproto: malformed message")
+	}
+	return proto.Unmarshal(msg[k:], m)
 }
 
 // bufs holds receive buffers: a message may be up to MaxMessage long, and
