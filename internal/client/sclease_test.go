@@ -14,7 +14,7 @@ import (
 
 // testLease writes a block of n random bytes in pages of ps to a file, as
 // the cache lays it out, and lends its pages from first on.
-func testLease(t *testing.T, n, ps, first int64) (*lease, []byte, string) {
+func testLease(t testing.TB, n, ps, first int64) (*lease, []byte, string) {
 	t.Helper()
 	block := make([]byte, n)
 	rng := rand.New(rand.NewPCG(uint64(n), uint64(ps)))
@@ -102,5 +102,32 @@ func TestLeaseOfUnlinkedFileEnds(t *testing.T) {
 	}
 	if err := l.readAt(make([]byte, 10), 0); !errors.Is(err, errUnlinked) {
 		t.Fatalf("read of an unlinked file: %v", err)
+	}
+}
+
+// The cost of checking every page on every read: a lease's 1 MiB reads of
+// a 64 MiB block in the page cache against plain preads of the same file
+// (the raw baseline of `strata bench data`). See docs/benchmarks.md.
+func BenchmarkLeaseRead(b *testing.B) { benchmarkRead(b, true) }
+
+func BenchmarkPreadBaseline(b *testing.B) { benchmarkRead(b, false) }
+
+func benchmarkRead(b *testing.B, verified bool) {
+	const n, ps = 64 << 20, 1 << 20
+	l, _, _ := testLease(b, n, ps, 0)
+	buf := make([]byte, 1<<20)
+	b.SetBytes(int64(len(buf)))
+	b.ResetTimer()
+	for i := range b.N {
+		off := int64(i%(n/len(buf))) * int64(len(buf))
+		var err error
+		if verified {
+			err = l.readAt(buf, off)
+		} else {
+			_, err = l.f.ReadAt(buf, off)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
 	}
 }
