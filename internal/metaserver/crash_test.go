@@ -190,8 +190,8 @@ func TestKillDuringLoad(t *testing.T) {
 			time.Sleep(time.Millisecond) // polling the load's progress, not synchronising
 		}
 		p.Kill()
+		cancel() // clients would look for the service again until their retry timeout
 		wg.Wait()
-		cancel()
 		if acked.Load() < target {
 			t.Fatalf("round %d: only %d operations acknowledged", round, acked.Load())
 		}

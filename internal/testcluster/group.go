@@ -1,0 +1,124 @@
+package testcluster
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stratafs/strata/internal/client"
+	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/namespace"
+	pb "github.com/stratafs/strata/proto/strata/v1"
+)
+
+// Group is a namespace service of several `strata meta` processes on
+// loopback, one Raft group. Member i (from 1) serves at Addrs[i-1] with its
+// state in Dir/m<i>.
+type Group struct {
+	t       testing.TB
+	Dir     string
+	Addrs   []string
+	members []*Process
+	extra   []string
+}
+
+// StartGroup starts a group of n members with a "default" namespace and
+// waits until it has a leader. extra arguments go to every member.
+func StartGroup(t testing.TB, n int, extra ...string) *Group {
+	t.Helper()
+	g := &Group{t: t, Dir: t.TempDir(), extra: extra, members: make([]*Process, n)}
+	for range n {
+		g.Addrs = append(g.Addrs, freeAddr(t))
+	}
+	for i := 1; i <= n; i++ {
+		g.Start(i)
+	}
+	c := g.Client("")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err := c.CreateNamespace(ctx, namespace.DefaultNamespace, pb.NamespaceMode_NAMESPACE_MODE_BLOCK, "file://"+filepath.Join(g.Dir, "bucket"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// freeAddr returns a loopback address that was free a moment ago: the
+// members must know each other's addresses before they start.
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// Meta returns every member's address, as clients take them.
+func (g *Group) Meta() string { return strings.Join(g.Addrs, ",") }
+
+// MemberDir returns member i's data directory.
+func (g *Group) MemberDir(i int) string { return filepath.Join(g.Dir, fmt.Sprintf("m%d", i)) }
+
+// Start starts (or restarts) member i of the initial group.
+func (g *Group) Start(i int, extra ...string) *Process {
+	g.t.Helper()
+	var initial []string
+	for j, a := range g.Addrs {
+		initial = append(initial, fmt.Sprintf("%d=%s", j+1, a))
+	}
+	args := append([]string{"meta", "--member-id", fmt.Sprint(i), "--listen", g.Addrs[i-1],
+		"--data-dir", g.MemberDir(i), "--initial-cluster", strings.Join(initial, ",")}, g.extra...)
+	p := run(g.t, g.MemberDir(i), append(args, extra...), false)
+	g.members[i-1] = p
+	return p
+}
+
+// Member returns member i's process (nil if never started).
+func (g *Group) Member(i int) *Process { return g.members[i-1] }
+
+// Kill kills member i with SIGKILL.
+func (g *Group) Kill(i int) { g.members[i-1].Kill() }
+
+// Client returns a client of the whole group as user (the superuser if
+// empty), with umask 0, closed at cleanup.
+func (g *Group) Client(user string) *client.Client {
+	g.t.Helper()
+	if user == "" {
+		user = Superuser()
+	}
+	umask := uint32(0)
+	c, err := client.New(client.Config{Meta: g.Meta(), User: user, Umask: &umask, RetryTimeout: 2 * time.Minute})
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	g.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// Leader returns the member that leads, waiting for one while members
+// answer that there is none.
+func (g *Group) Leader(ctx context.Context) (int, error) {
+	c := g.Client("")
+	for {
+		for _, st := range c.MemberStatuses(ctx) {
+			if st.Err == nil && st.Status.Role == "StateLeader" {
+				for i, a := range g.Addrs {
+					if a == st.Address {
+						return i + 1, nil
+					}
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("no leader: %w", fserr.ErrUnavailable)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
