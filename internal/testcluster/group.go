@@ -9,8 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/metaserver"
 	"github.com/stratafs/strata/internal/namespace"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
@@ -121,4 +124,59 @@ func (g *Group) Leader(ctx context.Context) (int, error) {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// StartInProcessGroup starts a group of n members inside the test process,
+// each serving gRPC on loopback, with a "default" namespace; a test reaches
+// the members' transports (to cut links) through Server.Transport.
+func StartInProcessGroup(t testing.TB, n int) []*InProcess {
+	t.Helper()
+	initial := map[uint64]string{}
+	lis := make([]net.Listener, n)
+	for i := range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lis[i], initial[uint64(i+1)] = l, l.Addr().String()
+	}
+	out := make([]*InProcess, n)
+	for i := range n {
+		cfg := metaserver.Config{DataDir: t.TempDir(), Namespace: namespace.DefaultConfig(Superuser()),
+			MemberID: uint64(i + 1), Address: initial[uint64(i+1)], InitialMembers: initial, Tick: 20 * time.Millisecond}
+		cfg.Store.BlockCacheBytes, cfg.Store.HotBytes = 8<<20, 8<<20
+		srv, err := metaserver.Open(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := grpc.NewServer()
+		pb.RegisterMetaServiceServer(g, srv)
+		pb.RegisterRaftServiceServer(g, srv.Transport())
+		go func() { _ = g.Serve(lis[i]) }()
+		t.Cleanup(func() {
+			g.Stop()
+			srv.Close()
+		})
+		out[i] = &InProcess{Server: srv, Addr: initial[uint64(i+1)], DataDir: cfg.DataDir}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, m := range out {
+		if err := m.Server.WaitReady(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var addrs []string
+	for _, m := range out {
+		addrs = append(addrs, m.Addr)
+	}
+	c, err := client.New(client.Config{Meta: strings.Join(addrs, ","), User: Superuser()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.CreateNamespace(ctx, namespace.DefaultNamespace, pb.NamespaceMode_NAMESPACE_MODE_BLOCK, "file://"+out[0].DataDir+"/bucket"); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
