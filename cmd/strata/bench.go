@@ -29,6 +29,7 @@ They are measurements, not tests: nothing here passes or fails on a number.`,
 	}
 	cmd.AddCommand(benchMetaCmd())
 	cmd.AddCommand(benchDataCmd())
+	cmd.AddCommand(benchFailoverCmd())
 	return cmd
 }
 
@@ -48,6 +49,7 @@ type benchMetaFlags struct {
 	traceDir   string
 	keep       bool
 	quiet      bool
+	members    string
 }
 
 const benchMetaLong = `Measure the namespace service's metadata operations the way HDFS's NNBench
@@ -106,13 +108,19 @@ DIR/<op>-<threads>t.pprof, covering exactly that phase (read them with
 --trace DIR likewise writes an execution trace per phase ("go tool trace";
 its -pprof=syscall and -pprof=sync views show where threads wait).
 
+Groups: --members 1,3 starts, one after the other, a group of each size of
+"strata meta" processes of this binary on loopback (temporary state), runs
+the same phases on each, and prints each report and then the throughput of
+every row as a ratio to the first size: what replication costs.
+
 Connections: each client has one gRPC connection (one HTTP/2 stream
 multiplexer); --conns N makes N clients and spreads the threads over them.
 
 Examples:
   strata bench meta --meta 127.0.0.1:7712
   strata bench meta --embedded --threads 64 --ops create,stat --cpuprofile /tmp/prof
-  strata bench meta --ops create512,open,stat,list,rename,delete --files 50000 --json out.json`
+  strata bench meta --ops create512,open,stat,list,rename,delete --files 50000 --json out.json
+  strata bench meta --members 1,3 --threads 64 --ops create,stat`
 
 func benchMetaCmd() *cobra.Command {
 	var f benchMetaFlags
@@ -140,6 +148,7 @@ func benchMetaCmd() *cobra.Command {
 	fl.StringVar(&f.traceDir, "trace", "", "write an execution trace of each timed phase into this directory")
 	fl.BoolVar(&f.keep, "keep", false, "leave the benchmark's files in place")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
+	fl.StringVar(&f.members, "members", "", "start a group of each size given (e.g. 1,3: separate strata meta processes), run on each, and print their ratios")
 	return cmd
 }
 
@@ -153,6 +162,9 @@ func runBenchMeta(ctx context.Context, f *benchMetaFlags, stdout, stderr io.Writ
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if f.members != "" {
+		return runBenchMetaGroups(ctx, f, cfg, stdout, stderr)
+	}
 	addr, target := metaAddr(f.meta), metaAddr(f.meta)
 	if f.embedded {
 		emb, closeEmb, err := f.startEmbedded(ctx, stderr)

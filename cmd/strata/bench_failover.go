@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stratafs/strata/bench/metabench"
+)
+
+const benchFailoverLong = `Measure how long the namespace service is unavailable to writers when its
+leader dies. The benchmark starts its own group of --members "strata meta"
+processes of this binary on loopback (state in a temporary directory), keeps
+--writers clients creating directories back to back, and then, --trials
+times: finds the leader, kills it with SIGKILL, and times from the kill to
+the first write acknowledged after it (through the surviving members: the
+clients follow the new leader on their own). The killed member is restarted
+and caught up before the next trial.
+
+Output: one row per trial (old leader, new leader, milliseconds), then the
+median and the maximum. The members use the default Raft tick unless
+--raft-tick is given: elections start after 10 to 20 ticks without a leader.`
+
+func benchFailoverCmd() *cobra.Command {
+	var trials, members, writers int
+	var tick time.Duration
+	cmd := &cobra.Command{
+		Use:   "failover",
+		Short: "Time leader failover of a namespace service group under writes",
+		Long:  benchFailoverLong,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if trials < 1 || members < 3 || writers < 1 {
+				return errors.New("--trials and --writers must be at least 1, --members at least 3")
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runBenchFailover(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), trials, members, writers, tick)
+		},
+	}
+	cmd.Flags().IntVar(&trials, "trials", 10, "leader kills to time")
+	cmd.Flags().IntVar(&members, "members", 3, "members of the group")
+	cmd.Flags().IntVar(&writers, "writers", 4, "concurrent writers")
+	cmd.Flags().DurationVar(&tick, "raft-tick", 0, "Raft tick of the members (default: strata meta's)")
+	return cmd
+}
+
+func runBenchFailover(ctx context.Context, stdout, stderr io.Writer, trials, members, writers int, tick time.Duration) error {
+	dir, err := os.MkdirTemp("", "strata-bench-failover-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	var args []string
+	if tick > 0 {
+		args = append(args, "--raft-tick", tick.String())
+	}
+	g, err := startLocalGroup(ctx, members, dir, args...)
+	if err != nil {
+		return err
+	}
+	defer g.stop()
+	c, err := g.client()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if _, err := c.Mkdirs(ctx, "/failover", 0o755); err != nil {
+		return err
+	}
+
+	// Writers note the completion time of every acknowledged write.
+	acks := make(chan time.Time, 1024)
+	load, stopLoad := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; load.Err() == nil; i++ {
+				if _, err := c.Mkdirs(load, fmt.Sprintf("/failover/w%d-%d", w, i), 0o755); err == nil {
+					select {
+					case acks <- time.Now():
+					default:
+					}
+				}
+			}
+		}()
+	}
+	defer func() { stopLoad(); wg.Wait() }()
+
+	start := time.Now()
+	fmt.Fprintf(stderr, "%d members on %s; %d writers\n", members, g.meta(), writers)
+	type trial struct {
+		old, next int
+		took      time.Duration
+	}
+	var results []trial
+	for n := range trials {
+		if err := g.caughtUp(ctx, c); err != nil {
+			return err
+		}
+		old, _, err := g.leader(ctx, c)
+		if err != nil {
+			return err
+		}
+		drain(acks)
+		killed := time.Now()
+		g.kill(old)
+		var first time.Time
+		for first.IsZero() {
+			select {
+			case t := <-acks:
+				if t.After(killed) {
+					first = t
+				}
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		next, _, err := g.leader(ctx, c)
+		if err != nil {
+			return err
+		}
+		results = append(results, trial{old, next, first.Sub(killed)})
+		fmt.Fprintf(stderr, "trial %d: member %d killed, member %d leads, first write after %v\n", n+1, old, next, first.Sub(killed).Round(time.Millisecond))
+		if err := g.start(old); err != nil {
+			return err
+		}
+	}
+
+	var took []time.Duration
+	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(stdout, "strata bench failover, %s\n%s\n", start.Format(time.RFC3339), metabench.DescribeMachine())
+	fmt.Fprintf(stdout, "%d members (separate processes on loopback), %d writers creating directories, SIGKILL of the leader\n\n", members, writers)
+	fmt.Fprintln(w, "TRIAL\tKILLED\tNEW LEADER\tFAILOVER ms\t")
+	for i, r := range results {
+		fmt.Fprintf(w, "%d\t%d\t%d\t%.0f\t\n", i+1, r.old, r.next, ms(r.took))
+		took = append(took, r.took)
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	slices.Sort(took)
+	fmt.Fprintf(stdout, "\nmedian %.0f ms, max %.0f ms over %d trials\n", ms(median(took)), ms(took[len(took)-1]), len(took))
+	return nil
+}
+
+func drain(ch chan time.Time) {
+	for {
+		select {
+		case <-ch:
+		default:
+			return
+		}
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func median(sorted []time.Duration) time.Duration {
+	n := len(sorted)
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
+}
