@@ -97,13 +97,13 @@ type Server struct {
 	node      *raftnode.Node
 	transport *raftnode.Transport
 	members   atomic.Pointer[map[uint64]kvschema.Member] // as applied
-	leases  *leaseMonitor
-	workers workerRegistry
-	purgeCh chan struct{}
-	gcCh    chan struct{}
-	stores  objstore.Set
-	stop    chan struct{}
-	wg      sync.WaitGroup
+	leases    *leaseMonitor
+	workers   workerRegistry
+	purgeCh   chan struct{}
+	gcCh      chan struct{}
+	stores    objstore.Set
+	stop      chan struct{}
+	wg        sync.WaitGroup
 
 	nextProposal atomic.Uint64
 	applied      atomic.Uint64

@@ -82,10 +82,10 @@ type Sender interface {
 
 // Node is a running Raft member.
 type Node struct {
-	cfg    Config
-	rn     raft.Node
-	log    *logStore
-	sm     StateMachine
+	cfg       Config
+	rn        raft.Node
+	log       *logStore
+	sm        StateMachine
 	stopc     chan struct{} // closed by Stop or Fail
 	done      chan struct{} // closed when the run loop has exited
 	stopOnce  sync.Once     // closes stopc
