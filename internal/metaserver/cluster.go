@@ -94,9 +94,7 @@ func (s *Server) leaderChanged(lead uint64, isLeader bool) {
 		s.failWaiters(raftnode.ErrNotLeader)
 		return
 	}
-	if s.leases != nil {
-		go s.leases.restart()
-	}
+	go s.leases.restart()
 	s.kickPurge()
 	s.kickGC()
 }

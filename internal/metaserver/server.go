@@ -125,12 +125,13 @@ func Open(cfg Config) (*Server, error) {
 	// reuse the ids of entries an earlier run left in the log.
 	s.nextProposal.Store(cfg.MemberID<<48 | uint64(time.Now().UnixNano())&(1<<47-1))
 	s.stores.Open = cfg.OpenStore
-	if err := s.start(); err != nil {
+	// The monitor exists before the node, whose leadership changes reset it.
+	if s.leases, err = newLeaseMonitor(s); err != nil {
 		store.Close()
 		return nil, err
 	}
-	if s.leases, err = newLeaseMonitor(s); err != nil {
-		s.Close()
+	if err := s.start(); err != nil {
+		store.Close()
 		return nil, err
 	}
 	s.wg.Add(4)
@@ -228,8 +229,10 @@ func (s *Server) WaitReady(ctx context.Context) error {
 	t := time.NewTicker(5 * time.Millisecond)
 	defer t.Stop()
 	for {
-		st := s.node.Status()
-		if st.Lead != 0 && s.applied.Load() >= st.GetCommit() {
+		// The leader as this member's loop published it (what requests
+		// check), not only as raft knows it.
+		lead, leader := s.node.Leader()
+		if lead != 0 && (lead != s.cfg.MemberID || leader) && s.applied.Load() >= s.node.Status().GetCommit() {
 			return nil
 		}
 		select {
