@@ -138,6 +138,7 @@ COMMIT=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- java scripts/benc
 log "machine: $MACHINE; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 log "running FsBench (progress below; results in $WORK/results.tsv)"
+: >"$WORK/fsbench.log" # before tail -f below opens it
 # In the background, so that a signal to this script is handled at once (bash runs traps only
 # between foreground commands) and FsBench is stopped with the rest.
 java -Xmx6g @"$WORK/cp.args" io.strata.bench.FsBench \
