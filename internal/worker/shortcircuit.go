@@ -86,8 +86,14 @@ func (w *Worker) shortCircuit(ctx context.Context, req *pb.ShortCircuitRequest) 
 const grantAhead = 64 << 20
 
 // grantEnd returns the end of the range to lend for a request of
-// [off, off+n): on past it up to grantAhead over the pages that are
-// cached, to the block's end at most.
+// [off, off+n): grantAhead past it (to the block's end at most) if all of
+// that is cached, else at most one fetch chunk past it over the pages that
+// are cached.
+//
+// NB: a reader streaming a block that is being fetched must come back
+// often: read-ahead moves on only when it does. Lent all that read-ahead
+// had landed (16 MiB at once), it would read it all before asking again,
+// and the bucket link would idle meanwhile, once per 16 MiB.
 func (w *Worker) grantEnd(ref *pb.BlockRef, off, n int64) int64 {
 	end := off + n
 	limit := min(int64(ref.Length), end+grantAhead)
@@ -96,7 +102,7 @@ func (w *Worker) grantEnd(ref *pb.BlockRef, off, n int64) int64 {
 	}
 	key := blocks.CacheKey(ref.InodeId, ref.BlockId)
 	if missing := w.cache.Missing(key, end, limit-end); len(missing) > 0 {
-		return max(end, min(limit, missing[0].Off))
+		return max(end, min(missing[0].Off, end+w.cfg.FetchChunk))
 	}
 	return limit
 }
