@@ -24,9 +24,8 @@ import org.apache.hadoop.hdfs.MiniDFSCluster;
  * Unlike MiniDFSCluster's defaults, which suit unit tests, the NameNode fsyncs its edit log as a
  * real one does (skipFsyncForTesting false), keeps it in one directory (a real NameNode often
  * writes two), and runs {@code --handlers} RPC handlers (default 64, as many as the benchmark's
- * threads; HDFS's default is 10), so that it can batch that many edits into one sync; and a
- * close does not wait for the DataNode's block report (num-committed-allowed 1). Replication is
- * 1 (one DataNode). Each choice favours HDFS; {@code --conf} overrides them.
+ * threads; HDFS's default is 10), so that it can batch that many edits into one sync; and
+ * num-committed-allowed 1 (moot at replication 1, see start). Replication is 1 (one DataNode). Each choice favours HDFS; {@code --conf} overrides them.
  */
 public final class MiniHdfs {
   private MiniHdfs() {}
@@ -93,8 +92,8 @@ public final class MiniHdfs {
     conf.set("dfs.namenode.edits.dir", name.toURI().toString());
     conf.setInt("dfs.replication", 1);
     conf.setInt("dfs.namenode.handler.count", handlers);
-    // A file's close need not wait for the DataNode's incremental block report (HDFS-8999):
-    // without it the client's complete() often loses that race and backs off 400 ms.
+    // A file's close need not wait for the DataNode's block report (HDFS-8999). NB: HDFS allows
+    // that only for blocks with more expected replicas than the minimum, so not at replication 1.
     conf.setInt("dfs.namenode.file.close.num-committed-allowed", 1);
     overrides.forEach(conf::set);
     MiniDFSCluster cluster = new MiniDFSCluster.Builder(conf, base)
