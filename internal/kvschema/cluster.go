@@ -106,6 +106,12 @@ func DecodeAnswer(b []byte) (Answer, error) {
 	return a, d.finish()
 }
 
+// IsRequestKey tells the keys of kept answers and their age index, which
+// are written by every mutation and read only by its retries.
+func IsRequestKey(key []byte) bool {
+	return len(key) > 0 && (key[0] == prefixRequest || key[0] == prefixRequestAge)
+}
+
 // MemberKey is the key of a Raft group member's record.
 func MemberKey(id uint64) []byte { return idKey(prefixMember, id) }
 

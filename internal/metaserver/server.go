@@ -115,6 +115,7 @@ type Server struct {
 // state had not applied.
 func Open(cfg Config) (*Server, error) {
 	cfg.setDefaults()
+	cfg.Store.Uncached = kvschema.IsRequestKey
 	store, err := pebblekv.Open(filepath.Join(cfg.DataDir, "state"), cfg.Store)
 	if err != nil {
 		return nil, fmt.Errorf("metaserver: open state: %w", err)

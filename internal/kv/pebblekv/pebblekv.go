@@ -27,6 +27,9 @@ type Options struct {
 	HotBytes int64
 	// Logger receives pebble's log lines; nil discards them.
 	Logger pebble.Logger
+	// Uncached, if set, names keys that bypass the hot cache: records
+	// written once and rarely read, which would only push hot ones out.
+	Uncached func(key []byte) bool
 }
 
 // DefaultOptions suit a development machine.
@@ -181,7 +184,11 @@ func (s *Store) Commit(ov *kv.Overlay, sync bool) error {
 	if err := b.Commit(opts); err != nil {
 		return err
 	}
-	ov.Each(func(k, v []byte, deleted bool) { s.cache.update(k, v, deleted) })
+	ov.Each(func(k, v []byte, deleted bool) {
+		if !s.uncached(k) {
+			s.cache.update(k, v, deleted)
+		}
+	})
 	return nil
 }
 
@@ -191,12 +198,17 @@ func (s *Store) Sync() error { return s.db.LogData(nil, pebble.Sync) }
 type reader struct{ s *Store }
 
 func (r reader) Get(key []byte) ([]byte, bool, error) {
-	if v, exists, cached := r.s.cache.get(key); cached {
-		return v, exists, nil
+	uncached := r.s.uncached(key)
+	if !uncached {
+		if v, exists, cached := r.s.cache.get(key); cached {
+			return v, exists, nil
+		}
 	}
 	v, closer, err := r.s.db.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
-		r.s.cache.add(key, nil, true)
+		if !uncached {
+			r.s.cache.add(key, nil, true)
+		}
 		return nil, false, nil
 	}
 	if err != nil {
@@ -204,9 +216,13 @@ func (r reader) Get(key []byte) ([]byte, bool, error) {
 	}
 	v = bytes.Clone(v)
 	closer.Close()
-	r.s.cache.add(key, v, false)
+	if !uncached {
+		r.s.cache.add(key, v, false)
+	}
 	return v, true, nil
 }
+
+func (s *Store) uncached(key []byte) bool { return s.opts.Uncached != nil && s.opts.Uncached(key) }
 
 func (r reader) Scan(start, end []byte, fn func(key, value []byte) bool) error {
 	it, err := r.s.db.NewIter(&pebble.IterOptions{LowerBound: start, UpperBound: end})

@@ -198,3 +198,28 @@ func TestOpenUndoesAnInterruptedReplace(t *testing.T) {
 		t.Fatalf("db.old still there: %v", err)
 	}
 }
+
+func TestUncachedKeysStayOutOfTheHotCache(t *testing.T) {
+	s, err := Open(t.TempDir(), Options{BlockCacheBytes: 1 << 20, HotBytes: 1 << 20,
+		Uncached: func(k []byte) bool { return k[0] == 'r' }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	storeTxn{t, s}.Set([]byte("r1"), []byte("answer"))
+	storeTxn{t, s}.Set([]byte("k1"), []byte("hot"))
+	if _, ok, _ := s.Writer().Get([]byte("r2")); ok {
+		t.Fatal("r2 found")
+	}
+	for _, k := range []string{"r1", "r2"} {
+		if _, _, cached := s.cache.get([]byte(k)); cached {
+			t.Errorf("%s is in the hot cache", k)
+		}
+	}
+	if _, _, cached := s.cache.get([]byte("k1")); !cached {
+		t.Error("k1 is not in the hot cache")
+	}
+	if v, ok, _ := s.Writer().Get([]byte("r1")); !ok || string(v) != "answer" {
+		t.Fatalf("r1 = %q %v", v, ok)
+	}
+}
