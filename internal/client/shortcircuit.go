@@ -70,14 +70,23 @@ func shortCircuitRead(p *scPool, ref *pb.BlockRef, buf []byte, off int64) error 
 			if l, err = p.lend(ref, off, n, false); err != nil {
 				return err
 			}
-			p.leases.add(k, l)
 			fresh = true
 		}
 		err := l.readAt(buf, off)
-		if err == nil {
+		// NB: a new lease is shared only once it has served its first
+		// read: installing it replaces (closes) the block's old lease, and
+		// a concurrent reader that just got its own must not lose it so.
+		switch {
+		case err == nil && fresh:
+			p.leases.add(k, l)
 			return nil
+		case err == nil:
+			return nil
+		case fresh:
+			l.close()
+		default:
+			p.leases.drop(k, l)
 		}
-		p.leases.drop(k, l)
 		l = nil
 		var bad *corruptPageError
 		switch {

@@ -3,7 +3,9 @@ package client_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -129,5 +131,41 @@ func TestLeaseEndsWhenTheCacheDropsTheBlock(t *testing.T) {
 	if after.ShortCircuitOpens == before.ShortCircuitOpens || after.BucketBytesRead-before.BucketBytesRead < 4<<20 {
 		t.Fatalf("the dropped block was read by the old lease: %d new leases, %d bytes fetched",
 			after.ShortCircuitOpens-before.ShortCircuitOpens, after.BucketBytesRead-before.BucketBytesRead)
+	}
+}
+
+// Readers racing for the leases of the same blocks all read by
+// short-circuit: a lease one of them installs never takes away another's.
+func TestConcurrentReadersShareLeases(t *testing.T) {
+	sc := startSC(t)
+	data := sc.write(t, "/f", 3*(4<<20))
+	before := sc.stats(t)
+	r, err := sc.c.Open(context.Background(), "/f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(g), 1))
+			for range 50 {
+				off := rng.IntN(len(data) - 1)
+				buf := make([]byte, min(1+rng.IntN(2<<20), len(data)-off))
+				if _, err := r.ReadAt(buf, int64(off)); err != nil || !bytes.Equal(buf, data[off:off+len(buf)]) {
+					errs <- fmt.Errorf("read %d at %d: %v", len(buf), off, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if after := sc.stats(t); after.RpcBytesRead != before.RpcBytesRead {
+		t.Fatalf("%d bytes went over RPC", after.RpcBytesRead-before.RpcBytesRead)
 	}
 }
