@@ -93,7 +93,8 @@ public final class DevCluster implements AutoCloseable {
     deleteTree(dataDir);
   }
 
-  private static Path binary() {
+  /** The strata binary named by {@value #BINARY_PROPERTY}, checked to be executable. */
+  static Path binary() {
     String prop = System.getProperty(BINARY_PROPERTY);
     if (prop == null || prop.isEmpty()) {
       throw new IllegalStateException("system property " + BINARY_PROPERTY + " is not set: run "
@@ -109,7 +110,11 @@ public final class DevCluster implements AutoCloseable {
     return b;
   }
 
-  private static void pumpStderr(Process p, Path log, CompletableFuture<String> ready) {
+  /**
+   * Copies {@code p}'s stderr to {@code log} until it ends, completing {@code ready} with the
+   * address of the first "strata: serving on ADDR" line (exceptionally if it exits first).
+   */
+  static void pumpStderr(Process p, Path log, CompletableFuture<String> ready) {
     try (BufferedReader r = new BufferedReader(
             new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8));
         PrintWriter w = new PrintWriter(Files.newBufferedWriter(log, StandardCharsets.UTF_8),
@@ -121,14 +126,14 @@ public final class DevCluster implements AutoCloseable {
           ready.complete(line.substring(READY.length()).trim());
         }
       }
-      ready.completeExceptionally(new IOException("strata server exited with status "
+      ready.completeExceptionally(new IOException("strata exited with status "
           + p.waitFor() + " before serving"));
     } catch (IOException | InterruptedException e) {
       ready.completeExceptionally(e);
     }
   }
 
-  private static void deleteTree(Path dir) throws IOException {
+  static void deleteTree(Path dir) throws IOException {
     if (!Files.exists(dir)) {
       return;
     }
