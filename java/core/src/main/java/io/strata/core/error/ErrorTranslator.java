@@ -89,7 +89,12 @@ public final class ErrorTranslator {
       return isNotLeader(e);
     }
     Status.Code c = e.getStatus().getCode();
-    return c == Status.Code.UNAVAILABLE || c == Status.Code.DEADLINE_EXCEEDED;
+    // A call started on a connection that is closing (its member just died)
+    // fails while writing its headers, before anything was sent; grpc-java
+    // reports it as UNKNOWN with a ClosedChannelException (grpc-java #10120).
+    return c == Status.Code.UNAVAILABLE || c == Status.Code.DEADLINE_EXCEEDED
+        || (c == Status.Code.UNKNOWN
+            && e.getStatus().getCause() instanceof java.nio.channels.ClosedChannelException);
   }
 
   /**

@@ -150,6 +150,9 @@ public final class MetaCaller implements Closeable {
     HostPort target = leader();
     Search search = new Search(members, target, start);
     long timeout = attempt.toNanos();
+    // The last failure that was an answer, not an attempt the retry
+    // deadline cut short: what the caller is told when the search ends.
+    StatusRuntimeException answer = null;
     for (;;) {
       Conn m = conn(op, what, target);
       try {
@@ -160,19 +163,24 @@ public final class MetaCaller implements Closeable {
         if (!ErrorTranslator.retryable(e)) {
           throw errors.translate(e, op, what);
         }
+        boolean cutShort = timeout < attempt.toNanos()
+            && e.getStatus().getCode() == io.grpc.Status.Code.DEADLINE_EXCEEDED;
+        if (!cutShort || answer == null) {
+          answer = e;
+        }
         HostPort failed = target;
         target = search.next(failed, e);
         moveOn(failed, target);
         if (search.roundOver()) {
           long pause = search.pause();
           if (nanoTime.getAsLong() + pause >= deadline) {
-            throw errors.gaveUp(e, op, what, search.describe(nanoTime.getAsLong()));
+            throw errors.gaveUp(answer, op, what, search.describe(nanoTime.getAsLong()));
           }
           sleep(op, what, pause);
         }
         long left = deadline - nanoTime.getAsLong();
         if (left <= 0) {
-          throw errors.gaveUp(e, op, what, search.describe(nanoTime.getAsLong()));
+          throw errors.gaveUp(answer, op, what, search.describe(nanoTime.getAsLong()));
         }
         timeout = Math.min(attempt.toNanos(), left);
       }
