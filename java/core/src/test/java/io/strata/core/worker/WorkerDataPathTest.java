@@ -257,13 +257,19 @@ public class WorkerDataPathTest {
   public void aWorkerRefusingTheWriteFailsIt() throws IOException {
     try (WorkerSet ws = new WorkerSet(WorkerDataPathTest::realWorkers, "me", true, TIMEOUT)) {
       WriteTarget t = new WriteTarget(base.child("refused"), "nosuch://bucket", 4242, MIB, 4096);
-      BlockWriter bw = WorkerBlockWriter.open(ws, t);
+      // The refusal may come back as soon as the stream opens, or with the
+      // first block: either way the write fails and names the bucket.
+      java.util.concurrent.atomic.AtomicReference<BlockWriter> opened =
+          new java.util.concurrent.atomic.AtomicReference<>();
       IOException e = assertThrows(IOException.class, () -> {
-        bw.write(new byte[3 * MIB], 0, 3 * MIB);
-        bw.finish();
+        opened.set(WorkerBlockWriter.open(ws, t));
+        opened.get().write(new byte[3 * MIB], 0, 3 * MIB);
+        opened.get().finish();
       });
       assertTrue(e.getMessage(), e.getMessage().contains("nosuch"));
-      bw.abort();
+      if (opened.get() != null) {
+        opened.get().abort();
+      }
     }
   }
 
