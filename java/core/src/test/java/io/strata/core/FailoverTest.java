@@ -269,6 +269,12 @@ public class FailoverTest {
     b.close();
     a.lead();
     a.awaitRequest("RenewLease");
+    // The member has the request; its answer reaches the renewer a moment
+    // later (the renewer counts answered renewals).
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (c.leaseRenewals() == 0 && System.nanoTime() < deadline) {
+      Thread.sleep(1); // polling the renewer's counter, not synchronising
+    }
     assertNotEquals(0, c.leaseRenewals());
     w.close();
   }
