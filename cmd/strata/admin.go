@@ -186,9 +186,9 @@ func workersCmd() *cobra.Command {
 		Short: "Show the live workers and their cache and traffic counters",
 		Long: `Show every live worker with its cache use and counters: cache hits and
 misses, evictions, corrupt pages dropped, bytes served over the worker's RPC,
-bytes clients read themselves from its cache (short-circuit), and bytes moved
-to and from the bucket. A cached read on the worker's host should raise
-SC-READ, not RPC-READ.`,
+bytes of its cache lent to clients on its host that read them themselves
+(SC-READ: short-circuit), and bytes moved to and from the bucket. A cached
+read on the worker's host should raise SC-READ, not RPC-READ.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := f.client()

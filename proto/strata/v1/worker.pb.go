@@ -512,7 +512,8 @@ type WorkerStats struct {
 	Corruptions  uint64                 `protobuf:"varint,8,opt,name=corruptions,proto3" json:"corruptions,omitempty"`
 	// Bytes sent to clients in Read responses.
 	RpcBytesRead uint64 `protobuf:"varint,9,opt,name=rpc_bytes_read,json=rpcBytesRead,proto3" json:"rpc_bytes_read,omitempty"`
-	// Bytes clients read themselves from this worker's cache (short-circuit).
+	// Bytes of this worker's cache files lent to clients on its host, which
+	// read them themselves (short-circuit), then or within the lease.
 	ShortCircuitBytes uint64 `protobuf:"varint,10,opt,name=short_circuit_bytes,json=shortCircuitBytes,proto3" json:"short_circuit_bytes,omitempty"`
 	ShortCircuitOpens uint64 `protobuf:"varint,11,opt,name=short_circuit_opens,json=shortCircuitOpens,proto3" json:"short_circuit_opens,omitempty"`
 	// Bytes fetched from the bucket, and written to it.
