@@ -107,14 +107,19 @@ func (m *members) after(addr string) string {
 
 // Invoke implements grpc.ClientConnInterface.
 func (m *members) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	var h *pb.Header // a mutation's header, with its request id
+	fresh := false   // the id is this call's: its first attempt is the first
 	if mutations[method] {
-		withRequestID(args)
+		h, fresh = withRequestID(args)
 	}
 	deadline := time.Now().Add(m.retryTimeout)
 	backoff := 10 * time.Millisecond
 	target := m.current()
 	misses := 0 // members tried since the last backoff
-	for {
+	for attempt := 0; ; attempt++ {
+		if h != nil {
+			h.FirstAttempt = fresh && attempt == 0
+		}
 		conn, err := m.conn(target)
 		if err == nil {
 			err = conn.Invoke(ctx, method, args, reply, opts...)
@@ -177,23 +182,28 @@ func init() {
 }
 
 // withRequestID gives the request's header (a copy: headers are shared
-// between requests) a fresh request id, unless it has one.
-func withRequestID(args any) {
+// between requests) a fresh request id, unless it has one, and returns the
+// copy and whether the id is fresh; nil for a request without a header.
+func withRequestID(args any) (*pb.Header, bool) {
 	msg, ok := args.(proto.Message)
 	if !ok {
-		return
+		return nil, false
 	}
 	r := msg.ProtoReflect()
 	fd := r.Descriptor().Fields().ByName("header")
 	if fd == nil || fd.Kind() != protoreflect.MessageKind {
-		return
+		return nil, false
 	}
 	h, ok := r.Get(fd).Message().Interface().(*pb.Header)
-	if !ok || len(h.GetRequestId()) > 0 {
-		return
+	if !ok || h == nil {
+		return nil, false
 	}
 	h = proto.Clone(h).(*pb.Header)
-	h.RequestId = make([]byte, 16)
-	_, _ = crand.Read(h.RequestId)
+	fresh := len(h.RequestId) == 0
+	if fresh {
+		h.RequestId = make([]byte, 16)
+		_, _ = crand.Read(h.RequestId)
+	}
 	r.Set(fd, protoreflect.ValueOfMessage(h.ProtoReflect()))
+	return h, fresh
 }

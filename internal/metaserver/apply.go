@@ -92,23 +92,29 @@ func (s *Server) Apply(entries []*raftpb.Entry) error {
 }
 
 // executeOnce applies cmd unless its request id was applied before, in
-// which case it returns the answer kept from then. A command that failed
+// which case it returns the answer kept from then (the lookup is skipped
+// for a request the client marks as its first attempt). A command that failed
 // changed nothing and kept nothing, so its retry simply runs again.
 func (s *Server) executeOnce(tx kv.Txn, cmd *pb.Command) (any, error) {
-	rid := requestID(cmd)
+	h := requestHeader(cmd)
+	rid := h.GetRequestId()
 	if len(rid) == 0 {
 		return s.execute(tx, cmd)
 	}
 	key := kvschema.RequestKey(rid)
-	if v, ok, err := tx.Get(key); err != nil || ok {
+	// A first attempt was never sent before, so no earlier entry holds it.
+	if !h.GetFirstAttempt() {
+		v, ok, err := tx.Get(key)
 		if err != nil {
 			return nil, err
 		}
-		a, err := kvschema.DecodeAnswer(v)
-		if err != nil {
-			return nil, fmt.Errorf("answer of request %x: %w", rid, err)
+		if ok {
+			a, err := kvschema.DecodeAnswer(v)
+			if err != nil {
+				return nil, fmt.Errorf("answer of request %x: %w", rid, err)
+			}
+			return answerValue(a), nil
 		}
-		return answerValue(a), nil
 	}
 	val, err := s.execute(tx, cmd)
 	if err != nil {
@@ -119,15 +125,16 @@ func (s *Server) executeOnce(tx kv.Txn, cmd *pb.Command) (any, error) {
 	return val, nil
 }
 
-// requestID returns the request id in the header of a client's command.
-func requestID(cmd *pb.Command) []byte {
+// requestHeader returns the header of a client's command (nil for the
+// service's own commands).
+func requestHeader(cmd *pb.Command) *pb.Header {
 	m := cmd.ProtoReflect()
 	fd := m.WhichOneof(m.Descriptor().Oneofs().ByName("op"))
 	if fd == nil || fd.Message() == nil {
 		return nil
 	}
 	if h, ok := m.Get(fd).Message().Interface().(interface{ GetHeader() *pb.Header }); ok {
-		return h.GetHeader().GetRequestId()
+		return h.GetHeader()
 	}
 	return nil
 }

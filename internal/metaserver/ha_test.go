@@ -124,6 +124,7 @@ func TestRetriedMutationsApplyOnce(t *testing.T) {
 	h := &pb.Header{User: testcluster.Superuser(), ClientName: "c1", RequestId: []byte("request-0000001")}
 	mk := &pb.MkdirsRequest{Header: h, Path: "/d", Permission: 0o755, CreateParents: true}
 	for i := range 2 {
+		h.FirstAttempt = i == 0 // the retry is marked as one, as clients do
 		r, err := p.Server.Mkdirs(ctx, mk)
 		if err != nil || !r.Created {
 			t.Fatalf("mkdir #%d: %v %v (a retry answers as the first did)", i, r, err)

@@ -137,7 +137,11 @@ type Header struct {
 	// service applies a request id at most once and answers a retry of an
 	// applied request with the first answer, for ten minutes; a request that
 	// failed changed nothing and is simply run again. Empty: no deduplication.
-	RequestId     []byte `protobuf:"bytes,5,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	RequestId []byte `protobuf:"bytes,5,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// Set on a request id's first attempt only: the service then need not
+	// look for an earlier answer (a lookup that costs a pebble seek per
+	// mutation). A client that cannot tell leaves it unset.
+	FirstAttempt  bool `protobuf:"varint,6,opt,name=first_attempt,json=firstAttempt,proto3" json:"first_attempt,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -205,6 +209,13 @@ func (x *Header) GetRequestId() []byte {
 		return x.RequestId
 	}
 	return nil
+}
+
+func (x *Header) GetFirstAttempt() bool {
+	if x != nil {
+		return x.FirstAttempt
+	}
+	return false
 }
 
 type FileStatus struct {
@@ -2840,7 +2851,7 @@ var File_strata_v1_meta_proto protoreflect.FileDescriptor
 
 const file_strata_v1_meta_proto_rawDesc = "" +
 	"\n" +
-	"\x14strata/v1/meta.proto\x12\tstrata.v1\x1a\x16strata/v1/worker.proto\"\x92\x01\n" +
+	"\x14strata/v1/meta.proto\x12\tstrata.v1\x1a\x16strata/v1/worker.proto\"\xb7\x01\n" +
 	"\x06Header\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12\x16\n" +
@@ -2848,7 +2859,8 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\vclient_name\x18\x04 \x01(\tR\n" +
 	"clientName\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x05 \x01(\fR\trequestId\"\xa2\x03\n" +
+	"request_id\x18\x05 \x01(\fR\trequestId\x12#\n" +
+	"\rfirst_attempt\x18\x06 \x01(\bR\ffirstAttempt\"\xa2\x03\n" +
 	"\n" +
 	"FileStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x19\n" +
