@@ -23,8 +23,9 @@ leader dies. The benchmark starts its own group of --members "strata meta"
 processes of this binary on loopback (state in a temporary directory), keeps
 --writers clients creating directories back to back, and then, --trials
 times: finds the leader, kills it with SIGKILL, and times from the kill to
-the first write acknowledged after it (through the surviving members: the
-clients follow the new leader on their own). The killed member is restarted
+the first acknowledgement of a write sent after the leader was dead
+(through the surviving members: the clients follow the new leader on their
+own). The killed member is restarted
 and caught up before the next trial.
 
 Output: one row per trial (old leader, new leader, milliseconds), then the
@@ -79,8 +80,8 @@ func runBenchFailover(ctx context.Context, stdout, stderr io.Writer, trials, mem
 		return err
 	}
 
-	// Writers note the completion time of every acknowledged write.
-	acks := make(chan time.Time, 1024)
+	// Writers note when each acknowledged write started and ended.
+	acks := make(chan ack, 1024)
 	load, stopLoad := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	for w := range writers {
@@ -88,9 +89,10 @@ func runBenchFailover(ctx context.Context, stdout, stderr io.Writer, trials, mem
 		go func() {
 			defer wg.Done()
 			for i := 0; load.Err() == nil; i++ {
+				start := time.Now()
 				if _, err := c.Mkdirs(load, fmt.Sprintf("/failover/w%d-%d", w, i), 0o755); err == nil {
 					select {
-					case acks <- time.Now():
+					case acks <- ack{start, time.Now()}:
 					default:
 					}
 				}
@@ -117,12 +119,15 @@ func runBenchFailover(ctx context.Context, stdout, stderr io.Writer, trials, mem
 		drain(acks)
 		killed := time.Now()
 		g.kill(old)
+		// A dying leader may still answer writes sent before it died: count
+		// only writes sent once it is gone.
+		dead := time.Now()
 		var first time.Time
 		for first.IsZero() {
 			select {
-			case t := <-acks:
-				if t.After(killed) {
-					first = t
+			case a := <-acks:
+				if a.start.After(dead) {
+					first = a.end
 				}
 			case <-ctx.Done():
 				return ctx.Err()
@@ -156,7 +161,10 @@ func runBenchFailover(ctx context.Context, stdout, stderr io.Writer, trials, mem
 	return nil
 }
 
-func drain(ch chan time.Time) {
+// ack is an acknowledged write's start and end.
+type ack struct{ start, end time.Time }
+
+func drain(ch chan ack) {
 	for {
 		select {
 		case <-ch:
