@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"maps"
 	"slices"
 	"strings"
 
@@ -84,10 +83,6 @@ type MemberStatus struct {
 // given and those the group's configuration names, each directly (not
 // through the leader), in address order.
 func (c *Client) MemberStatuses(ctx context.Context) []MemberStatus {
-	addrs := map[string]bool{}
-	for _, a := range c.members.addrs {
-		addrs[a] = true
-	}
 	var out []MemberStatus
 	ask := func(addr string) MemberStatus {
 		ms := MemberStatus{Address: addr}
@@ -99,7 +94,7 @@ func (c *Client) MemberStatuses(ctx context.Context) []MemberStatus {
 		return ms
 	}
 	seen := map[string]bool{}
-	queue := slices.Sorted(maps.Keys(addrs))
+	queue := slices.Clone(c.members.addrs)
 	for len(queue) > 0 {
 		addr := queue[0]
 		queue = queue[1:]

@@ -38,7 +38,12 @@ func (s *Server) loadMembers() error {
 		})
 		return errors.Join(err, derr)
 	})
+	addrs := make(map[uint64]string, len(members))
+	for id, m := range members {
+		addrs[id] = m.Address
+	}
 	s.members.Store(&members)
+	s.addrs.Store(&addrs)
 	return err
 }
 
@@ -59,13 +64,9 @@ func (s *Server) bootstrapMembers() error {
 	return s.loadMembers()
 }
 
-func (s *Server) memberAddresses() map[uint64]string {
-	out := map[uint64]string{}
-	for id, m := range *s.members.Load() {
-		out[id] = m.Address
-	}
-	return out
-}
+// memberAddresses serves the transport, once per message: the map is
+// built by loadMembers and shared, never modified.
+func (s *Server) memberAddresses() map[uint64]string { return *s.addrs.Load() }
 
 // applyConfChange records a membership change in tx. It reports whether
 // this member was removed.
@@ -112,15 +113,12 @@ func (s *Server) Status(context.Context, *pb.StatusRequest) (*pb.StatusResponse,
 	resp := &pb.StatusResponse{MemberId: st.ID, Role: st.RaftState.String(), Term: st.GetTerm(),
 		AppliedIndex: s.applied.Load(), CommittedIndex: st.GetCommit(), Version: Version,
 		ClusterId: s.cfg.ClusterID, LeaderId: st.Lead, LastIndex: s.node.LastIndex()}
-	members := *s.members.Load()
-	resp.LeaderAddress = members[st.Lead].Address
-	for _, id := range slices.Sorted(maps.Keys(members)) {
-		m := members[id]
-		pm := &pb.Member{Id: id, Address: m.Address, Learner: m.Learner}
-		if pr, ok := st.Progress[id]; ok {
-			pm.MatchIndex = pr.Match
+	resp.LeaderAddress = (*s.members.Load())[st.Lead].Address
+	resp.Members = s.membershipResponse().Members
+	for _, m := range resp.Members {
+		if pr, ok := st.Progress[m.Id]; ok {
+			m.MatchIndex = pr.Match
 		}
-		resp.Members = append(resp.Members, pm)
 	}
 	return resp, nil
 }

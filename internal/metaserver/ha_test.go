@@ -272,12 +272,8 @@ func TestMembersOfAnotherClusterAreRefused(t *testing.T) {
 	if _, err := c.Mkdirs(ctx, "/after-removal", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var initial []string
-	for i, a := range g.Addrs {
-		initial = append(initial, fmt.Sprintf("%d=%s", i+1, a))
-	}
 	stale := exec.CommandContext(ctx, testcluster.Binary(t), "meta", "--member-id", fmt.Sprint(victim),
-		"--listen", g.Addrs[victim-1], "--data-dir", g.MemberDir(victim), "--initial-cluster", strings.Join(initial, ","))
+		"--listen", g.Addrs[victim-1], "--data-dir", g.MemberDir(victim), "--initial-cluster", g.InitialCluster())
 	out, err = stale.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "not in the configuration") {
 		t.Fatalf("a removed member restarted: %v\n%s", err, out)

@@ -97,6 +97,7 @@ type Server struct {
 	node      *raftnode.Node
 	transport *raftnode.Transport
 	members   atomic.Pointer[map[uint64]kvschema.Member] // as applied
+	addrs     atomic.Pointer[map[uint64]string]          // members' addresses, derived from members
 	leases    *leaseMonitor
 	workers   workerRegistry
 	purgeCh   chan struct{}

@@ -212,11 +212,33 @@ func (ls *logStore) compact(index, keep uint64, cs *pb.ConfState) error {
 	if err != nil {
 		return err
 	}
+	cut := index - min(keep, index)
+	if err := ls.writeSnapshot(snap, cut); err != nil {
+		return err
+	}
+	if first, _ := ls.mem.FirstIndex(); cut >= first {
+		return ls.mem.Compact(cut)
+	}
+	return nil
+}
+
+// installSnapshot makes a received snapshot the start of the log: every
+// entry before it goes.
+func (ls *logStore) installSnapshot(snap *pb.Snapshot) error {
+	if err := ls.writeSnapshot(snap, ls.last); err != nil {
+		return err
+	}
+	ls.first, ls.last = 0, snap.GetMetadata().GetIndex()
+	return ls.mem.ApplySnapshot(snap)
+}
+
+// writeSnapshot durably records snap as the compaction point and deletes
+// the entries on disk up to and including cut.
+func (ls *logStore) writeSnapshot(snap *pb.Snapshot, cut uint64) error {
 	data, err := proto.Marshal(snap)
 	if err != nil {
 		return err
 	}
-	cut := index - min(keep, index)
 	b := ls.db.NewBatch()
 	defer b.Close()
 	if err := b.Set(snapshotKey, data, nil); err != nil {
@@ -233,34 +255,7 @@ func (ls *logStore) compact(index, keep uint64, cs *pb.ConfState) error {
 	if ls.first <= cut {
 		ls.first = cut + 1
 	}
-	if first, _ := ls.mem.FirstIndex(); cut >= first {
-		return ls.mem.Compact(cut)
-	}
 	return nil
-}
-
-// installSnapshot makes a received snapshot the start of the log: every
-// entry before it goes.
-func (ls *logStore) installSnapshot(snap *pb.Snapshot) error {
-	data, err := proto.Marshal(snap)
-	if err != nil {
-		return err
-	}
-	b := ls.db.NewBatch()
-	defer b.Close()
-	if err := b.Set(snapshotKey, data, nil); err != nil {
-		return err
-	}
-	if ls.first != 0 {
-		if err := b.DeleteRange(entryKey(ls.first), entryKey(ls.last+1), nil); err != nil {
-			return err
-		}
-	}
-	if err := b.Commit(pebble.Sync); err != nil {
-		return err
-	}
-	ls.first, ls.last = 0, snap.GetMetadata().GetIndex()
-	return ls.mem.ApplySnapshot(snap)
 }
 
 // bootstrap starts a new log whose first compaction point already holds the

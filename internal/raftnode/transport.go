@@ -29,7 +29,8 @@ type TransportConfig struct {
 	// Address is where this member serves RaftService.
 	Address string
 	// Members returns the group's members and their addresses as the state
-	// machine has them (empty while a joining member has no state yet).
+	// machine has them (empty while a joining member has no state yet). It
+	// is called for every message; the transport never modifies the map.
 	Members func() map[uint64]string
 	// Checkpoint writes a copy of the state to dir, for a snapshot.
 	Checkpoint func(dir string) error

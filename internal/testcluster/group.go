@@ -68,15 +68,20 @@ func (g *Group) Meta() string { return strings.Join(g.Addrs, ",") }
 // MemberDir returns member i's data directory.
 func (g *Group) MemberDir(i int) string { return filepath.Join(g.Dir, fmt.Sprintf("m%d", i)) }
 
-// Start starts (or restarts) member i of the initial group.
-func (g *Group) Start(i int, extra ...string) *Process {
-	g.t.Helper()
+// InitialCluster is the group's --initial-cluster: 1=ADDR,2=ADDR,...
+func (g *Group) InitialCluster() string {
 	var initial []string
 	for j, a := range g.Addrs {
 		initial = append(initial, fmt.Sprintf("%d=%s", j+1, a))
 	}
+	return strings.Join(initial, ",")
+}
+
+// Start starts (or restarts) member i of the initial group.
+func (g *Group) Start(i int, extra ...string) *Process {
+	g.t.Helper()
 	args := append([]string{"meta", "--member-id", fmt.Sprint(i), "--listen", g.Addrs[i-1],
-		"--data-dir", g.MemberDir(i), "--initial-cluster", strings.Join(initial, ",")}, g.extra...)
+		"--data-dir", g.MemberDir(i), "--initial-cluster", g.InitialCluster()}, g.extra...)
 	p := run(g.t, g.MemberDir(i), append(args, extra...), false)
 	g.members[i-1] = p
 	return p
