@@ -182,7 +182,7 @@ public class FailoverTest {
     cutOff.hang(); // Takes the call, never answers: applied or not, the client cannot tell.
     FakeMember leader = member();
     StrataClient c = StrataClient.connect(ClientConfig.builder(cutOff.address() + ","
-        + leader.address()).user("alice").rpcTimeout(Duration.ofMillis(300)).build());
+        + leader.address()).user("alice").rpcTimeout(Duration.ofSeconds(2)).build());
     clients.add(c);
 
     c.rename(p, StrataPath.parse("strata://ns/dir/h"), false, false);
@@ -216,7 +216,9 @@ public class FailoverTest {
     FakeMember follower = member();
     follower.follow(null);
     String dead = FakeMember.deadAddress();
-    StrataClient c = client(Duration.ofMillis(300), dead, follower.address());
+    // The deadline leaves a cold JVM time to open its first channels: a shorter one can
+    // pass before the second member was ever asked.
+    StrataClient c = client(Duration.ofSeconds(3), dead, follower.address());
 
     NotLeaderException e = assertThrows(NotLeaderException.class, () -> c.mkdirs(p, 0755, true));
     String m = e.getMessage();
@@ -233,7 +235,7 @@ public class FailoverTest {
   public void anUnreachableServiceIsReportedWithWhatEachMemberSaid() throws Exception {
     String dead1 = FakeMember.deadAddress();
     String dead2 = FakeMember.deadAddress();
-    StrataClient c = client(Duration.ofMillis(200), dead1, dead2);
+    StrataClient c = client(Duration.ofSeconds(3), dead1, dead2);
     ServiceUnavailableException e = assertThrows(ServiceUnavailableException.class,
         () -> c.getFileStatus(p));
     assertFalse(e instanceof NotLeaderException);
@@ -247,7 +249,7 @@ public class FailoverTest {
     FakeMember m = member();
     m.hang();
     StrataClient c = StrataClient.connect(ClientConfig.builder(m.address()).user("alice")
-        .rpcTimeout(Duration.ofMillis(200)).retryTimeout(Duration.ZERO).build());
+        .rpcTimeout(Duration.ofSeconds(2)).retryTimeout(Duration.ZERO).build());
     clients.add(c);
     SocketTimeoutException e = assertThrows(SocketTimeoutException.class,
         () -> c.getFileStatus(p));
