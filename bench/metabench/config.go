@@ -18,6 +18,7 @@ type Op string
 const (
 	OpMkdir     Op = "mkdir"
 	OpCreate    Op = "create"
+	OpStream    Op = "createstream"
 	OpCreate512 Op = "create512"
 	OpStat      Op = "stat"
 	OpOpen      Op = "open"
@@ -27,7 +28,7 @@ const (
 )
 
 // AllOps lists every operation.
-var AllOps = []Op{OpMkdir, OpCreate, OpCreate512, OpStat, OpOpen, OpList, OpRename, OpDelete}
+var AllOps = []Op{OpMkdir, OpCreate, OpStream, OpCreate512, OpStat, OpOpen, OpList, OpRename, OpDelete}
 
 // DefaultOps is what a run does unless told otherwise.
 var DefaultOps = []Op{OpCreate, OpStat, OpList, OpRename, OpDelete}
@@ -45,9 +46,11 @@ func (o Op) Describe() string {
 	case OpMkdir:
 		return "mkdirs of a new directory"
 	case OpCreate:
-		return "create + close of an empty file (create_write, 0 bytes)"
+		return "create of an empty file, closed, in one call (create_write, 0 bytes)"
+	case OpStream:
+		return "create of a file open for writing, then close: two calls"
 	case OpCreate512:
-		return "create + write 512 B + close (create_write; content inline)"
+		return "create of a 512 B file in one call (create_write; content inline)"
 	case OpStat:
 		return "getFileStatus of a file"
 	case OpOpen:
@@ -63,7 +66,7 @@ func (o Op) Describe() string {
 }
 
 // makesFiles reports whether o creates the current file set.
-func (o Op) makesFiles() bool { return o == OpCreate || o == OpCreate512 }
+func (o Op) makesFiles() bool { return o == OpCreate || o == OpStream || o == OpCreate512 }
 
 // needsFiles reports whether o acts on the current file set.
 func (o Op) needsFiles() bool {

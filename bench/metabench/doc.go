@@ -8,15 +8,18 @@
 // total number of operations split evenly between the threads:
 //
 //	mkdir      Mkdirs of a fresh directory
-//	create     Create + Close of an empty file (NNBench create_write, 0 bytes)
-//	create512  Create + Write(512 B) + Close: the content is stored inline
+//	create        WriteFile of an empty file: one call, the file closed
+//	              (NNBench create_write, 0 bytes)
+//	createstream  Create + Close of an empty file: two calls, the way a
+//	              writer that streams (and Hadoop's create) does it
+//	create512     WriteFile of 512 B: one call, the content stored inline
 //	stat       GetFileStatus of each file of the current file set
 //	open       Open + read of each file of the current set (NNBench open_read)
 //	list       listStatus of each thread's directory, whole (all pages)
 //	rename     Rename of each file of the current set to a new name
 //	delete     Delete of each file of the current set
 //
-// The "current file set" is what the last create or create512 phase made
+// The "current file set" is what the last create phase of any kind made
 // (renamed by rename, gone after delete). A phase that needs files when
 // there are none is preceded by an untimed create; see plan.
 //

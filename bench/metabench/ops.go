@@ -41,6 +41,8 @@ func actionOf(st step) (action, func(th *thread, j int) (src, dst string)) {
 		return doMkdir, path
 	case OpCreate:
 		return doCreate, path
+	case OpStream:
+		return doCreateStream, path
 	case OpCreate512:
 		return doCreate512, path
 	case OpStat:
@@ -69,6 +71,10 @@ func doMkdir(ctx context.Context, th *thread, p, _ string) (int, error) {
 }
 
 func doCreate(ctx context.Context, th *thread, p, _ string) (int, error) {
+	return 0, th.c.WriteFile(ctx, p, nil, client.CreateOptions{})
+}
+
+func doCreateStream(ctx context.Context, th *thread, p, _ string) (int, error) {
 	w, err := th.c.Create(ctx, p, client.CreateOptions{})
 	if err != nil {
 		return 0, err

@@ -63,21 +63,24 @@ between the threads, every thread in its own directory; all threads start
 together and the phase's wall time runs until the last one finishes.
 
 Operations (--ops, comma-separated, run in the order given):
-  mkdir      mkdirs of a new directory
-  create     create + close of an empty file (NNBench create_write, 0 bytes)
-  create512  create + write 512 bytes + close; the content is stored inline
-             in the inode (create_write of a small file)
-  stat       getFileStatus of each file of the current set
-  open       open + read of each file of the current set (NNBench open_read);
-             put create512 before it to read inline content
-  list       listStatus of each thread's whole directory (every page),
-             --list-passes times per thread; reported as calls/s and
-             entries/s
-  rename     rename of each file of the current set to a new name in the
-             same directory
-  delete     delete of each file of the current set
+  mkdir         mkdirs of a new directory
+  create        an empty file created closed, in one call (WriteFile; what
+                -touchz does; NNBench create_write, 0 bytes)
+  createstream  create of a file open for writing, then close: two calls,
+                as a writer that streams (and Hadoop's create) makes it
+  create512     a 512-byte file in one call; the content is stored inline
+                in the inode (create_write of a small file)
+  stat          getFileStatus of each file of the current set
+  open          open + read of each file of the current set (NNBench
+                open_read); put create512 before it to read inline content
+  list          listStatus of each thread's whole directory (every page),
+                --list-passes times per thread; reported as calls/s and
+                entries/s
+  rename        rename of each file of the current set to a new name in
+                the same directory
+  delete        delete of each file of the current set
 
-The current set is what the last create or create512 made (renamed by
+The current set is what the last create of any kind made (renamed by
 rename, gone after delete). A phase that needs files when there are none
 gets an untimed create first, so "--ops stat" alone works. Everything under
 --dir is removed at the end unless --keep is given.
@@ -137,7 +140,7 @@ func benchMetaCmd() *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&f.threads, "threads", "1,4,16,64", "thread counts to run, comma-separated")
 	fl.IntVar(&f.files, "files", 20000, "operations per phase and thread count, split between the threads")
-	fl.StringVar(&f.ops, "ops", "create,stat,list,rename,delete", "phases to run, in order: mkdir, create, create512, stat, open, list, rename, delete")
+	fl.StringVar(&f.ops, "ops", "create,stat,list,rename,delete", "phases to run, in order: mkdir, create, createstream, create512, stat, open, list, rename, delete")
 	fl.StringVar(&f.dir, "dir", "", "base directory of the run; must not exist (default /bench-<timestamp>)")
 	fl.IntVar(&f.conns, "conns", 1, "gRPC connections (clients) to spread the threads over")
 	fl.IntVar(&f.listPasses, "list-passes", 10, "listings of its directory per thread in the list phase")

@@ -14,6 +14,7 @@ import (
 	"os/user"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/stratafs/strata/internal/fserr"
@@ -52,6 +53,9 @@ type Client struct {
 	header  *pb.Header
 	umask   uint32
 	workers workerSet
+	// inlineLimit is the inline limit the service last stated (0 before
+	// any create): WriteFile sends content up to it in one call.
+	inlineLimit atomic.Int64
 
 	renewMu struct {
 		sync.Mutex

@@ -2,6 +2,7 @@ package client
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -44,20 +45,28 @@ func (c *Client) Create(ctx context.Context, path string, o CreateOptions) (*Wri
 	if err != nil {
 		return nil, err
 	}
-	if o.Perm == 0 {
-		o.Perm = 0o666
-	}
 	hdr := c.hdr(ns)
-	r, err := call(func() (*pb.CreateResponse, error) {
-		return c.meta.Create(ctx, &pb.CreateRequest{Header: hdr, Path: p, Permission: o.Perm, Umask: c.umask,
-			Overwrite: o.Overwrite, CreateParents: !o.NonRecursive, Replication: o.Replication, BlockSize: o.BlockSize})
-	})
+	r, err := c.create(ctx, c.createRequest(hdr, p, o))
 	if err != nil {
 		return nil, err
 	}
 	c.startWriter()
 	return &Writer{c: c, ctx: ctx, hdr: hdr, path: p, ino: r.Status.InodeId, limit: int(r.InlineLimit),
 		storeURI: r.StoreUri, blockSize: r.Status.BlockSize}, nil
+}
+
+func (c *Client) createRequest(hdr *pb.Header, p string, o CreateOptions) *pb.CreateRequest {
+	return &pb.CreateRequest{Header: hdr, Path: p, Permission: cmp.Or(o.Perm, 0o666), Umask: c.umask,
+		Overwrite: o.Overwrite, CreateParents: !o.NonRecursive, Replication: o.Replication, BlockSize: o.BlockSize}
+}
+
+// create sends r and learns the service's inline limit from the answer.
+func (c *Client) create(ctx context.Context, r *pb.CreateRequest) (*pb.CreateResponse, error) {
+	resp, err := call(func() (*pb.CreateResponse, error) { return c.meta.Create(ctx, r) })
+	if err == nil {
+		c.inlineLimit.Store(int64(resp.InlineLimit))
+	}
+	return resp, err
 }
 
 // Write implements io.Writer. Content up to the inline limit is buffered;
@@ -134,8 +143,24 @@ func errCond(err error) error {
 	return fserr.ErrUnavailable
 }
 
-// WriteFile creates (or overwrites) path with data.
+// WriteFile creates (or overwrites) path with data. An empty file, or one
+// that fits the inline limit the service stated last, takes one call: a
+// create of the file complete, which holds no lease. Larger content streams
+// through a Writer.
 func (c *Client) WriteFile(ctx context.Context, path string, data []byte, o CreateOptions) error {
+	if len(data) == 0 || int64(len(data)) <= c.inlineLimit.Load() {
+		ns, p, err := splitPath(path)
+		if err != nil {
+			return err
+		}
+		r := c.createRequest(c.hdr(ns), p, o)
+		r.Complete, r.InlineData = true, data
+		_, err = c.create(ctx, r)
+		if len(data) == 0 || !errors.Is(err, fserr.ErrInvalidArgument) {
+			return err
+		}
+		// The service's limit went down since it was stated: stream.
+	}
 	w, err := c.Create(ctx, path, o)
 	if err != nil {
 		return err

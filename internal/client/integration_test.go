@@ -257,3 +257,41 @@ func TestNamespaces(t *testing.T) {
 		t.Fatalf("after delete: %v", err)
 	}
 }
+
+// A small file goes in one call once the client knows the inline limit; a
+// service restarted with a lower limit refuses that call, and the client
+// streams the content to a worker instead.
+func TestWriteFileAcrossALoweredInlineLimit(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	g := testcluster.StartGroup(t, 1)
+	testcluster.StartWorker(t, g.Meta(), t.TempDir())
+	c := g.Client("")
+	data := bytes.Repeat([]byte("0123456789"), 10)
+	for _, p := range []string{"/learns", "/one-call"} {
+		if err := c.WriteFile(ctx, p, data, client.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g.Kill(1)
+	g.Start(1, "--inline-limit", "16")
+	for { // the worker registers again with the restarted service
+		if ws, err := c.WorkerStats(ctx); err == nil && len(ws) > 0 {
+			break
+		} else if ctx.Err() != nil {
+			t.Fatalf("no worker came back: %v", err)
+		}
+	}
+	if err := c.WriteFile(ctx, "/streamed", data, client.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/learns", "/one-call", "/streamed"} {
+		got, err := c.ReadFile(ctx, p)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("%s: read %q, %v", p, got, err)
+		}
+	}
+	if st, err := c.Stat(ctx, "/streamed"); err != nil || st.UnderConstruction {
+		t.Fatalf("stat /streamed: %+v, %v", st, err)
+	}
+}

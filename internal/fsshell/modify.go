@@ -312,9 +312,6 @@ func runTouchz(sh *shell, args []string) error {
 
 // createEmpty creates an empty file whose parent must exist.
 func (sh *shell) createEmpty(item *pathData) error {
-	w, err := sh.fs.Create(sh.ctx, item.uri(), client.CreateOptions{Overwrite: true, NonRecursive: true})
-	if err == nil {
-		err = w.Close()
-	}
+	err := sh.fs.WriteFile(sh.ctx, item.uri(), nil, client.CreateOptions{Overwrite: true, NonRecursive: true})
 	return sh.explain(item.text, item.abs, err)
 }

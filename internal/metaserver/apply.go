@@ -208,56 +208,57 @@ func caller(h *pb.Header) namespace.Caller {
 // execute applies one command. It must be deterministic: everything it
 // uses besides the state is in the command.
 func (s *Server) execute(tx kv.Txn, cmd *pb.Command) (any, error) {
-	now := cmd.GetNow()
+	now, fs := cmd.GetNow(), s.fsOf(cmd.GetSettings())
 	switch op := cmd.GetOp().(type) {
 	case *pb.Command_Mkdirs:
 		r := op.Mkdirs
-		return s.fs.Mkdirs(tx, now, caller(r.Header), r.Header.GetNamespace(), r.Path, perm(r.Permission), perm(r.Umask), r.CreateParents)
+		return fs.Mkdirs(tx, now, caller(r.Header), r.Header.GetNamespace(), r.Path, perm(r.Permission), perm(r.Umask), r.CreateParents)
 	case *pb.Command_Create:
 		r := op.Create
-		return s.fs.Create(tx, now, caller(r.Header), r.Header.GetNamespace(), r.Path, namespace.CreateOptions{
+		return fs.Create(tx, now, caller(r.Header), r.Header.GetNamespace(), r.Path, namespace.CreateOptions{
 			Perm: perm(r.Permission), Umask: perm(r.Umask), Overwrite: r.Overwrite, Parents: r.CreateParents,
-			Replication: r.Replication, BlockSize: r.BlockSize, Holder: r.Header.GetClientName()})
+			Replication: r.Replication, BlockSize: r.BlockSize, Holder: r.Header.GetClientName(),
+			Closed: r.Complete, Data: r.InlineData})
 	case *pb.Command_Complete:
 		r := op.Complete
-		return nil, s.fs.Complete(tx, now, caller(r.Header), r.Header.GetNamespace(), r.Path, namespace.CompleteOptions{
+		return nil, fs.Complete(tx, now, caller(r.Header), r.Header.GetNamespace(), r.Path, namespace.CompleteOptions{
 			Inode: r.InodeId, Holder: r.Header.GetClientName(), Length: r.Length, Blocks: blocksFromProto(r.Blocks),
 			Inline: r.Inline, Data: r.InlineData})
 	case *pb.Command_Rename:
 		r := op.Rename
-		return s.fs.Rename(tx, now, caller(r.Header), r.Header.GetNamespace(), r.Src, r.Dst,
+		return fs.Rename(tx, now, caller(r.Header), r.Header.GetNamespace(), r.Src, r.Dst,
 			namespace.RenameOptions{Overwrite: r.Overwrite, NoDescend: r.NoDescend})
 	case *pb.Command_Delete:
 		r := op.Delete
-		return s.fs.DeleteInode(tx, now, caller(r.Header), r.Header.GetNamespace(), r.Path, r.Recursive, r.InodeId)
+		return fs.DeleteInode(tx, now, caller(r.Header), r.Header.GetNamespace(), r.Path, r.Recursive, r.InodeId)
 	default:
-		return s.executeAttr(tx, cmd)
+		return s.executeAttr(fs, tx, cmd)
 	}
 }
 
-func (s *Server) executeAttr(tx kv.Txn, cmd *pb.Command) (any, error) {
+func (s *Server) executeAttr(fs *namespace.FS, tx kv.Txn, cmd *pb.Command) (any, error) {
 	switch op := cmd.GetOp().(type) {
 	case *pb.Command_SetPermission:
 		r := op.SetPermission
-		return nil, s.fs.SetPermission(tx, caller(r.Header), r.Header.GetNamespace(), r.Path, perm(r.Permission))
+		return nil, fs.SetPermission(tx, caller(r.Header), r.Header.GetNamespace(), r.Path, perm(r.Permission))
 	case *pb.Command_SetOwner:
 		r := op.SetOwner
-		return nil, s.fs.SetOwner(tx, caller(r.Header), r.Header.GetNamespace(), r.Path, r.Owner, r.Group)
+		return nil, fs.SetOwner(tx, caller(r.Header), r.Header.GetNamespace(), r.Path, r.Owner, r.Group)
 	case *pb.Command_SetTimes:
 		r := op.SetTimes
-		return nil, s.fs.SetTimes(tx, caller(r.Header), r.Header.GetNamespace(), r.Path, r.ModificationTime, r.AccessTime)
+		return nil, fs.SetTimes(tx, caller(r.Header), r.Header.GetNamespace(), r.Path, r.ModificationTime, r.AccessTime)
 	default:
-		return s.executeAdmin(tx, cmd)
+		return s.executeAdmin(fs, tx, cmd)
 	}
 }
 
-func (s *Server) executeAdmin(tx kv.Txn, cmd *pb.Command) (any, error) {
+func (s *Server) executeAdmin(fs *namespace.FS, tx kv.Txn, cmd *pb.Command) (any, error) {
 	switch op := cmd.GetOp().(type) {
 	case *pb.Command_RecoverLease:
 		r := op.RecoverLease
-		return s.fs.RecoverLease(tx, cmd.GetNow(), caller(r.Header), r.Header.GetNamespace(), r.Path)
+		return fs.RecoverLease(tx, cmd.GetNow(), caller(r.Header), r.Header.GetNamespace(), r.Path)
 	case *pb.Command_ExpireLease:
-		return nil, s.fs.ExpireLease(tx, op.ExpireLease.Holder, op.ExpireLease.InodeId)
+		return nil, fs.ExpireLease(tx, op.ExpireLease.Holder, op.ExpireLease.InodeId)
 	case *pb.Command_Purge:
 		return namespace.Purge(tx, int(op.Purge.Limit))
 	case *pb.Command_GarbageDone:
@@ -267,11 +268,11 @@ func (s *Server) executeAdmin(tx kv.Txn, cmd *pb.Command) (any, error) {
 	case *pb.Command_CreateNamespace:
 		r := op.CreateNamespace
 		info := r.GetNamespace()
-		return nil, s.fs.CreateNamespace(tx, cmd.GetNow(), caller(r.Header), kvschema.Namespace{
+		return nil, fs.CreateNamespace(tx, cmd.GetNow(), caller(r.Header), kvschema.Namespace{
 			Name: info.GetName(), Mode: uint8(info.GetMode()), StoreURI: info.GetStoreUri()})
 	case *pb.Command_DeleteNamespace:
 		r := op.DeleteNamespace
-		return nil, s.fs.DeleteNamespace(tx, caller(r.Header), r.Name)
+		return nil, fs.DeleteNamespace(tx, caller(r.Header), r.Name)
 	}
 	return nil, fmt.Errorf("unknown command %T", cmd.GetOp())
 }
@@ -284,4 +285,27 @@ func blocksFromProto(bs []*pb.Block) []kvschema.Block {
 		out[i] = kvschema.Block{ID: b.BlockId, Offset: b.Offset, Length: b.Length}
 	}
 	return out
+}
+
+// fsOf returns the namespace operations with the settings a command was
+// proposed with; entries older than the settings field use this member's.
+func (s *Server) fsOf(st *pb.NamespaceSettings) *namespace.FS {
+	if st == nil || st == s.settings {
+		return s.fs
+	}
+	cfg := settingsConfig(st)
+	if cfg == s.fs.Config() {
+		return s.fs
+	}
+	return namespace.New(cfg)
+}
+
+func settingsOf(c namespace.Config) *pb.NamespaceSettings {
+	return &pb.NamespaceSettings{Superuser: c.Superuser, Supergroup: c.Supergroup,
+		InlineLimit: uint32(c.InlineLimit), BlockSize: c.BlockSize}
+}
+
+func settingsConfig(st *pb.NamespaceSettings) namespace.Config {
+	return namespace.Config{Superuser: st.Superuser, Supergroup: st.Supergroup,
+		InlineLimit: int(st.InlineLimit), BlockSize: st.BlockSize}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/metaserver"
 	"github.com/stratafs/strata/internal/testcluster"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
@@ -54,7 +55,7 @@ func clientOf(t *testing.T, retry time.Duration, members ...*testcluster.InProce
 // new leader and goes on, and once healed it follows and drops what it
 // took meanwhile.
 func TestIsolatedLeaderAcknowledgesNothing(t *testing.T) {
-	members := testcluster.StartInProcessGroup(t, 3)
+	members := testcluster.StartInProcessGroup(t, 3, nil)
 	ctx := context.Background()
 	old := leaderOf(t, members, -1)
 	all := clientOf(t, time.Minute, members...)
@@ -159,6 +160,53 @@ func TestRetriedMutationsApplyOnce(t *testing.T) {
 	long := &pb.MkdirsRequest{Header: &pb.Header{User: h.User, RequestId: make([]byte, 65)}, Path: "/x"}
 	if _, err := p.Server.Mkdirs(ctx, long); !errors.Is(fserr.FromStatus(err), fserr.ErrInvalidArgument) {
 		t.Fatalf("65-byte request id: %v", err)
+	}
+}
+
+// TestMembersApplyWithTheLeadersSettings starts a member whose flags differ
+// from the others' (a smaller inline limit, another default block size): it
+// applies every command as the leader that proposed it did, so the group's
+// copies of the state stay the same. (A member that replays its log after
+// a restart with other flags is the same case.)
+func TestMembersApplyWithTheLeadersSettings(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	members := testcluster.StartInProcessGroup(t, 3, func(i int, cfg *metaserver.Config) {
+		if i == 3 {
+			cfg.Namespace.InlineLimit, cfg.Namespace.BlockSize = 16, 1<<20
+		}
+	})
+	c := clientOf(t, time.Minute, members...)
+	if l := leaderOf(t, members, -1); l == 2 {
+		if err := c.TransferLeader(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data := strings.Repeat("0123456789", 10)
+	// The first write learns the limit; the second is one complete create.
+	files := []string{"/learns", "/one-call"}
+	for _, p := range files {
+		if err := c.WriteFile(ctx, p, []byte(data), client.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.TransferLeader(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; leaderOf(t, members, -1) != 2; i++ {
+		if i == 1000 {
+			t.Fatal("member 3 did not take over")
+		}
+		time.Sleep(5 * time.Millisecond) // polling for the transfer, not synchronising
+	}
+	for _, p := range files {
+		got, err := c.ReadFile(ctx, p)
+		if err != nil || string(got) != data {
+			t.Fatalf("%s on member 3: %q, %v", p, got, err)
+		}
+		if st, err := c.Stat(ctx, p); err != nil || st.BlockSize != 64<<20 {
+			t.Fatalf("%s on member 3: %+v, %v; want the block size of the leader that created it", p, st, err)
+		}
 	}
 }
 

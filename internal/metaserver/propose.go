@@ -8,11 +8,13 @@ import (
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
-// propose stamps cmd with an id and the time, puts it in the log and waits
-// until it is applied, returning what applying it produced.
+// propose stamps cmd with an id, the time and the namespace settings, puts
+// it in the log and waits until it is applied, returning what applying it
+// produced.
 func (s *Server) propose(ctx context.Context, cmd *pb.Command) (any, error) {
 	cmd.Id = s.nextProposal.Add(1)
 	cmd.Now = s.cfg.Clock().UnixMilli()
+	cmd.Settings = s.settings
 	data, err := proto.Marshal(cmd)
 	if err != nil {
 		return nil, err

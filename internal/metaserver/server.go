@@ -93,6 +93,7 @@ type Server struct {
 
 	cfg       Config
 	fs        *namespace.FS
+	settings  *pb.NamespaceSettings // cfg.Namespace, stamped on every command
 	store     *pebblekv.Store
 	node      *raftnode.Node
 	transport *raftnode.Transport
@@ -121,7 +122,7 @@ func Open(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metaserver: open state: %w", err)
 	}
-	s := &Server{cfg: cfg, fs: namespace.New(cfg.Namespace), store: store,
+	s := &Server{cfg: cfg, fs: namespace.New(cfg.Namespace), settings: settingsOf(cfg.Namespace), store: store,
 		purgeCh: make(chan struct{}, 1), gcCh: make(chan struct{}, 1), stop: make(chan struct{}), waiters: map[uint64]chan result{}}
 	// Proposal ids only route answers back to waiters; a restart must not
 	// reuse the ids of entries an earlier run left in the log.

@@ -63,7 +63,8 @@ func (s *Server) Mkdirs(ctx context.Context, r *pb.MkdirsRequest) (*pb.MkdirsRes
 }
 
 // Create implements MetaService. A file held by a writer that stopped
-// renewing for longer than the soft limit is recovered and taken over.
+// renewing for longer than the soft limit is recovered and taken over. A
+// complete create holds no lease: nothing is left to renew.
 func (s *Server) Create(ctx context.Context, r *pb.CreateRequest) (*pb.CreateResponse, error) {
 	if r.Header.GetClientName() == "" {
 		return nil, fserr.ToStatus(fserr.Errorf(fserr.ErrInvalidArgument, "create %s: request header has no client name", r.Path))
@@ -75,7 +76,9 @@ func (s *Server) Create(ctx context.Context, r *pb.CreateRequest) (*pb.CreateRes
 	if err != nil {
 		return nil, err
 	}
-	s.leases.renew(r.Header.GetClientName())
+	if !r.Complete {
+		s.leases.renew(r.Header.GetClientName())
+	}
 	return &pb.CreateResponse{Status: fileStatus(v.(*kvschema.Inode)), InlineLimit: uint32(s.cfg.Namespace.InlineLimit),
 		StoreUri: s.storeURI(r.Header)}, nil
 }

@@ -25,10 +25,15 @@ type CreateOptions struct {
 	Replication uint32 // 0 means DefaultReplication
 	BlockSize   uint64 // 0 means the Config's
 	Holder      string // the client that will write the file and hold its lease
+	// Closed creates the file complete, holding Data inline (at most the
+	// inline limit), with no lease: a whole small file in one command.
+	Closed bool
+	Data   []byte
 }
 
 // Create creates an empty file open for writing by o.Holder, who holds its
-// lease until Complete. An overwritten file's content is released at once.
+// lease until Complete; or, with o.Closed, a closed file holding o.Data.
+// An overwritten file's content is released at once.
 func (fs *FS) Create(tx kv.Txn, now int64, c Caller, ns, path string, o CreateOptions) (*kvschema.Inode, error) {
 	n, err := fs.create(tx, now, c, ns, path, o)
 	if err != nil {
@@ -39,7 +44,8 @@ func (fs *FS) Create(tx kv.Txn, now int64, c Caller, ns, path string, o CreateOp
 
 func (fs *FS) create(tx kv.Txn, now int64, c Caller, ns, path string, o CreateOptions) (*kvschema.Inode, error) {
 	if !validHolder(o.Holder) || o.Replication > maxReplication ||
-		o.BlockSize != 0 && (o.BlockSize < blocks.MinSize || o.BlockSize > blocks.MaxSize) {
+		o.BlockSize != 0 && (o.BlockSize < blocks.MinSize || o.BlockSize > blocks.MaxSize) ||
+		len(o.Data) > 0 && (!o.Closed || len(o.Data) > fs.cfg.InlineLimit) {
 		return nil, ErrInvalidArgument
 	}
 	res, err := fs.resolve(tx, c, ns, path)
@@ -75,14 +81,16 @@ func (fs *FS) create(tx kv.Txn, now int64, c Caller, ns, path string, o CreateOp
 	if err != nil {
 		return nil, err
 	}
-	n.Replication, n.BlockSize, n.Holder = o.Replication, o.BlockSize, o.Holder
-	if n.Replication == 0 {
-		n.Replication = DefaultReplication
+	n.Replication = cmp.Or(o.Replication, DefaultReplication)
+	n.BlockSize = cmp.Or(o.BlockSize, fs.cfg.BlockSize, DefaultBlockSize)
+	switch {
+	case !o.Closed:
+		n.Holder = o.Holder
+		tx.Set(kvschema.LeaseKey(n.Holder, n.ID), nil)
+	case len(o.Data) > 0:
+		n.Length, n.Inline = uint64(len(o.Data)), true
+		tx.Set(kvschema.InlineKey(n.ID), o.Data)
 	}
-	if n.BlockSize == 0 {
-		n.BlockSize = cmp.Or(fs.cfg.BlockSize, DefaultBlockSize)
-	}
-	tx.Set(kvschema.LeaseKey(n.Holder, n.ID), nil)
 	return n, link(tx, now, res.parent.ID, n)
 }
 

@@ -255,6 +255,15 @@ func (d *diff) opCreate() {
 	}
 	o := namespace.CreateOptions{Perm: pick(d, perms), Umask: pick(d, umasks), Overwrite: d.rng.IntN(2) == 0,
 		Parents: d.rng.IntN(2) == 0, Holder: pick(d, holders)}
+	switch d.rng.IntN(6) {
+	case 0, 1: // a whole small file in one command, now and then too big
+		o.Closed, o.Data = true, make([]byte, d.rng.IntN(d.cfg.InlineLimit+2))
+		for i := range o.Data {
+			o.Data[i] = byte(d.rng.Uint32())
+		}
+	case 2: // content without Closed is malformed
+		o.Data = []byte("x")
+	}
 	var got *kvschema.Inode
 	err := d.apply(func(tx kv.Txn) (err error) {
 		got, err = d.fs.Create(tx, d.now, c, dflt, p, o)
@@ -265,7 +274,8 @@ func (d *diff) opCreate() {
 		ino = got.ID
 	}
 	want, werr := runModel(d, func(m *model) (*mnode, error) { return m.create(c, d.now, p, o, ino) })
-	d.outcome(fmt.Sprintf("%s create %s %+v", c.User, p, o), err, werr,
+	d.outcome(fmt.Sprintf("%s create %s perm=%o umask=%o overwrite=%v parents=%v holder=%s closed=%v data=%d",
+		c.User, p, o.Perm, o.Umask, o.Overwrite, o.Parents, o.Holder, o.Closed, len(o.Data)), err, werr,
 		func() string { return compareNode(p, got, want, -1) })
 }
 

@@ -11,7 +11,8 @@ import (
 const DefaultNamespace = "default"
 
 // Config holds the settings that affect the result of operations. Every
-// replica must use the same Config.
+// replica must apply a command with the same Config: the leader's, which
+// it stamps on each command.
 type Config struct {
 	Superuser   string // HDFS's "dfs.cluster.administrators" user; bypasses checks
 	Supergroup  string // members bypass checks too

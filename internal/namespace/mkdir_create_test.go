@@ -303,3 +303,52 @@ func TestComplete(t *testing.T) {
 		})
 	}
 }
+
+func TestCreateClosed(t *testing.T) {
+	const limit = 16
+	for _, tc := range []struct {
+		name string
+		path string
+		o    namespace.CreateOptions
+		err  error
+	}{
+		{"empty", "/f", namespace.CreateOptions{Closed: true}, nil},
+		{"inline", "/f", namespace.CreateOptions{Closed: true, Data: []byte("abc")}, nil},
+		{"at the limit", "/f", namespace.CreateOptions{Closed: true, Data: make([]byte, limit)}, nil},
+		{"over the limit", "/f", namespace.CreateOptions{Closed: true, Data: make([]byte, limit+1)}, namespace.ErrInvalidArgument},
+		{"data of a file left open", "/f", namespace.CreateOptions{Data: []byte("abc")}, namespace.ErrInvalidArgument},
+		{"over a closed file", "/closed", namespace.CreateOptions{Closed: true, Overwrite: true, Data: []byte("abc")}, nil},
+		{"over a closed file, no overwrite", "/closed", namespace.CreateOptions{Closed: true}, namespace.ErrExists},
+		{"over a file being written", "/open", namespace.CreateOptions{Closed: true, Overwrite: true}, namespace.ErrLeaseConflict},
+		{"over a directory", "/d", namespace.CreateOptions{Closed: true, Overwrite: true}, namespace.ErrIsDir},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := namespace.DefaultConfig("super")
+			cfg.InlineLimit = limit
+			e := newEnvWith(t, cfg)
+			e.tree("/d/", "/closed")
+			if _, err := e.create(super, "/open", namespace.CreateOptions{Perm: 0o644, Holder: "h2"}); err != nil {
+				t.Fatal(err)
+			}
+			o := tc.o
+			o.Perm, o.Holder = 0o644, "h1"
+			_, err := e.create(super, tc.path, o)
+			wantErr(t, err, tc.err)
+			e.check()
+			if leases := allLeases(t, e); len(leases) != 1 {
+				t.Fatalf("leases %v, want only /open's", leases)
+			}
+			if tc.err != nil {
+				return
+			}
+			got, content, err := e.fs.Open(e.tx, super, dflt, tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Holder != "" || got.Length != uint64(len(o.Data)) || got.Inline != (len(o.Data) > 0) ||
+				string(content.Inline) != string(o.Data) || got.Mtime != e.now {
+				t.Fatalf("after a closed create: %+v, content %+v", got, content)
+			}
+		})
+	}
+}

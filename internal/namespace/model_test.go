@@ -218,6 +218,9 @@ func (m *model) mkdirsMode(c namespace.Caller, now int64, p string, perm uint16,
 }
 
 func (m *model) create(c namespace.Caller, now int64, p string, o namespace.CreateOptions, ino uint64) (*mnode, error) {
+	if len(o.Data) > 0 && (!o.Closed || len(o.Data) > m.inlineLimit) {
+		return nil, namespace.ErrInvalidArgument
+	}
 	err := m.traverse(c, p)
 	if err == namespace.ErrNotFound && o.Parents {
 		if _, err = m.mkdirsMode(c, now, parentOf(p), 0o777&^o.Umask|0o300, true); err == nil {
@@ -249,6 +252,12 @@ func (m *model) create(c namespace.Caller, now int64, p string, o namespace.Crea
 	}
 	n := &mnode{perm: o.Perm &^ o.Umask & 0o7777, owner: c.User, group: dir.group, mtime: now, atime: now,
 		ino: ino, holder: o.Holder}
+	if o.Closed {
+		n.holder, n.length = "", uint64(len(o.Data))
+		if len(o.Data) > 0 {
+			n.inline = slices.Clone(o.Data)
+		}
+	}
 	m.nodes[p] = n
 	dir.mtime = now
 	return n, nil

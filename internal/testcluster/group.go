@@ -134,7 +134,8 @@ func (g *Group) Leader(ctx context.Context) (int, error) {
 // StartInProcessGroup starts a group of n members inside the test process,
 // each serving gRPC on loopback, with a "default" namespace; a test reaches
 // the members' transports (to cut links) through Server.Transport.
-func StartInProcessGroup(t testing.TB, n int) []*InProcess {
+// configure, if not nil, changes member i's (from 1) configuration.
+func StartInProcessGroup(t testing.TB, n int, configure func(i int, cfg *metaserver.Config)) []*InProcess {
 	t.Helper()
 	initial := map[uint64]string{}
 	lis := make([]net.Listener, n)
@@ -150,6 +151,9 @@ func StartInProcessGroup(t testing.TB, n int) []*InProcess {
 		cfg := metaserver.Config{DataDir: t.TempDir(), Namespace: namespace.DefaultConfig(Superuser()),
 			MemberID: uint64(i + 1), Address: initial[uint64(i+1)], InitialMembers: initial, Tick: 20 * time.Millisecond}
 		cfg.Store.BlockCacheBytes, cfg.Store.HotBytes = 8<<20, 8<<20
+		if configure != nil {
+			configure(i+1, &cfg)
+		}
 		srv, err := metaserver.Open(cfg)
 		if err != nil {
 			t.Fatal(err)

@@ -32,6 +32,11 @@ type Command struct {
 	Id uint64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
 	// Leader's wall clock at proposal, milliseconds since the epoch.
 	Now int64 `protobuf:"varint,2,opt,name=now,proto3" json:"now,omitempty"`
+	// The leader's namespace settings at proposal, which the command is
+	// applied with: a member replaying its log after a restart with other
+	// flags, or a member started with other flags, applies it the same way.
+	// Absent in entries written before it existed: the member's own apply.
+	Settings *NamespaceSettings `protobuf:"bytes,3,opt,name=settings,proto3" json:"settings,omitempty"`
 	// Types that are valid to be assigned to Op:
 	//
 	//	*Command_Mkdirs
@@ -96,6 +101,13 @@ func (x *Command) GetNow() int64 {
 		return x.Now
 	}
 	return 0
+}
+
+func (x *Command) GetSettings() *NamespaceSettings {
+	if x != nil {
+		return x.Settings
+	}
+	return nil
 }
 
 func (x *Command) GetOp() isCommand_Op {
@@ -334,6 +346,76 @@ func (*Command_GarbageDone) isCommand_Op() {}
 
 func (*Command_ForgetRequests) isCommand_Op() {}
 
+// NamespaceSettings are the flags of `strata meta` that decide what a
+// command does (namespace.Config).
+type NamespaceSettings struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Superuser     string                 `protobuf:"bytes,1,opt,name=superuser,proto3" json:"superuser,omitempty"`
+	Supergroup    string                 `protobuf:"bytes,2,opt,name=supergroup,proto3" json:"supergroup,omitempty"`
+	InlineLimit   uint32                 `protobuf:"varint,3,opt,name=inline_limit,json=inlineLimit,proto3" json:"inline_limit,omitempty"`
+	BlockSize     uint64                 `protobuf:"varint,4,opt,name=block_size,json=blockSize,proto3" json:"block_size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NamespaceSettings) Reset() {
+	*x = NamespaceSettings{}
+	mi := &file_strata_v1_command_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NamespaceSettings) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NamespaceSettings) ProtoMessage() {}
+
+func (x *NamespaceSettings) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_command_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NamespaceSettings.ProtoReflect.Descriptor instead.
+func (*NamespaceSettings) Descriptor() ([]byte, []int) {
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *NamespaceSettings) GetSuperuser() string {
+	if x != nil {
+		return x.Superuser
+	}
+	return ""
+}
+
+func (x *NamespaceSettings) GetSupergroup() string {
+	if x != nil {
+		return x.Supergroup
+	}
+	return ""
+}
+
+func (x *NamespaceSettings) GetInlineLimit() uint32 {
+	if x != nil {
+		return x.InlineLimit
+	}
+	return 0
+}
+
+func (x *NamespaceSettings) GetBlockSize() uint64 {
+	if x != nil {
+		return x.BlockSize
+	}
+	return 0
+}
+
 // ForgetRequestsCommand drops the answers kept for retried requests that
 // were applied before the given time (milliseconds since the epoch).
 type ForgetRequestsCommand struct {
@@ -346,7 +428,7 @@ type ForgetRequestsCommand struct {
 
 func (x *ForgetRequestsCommand) Reset() {
 	*x = ForgetRequestsCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[1]
+	mi := &file_strata_v1_command_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -358,7 +440,7 @@ func (x *ForgetRequestsCommand) String() string {
 func (*ForgetRequestsCommand) ProtoMessage() {}
 
 func (x *ForgetRequestsCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[1]
+	mi := &file_strata_v1_command_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -371,7 +453,7 @@ func (x *ForgetRequestsCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForgetRequestsCommand.ProtoReflect.Descriptor instead.
 func (*ForgetRequestsCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{1}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ForgetRequestsCommand) GetBefore() int64 {
@@ -399,7 +481,7 @@ type GarbageDoneCommand struct {
 
 func (x *GarbageDoneCommand) Reset() {
 	*x = GarbageDoneCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[2]
+	mi := &file_strata_v1_command_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -411,7 +493,7 @@ func (x *GarbageDoneCommand) String() string {
 func (*GarbageDoneCommand) ProtoMessage() {}
 
 func (x *GarbageDoneCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[2]
+	mi := &file_strata_v1_command_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -424,7 +506,7 @@ func (x *GarbageDoneCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GarbageDoneCommand.ProtoReflect.Descriptor instead.
 func (*GarbageDoneCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{2}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *GarbageDoneCommand) GetKeys() [][]byte {
@@ -445,7 +527,7 @@ type ExpireLeaseCommand struct {
 
 func (x *ExpireLeaseCommand) Reset() {
 	*x = ExpireLeaseCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[3]
+	mi := &file_strata_v1_command_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -457,7 +539,7 @@ func (x *ExpireLeaseCommand) String() string {
 func (*ExpireLeaseCommand) ProtoMessage() {}
 
 func (x *ExpireLeaseCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[3]
+	mi := &file_strata_v1_command_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -470,7 +552,7 @@ func (x *ExpireLeaseCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExpireLeaseCommand.ProtoReflect.Descriptor instead.
 func (*ExpireLeaseCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{3}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ExpireLeaseCommand) GetHolder() string {
@@ -497,7 +579,7 @@ type PurgeCommand struct {
 
 func (x *PurgeCommand) Reset() {
 	*x = PurgeCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[4]
+	mi := &file_strata_v1_command_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -509,7 +591,7 @@ func (x *PurgeCommand) String() string {
 func (*PurgeCommand) ProtoMessage() {}
 
 func (x *PurgeCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[4]
+	mi := &file_strata_v1_command_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -522,7 +604,7 @@ func (x *PurgeCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeCommand.ProtoReflect.Descriptor instead.
 func (*PurgeCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{4}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *PurgeCommand) GetLimit() uint32 {
@@ -536,10 +618,11 @@ var File_strata_v1_command_proto protoreflect.FileDescriptor
 
 const file_strata_v1_command_proto_rawDesc = "" +
 	"\n" +
-	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\"\xe8\a\n" +
+	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\"\xa2\b\n" +
 	"\aCommand\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x10\n" +
-	"\x03now\x18\x02 \x01(\x03R\x03now\x122\n" +
+	"\x03now\x18\x02 \x01(\x03R\x03now\x128\n" +
+	"\bsettings\x18\x03 \x01(\v2\x1c.strata.v1.NamespaceSettingsR\bsettings\x122\n" +
 	"\x06mkdirs\x18\n" +
 	" \x01(\v2\x18.strata.v1.MkdirsRequestH\x00R\x06mkdirs\x122\n" +
 	"\x06create\x18\v \x01(\v2\x18.strata.v1.CreateRequestH\x00R\x06create\x128\n" +
@@ -556,7 +639,15 @@ const file_strata_v1_command_proto_rawDesc = "" +
 	"\fexpire_lease\x18\x16 \x01(\v2\x1d.strata.v1.ExpireLeaseCommandH\x00R\vexpireLease\x12B\n" +
 	"\fgarbage_done\x18\x17 \x01(\v2\x1d.strata.v1.GarbageDoneCommandH\x00R\vgarbageDone\x12K\n" +
 	"\x0fforget_requests\x18\x18 \x01(\v2 .strata.v1.ForgetRequestsCommandH\x00R\x0eforgetRequestsB\x04\n" +
-	"\x02op\"E\n" +
+	"\x02op\"\x93\x01\n" +
+	"\x11NamespaceSettings\x12\x1c\n" +
+	"\tsuperuser\x18\x01 \x01(\tR\tsuperuser\x12\x1e\n" +
+	"\n" +
+	"supergroup\x18\x02 \x01(\tR\n" +
+	"supergroup\x12!\n" +
+	"\finline_limit\x18\x03 \x01(\rR\vinlineLimit\x12\x1d\n" +
+	"\n" +
+	"block_size\x18\x04 \x01(\x04R\tblockSize\"E\n" +
 	"\x15ForgetRequestsCommand\x12\x16\n" +
 	"\x06before\x18\x01 \x01(\x03R\x06before\x12\x14\n" +
 	"\x05limit\x18\x02 \x01(\rR\x05limit\"(\n" +
@@ -581,46 +672,48 @@ func file_strata_v1_command_proto_rawDescGZIP() []byte {
 	return file_strata_v1_command_proto_rawDescData
 }
 
-var file_strata_v1_command_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_strata_v1_command_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_strata_v1_command_proto_goTypes = []any{
 	(*Command)(nil),                // 0: strata.v1.Command
-	(*ForgetRequestsCommand)(nil),  // 1: strata.v1.ForgetRequestsCommand
-	(*GarbageDoneCommand)(nil),     // 2: strata.v1.GarbageDoneCommand
-	(*ExpireLeaseCommand)(nil),     // 3: strata.v1.ExpireLeaseCommand
-	(*PurgeCommand)(nil),           // 4: strata.v1.PurgeCommand
-	(*MkdirsRequest)(nil),          // 5: strata.v1.MkdirsRequest
-	(*CreateRequest)(nil),          // 6: strata.v1.CreateRequest
-	(*CompleteRequest)(nil),        // 7: strata.v1.CompleteRequest
-	(*RenameRequest)(nil),          // 8: strata.v1.RenameRequest
-	(*DeleteRequest)(nil),          // 9: strata.v1.DeleteRequest
-	(*SetPermissionRequest)(nil),   // 10: strata.v1.SetPermissionRequest
-	(*SetOwnerRequest)(nil),        // 11: strata.v1.SetOwnerRequest
-	(*SetTimesRequest)(nil),        // 12: strata.v1.SetTimesRequest
-	(*RecoverLeaseRequest)(nil),    // 13: strata.v1.RecoverLeaseRequest
-	(*CreateNamespaceRequest)(nil), // 14: strata.v1.CreateNamespaceRequest
-	(*DeleteNamespaceRequest)(nil), // 15: strata.v1.DeleteNamespaceRequest
+	(*NamespaceSettings)(nil),      // 1: strata.v1.NamespaceSettings
+	(*ForgetRequestsCommand)(nil),  // 2: strata.v1.ForgetRequestsCommand
+	(*GarbageDoneCommand)(nil),     // 3: strata.v1.GarbageDoneCommand
+	(*ExpireLeaseCommand)(nil),     // 4: strata.v1.ExpireLeaseCommand
+	(*PurgeCommand)(nil),           // 5: strata.v1.PurgeCommand
+	(*MkdirsRequest)(nil),          // 6: strata.v1.MkdirsRequest
+	(*CreateRequest)(nil),          // 7: strata.v1.CreateRequest
+	(*CompleteRequest)(nil),        // 8: strata.v1.CompleteRequest
+	(*RenameRequest)(nil),          // 9: strata.v1.RenameRequest
+	(*DeleteRequest)(nil),          // 10: strata.v1.DeleteRequest
+	(*SetPermissionRequest)(nil),   // 11: strata.v1.SetPermissionRequest
+	(*SetOwnerRequest)(nil),        // 12: strata.v1.SetOwnerRequest
+	(*SetTimesRequest)(nil),        // 13: strata.v1.SetTimesRequest
+	(*RecoverLeaseRequest)(nil),    // 14: strata.v1.RecoverLeaseRequest
+	(*CreateNamespaceRequest)(nil), // 15: strata.v1.CreateNamespaceRequest
+	(*DeleteNamespaceRequest)(nil), // 16: strata.v1.DeleteNamespaceRequest
 }
 var file_strata_v1_command_proto_depIdxs = []int32{
-	5,  // 0: strata.v1.Command.mkdirs:type_name -> strata.v1.MkdirsRequest
-	6,  // 1: strata.v1.Command.create:type_name -> strata.v1.CreateRequest
-	7,  // 2: strata.v1.Command.complete:type_name -> strata.v1.CompleteRequest
-	8,  // 3: strata.v1.Command.rename:type_name -> strata.v1.RenameRequest
-	9,  // 4: strata.v1.Command.delete:type_name -> strata.v1.DeleteRequest
-	10, // 5: strata.v1.Command.set_permission:type_name -> strata.v1.SetPermissionRequest
-	11, // 6: strata.v1.Command.set_owner:type_name -> strata.v1.SetOwnerRequest
-	12, // 7: strata.v1.Command.set_times:type_name -> strata.v1.SetTimesRequest
-	13, // 8: strata.v1.Command.recover_lease:type_name -> strata.v1.RecoverLeaseRequest
-	14, // 9: strata.v1.Command.create_namespace:type_name -> strata.v1.CreateNamespaceRequest
-	15, // 10: strata.v1.Command.delete_namespace:type_name -> strata.v1.DeleteNamespaceRequest
-	4,  // 11: strata.v1.Command.purge:type_name -> strata.v1.PurgeCommand
-	3,  // 12: strata.v1.Command.expire_lease:type_name -> strata.v1.ExpireLeaseCommand
-	2,  // 13: strata.v1.Command.garbage_done:type_name -> strata.v1.GarbageDoneCommand
-	1,  // 14: strata.v1.Command.forget_requests:type_name -> strata.v1.ForgetRequestsCommand
-	15, // [15:15] is the sub-list for method output_type
-	15, // [15:15] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	1,  // 0: strata.v1.Command.settings:type_name -> strata.v1.NamespaceSettings
+	6,  // 1: strata.v1.Command.mkdirs:type_name -> strata.v1.MkdirsRequest
+	7,  // 2: strata.v1.Command.create:type_name -> strata.v1.CreateRequest
+	8,  // 3: strata.v1.Command.complete:type_name -> strata.v1.CompleteRequest
+	9,  // 4: strata.v1.Command.rename:type_name -> strata.v1.RenameRequest
+	10, // 5: strata.v1.Command.delete:type_name -> strata.v1.DeleteRequest
+	11, // 6: strata.v1.Command.set_permission:type_name -> strata.v1.SetPermissionRequest
+	12, // 7: strata.v1.Command.set_owner:type_name -> strata.v1.SetOwnerRequest
+	13, // 8: strata.v1.Command.set_times:type_name -> strata.v1.SetTimesRequest
+	14, // 9: strata.v1.Command.recover_lease:type_name -> strata.v1.RecoverLeaseRequest
+	15, // 10: strata.v1.Command.create_namespace:type_name -> strata.v1.CreateNamespaceRequest
+	16, // 11: strata.v1.Command.delete_namespace:type_name -> strata.v1.DeleteNamespaceRequest
+	5,  // 12: strata.v1.Command.purge:type_name -> strata.v1.PurgeCommand
+	4,  // 13: strata.v1.Command.expire_lease:type_name -> strata.v1.ExpireLeaseCommand
+	3,  // 14: strata.v1.Command.garbage_done:type_name -> strata.v1.GarbageDoneCommand
+	2,  // 15: strata.v1.Command.forget_requests:type_name -> strata.v1.ForgetRequestsCommand
+	16, // [16:16] is the sub-list for method output_type
+	16, // [16:16] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_command_proto_init() }
@@ -652,7 +745,7 @@ func file_strata_v1_command_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_v1_command_proto_rawDesc), len(file_strata_v1_command_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   5,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -496,6 +496,11 @@ type CreateRequest struct {
 	CreateParents bool   `protobuf:"varint,6,opt,name=create_parents,json=createParents,proto3" json:"create_parents,omitempty"`
 	Replication   uint32 `protobuf:"varint,7,opt,name=replication,proto3" json:"replication,omitempty"`
 	BlockSize     uint64 `protobuf:"varint,8,opt,name=block_size,json=blockSize,proto3" json:"block_size,omitempty"`
+	// True creates the file closed, holding inline_data (at most the inline
+	// limit): one call for an empty or small file, with no lease and no
+	// Complete. The answer's status is the closed file.
+	Complete      bool   `protobuf:"varint,9,opt,name=complete,proto3" json:"complete,omitempty"`
+	InlineData    []byte `protobuf:"bytes,10,opt,name=inline_data,json=inlineData,proto3" json:"inline_data,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -584,6 +589,20 @@ func (x *CreateRequest) GetBlockSize() uint64 {
 		return x.BlockSize
 	}
 	return 0
+}
+
+func (x *CreateRequest) GetComplete() bool {
+	if x != nil {
+		return x.Complete
+	}
+	return false
+}
+
+func (x *CreateRequest) GetInlineData() []byte {
+	if x != nil {
+		return x.InlineData
+	}
+	return nil
 }
 
 type CreateResponse struct {
@@ -2890,7 +2909,7 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x05umask\x18\x04 \x01(\rR\x05umask\x12%\n" +
 	"\x0ecreate_parents\x18\x05 \x01(\bR\rcreateParents\"*\n" +
 	"\x0eMkdirsResponse\x12\x18\n" +
-	"\acreated\x18\x01 \x01(\bR\acreated\"\x8a\x02\n" +
+	"\acreated\x18\x01 \x01(\bR\acreated\"\xc7\x02\n" +
 	"\rCreateRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x1e\n" +
@@ -2902,7 +2921,11 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x0ecreate_parents\x18\x06 \x01(\bR\rcreateParents\x12 \n" +
 	"\vreplication\x18\a \x01(\rR\vreplication\x12\x1d\n" +
 	"\n" +
-	"block_size\x18\b \x01(\x04R\tblockSize\"\x7f\n" +
+	"block_size\x18\b \x01(\x04R\tblockSize\x12\x1a\n" +
+	"\bcomplete\x18\t \x01(\bR\bcomplete\x12\x1f\n" +
+	"\vinline_data\x18\n" +
+	" \x01(\fR\n" +
+	"inlineData\"\x7f\n" +
 	"\x0eCreateResponse\x12-\n" +
 	"\x06status\x18\x01 \x01(\v2\x15.strata.v1.FileStatusR\x06status\x12\x1b\n" +
 	"\tstore_uri\x18\x03 \x01(\tR\bstoreUri\x12!\n" +
