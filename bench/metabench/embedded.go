@@ -27,9 +27,10 @@ type Embedded struct {
 	addr string
 }
 
-// StartEmbedded starts a member on dataDir. The OS user is its superuser,
-// as with "strata meta", so a client run by the same user may do anything.
-func StartEmbedded(ctx context.Context, dataDir string) (*Embedded, error) {
+// StartEmbedded starts a member on dataDir, serving gRPC with opts (as
+// "strata meta" does, by default). The OS user is its superuser, as with
+// "strata meta", so a client run by the same user may do anything.
+func StartEmbedded(ctx context.Context, dataDir string, opts ...grpc.ServerOption) (*Embedded, error) {
 	su := "root"
 	if u, err := user.Current(); err == nil {
 		su = u.Username
@@ -45,7 +46,7 @@ func StartEmbedded(ctx context.Context, dataDir string) (*Embedded, error) {
 		srv.Close()
 		return nil, err
 	}
-	g := grpc.NewServer(grpc.MaxRecvMsgSize(64 << 20))
+	g := grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(64 << 20)}, opts...)...)
 	pb.RegisterMetaServiceServer(g, srv)
 	go func() { _ = g.Serve(lis) }()
 	e := &Embedded{srv: srv, grpc: g, addr: lis.Addr().String()}

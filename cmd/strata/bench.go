@@ -102,8 +102,10 @@ applied state.
 Service: by default the benchmark connects to --meta (or $STRATA_META, or
 127.0.0.1:7700). --embedded instead starts a namespace service member in
 this process, on --data-dir (default: a new temporary directory, removed
-afterwards), with the same durability, served over loopback gRPC; client
-and service then share the CPUs, and --cpuprofile sees both.
+afterwards), with the same durability and the same settings as "strata
+meta" (gRPC stream workers, the collector's GOGC 400 unless $GOGC is set),
+served over loopback gRPC; client and service then share the CPUs and
+those settings, and --cpuprofile sees both.
 
 Profiling: --cpuprofile DIR writes one CPU profile per timed phase,
 DIR/<op>-<threads>t.pprof, covering exactly that phase (read them with
@@ -244,7 +246,9 @@ func (f *benchMetaFlags) startEmbedded(ctx context.Context, stderr io.Writer) (*
 			os.RemoveAll(dir)
 		}
 	}
-	emb, err := metabench.StartEmbedded(ctx, dir)
+	// The process is the service's: it runs with the service's settings.
+	tuneGC()
+	emb, err := metabench.StartEmbedded(ctx, dir, serverOptions()...)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
