@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -308,5 +309,30 @@ func TestKeys(t *testing.T) {
 	c.Drop("b")
 	if got := c.Keys(); !slices.Equal(got, []string{"a", "c"}) {
 		t.Fatalf("Keys() = %v", got)
+	}
+}
+
+// PutReadable calls readable once, when every page of the data can be
+// read (its own and those another Put already cached), and never for a
+// Put that fails before then.
+func TestPutReadable(t *testing.T) {
+	c := mustOpen(t, testConfig(t, 100))
+	data := blockBytes("k", 4*testPS)
+	for _, off := range []int64{2 * testPS, 0} { // new pages, then some cached already
+		calls := 0
+		err := c.PutReadable("k", off, data[off:], func() {
+			calls++
+			got := make([]byte, len(data)-int(off))
+			if _, err := c.ReadAt("k", got, off); err != nil || !bytes.Equal(got, data[off:]) {
+				t.Errorf("put at %d: a read when readable was called: %v", off, err)
+			}
+		})
+		if err != nil || calls != 1 {
+			t.Fatalf("put at %d: %v, readable called %d times, want once", off, err, calls)
+		}
+	}
+	called := false
+	if err := c.PutReadable("k", 1, data, func() { called = true }); err == nil || called {
+		t.Fatalf("put at an unaligned offset: %v, readable called: %v", err, called)
 	}
 }

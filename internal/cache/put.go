@@ -20,6 +20,7 @@ type putOp struct {
 	others    []int64 // pages other Puts are writing
 	need      int64   // bytes reserved for mine
 	published bool
+	readable  bool // PutReadable's readable was called
 }
 
 // Put caches data as the bytes of block key at off. off must be a multiple
@@ -33,6 +34,16 @@ type putOp struct {
 // can fill below the capacity), Put evicts and retries. It returns ErrFull
 // if nothing more can be evicted.
 func (c *Cache) Put(key string, off int64, data []byte) error {
+	return c.PutReadable(key, off, data, nil)
+}
+
+// PutReadable is Put calling readable, if not nil, as soon as every page
+// of data can be read: before Put makes its own pages durable (the
+// fdatasync and the sidecar record, which a reader does not need and
+// which can take long on a busy disk). A Put that fails before its pages
+// are readable returns its error without calling readable; one that fails
+// after returns it too, and the pages stay readable.
+func (c *Cache) PutReadable(key string, off int64, data []byte, readable func()) error {
 	if err := validateKey(key); err != nil {
 		return err
 	}
@@ -49,7 +60,7 @@ func (c *Cache) Put(key string, off int64, data []byte) error {
 	if err != nil {
 		return err
 	}
-	return c.endPut(op, c.writePut(op, data))
+	return c.endPut(op, c.writePut(op, data, readable), readable)
 }
 
 func (c *Cache) pageCount(n int64) int64 { return (n + c.ps - 1) / c.ps }
@@ -144,7 +155,7 @@ func (c *Cache) releasePagesLocked(op *putOp) {
 
 // writePut writes op's pages, publishes them, and records them in the
 // sidecar, evicting and retrying whenever the file system is out of space.
-func (c *Cache) writePut(op *putOp, data []byte) error {
+func (c *Cache) writePut(op *putOp, data []byte, readable func()) error {
 	if len(op.mine) == 0 {
 		// Pages an earlier Put could not record may be pending still.
 		return c.retryNoSpace(op.b.dir, 0, func() error { return c.persist(op.b, nil) })
@@ -171,6 +182,10 @@ func (c *Cache) writePut(op *putOp, data []byte) error {
 		}
 	}
 	c.publish(op)
+	if readable != nil && len(op.others) == 0 {
+		readable()
+		op.readable = true
+	}
 	return c.retryNoSpace(op.b.dir, 0, func() error { return c.persist(op.b, f) })
 }
 
@@ -206,8 +221,14 @@ func (c *Cache) publish(op *putOp) {
 }
 
 // endPut releases what beginPut took, waits for the pages other Puts were
-// writing, and returns err.
-func (c *Cache) endPut(op *putOp, err error) error {
+// writing, calls readable if err is nil and it is still due, and returns
+// err.
+func (c *Cache) endPut(op *putOp, err error, readable func()) error {
+	defer func() {
+		if readable != nil && err == nil && !op.readable {
+			readable()
+		}
+	}()
 	c.mu.Lock()
 	c.releasePagesLocked(op)
 	for _, i := range op.others {
