@@ -81,16 +81,30 @@ func (w *Worker) readInto(ctx context.Context, ref *pb.BlockRef, p []byte, off i
 // for them, and the bytes are worth caching anyway (the retry layer bounds
 // each attempt). Only the wait is.
 func (w *Worker) ensureCached(ctx context.Context, ref *pb.BlockRef, off, n int64) error {
+	return w.ensure(ctx, ref, off, n, nil)
+}
+
+// ensure is ensureCached with the fetches it starts bounded by FetchConcurrency
+// GETs at once, or, when ahead is not nil (read-ahead), by the bytes ahead
+// lets be outstanding.
+func (w *Worker) ensure(ctx context.Context, ref *pb.BlockRef, off, n int64, ahead *byteBudget) error {
 	key := blocks.CacheKey(ref.InodeId, ref.BlockId)
 	wait, mine := w.fetch.claim(key, func() []cache.Range { return w.cache.Missing(key, off, n) },
 		w.cfg.FetchChunk, int64(ref.Length))
 	fetchCtx := context.WithoutCancel(ctx)
 	sem := make(chan struct{}, w.cfg.FetchConcurrency)
 	for _, f := range mine {
-		sem <- struct{}{}
+		var taken int64
+		if ahead != nil {
+			taken = ahead.take(f.end - f.off)
+		} else {
+			sem <- struct{}{}
+		}
 		go func() {
-			defer func() { <-sem }()
-			w.fetch.finish(key, f, w.fetchChunk(fetchCtx, ref, cache.Range{Off: f.off, Len: f.end - f.off}))
+			if ahead == nil {
+				defer func() { <-sem }()
+			}
+			w.fetchFlight(fetchCtx, ref, key, f, ahead, taken)
 		}()
 	}
 	var first error
@@ -107,17 +121,44 @@ func (w *Worker) ensureCached(ctx context.Context, ref *pb.BlockRef, off, n int6
 	return first
 }
 
-// fetchChunk GETs one range of the block and caches it.
-func (w *Worker) fetchChunk(ctx context.Context, ref *pb.BlockRef, c cache.Range) error {
+// fetchFlight fetches and caches f, which the caller claimed, and
+// finishes it as soon as its pages are readable (its waiters need not wait
+// for them to be durable too: an fdatasync on a busy disk can take longer
+// than the fetch) or once it failed. The taken bytes of ahead, if not nil,
+// go back as they arrive.
+func (w *Worker) fetchFlight(ctx context.Context, ref *pb.BlockRef, key string, f *inflight, ahead *byteBudget, taken int64) {
+	var br *budgetReader
+	if ahead != nil {
+		br = &budgetReader{b: ahead, left: taken}
+		defer br.close()
+	}
+	var once sync.Once
+	finish := func(err error) { once.Do(func() { w.fetch.finish(key, f, err) }) }
+	err := w.fetchChunk(ctx, ref, cache.Range{Off: f.off, Len: f.end - f.off}, br, func() { finish(nil) })
+	finish(err)
+	if err != nil {
+		w.cfg.Log.Debug("fetch failed", "key", key, "off", f.off, "err", err)
+	}
+}
+
+// fetchChunk GETs one range of the block and caches it, calling readable
+// once it can be read from the cache; br, if not nil, gives its budget
+// back as the bytes arrive.
+func (w *Worker) fetchChunk(ctx context.Context, ref *pb.BlockRef, c cache.Range, br *budgetReader, readable func()) error {
 	data := make([]byte, c.Len)
-	if err := w.fetchInto(ctx, ref, data, c.Off); err != nil {
+	if err := w.fetchVia(ctx, ref, data, c.Off, br); err != nil {
 		return err
 	}
-	return w.cache.Put(blocks.CacheKey(ref.InodeId, ref.BlockId), c.Off, data)
+	return w.cache.PutReadable(blocks.CacheKey(ref.InodeId, ref.BlockId), c.Off, data, readable)
 }
 
 // fetchInto reads p from the block's object at off.
 func (w *Worker) fetchInto(ctx context.Context, ref *pb.BlockRef, p []byte, off int64) error {
+	return w.fetchVia(ctx, ref, p, off, nil)
+}
+
+// fetchVia is fetchInto reading through br, if not nil.
+func (w *Worker) fetchVia(ctx context.Context, ref *pb.BlockRef, p []byte, off int64, br *budgetReader) error {
 	store, err := w.stores.Get(ctx, ref.StoreUri)
 	if err != nil {
 		return err
@@ -131,7 +172,12 @@ func (w *Worker) fetchInto(ctx context.Context, ref *pb.BlockRef, p []byte, off 
 		return err
 	}
 	defer rc.Close()
-	n, err := io.ReadFull(rc, p)
+	var r io.Reader = rc
+	if br != nil {
+		br.Reader = rc
+		r = br
+	}
+	n, err := io.ReadFull(r, p)
 	w.stats.bucketBytesRead.Add(uint64(n))
 	if err != nil {
 		return fmt.Errorf("read %s at %d: %w", key, off, err)
@@ -149,7 +195,7 @@ func (w *Worker) readAhead(ref *pb.BlockRef, off, n int64) {
 	start := off + n
 	length := min(w.cfg.ReadAhead, int64(ref.Length)-start)
 	go func() {
-		if err := w.ensureCached(context.Background(), ref, start, length); err != nil {
+		if err := w.ensure(context.Background(), ref, start, length, w.ahead); err != nil {
 			w.cfg.Log.Debug("read-ahead failed", "key", key, "err", err)
 		}
 	}()
