@@ -92,14 +92,34 @@ func (l *lease) readAt(buf []byte, off int64) error {
 			p = pageEnd
 			continue
 		}
-		run := pageEnd // whole pages from p, up to verifyRun
-		for run < end && run-p < verifyRun && min(run+l.ps, l.end) <= end {
+		run := pageEnd // all the whole pages from p
+		for run < end && min(run+l.ps, l.end) <= end {
 			run = min(run+l.ps, l.end)
 		}
-		if err := l.readWhole(buf[p-off:run-off], p); err != nil {
+		if err := l.readPages(buf[p-off:run-off], p); err != nil {
 			return err
 		}
 		p = run
+	}
+	return nil
+}
+
+// readPages reads the whole pages at p into dst and checks them: on two
+// cores if they are splitMin or more, else in runs of up to verifyRun.
+func (l *lease) readPages(dst []byte, p int64) error {
+	n := int64(len(dst))
+	if n >= splitMin {
+		return l.readSplit(dst, p)
+	}
+	for i := int64(0); i < n; {
+		j := min(i+l.ps, n)
+		for j < n && j-i < verifyRun {
+			j = min(j+l.ps, n)
+		}
+		if err := l.readWhole(dst[i:j], p+i); err != nil {
+			return err
+		}
+		i = j
 	}
 	return nil
 }
@@ -123,10 +143,7 @@ func (l *lease) readPartial(buf []byte, off, p, pageEnd int64) error {
 	bp := pageBufs.get(int(pageEnd - p))
 	defer pageBufs.put(bp)
 	page := (*bp)[:pageEnd-p]
-	if _, err := l.f.ReadAt(page, p); err != nil {
-		return fmt.Errorf("short-circuit read: %w", err)
-	}
-	if err := l.check(page, p); err != nil {
+	if err := l.readPages(page, p); err != nil {
 		return err
 	}
 	from, to := max(p, off), min(pageEnd, off+int64(len(buf)))
@@ -173,6 +190,22 @@ func (ls *leases) get(k leaseKey, off, n int64) *lease {
 func (ls *leases) add(k leaseKey, l *lease) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
+	ls.addLocked(k, l)
+}
+
+// addNew installs l for block k unless k has a lease (in use, maybe),
+// and reports whether it did.
+func (ls *leases) addNew(k leaseKey, l *lease) bool {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.mu.m[k] != nil || ls.mu.closed {
+		return false
+	}
+	ls.addLocked(k, l)
+	return true
+}
+
+func (ls *leases) addLocked(k leaseKey, l *lease) {
 	if ls.mu.closed {
 		l.close()
 		return

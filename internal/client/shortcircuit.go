@@ -103,6 +103,16 @@ func shortCircuitRead(p *scPool, ref *pb.BlockRef, buf []byte, off int64) error 
 	}
 }
 
+// warm asks the worker for a lease of the block's first n bytes, which
+// has it fetch them and read on ahead, and keeps the lease unless the block
+// has one by then. It is a hint: a failure is the next read's to meet.
+func (p *scPool) warm(ref *pb.BlockRef, n int64) {
+	l, err := p.lend(ref, 0, n, false)
+	if err == nil && !p.leases.addNew(keyOf(ref), l) {
+		l.close()
+	}
+}
+
 // invalidate has the worker drop the cached page [off, off+n) of the block,
 // which failed its CRC here, and fetch it again.
 func (p *scPool) invalidate(ref *pb.BlockRef, off, n int64) error {

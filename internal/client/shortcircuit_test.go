@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -66,6 +67,17 @@ func (sc *scCluster) write(t *testing.T, path string, n int) []byte {
 	return data
 }
 
+// open opens path for reading until the test ends.
+func (sc *scCluster) open(t *testing.T, path string) *client.Reader {
+	t.Helper()
+	r, err := sc.c.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
 // readAll reads path in reads of odd sizes at odd offsets, so that whole
 // and cut pages are both read by lease.
 func (sc *scCluster) readAll(t *testing.T, path string, want []byte) {
@@ -114,6 +126,56 @@ func TestCorruptPageUnderLiveLease(t *testing.T) {
 	}
 	if after.BucketBytesRead == before.BucketBytesRead {
 		t.Fatal("the corrupt pages were not fetched again")
+	}
+}
+
+// One read of a whole block with a corrupt page in its middle, which the
+// lease reads on two cores, returns the block's bytes: the corrupt page is
+// caught, dropped by the worker and fetched again, never returned.
+func TestCorruptPageInLargeRead(t *testing.T) {
+	sc := startSC(t)
+	data := sc.write(t, "/f", 4<<20)
+	r := sc.open(t, "/f")
+	buf := make([]byte, len(data))
+	if _, err := r.ReadAt(buf, 0); err != nil || !bytes.Equal(buf, data) {
+		t.Fatalf("first read: %v", err)
+	}
+	before := sc.stats(t)
+	if n := testcluster.CorruptCache(t, sc.cacheDir, 2<<20+(1<<19)+5); n != 1 { // the third of four pages
+		t.Fatalf("corrupted %d cache files, want 1", n)
+	}
+	clear(buf)
+	if _, err := r.ReadAt(buf, 0); err != nil || !bytes.Equal(buf, data) {
+		t.Fatalf("read over the corrupt page: %v (bytes equal: %v)", err, bytes.Equal(buf, data))
+	}
+	after := sc.stats(t)
+	if got := after.Corruptions - before.Corruptions; got != 1 {
+		t.Fatalf("the worker dropped %d corrupt pages, want 1", got)
+	}
+	if after.RpcBytesRead != before.RpcBytesRead || after.BucketBytesRead == before.BucketBytesRead {
+		t.Fatalf("%d bytes over RPC (want 0), %d from the bucket (want the page)",
+			after.RpcBytesRead-before.RpcBytesRead, after.BucketBytesRead-before.BucketBytesRead)
+	}
+}
+
+// A sequential reader (io.Reader, 1 MiB calls) of a file of several blocks
+// has each next block's worker start fetching it before it gets there;
+// the leases those requests bring serve the reads like any other.
+func TestSequentialReadWarmsNextBlocks(t *testing.T) {
+	sc := startSC(t)
+	data := sc.write(t, "/f", 3*(4<<20)+5)
+	sc.w.DropCache()
+	before := sc.stats(t)
+	r := sc.open(t, "/f")
+	var got bytes.Buffer
+	if _, err := io.CopyBuffer(&got, struct{ io.Reader }{r}, make([]byte, 1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), data) {
+		t.Fatal("wrong bytes")
+	}
+	if after := sc.stats(t); after.RpcBytesRead != before.RpcBytesRead {
+		t.Fatalf("%d bytes went over RPC", after.RpcBytesRead-before.RpcBytesRead)
 	}
 }
 
