@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
+	httppprof "net/http/pprof"
 	"os"
 	"os/signal"
 	"os/user"
@@ -42,6 +44,7 @@ type metaFlags struct {
 	hotCache    int64
 	leaseSoft   time.Duration
 	leaseHard   time.Duration
+	pprofListen string
 }
 
 func (f *metaFlags) register(cmd *cobra.Command) {
@@ -62,6 +65,25 @@ func (f *metaFlags) register(cmd *cobra.Command) {
 	fl.Int64Var(&f.hotCache, "hot-cache", 256<<20, "cache of hot metadata records, bytes")
 	fl.DurationVar(&f.leaseSoft, "lease-soft-limit", 60*time.Second, "time after which another writer may take over a file whose writer stopped renewing")
 	fl.DurationVar(&f.leaseHard, "lease-hard-limit", 20*time.Minute, "time after which the service closes a file whose writer stopped renewing")
+	fl.StringVar(&f.pprofListen, "pprof-listen", "", "serve Go's profiles (/debug/pprof/, as net/http/pprof) on this address, e.g. 127.0.0.1:6060; off by default")
+}
+
+// servePprof serves the profiling endpoints on f.pprofListen, if set; the
+// process's life bounds theirs.
+func (f *metaFlags) servePprof() error {
+	if f.pprofListen == "" {
+		return nil
+	}
+	lis, err := net.Listen("tcp", f.pprofListen)
+	if err != nil {
+		return fmt.Errorf("--pprof-listen: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", httppprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", httppprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", httppprof.Trace)
+	go func() { _ = http.Serve(lis, mux) }()
+	return nil
 }
 
 func (f *metaFlags) config() (metaserver.Config, error) {
@@ -158,6 +180,9 @@ Create namespaces with "strata admin ns create NAME --store URI".`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := f.config()
 			if err != nil {
+				return err
+			}
+			if err := f.servePprof(); err != nil {
 				return err
 			}
 			return serveMeta(cmd.Context(), cfg, f.listen, nil)

@@ -47,6 +47,9 @@ Try it from another shell:
 			if err != nil {
 				return err
 			}
+			if err := f.servePprof(); err != nil {
+				return err
+			}
 			return serveMeta(cmd.Context(), mcfg, f.listen, func(ctx context.Context, s *metaserver.Server, addr string) error {
 				err := s.EnsureNamespace(ctx, &pb.NamespaceInfo{Name: namespace.DefaultNamespace, Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK, StoreUri: store})
 				if err != nil {
