@@ -73,14 +73,8 @@ func (l *lease) covers(off, n int64) bool { return off >= l.first && off+n <= l.
 // NB: a concurrent close is safe: os.File keeps the descriptor open until
 // a pread in flight returns, and a later one fails with os.ErrClosed.
 func (l *lease) readAt(buf []byte, off int64) error {
-	// An evicted block's file is unlinked: reading it on would hide the
-	// reads from the worker, whose cache would never fetch the block again.
-	st, err := l.f.Stat()
-	if err != nil {
+	if err := l.linked(); err != nil {
 		return err
-	}
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Nlink == 0 {
-		return errUnlinked
 	}
 	end := off + int64(len(buf))
 	for p := off - (off-l.first)%l.ps; p < end; {
@@ -104,11 +98,26 @@ func (l *lease) readAt(buf []byte, off int64) error {
 	return nil
 }
 
+// linked returns errUnlinked if the cache removed the lease's file. An
+// evicted block's file is unlinked: reading it on would hide the reads
+// from the worker, whose cache would never fetch the block again.
+func (l *lease) linked() error {
+	st, err := l.f.Stat()
+	if err != nil {
+		return err
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Nlink == 0 {
+		return errUnlinked
+	}
+	return nil
+}
+
 // readPages reads the whole pages at p into dst and checks them: on two
-// cores if they are splitMin or more, else in runs of up to verifyRun.
+// cores if they are splitMin or more and splits pay, else in runs of up to
+// verifyRun.
 func (l *lease) readPages(dst []byte, p int64) error {
 	n := int64(len(dst))
-	if n >= splitMin {
+	if n >= splitMin && splits.open() {
 		return l.readSplit(dst, p)
 	}
 	for i := int64(0); i < n; {

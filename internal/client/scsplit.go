@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"sync/atomic"
+	"time"
 )
 
 // A lease reads a large span of pages on two cores: the span is cut into
@@ -18,6 +19,11 @@ import (
 // one at a time, and a helper that starts late (the other core busy) finds
 // fewer or none left. The caller waits only for pieces the helper claimed,
 // so no piece is still being read into the buffer once readSplit returns.
+//
+// Splitting pays only while the other core is free. When it is not (other
+// processes, or other readers, keep it busy), the helper takes no piece or
+// is preempted in one, and a split read costs more than one core's; so a
+// split that did not pay turns splitting off for a while (see splitGate).
 
 // splitMin is the least span of whole pages read on two cores: below it,
 // waking the other core costs about what it saves. (A variable for the
@@ -54,10 +60,46 @@ func (l *lease) readSplit(dst []byte, p int64) error {
 			helped <- struct{}{}
 		}
 	}()
-	if work() < len(pcs) {
+	start := time.Now()
+	mine := work()
+	paid := false
+	if mine < len(pcs) {
+		worked := time.Since(start)
 		<-helped
+		// It paid if the wait for the helper's last piece was shorter than
+		// one of ours: the helper ran alongside, not preempted.
+		paid = mine > 0 && time.Since(start)-worked <= worked/time.Duration(mine)
 	}
+	splits.record(paid)
 	return l.checkPieces(pcs)
+}
+
+// maxSplitOff is the most reads that a run of split reads that did not pay
+// turns splitting off for.
+const maxSplitOff = 256
+
+// splits is the gate of split reads, shared by all leases: whether the
+// other core is free is the machine's state, not a lease's.
+var splits splitGate
+
+// splitGate turns split reads off after one that did not pay, for 1, 2, 4
+// ... up to maxSplitOff reads as such splits follow one another; a split
+// that paid resets it. A read while it is off reads on one core.
+type splitGate struct {
+	off  atomic.Int64 // reads left to read on one core
+	next atomic.Int64 // what the next split that does not pay turns off
+}
+
+func (g *splitGate) open() bool { return g.off.Load() <= 0 || g.off.Add(-1) < 0 }
+
+func (g *splitGate) record(paid bool) {
+	if paid {
+		g.next.Store(1)
+		return
+	}
+	n := min(max(g.next.Load(), 1), maxSplitOff)
+	g.off.Store(n)
+	g.next.Store(2 * n)
 }
 
 // cut cuts the whole pages [p, end) into pieces of at most splitPiece.

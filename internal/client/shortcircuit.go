@@ -107,6 +107,9 @@ func shortCircuitRead(p *scPool, ref *pb.BlockRef, buf []byte, off int64) error 
 // has it fetch them and read on ahead, and keeps the lease unless the block
 // has one by then. It is a hint: a failure is the next read's to meet.
 func (p *scPool) warm(ref *pb.BlockRef, n int64) {
+	if l := p.leases.get(keyOf(ref), 0, n); l != nil && l.linked() == nil {
+		return // cached and lent already
+	}
 	l, err := p.lend(ref, 0, n, false)
 	if err == nil && !p.leases.addNew(keyOf(ref), l) {
 		l.close()
