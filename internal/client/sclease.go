@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -117,7 +118,7 @@ func (l *lease) linked() error {
 // verifyRun.
 func (l *lease) readPages(dst []byte, p int64) error {
 	n := int64(len(dst))
-	if n >= splitMin && splits.open() {
+	if n >= splitMin && runtime.GOMAXPROCS(0) > 1 && splits.open() {
 		return l.readSplit(dst, p)
 	}
 	for i := int64(0); i < n; {

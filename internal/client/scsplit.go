@@ -3,27 +3,35 @@ package client
 import (
 	"fmt"
 	"hash/crc32"
+	"runtime"
 	"sync/atomic"
 	"time"
 )
 
 // A lease reads a large span of pages on two cores: the span is cut into
 // pieces, each a pread and the CRC32C of what it read, and the caller's
-// goroutine and a helper take the next piece until none is left. A pread
-// and the CRC behind it cost about 1.6 preads on one core; shared so, the
-// span takes about 0.8 of one core's pread in wall-clock time (the CPU
-// per byte stays the same). A piece is whole pages or part of one page;
-// parts of a page are checked once all are read, their CRCs combined.
+// goroutine and a helper goroutine take the next piece until none is left.
+// A pread and the CRC behind it cost about 1.6 preads on one core; shared
+// so, the span takes about 0.8-0.9 of one core's pread in wall-clock time,
+// for about 2x its CPU time (see docs/benchmarks.md). A piece is whole
+// pages or part of one page; parts of a page are checked once all are
+// read, their CRCs combined.
 //
-// NB: the caller never waits for the helper to start: pieces are claimed
-// one at a time, and a helper that starts late (the other core busy) finds
-// fewer or none left. The caller waits only for pieces the helper claimed,
-// so no piece is still being read into the buffer once readSplit returns.
+// NB: the helper spins (yielding to other goroutines) for helperSpin after
+// its last piece, and the caller spins while the helper ends its last
+// piece. Waking a parked goroutine's thread on the idle core of this VM
+// takes 60-110 µs, about a whole 1 MiB read: a helper started per read
+// took one piece in four, and split reads were no faster than one core's.
+// A stream of reads keeps the helper running and so the other core busy.
 //
-// Splitting pays only while the other core is free. When it is not (other
-// processes, or other readers, keep it busy), the helper takes no piece or
-// is preempted in one, and a split read costs more than one core's; so a
-// split that did not pay turns splitting off for a while (see splitGate).
+// The caller never waits for the helper to start: pieces are claimed one
+// at a time, and a helper that is late finds fewer or none left. The
+// caller waits only for pieces the helper claimed, so no piece is still
+// being read into the buffer once readSplit returns. Splitting pays only
+// while the other core is free. When it is not (other processes or other
+// readers keep it busy), the helper takes no piece or is preempted in one,
+// and a split read costs more than one core's; so a split that did not pay
+// turns splitting off for a while (see splitGate).
 
 // splitMin is the least span of whole pages read on two cores: below it,
 // waking the other core costs about what it saves. (A variable for the
@@ -45,33 +53,86 @@ type piece struct {
 // readSplit reads the whole pages at p into dst on two cores and checks
 // them; see above.
 func (l *lease) readSplit(dst []byte, p int64) error {
-	pcs := l.cut(p, p+int64(len(dst)))
-	var next atomic.Int64
-	work := func() (done int) {
-		for i := next.Add(1) - 1; i < int64(len(pcs)); i = next.Add(1) - 1 {
-			l.readPiece(dst[pcs[i].off-p:pcs[i].off-p+pcs[i].n], &pcs[i])
-			done++
-		}
-		return done
-	}
-	helped := make(chan struct{}, 1)
-	go func() {
-		if work() > 0 {
-			helped <- struct{}{}
-		}
-	}()
+	j := &splitJob{l: l, dst: dst, p: p, pcs: l.cut(p, p+int64(len(dst)))}
+	theHelper.post(j)
 	start := time.Now()
-	mine := work()
+	mine := j.work()
 	paid := false
-	if mine < len(pcs) {
+	if mine < len(j.pcs) {
 		worked := time.Since(start)
-		<-helped
+		for j.done.Load() < int64(len(j.pcs)) {
+			runtime.Gosched()
+		}
 		// It paid if the wait for the helper's last piece was shorter than
 		// one of ours: the helper ran alongside, not preempted.
 		paid = mine > 0 && time.Since(start)-worked <= worked/time.Duration(mine)
 	}
 	splits.record(paid)
-	return l.checkPieces(pcs)
+	return l.checkPieces(j.pcs)
+}
+
+// splitJob is the pieces of one split read, which its caller and the
+// helper claim one at a time.
+type splitJob struct {
+	l    *lease
+	dst  []byte
+	p    int64
+	pcs  []piece
+	next atomic.Int64 // the next piece to claim
+	done atomic.Int64 // pieces read and checked
+}
+
+// work reads pieces until none is left to claim, and returns how many.
+func (j *splitJob) work() (n int) {
+	for i := j.next.Add(1) - 1; i < int64(len(j.pcs)); i = j.next.Add(1) - 1 {
+		pc := &j.pcs[i]
+		j.l.readPiece(j.dst[pc.off-j.p:pc.off-j.p+pc.n], pc)
+		j.done.Add(1)
+		n++
+	}
+	return n
+}
+
+// helperSpin is how long the helper waits for the next split read before
+// it ends: more than the gap between a stream's reads.
+const helperSpin = 200 * time.Microsecond
+
+// helper is the goroutine that reads pieces beside the callers of split
+// reads; it runs while split reads come, and ends helperSpin after the last.
+type helper struct {
+	job     atomic.Pointer[splitJob] // the latest split read, until taken
+	running atomic.Bool
+}
+
+var theHelper helper
+
+// post offers j to the helper, starting it if it is not running. A job
+// the helper takes late has no piece left: taking it is harmless.
+func (h *helper) post(j *splitJob) {
+	h.job.Store(j)
+	if h.running.CompareAndSwap(false, true) {
+		go h.loop()
+	}
+}
+
+func (h *helper) loop() {
+	last := time.Now()
+	for {
+		if j := h.job.Swap(nil); j != nil {
+			j.work()
+			last = time.Now()
+			continue
+		}
+		if time.Since(last) > helperSpin {
+			h.running.Store(false)
+			// A job posted meanwhile saw the helper running: take it on.
+			if h.job.Load() == nil || !h.running.CompareAndSwap(false, true) {
+				return
+			}
+			continue
+		}
+		runtime.Gosched()
+	}
 }
 
 // maxSplitOff is the most reads that a run of split reads that did not pay
