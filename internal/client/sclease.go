@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
-	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -113,14 +112,10 @@ func (l *lease) linked() error {
 	return nil
 }
 
-// readPages reads the whole pages at p into dst and checks them: on two
-// cores if they are splitMin or more and splits pay, else in runs of up to
-// verifyRun.
+// readPages reads the whole pages at p into dst and checks them, in runs
+// of up to verifyRun.
 func (l *lease) readPages(dst []byte, p int64) error {
 	n := int64(len(dst))
-	if n >= splitMin && runtime.GOMAXPROCS(0) > 1 && splits.open() {
-		return l.readSplit(dst, p)
-	}
 	for i := int64(0); i < n; {
 		j := min(i+l.ps, n)
 		for j < n && j-i < verifyRun {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"hash/crc32"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -96,18 +95,18 @@ func TestLeaseDetectsCorruptPage(t *testing.T) {
 	}
 }
 
-// A large read on two cores (pages read whole in groups, or in parts
-// whose CRCs are combined) reports the corrupt page in its middle, whoever
-// read it, and only that page; reads around it return the block's bytes.
-func TestSplitReadDetectsCorruptPage(t *testing.T) {
+// A large read (runs of verifyRun over pages small and large) reports the
+// corrupt page in its middle, and only that page; reads around it return
+// the block's bytes.
+func TestLargeReadDetectsCorruptPage(t *testing.T) {
 	for _, ps := range []int64{64 << 10, 1 << 20, 1<<20 + 4096} {
 		n := 8*ps + 12345 // a short last page
 		l, block, path := testLease(t, n, ps, 0)
 		buf := make([]byte, n)
 		if err := l.readAt(buf, 0); err != nil || !bytes.Equal(buf, block) {
-			t.Fatalf("page size %d: split read of a sound block: %v", ps, err)
+			t.Fatalf("page size %d: read of a sound block: %v", ps, err)
 		}
-		corrupt(t, path, 4*ps+min(splitPiece, ps/2)+3) // mid-read; in a page read in parts, past the first
+		corrupt(t, path, 4*ps+ps/2+3) // in the middle of the read
 		for _, r := range []struct{ off, end int64 }{{0, n}, {1, n - 1}, {3 * ps, 6 * ps}, {4*ps + 1, 4*ps + 2}} {
 			var bad *corruptPageError
 			if err := l.readAt(buf[:r.end-r.off], r.off); !errors.As(err, &bad) || bad.off != 4*ps || bad.n != ps {
@@ -136,46 +135,6 @@ func corrupt(t *testing.T, path string, off int64) {
 	}
 	if _, err := f.WriteAt([]byte{b[0] ^ 0xff}, off); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// Pieces cover the span in order without gaps, each at most splitPiece,
-// each whole pages or part of one page.
-func TestCutCoversSpan(t *testing.T) {
-	for _, ps := range []int64{4096, 64 << 10, splitPiece, 1 << 20, 1<<20 + 4096} {
-		l := &lease{ps: ps, end: 5*ps + 100}
-		for _, span := range [][2]int64{{0, l.end}, {ps, 4 * ps}, {4 * ps, l.end}} {
-			at := span[0]
-			for _, pc := range l.cut(span[0], span[1]) {
-				whole := pc.page < 0 && pc.off%ps == 0 && (pc.off+pc.n == l.end || (pc.off+pc.n)%ps == 0)
-				part := pc.page >= 0 && pc.page%ps == 0 && pc.page <= pc.off && pc.off+pc.n <= min(pc.page+ps, l.end)
-				if pc.off != at || pc.n <= 0 || pc.n > splitPiece || !(whole || part) {
-					t.Fatalf("page size %d, span %v: bad piece %+v at %d", ps, span, pc, at)
-				}
-				at += pc.n
-			}
-			if at != span[1] {
-				t.Fatalf("page size %d, span %v: pieces end at %d", ps, span, at)
-			}
-		}
-	}
-}
-
-// The CRC32C of a||b combined from theirs is the CRC32C of a||b.
-func TestCRC32CCombine(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	data := make([]byte, 1<<20)
-	for i := range data {
-		data[i] = byte(rng.Uint32())
-	}
-	for range 200 {
-		n := rng.IntN(len(data) + 1)
-		cut := rng.IntN(n + 1)
-		a, b := data[:cut], data[cut:n]
-		got := crc32cCombine(crc32.Checksum(a, castagnoli), crc32.Checksum(b, castagnoli), int64(len(b)))
-		if want := crc32.Checksum(data[:n], castagnoli); got != want {
-			t.Fatalf("combined CRC of %d+%d bytes: %08x, want %08x", len(a), len(b), got, want)
-		}
 	}
 }
 
@@ -210,18 +169,10 @@ func TestLeaseOfUnlinkedFileEnds(t *testing.T) {
 }
 
 // The cost of checking every page on every read: a lease's 1 MiB reads of
-// a 64 MiB block in the page cache, on two cores (the default) and on one,
-// against plain preads of the same file (the raw baseline of `strata bench
-// data`). cpu-ns/op is the process's CPU time (both cores). See
-// docs/benchmarks.md.
+// a 64 MiB block in the page cache against plain preads of the same file
+// (the raw baseline of `strata bench data`); cpu-ns/op is the process's
+// CPU time. See docs/benchmarks.md.
 func BenchmarkLeaseRead(b *testing.B) { benchmarkRead(b, true) }
-
-func BenchmarkLeaseReadOneCore(b *testing.B) {
-	old := splitMin
-	splitMin = math.MaxInt64
-	defer func() { splitMin = old }()
-	benchmarkRead(b, true)
-}
 
 func BenchmarkPreadBaseline(b *testing.B) { benchmarkRead(b, false) }
 

@@ -129,9 +129,9 @@ func TestCorruptPageUnderLiveLease(t *testing.T) {
 	}
 }
 
-// One read of a whole block with a corrupt page in its middle, which the
-// lease reads on two cores, returns the block's bytes: the corrupt page is
-// caught, dropped by the worker and fetched again, never returned.
+// One read of a whole block (several pages) with a corrupt page in its
+// middle returns the block's bytes: the corrupt page is caught, dropped by
+// the worker and fetched again, never returned.
 func TestCorruptPageInLargeRead(t *testing.T) {
 	sc := startSC(t)
 	data := sc.write(t, "/f", 4<<20)
