@@ -198,12 +198,12 @@ func (ls *leases) add(k leaseKey, l *lease) {
 	ls.addLocked(k, l)
 }
 
-// addNew installs l for block k unless k has a lease (in use, maybe),
-// and reports whether it did.
-func (ls *leases) addNew(k leaseKey, l *lease) bool {
+// addUnlessCovered installs l for block k unless k has a lease covering
+// [off, off+n) (in use, maybe), and reports whether it did.
+func (ls *leases) addUnlessCovered(k leaseKey, l *lease, off, n int64) bool {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
-	if ls.mu.m[k] != nil || ls.mu.closed {
+	if old := ls.mu.m[k]; old != nil && old.covers(off, n) || ls.mu.closed {
 		return false
 	}
 	ls.addLocked(k, l)

@@ -138,21 +138,25 @@ func corrupt(t *testing.T, path string, off int64) {
 	}
 }
 
-// addNew installs a lease only for a block that has none: a lease in use
-// is never replaced (closed) by one a warming request brought.
-func TestLeasesAddNew(t *testing.T) {
+// addUnlessCovered keeps a lease that covers the range (in use, maybe)
+// and replaces one that does not.
+func TestLeasesAddUnlessCovered(t *testing.T) {
 	var ls leases
 	defer ls.close()
-	first, _, _ := testLease(t, 8192, 4096, 0)
-	second, _, _ := testLease(t, 8192, 4096, 0)
+	head, _, _ := testLease(t, 3*4096, 4096, 0)
+	tail, _, _ := testLease(t, 3*4096, 4096, 2*4096)
+	other, _, _ := testLease(t, 3*4096, 4096, 0)
 	k := leaseKey{1, 2}
-	if !ls.addNew(k, first) {
-		t.Fatal("addNew refused a block without a lease")
+	if !ls.addUnlessCovered(k, tail, 0, 10) || ls.get(k, 2*4096, 10) != tail {
+		t.Fatal("a block without a lease did not get one")
 	}
-	if ls.addNew(k, second) || ls.get(k, 0, 10) != first {
-		t.Fatal("addNew replaced a block's lease")
+	if !ls.addUnlessCovered(k, head, 0, 10) || ls.get(k, 0, 10) != head {
+		t.Fatal("a lease of another range was not replaced")
 	}
-	if err := first.readAt(make([]byte, 10), 0); err != nil {
+	if ls.addUnlessCovered(k, other, 0, 10) || ls.get(k, 0, 10) != head {
+		t.Fatal("a lease covering the range was replaced")
+	}
+	if err := head.readAt(make([]byte, 10), 0); err != nil {
 		t.Fatalf("the kept lease: %v", err)
 	}
 }

@@ -105,13 +105,18 @@ func shortCircuitRead(p *scPool, ref *pb.BlockRef, buf []byte, off int64) error 
 
 // warm asks the worker for a lease of the block's first n bytes, which
 // has it fetch them and read on ahead, and keeps the lease unless the block
-// has one by then. It is a hint: a failure is the next read's to meet.
+// has one covering them by then. It is a hint: a failure is the next
+// read's to meet.
+//
+// NB: a lease of another range of the block (from an earlier pass) is
+// replaced: kept, it would leave the reader to ask again at the block's
+// start.
 func (p *scPool) warm(ref *pb.BlockRef, n int64) {
 	if l := p.leases.get(keyOf(ref), 0, n); l != nil && l.linked() == nil {
 		return // cached and lent already
 	}
 	l, err := p.lend(ref, 0, n, false)
-	if err == nil && !p.leases.addNew(keyOf(ref), l) {
+	if err == nil && !p.leases.addUnlessCovered(keyOf(ref), l, 0, n) {
 		l.close()
 	}
 }
