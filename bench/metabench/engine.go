@@ -86,11 +86,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 }
 
 // warmUp connects every client (so that no phase pays for a connection
-// setup), checks the base directory is new and describes the service.
+// setup), checks the base directory is new and describes the service by
+// its leader (any member that answers, if none leads).
 func warmUp(ctx context.Context, cfg *Config) (Service, error) {
 	st, err := cfg.Clients[0].Status(ctx)
 	if err != nil {
 		return Service{}, fmt.Errorf("metabench: namespace service: %w", err)
+	}
+	for _, m := range cfg.Clients[0].MemberStatuses(ctx) {
+		if m.Err == nil && m.Status.GetMemberId() == st.GetLeaderId() {
+			st = m.Status
+		}
 	}
 	for _, c := range cfg.Clients {
 		if _, err := c.Stat(ctx, "/"); err != nil {
