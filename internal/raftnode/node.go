@@ -161,7 +161,7 @@ func Start(cfg Config, sm StateMachine) (*Node, error) {
 	rc := &raft.Config{
 		ID: cfg.ID, ElectionTick: 10, HeartbeatTick: 1, Storage: ls.mem,
 		Applied: min(snap.GetMetadata().GetIndex(), hs.GetCommit()), MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256,
-		MaxCommittedSizePerReady: 8 << 20, MaxUncommittedEntriesSize: 256 << 20,
+		MaxCommittedSizePerReady: maxCommittedPerReady, MaxUncommittedEntriesSize: 256 << 20,
 		PreVote: true, CheckQuorum: true, DisableProposalForwarding: true, StepDownOnRemoval: true,
 		Logger: raftLogger{cfg.Log},
 	}
@@ -337,6 +337,17 @@ func (n *Node) run() {
 // fsync sooner; only entries persisted by this very Ready wait for it. A
 // leader sends its appends before it persists them (Raft thesis §10.2.1),
 // so followers write in parallel with it.
+// maxCommittedPerReady bounds the bytes of committed entries one Ready
+// hands to the state machine, which applies them as one batch (at least
+// one entry, however large). Small batches let the proposers of the first
+// ones have their answers, and send their next requests, while the next
+// batch is applied; with all that committed at once (tens of entries under
+// load), every client waited for the whole batch, and the apply goroutine
+// then waited for them. 4 KiB is about 16 small mutations: at 64 threads,
+// 5-10% more creates per second than 8 MiB in alternated runs, with 10%
+// more of the two cores busy (2 KiB was no better than 8 MiB).
+const maxCommittedPerReady = 4 << 10
+
 func (n *Node) handle(rd raft.Ready) error {
 	if rd.SoftState != nil {
 		n.setSoftState(rd.SoftState)
