@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -30,27 +31,41 @@ Replace a failed member: "strata admin member replace OLD NEWID HOST:PORT"
 	return cmd
 }
 
-func memberListCmd() *cobra.Command {
+// memberSubcmd makes a subcommand of "member" taking nargs arguments: it
+// runs change with a client and prints the membership change returns (with
+// leader marked, if not 0).
+func memberSubcmd(use, short string, nargs int, change func(ctx context.Context, c *client.Client, args []string) (members []*pb.Member, leader uint64, err error)) *cobra.Command {
 	var f clientFlags
 	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List the members",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Use:   use,
+		Short: short,
+		Args:  cobra.ExactArgs(nargs),
+		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := f.client()
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			st, err := c.Status(cmd.Context())
+			members, leader, err := change(cmd.Context(), c, args)
 			if err != nil {
 				return err
 			}
-			return printMembers(st.Members, st.LeaderId)
+			return printMembers(members, leader)
 		},
 	}
 	f.register(cmd)
 	return cmd
+}
+
+func memberListCmd() *cobra.Command {
+	return memberSubcmd("list", "List the members", 0,
+		func(ctx context.Context, c *client.Client, _ []string) ([]*pb.Member, uint64, error) {
+			st, err := c.Status(ctx)
+			if err != nil {
+				return nil, 0, err
+			}
+			return st.Members, st.LeaderId, nil
+		})
 }
 
 func printMembers(members []*pb.Member, leader uint64) error {
@@ -69,117 +84,72 @@ func printMembers(members []*pb.Member, leader uint64) error {
 	return w.Flush()
 }
 
-func parseID(s string) (uint64, error) {
-	id, err := strconv.ParseUint(s, 10, 64)
-	if err != nil || id == 0 {
-		return 0, fmt.Errorf("member id %q: not a number above 0", s)
+// parseIDs parses member ids.
+func parseIDs(args ...string) ([]uint64, error) {
+	ids := make([]uint64, len(args))
+	for i, s := range args {
+		id, err := strconv.ParseUint(s, 10, 64)
+		if err != nil || id == 0 {
+			return nil, fmt.Errorf("member id %q: not a number above 0", s)
+		}
+		ids[i] = id
 	}
-	return id, nil
-}
-
-// memberChange runs fn with a client and prints the membership it returns.
-func memberChange(cmd *cobra.Command, f *clientFlags, fn func(c *client.Client) ([]*pb.Member, error)) error {
-	c, err := f.client()
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	members, err := fn(c)
-	if err != nil {
-		return err
-	}
-	return printMembers(members, 0)
+	return ids, nil
 }
 
 func memberAddCmd() *cobra.Command {
-	var f clientFlags
 	var learner bool
-	cmd := &cobra.Command{
-		Use:   "add ID HOST:PORT",
-		Short: "Add a member (then start it with --join)",
-		Args:  cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID(args[0])
+	cmd := memberSubcmd("add ID HOST:PORT", "Add a member (then start it with --join)", 2,
+		func(ctx context.Context, c *client.Client, args []string) ([]*pb.Member, uint64, error) {
+			ids, err := parseIDs(args[0])
 			if err != nil {
-				return err
+				return nil, 0, err
 			}
-			return memberChange(cmd, &f, func(c *client.Client) ([]*pb.Member, error) {
-				return c.AddMember(cmd.Context(), id, args[1], learner)
-			})
-		},
-	}
+			members, err := c.AddMember(ctx, ids[0], args[1], learner)
+			return members, 0, err
+		})
 	cmd.Flags().BoolVar(&learner, "learner", false, "add as a learner that receives the log but does not vote")
-	f.register(cmd)
 	return cmd
 }
 
 func memberRemoveCmd() *cobra.Command {
-	var f clientFlags
-	cmd := &cobra.Command{
-		Use:   "remove ID",
-		Short: "Remove a member (the leader hands over first if it is the one)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID(args[0])
+	return memberSubcmd("remove ID", "Remove a member (the leader hands over first if it is the one)", 1,
+		func(ctx context.Context, c *client.Client, args []string) ([]*pb.Member, uint64, error) {
+			ids, err := parseIDs(args[0])
 			if err != nil {
-				return err
+				return nil, 0, err
 			}
-			return memberChange(cmd, &f, func(c *client.Client) ([]*pb.Member, error) {
-				return c.RemoveMember(cmd.Context(), id)
-			})
-		},
-	}
-	f.register(cmd)
-	return cmd
+			members, err := c.RemoveMember(ctx, ids[0])
+			return members, 0, err
+		})
 }
 
 func memberReplaceCmd() *cobra.Command {
-	var f clientFlags
-	cmd := &cobra.Command{
-		Use:   "replace OLD NEWID HOST:PORT",
-		Short: "Add a new member, then remove an old one",
-		Args:  cobra.ExactArgs(3),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			old, err := parseID(args[0])
+	return memberSubcmd("replace OLD NEWID HOST:PORT", "Add a new member, then remove an old one", 3,
+		func(ctx context.Context, c *client.Client, args []string) ([]*pb.Member, uint64, error) {
+			ids, err := parseIDs(args[0], args[1])
 			if err != nil {
-				return err
+				return nil, 0, err
 			}
-			id, err := parseID(args[1])
-			if err != nil {
-				return err
+			if _, err := c.AddMember(ctx, ids[1], args[2], false); err != nil {
+				return nil, 0, err
 			}
-			return memberChange(cmd, &f, func(c *client.Client) ([]*pb.Member, error) {
-				if _, err := c.AddMember(cmd.Context(), id, args[2], false); err != nil {
-					return nil, err
-				}
-				return c.RemoveMember(cmd.Context(), old)
-			})
-		},
-	}
-	f.register(cmd)
-	return cmd
+			members, err := c.RemoveMember(ctx, ids[0])
+			return members, 0, err
+		})
 }
 
 func memberTransferCmd() *cobra.Command {
-	var f clientFlags
-	cmd := &cobra.Command{
-		Use:   "transfer-leader ID",
-		Short: "Make member ID the leader",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID(args[0])
+	return memberSubcmd("transfer-leader ID", "Make member ID the leader", 1,
+		func(ctx context.Context, c *client.Client, args []string) ([]*pb.Member, uint64, error) {
+			ids, err := parseIDs(args[0])
 			if err != nil {
-				return err
+				return nil, 0, err
 			}
-			return memberChange(cmd, &f, func(c *client.Client) ([]*pb.Member, error) {
-				if err := c.TransferLeader(cmd.Context(), id); err != nil {
-					return nil, err
-				}
-				st, err := c.Status(cmd.Context())
-				return st.GetMembers(), err
-			})
-		},
-	}
-	f.register(cmd)
-	return cmd
+			if err := c.TransferLeader(ctx, ids[0]); err != nil {
+				return nil, 0, err
+			}
+			st, err := c.Status(ctx)
+			return st.GetMembers(), 0, err
+		})
 }

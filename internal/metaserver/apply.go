@@ -290,14 +290,13 @@ func blocksFromProto(bs []*pb.Block) []kvschema.Block {
 // fsOf returns the namespace operations with the settings a command was
 // proposed with; entries older than the settings field use this member's.
 func (s *Server) fsOf(st *pb.NamespaceSettings) *namespace.FS {
-	if st == nil || st == s.settings {
+	if st == nil {
 		return s.fs
 	}
-	cfg := settingsConfig(st)
-	if cfg == s.fs.Config() {
-		return s.fs
+	if cfg := settingsConfig(st); cfg != s.fs.Config() {
+		return namespace.New(cfg)
 	}
-	return namespace.New(cfg)
+	return s.fs
 }
 
 func settingsOf(c namespace.Config) *pb.NamespaceSettings {

@@ -3,7 +3,6 @@ package metaserver
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/stratafs/strata/internal/blocks"
 	"github.com/stratafs/strata/internal/kv"
@@ -23,28 +22,11 @@ func (s *Server) kickGC() {
 	}
 }
 
-// gcLoop deletes the objects of deleted files' blocks from their buckets.
-// Entries are queued by committed commands only, so an object is never
-// deleted before the deletion that freed it is durable.
-func (s *Server) gcLoop() {
-	defer s.wg.Done()
-	t := time.NewTicker(10 * time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-s.gcCh:
-		case <-t.C:
-		}
-		if err := s.CollectGarbage(context.Background()); err != nil {
-			s.cfg.Log.Warn("block garbage collection", "err", err)
-		}
-	}
-}
-
 // CollectGarbage works through the garbage queue until it is empty or an
-// object store fails (the entries then stay queued for the next round).
+// object store fails (the entries then stay queued for the next round). It
+// deletes the objects of deleted files' blocks from their buckets; entries
+// are queued by committed commands only, so an object is never deleted
+// before the deletion that freed it is durable.
 func (s *Server) CollectGarbage(ctx context.Context) error {
 	for s.isLeader() {
 		var items []namespace.GarbageItem

@@ -113,23 +113,13 @@ func (s *Server) expireHolder(ctx context.Context, holder string) error {
 	return err
 }
 
-func (s *Server) leaseLoop() {
-	defer s.wg.Done()
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-			if !s.isLeader() {
-				continue
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			if err := s.CheckLeases(ctx); err != nil {
-				s.cfg.Log.Warn("lease check", "err", err)
-			}
-			cancel()
-		}
+// checkLeasesAsLeader is the leader's periodic lease check; other members
+// leave leases to the leader.
+func (s *Server) checkLeasesAsLeader(ctx context.Context) error {
+	if !s.isLeader() {
+		return nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return s.CheckLeases(ctx)
 }

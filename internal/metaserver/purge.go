@@ -2,7 +2,6 @@ package metaserver
 
 import (
 	"context"
-	"time"
 
 	"github.com/stratafs/strata/internal/kv"
 	"github.com/stratafs/strata/internal/namespace"
@@ -18,27 +17,9 @@ func (s *Server) kickPurge() {
 	}
 }
 
-// purgeLoop removes detached subtrees in bounded commands, one after the
-// other, so that a huge recursive delete never holds the log for long.
-func (s *Server) purgeLoop() {
-	defer s.wg.Done()
-	t := time.NewTicker(10 * time.Second)
-	defer t.Stop()
-	s.kickPurge()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-s.purgeCh:
-		case <-t.C:
-		}
-		if err := s.PurgeAll(context.Background()); err != nil {
-			s.cfg.Log.Warn("purge", "err", err)
-		}
-	}
-}
-
-// PurgeAll runs purge commands until nothing detached is left.
+// PurgeAll runs purge commands until nothing detached is left. The leader
+// runs it in the background, so that a huge recursive delete is removed in
+// bounded commands, one after the other, and never holds the log for long.
 func (s *Server) PurgeAll(ctx context.Context) error {
 	for s.isLeader() {
 		var pending bool

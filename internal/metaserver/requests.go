@@ -35,25 +35,8 @@ func forgetRequests(tx kv.Txn, before int64, limit int) (int, error) {
 	return len(ages), nil
 }
 
-// forgetLoop has the leader drop expired answers every minute, in bounded
-// commands.
-func (s *Server) forgetLoop() {
-	defer s.wg.Done()
-	t := time.NewTicker(time.Minute)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-		}
-		if err := s.ForgetRequests(context.Background()); err != nil {
-			s.cfg.Log.Warn("forget requests", "err", err)
-		}
-	}
-}
-
-// ForgetRequests drops the answers kept for longer than requestMemory.
+// ForgetRequests drops the answers kept for longer than requestMemory, in
+// bounded commands; the leader runs it every minute.
 func (s *Server) ForgetRequests(ctx context.Context) error {
 	const batch = 10000
 	before := s.cfg.Clock().Add(-requestMemory).UnixMilli()

@@ -137,12 +137,36 @@ func Open(cfg Config) (*Server, error) {
 		store.Close()
 		return nil, err
 	}
-	s.wg.Add(4)
-	go s.leaseLoop()
-	go s.purgeLoop()
-	go s.gcLoop()
-	go s.forgetLoop()
+	// Work that the leader does on its own, in bounded commands.
+	s.every(time.Second, nil, "lease check", s.checkLeasesAsLeader)
+	s.kickPurge() // a purge a restart interrupted goes on at once
+	s.every(10*time.Second, s.purgeCh, "purge", s.PurgeAll)
+	s.every(10*time.Second, s.gcCh, "block garbage collection", s.CollectGarbage)
+	s.every(time.Minute, nil, "forget requests", s.ForgetRequests)
 	return s, nil
+}
+
+// every runs work in the background every period, and at once whenever
+// kick receives (a nil kick never does), until the server stops; a failed
+// run is logged, and the next one tries again.
+func (s *Server) every(period time.Duration, kick <-chan struct{}, what string, work func(context.Context) error) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.stop:
+				return
+			case <-kick:
+			case <-t.C:
+			}
+			if err := work(context.Background()); err != nil {
+				s.cfg.Log.Warn(what, "err", err)
+			}
+		}
+	}()
 }
 
 // DefaultClusterID is the cluster id of a group started without one.
