@@ -271,10 +271,14 @@ type Params struct {
 	Ops        []Op   `json:"ops"`
 	ListPasses int    `json:"list_passes"`
 	Conns      int    `json:"conns"`
+	// Batches is the calls or batches each client has in flight before
+	// it coalesces calls (negative: every call alone).
+	Batches int `json:"batches"`
 }
 
 func paramsOf(c *Config) Params {
-	return Params{Dir: c.Dir, Threads: c.Threads, Files: c.Files, Ops: c.Ops, ListPasses: c.ListPasses, Conns: len(c.Clients)}
+	return Params{Dir: c.Dir, Threads: c.Threads, Files: c.Files, Ops: c.Ops, ListPasses: c.ListPasses, Conns: len(c.Clients),
+		Batches: c.Clients[0].BatchesInFlight()}
 }
 
 // Service describes the member the benchmark talked to.

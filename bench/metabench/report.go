@@ -41,7 +41,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(&b, "durability: %s\n", Durability)
 	fmt.Fprintf(&b, "parameters: threads %s; %d operations per phase, split between the threads; ops %s;\n",
 		joinInts(p.Threads), p.Files, opNames(p.Ops))
-	fmt.Fprintf(&b, "            %d list passes per thread; %d gRPC connection(s); dir %s\n", p.ListPasses, p.Conns, p.Dir)
+	fmt.Fprintf(&b, "            %d list passes per thread; %d gRPC connection(s), %s; dir %s\n", p.ListPasses, p.Conns, coalescing(p.Batches), p.Dir)
 	b.WriteString("\n")
 	b.WriteString(FormatTable(r.Results))
 	b.WriteString("\nops/s counts operations over the phase's wall time; latencies are per operation, in ms;\n")
@@ -108,6 +108,13 @@ func percentOrDash(p float64) string {
 // ms formats d in milliseconds with microsecond precision.
 func ms(d time.Duration) string {
 	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 3, 64)
+}
+
+func coalescing(batches int) string {
+	if batches < 0 {
+		return "every call its own RPC"
+	}
+	return fmt.Sprintf("calls coalesced into batches past %d in flight", batches)
 }
 
 func joinInts(v []int) string {

@@ -41,6 +41,7 @@ type benchMetaFlags struct {
 	ops        string
 	dir        string
 	conns      int
+	batches    int
 	listPasses int
 	embedded   bool
 	dataDir    string
@@ -120,6 +121,10 @@ every row as a ratio to the first size: what replication costs.
 
 Connections: each client has one gRPC connection (one HTTP/2 stream
 multiplexer); --conns N makes N clients and spreads the threads over them.
+A client coalesces: while --batches of its calls (or batches of calls) are
+in flight, the calls its threads make wait and leave together as one Batch
+RPC when one returns (the default of every Go client, 4); --batches -1
+sends every call as its own RPC.
 
 Examples:
   strata bench meta --meta 127.0.0.1:7712
@@ -145,6 +150,7 @@ func benchMetaCmd() *cobra.Command {
 	fl.StringVar(&f.ops, "ops", "create,stat,list,rename,delete", "phases to run, in order: mkdir, create, createstream, create512, stat, open, list, rename, delete")
 	fl.StringVar(&f.dir, "dir", "", "base directory of the run; must not exist (default /bench-<timestamp>)")
 	fl.IntVar(&f.conns, "conns", 1, "gRPC connections (clients) to spread the threads over")
+	fl.IntVar(&f.batches, "batches", client.DefaultBatchesInFlight, "calls or batches in flight per client before calls are coalesced (-1: every call alone)")
 	fl.IntVar(&f.listPasses, "list-passes", 10, "listings of its directory per thread in the list phase")
 	fl.BoolVar(&f.embedded, "embedded", false, "run a namespace service member in this process instead of connecting to --meta")
 	fl.StringVar(&f.dataDir, "data-dir", "", "with --embedded: the member's data directory (default: a temporary one, removed afterwards)")
@@ -180,14 +186,10 @@ func runBenchMeta(ctx context.Context, f *benchMetaFlags, stdout, stderr io.Writ
 		addr, target = emb.Addr(), "embedded in this process at "+emb.Addr()
 	}
 	cfg.Target = target
-	for range f.conns {
-		c, err := client.New(client.Config{Meta: addr, Namespace: f.ns})
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		cfg.Clients = append(cfg.Clients, c)
+	if cfg.Clients, err = f.clients(addr, f.ns); err != nil {
+		return err
 	}
+	defer closeClients(cfg.Clients)
 	if cfg.OnPhase, err = phaseRecorders(f.cpuProfile, f.traceDir, stderr); err != nil {
 		return err
 	}
@@ -204,6 +206,26 @@ func runBenchMeta(ctx context.Context, f *benchMetaFlags, stdout, stderr io.Writ
 		return fmt.Errorf("%d operations failed", n)
 	}
 	return nil
+}
+
+// clients makes the --conns clients of the service at addr.
+func (f *benchMetaFlags) clients(addr, ns string) ([]*client.Client, error) {
+	var cs []*client.Client
+	for range f.conns {
+		c, err := client.New(client.Config{Meta: addr, Namespace: ns, BatchesInFlight: f.batches})
+		if err != nil {
+			closeClients(cs)
+			return nil, err
+		}
+		cs = append(cs, c)
+	}
+	return cs, nil
+}
+
+func closeClients(cs []*client.Client) {
+	for _, c := range cs {
+		c.Close()
+	}
 }
 
 func (f *benchMetaFlags) config() (metabench.Config, error) {

@@ -9,7 +9,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/stratafs/strata/bench/metabench"
-	"github.com/stratafs/strata/internal/client"
 )
 
 // runBenchMetaGroups runs the metadata benchmark on a fresh group of each
@@ -69,14 +68,10 @@ func benchMetaGroup(ctx context.Context, f *benchMetaFlags, cfg metabench.Config
 	}
 	defer g.stop()
 	cfg.Target = fmt.Sprintf("%d member(s) at %s", n, g.meta())
-	for range f.conns {
-		c, err := client.New(client.Config{Meta: g.meta()})
-		if err != nil {
-			return nil, err
-		}
-		defer c.Close()
-		cfg.Clients = append(cfg.Clients, c)
+	if cfg.Clients, err = f.clients(g.meta(), ""); err != nil {
+		return nil, err
 	}
+	defer closeClients(cfg.Clients)
 	rep, err := metabench.Run(ctx, cfg)
 	if err == nil && rep.Errors() > 0 {
 		err = fmt.Errorf("%d operations failed", rep.Errors())

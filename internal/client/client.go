@@ -42,12 +42,18 @@ type Config struct {
 	// NoShortCircuit makes reads go through the workers' RPC even when a
 	// worker shares this host.
 	NoShortCircuit bool
+	// BatchesInFlight bounds the calls and batches of coalesced calls in
+	// flight to the service: calls made while that many are in flight
+	// leave together, as one batch, when one returns. 0 means
+	// DefaultBatchesInFlight; a negative value sends every call alone.
+	BatchesInFlight int
 }
 
 // Client is a connection to a Strata cluster. Safe for concurrent use.
 type Client struct {
 	cfg     Config
 	members *members
+	batches *coalescer
 	meta    pb.MetaServiceClient
 	name    string // lease holder name
 	header  *pb.Header
@@ -74,7 +80,11 @@ func New(cfg Config) (*Client, error) {
 	if cfg.User == "" {
 		cfg.User, cfg.Groups = osUser()
 	}
-	c := &Client{cfg: cfg, members: ms, meta: pb.NewMetaServiceClient(ms), name: clientName(), umask: 0o022}
+	if cfg.BatchesInFlight == 0 {
+		cfg.BatchesInFlight = DefaultBatchesInFlight
+	}
+	c := &Client{cfg: cfg, members: ms, batches: newCoalescer(ms, cfg.BatchesInFlight), name: clientName(), umask: 0o022}
+	c.meta = pb.NewMetaServiceClient(c.batches)
 	if cfg.Umask != nil {
 		c.umask = *cfg.Umask & 0o777
 	}
@@ -98,6 +108,10 @@ func (c *Client) Close() error {
 
 // User returns the user the client acts as.
 func (c *Client) User() string { return c.cfg.User }
+
+// BatchesInFlight returns how many calls or batches the client has in
+// flight before it coalesces calls (negative: it never does).
+func (c *Client) BatchesInFlight() int { return c.cfg.BatchesInFlight }
 
 // Name returns the client's lease holder name.
 func (c *Client) Name() string { return c.name }

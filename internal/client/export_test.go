@@ -21,3 +21,6 @@ func Leases(c *Client) int {
 	}
 	return n
 }
+
+// BatchesSent returns how many Batch RPCs c made.
+func BatchesSent(c *Client) int64 { return c.batches.sent.Load() }

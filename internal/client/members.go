@@ -120,6 +120,9 @@ func (m *members) Invoke(ctx context.Context, method string, args, reply any, op
 		if h != nil {
 			h.FirstAttempt = fresh && attempt == 0
 		}
+		if attempt > 0 {
+			sentBefore(args)
+		}
 		conn, err := m.conn(target)
 		if err == nil {
 			err = conn.Invoke(ctx, method, args, reply, opts...)

@@ -1927,6 +1927,432 @@ func (x *RecoverLeaseResponse) GetClosed() bool {
 	return false
 }
 
+// BatchRequest holds calls that the service makes independently: the
+// mutations concurrently (their commands share Raft entries' fsyncs, in no
+// promised order), then the reads in turn.
+type BatchRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Calls         []*BatchCall           `protobuf:"bytes,1,rep,name=calls,proto3" json:"calls,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BatchRequest) Reset() {
+	*x = BatchRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BatchRequest) ProtoMessage() {}
+
+func (x *BatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BatchRequest.ProtoReflect.Descriptor instead.
+func (*BatchRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *BatchRequest) GetCalls() []*BatchCall {
+	if x != nil {
+		return x.Calls
+	}
+	return nil
+}
+
+type BatchCall struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Call:
+	//
+	//	*BatchCall_GetFileStatus
+	//	*BatchCall_Open
+	//	*BatchCall_Mkdirs
+	//	*BatchCall_Create
+	//	*BatchCall_Complete
+	//	*BatchCall_Rename
+	//	*BatchCall_Delete
+	Call          isBatchCall_Call `protobuf_oneof:"call"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BatchCall) Reset() {
+	*x = BatchCall{}
+	mi := &file_strata_v1_meta_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BatchCall) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BatchCall) ProtoMessage() {}
+
+func (x *BatchCall) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BatchCall.ProtoReflect.Descriptor instead.
+func (*BatchCall) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *BatchCall) GetCall() isBatchCall_Call {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *BatchCall) GetGetFileStatus() *GetFileStatusRequest {
+	if x != nil {
+		if x, ok := x.Call.(*BatchCall_GetFileStatus); ok {
+			return x.GetFileStatus
+		}
+	}
+	return nil
+}
+
+func (x *BatchCall) GetOpen() *OpenRequest {
+	if x != nil {
+		if x, ok := x.Call.(*BatchCall_Open); ok {
+			return x.Open
+		}
+	}
+	return nil
+}
+
+func (x *BatchCall) GetMkdirs() *MkdirsRequest {
+	if x != nil {
+		if x, ok := x.Call.(*BatchCall_Mkdirs); ok {
+			return x.Mkdirs
+		}
+	}
+	return nil
+}
+
+func (x *BatchCall) GetCreate() *CreateRequest {
+	if x != nil {
+		if x, ok := x.Call.(*BatchCall_Create); ok {
+			return x.Create
+		}
+	}
+	return nil
+}
+
+func (x *BatchCall) GetComplete() *CompleteRequest {
+	if x != nil {
+		if x, ok := x.Call.(*BatchCall_Complete); ok {
+			return x.Complete
+		}
+	}
+	return nil
+}
+
+func (x *BatchCall) GetRename() *RenameRequest {
+	if x != nil {
+		if x, ok := x.Call.(*BatchCall_Rename); ok {
+			return x.Rename
+		}
+	}
+	return nil
+}
+
+func (x *BatchCall) GetDelete() *DeleteRequest {
+	if x != nil {
+		if x, ok := x.Call.(*BatchCall_Delete); ok {
+			return x.Delete
+		}
+	}
+	return nil
+}
+
+type isBatchCall_Call interface {
+	isBatchCall_Call()
+}
+
+type BatchCall_GetFileStatus struct {
+	GetFileStatus *GetFileStatusRequest `protobuf:"bytes,1,opt,name=get_file_status,json=getFileStatus,proto3,oneof"`
+}
+
+type BatchCall_Open struct {
+	Open *OpenRequest `protobuf:"bytes,2,opt,name=open,proto3,oneof"`
+}
+
+type BatchCall_Mkdirs struct {
+	Mkdirs *MkdirsRequest `protobuf:"bytes,3,opt,name=mkdirs,proto3,oneof"`
+}
+
+type BatchCall_Create struct {
+	Create *CreateRequest `protobuf:"bytes,4,opt,name=create,proto3,oneof"`
+}
+
+type BatchCall_Complete struct {
+	Complete *CompleteRequest `protobuf:"bytes,5,opt,name=complete,proto3,oneof"`
+}
+
+type BatchCall_Rename struct {
+	Rename *RenameRequest `protobuf:"bytes,6,opt,name=rename,proto3,oneof"`
+}
+
+type BatchCall_Delete struct {
+	Delete *DeleteRequest `protobuf:"bytes,7,opt,name=delete,proto3,oneof"`
+}
+
+func (*BatchCall_GetFileStatus) isBatchCall_Call() {}
+
+func (*BatchCall_Open) isBatchCall_Call() {}
+
+func (*BatchCall_Mkdirs) isBatchCall_Call() {}
+
+func (*BatchCall_Create) isBatchCall_Call() {}
+
+func (*BatchCall_Complete) isBatchCall_Call() {}
+
+func (*BatchCall_Rename) isBatchCall_Call() {}
+
+func (*BatchCall_Delete) isBatchCall_Call() {}
+
+// BatchResponse has one result per call, in the calls' order.
+type BatchResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Results       []*BatchResult         `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BatchResponse) Reset() {
+	*x = BatchResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BatchResponse) ProtoMessage() {}
+
+func (x *BatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BatchResponse.ProtoReflect.Descriptor instead.
+func (*BatchResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *BatchResponse) GetResults() []*BatchResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+type BatchResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The call's error, a serialized google.rpc.Status (the status the call
+	// alone would have failed with, ErrorInfo included); empty on success.
+	Error []byte `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
+	// Types that are valid to be assigned to Result:
+	//
+	//	*BatchResult_GetFileStatus
+	//	*BatchResult_Open
+	//	*BatchResult_Mkdirs
+	//	*BatchResult_Create
+	//	*BatchResult_Complete
+	//	*BatchResult_Rename
+	//	*BatchResult_Delete
+	Result        isBatchResult_Result `protobuf_oneof:"result"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BatchResult) Reset() {
+	*x = BatchResult{}
+	mi := &file_strata_v1_meta_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BatchResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BatchResult) ProtoMessage() {}
+
+func (x *BatchResult) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BatchResult.ProtoReflect.Descriptor instead.
+func (*BatchResult) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *BatchResult) GetError() []byte {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+func (x *BatchResult) GetResult() isBatchResult_Result {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *BatchResult) GetGetFileStatus() *GetFileStatusResponse {
+	if x != nil {
+		if x, ok := x.Result.(*BatchResult_GetFileStatus); ok {
+			return x.GetFileStatus
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetOpen() *OpenResponse {
+	if x != nil {
+		if x, ok := x.Result.(*BatchResult_Open); ok {
+			return x.Open
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetMkdirs() *MkdirsResponse {
+	if x != nil {
+		if x, ok := x.Result.(*BatchResult_Mkdirs); ok {
+			return x.Mkdirs
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetCreate() *CreateResponse {
+	if x != nil {
+		if x, ok := x.Result.(*BatchResult_Create); ok {
+			return x.Create
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetComplete() *CompleteResponse {
+	if x != nil {
+		if x, ok := x.Result.(*BatchResult_Complete); ok {
+			return x.Complete
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetRename() *RenameResponse {
+	if x != nil {
+		if x, ok := x.Result.(*BatchResult_Rename); ok {
+			return x.Rename
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetDelete() *DeleteResponse {
+	if x != nil {
+		if x, ok := x.Result.(*BatchResult_Delete); ok {
+			return x.Delete
+		}
+	}
+	return nil
+}
+
+type isBatchResult_Result interface {
+	isBatchResult_Result()
+}
+
+type BatchResult_GetFileStatus struct {
+	GetFileStatus *GetFileStatusResponse `protobuf:"bytes,2,opt,name=get_file_status,json=getFileStatus,proto3,oneof"`
+}
+
+type BatchResult_Open struct {
+	Open *OpenResponse `protobuf:"bytes,3,opt,name=open,proto3,oneof"`
+}
+
+type BatchResult_Mkdirs struct {
+	Mkdirs *MkdirsResponse `protobuf:"bytes,4,opt,name=mkdirs,proto3,oneof"`
+}
+
+type BatchResult_Create struct {
+	Create *CreateResponse `protobuf:"bytes,5,opt,name=create,proto3,oneof"`
+}
+
+type BatchResult_Complete struct {
+	Complete *CompleteResponse `protobuf:"bytes,6,opt,name=complete,proto3,oneof"`
+}
+
+type BatchResult_Rename struct {
+	Rename *RenameResponse `protobuf:"bytes,7,opt,name=rename,proto3,oneof"`
+}
+
+type BatchResult_Delete struct {
+	Delete *DeleteResponse `protobuf:"bytes,8,opt,name=delete,proto3,oneof"`
+}
+
+func (*BatchResult_GetFileStatus) isBatchResult_Result() {}
+
+func (*BatchResult_Open) isBatchResult_Result() {}
+
+func (*BatchResult_Mkdirs) isBatchResult_Result() {}
+
+func (*BatchResult_Create) isBatchResult_Result() {}
+
+func (*BatchResult_Complete) isBatchResult_Result() {}
+
+func (*BatchResult_Rename) isBatchResult_Result() {}
+
+func (*BatchResult_Delete) isBatchResult_Result() {}
+
 type NamespaceInfo struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -1940,7 +2366,7 @@ type NamespaceInfo struct {
 
 func (x *NamespaceInfo) Reset() {
 	*x = NamespaceInfo{}
-	mi := &file_strata_v1_meta_proto_msgTypes[28]
+	mi := &file_strata_v1_meta_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1952,7 +2378,7 @@ func (x *NamespaceInfo) String() string {
 func (*NamespaceInfo) ProtoMessage() {}
 
 func (x *NamespaceInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[28]
+	mi := &file_strata_v1_meta_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1965,7 +2391,7 @@ func (x *NamespaceInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NamespaceInfo.ProtoReflect.Descriptor instead.
 func (*NamespaceInfo) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{28}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *NamespaceInfo) GetName() string {
@@ -2006,7 +2432,7 @@ type CreateNamespaceRequest struct {
 
 func (x *CreateNamespaceRequest) Reset() {
 	*x = CreateNamespaceRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[29]
+	mi := &file_strata_v1_meta_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2018,7 +2444,7 @@ func (x *CreateNamespaceRequest) String() string {
 func (*CreateNamespaceRequest) ProtoMessage() {}
 
 func (x *CreateNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[29]
+	mi := &file_strata_v1_meta_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2031,7 +2457,7 @@ func (x *CreateNamespaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*CreateNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{29}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CreateNamespaceRequest) GetHeader() *Header {
@@ -2056,7 +2482,7 @@ type CreateNamespaceResponse struct {
 
 func (x *CreateNamespaceResponse) Reset() {
 	*x = CreateNamespaceResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[30]
+	mi := &file_strata_v1_meta_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2068,7 +2494,7 @@ func (x *CreateNamespaceResponse) String() string {
 func (*CreateNamespaceResponse) ProtoMessage() {}
 
 func (x *CreateNamespaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[30]
+	mi := &file_strata_v1_meta_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2081,7 +2507,7 @@ func (x *CreateNamespaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateNamespaceResponse.ProtoReflect.Descriptor instead.
 func (*CreateNamespaceResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{30}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{34}
 }
 
 type ListNamespacesRequest struct {
@@ -2093,7 +2519,7 @@ type ListNamespacesRequest struct {
 
 func (x *ListNamespacesRequest) Reset() {
 	*x = ListNamespacesRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[31]
+	mi := &file_strata_v1_meta_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2105,7 +2531,7 @@ func (x *ListNamespacesRequest) String() string {
 func (*ListNamespacesRequest) ProtoMessage() {}
 
 func (x *ListNamespacesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[31]
+	mi := &file_strata_v1_meta_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2118,7 +2544,7 @@ func (x *ListNamespacesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNamespacesRequest.ProtoReflect.Descriptor instead.
 func (*ListNamespacesRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{31}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ListNamespacesRequest) GetHeader() *Header {
@@ -2137,7 +2563,7 @@ type ListNamespacesResponse struct {
 
 func (x *ListNamespacesResponse) Reset() {
 	*x = ListNamespacesResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[32]
+	mi := &file_strata_v1_meta_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2149,7 +2575,7 @@ func (x *ListNamespacesResponse) String() string {
 func (*ListNamespacesResponse) ProtoMessage() {}
 
 func (x *ListNamespacesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[32]
+	mi := &file_strata_v1_meta_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2162,7 +2588,7 @@ func (x *ListNamespacesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNamespacesResponse.ProtoReflect.Descriptor instead.
 func (*ListNamespacesResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{32}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListNamespacesResponse) GetNamespaces() []*NamespaceInfo {
@@ -2182,7 +2608,7 @@ type DeleteNamespaceRequest struct {
 
 func (x *DeleteNamespaceRequest) Reset() {
 	*x = DeleteNamespaceRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[33]
+	mi := &file_strata_v1_meta_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2194,7 +2620,7 @@ func (x *DeleteNamespaceRequest) String() string {
 func (*DeleteNamespaceRequest) ProtoMessage() {}
 
 func (x *DeleteNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[33]
+	mi := &file_strata_v1_meta_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2207,7 +2633,7 @@ func (x *DeleteNamespaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*DeleteNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{33}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *DeleteNamespaceRequest) GetHeader() *Header {
@@ -2232,7 +2658,7 @@ type DeleteNamespaceResponse struct {
 
 func (x *DeleteNamespaceResponse) Reset() {
 	*x = DeleteNamespaceResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[34]
+	mi := &file_strata_v1_meta_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2244,7 +2670,7 @@ func (x *DeleteNamespaceResponse) String() string {
 func (*DeleteNamespaceResponse) ProtoMessage() {}
 
 func (x *DeleteNamespaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[34]
+	mi := &file_strata_v1_meta_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2257,7 +2683,7 @@ func (x *DeleteNamespaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteNamespaceResponse.ProtoReflect.Descriptor instead.
 func (*DeleteNamespaceResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{34}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{38}
 }
 
 type StatusRequest struct {
@@ -2268,7 +2694,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[35]
+	mi := &file_strata_v1_meta_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2280,7 +2706,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[35]
+	mi := &file_strata_v1_meta_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2293,7 +2719,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{35}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{39}
 }
 
 type StatusResponse struct {
@@ -2319,7 +2745,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[36]
+	mi := &file_strata_v1_meta_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2331,7 +2757,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[36]
+	mi := &file_strata_v1_meta_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2344,7 +2770,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{36}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *StatusResponse) GetMemberId() uint64 {
@@ -2441,7 +2867,7 @@ type Member struct {
 
 func (x *Member) Reset() {
 	*x = Member{}
-	mi := &file_strata_v1_meta_proto_msgTypes[37]
+	mi := &file_strata_v1_meta_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2453,7 +2879,7 @@ func (x *Member) String() string {
 func (*Member) ProtoMessage() {}
 
 func (x *Member) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[37]
+	mi := &file_strata_v1_meta_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2466,7 +2892,7 @@ func (x *Member) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Member.ProtoReflect.Descriptor instead.
 func (*Member) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{37}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *Member) GetId() uint64 {
@@ -2507,7 +2933,7 @@ type AddMemberRequest struct {
 
 func (x *AddMemberRequest) Reset() {
 	*x = AddMemberRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[38]
+	mi := &file_strata_v1_meta_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2519,7 +2945,7 @@ func (x *AddMemberRequest) String() string {
 func (*AddMemberRequest) ProtoMessage() {}
 
 func (x *AddMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[38]
+	mi := &file_strata_v1_meta_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2532,7 +2958,7 @@ func (x *AddMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddMemberRequest.ProtoReflect.Descriptor instead.
 func (*AddMemberRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{38}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *AddMemberRequest) GetHeader() *Header {
@@ -2559,7 +2985,7 @@ type RemoveMemberRequest struct {
 
 func (x *RemoveMemberRequest) Reset() {
 	*x = RemoveMemberRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[39]
+	mi := &file_strata_v1_meta_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2571,7 +2997,7 @@ func (x *RemoveMemberRequest) String() string {
 func (*RemoveMemberRequest) ProtoMessage() {}
 
 func (x *RemoveMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[39]
+	mi := &file_strata_v1_meta_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2584,7 +3010,7 @@ func (x *RemoveMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveMemberRequest.ProtoReflect.Descriptor instead.
 func (*RemoveMemberRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{39}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *RemoveMemberRequest) GetHeader() *Header {
@@ -2611,7 +3037,7 @@ type TransferLeaderRequest struct {
 
 func (x *TransferLeaderRequest) Reset() {
 	*x = TransferLeaderRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[40]
+	mi := &file_strata_v1_meta_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2623,7 +3049,7 @@ func (x *TransferLeaderRequest) String() string {
 func (*TransferLeaderRequest) ProtoMessage() {}
 
 func (x *TransferLeaderRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[40]
+	mi := &file_strata_v1_meta_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2636,7 +3062,7 @@ func (x *TransferLeaderRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferLeaderRequest.ProtoReflect.Descriptor instead.
 func (*TransferLeaderRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{40}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *TransferLeaderRequest) GetHeader() *Header {
@@ -2662,7 +3088,7 @@ type MembershipResponse struct {
 
 func (x *MembershipResponse) Reset() {
 	*x = MembershipResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[41]
+	mi := &file_strata_v1_meta_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2674,7 +3100,7 @@ func (x *MembershipResponse) String() string {
 func (*MembershipResponse) ProtoMessage() {}
 
 func (x *MembershipResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[41]
+	mi := &file_strata_v1_meta_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2687,7 +3113,7 @@ func (x *MembershipResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MembershipResponse.ProtoReflect.Descriptor instead.
 func (*MembershipResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{41}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *MembershipResponse) GetMembers() []*Member {
@@ -2706,7 +3132,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[42]
+	mi := &file_strata_v1_meta_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2718,7 +3144,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[42]
+	mi := &file_strata_v1_meta_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2731,7 +3157,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{42}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *HeartbeatRequest) GetWorker() *WorkerInfo {
@@ -2751,7 +3177,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[43]
+	mi := &file_strata_v1_meta_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2763,7 +3189,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[43]
+	mi := &file_strata_v1_meta_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2776,7 +3202,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{43}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *HeartbeatResponse) GetIntervalSeconds() uint32 {
@@ -2794,7 +3220,7 @@ type ListWorkersRequest struct {
 
 func (x *ListWorkersRequest) Reset() {
 	*x = ListWorkersRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[44]
+	mi := &file_strata_v1_meta_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2806,7 +3232,7 @@ func (x *ListWorkersRequest) String() string {
 func (*ListWorkersRequest) ProtoMessage() {}
 
 func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[44]
+	mi := &file_strata_v1_meta_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2819,7 +3245,7 @@ func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkersRequest.ProtoReflect.Descriptor instead.
 func (*ListWorkersRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{44}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{48}
 }
 
 type ListWorkersResponse struct {
@@ -2831,7 +3257,7 @@ type ListWorkersResponse struct {
 
 func (x *ListWorkersResponse) Reset() {
 	*x = ListWorkersResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[45]
+	mi := &file_strata_v1_meta_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2843,7 +3269,7 @@ func (x *ListWorkersResponse) String() string {
 func (*ListWorkersResponse) ProtoMessage() {}
 
 func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[45]
+	mi := &file_strata_v1_meta_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2856,7 +3282,7 @@ func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkersResponse.ProtoReflect.Descriptor instead.
 func (*ListWorkersResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{45}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ListWorkersResponse) GetWorkers() []*WorkerInfo {
@@ -3016,7 +3442,30 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\".\n" +
 	"\x14RecoverLeaseResponse\x12\x16\n" +
-	"\x06closed\x18\x01 \x01(\bR\x06closed\"\x88\x01\n" +
+	"\x06closed\x18\x01 \x01(\bR\x06closed\":\n" +
+	"\fBatchRequest\x12*\n" +
+	"\x05calls\x18\x01 \x03(\v2\x14.strata.v1.BatchCallR\x05calls\"\x96\x03\n" +
+	"\tBatchCall\x12I\n" +
+	"\x0fget_file_status\x18\x01 \x01(\v2\x1f.strata.v1.GetFileStatusRequestH\x00R\rgetFileStatus\x12,\n" +
+	"\x04open\x18\x02 \x01(\v2\x16.strata.v1.OpenRequestH\x00R\x04open\x122\n" +
+	"\x06mkdirs\x18\x03 \x01(\v2\x18.strata.v1.MkdirsRequestH\x00R\x06mkdirs\x122\n" +
+	"\x06create\x18\x04 \x01(\v2\x18.strata.v1.CreateRequestH\x00R\x06create\x128\n" +
+	"\bcomplete\x18\x05 \x01(\v2\x1a.strata.v1.CompleteRequestH\x00R\bcomplete\x122\n" +
+	"\x06rename\x18\x06 \x01(\v2\x18.strata.v1.RenameRequestH\x00R\x06rename\x122\n" +
+	"\x06delete\x18\a \x01(\v2\x18.strata.v1.DeleteRequestH\x00R\x06deleteB\x06\n" +
+	"\x04call\"A\n" +
+	"\rBatchResponse\x120\n" +
+	"\aresults\x18\x01 \x03(\v2\x16.strata.v1.BatchResultR\aresults\"\xb7\x03\n" +
+	"\vBatchResult\x12\x14\n" +
+	"\x05error\x18\x01 \x01(\fR\x05error\x12J\n" +
+	"\x0fget_file_status\x18\x02 \x01(\v2 .strata.v1.GetFileStatusResponseH\x00R\rgetFileStatus\x12-\n" +
+	"\x04open\x18\x03 \x01(\v2\x17.strata.v1.OpenResponseH\x00R\x04open\x123\n" +
+	"\x06mkdirs\x18\x04 \x01(\v2\x19.strata.v1.MkdirsResponseH\x00R\x06mkdirs\x123\n" +
+	"\x06create\x18\x05 \x01(\v2\x19.strata.v1.CreateResponseH\x00R\x06create\x129\n" +
+	"\bcomplete\x18\x06 \x01(\v2\x1b.strata.v1.CompleteResponseH\x00R\bcomplete\x123\n" +
+	"\x06rename\x18\a \x01(\v2\x19.strata.v1.RenameResponseH\x00R\x06rename\x123\n" +
+	"\x06delete\x18\b \x01(\v2\x19.strata.v1.DeleteResponseH\x00R\x06deleteB\b\n" +
+	"\x06result\"\x88\x01\n" +
 	"\rNamespaceInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12,\n" +
 	"\x04mode\x18\x02 \x01(\x0e2\x18.strata.v1.NamespaceModeR\x04mode\x12\x1b\n" +
@@ -3083,7 +3532,7 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\rNamespaceMode\x12\x1e\n" +
 	"\x1aNAMESPACE_MODE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14NAMESPACE_MODE_BLOCK\x10\x01\x12\x18\n" +
-	"\x14NAMESPACE_MODE_CACHE\x10\x022\xb1\r\n" +
+	"\x14NAMESPACE_MODE_CACHE\x10\x022\xed\r\n" +
 	"\vMetaService\x12=\n" +
 	"\x06Mkdirs\x12\x18.strata.v1.MkdirsRequest\x1a\x19.strata.v1.MkdirsResponse\x12=\n" +
 	"\x06Create\x12\x18.strata.v1.CreateRequest\x1a\x19.strata.v1.CreateResponse\x12C\n" +
@@ -3099,7 +3548,8 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x11GetContentSummary\x12#.strata.v1.GetContentSummaryRequest\x1a$.strata.v1.GetContentSummaryResponse\x12I\n" +
 	"\n" +
 	"RenewLease\x12\x1c.strata.v1.RenewLeaseRequest\x1a\x1d.strata.v1.RenewLeaseResponse\x12O\n" +
-	"\fRecoverLease\x12\x1e.strata.v1.RecoverLeaseRequest\x1a\x1f.strata.v1.RecoverLeaseResponse\x12X\n" +
+	"\fRecoverLease\x12\x1e.strata.v1.RecoverLeaseRequest\x1a\x1f.strata.v1.RecoverLeaseResponse\x12:\n" +
+	"\x05Batch\x12\x17.strata.v1.BatchRequest\x1a\x18.strata.v1.BatchResponse\x12X\n" +
 	"\x0fCreateNamespace\x12!.strata.v1.CreateNamespaceRequest\x1a\".strata.v1.CreateNamespaceResponse\x12U\n" +
 	"\x0eListNamespaces\x12 .strata.v1.ListNamespacesRequest\x1a!.strata.v1.ListNamespacesResponse\x12X\n" +
 	"\x0fDeleteNamespace\x12!.strata.v1.DeleteNamespaceRequest\x1a\".strata.v1.DeleteNamespaceResponse\x12=\n" +
@@ -3124,7 +3574,7 @@ func file_strata_v1_meta_proto_rawDescGZIP() []byte {
 }
 
 var file_strata_v1_meta_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
+var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
 var file_strata_v1_meta_proto_goTypes = []any{
 	(FileType)(0),                     // 0: strata.v1.FileType
 	(NamespaceMode)(0),                // 1: strata.v1.NamespaceMode
@@ -3156,26 +3606,30 @@ var file_strata_v1_meta_proto_goTypes = []any{
 	(*RenewLeaseResponse)(nil),        // 27: strata.v1.RenewLeaseResponse
 	(*RecoverLeaseRequest)(nil),       // 28: strata.v1.RecoverLeaseRequest
 	(*RecoverLeaseResponse)(nil),      // 29: strata.v1.RecoverLeaseResponse
-	(*NamespaceInfo)(nil),             // 30: strata.v1.NamespaceInfo
-	(*CreateNamespaceRequest)(nil),    // 31: strata.v1.CreateNamespaceRequest
-	(*CreateNamespaceResponse)(nil),   // 32: strata.v1.CreateNamespaceResponse
-	(*ListNamespacesRequest)(nil),     // 33: strata.v1.ListNamespacesRequest
-	(*ListNamespacesResponse)(nil),    // 34: strata.v1.ListNamespacesResponse
-	(*DeleteNamespaceRequest)(nil),    // 35: strata.v1.DeleteNamespaceRequest
-	(*DeleteNamespaceResponse)(nil),   // 36: strata.v1.DeleteNamespaceResponse
-	(*StatusRequest)(nil),             // 37: strata.v1.StatusRequest
-	(*StatusResponse)(nil),            // 38: strata.v1.StatusResponse
-	(*Member)(nil),                    // 39: strata.v1.Member
-	(*AddMemberRequest)(nil),          // 40: strata.v1.AddMemberRequest
-	(*RemoveMemberRequest)(nil),       // 41: strata.v1.RemoveMemberRequest
-	(*TransferLeaderRequest)(nil),     // 42: strata.v1.TransferLeaderRequest
-	(*MembershipResponse)(nil),        // 43: strata.v1.MembershipResponse
-	(*HeartbeatRequest)(nil),          // 44: strata.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),         // 45: strata.v1.HeartbeatResponse
-	(*ListWorkersRequest)(nil),        // 46: strata.v1.ListWorkersRequest
-	(*ListWorkersResponse)(nil),       // 47: strata.v1.ListWorkersResponse
-	(*Block)(nil),                     // 48: strata.v1.Block
-	(*WorkerInfo)(nil),                // 49: strata.v1.WorkerInfo
+	(*BatchRequest)(nil),              // 30: strata.v1.BatchRequest
+	(*BatchCall)(nil),                 // 31: strata.v1.BatchCall
+	(*BatchResponse)(nil),             // 32: strata.v1.BatchResponse
+	(*BatchResult)(nil),               // 33: strata.v1.BatchResult
+	(*NamespaceInfo)(nil),             // 34: strata.v1.NamespaceInfo
+	(*CreateNamespaceRequest)(nil),    // 35: strata.v1.CreateNamespaceRequest
+	(*CreateNamespaceResponse)(nil),   // 36: strata.v1.CreateNamespaceResponse
+	(*ListNamespacesRequest)(nil),     // 37: strata.v1.ListNamespacesRequest
+	(*ListNamespacesResponse)(nil),    // 38: strata.v1.ListNamespacesResponse
+	(*DeleteNamespaceRequest)(nil),    // 39: strata.v1.DeleteNamespaceRequest
+	(*DeleteNamespaceResponse)(nil),   // 40: strata.v1.DeleteNamespaceResponse
+	(*StatusRequest)(nil),             // 41: strata.v1.StatusRequest
+	(*StatusResponse)(nil),            // 42: strata.v1.StatusResponse
+	(*Member)(nil),                    // 43: strata.v1.Member
+	(*AddMemberRequest)(nil),          // 44: strata.v1.AddMemberRequest
+	(*RemoveMemberRequest)(nil),       // 45: strata.v1.RemoveMemberRequest
+	(*TransferLeaderRequest)(nil),     // 46: strata.v1.TransferLeaderRequest
+	(*MembershipResponse)(nil),        // 47: strata.v1.MembershipResponse
+	(*HeartbeatRequest)(nil),          // 48: strata.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),         // 49: strata.v1.HeartbeatResponse
+	(*ListWorkersRequest)(nil),        // 50: strata.v1.ListWorkersRequest
+	(*ListWorkersResponse)(nil),       // 51: strata.v1.ListWorkersResponse
+	(*Block)(nil),                     // 52: strata.v1.Block
+	(*WorkerInfo)(nil),                // 53: strata.v1.WorkerInfo
 }
 var file_strata_v1_meta_proto_depIdxs = []int32{
 	0,  // 0: strata.v1.FileStatus.type:type_name -> strata.v1.FileType
@@ -3183,12 +3637,12 @@ var file_strata_v1_meta_proto_depIdxs = []int32{
 	2,  // 2: strata.v1.CreateRequest.header:type_name -> strata.v1.Header
 	3,  // 3: strata.v1.CreateResponse.status:type_name -> strata.v1.FileStatus
 	2,  // 4: strata.v1.CompleteRequest.header:type_name -> strata.v1.Header
-	48, // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
+	52, // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
 	2,  // 6: strata.v1.GetFileStatusRequest.header:type_name -> strata.v1.Header
 	3,  // 7: strata.v1.GetFileStatusResponse.status:type_name -> strata.v1.FileStatus
 	2,  // 8: strata.v1.OpenRequest.header:type_name -> strata.v1.Header
 	3,  // 9: strata.v1.OpenResponse.status:type_name -> strata.v1.FileStatus
-	48, // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
+	52, // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
 	2,  // 11: strata.v1.ListRequest.header:type_name -> strata.v1.Header
 	3,  // 12: strata.v1.ListResponse.entries:type_name -> strata.v1.FileStatus
 	3,  // 13: strata.v1.ListResponse.status:type_name -> strata.v1.FileStatus
@@ -3200,71 +3654,89 @@ var file_strata_v1_meta_proto_depIdxs = []int32{
 	2,  // 19: strata.v1.GetContentSummaryRequest.header:type_name -> strata.v1.Header
 	2,  // 20: strata.v1.RenewLeaseRequest.header:type_name -> strata.v1.Header
 	2,  // 21: strata.v1.RecoverLeaseRequest.header:type_name -> strata.v1.Header
-	1,  // 22: strata.v1.NamespaceInfo.mode:type_name -> strata.v1.NamespaceMode
-	2,  // 23: strata.v1.CreateNamespaceRequest.header:type_name -> strata.v1.Header
-	30, // 24: strata.v1.CreateNamespaceRequest.namespace:type_name -> strata.v1.NamespaceInfo
-	2,  // 25: strata.v1.ListNamespacesRequest.header:type_name -> strata.v1.Header
-	30, // 26: strata.v1.ListNamespacesResponse.namespaces:type_name -> strata.v1.NamespaceInfo
-	2,  // 27: strata.v1.DeleteNamespaceRequest.header:type_name -> strata.v1.Header
-	39, // 28: strata.v1.StatusResponse.members:type_name -> strata.v1.Member
-	2,  // 29: strata.v1.AddMemberRequest.header:type_name -> strata.v1.Header
-	39, // 30: strata.v1.AddMemberRequest.member:type_name -> strata.v1.Member
-	2,  // 31: strata.v1.RemoveMemberRequest.header:type_name -> strata.v1.Header
-	2,  // 32: strata.v1.TransferLeaderRequest.header:type_name -> strata.v1.Header
-	39, // 33: strata.v1.MembershipResponse.members:type_name -> strata.v1.Member
-	49, // 34: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
-	49, // 35: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
-	4,  // 36: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
-	6,  // 37: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
-	8,  // 38: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
-	10, // 39: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
-	12, // 40: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
-	14, // 41: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
-	16, // 42: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
-	18, // 43: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
-	20, // 44: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
-	21, // 45: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
-	22, // 46: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
-	24, // 47: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
-	26, // 48: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
-	28, // 49: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
-	31, // 50: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
-	33, // 51: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
-	35, // 52: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
-	37, // 53: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
-	40, // 54: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
-	41, // 55: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
-	42, // 56: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
-	44, // 57: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
-	46, // 58: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
-	5,  // 59: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
-	7,  // 60: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
-	9,  // 61: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
-	11, // 62: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
-	13, // 63: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
-	15, // 64: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
-	17, // 65: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
-	19, // 66: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
-	23, // 67: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
-	23, // 68: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
-	23, // 69: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
-	25, // 70: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
-	27, // 71: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
-	29, // 72: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
-	32, // 73: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
-	34, // 74: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
-	36, // 75: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
-	38, // 76: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
-	43, // 77: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
-	43, // 78: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
-	43, // 79: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
-	45, // 80: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
-	47, // 81: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
-	59, // [59:82] is the sub-list for method output_type
-	36, // [36:59] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	31, // 22: strata.v1.BatchRequest.calls:type_name -> strata.v1.BatchCall
+	10, // 23: strata.v1.BatchCall.get_file_status:type_name -> strata.v1.GetFileStatusRequest
+	12, // 24: strata.v1.BatchCall.open:type_name -> strata.v1.OpenRequest
+	4,  // 25: strata.v1.BatchCall.mkdirs:type_name -> strata.v1.MkdirsRequest
+	6,  // 26: strata.v1.BatchCall.create:type_name -> strata.v1.CreateRequest
+	8,  // 27: strata.v1.BatchCall.complete:type_name -> strata.v1.CompleteRequest
+	16, // 28: strata.v1.BatchCall.rename:type_name -> strata.v1.RenameRequest
+	18, // 29: strata.v1.BatchCall.delete:type_name -> strata.v1.DeleteRequest
+	33, // 30: strata.v1.BatchResponse.results:type_name -> strata.v1.BatchResult
+	11, // 31: strata.v1.BatchResult.get_file_status:type_name -> strata.v1.GetFileStatusResponse
+	13, // 32: strata.v1.BatchResult.open:type_name -> strata.v1.OpenResponse
+	5,  // 33: strata.v1.BatchResult.mkdirs:type_name -> strata.v1.MkdirsResponse
+	7,  // 34: strata.v1.BatchResult.create:type_name -> strata.v1.CreateResponse
+	9,  // 35: strata.v1.BatchResult.complete:type_name -> strata.v1.CompleteResponse
+	17, // 36: strata.v1.BatchResult.rename:type_name -> strata.v1.RenameResponse
+	19, // 37: strata.v1.BatchResult.delete:type_name -> strata.v1.DeleteResponse
+	1,  // 38: strata.v1.NamespaceInfo.mode:type_name -> strata.v1.NamespaceMode
+	2,  // 39: strata.v1.CreateNamespaceRequest.header:type_name -> strata.v1.Header
+	34, // 40: strata.v1.CreateNamespaceRequest.namespace:type_name -> strata.v1.NamespaceInfo
+	2,  // 41: strata.v1.ListNamespacesRequest.header:type_name -> strata.v1.Header
+	34, // 42: strata.v1.ListNamespacesResponse.namespaces:type_name -> strata.v1.NamespaceInfo
+	2,  // 43: strata.v1.DeleteNamespaceRequest.header:type_name -> strata.v1.Header
+	43, // 44: strata.v1.StatusResponse.members:type_name -> strata.v1.Member
+	2,  // 45: strata.v1.AddMemberRequest.header:type_name -> strata.v1.Header
+	43, // 46: strata.v1.AddMemberRequest.member:type_name -> strata.v1.Member
+	2,  // 47: strata.v1.RemoveMemberRequest.header:type_name -> strata.v1.Header
+	2,  // 48: strata.v1.TransferLeaderRequest.header:type_name -> strata.v1.Header
+	43, // 49: strata.v1.MembershipResponse.members:type_name -> strata.v1.Member
+	53, // 50: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
+	53, // 51: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
+	4,  // 52: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
+	6,  // 53: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
+	8,  // 54: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
+	10, // 55: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
+	12, // 56: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
+	14, // 57: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
+	16, // 58: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
+	18, // 59: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
+	20, // 60: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
+	21, // 61: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
+	22, // 62: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
+	24, // 63: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
+	26, // 64: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
+	28, // 65: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
+	30, // 66: strata.v1.MetaService.Batch:input_type -> strata.v1.BatchRequest
+	35, // 67: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
+	37, // 68: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
+	39, // 69: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
+	41, // 70: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
+	44, // 71: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
+	45, // 72: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
+	46, // 73: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
+	48, // 74: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
+	50, // 75: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
+	5,  // 76: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
+	7,  // 77: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
+	9,  // 78: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
+	11, // 79: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
+	13, // 80: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
+	15, // 81: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
+	17, // 82: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
+	19, // 83: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
+	23, // 84: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
+	23, // 85: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
+	23, // 86: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
+	25, // 87: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
+	27, // 88: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
+	29, // 89: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
+	32, // 90: strata.v1.MetaService.Batch:output_type -> strata.v1.BatchResponse
+	36, // 91: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
+	38, // 92: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
+	40, // 93: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
+	42, // 94: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
+	47, // 95: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
+	47, // 96: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
+	47, // 97: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
+	49, // 98: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
+	51, // 99: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
+	76, // [76:100] is the sub-list for method output_type
+	52, // [52:76] is the sub-list for method input_type
+	52, // [52:52] is the sub-list for extension type_name
+	52, // [52:52] is the sub-list for extension extendee
+	0,  // [0:52] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_meta_proto_init() }
@@ -3273,13 +3745,31 @@ func file_strata_v1_meta_proto_init() {
 		return
 	}
 	file_strata_v1_worker_proto_init()
+	file_strata_v1_meta_proto_msgTypes[29].OneofWrappers = []any{
+		(*BatchCall_GetFileStatus)(nil),
+		(*BatchCall_Open)(nil),
+		(*BatchCall_Mkdirs)(nil),
+		(*BatchCall_Create)(nil),
+		(*BatchCall_Complete)(nil),
+		(*BatchCall_Rename)(nil),
+		(*BatchCall_Delete)(nil),
+	}
+	file_strata_v1_meta_proto_msgTypes[31].OneofWrappers = []any{
+		(*BatchResult_GetFileStatus)(nil),
+		(*BatchResult_Open)(nil),
+		(*BatchResult_Mkdirs)(nil),
+		(*BatchResult_Create)(nil),
+		(*BatchResult_Complete)(nil),
+		(*BatchResult_Rename)(nil),
+		(*BatchResult_Delete)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_v1_meta_proto_rawDesc), len(file_strata_v1_meta_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   46,
+			NumMessages:   50,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -37,6 +37,7 @@ const (
 	MetaService_GetContentSummary_FullMethodName = "/strata.v1.MetaService/GetContentSummary"
 	MetaService_RenewLease_FullMethodName        = "/strata.v1.MetaService/RenewLease"
 	MetaService_RecoverLease_FullMethodName      = "/strata.v1.MetaService/RecoverLease"
+	MetaService_Batch_FullMethodName             = "/strata.v1.MetaService/Batch"
 	MetaService_CreateNamespace_FullMethodName   = "/strata.v1.MetaService/CreateNamespace"
 	MetaService_ListNamespaces_FullMethodName    = "/strata.v1.MetaService/ListNamespaces"
 	MetaService_DeleteNamespace_FullMethodName   = "/strata.v1.MetaService/DeleteNamespace"
@@ -66,6 +67,10 @@ type MetaServiceClient interface {
 	GetContentSummary(ctx context.Context, in *GetContentSummaryRequest, opts ...grpc.CallOption) (*GetContentSummaryResponse, error)
 	RenewLease(ctx context.Context, in *RenewLeaseRequest, opts ...grpc.CallOption) (*RenewLeaseResponse, error)
 	RecoverLease(ctx context.Context, in *RecoverLeaseRequest, opts ...grpc.CallOption) (*RecoverLeaseResponse, error)
+	// Batch makes several calls in one round trip, each answered as if it
+	// came alone. The Go client coalesces the calls its threads make while
+	// others are in flight into batches.
+	Batch(ctx context.Context, in *BatchRequest, opts ...grpc.CallOption) (*BatchResponse, error)
 	CreateNamespace(ctx context.Context, in *CreateNamespaceRequest, opts ...grpc.CallOption) (*CreateNamespaceResponse, error)
 	ListNamespaces(ctx context.Context, in *ListNamespacesRequest, opts ...grpc.CallOption) (*ListNamespacesResponse, error)
 	DeleteNamespace(ctx context.Context, in *DeleteNamespaceRequest, opts ...grpc.CallOption) (*DeleteNamespaceResponse, error)
@@ -232,6 +237,16 @@ func (c *metaServiceClient) RecoverLease(ctx context.Context, in *RecoverLeaseRe
 	return out, nil
 }
 
+func (c *metaServiceClient) Batch(ctx context.Context, in *BatchRequest, opts ...grpc.CallOption) (*BatchResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BatchResponse)
+	err := c.cc.Invoke(ctx, MetaService_Batch_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *metaServiceClient) CreateNamespace(ctx context.Context, in *CreateNamespaceRequest, opts ...grpc.CallOption) (*CreateNamespaceResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CreateNamespaceResponse)
@@ -340,6 +355,10 @@ type MetaServiceServer interface {
 	GetContentSummary(context.Context, *GetContentSummaryRequest) (*GetContentSummaryResponse, error)
 	RenewLease(context.Context, *RenewLeaseRequest) (*RenewLeaseResponse, error)
 	RecoverLease(context.Context, *RecoverLeaseRequest) (*RecoverLeaseResponse, error)
+	// Batch makes several calls in one round trip, each answered as if it
+	// came alone. The Go client coalesces the calls its threads make while
+	// others are in flight into batches.
+	Batch(context.Context, *BatchRequest) (*BatchResponse, error)
 	CreateNamespace(context.Context, *CreateNamespaceRequest) (*CreateNamespaceResponse, error)
 	ListNamespaces(context.Context, *ListNamespacesRequest) (*ListNamespacesResponse, error)
 	DeleteNamespace(context.Context, *DeleteNamespaceRequest) (*DeleteNamespaceResponse, error)
@@ -407,6 +426,9 @@ func (UnimplementedMetaServiceServer) RenewLease(context.Context, *RenewLeaseReq
 }
 func (UnimplementedMetaServiceServer) RecoverLease(context.Context, *RecoverLeaseRequest) (*RecoverLeaseResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RecoverLease not implemented")
+}
+func (UnimplementedMetaServiceServer) Batch(context.Context, *BatchRequest) (*BatchResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Batch not implemented")
 }
 func (UnimplementedMetaServiceServer) CreateNamespace(context.Context, *CreateNamespaceRequest) (*CreateNamespaceResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateNamespace not implemented")
@@ -708,6 +730,24 @@ func _MetaService_RecoverLease_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MetaService_Batch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(BatchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).Batch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_Batch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).Batch(ctx, req.(*BatchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _MetaService_CreateNamespace_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CreateNamespaceRequest)
 	if err := dec(in); err != nil {
@@ -932,6 +972,10 @@ var MetaService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RecoverLease",
 			Handler:    _MetaService_RecoverLease_Handler,
+		},
+		{
+			MethodName: "Batch",
+			Handler:    _MetaService_Batch_Handler,
 		},
 		{
 			MethodName: "CreateNamespace",

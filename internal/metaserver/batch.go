@@ -1,0 +1,79 @@
+package metaserver
+
+import (
+	"context"
+	"sync"
+
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/stratafs/strata/internal/fserr"
+	pb "github.com/stratafs/strata/proto/strata/v1"
+)
+
+// MaxBatch is the most calls one Batch may hold.
+const MaxBatch = 1024
+
+// Batch implements MetaService: every call is made as if it came alone.
+// The mutations run concurrently, so that their commands share the Raft
+// log's writes and fsyncs, and the reads run in turn meanwhile.
+func (s *Server) Batch(ctx context.Context, r *pb.BatchRequest) (*pb.BatchResponse, error) {
+	if len(r.Calls) > MaxBatch {
+		return nil, fserr.ToStatus(fserr.Errorf(fserr.ErrInvalidArgument, "a batch of %d calls: at most %d", len(r.Calls), MaxBatch))
+	}
+	if !s.isLeader() {
+		return nil, fserr.ToStatus(s.notLeader())
+	}
+	results := make([]*pb.BatchResult, len(r.Calls))
+	var wg sync.WaitGroup
+	for i, c := range r.Calls {
+		if !isRead(c) {
+			wg.Go(func() { results[i] = s.call(ctx, c) })
+		}
+	}
+	for i, c := range r.Calls {
+		if isRead(c) {
+			results[i] = s.call(ctx, c)
+		}
+	}
+	wg.Wait()
+	return &pb.BatchResponse{Results: results}, nil
+}
+
+func isRead(c *pb.BatchCall) bool { return c.GetGetFileStatus() != nil || c.GetOpen() != nil }
+
+// call makes one call of a batch through the method that serves it alone;
+// its answer goes in the result's field of the call's name.
+func (s *Server) call(ctx context.Context, c *pb.BatchCall) *pb.BatchResult {
+	var r proto.Message
+	var err error
+	switch c := c.Call.(type) {
+	case *pb.BatchCall_GetFileStatus:
+		r, err = s.GetFileStatus(ctx, c.GetFileStatus)
+	case *pb.BatchCall_Open:
+		r, err = s.Open(ctx, c.Open)
+	case *pb.BatchCall_Mkdirs:
+		r, err = s.Mkdirs(ctx, c.Mkdirs)
+	case *pb.BatchCall_Create:
+		r, err = s.Create(ctx, c.Create)
+	case *pb.BatchCall_Complete:
+		r, err = s.Complete(ctx, c.Complete)
+	case *pb.BatchCall_Rename:
+		r, err = s.Rename(ctx, c.Rename)
+	case *pb.BatchCall_Delete:
+		r, err = s.Delete(ctx, c.Delete)
+	default:
+		err = fserr.Errorf(fserr.ErrInvalidArgument, "batch: a call of no kind this service knows")
+	}
+	res := &pb.BatchResult{}
+	if err != nil {
+		res.Error, _ = proto.Marshal(status.Convert(fserr.ToStatus(err)).Proto())
+		return res
+	}
+	m, name := res.ProtoReflect(), c.ProtoReflect().WhichOneof(callOneof).Name()
+	m.Set(m.Descriptor().Fields().ByName(name), protoreflect.ValueOfMessage(r.ProtoReflect()))
+	return res
+}
+
+var callOneof = (&pb.BatchCall{}).ProtoReflect().Descriptor().Oneofs().ByName("call")

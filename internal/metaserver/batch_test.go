@@ -1,0 +1,92 @@
+package metaserver_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/stratafs/strata/internal/client"
+	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/metaserver"
+	"github.com/stratafs/strata/internal/testcluster"
+	pb "github.com/stratafs/strata/proto/strata/v1"
+)
+
+// batchError returns the error of a batch's result, as the client sees it.
+func batchError(t *testing.T, r *pb.BatchResult) error {
+	t.Helper()
+	if len(r.Error) == 0 {
+		return nil
+	}
+	st := &rpcstatus.Status{}
+	if err := proto.Unmarshal(r.Error, st); err != nil {
+		t.Fatal(err)
+	}
+	return fserr.FromStatus(status.ErrorProto(st))
+}
+
+func TestBatchAnswersEveryCallAsIfItCameAlone(t *testing.T) {
+	ctx := context.Background()
+	svc := testcluster.StartInProcess(t, nil)
+	c := testcluster.Client(t, svc.Addr, "")
+	for _, p := range []string{"/d/old", "/d/gone"} {
+		if err := c.WriteFile(ctx, p, []byte(p), client.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := &pb.Header{User: testcluster.Superuser(), ClientName: "batch-test"}
+	resp, err := svc.Server.Batch(ctx, &pb.BatchRequest{Calls: []*pb.BatchCall{
+		{Call: &pb.BatchCall_GetFileStatus{GetFileStatus: &pb.GetFileStatusRequest{Header: h, Path: "/d/old"}}},
+		{Call: &pb.BatchCall_GetFileStatus{GetFileStatus: &pb.GetFileStatusRequest{Header: h, Path: "/missing"}}},
+		{Call: &pb.BatchCall_Open{Open: &pb.OpenRequest{Header: h, Path: "/d"}}},
+		{Call: &pb.BatchCall_Mkdirs{Mkdirs: &pb.MkdirsRequest{Header: h, Path: "/e/f", Permission: 0o755, CreateParents: true}}},
+		{Call: &pb.BatchCall_Create{Create: &pb.CreateRequest{Header: h, Path: "/d/new", Permission: 0o644, Complete: true, InlineData: []byte("x")}}},
+		{Call: &pb.BatchCall_Rename{Rename: &pb.RenameRequest{Header: h, Src: "/d/old", Dst: "/d/renamed"}}},
+		{Call: &pb.BatchCall_Delete{Delete: &pb.DeleteRequest{Header: h, Path: "/d/gone"}}},
+		{Call: &pb.BatchCall_Delete{Delete: &pb.DeleteRequest{Header: &pb.Header{}, Path: "/d/new"}}},
+		{},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := resp.Results
+	if len(r) != 9 {
+		t.Fatalf("%d results for 9 calls", len(r))
+	}
+	for i, want := range []error{nil, fserr.ErrNotFound, fserr.ErrIsDir, nil, nil, nil, nil, fserr.ErrInvalidArgument, fserr.ErrInvalidArgument} {
+		if err := batchError(t, r[i]); want == nil && err != nil || want != nil && !errors.Is(err, want) {
+			t.Errorf("call %d: %v, want %v", i, err, want)
+		}
+	}
+	if r[0].GetGetFileStatus().GetStatus().GetLength() != uint64(len("/d/old")) || !r[3].GetMkdirs().GetCreated() ||
+		r[4].GetCreate().GetStatus().GetLength() != 1 || r[5].GetRename().GetFinalPath() != "/d/renamed" || !r[6].GetDelete().GetDeleted() {
+		t.Fatalf("results %v", r)
+	}
+	for p, exists := range map[string]bool{"/e/f": true, "/d/new": true, "/d/renamed": true, "/d/old": false, "/d/gone": false} {
+		if _, err := c.Stat(ctx, p); exists != (err == nil) {
+			t.Errorf("stat %s after the batch: %v", p, err)
+		}
+	}
+}
+
+func TestBatchOfTooManyCallsIsRefusedWhole(t *testing.T) {
+	ctx := context.Background()
+	svc := testcluster.StartInProcess(t, nil)
+	calls := make([]*pb.BatchCall, metaserver.MaxBatch+1)
+	for i := range calls {
+		calls[i] = &pb.BatchCall{Call: &pb.BatchCall_Mkdirs{Mkdirs: &pb.MkdirsRequest{
+			Header: &pb.Header{User: testcluster.Superuser()}, Path: "/never", CreateParents: true}}}
+	}
+	if _, err := svc.Server.Batch(ctx, &pb.BatchRequest{Calls: calls}); status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("a batch of %d calls: %v", len(calls), err)
+	}
+	c := testcluster.Client(t, svc.Addr, "")
+	if _, err := c.Stat(ctx, "/never"); !errors.Is(err, fserr.ErrNotFound) {
+		t.Fatalf("a refused batch made a call: %v", err)
+	}
+}
