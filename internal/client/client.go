@@ -42,10 +42,11 @@ type Config struct {
 	// NoShortCircuit makes reads go through the workers' RPC even when a
 	// worker shares this host.
 	NoShortCircuit bool
-	// BatchesInFlight bounds the calls and batches of coalesced calls in
-	// flight to the service: calls made while that many are in flight
-	// leave together, as one batch, when one returns. 0 means
-	// DefaultBatchesInFlight; a negative value sends every call alone.
+	// BatchesInFlight bounds the reads, and batches of coalesced reads, in
+	// flight to the service: reads made while that many are in flight
+	// leave together, as one batch, when one returns; mutations likewise,
+	// with four times as many in flight. 0 means DefaultBatchesInFlight; a
+	// negative value sends every call alone.
 	BatchesInFlight int
 }
 
@@ -53,7 +54,7 @@ type Config struct {
 type Client struct {
 	cfg     Config
 	members *members
-	batches *coalescer
+	batches coalescing
 	meta    pb.MetaServiceClient
 	name    string // lease holder name
 	header  *pb.Header
@@ -83,7 +84,7 @@ func New(cfg Config) (*Client, error) {
 	if cfg.BatchesInFlight == 0 {
 		cfg.BatchesInFlight = DefaultBatchesInFlight
 	}
-	c := &Client{cfg: cfg, members: ms, batches: newCoalescer(ms, cfg.BatchesInFlight), name: clientName(), umask: 0o022}
+	c := &Client{cfg: cfg, members: ms, batches: newCoalescing(ms, cfg.BatchesInFlight), name: clientName(), umask: 0o022}
 	c.meta = pb.NewMetaServiceClient(c.batches)
 	if cfg.Umask != nil {
 		c.umask = *cfg.Umask & 0o777

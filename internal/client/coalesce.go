@@ -15,15 +15,44 @@ import (
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
-// DefaultBatchesInFlight is how many batches of coalesced calls a client
-// keeps in flight at most (Config.BatchesInFlight).
+// DefaultBatchesInFlight is how many reads, or batches of coalesced reads,
+// a client keeps in flight at most (Config.BatchesInFlight).
 const DefaultBatchesInFlight = 4
+
+// mutationsPerRead is how many more mutations than reads a client keeps in
+// flight: a read's answer takes the service's CPU only, a mutation's also
+// waits for the Raft log's fsync and the serial apply, and a batch is
+// answered once its slowest call is, so mutations need more flows to keep
+// the log busy.
+var mutationsPerRead = 4
+
+// coalescing sends each call through the coalescer of its kind.
+type coalescing struct{ reads, mutations *coalescer }
+
+func newCoalescing(m grpc.ClientConnInterface, max int) coalescing {
+	return coalescing{newCoalescer(m, max), newCoalescer(m, max*mutationsPerRead)}
+}
+
+// Invoke implements grpc.ClientConnInterface.
+func (c coalescing) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	if mutations[method] {
+		return c.mutations.Invoke(ctx, method, args, reply, opts...)
+	}
+	return c.reads.Invoke(ctx, method, args, reply, opts...)
+}
+
+// NewStream implements grpc.ClientConnInterface.
+func (c coalescing) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	return c.reads.m.NewStream(ctx, desc, method, opts...)
+}
+
+// sent counts the Batch RPCs made.
+func (c coalescing) sent() int64 { return c.reads.sent.Load() + c.mutations.sent.Load() }
 
 // maxBatchCalls is the most calls one batch carries.
 const maxBatchCalls = 256
 
-// coalescer is a grpc.ClientConnInterface in front of the members that
-// sends the calls of concurrent threads in batches. A call made while
+// coalescer sends the calls of concurrent threads in batches. A call made while
 // fewer than max calls or batches are in flight goes at once, alone, as
 // its own RPC; calls made while max are in flight wait, and leave together
 // in one Batch RPC as soon as one returns. A lone caller thus waits for
@@ -65,7 +94,7 @@ type sentBatch struct {
 
 func newCoalescer(m grpc.ClientConnInterface, max int) *coalescer { return &coalescer{m: m, max: max} }
 
-// Invoke implements grpc.ClientConnInterface.
+// Invoke makes a call, alone or in a batch.
 func (c *coalescer) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
 	fields, ok := batchable[method]
 	if !ok || c.max <= 0 {
@@ -97,11 +126,6 @@ func (c *coalescer) Invoke(ctx context.Context, method string, args, reply any, 
 		return c.m.Invoke(ctx, method, args, reply, opts...)
 	}
 	return b.err
-}
-
-// NewStream implements grpc.ClientConnInterface.
-func (c *coalescer) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	return c.m.NewStream(ctx, desc, method, opts...)
 }
 
 // release hands a finished RPC's place in flight to the calls that queued

@@ -123,7 +123,7 @@ func TestCoalescerBatchesTheCallsMadeWhileOthersAreInFlight(t *testing.T) {
 	ctx := context.Background()
 	fake := &fakeMeta{hold: make(chan struct{})}
 	c := newCoalescer(fake, 1)
-	meta := pb.NewMetaServiceClient(c)
+	meta := pb.NewMetaServiceClient(coalescing{c, c})
 
 	first := startFirst(t, c, meta)
 	paths := []string{"/a", "/missing", "/b", "/c"}
@@ -168,7 +168,7 @@ func TestCoalescerMutationsCarryRequestIDsAndRetryAlone(t *testing.T) {
 	ctx := context.Background()
 	fake := &fakeMeta{hold: make(chan struct{})}
 	c := newCoalescer(fake, 1)
-	meta := pb.NewMetaServiceClient(c)
+	meta := pb.NewMetaServiceClient(coalescing{c, c})
 
 	first := startFirst(t, c, meta)
 	errs := make(chan error, 2)
@@ -218,7 +218,7 @@ func TestCoalescerDropsTheCallsOfCallersThatGaveUp(t *testing.T) {
 	ctx := context.Background()
 	fake := &fakeMeta{hold: make(chan struct{})}
 	c := newCoalescer(fake, 1)
-	meta := pb.NewMetaServiceClient(c)
+	meta := pb.NewMetaServiceClient(coalescing{c, c})
 
 	first := startFirst(t, c, meta)
 	cctx, cancel := context.WithCancel(ctx)

@@ -23,4 +23,4 @@ func Leases(c *Client) int {
 }
 
 // BatchesSent returns how many Batch RPCs c made.
-func BatchesSent(c *Client) int64 { return c.batches.sent.Load() }
+func BatchesSent(c *Client) int64 { return c.batches.sent() }
