@@ -41,7 +41,7 @@ type logStore struct {
 }
 
 func openLogStore(dir string) (*logStore, bool, error) {
-	db, err := pebblekv.OpenDB(dir, 16<<20, nil)
+	db, err := pebblekv.OpenDB(dir, 16<<20, 64<<20, nil)
 	if err != nil {
 		return nil, false, err
 	}
