@@ -11,15 +11,31 @@ func SetLeaseTTL(t interface{ Cleanup(func()) }, d time.Duration) {
 
 // Leases returns how many short-circuit leases c holds.
 func Leases(c *Client) int {
+	n, _ := countLeases(c)
+	return n
+}
+
+// MappedLeases returns how many of c's short-circuit leases read by
+// mapping their file.
+func MappedLeases(c *Client) int {
+	_, mapped := countLeases(c)
+	return mapped
+}
+
+func countLeases(c *Client) (n, mapped int) {
 	c.workers.mu.Lock()
 	defer c.workers.mu.Unlock()
-	n := 0
 	for _, p := range c.workers.mu.sc {
 		p.leases.mu.Lock()
-		n += len(p.leases.mu.m)
+		for _, l := range p.leases.mu.m {
+			n++
+			if l.m != nil {
+				mapped++
+			}
+		}
 		p.leases.mu.Unlock()
 	}
-	return n
+	return n, mapped
 }
 
 // BatchesSent returns how many Batch RPCs c made.

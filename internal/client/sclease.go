@@ -46,6 +46,7 @@ var errUnlinked = errors.New("client: the lent cache file was removed")
 // it, which an open descriptor survives.
 type lease struct {
 	f     *os.File
+	m     *mapping // nil: read by pread
 	ps    int64
 	first int64
 	end   int64 // exclusive: the block's end or a page boundary
@@ -60,22 +61,34 @@ func newLease(f *os.File, resp *pb.ShortCircuitResponse) (*lease, error) {
 		return nil, errors.New("short-circuit: malformed response")
 	}
 	end := min(first+int64(len(resp.Crcs))*ps, int64(resp.BlockLength))
-	return &lease{f: f, ps: ps, first: first, end: end, crcs: resp.Crcs}, nil
+	return &lease{f: f, m: mapLease(f, first, end), ps: ps, first: first, end: end, crcs: resp.Crcs}, nil
 }
 
 func (l *lease) covers(off, n int64) bool { return off >= l.first && off+n <= l.end }
 
 // readAt fills buf from [off, off+len(buf)), which the lease covers,
 // checking every page it touches against its CRC; nothing in buf is to be
-// used unless it returns nil. Pages wholly inside the range are read
-// straight into buf; a page the range cuts goes through a pooled buffer.
+// used unless it returns nil. It reads by the lease's mapping while the
+// file holds the lease's whole range, else by pread (readByPread).
 //
-// NB: a concurrent close is safe: os.File keeps the descriptor open until
-// a pread in flight returns, and a later one fails with os.ErrClosed.
+// NB: a concurrent close is safe: it unmaps only once the reads of the
+// mapping are done, and os.File keeps the descriptor open until a pread in
+// flight returns; a later read fails with os.ErrClosed.
 func (l *lease) readAt(buf []byte, off int64) error {
-	if err := l.linked(); err != nil {
+	size, err := l.size()
+	if err != nil {
 		return err
 	}
+	if l.m != nil && size >= l.end {
+		return l.readMapped(buf, off)
+	}
+	return l.readByPread(buf, off)
+}
+
+// readByPread is readAt by pread: pages wholly inside the range are read
+// straight into buf and checked there; a page the range cuts goes through
+// a pooled buffer.
+func (l *lease) readByPread(buf []byte, off int64) error {
 	end := off + int64(len(buf))
 	for p := off - (off-l.first)%l.ps; p < end; {
 		pageEnd := min(p+l.ps, l.end)
@@ -102,14 +115,20 @@ func (l *lease) readAt(buf []byte, off int64) error {
 // evicted block's file is unlinked: reading it on would hide the reads
 // from the worker, whose cache would never fetch the block again.
 func (l *lease) linked() error {
+	_, err := l.size()
+	return err
+}
+
+// size returns the size of the lease's file, or errUnlinked (see linked).
+func (l *lease) size() (int64, error) {
 	st, err := l.f.Stat()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Nlink == 0 {
-		return errUnlinked
+		return 0, errUnlinked
 	}
-	return nil
+	return st.Size(), nil
 }
 
 // readPages reads the whole pages at p into dst and checks them, in runs
@@ -163,7 +182,12 @@ func (l *lease) check(page []byte, p int64) error {
 	return nil
 }
 
-func (l *lease) close() { l.f.Close() }
+func (l *lease) close() {
+	if l.m != nil {
+		l.m.unmap()
+	}
+	l.f.Close()
+}
 
 // leaseKey names a block.
 type leaseKey struct{ inode, block uint64 }

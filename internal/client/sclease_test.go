@@ -14,7 +14,8 @@ import (
 )
 
 // testLease writes a block of n random bytes in pages of ps to a file, as
-// the cache lays it out, and lends its pages from first on.
+// the cache lays it out (a write a page), and lends its pages from first
+// on. The lease reads by its mapping.
 func testLease(t testing.TB, n, ps, first int64) (*lease, []byte, string) {
 	t.Helper()
 	block := make([]byte, n)
@@ -23,13 +24,33 @@ func testLease(t testing.TB, n, ps, first int64) (*lease, []byte, string) {
 		block[i] = byte(rng.Uint32())
 	}
 	path := filepath.Join(t.TempDir(), "block.data")
-	if err := os.WriteFile(path, block, 0o600); err != nil {
+	w, err := os.Create(path)
+	if err != nil {
 		t.Fatal(err)
 	}
 	resp := &pb.ShortCircuitResponse{Ok: true, PageSize: uint64(ps), FirstPage: uint64(first), BlockLength: uint64(n)}
-	for p := first; p < n; p += ps {
-		resp.Crcs = append(resp.Crcs, crc32.Checksum(block[p:min(p+ps, n)], castagnoli))
+	for p := int64(0); p < n; p += ps {
+		page := block[p:min(p+ps, n)]
+		if _, err := w.WriteAt(page, p); err != nil {
+			t.Fatal(err)
+		}
+		if p >= first {
+			resp.Crcs = append(resp.Crcs, crc32.Checksum(page, castagnoli))
+		}
 	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l := openLease(t, path, resp)
+	if l.m == nil {
+		t.Fatal("the lease's file was not mapped")
+	}
+	return l, block, path
+}
+
+// openLease opens the file at path and makes a lease of it with resp.
+func openLease(t testing.TB, path string, resp *pb.ShortCircuitResponse) *lease {
+	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -39,16 +60,33 @@ func testLease(t testing.TB, n, ps, first int64) (*lease, []byte, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(l.close)
-	return l, block, path
+	return l
+}
+
+// byPread has l read by pread, as a lease whose file could not be mapped.
+func byPread(l *lease) *lease {
+	l.m.unmap()
+	l.m = nil
+	return l
+}
+
+// bothWays runs test with a lease reading by its mapping and one reading by
+// pread.
+func bothWays(t *testing.T, test func(t *testing.T, way func(*lease) *lease)) {
+	t.Run("mapped", func(t *testing.T) { test(t, func(l *lease) *lease { return l }) })
+	t.Run("pread", func(t *testing.T) { test(t, byPread) })
 }
 
 // Reads of every shape (inside one page, across pages, whole pages, runs
 // longer than verifyRun, up to a short last page) return the block's bytes.
-func TestLeaseReadsEveryShape(t *testing.T) {
+func TestLeaseReadsEveryShape(t *testing.T) { bothWays(t, testLeaseReadsEveryShape) }
+
+func testLeaseReadsEveryShape(t *testing.T, way func(*lease) *lease) {
 	const ps = 4096
 	n := int64(verifyRun + 3*ps + 100) // runs longer than verifyRun; a short last page
 	for _, first := range []int64{0, 2 * ps} {
 		l, block, _ := testLease(t, n, ps, first)
+		l = way(l)
 		points := []int64{first, first + 1, first + ps - 1, first + ps, first + ps + 1, verifyRun, verifyRun + 1,
 			n - ps - 100, n - 100, n - 1}
 		for _, off := range points {
@@ -70,9 +108,12 @@ func TestLeaseReadsEveryShape(t *testing.T) {
 
 // A corrupt page fails every read that touches it, whole or cut, and no
 // other.
-func TestLeaseDetectsCorruptPage(t *testing.T) {
+func TestLeaseDetectsCorruptPage(t *testing.T) { bothWays(t, testLeaseDetectsCorruptPage) }
+
+func testLeaseDetectsCorruptPage(t *testing.T, way func(*lease) *lease) {
 	const ps = 4096
 	l, block, path := testLease(t, 4*ps, ps, 0)
+	l = way(l)
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -98,10 +139,13 @@ func TestLeaseDetectsCorruptPage(t *testing.T) {
 // A large read (runs of verifyRun over pages small and large) reports the
 // corrupt page in its middle, and only that page; reads around it return
 // the block's bytes.
-func TestLargeReadDetectsCorruptPage(t *testing.T) {
+func TestLargeReadDetectsCorruptPage(t *testing.T) { bothWays(t, testLargeReadDetectsCorruptPage) }
+
+func testLargeReadDetectsCorruptPage(t *testing.T, way func(*lease) *lease) {
 	for _, ps := range []int64{64 << 10, 1 << 20, 1<<20 + 4096} {
 		n := 8*ps + 12345 // a short last page
 		l, block, path := testLease(t, n, ps, 0)
+		l = way(l)
 		buf := make([]byte, n)
 		if err := l.readAt(buf, 0); err != nil || !bytes.Equal(buf, block) {
 			t.Fatalf("page size %d: read of a sound block: %v", ps, err)
@@ -162,8 +206,11 @@ func TestLeasesAddUnlessCovered(t *testing.T) {
 }
 
 // A lease whose file was unlinked (the cache evicted the block) ends.
-func TestLeaseOfUnlinkedFileEnds(t *testing.T) {
+func TestLeaseOfUnlinkedFileEnds(t *testing.T) { bothWays(t, testLeaseOfUnlinkedFileEnds) }
+
+func testLeaseOfUnlinkedFileEnds(t *testing.T, way func(*lease) *lease) {
 	l, _, path := testLease(t, 8192, 4096, 0)
+	l = way(l)
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
@@ -173,27 +220,43 @@ func TestLeaseOfUnlinkedFileEnds(t *testing.T) {
 }
 
 // The cost of checking every page on every read: a lease's 1 MiB reads of
-// a 64 MiB block in the page cache against plain preads of the same file
-// (the raw baseline of `strata bench data`); cpu-ns/op is the process's
-// CPU time. See docs/benchmarks.md.
-func BenchmarkLeaseRead(b *testing.B) { benchmarkRead(b, true) }
+// a 64 MiB block in the page cache (written a page a call, as the cache
+// does) against plain preads of the same file (the raw baseline of `strata
+// bench data`); cpu-ns/op is the process's CPU time. LeaseRead reads by
+// one mapping throughout, LeaseReadNewLease by a new lease (a new mapping)
+// every pass over the block, as a reader that reads a block once does,
+// LeaseReadPread by pread then CRC (a lease without a mapping). See
+// docs/benchmarks.md.
+func BenchmarkLeaseRead(b *testing.B) { benchmarkRead(b, "lease") }
 
-func BenchmarkPreadBaseline(b *testing.B) { benchmarkRead(b, false) }
+func BenchmarkLeaseReadNewLease(b *testing.B) { benchmarkRead(b, "new lease") }
 
-func benchmarkRead(b *testing.B, verified bool) {
+func BenchmarkLeaseReadPread(b *testing.B) { benchmarkRead(b, "pread lease") }
+
+func BenchmarkPreadBaseline(b *testing.B) { benchmarkRead(b, "pread") }
+
+func benchmarkRead(b *testing.B, way string) {
 	const n, ps = 64 << 20, 1 << 20
-	l, _, _ := testLease(b, n, ps, 0)
+	l, _, path := testLease(b, n, ps, 0)
+	resp := &pb.ShortCircuitResponse{Ok: true, PageSize: ps, BlockLength: n, Crcs: l.crcs}
+	if way == "pread lease" {
+		byPread(l)
+	}
 	buf := make([]byte, 1<<20)
 	b.SetBytes(int64(len(buf)))
 	cpu0 := cpuTime(b)
 	b.ResetTimer()
 	for i := range b.N {
 		off := int64(i%(n/len(buf))) * int64(len(buf))
+		if way == "new lease" && off == 0 && i > 0 {
+			l.close()
+			l = openLease(b, path, resp)
+		}
 		var err error
-		if verified {
-			err = l.readAt(buf, off)
-		} else {
+		if way == "pread" {
 			_, err = l.f.ReadAt(buf, off)
+		} else {
+			err = l.readAt(buf, off)
 		}
 		if err != nil {
 			b.Fatal(err)

@@ -105,8 +105,8 @@ func TestCorruptPageUnderLiveLease(t *testing.T) {
 	sc := startSC(t)
 	data := sc.write(t, "/f", 2*(4<<20)+777)
 	sc.readAll(t, "/f", data)
-	if n := client.Leases(sc.c); n != 3 {
-		t.Fatalf("%d leases after the first read, want one per block (3)", n)
+	if n, mapped := client.Leases(sc.c), client.MappedLeases(sc.c); n != 3 || mapped != n {
+		t.Fatalf("%d leases after the first read (%d mapped), want one per block (3), all mapped", n, mapped)
 	}
 	before := sc.stats(t)
 	if n := testcluster.CorruptCache(t, sc.cacheDir, 1<<20+5); n != 2 { // the second page of the two full blocks
@@ -139,6 +139,9 @@ func TestCorruptPageInLargeRead(t *testing.T) {
 	buf := make([]byte, len(data))
 	if _, err := r.ReadAt(buf, 0); err != nil || !bytes.Equal(buf, data) {
 		t.Fatalf("first read: %v", err)
+	}
+	if n := client.MappedLeases(sc.c); n != 1 {
+		t.Fatalf("%d mapped leases after the first read, want 1", n)
 	}
 	before := sc.stats(t)
 	if n := testcluster.CorruptCache(t, sc.cacheDir, 2<<20+(1<<19)+5); n != 1 { // the third of four pages
