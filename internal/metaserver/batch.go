@@ -32,10 +32,24 @@ func (s *Server) Batch(ctx context.Context, r *pb.BatchRequest) (*pb.BatchRespon
 			wg.Go(func() { results[i] = s.call(ctx, c) })
 		}
 	}
+	// One read barrier serves every read of the batch: it is passed after
+	// all of them were made.
+	var barrier error
+	rctx := ctx
 	for i, c := range r.Calls {
-		if isRead(c) {
-			results[i] = s.call(ctx, c)
+		if !isRead(c) {
+			continue
 		}
+		if barrier == nil && !passedBarrier(rctx) {
+			if barrier = s.node.ReadBarrier(ctx); barrier == nil {
+				rctx = context.WithValue(ctx, barrierKey{}, true)
+			}
+		}
+		if barrier != nil {
+			results[i] = failed(s.raftError(barrier))
+			continue
+		}
+		results[i] = s.call(rctx, c)
 	}
 	wg.Wait()
 	return &pb.BatchResponse{Results: results}, nil
@@ -66,14 +80,23 @@ func (s *Server) call(ctx context.Context, c *pb.BatchCall) *pb.BatchResult {
 	default:
 		err = fserr.Errorf(fserr.ErrInvalidArgument, "batch: a call of no kind this service knows")
 	}
-	res := &pb.BatchResult{}
 	if err != nil {
-		res.Error, _ = proto.Marshal(status.Convert(fserr.ToStatus(err)).Proto())
-		return res
+		return failed(err)
 	}
+	res := &pb.BatchResult{}
 	m, name := res.ProtoReflect(), c.ProtoReflect().WhichOneof(callOneof).Name()
 	m.Set(m.Descriptor().Fields().ByName(name), protoreflect.ValueOfMessage(r.ProtoReflect()))
 	return res
 }
+
+func failed(err error) *pb.BatchResult {
+	b, _ := proto.Marshal(status.Convert(fserr.ToStatus(err)).Proto())
+	return &pb.BatchResult{Error: b}
+}
+
+// barrierKey marks a context whose reads passed a read barrier already.
+type barrierKey struct{}
+
+func passedBarrier(ctx context.Context) bool { return ctx.Value(barrierKey{}) != nil }
 
 var callOneof = (&pb.BatchCall{}).ProtoReflect().Descriptor().Oneofs().ByName("call")

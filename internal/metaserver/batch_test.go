@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc/codes"
@@ -88,5 +89,52 @@ func TestBatchOfTooManyCallsIsRefusedWhole(t *testing.T) {
 	c := testcluster.Client(t, svc.Addr, "")
 	if _, err := c.Stat(ctx, "/never"); !errors.Is(err, fserr.ErrNotFound) {
 		t.Fatalf("a refused batch made a call: %v", err)
+	}
+}
+
+// TestBatchInAGroup sends batches to the members of a group: a follower
+// refuses a whole batch with NOT_LEADER; the leader answers the reads of a
+// batch after one read barrier, and an isolated leader answers none.
+func TestBatchInAGroup(t *testing.T) {
+	ctx := context.Background()
+	members := testcluster.StartInProcessGroup(t, 3, nil)
+	leader := leaderOf(t, members, -1)
+	c := clientOf(t, time.Minute, members...)
+	if err := c.WriteFile(ctx, "/f", []byte("x"), client.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h := &pb.Header{User: testcluster.Superuser(), ClientName: "batch-test"}
+	stats := &pb.BatchRequest{}
+	for _, p := range []string{"/f", "/missing", "/"} {
+		stats.Calls = append(stats.Calls, &pb.BatchCall{Call: &pb.BatchCall_GetFileStatus{
+			GetFileStatus: &pb.GetFileStatusRequest{Header: h, Path: p}}})
+	}
+	follower := members[(leader+1)%3].Server
+	if _, err := follower.Batch(ctx, stats); !errors.Is(fserr.FromStatus(err), fserr.ErrNotLeader) {
+		t.Fatalf("a follower's batch: %v, want NOT_LEADER", err)
+	}
+	resp, err := members[leader].Server.Batch(ctx, stats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []error{nil, fserr.ErrNotFound, nil} {
+		if err := batchError(t, resp.Results[i]); want == nil && err != nil || want != nil && !errors.Is(err, want) {
+			t.Errorf("stat %d on the leader: %v, want %v", i, err, want)
+		}
+	}
+
+	id := uint64(leader + 1)
+	for _, m := range members {
+		m.Server.Transport().SetDrop(func(from, to uint64) bool { return from == id || to == id })
+	}
+	bctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	resp, err = members[leader].Server.Batch(bctx, stats)
+	if err == nil {
+		for i, r := range resp.Results {
+			if len(r.Error) == 0 {
+				t.Errorf("the isolated leader answered stat %d: %v", i, r)
+			}
+		}
 	}
 }

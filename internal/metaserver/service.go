@@ -40,13 +40,16 @@ func (s *Server) mutate(ctx context.Context, h *pb.Header, cmd *pb.Command) (any
 
 // view runs a read for the caller in h against the applied state, after a
 // read barrier that makes it linearizable: only a leader that a quorum
-// still follows answers, once it applied everything committed before.
+// still follows answers, once it applied everything committed before. (A
+// batch passes one barrier for all its reads.)
 func (s *Server) view(ctx context.Context, h *pb.Header, fn func(r kv.Reader, c namespace.Caller, ns string) error) error {
 	if err := checkHeader(h); err != nil {
 		return err
 	}
-	if err := s.node.ReadBarrier(ctx); err != nil {
-		return s.raftError(err)
+	if !passedBarrier(ctx) {
+		if err := s.node.ReadBarrier(ctx); err != nil {
+			return s.raftError(err)
+		}
 	}
 	return fserr.ToStatus(s.store.View(func(r kv.Reader) error {
 		return fn(r, caller(h), h.GetNamespace())
