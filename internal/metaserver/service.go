@@ -79,11 +79,12 @@ func (s *Server) Create(ctx context.Context, r *pb.CreateRequest) (*pb.CreateRes
 	if err != nil {
 		return nil, err
 	}
+	resp := &pb.CreateResponse{Status: fileStatus(v.(*kvschema.Inode)), InlineLimit: uint32(s.cfg.Namespace.InlineLimit)}
 	if !r.Complete {
 		s.leases.renew(r.Header.GetClientName())
+		resp.StoreUri = s.storeURI(r.Header)
 	}
-	return &pb.CreateResponse{Status: fileStatus(v.(*kvschema.Inode)), InlineLimit: uint32(s.cfg.Namespace.InlineLimit),
-		StoreUri: s.storeURI(r.Header)}, nil
+	return resp, nil
 }
 
 // takeOverExpired closes the file at r.Path if its writer's lease is past

@@ -608,7 +608,8 @@ func (x *CreateRequest) GetInlineData() []byte {
 type CreateResponse struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Status *FileStatus            `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
-	// Where the blocks go: the namespace's bucket URI.
+	// Where the blocks go: the namespace's bucket URI (unset for a complete
+	// create, which has no blocks to write).
 	StoreUri string `protobuf:"bytes,3,opt,name=store_uri,json=storeUri,proto3" json:"store_uri,omitempty"`
 	// Files up to this many bytes are stored inline: send their content with
 	// Complete instead of writing blocks.
