@@ -45,7 +45,7 @@ type Config struct {
 	// BatchesInFlight bounds the reads, and batches of coalesced reads, in
 	// flight to the service: reads made while that many are in flight
 	// leave together, as one batch, when one returns; mutations likewise,
-	// with four times as many in flight. 0 means DefaultBatchesInFlight; a
+	// with 16 times as many in flight. 0 means DefaultBatchesInFlight; a
 	// negative value sends every call alone.
 	BatchesInFlight int
 }

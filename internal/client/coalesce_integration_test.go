@@ -11,9 +11,9 @@ import (
 	"github.com/stratafs/strata/internal/testcluster"
 )
 
-// TestCoalescedCallsAgainstRealProcess has many threads of one client,
-// with one call in flight at a time, make calls that coalesce into Batch
-// RPCs to a real service, and checks every answer.
+// TestCoalescedCallsAgainstRealProcess has more threads of one client than
+// it keeps calls in flight (one read, 16 mutations) make calls that
+// coalesce into Batch RPCs to a real service, and checks every answer.
 func TestCoalescedCallsAgainstRealProcess(t *testing.T) {
 	ctx := context.Background()
 	c, err := client.New(client.Config{Meta: dev(t), User: testcluster.Superuser(), BatchesInFlight: 1})
@@ -21,7 +21,7 @@ func TestCoalescedCallsAgainstRealProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	const threads, files = 16, 40
+	const threads, files = 40, 16
 	errs := make(chan error, threads)
 	for th := range threads {
 		go func() {
