@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -182,16 +183,21 @@ func (c *coalescer) abandon(b *batched) {
 func (c *coalescer) send(batch []*batched) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sb := &sentBatch{waiting: len(batch), cancel: cancel}
-	req := &pb.BatchRequest{Calls: make([]*pb.BatchCall, len(batch))}
+	sb := &sentBatch{cancel: cancel}
+	req := &pb.BatchRequest{}
 	c.mu.Lock()
-	for i, b := range batch {
+	batch = slices.DeleteFunc(batch, func(b *batched) bool { return b.abandoned }) // since next
+	for _, b := range batch {
 		b.batch = sb
 		call := &pb.BatchCall{}
 		call.ProtoReflect().Set(b.fields.call, protoreflect.ValueOfMessage(b.args.ProtoReflect()))
-		req.Calls[i] = call
+		req.Calls = append(req.Calls, call)
 	}
+	sb.waiting = len(batch)
 	c.mu.Unlock()
+	if len(batch) == 0 {
+		return
+	}
 	resp := &pb.BatchResponse{}
 	c.sent.Add(1)
 	err := c.m.Invoke(ctx, pb.MetaService_Batch_FullMethodName, req, resp)
