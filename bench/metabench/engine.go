@@ -271,8 +271,9 @@ type Params struct {
 	Ops        []Op   `json:"ops"`
 	ListPasses int    `json:"list_passes"`
 	Conns      int    `json:"conns"`
-	// Batches is the calls or batches each client has in flight before
-	// it coalesces calls (negative: every call alone).
+	// Batches is the reads (or batches of reads) each client has in
+	// flight before it coalesces reads; mutations, client.MutationsPerRead
+	// times as many (negative: every call alone).
 	Batches int `json:"batches"`
 }
 

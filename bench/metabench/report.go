@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/stratafs/strata/internal/client"
 )
 
 // Durability says what an acknowledged operation means, for the report.
@@ -114,7 +116,7 @@ func coalescing(batches int) string {
 	if batches < 0 {
 		return "every call its own RPC"
 	}
-	return fmt.Sprintf("calls coalesced into batches past %d in flight", batches)
+	return fmt.Sprintf("reads coalesced into batches past %d in flight, mutations past %d", batches, batches*client.MutationsPerRead)
 }
 
 func joinInts(v []int) string {

@@ -151,7 +151,7 @@ func benchMetaCmd() *cobra.Command {
 	fl.StringVar(&f.ops, "ops", "create,stat,list,rename,delete", "phases to run, in order: mkdir, create, createstream, create512, stat, open, list, rename, delete")
 	fl.StringVar(&f.dir, "dir", "", "base directory of the run; must not exist (default /bench-<timestamp>)")
 	fl.IntVar(&f.conns, "conns", 1, "gRPC connections (clients) to spread the threads over")
-	fl.IntVar(&f.batches, "batches", client.DefaultBatchesInFlight, "reads (or batches of reads) in flight per client before reads are coalesced; mutations: 16 times as many (-1: every call alone)")
+	fl.IntVar(&f.batches, "batches", client.DefaultBatchesInFlight, fmt.Sprintf("reads (or batches of reads) in flight per client before reads are coalesced; mutations: %d times as many (-1: every call alone)", client.MutationsPerRead))
 	fl.IntVar(&f.listPasses, "list-passes", 10, "listings of its directory per thread in the list phase")
 	fl.BoolVar(&f.embedded, "embedded", false, "run a namespace service member in this process instead of connecting to --meta")
 	fl.StringVar(&f.dataDir, "data-dir", "", "with --embedded: the member's data directory (default: a temporary one, removed afterwards)")

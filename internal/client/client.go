@@ -45,8 +45,8 @@ type Config struct {
 	// BatchesInFlight bounds the reads, and batches of coalesced reads, in
 	// flight to the service: reads made while that many are in flight
 	// leave together, as one batch, when one returns; mutations likewise,
-	// with 16 times as many in flight. 0 means DefaultBatchesInFlight; a
-	// negative value sends every call alone.
+	// with MutationsPerRead times as many in flight. 0 means
+	// DefaultBatchesInFlight; a negative value sends every call alone.
 	BatchesInFlight int
 }
 
@@ -110,8 +110,8 @@ func (c *Client) Close() error {
 // User returns the user the client acts as.
 func (c *Client) User() string { return c.cfg.User }
 
-// BatchesInFlight returns how many calls or batches the client has in
-// flight before it coalesces calls (negative: it never does).
+// BatchesInFlight returns how many reads (or batches of reads) the client
+// has in flight before it coalesces reads (negative: it never coalesces).
 func (c *Client) BatchesInFlight() int { return c.cfg.BatchesInFlight }
 
 // Name returns the client's lease holder name.

@@ -20,20 +20,20 @@ import (
 // a client keeps in flight at most (Config.BatchesInFlight).
 const DefaultBatchesInFlight = 4
 
-// mutationsPerRead is how many more mutations than reads a client keeps in
+// MutationsPerRead is how many more mutations than reads a client keeps in
 // flight before it coalesces them. A read's answer takes the service's CPU
 // only; a mutation's also waits for the Raft log's fsync and the serial
 // apply, and a batch is answered once its slowest call is. Under 64
 // threads of creates, the service is bound by that wait, not by its CPU:
 // coalescing them past 16 in flight lost 10-20% of creates/s against
 // every call alone; past 64, they coalesce only under more threads.
-const mutationsPerRead = 16
+const MutationsPerRead = 16
 
 // coalescing sends each call through the coalescer of its kind.
 type coalescing struct{ reads, mutations *coalescer }
 
 func newCoalescing(m grpc.ClientConnInterface, max int) coalescing {
-	return coalescing{newCoalescer(m, max), newCoalescer(m, max*mutationsPerRead)}
+	return coalescing{newCoalescer(m, max), newCoalescer(m, max*MutationsPerRead)}
 }
 
 // Invoke implements grpc.ClientConnInterface.
@@ -76,7 +76,6 @@ type coalescer struct {
 // batched is a call waiting in or for a batch. Its fields are the
 // caller's until it is queued, then the batch's until done is closed.
 type batched struct {
-	method string
 	args   proto.Message
 	reply  proto.Message
 	fields batchFields
@@ -111,7 +110,7 @@ func (c *coalescer) Invoke(ctx context.Context, method string, args, reply any, 
 		c.release()
 		return err
 	}
-	b := &batched{method: method, args: args.(proto.Message), reply: reply.(proto.Message), fields: fields, done: make(chan struct{})}
+	b := &batched{args: args.(proto.Message), reply: reply.(proto.Message), fields: fields, done: make(chan struct{})}
 	if mutations[method] {
 		if h, fresh := withRequestID(args); h != nil {
 			h.FirstAttempt = fresh

@@ -2,6 +2,7 @@ package metaserver
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"google.golang.org/grpc/status"
@@ -34,22 +35,18 @@ func (s *Server) Batch(ctx context.Context, r *pb.BatchRequest) (*pb.BatchRespon
 	}
 	// One read barrier serves every read of the batch: it is passed after
 	// all of them were made.
-	var barrier error
-	rctx := ctx
-	for i, c := range r.Calls {
-		if !isRead(c) {
-			continue
-		}
-		if barrier == nil && !passedBarrier(rctx) {
-			if barrier = s.node.ReadBarrier(ctx); barrier == nil {
-				rctx = context.WithValue(ctx, barrierKey{}, true)
+	if slices.ContainsFunc(r.Calls, isRead) {
+		err := s.node.ReadBarrier(ctx)
+		rctx := context.WithValue(ctx, barrierKey{}, true)
+		for i, c := range r.Calls {
+			switch {
+			case !isRead(c):
+			case err != nil:
+				results[i] = failed(s.raftError(err))
+			default:
+				results[i] = s.call(rctx, c)
 			}
 		}
-		if barrier != nil {
-			results[i] = failed(s.raftError(barrier))
-			continue
-		}
-		results[i] = s.call(rctx, c)
 	}
 	wg.Wait()
 	return &pb.BatchResponse{Results: results}, nil
