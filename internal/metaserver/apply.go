@@ -35,7 +35,8 @@ func (s *Server) Apply(entries []*raftpb.Entry) error {
 		res result
 	}
 	var finished []done
-	kickPurge, kickGC, membersChanged, removed := false, false, false, false
+	var k kicks
+	membersChanged, removed := false, false
 	for _, e := range entries {
 		if e.GetType() == raftpb.EntryType_EntryConfChange {
 			self, id, err := s.applyConfChange(group, e)
@@ -53,17 +54,11 @@ func (s *Server) Apply(entries []*raftpb.Entry) error {
 		if err := proto.Unmarshal(e.GetData(), cmd); err != nil {
 			return fmt.Errorf("entry %d: %w", e.GetIndex(), err)
 		}
-		ov := kv.NewOverlay(group)
-		val, err := s.executeOnce(ov, cmd)
-		if err != nil && !isOutcome(err) {
+		res, err := s.applyEntry(group, cmd, &k)
+		if err != nil {
 			return fmt.Errorf("entry %d: %w", e.GetIndex(), err)
 		}
-		if err == nil {
-			ov.ApplyTo(group)
-			kickPurge = kickPurge || cmd.GetDelete() != nil || cmd.GetDeleteNamespace() != nil
-			kickGC = kickGC || freesBlocks(cmd)
-		}
-		finished = append(finished, done{cmd.GetId(), result{val, err}})
+		finished = append(finished, done{cmd.GetId(), res})
 	}
 	last := entries[len(entries)-1]
 	group.Set(kvschema.AppliedKey, kvschema.EncodeUint64s(last.GetIndex(), last.GetTerm()))
@@ -82,13 +77,53 @@ func (s *Server) Apply(entries []*raftpb.Entry) error {
 	if removed {
 		s.node.Fail(fmt.Errorf("member %d was removed from the group", s.cfg.MemberID))
 	}
-	if kickPurge {
+	if k.purge {
 		s.kickPurge()
 	}
-	if kickGC {
+	if k.gc {
 		s.kickGC()
 	}
 	return nil
+}
+
+// kicks records what the applied commands left for the background work.
+type kicks struct{ purge, gc bool }
+
+// applyEntry applies the command of one entry: a group's commands each as
+// if it came alone, in order, with the group's time and settings; the
+// result of a group is a []result. Only a failure of the state machine
+// itself is an error.
+func (s *Server) applyEntry(group *kv.Overlay, cmd *pb.Command, k *kicks) (result, error) {
+	g := cmd.GetGroup()
+	if g == nil {
+		return s.applyCommand(group, cmd, k)
+	}
+	rs := make([]result, len(g.GetCommands()))
+	for i, c := range g.GetCommands() {
+		c.Now, c.Settings = cmd.GetNow(), cmd.GetSettings()
+		r, err := s.applyCommand(group, c, k)
+		if err != nil {
+			return result{}, err
+		}
+		rs[i] = r
+	}
+	return result{val: rs}, nil
+}
+
+// applyCommand applies one command in its own overlay, so that a failed
+// one leaves nothing behind.
+func (s *Server) applyCommand(group *kv.Overlay, cmd *pb.Command, k *kicks) (result, error) {
+	ov := kv.NewOverlay(group)
+	val, err := s.executeOnce(ov, cmd)
+	if err != nil && !isOutcome(err) {
+		return result{}, err
+	}
+	if err == nil {
+		ov.ApplyTo(group)
+		k.purge = k.purge || cmd.GetDelete() != nil || cmd.GetDeleteNamespace() != nil
+		k.gc = k.gc || freesBlocks(cmd)
+	}
+	return result{val, err}, nil
 }
 
 // executeOnce applies cmd unless its request id was applied before, in

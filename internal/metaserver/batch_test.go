@@ -3,6 +3,7 @@ package metaserver_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -137,4 +138,66 @@ func TestBatchInAGroup(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestConcurrentMutationsShareEntries makes hundreds of mutations at once:
+// they take fewer log entries than there are mutations, and each has its
+// own answer, failures among them changing nothing.
+func TestConcurrentMutationsShareEntries(t *testing.T) {
+	ctx := context.Background()
+	svc := testcluster.StartInProcess(t, nil)
+	c := testcluster.Client(t, svc.Addr, "")
+	if err := c.WriteFile(ctx, "/g/taken", nil, client.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h := &pb.Header{User: testcluster.Superuser(), ClientName: "group-test"}
+	req := &pb.BatchRequest{}
+	for i := range 300 {
+		p := fmt.Sprintf("/g/f%03d", i)
+		if i%10 == 0 {
+			p = "/g/taken" // exists: an exclusive create fails
+		}
+		req.Calls = append(req.Calls, &pb.BatchCall{Call: &pb.BatchCall_Create{Create: &pb.CreateRequest{
+			Header: h, Path: p, Permission: 0o644, Complete: true, InlineData: []byte(p)}}})
+	}
+	before := appliedIndex(t, svc.Server)
+	resp, err := svc.Server.Batch(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range resp.Results {
+		p := req.Calls[i].GetCreate().Path
+		err := batchError(t, r)
+		if i%10 == 0 {
+			if !errors.Is(err, fserr.ErrExists) {
+				t.Errorf("create %d of an existing file: %v, want EXISTS", i, err)
+			}
+			continue
+		}
+		if st := r.GetCreate().GetStatus(); err != nil || "/g/"+st.GetName() != p || st.GetLength() != uint64(len(p)) {
+			t.Errorf("create %d (%s): %v, %v", i, p, st, err)
+		}
+	}
+	if entries := appliedIndex(t, svc.Server) - before; entries >= uint64(len(req.Calls)) {
+		t.Errorf("%d mutations at once took %d log entries", len(req.Calls), entries)
+	}
+	listed := 0
+	if err := c.List(ctx, "/g", func(*client.FileStatus) error { listed++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if listed != 271 { // 270 new files, and the one that was there
+		t.Fatalf("%d entries in /g after the batch, want 271", listed)
+	}
+	if data, err := c.ReadFile(ctx, "/g/taken"); err != nil || len(data) != 0 {
+		t.Fatalf("the existing file after failed creates: %q, %v", data, err)
+	}
+}
+
+func appliedIndex(t *testing.T, s *metaserver.Server) uint64 {
+	t.Helper()
+	st, err := s.Status(context.Background(), &pb.StatusRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.AppliedIndex
 }

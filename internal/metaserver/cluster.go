@@ -279,15 +279,16 @@ func (s *Server) poll(ctx context.Context, limit time.Duration, done func() bool
 // applied.
 func (s *Server) changeMembers(ctx context.Context, typ raftpb.ConfChangeType, id uint64, addr string) error {
 	pid := s.nextProposal.Add(1)
-	ch := s.wait(pid)
+	p := newProposal(nil)
+	s.await(pid, p)
 	defer s.unwait(pid)
 	cc := &raftpb.ConfChange{Type: typ.Enum(), NodeId: proto.Uint64(id), Context: []byte(addr), Id: proto.Uint64(pid)}
 	if err := s.node.ProposeConfChange(ctx, cc); err != nil {
 		return s.raftError(err)
 	}
 	select {
-	case r := <-ch:
-		return s.raftError(r.err)
+	case <-p.done:
+		return s.raftError(p.res.err)
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-s.node.Done():

@@ -2,31 +2,84 @@ package metaserver
 
 import (
 	"context"
+	"sync"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
-// propose stamps cmd with an id, the time and the namespace settings, puts
-// it in the log and waits until it is applied, returning what applying it
-// produced.
+// handOverTimeout bounds how long Raft may take to accept an entry: it
+// refuses at once without a leader, and only a leadership change under way
+// holds it up.
+const handOverTimeout = 5 * time.Second
+
+// proposal is a command waiting for the result of applying it.
+type proposal struct {
+	cmd  *pb.Command
+	done chan struct{} // closed once res is set
+	res  result
+}
+
+func newProposal(cmd *pb.Command) *proposal {
+	return &proposal{cmd: cmd, done: make(chan struct{})}
+}
+
+func (p *proposal) finish(r result) {
+	p.res = r
+	close(p.done)
+}
+
+// proposals gathers the commands proposed while an earlier entry is being
+// handed to Raft, and proposes them next as one entry (a CommandGroup).
+// Under load, tens of commands share an entry, one trip through Raft's
+// goroutine and the log, and one apply of the entry; a lone command goes
+// at once, alone.
+type proposals struct {
+	mu      sync.Mutex
+	handing bool        // some goroutine is handing entries to Raft
+	queue   []*proposal // waiting for the next entry
+	waiting map[uint64][]*proposal
+}
+
+// join queues p and reports whether the caller is to hand the queue over.
+func (ps *proposals) join(p *proposal) bool {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	ps.queue = append(ps.queue, p)
+	lead := !ps.handing
+	ps.handing = true
+	return lead
+}
+
+// take returns the queue, or nil when it is empty, which ends the turn.
+func (ps *proposals) take() []*proposal {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	q := ps.queue
+	ps.queue = nil
+	ps.handing = len(q) > 0
+	return q
+}
+
+// propose stamps cmd with the time and the namespace settings, puts it in
+// the log, perhaps in one entry with others, and waits until it is
+// applied, returning what applying it produced.
 func (s *Server) propose(ctx context.Context, cmd *pb.Command) (any, error) {
-	cmd.Id = s.nextProposal.Add(1)
-	cmd.Now = s.cfg.Clock().UnixMilli()
-	cmd.Settings = s.settings
-	data, err := proto.Marshal(cmd)
-	if err != nil {
-		return nil, err
-	}
-	ch := s.wait(cmd.Id)
-	defer s.unwait(cmd.Id)
-	if err := s.node.Propose(ctx, data); err != nil {
-		return nil, err
+	p := newProposal(cmd)
+	if s.props.join(p) {
+		s.proposeEntry(s.props.take())
+		// Commands that queued meanwhile go in the next entry, which a
+		// goroutine of their own hands over, so that this caller has its
+		// answer whatever the load.
+		if q := s.props.take(); q != nil {
+			go s.proposeQueued(q)
+		}
 	}
 	select {
-	case r := <-ch:
-		return r.val, r.err
+	case <-p.done:
+		return p.res.val, p.res.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-s.node.Done():
@@ -34,41 +87,91 @@ func (s *Server) propose(ctx context.Context, cmd *pb.Command) (any, error) {
 	}
 }
 
-// wait registers a waiter for the result of proposal id.
-func (s *Server) wait(id uint64) chan result {
-	ch := make(chan result, 1)
-	s.waitMu.Lock()
-	s.waiters[id] = ch
-	s.waitMu.Unlock()
-	return ch
+// proposeQueued proposes q, then what queued meanwhile, an entry at a time,
+// until nothing did.
+func (s *Server) proposeQueued(q []*proposal) {
+	for ; q != nil; q = s.props.take() {
+		s.proposeEntry(q)
+	}
 }
 
-func (s *Server) unwait(id uint64) {
-	s.waitMu.Lock()
-	delete(s.waiters, id)
-	s.waitMu.Unlock()
-}
-
-func (s *Server) deliver(id uint64, r result) {
-	s.waitMu.Lock()
-	ch := s.waiters[id]
-	s.waitMu.Unlock()
-	if ch != nil {
-		select {
-		case ch <- r:
-		default: // failed already (leadership lost); the client retries
+// proposeEntry puts the commands of q in the log as one entry. The results
+// reach them when it is applied (deliver), or they fail now.
+func (s *Server) proposeEntry(q []*proposal) {
+	cmd := q[0].cmd
+	if len(q) > 1 {
+		g := &pb.CommandGroup{Commands: make([]*pb.Command, len(q))}
+		for i, p := range q {
+			g.Commands[i] = p.cmd
+		}
+		cmd = &pb.Command{Op: &pb.Command_Group{Group: g}}
+	}
+	cmd.Id = s.nextProposal.Add(1)
+	cmd.Now = s.cfg.Clock().UnixMilli()
+	cmd.Settings = s.settings
+	data, err := proto.Marshal(cmd)
+	if err == nil {
+		s.await(cmd.Id, q...)
+		ctx, cancel := context.WithTimeout(context.Background(), handOverTimeout)
+		err = s.node.Propose(ctx, data)
+		cancel()
+		if err != nil {
+			q = s.unwait(cmd.Id)
+		}
+	}
+	if err != nil {
+		for _, p := range q {
+			p.finish(result{err: err})
 		}
 	}
 }
 
-func (s *Server) failWaiters(err error) {
-	s.waitMu.Lock()
-	defer s.waitMu.Unlock()
-	for id, ch := range s.waiters {
-		select {
-		case ch <- result{err: err}:
-		default:
+// await registers proposals for the result of entry id: one command, or
+// the commands of a group in order.
+func (s *Server) await(id uint64, q ...*proposal) {
+	s.props.mu.Lock()
+	s.props.waiting[id] = q
+	s.props.mu.Unlock()
+}
+
+// unwait unregisters entry id, returning its proposals if they were still
+// waiting.
+func (s *Server) unwait(id uint64) []*proposal {
+	s.props.mu.Lock()
+	defer s.props.mu.Unlock()
+	q := s.props.waiting[id]
+	delete(s.props.waiting, id)
+	return q
+}
+
+// deliver hands the result of applying entry id to its proposals: the
+// result of a group is a []result, one per command.
+func (s *Server) deliver(id uint64, r result) {
+	q := s.unwait(id)
+	if len(q) == 1 {
+		q[0].finish(r)
+		return
+	}
+	rs, _ := r.val.([]result)
+	for i, p := range q {
+		if i < len(rs) {
+			p.finish(rs[i])
+		} else {
+			p.finish(result{err: r.err})
 		}
-		delete(s.waiters, id)
+	}
+}
+
+// failWaiters fails every proposal waiting for its entry (leadership lost,
+// or the member stopped); clients retry.
+func (s *Server) failWaiters(err error) {
+	s.props.mu.Lock()
+	waiting := s.props.waiting
+	s.props.waiting = map[uint64][]*proposal{}
+	s.props.mu.Unlock()
+	for _, q := range waiting {
+		for _, p := range q {
+			p.finish(result{err: err})
+		}
 	}
 }

@@ -109,8 +109,7 @@ type Server struct {
 
 	nextProposal atomic.Uint64
 	applied      atomic.Uint64
-	waitMu       sync.Mutex
-	waiters      map[uint64]chan result // guarded by waitMu
+	props        proposals
 }
 
 // Open starts a member on cfg.DataDir, replaying whatever of the log the
@@ -123,7 +122,8 @@ func Open(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("metaserver: open state: %w", err)
 	}
 	s := &Server{cfg: cfg, fs: namespace.New(cfg.Namespace), settings: settingsOf(cfg.Namespace), store: store,
-		purgeCh: make(chan struct{}, 1), gcCh: make(chan struct{}, 1), stop: make(chan struct{}), waiters: map[uint64]chan result{}}
+		purgeCh: make(chan struct{}, 1), gcCh: make(chan struct{}, 1), stop: make(chan struct{})}
+	s.props.waiting = map[uint64][]*proposal{}
 	// Proposal ids only route answers back to waiters; a restart must not
 	// reuse the ids of entries an earlier run left in the log.
 	s.nextProposal.Store(cfg.MemberID<<48 | uint64(time.Now().UnixNano())&(1<<47-1))

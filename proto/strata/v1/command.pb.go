@@ -54,6 +54,7 @@ type Command struct {
 	//	*Command_ExpireLease
 	//	*Command_GarbageDone
 	//	*Command_ForgetRequests
+	//	*Command_Group
 	Op            isCommand_Op `protobuf_oneof:"op"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -252,6 +253,15 @@ func (x *Command) GetForgetRequests() *ForgetRequestsCommand {
 	return nil
 }
 
+func (x *Command) GetGroup() *CommandGroup {
+	if x != nil {
+		if x, ok := x.Op.(*Command_Group); ok {
+			return x.Group
+		}
+	}
+	return nil
+}
+
 type isCommand_Op interface {
 	isCommand_Op()
 }
@@ -316,6 +326,10 @@ type Command_ForgetRequests struct {
 	ForgetRequests *ForgetRequestsCommand `protobuf:"bytes,24,opt,name=forget_requests,json=forgetRequests,proto3,oneof"`
 }
 
+type Command_Group struct {
+	Group *CommandGroup `protobuf:"bytes,25,opt,name=group,proto3,oneof"`
+}
+
 func (*Command_Mkdirs) isCommand_Op() {}
 
 func (*Command_Create) isCommand_Op() {}
@@ -346,6 +360,55 @@ func (*Command_GarbageDone) isCommand_Op() {}
 
 func (*Command_ForgetRequests) isCommand_Op() {}
 
+func (*Command_Group) isCommand_Op() {}
+
+// CommandGroup is commands proposed together as one entry, to share its
+// cost. Each is applied as if it came alone, in order, with the group's id,
+// time and settings (its own are unset); the group's result is theirs.
+type CommandGroup struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Commands      []*Command             `protobuf:"bytes,1,rep,name=commands,proto3" json:"commands,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CommandGroup) Reset() {
+	*x = CommandGroup{}
+	mi := &file_strata_v1_command_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CommandGroup) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CommandGroup) ProtoMessage() {}
+
+func (x *CommandGroup) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_command_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CommandGroup.ProtoReflect.Descriptor instead.
+func (*CommandGroup) Descriptor() ([]byte, []int) {
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *CommandGroup) GetCommands() []*Command {
+	if x != nil {
+		return x.Commands
+	}
+	return nil
+}
+
 // NamespaceSettings are the flags of `strata meta` that decide what a
 // command does (namespace.Config).
 type NamespaceSettings struct {
@@ -360,7 +423,7 @@ type NamespaceSettings struct {
 
 func (x *NamespaceSettings) Reset() {
 	*x = NamespaceSettings{}
-	mi := &file_strata_v1_command_proto_msgTypes[1]
+	mi := &file_strata_v1_command_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -372,7 +435,7 @@ func (x *NamespaceSettings) String() string {
 func (*NamespaceSettings) ProtoMessage() {}
 
 func (x *NamespaceSettings) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[1]
+	mi := &file_strata_v1_command_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -385,7 +448,7 @@ func (x *NamespaceSettings) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NamespaceSettings.ProtoReflect.Descriptor instead.
 func (*NamespaceSettings) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{1}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *NamespaceSettings) GetSuperuser() string {
@@ -428,7 +491,7 @@ type ForgetRequestsCommand struct {
 
 func (x *ForgetRequestsCommand) Reset() {
 	*x = ForgetRequestsCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[2]
+	mi := &file_strata_v1_command_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -440,7 +503,7 @@ func (x *ForgetRequestsCommand) String() string {
 func (*ForgetRequestsCommand) ProtoMessage() {}
 
 func (x *ForgetRequestsCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[2]
+	mi := &file_strata_v1_command_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -453,7 +516,7 @@ func (x *ForgetRequestsCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForgetRequestsCommand.ProtoReflect.Descriptor instead.
 func (*ForgetRequestsCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{2}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ForgetRequestsCommand) GetBefore() int64 {
@@ -481,7 +544,7 @@ type GarbageDoneCommand struct {
 
 func (x *GarbageDoneCommand) Reset() {
 	*x = GarbageDoneCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[3]
+	mi := &file_strata_v1_command_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -493,7 +556,7 @@ func (x *GarbageDoneCommand) String() string {
 func (*GarbageDoneCommand) ProtoMessage() {}
 
 func (x *GarbageDoneCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[3]
+	mi := &file_strata_v1_command_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -506,7 +569,7 @@ func (x *GarbageDoneCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GarbageDoneCommand.ProtoReflect.Descriptor instead.
 func (*GarbageDoneCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{3}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *GarbageDoneCommand) GetKeys() [][]byte {
@@ -527,7 +590,7 @@ type ExpireLeaseCommand struct {
 
 func (x *ExpireLeaseCommand) Reset() {
 	*x = ExpireLeaseCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[4]
+	mi := &file_strata_v1_command_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -539,7 +602,7 @@ func (x *ExpireLeaseCommand) String() string {
 func (*ExpireLeaseCommand) ProtoMessage() {}
 
 func (x *ExpireLeaseCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[4]
+	mi := &file_strata_v1_command_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -552,7 +615,7 @@ func (x *ExpireLeaseCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExpireLeaseCommand.ProtoReflect.Descriptor instead.
 func (*ExpireLeaseCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{4}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ExpireLeaseCommand) GetHolder() string {
@@ -579,7 +642,7 @@ type PurgeCommand struct {
 
 func (x *PurgeCommand) Reset() {
 	*x = PurgeCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[5]
+	mi := &file_strata_v1_command_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -591,7 +654,7 @@ func (x *PurgeCommand) String() string {
 func (*PurgeCommand) ProtoMessage() {}
 
 func (x *PurgeCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[5]
+	mi := &file_strata_v1_command_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -604,7 +667,7 @@ func (x *PurgeCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeCommand.ProtoReflect.Descriptor instead.
 func (*PurgeCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{5}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *PurgeCommand) GetLimit() uint32 {
@@ -618,7 +681,7 @@ var File_strata_v1_command_proto protoreflect.FileDescriptor
 
 const file_strata_v1_command_proto_rawDesc = "" +
 	"\n" +
-	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\"\xa2\b\n" +
+	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\"\xd3\b\n" +
 	"\aCommand\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x10\n" +
 	"\x03now\x18\x02 \x01(\x03R\x03now\x128\n" +
@@ -638,8 +701,11 @@ const file_strata_v1_command_proto_rawDesc = "" +
 	"\x05purge\x18\x15 \x01(\v2\x17.strata.v1.PurgeCommandH\x00R\x05purge\x12B\n" +
 	"\fexpire_lease\x18\x16 \x01(\v2\x1d.strata.v1.ExpireLeaseCommandH\x00R\vexpireLease\x12B\n" +
 	"\fgarbage_done\x18\x17 \x01(\v2\x1d.strata.v1.GarbageDoneCommandH\x00R\vgarbageDone\x12K\n" +
-	"\x0fforget_requests\x18\x18 \x01(\v2 .strata.v1.ForgetRequestsCommandH\x00R\x0eforgetRequestsB\x04\n" +
-	"\x02op\"\x93\x01\n" +
+	"\x0fforget_requests\x18\x18 \x01(\v2 .strata.v1.ForgetRequestsCommandH\x00R\x0eforgetRequests\x12/\n" +
+	"\x05group\x18\x19 \x01(\v2\x17.strata.v1.CommandGroupH\x00R\x05groupB\x04\n" +
+	"\x02op\">\n" +
+	"\fCommandGroup\x12.\n" +
+	"\bcommands\x18\x01 \x03(\v2\x12.strata.v1.CommandR\bcommands\"\x93\x01\n" +
 	"\x11NamespaceSettings\x12\x1c\n" +
 	"\tsuperuser\x18\x01 \x01(\tR\tsuperuser\x12\x1e\n" +
 	"\n" +
@@ -672,48 +738,51 @@ func file_strata_v1_command_proto_rawDescGZIP() []byte {
 	return file_strata_v1_command_proto_rawDescData
 }
 
-var file_strata_v1_command_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_strata_v1_command_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_strata_v1_command_proto_goTypes = []any{
 	(*Command)(nil),                // 0: strata.v1.Command
-	(*NamespaceSettings)(nil),      // 1: strata.v1.NamespaceSettings
-	(*ForgetRequestsCommand)(nil),  // 2: strata.v1.ForgetRequestsCommand
-	(*GarbageDoneCommand)(nil),     // 3: strata.v1.GarbageDoneCommand
-	(*ExpireLeaseCommand)(nil),     // 4: strata.v1.ExpireLeaseCommand
-	(*PurgeCommand)(nil),           // 5: strata.v1.PurgeCommand
-	(*MkdirsRequest)(nil),          // 6: strata.v1.MkdirsRequest
-	(*CreateRequest)(nil),          // 7: strata.v1.CreateRequest
-	(*CompleteRequest)(nil),        // 8: strata.v1.CompleteRequest
-	(*RenameRequest)(nil),          // 9: strata.v1.RenameRequest
-	(*DeleteRequest)(nil),          // 10: strata.v1.DeleteRequest
-	(*SetPermissionRequest)(nil),   // 11: strata.v1.SetPermissionRequest
-	(*SetOwnerRequest)(nil),        // 12: strata.v1.SetOwnerRequest
-	(*SetTimesRequest)(nil),        // 13: strata.v1.SetTimesRequest
-	(*RecoverLeaseRequest)(nil),    // 14: strata.v1.RecoverLeaseRequest
-	(*CreateNamespaceRequest)(nil), // 15: strata.v1.CreateNamespaceRequest
-	(*DeleteNamespaceRequest)(nil), // 16: strata.v1.DeleteNamespaceRequest
+	(*CommandGroup)(nil),           // 1: strata.v1.CommandGroup
+	(*NamespaceSettings)(nil),      // 2: strata.v1.NamespaceSettings
+	(*ForgetRequestsCommand)(nil),  // 3: strata.v1.ForgetRequestsCommand
+	(*GarbageDoneCommand)(nil),     // 4: strata.v1.GarbageDoneCommand
+	(*ExpireLeaseCommand)(nil),     // 5: strata.v1.ExpireLeaseCommand
+	(*PurgeCommand)(nil),           // 6: strata.v1.PurgeCommand
+	(*MkdirsRequest)(nil),          // 7: strata.v1.MkdirsRequest
+	(*CreateRequest)(nil),          // 8: strata.v1.CreateRequest
+	(*CompleteRequest)(nil),        // 9: strata.v1.CompleteRequest
+	(*RenameRequest)(nil),          // 10: strata.v1.RenameRequest
+	(*DeleteRequest)(nil),          // 11: strata.v1.DeleteRequest
+	(*SetPermissionRequest)(nil),   // 12: strata.v1.SetPermissionRequest
+	(*SetOwnerRequest)(nil),        // 13: strata.v1.SetOwnerRequest
+	(*SetTimesRequest)(nil),        // 14: strata.v1.SetTimesRequest
+	(*RecoverLeaseRequest)(nil),    // 15: strata.v1.RecoverLeaseRequest
+	(*CreateNamespaceRequest)(nil), // 16: strata.v1.CreateNamespaceRequest
+	(*DeleteNamespaceRequest)(nil), // 17: strata.v1.DeleteNamespaceRequest
 }
 var file_strata_v1_command_proto_depIdxs = []int32{
-	1,  // 0: strata.v1.Command.settings:type_name -> strata.v1.NamespaceSettings
-	6,  // 1: strata.v1.Command.mkdirs:type_name -> strata.v1.MkdirsRequest
-	7,  // 2: strata.v1.Command.create:type_name -> strata.v1.CreateRequest
-	8,  // 3: strata.v1.Command.complete:type_name -> strata.v1.CompleteRequest
-	9,  // 4: strata.v1.Command.rename:type_name -> strata.v1.RenameRequest
-	10, // 5: strata.v1.Command.delete:type_name -> strata.v1.DeleteRequest
-	11, // 6: strata.v1.Command.set_permission:type_name -> strata.v1.SetPermissionRequest
-	12, // 7: strata.v1.Command.set_owner:type_name -> strata.v1.SetOwnerRequest
-	13, // 8: strata.v1.Command.set_times:type_name -> strata.v1.SetTimesRequest
-	14, // 9: strata.v1.Command.recover_lease:type_name -> strata.v1.RecoverLeaseRequest
-	15, // 10: strata.v1.Command.create_namespace:type_name -> strata.v1.CreateNamespaceRequest
-	16, // 11: strata.v1.Command.delete_namespace:type_name -> strata.v1.DeleteNamespaceRequest
-	5,  // 12: strata.v1.Command.purge:type_name -> strata.v1.PurgeCommand
-	4,  // 13: strata.v1.Command.expire_lease:type_name -> strata.v1.ExpireLeaseCommand
-	3,  // 14: strata.v1.Command.garbage_done:type_name -> strata.v1.GarbageDoneCommand
-	2,  // 15: strata.v1.Command.forget_requests:type_name -> strata.v1.ForgetRequestsCommand
-	16, // [16:16] is the sub-list for method output_type
-	16, // [16:16] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	2,  // 0: strata.v1.Command.settings:type_name -> strata.v1.NamespaceSettings
+	7,  // 1: strata.v1.Command.mkdirs:type_name -> strata.v1.MkdirsRequest
+	8,  // 2: strata.v1.Command.create:type_name -> strata.v1.CreateRequest
+	9,  // 3: strata.v1.Command.complete:type_name -> strata.v1.CompleteRequest
+	10, // 4: strata.v1.Command.rename:type_name -> strata.v1.RenameRequest
+	11, // 5: strata.v1.Command.delete:type_name -> strata.v1.DeleteRequest
+	12, // 6: strata.v1.Command.set_permission:type_name -> strata.v1.SetPermissionRequest
+	13, // 7: strata.v1.Command.set_owner:type_name -> strata.v1.SetOwnerRequest
+	14, // 8: strata.v1.Command.set_times:type_name -> strata.v1.SetTimesRequest
+	15, // 9: strata.v1.Command.recover_lease:type_name -> strata.v1.RecoverLeaseRequest
+	16, // 10: strata.v1.Command.create_namespace:type_name -> strata.v1.CreateNamespaceRequest
+	17, // 11: strata.v1.Command.delete_namespace:type_name -> strata.v1.DeleteNamespaceRequest
+	6,  // 12: strata.v1.Command.purge:type_name -> strata.v1.PurgeCommand
+	5,  // 13: strata.v1.Command.expire_lease:type_name -> strata.v1.ExpireLeaseCommand
+	4,  // 14: strata.v1.Command.garbage_done:type_name -> strata.v1.GarbageDoneCommand
+	3,  // 15: strata.v1.Command.forget_requests:type_name -> strata.v1.ForgetRequestsCommand
+	1,  // 16: strata.v1.Command.group:type_name -> strata.v1.CommandGroup
+	0,  // 17: strata.v1.CommandGroup.commands:type_name -> strata.v1.Command
+	18, // [18:18] is the sub-list for method output_type
+	18, // [18:18] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_command_proto_init() }
@@ -738,6 +807,7 @@ func file_strata_v1_command_proto_init() {
 		(*Command_ExpireLease)(nil),
 		(*Command_GarbageDone)(nil),
 		(*Command_ForgetRequests)(nil),
+		(*Command_Group)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -745,7 +815,7 @@ func file_strata_v1_command_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_v1_command_proto_rawDesc), len(file_strata_v1_command_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
