@@ -272,8 +272,8 @@ type Params struct {
 	ListPasses int    `json:"list_passes"`
 	Conns      int    `json:"conns"`
 	// Batches is the reads (or batches of reads) each client has in
-	// flight before it coalesces reads; mutations, client.MutationsPerRead
-	// times as many (negative: every call alone).
+	// flight before it coalesces reads; mutations likewise (negative:
+	// every call alone).
 	Batches int `json:"batches"`
 }
 

@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/stratafs/strata/internal/client"
 )
 
 // Durability says what an acknowledged operation means, for the report.
@@ -116,7 +114,7 @@ func coalescing(batches int) string {
 	if batches < 0 {
 		return "every call its own RPC"
 	}
-	return fmt.Sprintf("reads coalesced into batches past %d in flight, mutations past %d", batches, batches*client.MutationsPerRead)
+	return fmt.Sprintf("reads and mutations each coalesced into batches past %d in flight", batches)
 }
 
 func joinInts(v []int) string {

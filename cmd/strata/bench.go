@@ -124,8 +124,8 @@ multiplexer); --conns N makes N clients and spreads the threads over them.
 A client coalesces: while --batches of its reads (or batches of reads) are
 in flight, the reads its threads make wait and leave together as one Batch
 RPC when one returns (the default of every Go client, 4); mutations
-likewise past 16 times as many in flight. --batches -1 sends every call as
-its own RPC.
+likewise, in batches of their own. --batches -1 sends every call as its own
+RPC.
 
 Examples:
   strata bench meta --meta 127.0.0.1:7712
@@ -151,7 +151,7 @@ func benchMetaCmd() *cobra.Command {
 	fl.StringVar(&f.ops, "ops", "create,stat,list,rename,delete", "phases to run, in order: mkdir, create, createstream, create512, stat, open, list, rename, delete")
 	fl.StringVar(&f.dir, "dir", "", "base directory of the run; must not exist (default /bench-<timestamp>)")
 	fl.IntVar(&f.conns, "conns", 1, "gRPC connections (clients) to spread the threads over")
-	fl.IntVar(&f.batches, "batches", client.DefaultBatchesInFlight, fmt.Sprintf("reads (or batches of reads) in flight per client before reads are coalesced; mutations: %d times as many (-1: every call alone)", client.MutationsPerRead))
+	fl.IntVar(&f.batches, "batches", client.DefaultBatchesInFlight, "reads (or batches of reads) in flight per client before reads are coalesced; mutations likewise (-1: every call alone)")
 	fl.IntVar(&f.listPasses, "list-passes", 10, "listings of its directory per thread in the list phase")
 	fl.BoolVar(&f.embedded, "embedded", false, "run a namespace service member in this process instead of connecting to --meta")
 	fl.StringVar(&f.dataDir, "data-dir", "", "with --embedded: the member's data directory (default: a temporary one, removed afterwards)")

@@ -45,8 +45,8 @@ type Config struct {
 	// BatchesInFlight bounds the reads, and batches of coalesced reads, in
 	// flight to the service: reads made while that many are in flight
 	// leave together, as one batch, when one returns; mutations likewise,
-	// with MutationsPerRead times as many in flight. 0 means
-	// DefaultBatchesInFlight; a negative value sends every call alone.
+	// in batches of their own. 0 means DefaultBatchesInFlight; a negative
+	// value sends every call alone.
 	BatchesInFlight int
 }
 

@@ -17,23 +17,16 @@ import (
 )
 
 // DefaultBatchesInFlight is how many reads, or batches of coalesced reads,
-// a client keeps in flight at most (Config.BatchesInFlight).
+// a client keeps in flight at most (Config.BatchesInFlight); mutations
+// likewise.
 const DefaultBatchesInFlight = 4
 
-// MutationsPerRead is how many more mutations than reads a client keeps in
-// flight before it coalesces them. A read's answer takes the service's CPU
-// only; a mutation's also waits for the Raft log's fsync and the serial
-// apply, and a batch is answered once its slowest call is. Under 64
-// threads of creates, the service is bound by that wait, not by its CPU:
-// coalescing them past 16 in flight lost 10-20% of creates/s against
-// every call alone; past 64, they coalesce only under more threads.
-const MutationsPerRead = 16
-
-// coalescing sends each call through the coalescer of its kind.
+// coalescing sends each call through the coalescer of its kind: a batch of
+// reads never waits for a mutation's fsync, nor a mutation for reads.
 type coalescing struct{ reads, mutations *coalescer }
 
 func newCoalescing(m grpc.ClientConnInterface, max int) coalescing {
-	return coalescing{newCoalescer(m, max), newCoalescer(m, max*MutationsPerRead)}
+	return coalescing{newCoalescer(m, max), newCoalescer(m, max)}
 }
 
 // Invoke implements grpc.ClientConnInterface.
