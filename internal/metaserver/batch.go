@@ -17,8 +17,8 @@ import (
 const MaxBatch = 1024
 
 // Batch implements MetaService: every call is made as if it came alone.
-// The mutations run concurrently, so that their commands share the Raft
-// log's writes and fsyncs, and the reads run in turn meanwhile.
+// The mutations run concurrently, and their commands join the log
+// together, in one entry; the reads run in turn meanwhile.
 func (s *Server) Batch(ctx context.Context, r *pb.BatchRequest) (*pb.BatchResponse, error) {
 	if len(r.Calls) > MaxBatch {
 		return nil, fserr.ToStatus(fserr.Errorf(fserr.ErrInvalidArgument, "a batch of %d calls: at most %d", len(r.Calls), MaxBatch))
@@ -28,9 +28,20 @@ func (s *Server) Batch(ctx context.Context, r *pb.BatchRequest) (*pb.BatchRespon
 	}
 	results := make([]*pb.BatchResult, len(r.Calls))
 	var wg sync.WaitGroup
+	mutations := 0
+	for _, c := range r.Calls {
+		if !isRead(c) {
+			mutations++
+		}
+	}
+	g := s.gathering(mutations)
 	for i, c := range r.Calls {
 		if !isRead(c) {
-			wg.Go(func() { results[i] = s.call(ctx, c) })
+			mctx, sl := g.slot(ctx)
+			wg.Go(func() {
+				results[i] = s.call(mctx, c)
+				sl.finished()
+			})
 		}
 	}
 	// One read barrier serves every read of the batch: it is passed after

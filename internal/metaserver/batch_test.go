@@ -140,9 +140,10 @@ func TestBatchInAGroup(t *testing.T) {
 	}
 }
 
-// TestConcurrentMutationsShareEntries makes hundreds of mutations at once:
-// they take fewer log entries than there are mutations, and each has its
-// own answer, failures among them changing nothing.
+// TestConcurrentMutationsShareEntries makes hundreds of mutations in one
+// batch: they take one log entry (two, should a command of the service's
+// own background work land between), and each has its own answer,
+// failures among them changing nothing.
 func TestConcurrentMutationsShareEntries(t *testing.T) {
 	ctx := context.Background()
 	svc := testcluster.StartInProcess(t, nil)
@@ -178,7 +179,7 @@ func TestConcurrentMutationsShareEntries(t *testing.T) {
 			t.Errorf("create %d (%s): %v, %v", i, p, st, err)
 		}
 	}
-	if entries := appliedIndex(t, svc.Server) - before; entries >= uint64(len(req.Calls)) {
+	if entries := appliedIndex(t, svc.Server) - before; entries > 2 {
 		t.Errorf("%d mutations at once took %d log entries", len(req.Calls), entries)
 	}
 	listed := 0

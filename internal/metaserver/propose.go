@@ -43,11 +43,11 @@ type proposals struct {
 	waiting map[uint64][]*proposal
 }
 
-// join queues p and reports whether the caller is to hand the queue over.
-func (ps *proposals) join(p *proposal) bool {
+// join queues q and reports whether the caller is to hand the queue over.
+func (ps *proposals) join(q ...*proposal) bool {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	ps.queue = append(ps.queue, p)
+	ps.queue = append(ps.queue, q...)
 	lead := !ps.handing
 	ps.handing = true
 	return lead
@@ -68,14 +68,8 @@ func (ps *proposals) take() []*proposal {
 // applied, returning what applying it produced.
 func (s *Server) propose(ctx context.Context, cmd *pb.Command) (any, error) {
 	p := newProposal(cmd)
-	if s.props.join(p) {
-		s.proposeEntry(s.props.take())
-		// Commands that queued meanwhile go in the next entry, which a
-		// goroutine of their own hands over, so that this caller has its
-		// answer whatever the load.
-		if q := s.props.take(); q != nil {
-			go s.proposeQueued(q)
-		}
+	if !gather(ctx, p) {
+		s.submit(p)
 	}
 	select {
 	case <-p.done:
@@ -84,6 +78,21 @@ func (s *Server) propose(ctx context.Context, cmd *pb.Command) (any, error) {
 		return nil, ctx.Err()
 	case <-s.node.Done():
 		return nil, s.nodeStopped()
+	}
+}
+
+// submit queues q for the next entry, and hands it over if no other
+// goroutine is handing entries over.
+func (s *Server) submit(q ...*proposal) {
+	if !s.props.join(q...) {
+		return
+	}
+	s.proposeEntry(s.props.take())
+	// Commands that queued meanwhile go in the next entry, which a
+	// goroutine of their own hands over, so that this caller has its
+	// answer whatever the load.
+	if q := s.props.take(); q != nil {
+		go s.proposeQueued(q)
 	}
 }
 
@@ -173,5 +182,67 @@ func (s *Server) failWaiters(err error) {
 		for _, p := range q {
 			p.finish(result{err: err})
 		}
+	}
+}
+
+// gathering collects the commands of a batch's mutations, made concurrently,
+// so that they are submitted together: one entry, unless others join it.
+// Each mutation's context holds its own gatherSlot.
+type gathering struct {
+	s    *Server
+	mu   sync.Mutex
+	left int // mutations that have neither proposed nor finished
+	q    []*proposal
+}
+
+type gatherSlot struct {
+	g    *gathering
+	used bool // owned by the mutation's goroutine
+}
+
+type gatherKey struct{}
+
+func (s *Server) gathering(mutations int) *gathering { return &gathering{s: s, left: mutations} }
+
+// slot returns the context for one of the gathered mutations.
+func (g *gathering) slot(ctx context.Context) (context.Context, *gatherSlot) {
+	sl := &gatherSlot{g: g}
+	return context.WithValue(ctx, gatherKey{}, sl), sl
+}
+
+// gather adds p to the gathering of ctx, if p is the first command its
+// mutation proposes; it reports whether it did. (A mutation that proposes
+// again, a create taking over an expired file, proposes alone.)
+func gather(ctx context.Context, p *proposal) bool {
+	sl, _ := ctx.Value(gatherKey{}).(*gatherSlot)
+	if sl == nil || sl.used {
+		return false
+	}
+	sl.used = true
+	sl.g.count(p)
+	return true
+}
+
+// finished tells the gathering that the mutation of sl returned.
+func (sl *gatherSlot) finished() {
+	if !sl.used {
+		sl.used = true
+		sl.g.count(nil)
+	}
+}
+
+// count counts a mutation out, with the command it proposed if any, and
+// submits the gathered commands once every mutation is counted.
+func (g *gathering) count(p *proposal) {
+	g.mu.Lock()
+	if p != nil {
+		g.q = append(g.q, p)
+	}
+	g.left--
+	q := g.q
+	full := g.left == 0
+	g.mu.Unlock()
+	if full && len(q) > 0 {
+		g.s.submit(q...)
 	}
 }
