@@ -1,6 +1,9 @@
 package kv
 
-import "sort"
+import (
+	"maps"
+	"sort"
+)
 
 // Overlay buffers writes over a base Reader. Reads see the buffered writes
 // first; nothing reaches the base until the owner drains the overlay with
@@ -55,8 +58,13 @@ func (o *Overlay) Each(fn func(key, value []byte, deleted bool)) {
 	}
 }
 
-// ApplyTo copies the buffered writes into t.
+// ApplyTo copies the buffered writes into t. Into an overlay, it hands
+// them over: o is then to be dropped.
 func (o *Overlay) ApplyTo(t Txn) {
+	if to, ok := t.(*Overlay); ok {
+		maps.Copy(to.writes, o.writes)
+		return
+	}
 	for k, v := range o.writes {
 		if v == nil {
 			t.Delete([]byte(k))

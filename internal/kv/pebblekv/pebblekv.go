@@ -161,11 +161,13 @@ func (s *Store) DB() *pebble.DB { return s.db }
 func (s *Store) View(fn func(r kv.Reader) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return fn(reader{s})
+	return fn(reader{s: s})
 }
 
-// Writer returns the reader the single writer uses between commits.
-func (s *Store) Writer() kv.Reader { return reader{s} }
+// Writer returns the reader the single writer uses between commits. It
+// caches no misses: the writer looks up names to create them, and a miss
+// it cached would only be refreshed by the commit that follows.
+func (s *Store) Writer() kv.Reader { return reader{s: s, writer: true} }
 
 // Commit writes the overlay's writes atomically; sync makes them durable
 // before it returns.
@@ -194,7 +196,7 @@ func (s *Store) Commit(ov *kv.Overlay, sync bool) error {
 	}
 	ov.Each(func(k, v []byte, deleted bool) {
 		if !s.uncached(k) {
-			s.cache.update(k, v, deleted)
+			s.cache.refresh(k, v, deleted)
 		}
 	})
 	return nil
@@ -203,7 +205,10 @@ func (s *Store) Commit(ov *kv.Overlay, sync bool) error {
 // Sync makes every commit so far durable.
 func (s *Store) Sync() error { return s.db.LogData(nil, pebble.Sync) }
 
-type reader struct{ s *Store }
+type reader struct {
+	s      *Store
+	writer bool
+}
 
 func (r reader) Get(key []byte) ([]byte, bool, error) {
 	uncached := r.s.uncached(key)
@@ -214,7 +219,7 @@ func (r reader) Get(key []byte) ([]byte, bool, error) {
 	}
 	v, closer, err := r.s.db.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
-		if !uncached {
+		if !uncached && !r.writer {
 			r.s.cache.add(key, nil, true)
 		}
 		return nil, false, nil

@@ -118,12 +118,16 @@ func TestEmptyValueIsNotADelete(t *testing.T) {
 }
 
 // A key read while missing, then written, then deleted, reads right at every
-// step: negative entries are kept exact by commits.
+// step: negative entries, which readers cache (the writer does not), are
+// kept exact by commits.
 func TestMissingKeysAreCachedExactly(t *testing.T) {
 	s := open(t, t.TempDir(), 1<<20)
 	defer s.Close()
-	get := func() bool {
-		_, ok, err := s.Writer().Get([]byte("k"))
+	get := func() (ok bool) {
+		err := s.View(func(r kv.Reader) (err error) {
+			_, ok, err = r.Get([]byte("k"))
+			return err
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,6 +144,9 @@ func TestMissingKeysAreCachedExactly(t *testing.T) {
 	if fromPebble, fromCache := get(), get(); fromPebble || fromCache {
 		t.Fatal("a missing key exists")
 	}
+	if _, _, cached := s.cache.get([]byte("k")); !cached {
+		t.Fatal("a reader's miss was not cached")
+	}
 	commit(func(o *kv.Overlay) { o.Set([]byte("k"), []byte("v")) })
 	if !get() {
 		t.Fatal("a written key is missing")
@@ -147,6 +154,12 @@ func TestMissingKeysAreCachedExactly(t *testing.T) {
 	commit(func(o *kv.Overlay) { o.Delete([]byte("k")) })
 	if get() {
 		t.Fatal("a deleted key exists")
+	}
+	if _, ok, _ := s.Writer().Get([]byte("w")); ok {
+		t.Fatal("a missing key exists")
+	}
+	if _, _, cached := s.cache.get([]byte("w")); cached {
+		t.Fatal("the writer's miss was cached")
 	}
 }
 
@@ -209,8 +222,11 @@ func TestUncachedKeysStayOutOfTheHotCache(t *testing.T) {
 	defer s.Close()
 	storeTxn{t, s}.Set([]byte("r1"), []byte("answer"))
 	storeTxn{t, s}.Set([]byte("k1"), []byte("hot"))
-	if _, ok, _ := s.Writer().Get([]byte("r2")); ok {
-		t.Fatal("r2 found")
+	if _, _, cached := s.cache.get([]byte("k1")); cached {
+		t.Fatal("a write put k1 in the hot cache: only reads do")
+	}
+	for _, k := range []string{"r1", "r2", "k1"} {
+		_ = s.View(func(r kv.Reader) error { _, _, err := r.Get([]byte(k)); return err })
 	}
 	for _, k := range []string{"r1", "r2"} {
 		if _, _, cached := s.cache.get([]byte(k)); cached {
