@@ -196,7 +196,7 @@ func (s *Store) Commit(ov *kv.Overlay, sync bool) error {
 	}
 	ov.Each(func(k, v []byte, deleted bool) {
 		if !s.uncached(k) {
-			s.cache.refresh(k, v, deleted)
+			s.cache.update(k, v, deleted)
 		}
 	})
 	return nil
