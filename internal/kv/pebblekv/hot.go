@@ -1,7 +1,8 @@
 package pebblekv
 
 import (
-	"container/list"
+	"bytes"
+	"encoding/binary"
 	"sync"
 
 	"github.com/cespare/xxhash/v2"
@@ -9,112 +10,125 @@ import (
 
 const hotShards = 32
 
-// hotCache is a sharded LRU of values by key, bounded in bytes. Values are
-// never modified after insertion.
+// hotCache is a sharded cache of values by key, bounded in bytes, and built
+// for the collector: a shard keeps its entries in one ring of bytes and
+// indexes them by the key's hash in a map of integers, so that millions of
+// entries are a few large objects, none holding a pointer to mark. (Entries
+// as objects of their own, in a list and a map of strings, made writing
+// through a fifth of a create's apply.) Entries are written at the ring's
+// head and die when it comes round; an entry read in the older half of the
+// ring is written again at the head, so that what is read often stays.
+// Values it returns are copies.
 type hotCache struct {
 	shards [hotShards]hotShard
 }
 
 type hotShard struct {
-	mu struct {
-		sync.Mutex
-		items map[string]*list.Element
-		order *list.List // front = most recently used
-		bytes int64
-	}
-	limit int64
+	mu    sync.Mutex
+	index map[uint64]uint64 // key's hash → entry's position, in bytes ever written
+	ring  []byte
+	head  uint64 // bytes ever written, padding included
+	swept uint64 // head when the index last lost its dead entries
 }
 
-type hotItem struct {
-	key     string
-	value   []byte
-	missing bool // the key is known not to exist
-}
+// An entry is a header (key length, value length, missing), the key and the
+// value.
+const (
+	hotHeader = 7
+	hotMaxKey = 1<<16 - 1
+)
 
 func newHotCache(limit int64) *hotCache {
 	c := &hotCache{}
 	for i := range c.shards {
-		s := &c.shards[i]
-		s.limit = limit / hotShards
-		s.mu.items = map[string]*list.Element{}
-		s.mu.order = list.New()
+		c.shards[i].index = map[uint64]uint64{}
+		c.shards[i].ring = make([]byte, max(limit/hotShards, 0))
 	}
 	return c
 }
 
-func (c *hotCache) shard(key []byte) *hotShard {
-	return &c.shards[xxhash.Sum64(key)%hotShards]
+func (c *hotCache) shard(key []byte) (*hotShard, uint64) {
+	h := xxhash.Sum64(key)
+	return &c.shards[h%hotShards], h
 }
 
 // get returns the cached state of key: cached reports whether the cache
 // knows it, exists whether the key exists (then value is its value).
 func (c *hotCache) get(key []byte) (value []byte, exists, cached bool) {
-	s := c.shard(key)
+	s, h := c.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, ok := s.mu.items[string(key)]
+	pos, ok := s.index[h]
 	if !ok {
 		return nil, false, false
 	}
-	s.mu.order.MoveToFront(e)
-	it := e.Value.(*hotItem)
-	return it.value, !it.missing, true
+	if !s.live(pos) {
+		delete(s.index, h)
+		return nil, false, false
+	}
+	k, v, missing := s.entry(pos)
+	if !bytes.Equal(k, key) { // another key of the same hash
+		return nil, false, false
+	}
+	value = bytes.Clone(v)
+	if ring := uint64(len(s.ring)); pos+ring/2 < s.head {
+		s.put(h, key, value, missing)
+	}
+	return value, !missing, true
 }
 
 // add caches what a read found in the store: a value, or that the key is
 // missing.
 func (c *hotCache) add(key, value []byte, missing bool) {
-	s := c.shard(key)
+	s, h := c.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.putLocked(string(key), value, missing)
+	s.put(h, key, value, missing)
 }
 
-// update reflects a committed write: in place in the entry of a key the
-// cache holds, as a new entry otherwise (write-through: what was just
-// written is likely read next, a stat after a create). NB: the new entries
-// are a fifth of a create's apply (a map of millions, objects for the
-// collector to mark); leaving them to the first read cut the apply by as
-// much, but halved the stats/s of files just created.
-func (c *hotCache) update(key, value []byte, deleted bool) {
-	s := c.shard(key)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e, ok := s.mu.items[string(key)]
-	if !ok {
-		s.putLocked(string(key), value, deleted)
+// update reflects a committed write (write-through: what was just written
+// is likely read next, a stat after a create).
+func (c *hotCache) update(key, value []byte, deleted bool) { c.add(key, value, deleted) }
+
+// live reports whether the entry at pos was not overwritten yet.
+func (s *hotShard) live(pos uint64) bool { return pos+uint64(len(s.ring)) >= s.head }
+
+func (s *hotShard) entry(pos uint64) (key, value []byte, missing bool) {
+	e := s.ring[pos%uint64(len(s.ring)):]
+	kl, vl := int(binary.LittleEndian.Uint16(e)), int(binary.LittleEndian.Uint32(e[2:]))
+	return e[hotHeader : hotHeader+kl], e[hotHeader+kl : hotHeader+kl+vl], e[6] != 0
+}
+
+// put writes an entry at the head, skipping to the ring's start if it does
+// not fit before the end. An entry too large for a quarter of the ring is
+// not kept, nor any older one of its key.
+func (s *hotShard) put(h uint64, key, value []byte, missing bool) {
+	ring := uint64(len(s.ring))
+	size := uint64(hotHeader + len(key) + len(value))
+	if len(key) > hotMaxKey || size > ring/4 {
+		delete(s.index, h)
 		return
 	}
-	old := e.Value.(*hotItem)
-	s.mu.bytes += itemSize(old.key, value) - itemSize(old.key, old.value)
-	e.Value = &hotItem{key: old.key, value: value, missing: deleted} // readers may hold old's value
-	s.mu.order.MoveToFront(e)
-	for s.mu.bytes > s.limit {
-		s.removeLocked(s.mu.order.Back())
+	if off := s.head % ring; off+size > ring {
+		s.head += ring - off
+	}
+	e := s.ring[s.head%ring:]
+	binary.LittleEndian.PutUint16(e, uint16(len(key)))
+	binary.LittleEndian.PutUint32(e[2:], uint32(len(value)))
+	e[6] = 0
+	if missing {
+		e[6] = 1
+	}
+	copy(e[hotHeader:], key)
+	copy(e[hotHeader+len(key):], value)
+	s.index[h] = s.head
+	s.head += size
+	if s.head-s.swept >= ring { // once a round: the index forgets the dead
+		for k, pos := range s.index {
+			if !s.live(pos) {
+				delete(s.index, k)
+			}
+		}
+		s.swept = s.head
 	}
 }
-
-func (s *hotShard) putLocked(key string, value []byte, missing bool) {
-	if e, ok := s.mu.items[key]; ok {
-		s.removeLocked(e)
-	}
-	size := itemSize(key, value)
-	if size > s.limit {
-		return
-	}
-	s.mu.items[key] = s.mu.order.PushFront(&hotItem{key: key, value: value, missing: missing})
-	s.mu.bytes += size
-	for s.mu.bytes > s.limit {
-		s.removeLocked(s.mu.order.Back())
-	}
-}
-
-func (s *hotShard) removeLocked(e *list.Element) {
-	it := e.Value.(*hotItem)
-	s.mu.order.Remove(e)
-	delete(s.mu.items, it.key)
-	s.mu.bytes -= itemSize(it.key, it.value)
-}
-
-// itemSize approximates an entry's memory, bookkeeping included.
-func itemSize(key string, value []byte) int64 { return int64(len(key)+len(value)) + 96 }

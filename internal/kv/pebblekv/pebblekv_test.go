@@ -1,6 +1,7 @@
 package pebblekv
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -80,18 +81,49 @@ func TestSurvivesReopen(t *testing.T) {
 
 func TestHotCacheStaysBounded(t *testing.T) {
 	c := newHotCache(hotShards * 1024)
-	for i := range 10000 {
-		c.add([]byte(fmt.Sprint("key", i)), make([]byte, 100), i%3 == 0)
+	value := func(i int) []byte { return bytes.Repeat([]byte{byte(i)}, 100) }
+	const n = 10000
+	for i := range n {
+		c.add([]byte(fmt.Sprint("key", i)), value(i), false)
 	}
-	var total int64
 	for i := range c.shards {
-		if c.shards[i].mu.bytes > c.shards[i].limit {
-			t.Fatalf("shard %d holds %d bytes over its limit %d", i, c.shards[i].mu.bytes, c.shards[i].limit)
+		s := &c.shards[i]
+		if most := 2 * len(s.ring) / (hotHeader + len("key0000") + 100); len(s.index) > most {
+			t.Fatalf("shard %d indexes %d entries; %d bytes hold at most %d", i, len(s.index), len(s.ring), most/2)
 		}
-		total += c.shards[i].mu.bytes
 	}
-	if total == 0 {
-		t.Fatal("cache kept nothing")
+	if v, ok, cached := c.get([]byte(fmt.Sprint("key", n-1))); !cached || !ok || !bytes.Equal(v, value(n-1)) {
+		t.Fatalf("the last key: %v %v %v", v, ok, cached)
+	}
+	if _, _, cached := c.get([]byte("key0")); cached {
+		t.Fatal("the first key outlived 10,000 others in 32 KiB")
+	}
+}
+
+// What is read stays while the ring turns; a miss and an empty value are
+// told apart; an update replaces.
+func TestHotCacheKeepsWhatIsRead(t *testing.T) {
+	c := newHotCache(hotShards * 4096)
+	c.add([]byte("hot"), []byte("v1"), false)
+	c.update([]byte("hot"), []byte("v2"), false)
+	c.add([]byte("gone"), nil, true)
+	c.add([]byte("empty"), nil, false)
+	for i := range 20000 {
+		c.add([]byte(fmt.Sprint("cold", i)), make([]byte, 50), false)
+		if i%100 == 0 {
+			if v, ok, cached := c.get([]byte("hot")); !cached || !ok || string(v) != "v2" {
+				t.Fatalf("after %d others, hot = %q %v %v", i, v, ok, cached)
+			}
+			if _, ok, cached := c.get([]byte("gone")); !cached || ok {
+				t.Fatalf("after %d others, the miss: %v %v", i, ok, cached)
+			}
+			if v, ok, cached := c.get([]byte("empty")); !cached || !ok || len(v) != 0 {
+				t.Fatalf("after %d others, the empty value: %q %v %v", i, v, ok, cached)
+			}
+		}
+	}
+	if _, _, cached := c.get([]byte("cold0")); cached {
+		t.Fatal("an entry never read outlived the ring")
 	}
 }
 
