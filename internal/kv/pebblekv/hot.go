@@ -27,6 +27,7 @@ type hotShard struct {
 	mu    sync.Mutex
 	index map[uint64]uint64 // key's hash → entry's position, in bytes ever written
 	ring  []byte
+	limit int    // the ring's full size
 	head  uint64 // bytes ever written, padding included
 	swept uint64 // head when the index last lost its dead entries
 }
@@ -36,13 +37,17 @@ type hotShard struct {
 const (
 	hotHeader = 7
 	hotMaxKey = 1<<16 - 1
+	// hotFirstRing is where a shard's ring starts: it doubles, emptied,
+	// each time it fills, up to its limit, so that a store that caches
+	// little never zeroes megabytes.
+	hotFirstRing = 64 << 10
 )
 
 func newHotCache(limit int64) *hotCache {
 	c := &hotCache{}
 	for i := range c.shards {
 		c.shards[i].index = map[uint64]uint64{}
-		c.shards[i].ring = make([]byte, max(limit/hotShards, 0))
+		c.shards[i].limit = int(max(limit/hotShards, 0))
 	}
 	return c
 }
@@ -100,15 +105,20 @@ func (s *hotShard) entry(pos uint64) (key, value []byte, missing bool) {
 }
 
 // put writes an entry at the head, skipping to the ring's start if it does
-// not fit before the end. An entry too large for a quarter of the ring is
-// not kept, nor any older one of its key.
+// not fit before the end. An entry too large for a quarter of the full ring
+// is not kept, nor any older one of its key.
 func (s *hotShard) put(h uint64, key, value []byte, missing bool) {
-	ring := uint64(len(s.ring))
 	size := uint64(hotHeader + len(key) + len(value))
-	if len(key) > hotMaxKey || size > ring/4 {
+	if len(key) > hotMaxKey || size > uint64(s.limit)/4 {
 		delete(s.index, h)
 		return
 	}
+	for s.head+size > uint64(len(s.ring)) && len(s.ring) < s.limit {
+		s.ring = make([]byte, min(max(2*len(s.ring), hotFirstRing), s.limit))
+		clear(s.index)
+		s.head, s.swept = 0, 0
+	}
+	ring := uint64(len(s.ring))
 	if off := s.head % ring; off+size > ring {
 		s.head += ring - off
 	}

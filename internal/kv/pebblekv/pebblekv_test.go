@@ -125,6 +125,13 @@ func TestHotCacheKeepsWhatIsRead(t *testing.T) {
 	if _, _, cached := c.get([]byte("cold0")); cached {
 		t.Fatal("an entry never read outlived the ring")
 	}
+	big := bytes.Repeat([]byte("b"), 3*hotFirstRing) // larger than a young ring
+	c = newHotCache(hotShards * 16 * hotFirstRing)
+	c.add([]byte("small"), []byte("s"), false)
+	c.add([]byte("big"), big, false)
+	if v, ok, cached := c.get([]byte("big")); !cached || !ok || !bytes.Equal(v, big) {
+		t.Fatalf("a large value: %d bytes, %v %v", len(v), ok, cached)
+	}
 }
 
 // An empty value is a value: it must not be taken for a delete on its way
