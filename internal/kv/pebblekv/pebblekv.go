@@ -174,12 +174,20 @@ func (s *Store) Writer() kv.Reader { return reader{s: s, writer: true} }
 func (s *Store) Commit(ov *kv.Overlay, sync bool) error {
 	b := s.db.NewBatch()
 	defer b.Close()
+	type write struct {
+		k, v    []byte
+		deleted bool
+	}
+	cached := make([]write, 0, ov.Len())
 	var err error
 	ov.Each(func(k, v []byte, deleted bool) {
 		if deleted {
 			err = errors.Join(err, b.Delete(k, nil))
 		} else {
 			err = errors.Join(err, b.Set(k, v, nil))
+		}
+		if !s.uncached(k) {
+			cached = append(cached, write{k, v, deleted})
 		}
 	})
 	if err != nil {
@@ -194,11 +202,9 @@ func (s *Store) Commit(ov *kv.Overlay, sync bool) error {
 	if err := b.Commit(opts); err != nil {
 		return err
 	}
-	ov.Each(func(k, v []byte, deleted bool) {
-		if !s.uncached(k) {
-			s.cache.update(k, v, deleted)
-		}
-	})
+	for _, w := range cached {
+		s.cache.update(w.k, w.v, w.deleted)
+	}
 	return nil
 }
 
