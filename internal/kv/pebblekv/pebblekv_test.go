@@ -276,3 +276,29 @@ func TestUncachedKeysStayOutOfTheHotCache(t *testing.T) {
 		t.Fatalf("r1 = %q %v", v, ok)
 	}
 }
+
+// The writer's reads go through an iterator it keeps between commits: each
+// commit must show in them, with no cache to answer for it.
+func TestWriterReadsSeeEveryCommit(t *testing.T) {
+	s := open(t, t.TempDir(), 0)
+	defer s.Close()
+	w := s.Writer()
+	for i, want := range []string{"v1", "v2", ""} {
+		ov := kv.NewOverlay(w)
+		if want == "" {
+			ov.Delete([]byte("k"))
+		} else {
+			ov.Set([]byte("k"), []byte(want))
+		}
+		if _, _, err := w.Get([]byte("k")); err != nil { // a read between commits
+			t.Fatal(err)
+		}
+		if err := s.Commit(ov, false); err != nil {
+			t.Fatal(err)
+		}
+		v, ok, err := w.Get([]byte("k"))
+		if err != nil || string(v) != want || ok != (want != "") {
+			t.Fatalf("commit %d: the writer reads %q %v %v, want %q", i, v, ok, err, want)
+		}
+	}
+}
