@@ -2,7 +2,9 @@ package pebblekv
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
+	"slices"
 	"sync"
 
 	"github.com/cespare/xxhash/v2"
@@ -37,9 +39,9 @@ type hotShard struct {
 const (
 	hotHeader = 7
 	hotMaxKey = 1<<16 - 1
-	// hotFirstRing is where a shard's ring starts: it doubles, emptied,
-	// each time it fills, up to its limit, so that a store that caches
-	// little never zeroes megabytes.
+	// hotFirstRing is where a shard's ring starts: it doubles each time it
+	// fills, up to its limit, so that a store that caches little never
+	// zeroes megabytes.
 	hotFirstRing = 64 << 10
 )
 
@@ -71,7 +73,7 @@ func (c *hotCache) get(key []byte) (value []byte, exists, cached bool) {
 		delete(s.index, h)
 		return nil, false, false
 	}
-	k, v, missing := s.entry(pos)
+	k, v, missing := entry(s.ring, pos)
 	if !bytes.Equal(k, key) { // another key of the same hash
 		return nil, false, false
 	}
@@ -98,8 +100,8 @@ func (c *hotCache) update(key, value []byte, deleted bool) { c.add(key, value, d
 // live reports whether the entry at pos was not overwritten yet.
 func (s *hotShard) live(pos uint64) bool { return pos+uint64(len(s.ring)) >= s.head }
 
-func (s *hotShard) entry(pos uint64) (key, value []byte, missing bool) {
-	e := s.ring[pos%uint64(len(s.ring)):]
+func entry(ring []byte, pos uint64) (key, value []byte, missing bool) {
+	e := ring[pos%uint64(len(ring)):]
 	kl, vl := int(binary.LittleEndian.Uint16(e)), int(binary.LittleEndian.Uint32(e[2:]))
 	return e[hotHeader : hotHeader+kl], e[hotHeader+kl : hotHeader+kl+vl], e[6] != 0
 }
@@ -114,9 +116,7 @@ func (s *hotShard) put(h uint64, key, value []byte, missing bool) {
 		return
 	}
 	for s.head+size > uint64(len(s.ring)) && len(s.ring) < s.limit {
-		s.ring = make([]byte, min(max(2*len(s.ring), hotFirstRing), s.limit))
-		clear(s.index)
-		s.head, s.swept = 0, 0
+		s.grow()
 	}
 	ring := uint64(len(s.ring))
 	if off := s.head % ring; off+size > ring {
@@ -140,5 +140,26 @@ func (s *hotShard) put(h uint64, key, value []byte, missing bool) {
 			}
 		}
 		s.swept = s.head
+	}
+}
+
+// grow doubles the ring (up to its limit), moving the live entries over
+// in the order they were written.
+func (s *hotShard) grow() {
+	old := s.ring
+	type live struct{ h, pos uint64 }
+	var entries []live
+	for h, pos := range s.index {
+		if s.live(pos) {
+			entries = append(entries, live{h, pos})
+		}
+	}
+	slices.SortFunc(entries, func(a, b live) int { return cmp.Compare(a.pos, b.pos) })
+	s.ring = make([]byte, min(max(2*len(old), hotFirstRing), s.limit))
+	clear(s.index)
+	s.head, s.swept = 0, 0
+	for _, e := range entries {
+		k, v, missing := entry(old, e.pos)
+		s.put(e.h, k, v, missing)
 	}
 }

@@ -125,6 +125,18 @@ func TestHotCacheKeepsWhatIsRead(t *testing.T) {
 	if _, _, cached := c.get([]byte("cold0")); cached {
 		t.Fatal("an entry never read outlived the ring")
 	}
+	// A growing ring keeps what it held: 5,000 values of 1 KiB outgrow
+	// the first rings, not the limit.
+	c = newHotCache(hotShards * 16 * hotFirstRing)
+	value := func(i int) []byte { return bytes.Repeat([]byte{byte(i)}, 1024) }
+	for i := range 5000 {
+		c.add([]byte(fmt.Sprint("k", i)), value(i), false)
+	}
+	for i := range 5000 {
+		if v, ok, cached := c.get([]byte(fmt.Sprint("k", i))); !cached || !ok || !bytes.Equal(v, value(i)) {
+			t.Fatalf("k%d after the rings grew: %d bytes, %v %v", i, len(v), ok, cached)
+		}
+	}
 	big := bytes.Repeat([]byte("b"), 3*hotFirstRing) // larger than a young ring
 	c = newHotCache(hotShards * 16 * hotFirstRing)
 	c.add([]byte("small"), []byte("s"), false)
