@@ -146,6 +146,19 @@ func (ws *workerSet) scPool(socket string) *scPool {
 	return p
 }
 
+// EndLeases ends the client's short-circuit leases now rather than when
+// they expire (2 s after each was granted), unmapping the cache files they
+// mapped; later reads ask their workers for new ones. It is for
+// benchmarks that drop the cache's files from the OS page cache, which
+// keeps the pages a process maps.
+func (c *Client) EndLeases() {
+	c.workers.mu.Lock()
+	defer c.workers.mu.Unlock()
+	for _, p := range c.workers.mu.sc {
+		p.leases.endAll()
+	}
+}
+
 func (ws *workerSet) close() {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
