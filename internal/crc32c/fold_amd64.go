@@ -2,14 +2,16 @@ package crc32c
 
 import "golang.org/x/sys/cpu"
 
-// Where the CPU has AVX-512 and VPCLMULQDQ, long copies go by folding
-// instead of CRC32 chains: 64 bytes a load and a store, and carry-less
-// multiplications that bring what was read so far to the CRC's remainder
-// of the same degree as the next 64 bytes (Intel, "Fast CRC Computation
-// for Generic Polynomials Using PCLMULQDQ"). The CRC32 instruction takes
-// 8 bytes a cycle at best, one 8-byte load and store each, which from a
-// source in memory keeps too few cache lines in flight (see
-// docs/benchmarks.md); the fold takes what memory gives.
+// Where the CPU has AVX-512 and VPCLMULQDQ, long copies fold instead of
+// running CRC32 chains: each 64-byte load is stored to dst and XORed into
+// an accumulator that carry-less multiplications have carried forward to
+// the same place in the message (Intel, "Fast CRC Computation for Generic
+// Polynomials Using PCLMULQDQ"). The accumulators stay congruent to the
+// message modulo the polynomial, so the CRC of their last 64 bytes, by
+// the CRC32 instruction, is the message's: no Barrett reduction to get
+// right. The chains take 8 bytes a load, which from a source in memory
+// keeps too few cache lines in flight; 64-byte loads draw on memory at its
+// speed (docs/benchmarks.md).
 
 // foldMin is the shortest copy that folds: copyFold takes 256 bytes at a
 // time, and even at 256 its fixed cost (joining four accumulators, eight
