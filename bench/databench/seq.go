@@ -107,7 +107,7 @@ func (r *runner) diskPhase(ctx context.Context) error {
 			r.c.EndLeases()
 			return dropCacheFiles(dirs)
 		},
-		run:  func(ctx context.Context, _ []*recorder) error { return r.readStrata(ctx, r.strata) }}
+		run: func(ctx context.Context, _ []*recorder) error { return r.readStrata(ctx, r.strata) }}
 	raw := &trial{res: r.seqResult(KindDisk, WayRaw, 0, false), files: r.rawFiles(),
 		prep: func(context.Context) error { return dropFiles(r.raw) },
 		run:  func(context.Context, []*recorder) error { return r.readRaw(r.raw) }}

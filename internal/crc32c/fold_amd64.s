@@ -36,7 +36,7 @@ TEXT ·copyFold(SB), NOSPLIT, $0-44
 	VMOVDQU64 Z2, 128(DI)
 	VMOVDQU64 Z3, 192(DI)
 	VMOVD     AX, X4 // zeroes the rest of Z4
-	VPXORQ    Z4, Z0, Z0
+	VPXORQ    Z4, Z0, Z0 // the CRC so far enters XORed into the first 4 bytes
 	ADDQ      $256, SI
 	ADDQ      $256, DI
 	SUBQ      $256, CX
