@@ -40,15 +40,17 @@ func TestFetchGroupClaim(t *testing.T) {
 	}
 }
 
-// Read-ahead runs to a multiple of the fetch chunk (so that its GETs are
-// whole chunks of the grid), or to the block's end.
+// Read-ahead runs to the last multiple of the fetch chunk within its
+// reach (so that its GETs are whole chunks of the grid), or to the block's
+// end; a reach shorter than a chunk is taken whole.
 func TestReadAheadEnd(t *testing.T) {
 	const mib = 1 << 20
-	for _, c := range []struct{ start, want int64 }{
-		{1 * mib, 20 * mib}, {4 * mib, 20 * mib}, {5 * mib, 24 * mib}, {50 * mib, 64 * mib}, {63 * mib, 64 * mib},
+	for _, c := range []struct{ start, ahead, want int64 }{
+		{1 * mib, 16 * mib, 16 * mib}, {4 * mib, 16 * mib, 20 * mib}, {5 * mib, 16 * mib, 20 * mib},
+		{50 * mib, 16 * mib, 64 * mib}, {63 * mib, 16 * mib, 64 * mib}, {1 * mib, 2 * mib, 3 * mib},
 	} {
-		if got := readAheadEnd(c.start, 16*mib, 4*mib, 64*mib); got != c.want {
-			t.Errorf("read-ahead from %d MiB ends at %d MiB, want %d", c.start/mib, got/mib, c.want/mib)
+		if got := readAheadEnd(c.start, c.ahead, 4*mib, 64*mib); got != c.want {
+			t.Errorf("read-ahead of %d MiB from %d MiB ends at %d MiB, want %d", c.ahead/mib, c.start/mib, got/mib, c.want/mib)
 		}
 	}
 }

@@ -201,12 +201,20 @@ func (w *Worker) readAhead(ref *pb.BlockRef, off, n int64) {
 	}()
 }
 
-// readAheadEnd is where a read-ahead of ahead bytes from start ends: past
-// it, at the next multiple of chunk, or at the block's length. Fetches are
-// cut on the same grid (fetchGroup.claim), so a read-ahead's last GET is a
-// whole chunk, not a sliver that pays a request's latency for little.
+// readAheadEnd is where a read-ahead of ahead bytes from start ends: at
+// the last multiple of chunk within it (all of it if there is none), or at
+// the block's length. Fetches are cut on the same grid (fetchGroup.claim),
+// so a read-ahead's last GET is a whole chunk, not a sliver that pays a
+// request's latency for little and leaves the next one out of line.
+//
+// NB: cut back, not rounded up, so that ReadAhead stays the most a reader
+// has fetched ahead, as configured.
 func readAheadEnd(start, ahead, chunk, length int64) int64 {
-	return min((start+ahead+chunk-1)/chunk*chunk, length)
+	end := (start + ahead) / chunk * chunk
+	if end <= start {
+		end = start + ahead
+	}
+	return min(end, length)
 }
 
 // fetchGroup tracks the ranges of each block being fetched, so that a
