@@ -155,6 +155,12 @@ func (c *Cache) releasePagesLocked(op *putOp) {
 
 // writePut writes op's pages, publishes them, and records them in the
 // sidecar, evicting and retrying whenever the file system is out of space.
+//
+// NB: consecutive pages go in one write: the page cache sizes a file's
+// folios by the writes that fill them, and only a 2 MiB folio, written by
+// one call covering its aligned 2 MiB, can be mapped by one page-table
+// entry. A short-circuit reader maps the file, and with 4 KiB entries it
+// spends a quarter more CPU per byte (docs/benchmarks.md).
 func (c *Cache) writePut(op *putOp, data []byte, readable func()) error {
 	if len(op.mine) == 0 {
 		// Pages an earlier Put could not record may be pending still.
@@ -171,15 +177,23 @@ func (c *Cache) writePut(op *putOp, data []byte, readable func()) error {
 	defer f.Close()
 	for _, i := range op.mine {
 		lo := (i - op.first) * c.ps
-		p := data[lo : lo+c.pageLen(data, op.first, i)]
-		op.crcs = append(op.crcs, Checksum(p))
+		op.crcs = append(op.crcs, Checksum(data[lo:lo+c.pageLen(data, op.first, i)]))
+	}
+	for k := 0; k < len(op.mine); {
+		run := k + 1 // op.mine[k:run] are consecutive pages
+		for run < len(op.mine) && op.mine[run] == op.mine[run-1]+1 {
+			run++
+		}
+		lo, last := (op.mine[k]-op.first)*c.ps, op.mine[run-1]
+		p := data[lo : (last-op.first)*c.ps+c.pageLen(data, op.first, last)]
 		err := c.retryNoSpace(op.b.dir, op.need, func() error {
-			_, err := f.WriteAt(p, i*c.ps)
+			_, err := f.WriteAt(p, op.mine[k]*c.ps)
 			return err
 		})
 		if err != nil {
 			return err
 		}
+		k = run
 	}
 	c.publish(op)
 	if readable != nil && len(op.others) == 0 {

@@ -269,13 +269,24 @@ func (ls *leases) dropLocked(k leaseKey, l *lease) {
 	}
 }
 
+// endAll ends every lease now; later reads get new ones.
+func (ls *leases) endAll() {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	ls.endAllLocked()
+}
+
+func (ls *leases) endAllLocked() {
+	for k, l := range ls.mu.m {
+		ls.dropLocked(k, l)
+	}
+}
+
 func (ls *leases) close() {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	ls.mu.closed = true
-	for k, l := range ls.mu.m {
-		ls.dropLocked(k, l)
-	}
+	ls.endAllLocked()
 }
 
 // pageBufs recycles the buffers of pages that reads cut.

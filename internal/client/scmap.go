@@ -20,16 +20,16 @@ var errMapFault = errors.New("client: the mapped cache file faulted")
 // mapping is a lease's range of its cache file mapped read-only, so that a
 // read copies its pages to the caller and computes their CRCs in one pass
 // (crc32c.Copy) instead of a pread and then a second pass over the copy.
-// Measured over a 64 MiB block in the page cache, 1 MiB a read
+// Measured over a 64 MiB file in the page cache, 1 MiB a read
 // (docs/benchmarks.md): pread then CRC costs 1.6-1.8 times a plain pread's
-// CPU time; the mapping 1.05-1.2 times once its pages are mapped, and
-// 1.2-1.35 times for a lease whose pages are all read once, which pays
-// for mapping them (a page fault per 16 pages of 4 KiB, then the unmap).
+// CPU time; a new mapping read once, 0.9-1.05 times where the file is held
+// in 2 MiB folios (one fault maps 2 MiB by PMD), 1.3-1.4 times in 1 MiB
+// ones (a fault per 16 pages of 4 KiB, and their TLB misses).
 //
-// NB: the pages are left to fault in (the kernel maps 16 a fault):
-// MAP_POPULATE and MADV_POPULATE_READ took longer still. A file the page
-// cache holds in 2 MiB folios would be mapped by PMD at almost no cost;
-// the cache's files, written a 1 MiB page a call, are held in 1 MiB ones.
+// NB: the pages are left to fault in: MAP_POPULATE and MADV_POPULATE_READ
+// took longer. The cache writes each fetched range in one call, and
+// fetches on a grid of 4 MiB from the block's start, so that its files
+// are held in 2 MiB folios but for each block's first 2 MiB.
 type mapping struct {
 	off  int64  // the file offset of data[0]
 	data []byte // unmapped once closed and no read uses it

@@ -98,6 +98,25 @@ func (sc *scCluster) readAll(t *testing.T, path string, want []byte) {
 	}
 }
 
+// EndLeases ends every lease (and unmaps its file) at once; reads then go
+// on by new ones.
+func TestEndLeases(t *testing.T) {
+	sc := startSC(t)
+	data := sc.write(t, "/f", 2*(4<<20)+777)
+	sc.readAll(t, "/f", data)
+	if n := client.MappedLeases(sc.c); n != 3 {
+		t.Fatalf("%d mapped leases after the first read, want 3", n)
+	}
+	sc.c.EndLeases()
+	if n := client.Leases(sc.c); n != 0 {
+		t.Fatalf("%d leases after EndLeases, want 0", n)
+	}
+	sc.readAll(t, "/f", data)
+	if n := client.Leases(sc.c); n != 3 {
+		t.Fatalf("%d leases after reading again, want 3", n)
+	}
+}
+
 // A page corrupted in the cache file while a client holds a lease on it is
 // caught by the client's CRC check, never returned: the worker drops the
 // page and fetches it again, and the read goes by a new lease.

@@ -1,6 +1,10 @@
 package crc32c
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"golang.org/x/sys/cpu"
+)
 
 // The CRC32 instruction takes 3 cycles and can start every cycle, so one
 // chain of them uses a third of it. copyTriple runs three chains, over
@@ -37,9 +41,9 @@ func copyTriple(crc uint32, dst, src *byte, k int) (a, b, c uint32)
 //go:noescape
 func copySingle(crc uint32, dst, src *byte, n int) uint32
 
-func hasSSE42() bool
-
-var sse42 = hasSSE42()
+// sse42 is whether copyUpdate copies in one pass at all; tests turn it
+// off.
+var sse42 = cpu.X86.HasSSE42
 
 var table1, table2 *shiftTable
 
@@ -54,6 +58,11 @@ func copyUpdate(dst, src []byte, crc uint32) uint32 {
 		return copyGeneric(dst, src, crc)
 	}
 	crc = ^crc
+	if useFold && len(src) >= foldMin {
+		n := len(src) &^ 255
+		crc = copyFold(crc, &dst[0], &src[0], n, keys)
+		dst, src = dst[n:], src[n:]
+	}
 	if len(src) >= farMin {
 		k := len(src) / 3 &^ 63
 		a, b, c := copyTriple(crc, &dst[0], &src[0], k)
@@ -86,7 +95,7 @@ var shifts [16]atomic.Uint64
 // gives the CRC of k more zero bytes.
 func shiftBy(k int) uint32 {
 	e := &shifts[k/64%len(shifts)]
-	if v := e.Load(); int(v>>32) == k {
+	if v := e.Load(); v != 0 && int(v>>32) == k { // 0: empty (no shift is 0)
 		return uint32(v)
 	}
 	x := xPow8N(k)

@@ -89,13 +89,3 @@ one:
 done:
 	MOVL AX, ret+32(FP)
 	RET
-
-// func hasSSE42() bool
-TEXT ·hasSSE42(SB), NOSPLIT, $0-1
-	MOVL $1, AX
-	XORL CX, CX
-	CPUID
-	SHRL $20, CX
-	ANDL $1, CX
-	MOVB CX, ret+0(FP)
-	RET

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"hash/crc32"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 )
 
@@ -37,15 +38,18 @@ func randomBytes(seed uint64, n int) []byte {
 	return b
 }
 
-// Every length up to past 4 KiB (every tail and fixed-stretch split), from
-// several alignments of src and dst.
+// Every length up to past 4 KiB (every tail, fixed-stretch split and
+// fold with its tail), from several alignments of src and dst, by every
+// way this CPU has.
 func TestEveryLengthAndAlignment(t *testing.T) {
 	data := randomBytes(1, 4400+16)
-	for n := 0; n <= 4400; n++ {
-		for _, a := range []struct{ src, dst int }{{0, 0}, {1, 0}, {0, 3}, {5, 7}, {8, 1}, {15, 12}} {
-			check(t, data[a.src:a.src+n], a.dst, uint32(n)*0x9e3779b9)
+	forEachWay(t, func(t *testing.T) {
+		for n := 0; n <= 4400; n++ {
+			for _, a := range []struct{ src, dst int }{{0, 0}, {1, 0}, {0, 3}, {5, 7}, {8, 1}, {15, 12}} {
+				check(t, data[a.src:a.src+n], a.dst, uint32(n)*0x9e3779b9)
+			}
 		}
-	}
+	})
 }
 
 // Large buffers, split in thirds of every remainder modulo 192 around the
@@ -53,70 +57,93 @@ func TestEveryLengthAndAlignment(t *testing.T) {
 // pieces of one buffer copied call by call, each continuing the last one's
 // CRC.
 func TestLargeBuffers(t *testing.T) {
-	rng := rand.New(rand.NewPCG(2, 2))
 	sizes := []int{64 << 10, 1 << 20, 1<<20 + 1, 1<<20 + 4096, 4<<20 - 3, 1<<22 + 4095}
 	for n := 12<<10 - 200; n < 12<<10+200; n++ {
 		sizes = append(sizes, n)
 	}
-	for _, n := range sizes {
-		src := randomBytes(uint64(n), n+8)
-		check(t, src[rng.IntN(8):][:n], rng.IntN(8), 0)
+	srcs := make([][]byte, len(sizes))
+	for i, n := range sizes {
+		srcs[i] = randomBytes(uint64(n), n+8)
 	}
-	src := randomBytes(3, 5<<20)
-	dst := make([]byte, len(src))
-	var crc uint32
-	for i := 0; i < len(src); {
-		j := min(len(src), i+rng.IntN(200000))
-		crc = Copy(dst[i:j], src[i:j], crc)
-		i = j
-	}
-	if want := crc32.Checksum(src, castagnoli); crc != want || !bytes.Equal(dst, src) {
-		t.Fatalf("piecewise: crc %#x, want %#x (bytes equal: %v)", crc, want, bytes.Equal(dst, src))
-	}
+	whole := randomBytes(3, 5<<20)
+	forEachWay(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(2, 2))
+		for i, n := range sizes {
+			check(t, srcs[i][rng.IntN(8):][:n], rng.IntN(8), 0)
+		}
+		dst := make([]byte, len(whole))
+		var crc uint32
+		for i := 0; i < len(whole); {
+			j := min(len(whole), i+rng.IntN(200000))
+			crc = Copy(dst[i:j], whole[i:j], crc)
+			i = j
+		}
+		if want := crc32.Checksum(whole, castagnoli); crc != want || !bytes.Equal(dst, whole) {
+			t.Fatalf("piecewise: crc %#x, want %#x (bytes equal: %v)", crc, want, bytes.Equal(dst, whole))
+		}
+	})
 }
 
 // Copy takes as many bytes as the shorter slice holds, as copy does.
 func TestUnequalLengths(t *testing.T) {
 	src := randomBytes(4, 10000)
-	dst := make([]byte, 6000)
-	if got, want := Copy(dst, src, 0), crc32.Checksum(src[:6000], castagnoli); got != want || !bytes.Equal(dst, src[:6000]) {
-		t.Fatalf("longer src: crc %#x, want %#x", got, want)
-	}
-	dst = make([]byte, 20000)
-	if got, want := Copy(dst, src, 7), crc32.Update(7, castagnoli, src); got != want || !bytes.Equal(dst[:10000], src) {
-		t.Fatalf("longer dst: crc %#x, want %#x", got, want)
-	}
-	if Copy(nil, src, 42) != 42 || Copy(dst, nil, 42) != 42 {
-		t.Fatal("an empty copy changed the crc")
-	}
+	forEachWay(t, func(t *testing.T) {
+		dst := make([]byte, 6000)
+		if got, want := Copy(dst, src, 0), crc32.Checksum(src[:6000], castagnoli); got != want || !bytes.Equal(dst, src[:6000]) {
+			t.Fatalf("longer src: crc %#x, want %#x", got, want)
+		}
+		dst = make([]byte, 20000)
+		if got, want := Copy(dst, src, 7), crc32.Update(7, castagnoli, src); got != want || !bytes.Equal(dst[:10000], src) {
+			t.Fatalf("longer dst: crc %#x, want %#x", got, want)
+		}
+		if Copy(nil, src, 42) != 42 || Copy(dst, nil, 42) != 42 {
+			t.Fatal("an empty copy changed the crc")
+		}
+	})
 }
 
+// FuzzCopy checks every way this CPU has on each input.
 func FuzzCopy(f *testing.F) {
 	f.Add([]byte("hello"), uint32(0), uint8(0))
 	f.Add(randomBytes(5, 4041), uint32(0xffffffff), uint8(3))
 	f.Add(randomBytes(6, 20000), uint32(1), uint8(9))
+	f.Add(randomBytes(7, 1024), uint32(0x9e3779b9), uint8(5))
+	f.Add(randomBytes(8, 3*1024+255), uint32(2), uint8(1))
 	f.Fuzz(func(t *testing.T, src []byte, crc uint32, dstAlign uint8) {
-		check(t, src, int(dstAlign%16), crc)
+		for _, w := range ways() {
+			restore := w.use()
+			check(t, src, int(dstAlign%16), crc)
+			restore()
+		}
 	})
 }
 
-// The one-pass copy against copy then hash/crc32 (what it replaces) and
-// copy alone, from a source in the CPU's caches.
+// forEachWay runs test once for each way of copying this CPU has, as a
+// subtest named after it.
+func forEachWay(t *testing.T, test func(t *testing.T)) {
+	t.Helper()
+	for _, w := range ways() {
+		restore := w.use()
+		t.Run(w.name, test)
+		restore()
+	}
+}
+
+// The one-pass copy, by each way this CPU has, against copy then
+// hash/crc32 (what it replaces) and copy alone, from a source in the CPU's
+// caches.
 func BenchmarkCopy(b *testing.B) {
-	for _, size := range []int{4 << 10, 64 << 10, 1 << 20} {
+	for _, size := range []int{256, 512, 1 << 10, 4 << 10, 64 << 10, 1 << 20} {
 		src, dst := randomBytes(6, size), make([]byte, size)
-		b.Run(sizeName(size)+"/fused", func(b *testing.B) {
-			b.SetBytes(int64(size))
-			for b.Loop() {
-				Copy(dst, src, 0)
-			}
-		})
-		b.Run(sizeName(size)+"/copy+crc32", func(b *testing.B) {
-			b.SetBytes(int64(size))
-			for b.Loop() {
-				copyGeneric(dst, src, 0)
-			}
-		})
+		for _, w := range ways() {
+			b.Run(sizeName(size)+"/"+w.name, func(b *testing.B) {
+				defer w.use()()
+				b.SetBytes(int64(size))
+				for b.Loop() {
+					Copy(dst, src, 0)
+				}
+			})
+		}
 		b.Run(sizeName(size)+"/copy", func(b *testing.B) {
 			b.SetBytes(int64(size))
 			for b.Loop() {
@@ -127,15 +154,11 @@ func BenchmarkCopy(b *testing.B) {
 }
 
 func sizeName(n int) string {
-	if n >= 1<<20 {
-		return string(rune('0'+n>>20)) + "MiB"
+	switch {
+	case n >= 1<<20:
+		return strconv.Itoa(n>>20) + "MiB"
+	case n >= 1<<10:
+		return strconv.Itoa(n>>10) + "KiB"
 	}
-	return itoa(n>>10) + "KiB"
-}
-
-func itoa(n int) string {
-	if n < 10 {
-		return string(rune('0' + n))
-	}
-	return itoa(n/10) + string(rune('0'+n%10))
+	return strconv.Itoa(n) + "B"
 }

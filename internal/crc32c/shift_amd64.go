@@ -34,9 +34,12 @@ var xPow2N = func() (t [32]uint32) {
 
 // xPow8N returns x^(8n) modulo the polynomial: multiplying a CRC (without
 // inversions) by it gives the CRC of n more zero bytes.
-func xPow8N(n int) uint32 {
+func xPow8N(n int) uint32 { return xPowN(8 * n) }
+
+// xPowN returns x^n modulo the polynomial.
+func xPowN(n int) uint32 {
 	p := uint32(1) << 31 // x^0
-	for k := 3; n != 0; n, k = n>>1, k+1 {
+	for k := 0; n != 0; n, k = n>>1, k+1 {
 		if n&1 != 0 {
 			p = multModP(xPow2N[k%32], p)
 		}

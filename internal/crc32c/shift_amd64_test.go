@@ -32,13 +32,3 @@ func TestShiftIsCRCOfZeros(t *testing.T) {
 		}
 	}
 }
-
-// Without SSE 4.2 Copy copies then checksums, with the same results.
-func TestWithoutSSE42(t *testing.T) {
-	defer func(old bool) { sse42 = old }(sse42)
-	sse42 = false
-	data := randomBytes(7, 70000)
-	for _, n := range []int{0, 1, 100, 4096, 70000} {
-		check(t, data[:n], 3, 0x1234)
-	}
-}

@@ -193,12 +193,28 @@ func (w *Worker) readAhead(ref *pb.BlockRef, off, n int64) {
 		return
 	}
 	start := off + n
-	length := min(w.cfg.ReadAhead, int64(ref.Length)-start)
+	length := readAheadEnd(start, w.cfg.ReadAhead, w.cfg.FetchChunk, int64(ref.Length)) - start
 	go func() {
 		if err := w.ensure(context.Background(), ref, start, length, w.ahead); err != nil {
 			w.cfg.Log.Debug("read-ahead failed", "key", key, "err", err)
 		}
 	}()
+}
+
+// readAheadEnd is where a read-ahead of ahead bytes from start ends: at
+// the last multiple of chunk within it (all of it if there is none), or at
+// the block's length. Fetches are cut on the same grid (fetchGroup.claim),
+// so a read-ahead's last GET is a whole chunk, not a sliver that pays a
+// request's latency for little and leaves the next one out of line.
+//
+// NB: cut back, not rounded up, so that ReadAhead stays the most a reader
+// has fetched ahead, as configured.
+func readAheadEnd(start, ahead, chunk, length int64) int64 {
+	end := (start + ahead) / chunk * chunk
+	if end <= start {
+		end = start + ahead
+	}
+	return min(end, length)
 }
 
 // fetchGroup tracks the ranges of each block being fetched, so that a
@@ -222,6 +238,13 @@ type inflight struct {
 // unseen meanwhile) what the cache lacks, and splits it into the ranges in
 // flight already, to wait for, and new ranges of at most chunk bytes (cut
 // at the block's length), registered as the caller's to fetch and finish.
+//
+// NB: new ranges are cut at multiples of chunk from the block's start, not
+// chunk bytes from where a miss begins: the cache writes each fetched range
+// in one call, and the page cache keeps the file in folios no larger than
+// that write and aligned as it; a short-circuit reader maps 2 MiB folios
+// by one page-table entry each, and 1 MiB ones by 4 KiB entries, for a
+// quarter more CPU per byte (docs/benchmarks.md).
 func (g *fetchGroup) claim(key string, missing func() []cache.Range, chunk, length int64) (wait, mine []*inflight) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -250,11 +273,11 @@ func (g *fetchGroup) claim(key string, missing func() []cache.Range, chunk, leng
 				p = cover.end
 				continue
 			}
-			for ; p < next; p += chunk {
-				f := &inflight{off: p, end: min(p+chunk, next), done: make(chan struct{})}
+			for p < next {
+				f := &inflight{off: p, end: min(p-p%chunk+chunk, next), done: make(chan struct{})}
 				mine = append(mine, f)
+				p = f.end
 			}
-			p = next
 		}
 	}
 	g.mu.blocks[key] = append(flying, mine...)
