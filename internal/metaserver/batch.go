@@ -2,7 +2,6 @@ package metaserver
 
 import (
 	"context"
-	"slices"
 	"sync"
 
 	"google.golang.org/grpc/status"
@@ -28,13 +27,13 @@ func (s *Server) Batch(ctx context.Context, r *pb.BatchRequest) (*pb.BatchRespon
 	}
 	results := make([]*pb.BatchResult, len(r.Calls))
 	var wg sync.WaitGroup
-	mutations := 0
+	reads := 0
 	for _, c := range r.Calls {
-		if !isRead(c) {
-			mutations++
+		if isRead(c) {
+			reads++
 		}
 	}
-	g := s.gathering(mutations)
+	g := s.gathering(len(r.Calls) - reads)
 	for i, c := range r.Calls {
 		if !isRead(c) {
 			mctx, sl := g.slot(ctx)
@@ -46,7 +45,7 @@ func (s *Server) Batch(ctx context.Context, r *pb.BatchRequest) (*pb.BatchRespon
 	}
 	// One read barrier serves every read of the batch: it is passed after
 	// all of them were made.
-	if slices.ContainsFunc(r.Calls, isRead) {
+	if reads > 0 {
 		err := s.node.ReadBarrier(ctx)
 		rctx := context.WithValue(ctx, barrierKey{}, true)
 		for i, c := range r.Calls {

@@ -84,18 +84,14 @@ func (c *hotCache) get(key []byte) (value []byte, exists, cached bool) {
 	return value, !missing, true
 }
 
-// add caches what a read found in the store: a value, or that the key is
-// missing.
+// add caches a value of key, or that it is missing: what a read found in
+// the store, or what a commit wrote there.
 func (c *hotCache) add(key, value []byte, missing bool) {
 	s, h := c.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.put(h, key, value, missing)
 }
-
-// update reflects a committed write (write-through: what was just written
-// is likely read next, a stat after a create).
-func (c *hotCache) update(key, value []byte, deleted bool) { c.add(key, value, deleted) }
 
 // live reports whether the entry at pos was not overwritten yet.
 func (s *hotShard) live(pos uint64) bool { return pos+uint64(len(s.ring)) >= s.head }

@@ -221,7 +221,7 @@ func (s *Store) Commit(ov *kv.Overlay, sync bool) error {
 		return err
 	}
 	for _, w := range cached {
-		s.cache.update(w.k, w.v, w.deleted)
+		s.cache.add(w.k, w.v, w.deleted) // write-through: a stat follows a create
 	}
 	return nil
 }
@@ -241,30 +241,35 @@ func (r reader) Get(key []byte) ([]byte, bool, error) {
 			return v, exists, nil
 		}
 	}
+	get := r.s.get
 	if r.writer {
-		return r.s.writerGet(key, uncached)
+		get = r.s.seekGet
 	}
-	v, closer, err := r.s.db.Get(key)
+	v, ok, err := get(key)
+	if err != nil {
+		return nil, false, err
+	}
+	if !uncached && (ok || !r.writer) { // the writer caches no miss (see Writer)
+		r.s.cache.add(key, v, !ok)
+	}
+	return v, ok, nil
+}
+
+// get looks key up in pebble, returning a copy of its value.
+func (s *Store) get(key []byte) ([]byte, bool, error) {
+	v, closer, err := s.db.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
-		if !uncached && !r.writer {
-			r.s.cache.add(key, nil, true)
-		}
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, err
 	}
-	v = bytes.Clone(v)
-	closer.Close()
-	if !uncached {
-		r.s.cache.add(key, v, false)
-	}
-	return v, true, nil
+	defer closer.Close()
+	return bytes.Clone(v), true, nil
 }
 
-// writerGet looks key up for the writer, through its iterator; it caches
-// what it finds, and no miss (see Writer).
-func (s *Store) writerGet(key []byte, uncached bool) ([]byte, bool, error) {
+// seekGet is get for the writer, through its iterator.
+func (s *Store) seekGet(key []byte) ([]byte, bool, error) {
 	if s.seek == nil {
 		it, err := s.db.NewIter(nil)
 		if err != nil {
@@ -279,11 +284,7 @@ func (s *Store) writerGet(key []byte, uncached bool) ([]byte, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	v = bytes.Clone(v)
-	if !uncached {
-		s.cache.add(key, v, false)
-	}
-	return v, true, nil
+	return bytes.Clone(v), true, nil
 }
 
 func (s *Store) uncached(key []byte) bool { return s.opts.Uncached != nil && s.opts.Uncached(key) }

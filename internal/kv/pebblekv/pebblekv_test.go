@@ -105,7 +105,7 @@ func TestHotCacheStaysBounded(t *testing.T) {
 func TestHotCacheKeepsWhatIsRead(t *testing.T) {
 	c := newHotCache(hotShards * 4096)
 	c.add([]byte("hot"), []byte("v1"), false)
-	c.update([]byte("hot"), []byte("v2"), false)
+	c.add([]byte("hot"), []byte("v2"), false)
 	c.add([]byte("gone"), nil, true)
 	c.add([]byte("empty"), nil, false)
 	for i := range 20000 {
