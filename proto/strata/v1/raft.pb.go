@@ -254,9 +254,11 @@ const file_strata_v1_raft_proto_rawDesc = "" +
 	"\ffrom_address\x18\a \x01(\tR\vfromAddress\x12\x12\n" +
 	"\x04file\x18\x04 \x01(\tR\x04file\x12\x12\n" +
 	"\x04data\x18\x05 \x01(\fR\x04data\x12\x10\n" +
-	"\x03eof\x18\x06 \x01(\bR\x03eof2\x8e\x01\n" +
+	"\x03eof\x18\x06 \x01(\bR\x03eof2\xcf\x01\n" +
 	"\vRaftService\x127\n" +
-	"\x04Step\x12\x16.strata.v1.StepRequest\x1a\x17.strata.v1.StepResponse\x12F\n" +
+	"\x04Step\x12\x16.strata.v1.StepRequest\x1a\x17.strata.v1.StepResponse\x12?\n" +
+	"\n" +
+	"StepStream\x12\x16.strata.v1.StepRequest\x1a\x17.strata.v1.StepResponse(\x01\x12F\n" +
 	"\x0fInstallSnapshot\x12\x18.strata.v1.SnapshotChunk\x1a\x17.strata.v1.StepResponse(\x01BK\n" +
 	"\x12io.strata.proto.v1P\x01Z3github.com/stratafs/strata/proto/strata/v1;stratav1b\x06proto3"
 
@@ -280,11 +282,13 @@ var file_strata_v1_raft_proto_goTypes = []any{
 }
 var file_strata_v1_raft_proto_depIdxs = []int32{
 	0, // 0: strata.v1.RaftService.Step:input_type -> strata.v1.StepRequest
-	2, // 1: strata.v1.RaftService.InstallSnapshot:input_type -> strata.v1.SnapshotChunk
-	1, // 2: strata.v1.RaftService.Step:output_type -> strata.v1.StepResponse
-	1, // 3: strata.v1.RaftService.InstallSnapshot:output_type -> strata.v1.StepResponse
-	2, // [2:4] is the sub-list for method output_type
-	0, // [0:2] is the sub-list for method input_type
+	0, // 1: strata.v1.RaftService.StepStream:input_type -> strata.v1.StepRequest
+	2, // 2: strata.v1.RaftService.InstallSnapshot:input_type -> strata.v1.SnapshotChunk
+	1, // 3: strata.v1.RaftService.Step:output_type -> strata.v1.StepResponse
+	1, // 4: strata.v1.RaftService.StepStream:output_type -> strata.v1.StepResponse
+	1, // 5: strata.v1.RaftService.InstallSnapshot:output_type -> strata.v1.StepResponse
+	3, // [3:6] is the sub-list for method output_type
+	0, // [0:3] is the sub-list for method input_type
 	0, // [0:0] is the sub-list for extension type_name
 	0, // [0:0] is the sub-list for extension extendee
 	0, // [0:0] is the sub-list for field type_name

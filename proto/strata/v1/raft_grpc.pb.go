@@ -23,6 +23,7 @@ const _ = grpc.SupportPackageIsVersion9
 
 const (
 	RaftService_Step_FullMethodName            = "/strata.v1.RaftService/Step"
+	RaftService_StepStream_FullMethodName      = "/strata.v1.RaftService/StepStream"
 	RaftService_InstallSnapshot_FullMethodName = "/strata.v1.RaftService/InstallSnapshot"
 )
 
@@ -36,6 +37,11 @@ type RaftServiceClient interface {
 	// member that is not in its configuration (FAILED_PRECONDITION, with the
 	// reason in ErrorInfo).
 	Step(ctx context.Context, in *StepRequest, opts ...grpc.CallOption) (*StepResponse, error)
+	// StepStream delivers what Step does, batch after batch on one stream
+	// that stays open while the sender has messages for the receiver: no
+	// call (and no answer) per batch. Each request is admitted as by Step;
+	// a refusal ends the stream with Step's error.
+	StepStream(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[StepRequest, StepResponse], error)
 	// InstallSnapshot streams a snapshot: the first chunk carries the Raft
 	// snapshot message, the following ones the files of a checkpoint of the
 	// sender's state.
@@ -60,9 +66,22 @@ func (c *raftServiceClient) Step(ctx context.Context, in *StepRequest, opts ...g
 	return out, nil
 }
 
+func (c *raftServiceClient) StepStream(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[StepRequest, StepResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &RaftService_ServiceDesc.Streams[0], RaftService_StepStream_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[StepRequest, StepResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type RaftService_StepStreamClient = grpc.ClientStreamingClient[StepRequest, StepResponse]
+
 func (c *raftServiceClient) InstallSnapshot(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[SnapshotChunk, StepResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &RaftService_ServiceDesc.Streams[0], RaftService_InstallSnapshot_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &RaftService_ServiceDesc.Streams[1], RaftService_InstallSnapshot_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -83,6 +102,11 @@ type RaftServiceServer interface {
 	// member that is not in its configuration (FAILED_PRECONDITION, with the
 	// reason in ErrorInfo).
 	Step(context.Context, *StepRequest) (*StepResponse, error)
+	// StepStream delivers what Step does, batch after batch on one stream
+	// that stays open while the sender has messages for the receiver: no
+	// call (and no answer) per batch. Each request is admitted as by Step;
+	// a refusal ends the stream with Step's error.
+	StepStream(grpc.ClientStreamingServer[StepRequest, StepResponse]) error
 	// InstallSnapshot streams a snapshot: the first chunk carries the Raft
 	// snapshot message, the following ones the files of a checkpoint of the
 	// sender's state.
@@ -99,6 +123,9 @@ type UnimplementedRaftServiceServer struct{}
 
 func (UnimplementedRaftServiceServer) Step(context.Context, *StepRequest) (*StepResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Step not implemented")
+}
+func (UnimplementedRaftServiceServer) StepStream(grpc.ClientStreamingServer[StepRequest, StepResponse]) error {
+	return status.Error(codes.Unimplemented, "method StepStream not implemented")
 }
 func (UnimplementedRaftServiceServer) InstallSnapshot(grpc.ClientStreamingServer[SnapshotChunk, StepResponse]) error {
 	return status.Error(codes.Unimplemented, "method InstallSnapshot not implemented")
@@ -142,6 +169,13 @@ func _RaftService_Step_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _RaftService_StepStream_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(RaftServiceServer).StepStream(&grpc.GenericServerStream[StepRequest, StepResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type RaftService_StepStreamServer = grpc.ClientStreamingServer[StepRequest, StepResponse]
+
 func _RaftService_InstallSnapshot_Handler(srv interface{}, stream grpc.ServerStream) error {
 	return srv.(RaftServiceServer).InstallSnapshot(&grpc.GenericServerStream[SnapshotChunk, StepResponse]{ServerStream: stream})
 }
@@ -162,6 +196,11 @@ var RaftService_ServiceDesc = grpc.ServiceDesc{
 		},
 	},
 	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "StepStream",
+			Handler:       _RaftService_StepStream_Handler,
+			ClientStreams: true,
+		},
 		{
 			StreamName:    "InstallSnapshot",
 			Handler:       _RaftService_InstallSnapshot_Handler,
