@@ -3,11 +3,13 @@ package client
 import (
 	"context"
 	crand "crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -204,9 +206,29 @@ func withRequestID(args any) (*pb.Header, bool) {
 	h = proto.Clone(h).(*pb.Header)
 	fresh := len(h.RequestId) == 0
 	if fresh {
-		h.RequestId = make([]byte, 16)
-		_, _ = crand.Read(h.RequestId)
+		h.RequestId = newRequestID()
 	}
 	r.Set(fd, protoreflect.ValueOfMessage(h.ProtoReflect()))
 	return h, fresh
+}
+
+// requestIDPrefix and requestIDCount make this process's request ids: 8
+// random bytes drawn once, then a counter. The ids of one process sort
+// together and in order, so that the service, which keeps each mutation's
+// answer under its request id, writes those keys next to one another in
+// its memtable rather than all over its key space: a tenth less of a
+// create's apply than 16 random bytes (BenchmarkApplyCreates).
+var (
+	requestIDPrefix = func() (p [8]byte) {
+		_, _ = crand.Read(p[:])
+		return p
+	}()
+	requestIDCount atomic.Uint64
+)
+
+func newRequestID() []byte {
+	id := make([]byte, 16)
+	copy(id, requestIDPrefix[:])
+	binary.BigEndian.PutUint64(id[8:], requestIDCount.Add(1))
+	return id
 }

@@ -133,10 +133,14 @@ type Header struct {
 	Groups []string `protobuf:"bytes,3,rep,name=groups,proto3" json:"groups,omitempty"`
 	// Client name, the holder of the leases this client takes.
 	ClientName string `protobuf:"bytes,4,opt,name=client_name,json=clientName,proto3" json:"client_name,omitempty"`
-	// Identifies a mutation across retries (16 random bytes are plenty). The
-	// service applies a request id at most once and answers a retry of an
-	// applied request with the first answer, for ten minutes; a request that
-	// failed changed nothing and is simply run again. Empty: no deduplication.
+	// Identifies a mutation across retries: 16 bytes unique to it. The
+	// clients use 8 random bytes drawn once per process and a counter, so
+	// that a process's ids sort together and in order, and the service's keys
+	// of their answers land side by side (16 random bytes work as well, at
+	// some cost to the service). The service applies a request id at most once
+	// and answers a retry of an applied request with the first answer, for ten
+	// minutes; a request that failed changed nothing and is simply run again.
+	// Empty: no deduplication.
 	RequestId []byte `protobuf:"bytes,5,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	// Set on a request id's first attempt only: the service then need not
 	// look for an earlier answer (a lookup that costs a pebble seek per

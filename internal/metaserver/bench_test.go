@@ -1,0 +1,75 @@
+package metaserver
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"testing"
+
+	raftpb "go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/stratafs/strata/internal/kv"
+	"github.com/stratafs/strata/internal/kv/pebblekv"
+	"github.com/stratafs/strata/internal/kvschema"
+	"github.com/stratafs/strata/internal/namespace"
+	pb "github.com/stratafs/strata/proto/strata/v1"
+)
+
+// BenchmarkApplyCreates applies log entries of creates the way a member
+// does under `strata bench meta --threads 64`: each entry a command group
+// of 16 creates with first-attempt request ids made as the clients make
+// them (a random prefix and a counter), in 64 directories three levels
+// down, one Apply (one pebble commit) per entry. It measures what
+// every member spends per create in its serial apply, which bounds the
+// creates per second of a group (docs/benchmarks.md); unlike the
+// end-to-end benchmark, it is steady from run to run.
+func BenchmarkApplyCreates(b *testing.B) {
+	store, err := pebblekv.Open(b.TempDir(), pebblekv.DefaultOptions())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	cfg := namespace.DefaultConfig("super")
+	s := &Server{store: store, fs: namespace.New(cfg), settings: settingsOf(cfg)}
+	s.props.waiting = map[uint64][]*proposal{}
+	super := namespace.Caller{User: "super"}
+	setup := kv.NewOverlay(store.Writer())
+	if err := s.fs.CreateNamespace(setup, 1, super, kvschema.Namespace{Name: namespace.DefaultNamespace, Mode: 1}); err != nil {
+		b.Fatal(err)
+	}
+	const dirs, group = 64, 16
+	for d := range dirs {
+		if _, err := s.fs.Mkdirs(setup, 1, super, "", fmt.Sprintf("/bench/t%d/0", d), 0o755, 0o022, true); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := store.Commit(setup, false); err != nil {
+		b.Fatal(err)
+	}
+	var prefix [8]byte
+	_, _ = rand.Read(prefix[:])
+	entries := make([]*raftpb.Entry, 0, b.N/group+1)
+	for i := 0; i < b.N; i += group {
+		g := &pb.CommandGroup{}
+		for j := i; j < min(i+group, b.N); j++ {
+			h := &pb.Header{User: "super", ClientName: "bench", RequestId: binary.BigEndian.AppendUint64(prefix[:], uint64(j)),
+				FirstAttempt: true}
+			g.Commands = append(g.Commands, &pb.Command{Op: &pb.Command_Create{Create: &pb.CreateRequest{
+				Header: h, Path: fmt.Sprintf("/bench/t%d/0/f%d", j%dirs, j), Permission: 0o644, Umask: 0o022,
+				Overwrite: true, Complete: true}}})
+		}
+		data, err := proto.Marshal(&pb.Command{Op: &pb.Command_Group{Group: g}, Id: uint64(len(entries) + 1),
+			Now: int64(1000 + len(entries)), Settings: s.settings})
+		if err != nil {
+			b.Fatal(err)
+		}
+		entries = append(entries, &raftpb.Entry{Index: proto.Uint64(uint64(len(entries) + 10)), Term: proto.Uint64(1), Data: data})
+	}
+	b.ResetTimer()
+	for _, e := range entries {
+		if err := s.Apply([]*raftpb.Entry{e}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
