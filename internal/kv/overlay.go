@@ -3,6 +3,7 @@ package kv
 import (
 	"maps"
 	"sort"
+	"unsafe"
 )
 
 // Overlay buffers writes over a base Reader. Reads see the buffered writes
@@ -12,33 +13,41 @@ import (
 // batch of commands (written to the store in one atomic batch).
 type Overlay struct {
 	base   Reader
-	writes map[string]*[]byte // nil pointer: deleted
+	writes map[string][]byte // nil: deleted (a value set is never nil)
 }
 
 // NewOverlay returns an empty overlay over base.
 func NewOverlay(base Reader) *Overlay {
-	return &Overlay{base: base, writes: map[string]*[]byte{}}
+	return &Overlay{base: base, writes: map[string][]byte{}}
 }
 
 // Get implements Reader.
 func (o *Overlay) Get(key []byte) ([]byte, bool, error) {
 	if v, ok := o.writes[string(key)]; ok {
-		if v == nil {
-			return nil, false, nil
-		}
-		return *v, true, nil
+		return v, v != nil, nil
 	}
 	return o.base.Get(key)
 }
 
-// Set implements Txn.
+// Set implements Txn. The key and a copy of the value share one
+// allocation (the apply of a create sets about ten keys).
 func (o *Overlay) Set(key, value []byte) {
-	v := append(make([]byte, 0, len(value)), value...)
-	o.writes[string(key)] = &v
+	buf := make([]byte, len(key)+len(value))
+	copy(buf, key)
+	copy(buf[len(key):], value)
+	o.writes[bufString(buf[:len(key)])] = buf[len(key):len(buf):len(buf)]
 }
 
 // Delete implements Txn.
 func (o *Overlay) Delete(key []byte) { o.writes[string(key)] = nil }
+
+// bufString is b as a string, without a copy: b is never written again.
+func bufString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
 
 // Len reports the number of buffered writes.
 func (o *Overlay) Len() int { return len(o.writes) }
@@ -47,14 +56,12 @@ func (o *Overlay) Len() int { return len(o.writes) }
 func (o *Overlay) Reset() { clear(o.writes) }
 
 // Each calls fn for every buffered write in key order; deleted marks a
-// delete (an empty value is a value, not a delete).
+// delete (an empty value is a value, not a delete). fn must not modify
+// the key or the value, which are the overlay's own (it may keep them).
 func (o *Overlay) Each(fn func(key, value []byte, deleted bool)) {
 	for _, k := range o.sortedKeys(nil, nil) {
-		if v := o.writes[k]; v != nil {
-			fn([]byte(k), *v, false)
-		} else {
-			fn([]byte(k), nil, true)
-		}
+		v := o.writes[k]
+		fn(unsafe.Slice(unsafe.StringData(k), len(k)), v, v == nil)
 	}
 }
 
@@ -69,7 +76,7 @@ func (o *Overlay) ApplyTo(t Txn) {
 		if v == nil {
 			t.Delete([]byte(k))
 		} else {
-			t.Set([]byte(k), *v)
+			t.Set([]byte(k), v)
 		}
 	}
 }
@@ -83,7 +90,7 @@ func (o *Overlay) Scan(start, end []byte, fn func(key, value []byte) bool) error
 	// nil) and reports whether the scan should go on.
 	emitMine := func(limit []byte) bool {
 		for ; i < len(mine) && (limit == nil || mine[i] < string(limit)); i++ {
-			if v := o.writes[mine[i]]; v != nil && !fn([]byte(mine[i]), *v) {
+			if v := o.writes[mine[i]]; v != nil && !fn([]byte(mine[i]), v) {
 				return false
 			}
 		}
@@ -96,7 +103,7 @@ func (o *Overlay) Scan(start, end []byte, fn func(key, value []byte) bool) error
 		}
 		if _, shadowed := o.writes[string(k)]; shadowed {
 			if i < len(mine) && mine[i] == string(k) {
-				if w := o.writes[mine[i]]; w != nil && !fn(k, *w) {
+				if v := o.writes[mine[i]]; v != nil && !fn(k, v) {
 					stopped = true
 					return false
 				}

@@ -18,6 +18,25 @@ func Run(t *testing.T, newTxn func(t *testing.T) kv.Txn) {
 			runRandom(t, newTxn(t), seed)
 		}
 	})
+	t.Run("empty-and-copied", func(t *testing.T) {
+		// An empty value is a value, not a delete; a value is copied: the
+		// caller may reuse its buffer.
+		txn := newTxn(t)
+		buf := []byte("v1")
+		txn.Set([]byte("k"), buf)
+		buf[1] = '2'
+		txn.Set([]byte("e"), []byte{})
+		for _, c := range []struct{ key, want string }{{"k", "v1"}, {"e", ""}} {
+			v, ok, err := txn.Get([]byte(c.key))
+			if err != nil || !ok || string(v) != c.want {
+				t.Fatalf("Get(%q) = %q, %v, %v; want %q", c.key, v, ok, err, c.want)
+			}
+		}
+		txn.Delete([]byte("e"))
+		if v, ok, err := txn.Get([]byte("e")); err != nil || ok {
+			t.Fatalf("Get of a deleted empty value = %q, %v, %v", v, ok, err)
+		}
+	})
 	t.Run("scan-stops", func(t *testing.T) {
 		txn := newTxn(t)
 		for i := range 10 {
