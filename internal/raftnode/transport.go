@@ -241,9 +241,14 @@ type stepStream struct {
 	err    error // opening failed
 }
 
+// openStepStream opens a stream, giving up after sendTimeout as a send
+// does (a member that cannot be reached leaves a connection attempt
+// pending for longer).
 func openStepStream(c spb.RaftServiceClient) *stepStream {
 	ctx, cancel := context.WithCancel(context.Background())
+	timer := time.AfterFunc(sendTimeout, cancel)
 	stream, err := c.StepStream(ctx)
+	timer.Stop()
 	return &stepStream{cancel: cancel, stream: stream, err: err}
 }
 

@@ -89,3 +89,33 @@ func TestStepStreamReportsARefusal(t *testing.T) {
 		return
 	}
 }
+
+// A member that takes connections and never answers (a host gone silent)
+// holds the opening of a stream for sendTimeout at most.
+func TestStepStreamGivesUpOpeningToASilentMember(t *testing.T) {
+	defer func(d time.Duration) { sendTimeout = d }(sendTimeout)
+	sendTimeout = 200 * time.Millisecond
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lis.Close()
+	go func() {
+		for {
+			c, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, never answered, until the test ends
+		}
+	}()
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	s := openStepStream(spb.NewRaftServiceClient(conn))
+	if err := s.send(&spb.StepRequest{}); status.Code(err) != codes.Canceled {
+		t.Fatalf("send on a stream to a silent member: %v, want Canceled", err)
+	}
+}
