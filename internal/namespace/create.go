@@ -91,7 +91,10 @@ func (fs *FS) create(tx kv.Txn, now int64, c Caller, ns, path string, o CreateOp
 		n.Length, n.Inline = uint64(len(o.Data)), true
 		tx.Set(kvschema.InlineKey(n.ID), o.Data)
 	}
-	return n, link(tx, now, res.parent.ID, n)
+	if res.node != nil {
+		return n, link(tx, now, res.parent.ID, n) // unlink changed the ancestors res read
+	}
+	return n, link(tx, now, res.parent.ID, n, res.dirs...)
 }
 
 // replaceable says whether create may replace old.

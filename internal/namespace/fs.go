@@ -43,6 +43,10 @@ type resolved struct {
 	parts  []string
 	parent *kvschema.Inode // directory holding the last component; nil for the root
 	node   *kvschema.Inode // the inode at the path; nil if it does not exist
+	// dirs are the directories passed, the root first and parent last, as
+	// read: while nothing else changes them, link can update them (dirs)
+	// instead of reading them again.
+	dirs []*kvschema.Inode
 }
 
 // resolve looks path up in namespace ns, checking traverse permission on
@@ -74,6 +78,7 @@ func (fs *FS) resolve(r kv.Reader, c Caller, ns, path string) (*resolved, error)
 			return nil, ErrPermission
 		}
 		res.parent = dir
+		res.dirs = append(res.dirs, dir)
 		res.node, err = lookup(r, dir.ID, name)
 		if err != nil {
 			return nil, err
@@ -146,12 +151,13 @@ func putInode(tx kv.Txn, n *kvschema.Inode) {
 }
 
 // link adds n as child n.Name of dir, counts it in dir and its ancestors and
-// sets dir's modification time to now.
-func link(tx kv.Txn, now int64, dir uint64, n *kvschema.Inode) error {
+// sets dir's modification time to now. dirs, if given, are dir and its
+// ancestors (see adjust).
+func link(tx kv.Txn, now int64, dir uint64, n *kvschema.Inode, dirs ...*kvschema.Inode) error {
 	n.Parent = dir
 	tx.Set(kvschema.DentryKey(dir, n.Name), kvschema.EncodeDentry(kvschema.Dentry{Child: n.ID, Type: n.Type}))
 	putInode(tx, n)
-	return adjust(tx, dir, now, +1, contribution(n))
+	return adjust(tx, dir, now, +1, contribution(n), dirs...)
 }
 
 // unlink removes n from its directory, uncounts it there and in the
@@ -177,11 +183,23 @@ func contribution(n *kvschema.Inode) delta {
 // adjust adds children to directory dir's entry count and d to the
 // aggregates of dir and every ancestor up to the namespace root. A non-zero
 // mtime becomes dir's modification time.
-func adjust(tx kv.Txn, dir uint64, mtime, children int64, d delta) error {
+//
+// dirs, if given, are the ancestors as the caller read them, root first
+// and dir last (resolved.dirs), unchanged in tx since: adjust updates them
+// in place instead of reading and decoding each again (four inodes of a
+// create three levels down). An ancestor not among them is read.
+func adjust(tx kv.Txn, dir uint64, mtime, children int64, d delta, dirs ...*kvschema.Inode) error {
+	i := len(dirs) - 1
 	for id := dir; id != 0; {
-		n, err := getInode(tx, id)
-		if err != nil {
-			return err
+		var n *kvschema.Inode
+		if i >= 0 && dirs[i].ID == id {
+			n, i = dirs[i], i-1
+		} else {
+			var err error
+			if n, err = getInode(tx, id); err != nil {
+				return err
+			}
+			i = -1
 		}
 		if id == dir {
 			n.Children = uint64(int64(n.Children) + children)
