@@ -43,9 +43,9 @@ type TransportConfig struct {
 // Transport carries Raft traffic between members over gRPC: it is the
 // node's Sender, and it serves RaftService for the other members. Messages
 // to a member go out in order, batched, on one StepStream that stays open
-// (a call per batch, with its answer, cost the two cores of a 3-member
-// group on one host a fifth of their CPU at 64 threads of creates);
-// snapshots are checkpoints of the state streamed file by file.
+// (a unary call per batch cost both sides a stream's setup, headers and an
+// answer each time: docs/ha.md has the figures); snapshots are checkpoints
+// of the state streamed file by file.
 type Transport struct {
 	spb.UnimplementedRaftServiceServer
 
@@ -193,9 +193,10 @@ func (p *peer) close() {
 // maxBatch bounds the messages of one request.
 const maxBatch = 256
 
-// sendTimeout bounds one request's send: a stream that a member stopped
-// reading (it hangs, or the network dropped it silently) is given up and
-// opened again, as a unary call would have timed out.
+// sendTimeout bounds the opening of a stream and each request's send: a
+// stream that a member does not answer or stopped reading (it hangs, or
+// the network dropped it silently) is given up and opened again, as a
+// unary call would have timed out.
 var sendTimeout = 5 * time.Second
 
 func (t *Transport) run(p *peer) {
