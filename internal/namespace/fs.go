@@ -44,8 +44,8 @@ type resolved struct {
 	parent *kvschema.Inode // directory holding the last component; nil for the root
 	node   *kvschema.Inode // the inode at the path; nil if it does not exist
 	// dirs are the directories passed, the root first and parent last, as
-	// read: while nothing else changes them, link can update them (dirs)
-	// instead of reading them again.
+	// read: a caller that changed none of them since may hand them to link,
+	// which then updates them instead of reading them again.
 	dirs []*kvschema.Inode
 }
 
@@ -65,7 +65,7 @@ func (fs *FS) resolve(r kv.Reader, c Caller, ns, path string) (*resolved, error)
 	if err != nil {
 		return nil, err
 	}
-	res := &resolved{ns: rec, parts: parts, node: root}
+	res := &resolved{ns: rec, parts: parts, node: root, dirs: make([]*kvschema.Inode, 0, len(parts))}
 	for _, name := range parts {
 		dir := res.node
 		if dir == nil {
