@@ -2,6 +2,7 @@ package cache
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -60,14 +61,8 @@ func TestPutWritesRunsWhole(t *testing.T) {
 	log.take()
 	putPages(t, c, "k", size, 0, 21)
 	want := [][2]int64{{0, 3 * testPS}, {5 * testPS, 9 * testPS}, {10 * testPS, size}}
-	got := log.take()
-	if len(got) != len(want) {
+	if got := log.take(); !slices.Equal(got, want) {
 		t.Fatalf("writes %v, want %v", got, want)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("writes %v, want %v", got, want)
-		}
 	}
 	checkRead(t, c, "k", size, 0, size)
 }

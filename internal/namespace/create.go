@@ -70,7 +70,7 @@ func (fs *FS) create(tx kv.Txn, now int64, c Caller, ns, path string, o CreateOp
 		if err := fs.replaceable(c, res.parent, old, o.Overwrite); err != nil {
 			return nil, err
 		}
-		if err := unlink(tx, now, old); err != nil {
+		if err := unlink(tx, now, old, res.dirs...); err != nil {
 			return nil, err
 		}
 		if err := dropFile(tx, old, res.ns.StoreURI); err != nil {
@@ -90,9 +90,6 @@ func (fs *FS) create(tx kv.Txn, now int64, c Caller, ns, path string, o CreateOp
 	case len(o.Data) > 0:
 		n.Length, n.Inline = uint64(len(o.Data)), true
 		tx.Set(kvschema.InlineKey(n.ID), o.Data)
-	}
-	if res.node != nil {
-		return n, link(tx, now, res.parent.ID, n) // unlink changed the ancestors res read
 	}
 	return n, link(tx, now, res.parent.ID, n, res.dirs...)
 }

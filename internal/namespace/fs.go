@@ -44,8 +44,9 @@ type resolved struct {
 	parent *kvschema.Inode // directory holding the last component; nil for the root
 	node   *kvschema.Inode // the inode at the path; nil if it does not exist
 	// dirs are the directories passed, the root first and parent last, as
-	// read: a caller that changed none of them since may hand them to link,
-	// which then updates them instead of reading them again.
+	// read: a caller that changed them since only through link and unlink
+	// may hand them to those, which update them in place instead of reading
+	// them again.
 	dirs []*kvschema.Inode
 }
 
@@ -162,10 +163,11 @@ func link(tx kv.Txn, now int64, dir uint64, n *kvschema.Inode, dirs ...*kvschema
 
 // unlink removes n from its directory, uncounts it there and in the
 // ancestors and sets the directory's modification time to now. The inode
-// itself stays; the caller drops or relinks it.
-func unlink(tx kv.Txn, now int64, n *kvschema.Inode) error {
+// itself stays; the caller drops or relinks it. dirs, if given, are n's
+// directory and its ancestors (see adjust).
+func unlink(tx kv.Txn, now int64, n *kvschema.Inode, dirs ...*kvschema.Inode) error {
 	tx.Delete(kvschema.DentryKey(n.Parent, n.Name))
-	return adjust(tx, n.Parent, now, -1, contribution(n).neg())
+	return adjust(tx, n.Parent, now, -1, contribution(n).neg(), dirs...)
 }
 
 // delta is what a subtree adds to its ancestors' aggregates.
@@ -185,9 +187,10 @@ func contribution(n *kvschema.Inode) delta {
 // mtime becomes dir's modification time.
 //
 // dirs, if given, are the ancestors as the caller read them, root first
-// and dir last (resolved.dirs), unchanged in tx since: adjust updates them
-// in place instead of reading and decoding each again (four inodes of a
-// create three levels down). An ancestor not among them is read.
+// and dir last (resolved.dirs), changed in tx since by adjust alone: adjust
+// updates them in place instead of reading and decoding each again (four
+// inodes of a create three levels down), so that they stay current for
+// the next adjust. An ancestor not among them is read.
 func adjust(tx kv.Txn, dir uint64, mtime, children int64, d delta, dirs ...*kvschema.Inode) error {
 	i := len(dirs) - 1
 	for id := dir; id != 0; {
