@@ -1,6 +1,7 @@
 package kv_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stratafs/strata/internal/kv"
@@ -15,8 +16,7 @@ func TestOverlayOverEmpty(t *testing.T) {
 	kvtest.Run(t, func(t *testing.T) kv.Txn { return kv.NewOverlay(kv.NewMem()) })
 }
 
-// An overlay over a populated base, itself under an overlay: the stacking the
-// apply path uses.
+// An overlay over a populated base, itself under an overlay.
 func TestOverlayStacked(t *testing.T) {
 	kvtest.Run(t, func(t *testing.T) kv.Txn {
 		base := kv.NewMem()
@@ -32,4 +32,58 @@ func TestOverlayStacked(t *testing.T) {
 		}
 		return wipe
 	})
+}
+
+// An overlay whose writes are recorded for a rollback behaves the same.
+func TestOverlayMarked(t *testing.T) {
+	kvtest.Run(t, func(t *testing.T) kv.Txn {
+		o := kv.NewOverlay(kv.NewMem())
+		o.Mark()
+		return o
+	})
+}
+
+// Rollback undoes what was written since the mark, however often a key was
+// written, and nothing before it; a later mark starts afresh.
+func TestOverlayRollback(t *testing.T) {
+	base := kv.NewMem()
+	base.Set([]byte("in-base"), []byte("base"))
+	o := kv.NewOverlay(base)
+	o.Set([]byte("before"), []byte("1"))
+	o.Mark()
+	o.Set([]byte("before"), []byte("2"))
+	o.Set([]byte("before"), []byte("3"))
+	o.Set([]byte("new"), []byte("x"))
+	o.Delete([]byte("in-base"))
+	o.Rollback()
+	want := map[string]string{"before": "1", "in-base": "base", "new": "<missing>"}
+	check := func(when string) {
+		t.Helper()
+		for k, w := range want {
+			v, ok, err := o.Get([]byte(k))
+			got := string(v)
+			if !ok {
+				got = "<missing>"
+			}
+			if err != nil || got != w {
+				t.Errorf("%s: %s = %q, %v; want %q", when, k, got, err, w)
+			}
+		}
+	}
+	check("after rollback")
+	if o.Len() != 1 {
+		t.Errorf("after rollback: %d buffered writes, want 1", o.Len())
+	}
+
+	o.Set([]byte("kept"), []byte("k"))
+	o.Mark()
+	o.Delete([]byte("kept"))
+	o.Rollback()
+	want["kept"] = "k"
+	check("after a second mark")
+	var keys []string
+	o.Each(func(k, _ []byte, _ bool) { keys = append(keys, string(k)) })
+	if got := fmt.Sprint(keys); got != "[before kept]" {
+		t.Errorf("writes after rollbacks: %s, want [before kept]", got)
+	}
 }

@@ -8,12 +8,21 @@ import (
 
 // Overlay buffers writes over a base Reader. Reads see the buffered writes
 // first; nothing reaches the base until the owner drains the overlay with
-// Each. The apply path uses one Overlay per command (discarded when the
-// command fails, so a failed command changes nothing) stacked on one per
-// batch of commands (written to the store in one atomic batch).
+// Each. The apply path uses one Overlay per batch of commands (written to
+// the store in one atomic batch), with a mark before each command that it
+// rolls back to when the command fails, so a failed command changes nothing.
 type Overlay struct {
 	base   Reader
 	writes map[string][]byte // nil: deleted (a value set is never nil)
+	marked bool
+	undo   []undo // since the mark, what each write replaced
+}
+
+// undo is a key's state before a write: its buffered value, if it had one.
+type undo struct {
+	key string
+	old []byte
+	had bool
 }
 
 // NewOverlay returns an empty overlay over base.
@@ -35,11 +44,40 @@ func (o *Overlay) Set(key, value []byte) {
 	buf := make([]byte, len(key)+len(value))
 	copy(buf, key)
 	copy(buf[len(key):], value)
-	o.writes[bufString(buf[:len(key)])] = buf[len(key):len(buf):len(buf)]
+	o.write(bufString(buf[:len(key)]), buf[len(key):len(buf):len(buf)])
 }
 
 // Delete implements Txn.
-func (o *Overlay) Delete(key []byte) { o.writes[string(key)] = nil }
+func (o *Overlay) Delete(key []byte) { o.write(string(key), nil) }
+
+func (o *Overlay) write(key string, value []byte) {
+	if o.marked {
+		old, had := o.writes[key]
+		o.undo = append(o.undo, undo{key, old, had})
+	}
+	o.writes[key] = value
+}
+
+// Mark starts recording writes, so that Rollback can undo those made from
+// now on. A new Mark forgets the previous one.
+func (o *Overlay) Mark() {
+	o.marked = true
+	clear(o.undo) // let go of the keys and values
+	o.undo = o.undo[:0]
+}
+
+// Rollback undoes the writes made since the last Mark, and the mark stays.
+func (o *Overlay) Rollback() {
+	for i := len(o.undo) - 1; i >= 0; i-- {
+		if u := o.undo[i]; u.had {
+			o.writes[u.key] = u.old
+		} else {
+			delete(o.writes, u.key)
+		}
+	}
+	clear(o.undo)
+	o.undo = o.undo[:0]
+}
 
 // bufString is b as a string, without a copy: b is never written again.
 func bufString(b []byte) string {

@@ -20,8 +20,8 @@ type result struct {
 }
 
 // Apply implements raftnode.StateMachine: it applies a run of committed
-// entries as one atomic batch (one commit however many entries), each
-// command in its own overlay so that a failed command leaves nothing behind.
+// entries as one atomic batch (one commit however many entries), rolling
+// back each command that fails, so that it leaves nothing behind.
 func (s *Server) Apply(entries []*raftpb.Entry) error {
 	for len(entries) > 0 && entries[0].GetIndex() <= s.applied.Load() {
 		entries = entries[1:] // applied before a restart, or in a restored snapshot
@@ -110,16 +110,17 @@ func (s *Server) applyEntry(group *kv.Overlay, cmd *pb.Command, k *kicks) (resul
 	return result{val: rs}, nil
 }
 
-// applyCommand applies one command in its own overlay, so that a failed
-// one leaves nothing behind.
+// applyCommand applies one command to the group's overlay, rolling its
+// writes back if it fails, so that a failed one leaves nothing behind.
 func (s *Server) applyCommand(group *kv.Overlay, cmd *pb.Command, k *kicks) (result, error) {
-	ov := kv.NewOverlay(group)
-	val, err := s.executeOnce(ov, cmd)
+	group.Mark()
+	val, err := s.executeOnce(group, cmd)
 	if err != nil && !isOutcome(err) {
 		return result{}, err
 	}
-	if err == nil {
-		ov.ApplyTo(group)
+	if err != nil {
+		group.Rollback()
+	} else {
 		k.purge = k.purge || cmd.GetDelete() != nil || cmd.GetDeleteNamespace() != nil
 		k.gc = k.gc || freesBlocks(cmd)
 	}
