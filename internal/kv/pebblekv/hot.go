@@ -2,9 +2,7 @@ package pebblekv
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/binary"
-	"slices"
 	"sync"
 
 	"github.com/cespare/xxhash/v2"
@@ -139,23 +137,11 @@ func (s *hotShard) put(h uint64, key, value []byte, missing bool) {
 	}
 }
 
-// grow doubles the ring (up to its limit), moving the live entries over
-// in the order they were written.
+// grow doubles the ring (up to its limit). A ring grows before it first
+// comes round (see put), so its entries lie at their positions, which stay
+// theirs in the larger ring: they move as one copy, and the index stays.
 func (s *hotShard) grow() {
 	old := s.ring
-	type live struct{ h, pos uint64 }
-	var entries []live
-	for h, pos := range s.index {
-		if s.live(pos) {
-			entries = append(entries, live{h, pos})
-		}
-	}
-	slices.SortFunc(entries, func(a, b live) int { return cmp.Compare(a.pos, b.pos) })
 	s.ring = make([]byte, min(max(2*len(old), hotFirstRing), s.limit))
-	clear(s.index)
-	s.head, s.swept = 0, 0
-	for _, e := range entries {
-		k, v, missing := entry(old, e.pos)
-		s.put(e.h, k, v, missing)
-	}
+	copy(s.ring, old[:s.head])
 }
