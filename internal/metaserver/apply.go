@@ -162,8 +162,12 @@ func (s *Server) executeOnce(tx kv.Txn, cmd *pb.Command) (any, error) {
 }
 
 // requestHeader returns the header of a client's command (nil for the
-// service's own commands).
+// service's own commands). A create, the most frequent, is found without
+// reflection, which took 3% of its apply (BenchmarkApplyCreates).
 func requestHeader(cmd *pb.Command) *pb.Header {
+	if c := cmd.GetCreate(); c != nil {
+		return c.GetHeader()
+	}
 	m := cmd.ProtoReflect()
 	fd := m.WhichOneof(m.Descriptor().Oneofs().ByName("op"))
 	if fd == nil || fd.Message() == nil {

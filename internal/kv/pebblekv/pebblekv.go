@@ -268,10 +268,13 @@ func (s *Store) get(key []byte) ([]byte, bool, error) {
 	return bytes.Clone(v), true, nil
 }
 
-// seekGet is get for the writer, through its iterator.
+// seekGet is get for the writer, through its iterator. The iterator reads
+// the bloom filters of the last level too, which pebble skips by default:
+// the writer's misses (a create's new name) are frequent, and the last
+// level holds most tables.
 func (s *Store) seekGet(key []byte) ([]byte, bool, error) {
 	if s.seek == nil {
-		it, err := s.db.NewIter(nil)
+		it, err := s.db.NewIter(&pebble.IterOptions{UseL6Filters: true})
 		if err != nil {
 			return nil, false, err
 		}
