@@ -52,15 +52,18 @@ func TestBatchAnswersEveryCallAsIfItCameAlone(t *testing.T) {
 		{Call: &pb.BatchCall_Delete{Delete: &pb.DeleteRequest{Header: h, Path: "/d/gone"}}},
 		{Call: &pb.BatchCall_Delete{Delete: &pb.DeleteRequest{Header: &pb.Header{}, Path: "/d/new"}}},
 		{},
+		{Call: &pb.BatchCall_Create{Create: &pb.CreateRequest{Header: &pb.Header{User: testcluster.Superuser()}, Path: "/d/anonymous",
+			Permission: 0o644, Complete: true}}},
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := resp.Results
-	if len(r) != 9 {
-		t.Fatalf("%d results for 9 calls", len(r))
+	if len(r) != 10 {
+		t.Fatalf("%d results for 10 calls", len(r))
 	}
-	for i, want := range []error{nil, fserr.ErrNotFound, fserr.ErrIsDir, nil, nil, nil, nil, fserr.ErrInvalidArgument, fserr.ErrInvalidArgument} {
+	for i, want := range []error{nil, fserr.ErrNotFound, fserr.ErrIsDir, nil, nil, nil, nil, fserr.ErrInvalidArgument, fserr.ErrInvalidArgument,
+		fserr.ErrInvalidArgument} {
 		if err := batchError(t, r[i]); want == nil && err != nil || want != nil && !errors.Is(err, want) {
 			t.Errorf("call %d: %v, want %v", i, err, want)
 		}
@@ -69,7 +72,8 @@ func TestBatchAnswersEveryCallAsIfItCameAlone(t *testing.T) {
 		r[4].GetCreate().GetStatus().GetLength() != 1 || r[5].GetRename().GetFinalPath() != "/d/renamed" || !r[6].GetDelete().GetDeleted() {
 		t.Fatalf("results %v", r)
 	}
-	for p, exists := range map[string]bool{"/e/f": true, "/d/new": true, "/d/renamed": true, "/d/old": false, "/d/gone": false} {
+	for p, exists := range map[string]bool{"/e/f": true, "/d/new": true, "/d/renamed": true, "/d/old": false, "/d/gone": false,
+		"/d/anonymous": false} {
 		if _, err := c.Stat(ctx, p); exists != (err == nil) {
 			t.Errorf("stat %s after the batch: %v", p, err)
 		}

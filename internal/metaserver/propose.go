@@ -68,9 +68,12 @@ func (ps *proposals) take() []*proposal {
 // applied, returning what applying it produced.
 func (s *Server) propose(ctx context.Context, cmd *pb.Command) (any, error) {
 	p := newProposal(cmd)
-	if !gather(ctx, p) {
-		s.submit(p)
-	}
+	s.submit(p)
+	return s.wait(ctx, p)
+}
+
+// wait waits for the result of proposal p.
+func (s *Server) wait(ctx context.Context, p *proposal) (any, error) {
 	select {
 	case <-p.done:
 		return p.res.val, p.res.err
@@ -182,67 +185,5 @@ func (s *Server) failWaiters(err error) {
 		for _, p := range q {
 			p.finish(result{err: err})
 		}
-	}
-}
-
-// gathering collects the commands of a batch's mutations, made concurrently,
-// so that they are submitted together: one entry, unless others join it.
-// Each mutation's context holds its own gatherSlot.
-type gathering struct {
-	s    *Server
-	mu   sync.Mutex
-	left int // mutations that have neither proposed nor finished
-	q    []*proposal
-}
-
-type gatherSlot struct {
-	g    *gathering
-	used bool // owned by the mutation's goroutine
-}
-
-type gatherKey struct{}
-
-func (s *Server) gathering(mutations int) *gathering { return &gathering{s: s, left: mutations} }
-
-// slot returns the context for one of the gathered mutations.
-func (g *gathering) slot(ctx context.Context) (context.Context, *gatherSlot) {
-	sl := &gatherSlot{g: g}
-	return context.WithValue(ctx, gatherKey{}, sl), sl
-}
-
-// gather adds p to the gathering of ctx, if p is the first command its
-// mutation proposes; it reports whether it did. (A mutation that proposes
-// again, a create taking over an expired file, proposes alone.)
-func gather(ctx context.Context, p *proposal) bool {
-	sl, _ := ctx.Value(gatherKey{}).(*gatherSlot)
-	if sl == nil || sl.used {
-		return false
-	}
-	sl.used = true
-	sl.g.count(p)
-	return true
-}
-
-// finished tells the gathering that the mutation of sl returned.
-func (sl *gatherSlot) finished() {
-	if !sl.used {
-		sl.used = true
-		sl.g.count(nil)
-	}
-}
-
-// count counts a mutation out, with the command it proposed if any, and
-// submits the gathered commands once every mutation is counted.
-func (g *gathering) count(p *proposal) {
-	g.mu.Lock()
-	if p != nil {
-		g.q = append(g.q, p)
-	}
-	g.left--
-	q := g.q
-	full := g.left == 0
-	g.mu.Unlock()
-	if full && len(q) > 0 {
-		g.s.submit(q...)
 	}
 }

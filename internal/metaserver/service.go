@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/kv"
 	"github.com/stratafs/strata/internal/kvschema"
@@ -56,35 +58,79 @@ func (s *Server) view(ctx context.Context, h *pb.Header, fn func(r kv.Reader, c 
 	}))
 }
 
+// A mutation is a call that a batch may carry, which changes the
+// namespace: the command it proposes on behalf of the caller in header, and
+// how the result of applying it answers the call. err, if set, answers it
+// before anything is proposed.
+type mutation struct {
+	header *pb.Header
+	cmd    *pb.Command
+	answer func(ctx context.Context, v any, err error) (proto.Message, error)
+	err    error
+}
+
+// alone makes a mutation as a call of its own.
+func alone[T proto.Message](ctx context.Context, s *Server, m mutation) (T, error) {
+	var none T
+	if m.err != nil {
+		return none, m.err
+	}
+	v, err := s.mutate(ctx, m.header, m.cmd)
+	a, err := m.answer(ctx, v, err)
+	if err != nil {
+		return none, err
+	}
+	return a.(T), nil
+}
+
 // Mkdirs implements MetaService.
 func (s *Server) Mkdirs(ctx context.Context, r *pb.MkdirsRequest) (*pb.MkdirsResponse, error) {
-	v, err := s.mutate(ctx, r.Header, &pb.Command{Op: &pb.Command_Mkdirs{Mkdirs: r}})
-	if err != nil {
-		return nil, err
+	return alone[*pb.MkdirsResponse](ctx, s, mkdirs(r))
+}
+
+func mkdirs(r *pb.MkdirsRequest) mutation {
+	return mutation{header: r.Header, cmd: &pb.Command{Op: &pb.Command_Mkdirs{Mkdirs: r}},
+		answer: answerWith(func(v any) proto.Message { return &pb.MkdirsResponse{Created: v.(bool)} })}
+}
+
+// answerWith answers a mutation with what fn makes of the value its apply
+// returned, or with the error.
+func answerWith(fn func(v any) proto.Message) func(context.Context, any, error) (proto.Message, error) {
+	return func(_ context.Context, v any, err error) (proto.Message, error) {
+		if err != nil {
+			return nil, err
+		}
+		return fn(v), nil
 	}
-	return &pb.MkdirsResponse{Created: v.(bool)}, nil
 }
 
 // Create implements MetaService. A file held by a writer that stopped
 // renewing for longer than the soft limit is recovered and taken over. A
 // complete create holds no lease: nothing is left to renew.
 func (s *Server) Create(ctx context.Context, r *pb.CreateRequest) (*pb.CreateResponse, error) {
+	return alone[*pb.CreateResponse](ctx, s, s.create(r))
+}
+
+func (s *Server) create(r *pb.CreateRequest) mutation {
+	m := mutation{header: r.Header, cmd: &pb.Command{Op: &pb.Command_Create{Create: r}}}
 	if r.Header.GetClientName() == "" {
-		return nil, fserr.ToStatus(fserr.Errorf(fserr.ErrInvalidArgument, "create %s: request header has no client name", r.Path))
+		m.err = fserr.ToStatus(fserr.Errorf(fserr.ErrInvalidArgument, "create %s: request header has no client name", r.Path))
 	}
-	v, err := s.mutate(ctx, r.Header, &pb.Command{Op: &pb.Command_Create{Create: r}})
-	if errors.Is(fserr.FromStatus(err), fserr.ErrLeaseConflict) && r.Overwrite && s.takeOverExpired(ctx, r) {
-		v, err = s.mutate(ctx, r.Header, &pb.Command{Op: &pb.Command_Create{Create: r}})
+	m.answer = func(ctx context.Context, v any, err error) (proto.Message, error) {
+		if errors.Is(fserr.FromStatus(err), fserr.ErrLeaseConflict) && r.Overwrite && s.takeOverExpired(ctx, r) {
+			v, err = s.mutate(ctx, r.Header, m.cmd)
+		}
+		if err != nil {
+			return nil, err
+		}
+		resp := &pb.CreateResponse{Status: fileStatus(v.(*kvschema.Inode)), InlineLimit: uint32(s.cfg.Namespace.InlineLimit)}
+		if !r.Complete {
+			s.leases.renew(r.Header.GetClientName())
+			resp.StoreUri = s.storeURI(r.Header)
+		}
+		return resp, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	resp := &pb.CreateResponse{Status: fileStatus(v.(*kvschema.Inode)), InlineLimit: uint32(s.cfg.Namespace.InlineLimit)}
-	if !r.Complete {
-		s.leases.renew(r.Header.GetClientName())
-		resp.StoreUri = s.storeURI(r.Header)
-	}
-	return resp, nil
+	return m
 }
 
 // takeOverExpired closes the file at r.Path if its writer's lease is past
@@ -106,28 +152,32 @@ func (s *Server) takeOverExpired(ctx context.Context, r *pb.CreateRequest) bool 
 
 // Complete implements MetaService.
 func (s *Server) Complete(ctx context.Context, r *pb.CompleteRequest) (*pb.CompleteResponse, error) {
-	if _, err := s.mutate(ctx, r.Header, &pb.Command{Op: &pb.Command_Complete{Complete: r}}); err != nil {
-		return nil, err
-	}
-	return &pb.CompleteResponse{}, nil
+	return alone[*pb.CompleteResponse](ctx, s, complete(r))
+}
+
+func complete(r *pb.CompleteRequest) mutation {
+	return mutation{header: r.Header, cmd: &pb.Command{Op: &pb.Command_Complete{Complete: r}},
+		answer: answerWith(func(any) proto.Message { return &pb.CompleteResponse{} })}
 }
 
 // Rename implements MetaService.
 func (s *Server) Rename(ctx context.Context, r *pb.RenameRequest) (*pb.RenameResponse, error) {
-	v, err := s.mutate(ctx, r.Header, &pb.Command{Op: &pb.Command_Rename{Rename: r}})
-	if err != nil {
-		return nil, err
-	}
-	return &pb.RenameResponse{FinalPath: v.(string)}, nil
+	return alone[*pb.RenameResponse](ctx, s, rename(r))
+}
+
+func rename(r *pb.RenameRequest) mutation {
+	return mutation{header: r.Header, cmd: &pb.Command{Op: &pb.Command_Rename{Rename: r}},
+		answer: answerWith(func(v any) proto.Message { return &pb.RenameResponse{FinalPath: v.(string)} })}
 }
 
 // Delete implements MetaService.
 func (s *Server) Delete(ctx context.Context, r *pb.DeleteRequest) (*pb.DeleteResponse, error) {
-	v, err := s.mutate(ctx, r.Header, &pb.Command{Op: &pb.Command_Delete{Delete: r}})
-	if err != nil {
-		return nil, err
-	}
-	return &pb.DeleteResponse{Deleted: v.(bool)}, nil
+	return alone[*pb.DeleteResponse](ctx, s, deletion(r))
+}
+
+func deletion(r *pb.DeleteRequest) mutation {
+	return mutation{header: r.Header, cmd: &pb.Command{Op: &pb.Command_Delete{Delete: r}},
+		answer: answerWith(func(v any) proto.Message { return &pb.DeleteResponse{Deleted: v.(bool)} })}
 }
 
 // SetPermission implements MetaService.
