@@ -6,40 +6,33 @@ import (
 )
 
 // Prefixes of the records that belong to the Raft group rather than to a
-// namespace.
+// namespace. (0x0A, an index of the kept answers by time, is retired: the
+// minute in the answers' keys took its place.)
 const (
-	prefixRequest    = 0x09
-	prefixRequestAge = 0x0A
-	prefixMember     = 0x0B
+	prefixRequest = 0x09
+	prefixMember  = 0x0B
 )
 
 // MaxRequestID bounds the length of a client's request id.
 const MaxRequestID = 64
 
-// RequestKey is the key of the answer kept for request id.
-func RequestKey(id []byte) []byte {
-	return append([]byte{prefixRequest}, id...)
-}
+// RequestMinute is the span of the time buckets of kept answers, in
+// milliseconds.
+const RequestMinute = 60_000
 
-// RequestAgeKey indexes request id by the time it was applied, so that old
-// answers can be dropped in order.
-func RequestAgeKey(at int64, id []byte) []byte {
-	k := binary.BigEndian.AppendUint64([]byte{prefixRequestAge}, uint64(at))
+// RequestKey is the key of the answer kept for request id, applied at time
+// at (ms since the epoch): under the minute of at, so that old answers go in
+// order, with no index of their own. A retry, whose first attempt's time is
+// unknown, looks in each minute an answer may still be kept in.
+func RequestKey(at int64, id []byte) []byte {
+	k := binary.BigEndian.AppendUint64([]byte{prefixRequest}, uint64(at/RequestMinute))
 	return append(k, id...)
 }
 
-// RequestAgeRange is the range [start, end) of the age index before time
-// before.
-func RequestAgeRange(before int64) (start, end []byte) {
-	return []byte{prefixRequestAge}, binary.BigEndian.AppendUint64([]byte{prefixRequestAge}, uint64(before))
-}
-
-// DecodeRequestAgeKey returns the request id of an age index key.
-func DecodeRequestAgeKey(key []byte) ([]byte, error) {
-	if len(key) < 9 || key[0] != prefixRequestAge {
-		return nil, ErrCorrupt
-	}
-	return key[9:], nil
+// RequestRange is the range [start, end) of the answers kept for the
+// minutes before the one of time before.
+func RequestRange(before int64) (start, end []byte) {
+	return []byte{prefixRequest}, binary.BigEndian.AppendUint64([]byte{prefixRequest}, uint64(before/RequestMinute))
 }
 
 // Answer is what a mutation returned, kept for retries of its request id.
@@ -106,11 +99,9 @@ func DecodeAnswer(b []byte) (Answer, error) {
 	return a, d.finish()
 }
 
-// IsRequestKey tells the keys of kept answers and their age index, which
-// are written by every mutation and read only by its retries.
-func IsRequestKey(key []byte) bool {
-	return len(key) > 0 && (key[0] == prefixRequest || key[0] == prefixRequestAge)
-}
+// IsRequestKey tells the keys of kept answers, which are written by every
+// mutation and read only by its retries.
+func IsRequestKey(key []byte) bool { return len(key) > 0 && key[0] == prefixRequest }
 
 // MemberKey is the key of a Raft group member's record.
 func MemberKey(id uint64) []byte { return idKey(prefixMember, id) }

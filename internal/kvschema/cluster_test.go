@@ -37,20 +37,25 @@ func TestMemberRoundTrip(t *testing.T) {
 	}
 }
 
-func TestRequestAgeOrder(t *testing.T) {
-	id := []byte("0123456789abcdef")
-	start, end := RequestAgeRange(100)
-	for _, at := range []int64{0, 99} {
-		k := RequestAgeKey(at, id)
-		if bytes.Compare(k, start) < 0 || bytes.Compare(k, end) >= 0 {
-			t.Errorf("age %d outside the range before 100", at)
+// The answers of a minute sort before those of the next whatever their
+// ids, and the range before a time holds the minutes before its own.
+func TestRequestKeysInMinuteOrder(t *testing.T) {
+	low, high := []byte{0x00}, bytes.Repeat([]byte{0xff}, MaxRequestID)
+	start, end := RequestRange(5*RequestMinute + 30_000)
+	for _, at := range []int64{0, 4*RequestMinute + 59_999} {
+		for _, id := range [][]byte{low, high} {
+			if k := RequestKey(at, id); bytes.Compare(k, start) < 0 || bytes.Compare(k, end) >= 0 {
+				t.Errorf("answer at %d ms (id %x) outside the range before minute 5", at, id[:1])
+			}
 		}
 	}
-	if k := RequestAgeKey(100, id); bytes.Compare(k, end) < 0 {
-		t.Error("age 100 inside the range before 100")
+	for _, at := range []int64{5 * RequestMinute, 5*RequestMinute + 30_000} {
+		if k := RequestKey(at, low); bytes.Compare(k, end) < 0 {
+			t.Errorf("answer at %d ms inside the range before minute 5", at)
+		}
 	}
-	if got, err := DecodeRequestAgeKey(RequestAgeKey(5, id)); err != nil || !bytes.Equal(got, id) {
-		t.Fatalf("id %q %v", got, err)
+	if bytes.Compare(RequestKey(RequestMinute-1, high), RequestKey(RequestMinute, low)) >= 0 {
+		t.Error("a minute's answers do not sort before the next minute's")
 	}
 }
 

@@ -20,8 +20,8 @@
 //	0x07 inode(8) block(8)                block object awaiting deletion (EncodeGarbage); block 0
 //	                                      asks for the file's objects no committed block names
 //	0x08 holder 0x00 inode(8)             lease: holder is writing the file (empty value)
-//	0x09 request id                       answer kept for retries of a mutation (EncodeAnswer)
-//	0x0A time(8) request id               age index of the kept answers (empty value)
+//	0x09 minute(8) request id             answer kept for retries of a mutation (EncodeAnswer),
+//	                                      under the minute it was applied in
 //	0x0B member(8)                        member of the Raft group (EncodeMember)
 //
 // The applied index is written in the same batch as the state it covers, so

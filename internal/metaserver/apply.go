@@ -137,28 +137,41 @@ func (s *Server) executeOnce(tx kv.Txn, cmd *pb.Command) (any, error) {
 	if len(rid) == 0 {
 		return s.execute(tx, cmd)
 	}
-	key := kvschema.RequestKey(rid)
 	// A first attempt was never sent before, so no earlier entry holds it.
 	if !h.GetFirstAttempt() {
-		v, ok, err := tx.Get(key)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			a, err := kvschema.DecodeAnswer(v)
-			if err != nil {
-				return nil, fmt.Errorf("answer of request %x: %w", rid, err)
-			}
-			return answerValue(a), nil
+		a, ok, err := findAnswer(tx, cmd.GetNow(), rid)
+		if err != nil || ok {
+			return answerValue(a), err
 		}
 	}
 	val, err := s.execute(tx, cmd)
 	if err != nil {
 		return val, err
 	}
-	tx.Set(key, kvschema.EncodeAnswer(keptAnswer(cmd.GetNow(), val)))
-	tx.Set(kvschema.RequestAgeKey(cmd.GetNow(), rid), nil)
+	tx.Set(kvschema.RequestKey(cmd.GetNow(), rid), kvschema.EncodeAnswer(keptAnswer(cmd.GetNow(), val)))
 	return val, nil
+}
+
+// findAnswer looks for the answer kept for request rid in every minute it
+// may be kept under at time now: the last requestMemory, and as much again
+// on either side for leaders whose clocks disagree.
+func findAnswer(r kv.Reader, now int64, rid []byte) (kvschema.Answer, bool, error) {
+	memory := requestMemory.Milliseconds()
+	for at := now + memory; at >= now-2*memory; at -= kvschema.RequestMinute {
+		v, ok, err := r.Get(kvschema.RequestKey(at, rid))
+		if err != nil {
+			return kvschema.Answer{}, false, err
+		}
+		if !ok {
+			continue
+		}
+		a, err := kvschema.DecodeAnswer(v)
+		if err != nil {
+			return kvschema.Answer{}, false, fmt.Errorf("answer of request %x: %w", rid, err)
+		}
+		return a, true, nil
+	}
+	return kvschema.Answer{}, false, nil
 }
 
 // requestHeader returns the header of a client's command (nil for the

@@ -330,3 +330,51 @@ func TestMembersOfAnotherClusterAreRefused(t *testing.T) {
 		t.Fatalf("the group after the refusals: %v", err)
 	}
 }
+
+// TestKeptAnswersAreForgottenAfterTenMinutes retries requests as the clock
+// moves: a retry within ten minutes gets the kept answer, even from a
+// leader whose clock is behind the one that applied the first attempt;
+// once the leader forgot the answers older than ten minutes, a retry runs
+// again (and finds the directory there), while younger answers stay.
+func TestKeptAnswersAreForgottenAfterTenMinutes(t *testing.T) {
+	var now atomic.Int64
+	t0 := time.Date(2026, 11, 22, 12, 0, 30, 0, time.UTC)
+	now.Store(t0.UnixMilli())
+	at := func(d time.Duration) { now.Store(t0.Add(d).UnixMilli()) }
+	p := testcluster.StartInProcess(t, func(cfg *metaserver.Config) {
+		cfg.Clock = func() time.Time { return time.UnixMilli(now.Load()) }
+	})
+	ctx := context.Background()
+	mkdir := func(rid, path string, first bool) bool {
+		t.Helper()
+		h := &pb.Header{User: testcluster.Superuser(), ClientName: "c1", RequestId: []byte(rid), FirstAttempt: first}
+		r, err := p.Server.Mkdirs(ctx, &pb.MkdirsRequest{Header: h, Path: path, Permission: 0o755})
+		if err != nil {
+			t.Fatalf("mkdir %s (%s): %v", path, rid, err)
+		}
+		return r.Created
+	}
+	if !mkdir("old", "/a", true) {
+		t.Fatal("/a not created")
+	}
+	for _, d := range []time.Duration{5 * time.Minute, -3 * time.Minute, 9 * time.Minute} {
+		at(d)
+		if !mkdir("old", "/a", false) {
+			t.Fatalf("a retry %v after the first attempt ran again instead of getting the kept answer", d)
+		}
+	}
+	at(11 * time.Minute)
+	if !mkdir("young", "/b", true) {
+		t.Fatal("/b not created")
+	}
+	at(12 * time.Minute)
+	if err := p.Server.ForgetRequests(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if mkdir("old", "/a", false) {
+		t.Fatal("a retry 12 minutes later got an answer that should be forgotten")
+	}
+	if !mkdir("young", "/b", false) {
+		t.Fatal("a retry a minute later ran again: its answer was forgotten too early")
+	}
+}

@@ -13,26 +13,22 @@ import (
 // its retries; clients give up retrying well before.
 const requestMemory = 10 * time.Minute
 
-// forgetRequests drops up to limit kept answers applied before before.
+// forgetRequests drops up to limit kept answers of the minutes before the
+// one of time before.
 func forgetRequests(tx kv.Txn, before int64, limit int) (int, error) {
-	start, end := kvschema.RequestAgeRange(before)
-	var ages [][]byte
+	start, end := kvschema.RequestRange(before)
+	var keys [][]byte
 	err := tx.Scan(start, end, func(k, _ []byte) bool {
-		ages = append(ages, append([]byte(nil), k...))
-		return len(ages) < limit
+		keys = append(keys, append([]byte(nil), k...))
+		return len(keys) < limit
 	})
 	if err != nil {
 		return 0, err
 	}
-	for _, k := range ages {
-		id, err := kvschema.DecodeRequestAgeKey(k)
-		if err != nil {
-			return 0, err
-		}
-		tx.Delete(kvschema.RequestKey(id))
+	for _, k := range keys {
 		tx.Delete(k)
 	}
-	return len(ages), nil
+	return len(keys), nil
 }
 
 // ForgetRequests drops the answers kept for longer than requestMemory, in
@@ -42,7 +38,7 @@ func (s *Server) ForgetRequests(ctx context.Context) error {
 	before := s.cfg.Clock().Add(-requestMemory).UnixMilli()
 	for s.isLeader() {
 		var pending bool
-		start, end := kvschema.RequestAgeRange(before)
+		start, end := kvschema.RequestRange(before)
 		if err := s.store.View(func(r kv.Reader) error {
 			return r.Scan(start, end, func(_, _ []byte) bool { pending = true; return false })
 		}); err != nil || !pending {
