@@ -41,7 +41,7 @@ func (s *Server) Batch(ctx context.Context, r *pb.BatchRequest) (*pb.BatchRespon
 			reads++
 			continue
 		}
-		m := batchMutation(s, c)
+		m := s.batchMutation(c)
 		if m.err == nil {
 			m.err = checkHeader(m.header)
 		}
@@ -82,7 +82,7 @@ func (s *Server) Batch(ctx context.Context, r *pb.BatchRequest) (*pb.BatchRespon
 func isRead(c *pb.BatchCall) bool { return c.GetGetFileStatus() != nil || c.GetOpen() != nil }
 
 // batchMutation returns the mutation a batch's call makes.
-func batchMutation(s *Server, c *pb.BatchCall) mutation {
+func (s *Server) batchMutation(c *pb.BatchCall) mutation {
 	switch c := c.Call.(type) {
 	case *pb.BatchCall_Mkdirs:
 		return mkdirs(c.Mkdirs)
