@@ -90,9 +90,6 @@ func bufString(b []byte) string {
 // Len reports the number of buffered writes.
 func (o *Overlay) Len() int { return len(o.writes) }
 
-// Reset drops the buffered writes.
-func (o *Overlay) Reset() { clear(o.writes) }
-
 // Each calls fn for every buffered write in key order; deleted marks a
 // delete (an empty value is a value, not a delete). fn must not modify
 // the key or the value, which are the overlay's own (it may keep them).
