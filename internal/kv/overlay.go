@@ -1,7 +1,6 @@
 package kv
 
 import (
-	"maps"
 	"sort"
 	"unsafe"
 )
@@ -100,13 +99,9 @@ func (o *Overlay) Each(fn func(key, value []byte, deleted bool)) {
 	}
 }
 
-// ApplyTo copies the buffered writes into t. Into an overlay, it hands
-// them over: o is then to be dropped.
+// ApplyTo copies the buffered writes into t (through its Set and Delete,
+// so that an overlay's mark records them).
 func (o *Overlay) ApplyTo(t Txn) {
-	if to, ok := t.(*Overlay); ok {
-		maps.Copy(to.writes, o.writes)
-		return
-	}
 	for k, v := range o.writes {
 		if v == nil {
 			t.Delete([]byte(k))

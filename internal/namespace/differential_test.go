@@ -108,13 +108,14 @@ func newDiff(t *testing.T, seed uint64) *diff {
 	return d
 }
 
-// apply runs a command in its own overlay over the batch, keeps it on
-// success, and now and then flushes the batch to the store.
+// apply runs a command on the batch after a mark, rolls it back on failure
+// (as the server's apply does), and now and then flushes the batch to the
+// store.
 func (d *diff) apply(op func(tx kv.Txn) error) error {
-	ov := kv.NewOverlay(d.batch)
-	err := op(ov)
-	if err == nil {
-		ov.ApplyTo(d.batch)
+	d.batch.Mark()
+	err := op(d.batch)
+	if err != nil {
+		d.batch.Rollback()
 	}
 	if d.rng.IntN(4) == 0 {
 		d.batch.ApplyTo(d.store)
