@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -132,9 +133,17 @@ func (c *coalescer) release() {
 }
 
 // run sends batch, then what queued meanwhile, until nothing waits.
+//
+// NB: once a batch is answered, run yields the processor before it takes
+// the next one. The callers just answered mostly make their next call at
+// once; yielding lets them queue it, so that it leaves now, in the next
+// batch, rather than one round trip later in the one after. At 64
+// threads this halved the batches sent and made creates 15-30% faster
+// (docs/benchmarks.md, session 8).
 func (c *coalescer) run(batch []*batched) {
 	for ; batch != nil; batch = c.next() {
 		c.send(batch)
+		runtime.Gosched()
 	}
 }
 
