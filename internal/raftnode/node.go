@@ -94,9 +94,14 @@ type Node struct {
 
 	// Owned by the run loop.
 	confState     *pb.ConfState
-	applied       uint64
 	lastCompacted uint64
 	confChanged   bool // compact at once: snapshots must carry the new membership
+
+	// The applier: the run loop queues committed entries, a goroutine of
+	// its own applies them (see handle).
+	applyq    chan applyJob
+	applyDone chan struct{} // closed when the applier has exited
+	applied   atomic.Uint64 // the last entry applied
 
 	// Published by the run loop for readers on other goroutines.
 	lead     atomic.Uint64
@@ -165,11 +170,14 @@ func Start(cfg Config, sm StateMachine) (*Node, error) {
 		PreVote: true, CheckQuorum: true, DisableProposalForwarding: true, StepDownOnRemoval: true,
 		Logger: raftLogger{cfg.Log},
 	}
-	n := &Node{cfg: cfg, log: ls, sm: sm, stopc: make(chan struct{}), done: make(chan struct{}), applied: cfg.Applied}
+	n := &Node{cfg: cfg, log: ls, sm: sm, stopc: make(chan struct{}), done: make(chan struct{}),
+		applyq: make(chan applyJob, applyQueue), applyDone: make(chan struct{})}
+	n.applied.Store(cfg.Applied)
 	n.setConfState(snap.GetMetadata().GetConfState())
 	n.lastCompacted = snap.GetMetadata().GetIndex()
 	n.reads.init(n)
 	n.rn = raft.RestartNode(rc)
+	go n.runApplier()
 	go n.run()
 	go n.reads.loop()
 	if len(n.confState.GetVoters()) == 1 && n.confState.GetVoters()[0] == cfg.ID {
@@ -309,6 +317,10 @@ func (n *Node) stopErr() error {
 func (n *Node) run() {
 	defer close(n.done)
 	defer n.reads.failAll(ErrStopped)
+	defer func() {
+		close(n.applyq)
+		<-n.applyDone
+	}()
 	ticker := time.NewTicker(n.cfg.Tick)
 	defer ticker.Stop()
 	for {
@@ -329,14 +341,6 @@ func (n *Node) run() {
 	}
 }
 
-// handle processes one Ready: restore a snapshot, apply what is durable
-// already, persist, send, apply the rest, compact.
-//
-// NB: committed entries that an earlier Ready persisted are applied before
-// this Ready's entries are fsynced, so their proposers are answered one
-// fsync sooner; only entries persisted by this very Ready wait for it. A
-// leader sends its appends before it persists them (Raft thesis §10.2.1),
-// so followers write in parallel with it.
 // maxCommittedPerReady bounds the bytes of committed entries one Ready
 // hands to the state machine, which applies them as one batch (at least
 // one entry, however large). Small batches let the proposers of the first
@@ -348,6 +352,21 @@ func (n *Node) run() {
 // more of the two cores busy (2 KiB was no better than 8 MiB).
 const maxCommittedPerReady = 4 << 10
 
+// applyQueue bounds the batches of committed entries queued for the
+// applier; a loop that gets that far ahead waits for it.
+const applyQueue = 16
+
+// handle processes one Ready: restore a snapshot, queue what is durable
+// already for the applier, persist, send, queue the rest, compact.
+//
+// NB: the applier works while the loop persists and sends: committed
+// entries that an earlier Ready persisted are applied while this Ready's
+// entries are fsynced, and the loop takes the next Ready without waiting
+// for the apply. Only entries persisted by this very Ready wait for its
+// fsync. A leader sends its appends before it persists them (Raft thesis
+// §10.2.1), so followers write in parallel with it. A membership change
+// is applied by the loop itself once the applier is idle, before the log
+// is written: raft's configuration is not to change meanwhile.
 func (n *Node) handle(rd raft.Ready) error {
 	if rd.SoftState != nil {
 		n.setSoftState(rd.SoftState)
@@ -356,6 +375,9 @@ func (n *Node) handle(rd raft.Ready) error {
 		n.term.Store(rd.HardState.GetTerm())
 	}
 	if !raft.IsEmptySnap(rd.Snapshot) {
+		if err := n.drain(); err != nil {
+			return err
+		}
 		if err := n.restore(rd.Snapshot); err != nil {
 			return err
 		}
@@ -367,47 +389,84 @@ func (n *Node) handle(rd raft.Ready) error {
 	for durable < len(rd.CommittedEntries) && rd.CommittedEntries[durable].GetIndex() <= n.log.last {
 		durable++
 	}
+	apply := n.queue
+	if slices.ContainsFunc(rd.CommittedEntries, func(e *pb.Entry) bool { return e.GetType() != pb.EntryType_EntryNormal }) {
+		if err := n.drain(); err != nil {
+			return err
+		}
+		apply = n.apply
+	}
 	leader := n.isLeader.Load()
 	if leader {
 		n.send(rd.Messages)
 	}
-	if err := n.applyWhileSaving(rd, rd.CommittedEntries[:durable]); err != nil {
+	if err := apply(rd.CommittedEntries[:durable]); err != nil {
 		return err
+	}
+	if err := n.log.save(rd.HardState, rd.Entries, rd.MustSync); err != nil {
+		return fmt.Errorf("save log: %w", err)
 	}
 	n.last.Store(n.log.last)
 	if !leader {
 		n.send(rd.Messages)
 	}
-	if err := n.apply(rd.CommittedEntries[durable:]); err != nil {
+	if err := apply(rd.CommittedEntries[durable:]); err != nil {
 		return err
 	}
 	n.rn.Advance()
 	return n.maybeCompact()
 }
 
-// applyWhileSaving applies the committed entries already in the log while
-// it writes (and fsyncs) rd's new entries and hard state: the state
-// machine's CPU and the log's fsync overlap. NB: the two touch different
-// stores; a membership change is applied alone, as raft's configuration
-// is not to change while the log is written.
-func (n *Node) applyWhileSaving(rd raft.Ready, durable []*pb.Entry) error {
-	save := func() error {
-		if err := n.log.save(rd.HardState, rd.Entries, rd.MustSync); err != nil {
-			return fmt.Errorf("save log: %w", err)
+// applyJob is a batch of committed entries for the applier, or, with
+// drained set, a marker that it closes once everything before is applied.
+type applyJob struct {
+	entries []*pb.Entry
+	drained chan struct{}
+}
+
+// runApplier applies the batches the loop queues, in order, until the loop
+// closes the queue. An error stops the node.
+func (n *Node) runApplier() {
+	defer close(n.applyDone)
+	for job := range n.applyq {
+		if job.drained != nil {
+			close(job.drained)
+			continue
 		}
+		if err := n.apply(job.entries); err != nil {
+			n.Fail(err)
+			return
+		}
+	}
+}
+
+// queue hands committed entries to the applier.
+func (n *Node) queue(entries []*pb.Entry) error {
+	if len(entries) == 0 {
 		return nil
 	}
-	if len(durable) == 0 || len(rd.Entries) == 0 && raft.IsEmptyHardState(rd.HardState) ||
-		slices.ContainsFunc(durable, func(e *pb.Entry) bool { return e.GetType() != pb.EntryType_EntryNormal }) {
-		if err := n.apply(durable); err != nil {
-			return err
-		}
-		return save()
+	select {
+	case n.applyq <- applyJob{entries: entries}:
+		return nil
+	case <-n.applyDone:
+		return n.stopErr()
 	}
-	saved := make(chan error, 1)
-	go func() { saved <- save() }()
-	err := n.apply(durable)
-	return errors.Join(<-saved, err)
+}
+
+// drain waits until the applier applied everything queued.
+func (n *Node) drain() error {
+	drained := make(chan struct{})
+	select {
+	case n.applyq <- applyJob{drained: drained}:
+	case <-n.applyDone:
+		return n.stopErr()
+	}
+	select {
+	case <-drained:
+		return nil
+	case <-n.applyDone:
+		return n.stopErr()
+	}
 }
 
 func (n *Node) send(msgs []*pb.Message) {
@@ -443,10 +502,10 @@ func (n *Node) restore(snap *pb.Snapshot) error {
 		return fmt.Errorf("install snapshot: %w", err)
 	}
 	n.setConfState(meta.GetMetadata().GetConfState())
-	n.applied = meta.GetMetadata().GetIndex()
-	n.lastCompacted = n.applied
+	n.applied.Store(meta.GetMetadata().GetIndex())
+	n.lastCompacted = meta.GetMetadata().GetIndex()
 	removeReceived(dir)
-	n.cfg.Log.Info("restored a snapshot", "index", n.applied)
+	n.cfg.Log.Info("restored a snapshot", "index", n.lastCompacted)
 	return nil
 }
 
@@ -473,8 +532,8 @@ func (n *Node) apply(entries []*pb.Entry) error {
 		n.setConfState(n.rn.ApplyConfChange(cc))
 		n.confChanged = true
 	}
-	n.applied = entries[len(entries)-1].GetIndex()
-	n.reads.appliedTo(n.applied)
+	n.applied.Store(entries[len(entries)-1].GetIndex())
+	n.reads.appliedTo(entries[len(entries)-1].GetIndex())
 	return nil
 }
 
@@ -482,17 +541,18 @@ func (n *Node) apply(entries []*pb.Entry) error {
 // after each membership change: a member that needs a snapshot must be in
 // the snapshot's configuration, or raft refuses to restore it.
 func (n *Node) maybeCompact() error {
-	if n.applied <= n.lastCompacted || n.applied < n.lastCompacted+n.cfg.CompactEvery && !n.confChanged {
+	applied := n.applied.Load() // before the Sync, which makes it durable
+	if applied <= n.lastCompacted || applied < n.lastCompacted+n.cfg.CompactEvery && !n.confChanged {
 		return nil
 	}
 	n.confChanged = false
 	if err := n.sm.Sync(); err != nil {
 		return fmt.Errorf("sync state: %w", err)
 	}
-	if err := n.log.compact(n.applied, n.cfg.CompactKeep, n.confState); err != nil {
+	if err := n.log.compact(applied, n.cfg.CompactKeep, n.confState); err != nil {
 		return fmt.Errorf("compact log: %w", err)
 	}
-	n.lastCompacted = n.applied
+	n.lastCompacted = applied
 	return nil
 }
 

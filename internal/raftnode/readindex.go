@@ -67,7 +67,7 @@ func (r *readIndex) init(n *Node) {
 	r.n = n
 	r.kick = make(chan struct{}, 1)
 	r.states = make(chan raft.ReadState, 64)
-	r.applied = n.applied
+	r.applied = n.applied.Load()
 }
 
 func (r *readIndex) join() *readBatch {
@@ -93,7 +93,7 @@ func (r *readIndex) answered(states []raft.ReadState) {
 	}
 }
 
-// appliedTo is called by the run loop after each apply.
+// appliedTo is called by the applier after each apply.
 func (r *readIndex) appliedTo(index uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
