@@ -28,14 +28,19 @@ type localGroup struct {
 
 func startLocalGroup(ctx context.Context, n int, dir string, args ...string) (*localGroup, error) {
 	g := &localGroup{dir: dir, args: args, procs: make([]*exec.Cmd, n), done: make([]chan struct{}, n)}
+	// All the ports are held until the last is picked, so that no two
+	// members are given the same one.
+	var held []net.Listener
 	for range n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
+			closeAll(held)
 			return nil, err
 		}
+		held = append(held, l)
 		g.addrs = append(g.addrs, l.Addr().String())
-		l.Close()
 	}
+	closeAll(held)
 	for i := 1; i <= n; i++ {
 		if err := g.start(i); err != nil {
 			g.stop()
@@ -54,6 +59,12 @@ func startLocalGroup(ctx context.Context, n int, dir string, args ...string) (*l
 		return nil, fmt.Errorf("create the default namespace: %w", err)
 	}
 	return g, nil
+}
+
+func closeAll(ls []net.Listener) {
+	for _, l := range ls {
+		l.Close()
+	}
 }
 
 func (g *localGroup) meta() string { return strings.Join(g.addrs, ",") }

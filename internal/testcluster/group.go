@@ -34,9 +34,7 @@ type Group struct {
 func StartGroup(t testing.TB, n int, extra ...string) *Group {
 	t.Helper()
 	g := &Group{t: t, Dir: t.TempDir(), extra: extra, members: make([]*Process, n)}
-	for range n {
-		g.Addrs = append(g.Addrs, freeAddr(t))
-	}
+	g.Addrs = freeAddrs(t, n)
 	for i := 1; i <= n; i++ {
 		g.Start(i)
 	}
@@ -50,16 +48,22 @@ func StartGroup(t testing.TB, n int, extra ...string) *Group {
 	return g
 }
 
-// freeAddr returns a loopback address that was free a moment ago: the
-// members must know each other's addresses before they start.
-func freeAddr(t testing.TB) string {
+// freeAddrs returns n distinct loopback addresses that were free a moment
+// ago: the members must know each other's addresses before they start.
+// NB: all n are held until the last is picked, or the kernel may hand out
+// a port just closed again (two members were once given the same one).
+func freeAddrs(t testing.TB, n int) []string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	addrs := make([]string, n)
+	for i := range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		addrs[i] = l.Addr().String()
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return addrs
 }
 
 // Meta returns every member's address, as clients take them.
