@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -19,7 +20,8 @@ import (
 type recorder struct {
 	applied []string
 	seen    chan struct{} // a command was applied
-	// The command "slow" waits for gate to close; entered tells it began.
+	// The command "slow" (and "fail", with a gate) waits for gate to
+	// close; entered tells it began.
 	gate, entered chan struct{}
 }
 
@@ -30,12 +32,12 @@ func (r *recorder) Apply(entries []*pb.Entry) error {
 		if e.GetType() != pb.EntryType_EntryNormal || len(e.GetData()) == 0 {
 			continue
 		}
-		if bytes.Equal(e.GetData(), []byte("fail")) {
-			return errApply
-		}
-		if bytes.Equal(e.GetData(), []byte("slow")) {
+		if bytes.Equal(e.GetData(), []byte("slow")) || bytes.Equal(e.GetData(), []byte("fail")) && r.gate != nil {
 			close(r.entered)
 			<-r.gate
+		}
+		if bytes.Equal(e.GetData(), []byte("fail")) {
+			return errApply
 		}
 		r.applied = append(r.applied, string(e.GetData()))
 		select {
@@ -74,17 +76,32 @@ func startLone(t *testing.T, sm StateMachine) *Node {
 }
 
 // The applier applies in log order; a command the state machine cannot
-// apply stops the node with that error, and nothing after it is applied.
+// apply stops the node with that error, and nothing after it is applied,
+// not even what was queued for the applier meanwhile.
 func TestApplyErrorStopsTheNode(t *testing.T) {
-	sm := &recorder{seen: make(chan struct{}, 1)}
+	sm := &recorder{seen: make(chan struct{}, 1), gate: make(chan struct{}), entered: make(chan struct{})}
 	n := startLone(t, sm)
 	defer n.Stop()
 	ctx := context.Background()
-	for _, c := range []string{"a", "b", "fail", "c"} {
+	for _, c := range []string{"a", "b", "fail"} {
 		if err := n.Propose(ctx, []byte(c)); err != nil {
 			t.Fatalf("propose %s: %v", c, err)
 		}
 	}
+	<-sm.entered // "fail" is being applied
+	failed := n.Status().GetCommit()
+	if err := n.Propose(ctx, []byte("c")); err != nil {
+		t.Fatal(err)
+	}
+	// Raft counts an entry applied once the loop handed it over.
+	deadline := time.Now().Add(10 * time.Second)
+	for n.Status().Applied <= failed {
+		if time.Now().After(deadline) {
+			t.Fatal("c was not queued for the applier")
+		}
+		runtime.Gosched()
+	}
+	close(sm.gate)
 	<-n.Done()
 	if !errors.Is(n.Err(), errApply) {
 		t.Fatalf("the node stopped with %v, want the apply's error", n.Err())
