@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stratafs/strata/internal/client"
+	"github.com/stratafs/strata/internal/loopback"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -28,19 +28,11 @@ type localGroup struct {
 
 func startLocalGroup(ctx context.Context, n int, dir string, args ...string) (*localGroup, error) {
 	g := &localGroup{dir: dir, args: args, procs: make([]*exec.Cmd, n), done: make([]chan struct{}, n)}
-	// All the ports are held until the last is picked, so that no two
-	// members are given the same one.
-	var held []net.Listener
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			closeAll(held)
-			return nil, err
-		}
-		held = append(held, l)
-		g.addrs = append(g.addrs, l.Addr().String())
+	addrs, err := loopback.FreeAddrs(n)
+	if err != nil {
+		return nil, err
 	}
-	closeAll(held)
+	g.addrs = addrs
 	for i := 1; i <= n; i++ {
 		if err := g.start(i); err != nil {
 			g.stop()
@@ -59,12 +51,6 @@ func startLocalGroup(ctx context.Context, n int, dir string, args ...string) (*l
 		return nil, fmt.Errorf("create the default namespace: %w", err)
 	}
 	return g, nil
-}
-
-func closeAll(ls []net.Listener) {
-	for _, l := range ls {
-		l.Close()
-	}
 }
 
 func (g *localGroup) meta() string { return strings.Join(g.addrs, ",") }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/loopback"
 	"github.com/stratafs/strata/internal/metaserver"
 	"github.com/stratafs/strata/internal/namespace"
 	pb "github.com/stratafs/strata/proto/strata/v1"
@@ -34,36 +35,22 @@ type Group struct {
 func StartGroup(t testing.TB, n int, extra ...string) *Group {
 	t.Helper()
 	g := &Group{t: t, Dir: t.TempDir(), extra: extra, members: make([]*Process, n)}
-	g.Addrs = freeAddrs(t, n)
+	addrs, err := loopback.FreeAddrs(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Addrs = addrs
 	for i := 1; i <= n; i++ {
 		g.Start(i)
 	}
 	c := g.Client("")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	err := c.CreateNamespace(ctx, namespace.DefaultNamespace, pb.NamespaceMode_NAMESPACE_MODE_BLOCK, "file://"+filepath.Join(g.Dir, "bucket"))
+	err = c.CreateNamespace(ctx, namespace.DefaultNamespace, pb.NamespaceMode_NAMESPACE_MODE_BLOCK, "file://"+filepath.Join(g.Dir, "bucket"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return g
-}
-
-// freeAddrs returns n distinct loopback addresses that were free a moment
-// ago: the members must know each other's addresses before they start.
-// NB: all n are held until the last is picked, or the kernel may hand out
-// a port just closed again (two members were once given the same one).
-func freeAddrs(t testing.TB, n int) []string {
-	t.Helper()
-	addrs := make([]string, n)
-	for i := range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		addrs[i] = l.Addr().String()
-	}
-	return addrs
 }
 
 // Meta returns every member's address, as clients take them.

@@ -13,7 +13,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -25,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stratafs/strata/internal/loopback"
 	"github.com/stratafs/strata/internal/object"
 	"github.com/stratafs/strata/internal/object/s3"
 )
@@ -105,7 +105,11 @@ func Start(t testing.TB) *Server {
 }
 
 func start(t testing.TB, bin string) (*Server, error) {
-	addr, console := freeAddr(t), freeAddr(t)
+	addrs, err := loopback.FreeAddrs(2)
+	if err != nil {
+		return nil, err
+	}
+	addr, console := addrs[0], addrs[1]
 	dir := t.TempDir()
 	srv := &Server{Endpoint: "http://" + addr, exited: make(chan struct{}), out: &syncBuffer{}}
 	srv.cmd = exec.Command(bin, "server", "--quiet", "--address", addr, "--console-address", console,
@@ -130,15 +134,6 @@ func start(t testing.TB, bin string) (*Server, error) {
 		}
 	})
 	return srv, nil
-}
-
-func freeAddr(t testing.TB) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("miniotest: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // waitReady polls the liveness endpoint, giving up if the process exits or
