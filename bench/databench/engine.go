@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stratafs/strata/internal/client"
+	"github.com/stratafs/strata/internal/cputime"
 )
 
 // runner is one run in progress.
@@ -182,9 +183,9 @@ func (r *runner) round(ctx context.Context, t *trial, round, rounds int) error {
 	if r.cfg.OnPhase != nil {
 		end = r.cfg.OnPhase(name)
 	}
-	cpu, start := processCPU(), time.Now()
+	cpu, start := cputime.Process(), time.Now()
 	err = t.run(ctx, t.recs)
-	elapsed, used := time.Since(start), processCPU()-cpu
+	elapsed, used := time.Since(start), cputime.Process()-cpu
 	if end != nil {
 		end()
 	}

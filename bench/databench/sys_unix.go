@@ -2,19 +2,7 @@
 
 package databench
 
-import (
-	"syscall"
-	"time"
-)
-
-// processCPU returns the CPU time (user + system) this process has used.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+import "syscall"
 
 // diskFree returns the bytes available to this user on dir's file system
 // and the file system's type number, 0, 0 if unknown.

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/stratafs/strata/internal/cputime"
 	"github.com/stratafs/strata/internal/fserr"
 )
 
@@ -188,10 +189,10 @@ func (r *runner) phase(ctx context.Context, st step, threads []*thread) Result {
 			r.work(ctx, th, act, paths)
 		})
 	}
-	host, cpu0, start := startHostMeter(), processCPU(), time.Now()
+	host, cpu0, start := startHostMeter(), cputime.Process(), time.Now()
 	close(release)
 	wg.Wait()
-	elapsed, cpu, hostCPU := time.Since(start), processCPU()-cpu0, host.percent()
+	elapsed, cpu, hostCPU := time.Since(start), cputime.Process()-cpu0, host.percent()
 	if end != nil {
 		end()
 	}

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/stratafs/strata/internal/cputime"
 )
 
 // Benchmarks use the default 1 MiB page, on the disk of the test's temp
@@ -132,7 +132,7 @@ func BenchmarkOpen(b *testing.B) {
 		c.Close()
 		openBench.cfg = cfg
 	})
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		c := mustOpen(b, openBench.cfg)
 		if s := c.Stats(); s.Blocks != blocks {
@@ -141,13 +141,5 @@ func BenchmarkOpen(b *testing.B) {
 		c.Close()
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/open")
-	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N)/1000, "cpu-ms/open")
-}
-
-// cpuTime is the process's user and system CPU time so far: on a busy
-// machine a steadier figure than the elapsed time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64((cputime.Process()-cpu0).Microseconds())/float64(b.N)/1000, "cpu-ms/open")
 }

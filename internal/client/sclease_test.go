@@ -7,9 +7,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 
+	"github.com/stratafs/strata/internal/cputime"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -244,7 +244,7 @@ func benchmarkRead(b *testing.B, way string) {
 	}
 	buf := make([]byte, 1<<20)
 	b.SetBytes(int64(len(buf)))
-	cpu0 := cpuTime(b)
+	cpu0 := cputime.Process()
 	b.ResetTimer()
 	for i := range b.N {
 		off := int64(i%(n/len(buf))) * int64(len(buf))
@@ -263,14 +263,5 @@ func benchmarkRead(b *testing.B, way string) {
 		}
 	}
 	b.StopTimer()
-	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
-}
-
-// cpuTime is the CPU time the process used so far, in ns.
-func cpuTime(b *testing.B) int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
+	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
 }
