@@ -89,6 +89,7 @@ func (s *Server) applyConfChange(tx kv.Txn, e *raftpb.Entry) (removedSelf bool, 
 
 // leaderChanged runs on the Raft loop when the known leader changes.
 func (s *Server) leaderChanged(lead uint64, isLeader bool) {
+	s.store.SetWriteThrough(isLeader) // a follower serves no reads
 	if !isLeader {
 		// Proposals in flight may or may not commit under the next leader;
 		// their clients retry with the same request ids and learn which.

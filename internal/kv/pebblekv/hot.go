@@ -91,6 +91,23 @@ func (c *hotCache) add(key, value []byte, missing bool) {
 	s.put(h, key, value, missing)
 }
 
+// refresh caches a value of key, or that it is missing, only if the cache
+// holds the key already: what a commit wrote, kept exact without adding
+// keys (Store.SetWriteThrough).
+func (c *hotCache) refresh(key, value []byte, missing bool) {
+	s, h := c.shard(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pos, ok := s.index[h]
+	if !ok {
+		return
+	}
+	if k, _, _ := entry(s.ring, pos); !s.live(pos) || !bytes.Equal(k, key) {
+		return
+	}
+	s.put(h, key, value, missing)
+}
+
 // live reports whether the entry at pos was not overwritten yet.
 func (s *hotShard) live(pos uint64) bool { return pos+uint64(len(s.ring)) >= s.head }
 

@@ -214,6 +214,48 @@ func TestMissingKeysAreCachedExactly(t *testing.T) {
 	}
 }
 
+// Without write-through, a commit adds nothing to the hot cache but keeps
+// what it holds exact: a key cached before, present or missing, reads what
+// was written; a key not cached stays uncached and reads from pebble.
+func TestCommitsWithoutWriteThroughRefreshOnly(t *testing.T) {
+	s := open(t, t.TempDir(), 1<<20)
+	defer s.Close()
+	storeTxn{t, s}.Set([]byte("cached"), []byte("v1"))
+	read := func(key string) (string, bool) {
+		var v []byte
+		var ok bool
+		err := s.View(func(r kv.Reader) (err error) {
+			v, ok, err = r.Get([]byte(key))
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(v), ok
+	}
+	read("missing") // cached as missing by a reader
+	s.SetWriteThrough(false)
+	storeTxn{t, s}.Set([]byte("cached"), []byte("v2"))
+	storeTxn{t, s}.Set([]byte("missing"), []byte("now here"))
+	storeTxn{t, s}.Set([]byte("new"), []byte("n"))
+	for key, want := range map[string]string{"cached": "v2", "missing": "now here"} {
+		if v, ok, cached := s.cache.get([]byte(key)); !cached || !ok || string(v) != want {
+			t.Errorf("%s in the cache: %q %v %v, want %q", key, v, ok, cached, want)
+		}
+	}
+	if _, _, cached := s.cache.get([]byte("new")); cached {
+		t.Error("a new key was added to the cache without write-through")
+	}
+	if v, ok := read("new"); !ok || v != "n" {
+		t.Errorf("new reads %q %v", v, ok)
+	}
+	s.SetWriteThrough(true)
+	storeTxn{t, s}.Set([]byte("later"), []byte("l"))
+	if _, _, cached := s.cache.get([]byte("later")); !cached {
+		t.Error("write-through on again: a new key was not cached")
+	}
+}
+
 func TestCheckpointReplacesAnotherStore(t *testing.T) {
 	root := t.TempDir()
 	src, dst := open(t, root+"/src", 1<<20), open(t, root+"/dst", 1<<20)
