@@ -37,22 +37,9 @@ func BenchmarkApplyCreates(b *testing.B) {
 }
 
 func benchmarkApplyCreates(b *testing.B, leader bool) {
-	opts := pebblekv.DefaultOptions()
-	opts.Uncached = kvschema.IsRequestKey // as the service opens it
-	store, err := pebblekv.Open(b.TempDir(), opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer store.Close()
+	s, setup := benchServer(b)
+	store := s.store
 	store.SetWriteThrough(leader)
-	cfg := namespace.DefaultConfig("super")
-	s := &Server{store: store, fs: namespace.New(cfg), settings: settingsOf(cfg)}
-	s.props.waiting = map[uint64][]*proposal{}
-	super := namespace.Caller{User: "super"}
-	setup := kv.NewOverlay(store.Writer())
-	if err := s.fs.CreateNamespace(setup, 1, super, kvschema.Namespace{Name: namespace.DefaultNamespace, Mode: 1}); err != nil {
-		b.Fatal(err)
-	}
 	const dirs, group = 64, 16
 	for d := range dirs {
 		if _, err := s.fs.Mkdirs(setup, 1, super, "", fmt.Sprintf("/bench/t%d/0", d), 0o755, 0o022, true); err != nil {
@@ -89,4 +76,71 @@ func benchmarkApplyCreates(b *testing.B, leader bool) {
 		}
 	}
 	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// BenchmarkListPages lists directories of 100 files, a page each, the way
+// `ls -R` of a large tree reads them: the namespace's listing and the
+// response's encoding, without gRPC. One op is one entry listed.
+func BenchmarkListPages(b *testing.B) {
+	s, setup := benchServer(b)
+	store, fs := s.store, s.fs
+	const dirs, files = 200, 100
+	for d := range dirs {
+		for f := range files {
+			if _, err := fs.Create(setup, 1, super, "", fmt.Sprintf("/tree/%d/%d/f%d", d/100, d%100, f),
+				namespace.CreateOptions{Perm: 0o644, Umask: 0o022, Parents: true, Closed: true, Holder: "x"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if d%10 == 9 {
+			if err := store.Commit(setup, false); err != nil {
+				b.Fatal(err)
+			}
+			setup = kv.NewOverlay(store.Writer())
+		}
+	}
+	b.ResetTimer()
+	cpu0 := cputime.Process()
+	for i := 0; i < b.N; i += files {
+		d := (i / files) % dirs
+		var l *namespace.Listing
+		err := store.View(func(r kv.Reader) (err error) {
+			l, err = fs.List(r, super, "", fmt.Sprintf("/tree/%d/%d", d/100, d%100), "", 1000)
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		resp := &pb.ListResponse{HasMore: l.More, Status: fileStatus(l.Self), Entries: make([]*pb.FileStatus, len(l.Entries))}
+		for i, n := range l.Entries {
+			resp.Entries[i] = fileStatus(n)
+		}
+		if _, err := proto.Marshal(resp); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+var super = namespace.Caller{User: "super"}
+
+// benchServer returns a service's state machine on a new store, opened as
+// the service opens it, with the default namespace made in the overlay
+// returned, not committed yet.
+func benchServer(b *testing.B) (*Server, *kv.Overlay) {
+	opts := pebblekv.DefaultOptions()
+	opts.Uncached = kvschema.IsRequestKey
+	store, err := pebblekv.Open(b.TempDir(), opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { store.Close() })
+	cfg := namespace.DefaultConfig("super")
+	s := &Server{store: store, fs: namespace.New(cfg), settings: settingsOf(cfg)}
+	s.props.waiting = map[uint64][]*proposal{}
+	setup := kv.NewOverlay(store.Writer())
+	if err := s.fs.CreateNamespace(setup, 1, super, kvschema.Namespace{Name: namespace.DefaultNamespace, Mode: 1}); err != nil {
+		b.Fatal(err)
+	}
+	return s, setup
 }
