@@ -25,6 +25,12 @@ public final class ClientConfig {
   /** Entries asked for per listing page (the service's default and a tenth of its maximum). */
   public static final int DEFAULT_LIST_PAGE_SIZE = 1000;
 
+  /**
+   * RPCs of reads, and of mutations, that a client keeps in flight before it coalesces the calls
+   * its threads make into batches ({@link io.strata.core.rpc.Coalescer}); the Go client's too.
+   */
+  public static final int DEFAULT_BATCHES_IN_FLIGHT = 4;
+
   private final List<HostPort> members;
   private final String user;
   private final List<String> groups;
@@ -33,6 +39,7 @@ public final class ClientConfig {
   private final Duration retryTimeout;
   private final Duration leaseRenewInterval;
   private final int listPageSize;
+  private final int batchesInFlight;
   private final boolean shortCircuit;
   private final BlockIO blockIO;
 
@@ -51,6 +58,7 @@ public final class ClientConfig {
     this.retryTimeout = b.retryTimeout;
     this.leaseRenewInterval = b.leaseRenewInterval;
     this.listPageSize = b.listPageSize;
+    this.batchesInFlight = b.batchesInFlight;
     this.shortCircuit = b.shortCircuit;
     this.blockIO = b.blockIO;
   }
@@ -113,6 +121,16 @@ public final class ClientConfig {
   }
 
   /**
+   * How many RPCs of reads (getFileStatus, open), and as many of mutations (mkdirs, create,
+   * complete, rename, delete), the client keeps in flight: calls made while that many are in
+   * flight queue, and leave together as one Batch RPC when one returns. 0 or less: every call
+   * goes alone.
+   */
+  public int batchesInFlight() {
+    return batchesInFlight;
+  }
+
+  /**
    * Whether blocks whose home worker runs on this host are read short-circuit, from the
    * worker's cache file, rather than through its RPC.
    */
@@ -138,6 +156,7 @@ public final class ClientConfig {
     private Duration retryTimeout = DEFAULT_RETRY_TIMEOUT;
     private Duration leaseRenewInterval = DEFAULT_LEASE_RENEW_INTERVAL;
     private int listPageSize = DEFAULT_LIST_PAGE_SIZE;
+    private int batchesInFlight = DEFAULT_BATCHES_IN_FLIGHT;
     private boolean shortCircuit = true;
     private BlockIO blockIO;
 
@@ -191,6 +210,15 @@ public final class ClientConfig {
         throw new IllegalArgumentException("list page size " + n + " not in 1..10000");
       }
       this.listPageSize = n;
+      return this;
+    }
+
+    /**
+     * Sets how many RPCs of reads, and of mutations, are in flight before calls are coalesced
+     * into batches (default 4; 0 or less: every call alone).
+     */
+    public Builder batchesInFlight(int n) {
+      this.batchesInFlight = n;
       return this;
     }
 

@@ -5,6 +5,7 @@ import io.strata.core.block.BlockIO;
 import io.strata.core.block.BlockWriter;
 import io.strata.core.block.WriteTarget;
 import io.strata.core.error.Op;
+import io.strata.proto.v1.BatchCall;
 import io.strata.proto.v1.Block;
 import io.strata.proto.v1.CompleteRequest;
 import java.io.IOException;
@@ -147,7 +148,7 @@ public final class FileWriter extends OutputStream {
   private void complete(CompleteRequest.Builder req) throws IOException {
     CompleteRequest r = req.setHeader(client.mutation(path().namespace()))
         .setPath(path().path()).setInodeId(target.inodeId()).build();
-    client.call(Op.COMPLETE, path(), s -> s.complete(r));
+    client.mutate(Op.COMPLETE, path(), BatchCall.newBuilder().setComplete(r));
   }
 
   private void append(byte[] b, int off, int len) {

@@ -8,8 +8,11 @@ import io.strata.core.block.ReadTarget;
 import io.strata.core.block.WriteTarget;
 import io.strata.core.error.ErrorTranslator;
 import io.strata.core.error.Op;
+import io.strata.core.rpc.Coalescer;
 import io.strata.core.rpc.MetaCaller;
 import io.strata.core.worker.WorkerBlockIO;
+import io.strata.proto.v1.BatchCall;
+import io.strata.proto.v1.BatchResult;
 import io.strata.proto.v1.Block;
 import io.strata.proto.v1.CreateRequest;
 import io.strata.proto.v1.CreateResponse;
@@ -50,8 +53,11 @@ import java.util.List;
  * service's Raft group and retries it (to the leader, or another member) while none answers, up
  * to {@link ClientConfig#retryTimeout}; each attempt has the deadline {@link
  * ClientConfig#rpcTimeout}. Mutations carry a request id ({@link #mutation}) so that a retry is
- * never applied twice. On the data path only reads move on to another worker when one cannot be
- * reached. Errors come back as the exceptions of {@link io.strata.core.error}, translated in one
+ * never applied twice. The calls a Batch can carry (getFileStatus and open; mkdirs, create,
+ * complete, rename and delete) go through two {@link Coalescer}s, one for reads and one for
+ * mutations, so that a read never waits behind a mutation's fsync: alone while few are in
+ * flight, together in Batch RPCs under load ({@link ClientConfig#batchesInFlight}). On the data
+ * path only reads move on to another worker when one cannot be reached. Errors come back as the exceptions of {@link io.strata.core.error}, translated in one
  * place, {@link ErrorTranslator}.
  */
 public final class StrataClient implements Closeable {
@@ -59,6 +65,8 @@ public final class StrataClient implements Closeable {
 
   private final ClientConfig cfg;
   private final MetaCaller meta;
+  private final Coalescer reads;
+  private final Coalescer mutations;
   private final String clientName;
   private final LeaseRenewer renewer;
   private final WorkerBlockIO workers;
@@ -69,6 +77,9 @@ public final class StrataClient implements Closeable {
     this.cfg = cfg;
     this.meta = meta;
     this.clientName = newClientName();
+    this.reads = new Coalescer(meta, cfg.batchesInFlight(), "strata-batch-reads-" + clientName);
+    this.mutations = new Coalescer(meta, cfg.batchesInFlight(),
+        "strata-batch-mutations-" + clientName);
     this.renewer = new LeaseRenewer(this::renewLease, cfg.leaseRenewInterval(),
         "strata-lease-renewer-" + clientName);
     this.workers = new WorkerBlockIO(this::listWorkers, cfg.shortCircuit(), cfg.rpcTimeout());
@@ -104,7 +115,8 @@ public final class StrataClient implements Closeable {
   public FileInfo getFileStatus(StrataPath p) throws IOException {
     GetFileStatusRequest req = GetFileStatusRequest.newBuilder().setHeader(header(p.namespace()))
         .setPath(p.path()).build();
-    return FileInfo.of(p, call(Op.GET_FILE_STATUS, p, s -> s.getFileStatus(req)).getStatus());
+    return FileInfo.of(p, read(Op.GET_FILE_STATUS, p, BatchCall.newBuilder().setGetFileStatus(req))
+        .getGetFileStatus().getStatus());
   }
 
   /**
@@ -115,7 +127,7 @@ public final class StrataClient implements Closeable {
     MkdirsRequest req = MkdirsRequest.newBuilder().setHeader(mutation(p.namespace()))
         .setPath(p.path()).setPermission(permission).setUmask(cfg.umask())
         .setCreateParents(createParents).build();
-    return call(Op.MKDIRS, p, s -> s.mkdirs(req)).getCreated();
+    return mutate(Op.MKDIRS, p, BatchCall.newBuilder().setMkdirs(req)).getMkdirs().getCreated();
   }
 
   /**
@@ -127,7 +139,7 @@ public final class StrataClient implements Closeable {
         .setPath(p.path()).setPermission(o.permission()).setUmask(cfg.umask())
         .setOverwrite(o.overwrite()).setCreateParents(o.createParents())
         .setReplication(o.replication()).setBlockSize(o.blockSize()).build();
-    CreateResponse r = call(Op.CREATE, p, s -> s.create(req));
+    CreateResponse r = mutate(Op.CREATE, p, BatchCall.newBuilder().setCreate(req)).getCreate();
     WriteTarget t = new WriteTarget(p, r.getStoreUri(), r.getStatus().getInodeId(),
         r.getStatus().getBlockSize(), r.getInlineLimit());
     renewer.acquire();
@@ -166,7 +178,7 @@ public final class StrataClient implements Closeable {
   private OpenResponse openCall(StrataPath p) throws IOException {
     OpenRequest req = OpenRequest.newBuilder().setHeader(header(p.namespace()))
         .setPath(p.path()).build();
-    return call(Op.OPEN, p, s -> s.open(req));
+    return read(Op.OPEN, p, BatchCall.newBuilder().setOpen(req)).getOpen();
   }
 
   private static ReadTarget readTarget(StrataPath p, FileInfo info, OpenResponse r) {
@@ -205,7 +217,8 @@ public final class StrataClient implements Closeable {
     RenameRequest req = RenameRequest.newBuilder().setHeader(mutation(src.namespace()))
         .setSrc(src.path()).setDst(dst.path()).setOverwrite(overwrite).setNoDescend(noDescend)
         .build();
-    String fin = call(Op.RENAME, src, s -> s.rename(req)).getFinalPath();
+    String fin = mutate(Op.RENAME, src, BatchCall.newBuilder().setRename(req)).getRename()
+        .getFinalPath();
     return fin.isEmpty() ? dst : new StrataPath(src.namespace(), fin);
   }
 
@@ -216,7 +229,7 @@ public final class StrataClient implements Closeable {
   public boolean delete(StrataPath p, boolean recursive) throws IOException {
     DeleteRequest req = DeleteRequest.newBuilder().setHeader(mutation(p.namespace()))
         .setPath(p.path()).setRecursive(recursive).build();
-    return call(Op.DELETE, p, s -> s.delete(req)).getDeleted();
+    return mutate(Op.DELETE, p, BatchCall.newBuilder().setDelete(req)).getDelete().getDeleted();
   }
 
   /** Sets the mode bits of {@code p}. */
@@ -270,6 +283,7 @@ public final class StrataClient implements Closeable {
     GetFileStatusRequest req = GetFileStatusRequest.newBuilder().setHeader(header(ns))
         .setPath("/").build();
     try {
+      // NB: alone, not through the coalescer, which knows no per-call bound.
       call(Op.GET_FILE_STATUS, root, timeout, s -> s.getFileStatus(req));
       return true;
     } catch (io.strata.core.error.StrataFileNotFoundException e) {
@@ -280,6 +294,11 @@ public final class StrataClient implements Closeable {
     } catch (IOException e) {
       return false;
     }
+  }
+
+  /** Number of Batch RPCs this client sent, of reads and of mutations (for tests and metrics). */
+  public long batchesSent() {
+    return reads.batchesSent() + mutations.batchesSent();
   }
 
   /** Number of lease renewals this client made (for tests and metrics). */
@@ -303,6 +322,8 @@ public final class StrataClient implements Closeable {
     }
     closed = true;
     renewer.close();
+    reads.close();
+    mutations.close();
     workers.close();
     meta.close();
   }
@@ -313,6 +334,18 @@ public final class StrataClient implements Closeable {
     return meta.call(op, p.toString(), c);
   }
 
+  /** Makes read {@code c} through the reads' coalescer; returns its result. */
+  private BatchResult read(Op op, StrataPath p, BatchCall.Builder c) throws IOException {
+    checkOpen(op, p);
+    return reads.call(op, p.toString(), c.build());
+  }
+
+  /** Makes mutation {@code c} through the mutations' coalescer; returns its result. */
+  BatchResult mutate(Op op, StrataPath p, BatchCall.Builder c) throws IOException {
+    checkOpen(op, p);
+    return mutations.call(op, p.toString(), c.build());
+  }
+
   private <T> T call(Op op, StrataPath p, java.time.Duration bound, MetaCaller.Call<T> c)
       throws IOException {
     checkOpen(op, p);
@@ -321,8 +354,7 @@ public final class StrataClient implements Closeable {
 
   private void checkOpen(Op op, StrataPath p) throws IOException {
     if (closed) {
-      throw new IOException(op.name().toLowerCase(java.util.Locale.ROOT) + " " + p
-          + ": the Strata client is closed");
+      throw MetaCaller.closed(op, p.toString());
     }
   }
 
@@ -335,7 +367,7 @@ public final class StrataClient implements Closeable {
     DeleteRequest req = DeleteRequest.newBuilder().setHeader(mutation(t.path().namespace()))
         .setPath(t.path().path()).setInodeId(t.inodeId()).build();
     try {
-      call(Op.DELETE, t.path(), s -> s.delete(req));
+      mutate(Op.DELETE, t.path(), BatchCall.newBuilder().setDelete(req));
     } catch (IOException e) {
       LOG.log(Level.WARNING, "strata: could not remove " + t.path() + " after its write failed "
           + "(lease recovery will close it empty): " + e.getMessage());

@@ -7,6 +7,7 @@ import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
 import com.google.protobuf.ByteString;
+import com.google.protobuf.Message;
 import com.google.rpc.Code;
 import io.grpc.Status;
 import io.strata.core.error.NotLeaderException;
@@ -17,6 +18,7 @@ import io.strata.core.testing.FakeMember;
 import io.strata.core.testing.FakeMember.Received;
 import io.strata.proto.v1.CreateResponse;
 import io.strata.proto.v1.FileStatus;
+import io.strata.proto.v1.Header;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.net.SocketTimeoutException;
@@ -35,6 +37,10 @@ import org.junit.Test;
  * answer of the service.
  */
 public class FailoverTest {
+  /** The mutations a Batch can carry, whose first send is marked first_attempt. */
+  private static final Set<String> BATCHABLE = Set.of("Mkdirs", "Create", "Complete", "Rename",
+      "Delete");
+
   private final List<FakeMember> members = new ArrayList<>();
   private final List<StrataClient> clients = new ArrayList<>();
   private final StrataPath p = StrataPath.parse("strata://ns/dir/f");
@@ -116,6 +122,16 @@ public class FailoverTest {
     assertEquals(1, a.received("SetOwner").size());
   }
 
+  private static Header header(Message r) {
+    return (Header) r.getField(r.getDescriptorForType().findFieldByName("header"));
+  }
+
+  /** {@code r} as a resend carries it: first_attempt cleared. */
+  private static Message resent(Message r) {
+    return r.toBuilder().setField(r.getDescriptorForType().findFieldByName("header"),
+        header(r).toBuilder().clearFirstAttempt().build()).build();
+  }
+
   @Test
   public void everyMutationIsResentWithItsRequestIdAndReadsCarryNone() throws Exception {
     FakeMember m = member();
@@ -156,7 +172,12 @@ public class FailoverTest {
       ByteString id = rs.get(0).requestId();
       assertEquals(method, MetaCaller.REQUEST_ID_BYTES, id.size());
       assertEquals(method + ": the retry has the first attempt's id", id, rs.get(1).requestId());
-      assertEquals(method + ": the very same request", rs.get(0).request(), rs.get(1).request());
+      assertEquals(method + ": a first send is marked as such if batchable",
+          BATCHABLE.contains(method), header(rs.get(0).request()).getFirstAttempt());
+      assertFalse(method + ": a resend is no first attempt",
+          header(rs.get(1).request()).getFirstAttempt());
+      assertEquals(method + ": the very same request, but for first_attempt",
+          resent(rs.get(0).request()), rs.get(1).request());
       assertTrue(method + ": ids differ between mutations", ids.add(id));
     }
 

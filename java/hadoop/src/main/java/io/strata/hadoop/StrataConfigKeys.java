@@ -15,6 +15,14 @@ public final class StrataConfigKeys {
    */
   public static final String META_RETRY_TIMEOUT = "fs.strata.meta.retry.timeout";
 
+  /**
+   * How many calls of reads (getFileStatus, open), and as many of mutations (mkdirs, create,
+   * complete, rename, delete), each FileSystem keeps in flight to the service; the calls its
+   * threads make meanwhile wait, and leave together in one Batch RPC when one returns. Default 4;
+   * 0 or -1: every call alone.
+   */
+  public static final String META_BATCHES_IN_FLIGHT = "fs.strata.meta.batches-in-flight";
+
   /** The user to act as; default: the current Hadoop user (UserGroupInformation). */
   public static final String USER = "fs.strata.user";
 

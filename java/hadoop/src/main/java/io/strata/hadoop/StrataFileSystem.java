@@ -129,6 +129,8 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
               ClientConfig.DEFAULT_RETRY_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)))
           .listPageSize(conf.getInt(StrataConfigKeys.LIST_PAGE_SIZE,
               ClientConfig.DEFAULT_LIST_PAGE_SIZE))
+          .batchesInFlight(conf.getInt(StrataConfigKeys.META_BATCHES_IN_FLIGHT,
+              ClientConfig.DEFAULT_BATCHES_IN_FLIGHT))
           .shortCircuit(conf.getBoolean(StrataConfigKeys.SHORT_CIRCUIT,
               StrataConfigKeys.DEFAULT_SHORT_CIRCUIT))
           .build();

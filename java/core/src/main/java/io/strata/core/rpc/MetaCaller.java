@@ -44,10 +44,15 @@ import java.util.stream.Collectors;
  * after about max(attemptTimeout, retryTimeout) at most, with {@link ErrorTranslator#gaveUp}'s
  * exception naming the members tried.
  *
+ * <p>A {@code Batch} of several callers' calls ({@link Coalescer}) is retried here like any
+ * call ({@link #callForMany}); if it fails as a whole, each caller words the {@link Failure} for
+ * its own operation and path.
+ *
  * <p>NB: a retried mutation must be the very same request, with the same {@code
  * Header.request_id} ({@link #newRequestId}), so that the service, which applies a request id
  * once, answers a retry of a mutation it applied with its first answer instead of applying it
- * twice. Reads carry no id and are retried freely.
+ * twice. Reads carry no id and are retried freely. (The one difference a resend may have:
+ * {@code Header.first_attempt}, which {@link Coalescer} sets on a mutation's first send only.)
  *
  * <p>Safe for concurrent use.
  */
@@ -153,8 +158,33 @@ public final class MetaCaller implements Closeable {
     return call(op, what, min(attemptTimeout, bound), min(retryTimeout, bound), c);
   }
 
+  /**
+   * As {@link #call(Op, String, Call)} for a call made on behalf of several callers (a {@code
+   * Batch}): its failure is left unworded, for {@link Failure#forCall} to word for each caller's
+   * own operation and path.
+   */
+  public <T> T callForMany(Call<T> c) throws Failure {
+    return run(attemptTimeout, retryTimeout, c);
+  }
+
+  /**
+   * Returns the exception for {@code e}, an answer of the service that {@code op} on {@code
+   * what} met inside a batch: the one it would have met alone.
+   */
+  public IOException translate(StatusRuntimeException e, Op op, String what) {
+    return errors.translate(e, op, what);
+  }
+
   private <T> T call(Op op, String what, Duration attempt, Duration retry, Call<T> c)
       throws IOException {
+    try {
+      return run(attempt, retry, c);
+    } catch (Failure f) {
+      throw f.forCall(op, what);
+    }
+  }
+
+  private <T> T run(Duration attempt, Duration retry, Call<T> c) throws Failure {
     long start = nanoTime.getAsLong();
     long deadline = start + retry.toNanos();
     HostPort target = leader();
@@ -164,14 +194,14 @@ public final class MetaCaller implements Closeable {
     // deadline cut short: what the caller is told when the search ends.
     StatusRuntimeException answer = null;
     for (;;) {
-      Conn m = conn(op, what, target);
+      Conn m = conn(target);
       try {
         T r = c.run(m.stub.withDeadlineAfter(timeout, TimeUnit.NANOSECONDS));
         found(target);
         return r;
       } catch (StatusRuntimeException e) {
         if (!ErrorTranslator.retryable(e)) {
-          throw errors.translate(e, op, what);
+          throw new Failure((op, what) -> errors.translate(e, op, what));
         }
         boolean cutShort = timeout < attempt.toNanos()
             && e.getStatus().getCode() == io.grpc.Status.Code.DEADLINE_EXCEEDED;
@@ -184,17 +214,22 @@ public final class MetaCaller implements Closeable {
         if (search.roundOver()) {
           long pause = search.pause();
           if (nanoTime.getAsLong() + pause >= deadline) {
-            throw errors.gaveUp(answer, op, what, search.describe(nanoTime.getAsLong()));
+            throw gaveUp(answer, search);
           }
-          sleep(op, what, pause);
+          sleep(pause);
         }
         long left = deadline - nanoTime.getAsLong();
         if (left <= 0) {
-          throw errors.gaveUp(answer, op, what, search.describe(nanoTime.getAsLong()));
+          throw gaveUp(answer, search);
         }
         timeout = Math.min(attempt.toNanos(), left);
       }
     }
+  }
+
+  private Failure gaveUp(StatusRuntimeException last, Search search) {
+    String tried = search.describe(nanoTime.getAsLong());
+    return new Failure((op, what) -> errors.gaveUp(last, op, what, tried));
   }
 
   /** Makes {@code next} every caller's target if {@code failed} was. */
@@ -224,11 +259,10 @@ public final class MetaCaller implements Closeable {
    * is told to try again at once: this class paces the retries, not gRPC's reconnect backoff
    * (which grows to two minutes and would hide a member that came back).
    */
-  private Conn conn(Op op, String what, HostPort hp) throws IOException {
+  private Conn conn(HostPort hp) throws Failure {
     synchronized (mu) {
       if (closed) {
-        throw new IOException(op.name().toLowerCase(java.util.Locale.ROOT) + " " + what
-            + ": the Strata client is closed");
+        throw Failure.CLOSED;
       }
       Conn m = open.get(hp);
       if (m == null) {
@@ -242,17 +276,28 @@ public final class MetaCaller implements Closeable {
     }
   }
 
-  private void sleep(Op op, String what, long nanos) throws InterruptedIOException {
+  private void sleep(long nanos) throws Failure {
     try {
       sleeper.sleep(nanos);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      InterruptedIOException i = new InterruptedIOException(
-          op.name().toLowerCase(java.util.Locale.ROOT) + " " + what
-              + ": interrupted while waiting for the leader");
-      i.initCause(e);
-      throw i;
+      throw new Failure((op, what) -> {
+        InterruptedIOException i = new InterruptedIOException(
+            verb(op) + " " + what + ": interrupted while waiting for the leader");
+        i.initCause(e);
+        return i;
+      });
     }
+  }
+
+  /** The exception of {@code op} on {@code what} made after the client was closed. */
+  public static IOException closed(Op op, String what) {
+    return new IOException(verb(op) + " " + what + ": the Strata client is closed");
+  }
+
+  /** How messages name {@code op}: "get_file_status". */
+  static String verb(Op op) {
+    return op.name().toLowerCase(java.util.Locale.ROOT);
   }
 
   private static Duration min(Duration a, Duration b) {
@@ -284,6 +329,39 @@ public final class MetaCaller implements Closeable {
       Thread.currentThread().interrupt();
       throw new InterruptedIOException("closing the Strata client was interrupted");
     }
+  }
+
+  /**
+   * Why a call failed, not yet worded for a caller: {@link #forCall} makes the exception that
+   * one operation on one path gets, so that the failure of a batch reaches each of its callers as
+   * the failure of its own call.
+   *
+   * <p>NB: no stack trace: it is a result, thrown between two frames of this package, and every
+   * exception it words has the status it stands for as its cause.
+   */
+  public static final class Failure extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    /** The failure of a call made after the client was closed. */
+    static final Failure CLOSED = new Failure(MetaCaller::closed);
+
+    private final transient Wording wording;
+
+    Failure(Wording wording) {
+      super(null, null, false, false);
+      this.wording = wording;
+    }
+
+    /** Returns the exception that {@code op} on {@code what} (a path) fails with. */
+    public IOException forCall(Op op, String what) {
+      return wording.of(op, what);
+    }
+  }
+
+  /** Words a failure for one operation on one path. */
+  @FunctionalInterface
+  interface Wording {
+    IOException of(Op op, String what);
   }
 
   /** An open channel to one member and its stub. */

@@ -2,6 +2,7 @@ package io.strata.core.testing;
 
 import com.google.protobuf.Any;
 import com.google.protobuf.ByteString;
+import com.google.protobuf.Descriptors.FieldDescriptor;
 import com.google.protobuf.Message;
 import com.google.rpc.Code;
 import com.google.rpc.ErrorInfo;
@@ -15,6 +16,10 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.StatusProto;
 import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
+import io.strata.proto.v1.BatchCall;
+import io.strata.proto.v1.BatchRequest;
+import io.strata.proto.v1.BatchResponse;
+import io.strata.proto.v1.BatchResult;
 import io.strata.proto.v1.Header;
 import io.strata.proto.v1.MetaServiceGrpc;
 import java.io.IOException;
@@ -34,8 +39,9 @@ import java.util.function.Function;
  * loopback (a real gRPC server: the client under test dials it as it dials a real member). As a
  * leader it answers every call with the response's default instance, or what {@link #answer}
  * scripts; as a follower it answers every call NOT_LEADER, naming the leader or none, as the Go
- * service does (internal/fserr). It records every request it receives, in order. Safe for
- * concurrent use.
+ * service does (internal/fserr). A Batch it answers call by call, each as if it came alone (the
+ * scripted answer of its method, a failure in the call's result), as the service does. It records
+ * every request it receives, in order (a Batch as one). Safe for concurrent use.
  */
 public final class FakeMember implements AutoCloseable {
   /** One request received: the method's bare name ("Mkdirs") and the request. */
@@ -119,7 +125,8 @@ public final class FakeMember implements AutoCloseable {
 
   /**
    * Answers calls of {@code method} (bare name, "Mkdirs") with what {@code f} returns for the
-   * request: a response message, or a StatusException to fail the call with.
+   * request: a response message, or a StatusException to fail the call with. {@code f} runs on
+   * the server's threads, outside the member's lock: it may block, to hold calls in flight.
    */
   public void answer(String method, Function<Message, Object> f) {
     synchronized (mu) {
@@ -144,12 +151,21 @@ public final class FakeMember implements AutoCloseable {
    * for a broken test, not a synchronisation).
    */
   public void awaitRequest(String method) throws InterruptedException {
+    awaitRequests(method, 1);
+  }
+
+  /**
+   * Waits until the member has received {@code n} requests of {@code method}; fails after 30 s
+   * (a bound for a broken test, not a synchronisation).
+   */
+  public void awaitRequests(String method, int n) throws InterruptedException {
     long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     synchronized (mu) {
-      while (received.stream().noneMatch(r -> r.method().equals(method))) {
+      while (received.stream().filter(r -> r.method().equals(method)).count() < n) {
         long left = until - System.nanoTime();
         if (left <= 0) {
-          throw new AssertionError(address + " received no " + method + ": " + received);
+          throw new AssertionError(address + " received fewer than " + n + " " + method + ": "
+              + received);
         }
         TimeUnit.NANOSECONDS.timedWait(mu, left);
       }
@@ -184,6 +200,38 @@ public final class FakeMember implements AutoCloseable {
     }
   }
 
+  /** The answer of a leader to a call of {@code method}: scripted, or {@code otherwise}. */
+  private Object leading(String method, Message req, Object otherwise) {
+    Function<Message, Object> f;
+    synchronized (mu) {
+      f = answers.get(method);
+    }
+    return f == null ? otherwise : f.apply(req);
+  }
+
+  /** Answers each call of {@code req} as if it came alone. */
+  private BatchResponse batch(BatchRequest req) {
+    BatchResponse.Builder resp = BatchResponse.newBuilder();
+    for (BatchCall call : req.getCallsList()) {
+      FieldDescriptor f = call.getOneofFieldDescriptor(BatchCall.getDescriptor().getOneofs()
+          .get(0));
+      String method = f.getMessageType().getName().replaceFirst("Request$", "");
+      BatchResult.Builder r = BatchResult.newBuilder();
+      FieldDescriptor rf = BatchResult.getDescriptor().findFieldByName(f.getName());
+      Object answer = leading(method, (Message) call.getField(f),
+          r.newBuilderForField(rf).build());
+      if (answer instanceof StatusException e) {
+        r.setError(StatusProto.fromThrowable(e).toByteString());
+      } else if (answer instanceof Status st) {
+        r.setError(StatusProto.fromStatusAndTrailers(st, null).toByteString());
+      } else {
+        r.setField(rf, answer);
+      }
+      resp.addResults(r);
+    }
+    return resp.build();
+  }
+
   private ServerServiceDefinition service() {
     ServiceDescriptor sd = MetaServiceGrpc.getServiceDescriptor();
     ServerServiceDefinition.Builder b = ServerServiceDefinition.builder(sd);
@@ -212,12 +260,14 @@ public final class FakeMember implements AutoCloseable {
         answer = failures.poll();
       } else if (!leading) {
         answer = notLeader(leaderHint);
-      } else if (answers.containsKey(method)) {
-        answer = answers.get(method).apply(req);
       } else {
-        answer = ((MethodDescriptor.PrototypeMarshaller<R>) md.getResponseMarshaller())
-            .getMessagePrototype();
+        answer = null;
       }
+    }
+    if (answer == null) {
+      answer = method.equals("Batch") ? batch((BatchRequest) req) : leading(method, req,
+          ((MethodDescriptor.PrototypeMarshaller<R>) md.getResponseMarshaller())
+              .getMessagePrototype());
     }
     if (answer instanceof StatusException e) {
       out.onError(e);
