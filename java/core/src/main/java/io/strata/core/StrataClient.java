@@ -57,8 +57,8 @@ import java.util.List;
  * complete, rename and delete) go through two {@link Coalescer}s, one for reads and one for
  * mutations, so that a read never waits behind a mutation's fsync: alone while few are in
  * flight, together in Batch RPCs under load ({@link ClientConfig#batchesInFlight}). On the data
- * path only reads move on to another worker when one cannot be reached. Errors come back as the exceptions of {@link io.strata.core.error}, translated in one
- * place, {@link ErrorTranslator}.
+ * path only reads move on to another worker when one cannot be reached. Errors come back as the
+ * exceptions of {@link io.strata.core.error}, translated in one place, {@link ErrorTranslator}.
  */
 public final class StrataClient implements Closeable {
   private static final System.Logger LOG = System.getLogger(StrataClient.class.getName());

@@ -263,8 +263,9 @@ public final class Coalescer implements Closeable {
       return;
     }
     if (resp.getResultsCount() != batch.size()) {
-      BatchResult wrong = failed(Status.INTERNAL.withDescription(String.format(java.util.Locale.ROOT,
-          "a batch of %d calls got %d results", batch.size(), resp.getResultsCount())));
+      BatchResult wrong = failed(Status.INTERNAL.withDescription(String.format(
+          java.util.Locale.ROOT, "a batch of %d calls got %d results", batch.size(),
+          resp.getResultsCount())));
       batch.forEach(q -> q.answer(wrong));
       return;
     }
