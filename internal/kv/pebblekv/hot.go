@@ -63,16 +63,8 @@ func (c *hotCache) get(key []byte) (value []byte, exists, cached bool) {
 	s, h := c.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	pos, ok := s.index[h]
+	pos, v, missing, ok := s.find(h, key)
 	if !ok {
-		return nil, false, false
-	}
-	if !s.live(pos) {
-		delete(s.index, h)
-		return nil, false, false
-	}
-	k, v, missing := entry(s.ring, pos)
-	if !bytes.Equal(k, key) { // another key of the same hash
 		return nil, false, false
 	}
 	value = bytes.Clone(v)
@@ -98,14 +90,28 @@ func (c *hotCache) refresh(key, value []byte, missing bool) {
 	s, h := c.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	pos, ok := s.index[h]
+	if _, _, _, ok := s.find(h, key); ok {
+		s.put(h, key, value, missing)
+	}
+}
+
+// find returns the live entry of key, whose hash is h: its position, value
+// and whether it records the key missing. An index entry that the ring
+// overwrote since is dropped.
+func (s *hotShard) find(h uint64, key []byte) (pos uint64, value []byte, missing, ok bool) {
+	pos, ok = s.index[h]
 	if !ok {
-		return
+		return 0, nil, false, false
 	}
-	if k, _, _ := entry(s.ring, pos); !s.live(pos) || !bytes.Equal(k, key) {
-		return
+	if !s.live(pos) {
+		delete(s.index, h)
+		return 0, nil, false, false
 	}
-	s.put(h, key, value, missing)
+	k, v, missing := entry(s.ring, pos)
+	if !bytes.Equal(k, key) { // another key of the same hash
+		return 0, nil, false, false
+	}
+	return pos, v, missing, true
 }
 
 // live reports whether the entry at pos was not overwritten yet.

@@ -18,7 +18,7 @@ public final class StrataConfigKeys {
   /**
    * How many calls of reads (getFileStatus, open), and as many of mutations (mkdirs, create,
    * complete, rename, delete), each FileSystem keeps in flight to the service; the calls its
-   * threads make meanwhile wait, and leave together in one Batch RPC when one returns. Default 4;
+   * threads make meanwhile wait, and leave together in one Batch RPC when one returns. Default 2;
    * 0 or -1: every call alone.
    */
   public static final String META_BATCHES_IN_FLIGHT = "fs.strata.meta.batches-in-flight";
