@@ -11,8 +11,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"google.golang.org/grpc"
-
 	"github.com/stratafs/strata/internal/cache"
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/metaserver"
@@ -56,8 +54,7 @@ type EmbeddedConfig struct {
 // behind a throttle.Link: the cold phases read through it.
 type Embedded struct {
 	cfg    EmbeddedConfig
-	srv    *metaserver.Server
-	grpc   *grpc.Server
+	srv    *metaserver.Serving
 	w      *worker.Worker
 	cancel context.CancelFunc
 	served chan struct{}
@@ -78,7 +75,8 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (_ *Embedded, err er
 	if cfg.BlockSize > 0 {
 		ns.BlockSize = uint64(cfg.BlockSize)
 	}
-	srv, err := metaserver.Open(metaserver.Config{DataDir: filepath.Join(cfg.Dir, "meta"), Namespace: ns, Log: cfg.Log})
+	srv, err := metaserver.Listen(metaserver.Config{DataDir: filepath.Join(cfg.Dir, "meta"), Namespace: ns, Log: cfg.Log},
+		"127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
@@ -88,23 +86,9 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (_ *Embedded, err er
 			e.Close()
 		}
 	}()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	e.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(64 << 20))
-	pb.RegisterMetaServiceServer(e.grpc, srv)
-	go func() { _ = e.grpc.Serve(lis) }()
-	addr := lis.Addr().String()
-	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if err := srv.WaitReady(rctx); err != nil {
-		return nil, err
-	}
-	err = srv.EnsureNamespace(rctx, &pb.NamespaceInfo{Name: namespace.DefaultNamespace,
-		Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK, StoreUri: "file://" + filepath.Join(cfg.Dir, "bucket")})
-	if err != nil {
-		return nil, fmt.Errorf("databench: create the default namespace: %w", err)
+	addr := srv.Addr
+	if err = srv.ReadyWithDefault(ctx, "file://"+filepath.Join(cfg.Dir, "bucket")); err != nil {
+		return nil, fmt.Errorf("databench: %w", err)
 	}
 	if err := e.startWorker(addr); err != nil {
 		return nil, err
@@ -112,7 +96,9 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (_ *Embedded, err er
 	if e.c, err = client.New(client.Config{Meta: addr, User: su}); err != nil {
 		return nil, err
 	}
-	return e, e.waitWorker(rctx)
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return e, e.waitWorker(wctx)
 }
 
 // startWorker starts the worker, its bucket behind the link and then the
@@ -208,9 +194,6 @@ func (e *Embedded) Close() error {
 		e.cancel()
 		<-e.served
 		errs = append(errs, e.w.Close())
-	}
-	if e.grpc != nil {
-		e.grpc.Stop()
 	}
 	done := make(chan error, 1)
 	go func() { done <- e.srv.Close() }()

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os/user"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 
 	"github.com/stratafs/strata/internal/metaserver"
 	"github.com/stratafs/strata/internal/namespace"
-	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
 // Embedded is a namespace service member running in this process, served
@@ -22,13 +20,11 @@ import (
 // boundary is missing, which is what lets one CPU profile see the client
 // and the service together.
 type Embedded struct {
-	srv  *metaserver.Server
-	grpc *grpc.Server
-	addr string
+	srv *metaserver.Serving
 }
 
-// StartEmbedded starts a member on dataDir, serving gRPC with opts (as
-// "strata meta" does, by default). The OS user is its superuser, as with
+// StartEmbedded starts a member on dataDir, serving gRPC as "strata meta"
+// does (metaserver.ServerOptions), then opts. The OS user is its superuser, as with
 // "strata meta", so a client run by the same user may do anything.
 func StartEmbedded(ctx context.Context, dataDir string, opts ...grpc.ServerOption) (*Embedded, error) {
 	su := "root"
@@ -37,36 +33,20 @@ func StartEmbedded(ctx context.Context, dataDir string, opts ...grpc.ServerOptio
 	}
 	cfg := metaserver.Config{DataDir: dataDir, Namespace: namespace.DefaultConfig(su),
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	srv, err := metaserver.Open(cfg)
+	srv, err := metaserver.Listen(cfg, "127.0.0.1:0", opts...)
 	if err != nil {
 		return nil, err
 	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		srv.Close()
-		return nil, err
-	}
-	g := grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(64 << 20)}, opts...)...)
-	pb.RegisterMetaServiceServer(g, srv)
-	go func() { _ = g.Serve(lis) }()
-	e := &Embedded{srv: srv, grpc: g, addr: lis.Addr().String()}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if err := srv.WaitReady(ctx); err != nil {
+	e := &Embedded{srv: srv}
+	if err := srv.ReadyWithDefault(ctx, "file://"+dataDir+"/bucket"); err != nil {
 		e.Close()
-		return nil, err
-	}
-	err = srv.EnsureNamespace(ctx, &pb.NamespaceInfo{Name: namespace.DefaultNamespace,
-		Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK, StoreUri: "file://" + dataDir + "/bucket"})
-	if err != nil {
-		e.Close()
-		return nil, fmt.Errorf("metabench: create the default namespace: %w", err)
+		return nil, fmt.Errorf("metabench: %w", err)
 	}
 	return e, nil
 }
 
 // Addr is the member's gRPC address, host:port.
-func (e *Embedded) Addr() string { return e.addr }
+func (e *Embedded) Addr() string { return e.srv.Addr }
 
 // closeTimeout bounds how long Close waits for the member to stop.
 const closeTimeout = 5 * time.Second
@@ -76,7 +56,6 @@ const closeTimeout = 5 * time.Second
 // did, while raftnode's run loop waited for a Ready channel the raft
 // library never closes).
 func (e *Embedded) Close() error {
-	e.grpc.Stop()
 	done := make(chan error, 1)
 	go func() { done <- e.srv.Close() }()
 	select {

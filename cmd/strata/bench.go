@@ -271,7 +271,7 @@ func (f *benchMetaFlags) startEmbedded(ctx context.Context, stderr io.Writer) (*
 	}
 	// The process is the service's: it runs with the service's settings.
 	tuneGC()
-	emb, err := metabench.StartEmbedded(ctx, dir, serverOptions()...)
+	emb, err := metabench.StartEmbedded(ctx, dir)
 	if err != nil {
 		cleanup()
 		return nil, nil, err

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"os/user"
-	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -19,11 +18,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"google.golang.org/grpc"
 
 	"github.com/stratafs/strata/internal/metaserver"
 	"github.com/stratafs/strata/internal/namespace"
-	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
 // metaFlags are the settings of a namespace service member.
@@ -192,10 +189,10 @@ Create namespaces with "strata admin ns create NAME --store URI".`,
 	return cmd
 }
 
-// serveMeta runs a member until SIGINT or SIGTERM. ensure, if set, runs once
-// the member is ready, with its address (the dev server creates its
+// serveMeta runs a member until SIGINT or SIGTERM. ensure, if set, runs at
+// once and must wait until the member is ready (the dev server creates its
 // namespace and starts its worker there).
-func serveMeta(ctx context.Context, cfg metaserver.Config, listen string, ensure func(context.Context, *metaserver.Server, string) error) error {
+func serveMeta(ctx context.Context, cfg metaserver.Config, listen string, ensure func(context.Context, *metaserver.Serving) error) error {
 	tuneGC()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	cfg.Log = log
@@ -203,40 +200,19 @@ func serveMeta(ctx context.Context, cfg metaserver.Config, listen string, ensure
 		return err
 	}
 	start := time.Now()
-	lis, err := net.Listen("tcp", listen)
+	srv, err := metaserver.Listen(cfg, listen)
 	if err != nil {
-		return err
-	}
-	if cfg.Address == "" {
-		cfg.Address = lis.Addr().String()
-		if len(cfg.InitialMembers) == 0 {
-			cfg.InitialMembers = map[uint64]string{cfg.MemberID: cfg.Address}
-		}
-	}
-	srv, err := metaserver.Open(cfg)
-	if err != nil {
-		lis.Close()
 		return err
 	}
 	defer srv.Close()
-	g := grpc.NewServer(serverOptions()...)
-	pb.RegisterMetaServiceServer(g, srv)
-	pb.RegisterRaftServiceServer(g, srv.Transport())
-	go func() { _ = g.Serve(lis) }()
-	defer g.Stop()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ready := func() {
-		log.Info("namespace service ready", "listen", lis.Addr().String(), "member", cfg.MemberID,
+		log.Info("namespace service ready", "listen", srv.Addr, "member", cfg.MemberID,
 			"data-dir", cfg.DataDir, "startup", time.Since(start).Round(time.Millisecond))
 	}
 	if ensure != nil {
-		readyCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		if err := srv.WaitReady(readyCtx); err != nil {
-			return err
-		}
-		if err := ensure(ctx, srv, lis.Addr().String()); err != nil {
+		if err := ensure(ctx, srv); err != nil {
 			return err
 		}
 		ready()
@@ -249,7 +225,7 @@ func serveMeta(ctx context.Context, cfg metaserver.Config, listen string, ensure
 			}
 		}()
 	}
-	fmt.Fprintf(os.Stderr, "strata: serving on %s\n", lis.Addr())
+	fmt.Fprintf(os.Stderr, "strata: serving on %s\n", srv.Addr)
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down")
@@ -257,13 +233,6 @@ func serveMeta(ctx context.Context, cfg metaserver.Config, listen string, ensure
 	case <-srv.Done():
 		return fmt.Errorf("namespace service stopped: %w", srv.Err())
 	}
-}
-
-// serverOptions are the gRPC settings of Strata's servers: large messages,
-// and a fixed pool of stream workers instead of a goroutine (and a fresh,
-// growing stack) per call.
-func serverOptions() []grpc.ServerOption {
-	return []grpc.ServerOption{grpc.MaxRecvMsgSize(64 << 20), grpc.NumStreamWorkers(uint32(4 * runtime.GOMAXPROCS(0)))}
 }
 
 // tuneGC makes the collector run less often in a server process: its heap

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stratafs/strata/internal/metaserver"
-	"github.com/stratafs/strata/internal/namespace"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -50,18 +49,17 @@ Try it from another shell:
 			if err := f.servePprof(); err != nil {
 				return err
 			}
-			return serveMeta(cmd.Context(), mcfg, f.listen, func(ctx context.Context, s *metaserver.Server, addr string) error {
-				err := s.EnsureNamespace(ctx, &pb.NamespaceInfo{Name: namespace.DefaultNamespace, Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK, StoreUri: store})
-				if err != nil {
-					return fmt.Errorf("create the default namespace: %w", err)
+			return serveMeta(cmd.Context(), mcfg, f.listen, func(ctx context.Context, s *metaserver.Serving) error {
+				if err := s.ReadyWithDefault(ctx, store); err != nil {
+					return err
 				}
-				wcfg.Meta = addr
+				wcfg.Meta = s.Addr
 				go func() {
 					if err := runWorker(ctx, wcfg, "127.0.0.1:0"); err != nil {
 						fmt.Fprintln(os.Stderr, "strata: worker:", err)
 					}
 				}()
-				return waitForWorker(ctx, s)
+				return waitForWorker(ctx, s.Server)
 			})
 		},
 	}

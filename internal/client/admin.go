@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/rpcerr"
 
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
@@ -90,7 +90,7 @@ func (c *Client) MemberStatuses(ctx context.Context) []MemberStatus {
 		if err == nil {
 			ms.Status, err = pb.NewMetaServiceClient(conn).Status(ctx, &pb.StatusRequest{})
 		}
-		ms.Err = fserr.FromStatus(err)
+		ms.Err = rpcerr.FromStatus(err)
 		return ms
 	}
 	seen := map[string]bool{}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/rpcerr"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -186,7 +187,7 @@ func (c *Client) hdr(ns string) *pb.Header {
 // call runs fn and translates the service's error.
 func call[T any](fn func() (T, error)) (T, error) {
 	v, err := fn()
-	return v, fserr.FromStatus(err)
+	return v, rpcerr.FromStatus(err)
 }
 
 // renewLeases keeps this client's leases alive while it has writers open.

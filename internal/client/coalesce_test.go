@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/rpcerr"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -30,7 +31,7 @@ type fakeMeta struct {
 	alone   []proto.Message // the requests made alone, in order
 }
 
-var errMissing = fserr.ToStatus(fserr.Errorf(fserr.ErrNotFound, "stat /missing: no such file or directory"))
+var errMissing = rpcerr.ToStatus(fserr.Errorf(fserr.ErrNotFound, "stat /missing: no such file or directory"))
 
 func (f *fakeMeta) Invoke(_ context.Context, method string, args, reply any, _ ...grpc.CallOption) error {
 	if method == pb.MetaService_Batch_FullMethodName {
@@ -72,7 +73,7 @@ func (f *fakeMeta) answer(c *pb.BatchCall) *pb.BatchResult {
 		return &pb.BatchResult{Result: &pb.BatchResult_GetFileStatus{GetFileStatus: &pb.GetFileStatusResponse{
 			Status: &pb.FileStatus{Name: c.GetGetFileStatus().Path}}}}
 	case c.GetCreate().GetPath() == "/moved":
-		return fail(fserr.ToStatus(fserr.NotLeader("")))
+		return fail(rpcerr.ToStatus(fserr.NotLeader("")))
 	case c.GetCreate() != nil:
 		return &pb.BatchResult{Result: &pb.BatchResult_Create{Create: &pb.CreateResponse{
 			Status: &pb.FileStatus{Name: c.GetCreate().Path}}}}
@@ -150,7 +151,7 @@ func TestCoalescerBatchesTheCallsMadeWhileOthersAreInFlight(t *testing.T) {
 	for i, p := range paths {
 		a := <-answers[i]
 		switch {
-		case p == "/missing" && !errors.Is(fserr.FromStatus(a.err), fserr.ErrNotFound):
+		case p == "/missing" && !errors.Is(rpcerr.FromStatus(a.err), fserr.ErrNotFound):
 			t.Errorf("stat %s: %v, want not found", p, a.err)
 		case p != "/missing" && (a.err != nil || a.name != p):
 			t.Errorf("stat %s: %q, %v", p, a.name, a.err)

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/rpcerr"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -139,7 +140,7 @@ func (m *members) Invoke(ctx context.Context, method string, args, reply any, op
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%w (no leader found among %s within %v)", err, strings.Join(m.addrs, ", "), m.retryTimeout)
 		}
-		next := fserr.LeaderOf(fserr.FromStatus(err))
+		next := fserr.LeaderOf(rpcerr.FromStatus(err))
 		if next == "" || next == target {
 			next = m.after(target)
 			misses++

@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/rpcerr"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -214,7 +215,7 @@ func (r *Reader) readFrom(w *pb.WorkerInfo, ref *pb.BlockRef, p []byte, off int6
 	}
 	stream, err := wc.Read(r.ctx, &pb.ReadRequest{Block: ref, Offset: uint64(off), Length: uint64(len(p))})
 	if err != nil {
-		return fserr.FromStatus(err)
+		return rpcerr.FromStatus(err)
 	}
 	got := 0
 	for got < len(p) {
@@ -223,7 +224,7 @@ func (r *Reader) readFrom(w *pb.WorkerInfo, ref *pb.BlockRef, p []byte, off int6
 			if errors.Is(err, io.EOF) {
 				return fmt.Errorf("worker sent %d of %d bytes", got, len(p))
 			}
-			return fserr.FromStatus(err)
+			return rpcerr.FromStatus(err)
 		}
 		got += copy(p[got:], msg.Data)
 	}

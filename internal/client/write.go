@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/rpcerr"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -83,7 +84,7 @@ func (b *blockStream) finish() (*pb.WriteResponse, error) {
 	}
 	resp, err := b.stream.CloseAndRecv()
 	if err != nil {
-		return nil, fserr.FromStatus(err)
+		return nil, rpcerr.FromStatus(err)
 	}
 	if int64(resp.Length) != b.n {
 		return nil, fserr.Errorf(fserr.ErrInvalidArgument, "worker stored %d bytes of %d", resp.Length, b.n)
@@ -95,7 +96,7 @@ func (b *blockStream) finish() (*pb.WriteResponse, error) {
 // io.EOF from Send and the status from the receiving side.
 func streamErr(stream pb.WorkerService_WriteClient, err error) error {
 	if _, rerr := stream.CloseAndRecv(); rerr != nil {
-		return fserr.FromStatus(rerr)
+		return rpcerr.FromStatus(rerr)
 	}
 	return errors.Join(err, errors.New("worker closed the write stream"))
 }

@@ -1,17 +1,13 @@
-// Package fserr holds the file system's error conditions and their one
-// translation to and from gRPC statuses. The namespace returns these
-// sentinels; the service turns them into statuses with a reason; clients
-// turn the reason back into the same sentinel (and, in other languages, into
-// the IOException or OSError that docs/errors.md names).
+// Package fserr holds the file system's error conditions: sentinels to test
+// with errors.Is, and Error, a condition with its message. The namespace
+// returns them; internal/rpcerr translates them to and from gRPC statuses,
+// once, at the edge of each service and client, so that this package (and
+// the namespace core) needs no RPC library.
 package fserr
 
 import (
 	"errors"
 	"fmt"
-
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
 
 // The error conditions. Test with errors.Is.
@@ -38,38 +34,6 @@ var (
 	ErrNotLeader = errors.New("not the leader")
 )
 
-// Domain is the ErrorInfo domain of Strata's statuses.
-const Domain = "strata.io"
-
-// table is the one mapping between conditions, reasons and gRPC codes.
-var table = []struct {
-	err    error
-	reason string
-	code   codes.Code
-}{
-	{ErrNotFound, "NOT_FOUND", codes.NotFound},
-	{ErrExists, "ALREADY_EXISTS", codes.AlreadyExists},
-	{ErrPermission, "PERMISSION_DENIED", codes.PermissionDenied},
-	{ErrNotDir, "NOT_DIRECTORY", codes.FailedPrecondition},
-	{ErrIsDir, "IS_DIRECTORY", codes.FailedPrecondition},
-	{ErrParentNotDir, "PARENT_NOT_DIRECTORY", codes.FailedPrecondition},
-	{ErrNotEmpty, "DIRECTORY_NOT_EMPTY", codes.FailedPrecondition},
-	{ErrInvalidPath, "INVALID_PATH", codes.InvalidArgument},
-	{ErrInvalidArgument, "INVALID_ARGUMENT", codes.InvalidArgument},
-	{ErrLeaseConflict, "LEASE_CONFLICT", codes.FailedPrecondition},
-	{ErrNoLease, "NO_LEASE", codes.FailedPrecondition},
-	{ErrRenameLoop, "RENAME_LOOP", codes.InvalidArgument},
-	{ErrRoot, "ROOT_DIRECTORY", codes.InvalidArgument},
-	{ErrNoNamespace, "NO_NAMESPACE", codes.NotFound},
-	{ErrUnsupported, "UNSUPPORTED", codes.Unimplemented},
-	{ErrUnavailable, "UNAVAILABLE", codes.Unavailable},
-	{ErrNotLeader, "NOT_LEADER", codes.Unavailable},
-}
-
-// leaderKey is the ErrorInfo metadata key of a NOT_LEADER status that holds
-// the leader's address.
-const leaderKey = "leader"
-
 // NotLeader returns ErrNotLeader naming the leader's address ("" when no
 // leader is known).
 func NotLeader(leader string) error {
@@ -87,53 +51,6 @@ func LeaderOf(err error) string {
 		return e.Leader
 	}
 	return ""
-}
-
-// ToStatus converts err into a gRPC status error whose ErrorInfo reason names
-// the condition; the message is err's text. Unknown errors become Internal.
-func ToStatus(err error) error {
-	if err == nil {
-		return nil
-	}
-	if _, ok := status.FromError(err); ok {
-		return err
-	}
-	for _, e := range table {
-		if errors.Is(err, e.err) {
-			info := &errdetails.ErrorInfo{Reason: e.reason, Domain: Domain}
-			if leader := LeaderOf(err); leader != "" {
-				info.Metadata = map[string]string{leaderKey: leader}
-			}
-			st, derr := status.New(e.code, err.Error()).WithDetails(info)
-			if derr != nil {
-				return status.Error(e.code, err.Error())
-			}
-			return st.Err()
-		}
-	}
-	return status.Error(codes.Internal, err.Error())
-}
-
-// FromStatus converts a status error from the service back into an error
-// that wraps the condition's sentinel and carries the server's message.
-// Other errors are returned as they are.
-func FromStatus(err error) error {
-	st, ok := status.FromError(err)
-	if !ok || err == nil {
-		return err
-	}
-	for _, d := range st.Details() {
-		info, ok := d.(*errdetails.ErrorInfo)
-		if !ok || info.Domain != Domain {
-			continue
-		}
-		for _, e := range table {
-			if e.reason == info.Reason {
-				return &Error{Cond: e.err, Msg: st.Message(), Leader: info.Metadata[leaderKey]}
-			}
-		}
-	}
-	return err
 }
 
 // Error is a condition reported by the service with its message, which

@@ -8,6 +8,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/rpcerr"
+	"github.com/stratafs/strata/internal/statemachine"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -19,96 +21,84 @@ const MaxBatch = 1024
 // reads run meanwhile, then the mutations are answered in turn as their
 // results come. The handler makes them all itself: with a goroutine per
 // mutation, each apply woke one per command, and they queued for the cores
-// ahead of the service's own work (docs/benchmarks.md, session 7).
+// ahead of the service's own work (docs/benchmarks.md, session 7). Which
+// calls a batch may carry, and which are reads, is the state machine's
+// table.
 func (s *Server) Batch(ctx context.Context, r *pb.BatchRequest) (*pb.BatchResponse, error) {
 	if len(r.Calls) > MaxBatch {
-		return nil, fserr.ToStatus(fserr.Errorf(fserr.ErrInvalidArgument, "a batch of %d calls: at most %d", len(r.Calls), MaxBatch))
+		return nil, fserr.Errorf(fserr.ErrInvalidArgument, "a batch of %d calls: at most %d", len(r.Calls), MaxBatch)
 	}
 	if !s.isLeader() {
-		return nil, fserr.ToStatus(s.notLeader())
+		return nil, s.notLeader()
 	}
 	results := make([]*pb.BatchResult, len(r.Calls))
-	type proposed struct {
-		call int
-		m    mutation
-		p    *proposal
-	}
-	var mutations []proposed
+	calls := make([]batched, len(r.Calls))
 	var q []*proposal
 	reads := 0
 	for i, c := range r.Calls {
-		if isRead(c) {
+		b := &calls[i]
+		if b.op, b.req = ofCall(c); b.op == nil {
+			results[i] = failed(fserr.Errorf(fserr.ErrInvalidArgument, "batch: a call of no kind this service knows"))
+			continue
+		}
+		if err := s.admit(b.op, b.req); err != nil {
+			results[i] = failed(err)
+			continue
+		}
+		if b.op.Kind == statemachine.Read {
 			reads++
 			continue
 		}
-		m := s.batchMutation(c)
-		if m.err == nil {
-			m.err = checkHeader(m.header)
-		}
-		if m.err != nil {
-			results[i] = failed(m.err)
-			continue
-		}
-		p := newProposal(m.cmd)
-		mutations = append(mutations, proposed{i, m, p})
-		q = append(q, p)
+		b.p = newProposal(b.op.Command(b.req))
+		q = append(q, b.p)
 	}
 	if len(q) > 0 {
 		s.submit(q...)
 	}
-	// One read barrier serves every read of the batch: it is passed after
-	// all of them were made.
 	if reads > 0 {
-		err := s.node.ReadBarrier(ctx)
-		rctx := context.WithValue(ctx, barrierKey{}, true)
-		for i, c := range r.Calls {
-			switch {
-			case !isRead(c):
-			case err != nil:
-				results[i] = failed(s.raftError(err))
-			default:
-				results[i] = s.read(rctx, c)
-			}
-		}
+		s.readAll(ctx, r.Calls, calls, results)
 	}
-	for _, pm := range mutations {
-		v, err := s.wait(ctx, pm.p)
-		a, err := pm.m.answer(ctx, v, s.raftError(err))
-		results[pm.call] = answered(r.Calls[pm.call], a, err)
+	for i, b := range calls {
+		if b.p != nil {
+			res, err := s.wait(ctx, b.p)
+			resp, err := s.answer(ctx, b.op, b.req, res, err)
+			results[i] = answered(r.Calls[i], resp, err)
+		}
 	}
 	return &pb.BatchResponse{Results: results}, nil
 }
 
-func isRead(c *pb.BatchCall) bool { return c.GetGetFileStatus() != nil || c.GetOpen() != nil }
-
-// batchMutation returns the mutation a batch's call makes.
-func (s *Server) batchMutation(c *pb.BatchCall) mutation {
-	switch c := c.Call.(type) {
-	case *pb.BatchCall_Mkdirs:
-		return mkdirs(c.Mkdirs)
-	case *pb.BatchCall_Create:
-		return s.create(c.Create)
-	case *pb.BatchCall_Complete:
-		return complete(c.Complete)
-	case *pb.BatchCall_Rename:
-		return rename(c.Rename)
-	case *pb.BatchCall_Delete:
-		return deletion(c.Delete)
-	}
-	return mutation{err: fserr.Errorf(fserr.ErrInvalidArgument, "batch: a call of no kind this service knows")}
+// batched is a call of a batch: its operation and request, and its
+// proposal if it is a mutation that was proposed.
+type batched struct {
+	op  *statemachine.Op
+	req request
+	p   *proposal
 }
 
-// read makes a read of a batch through the method that serves it alone.
-func (s *Server) read(ctx context.Context, c *pb.BatchCall) *pb.BatchResult {
-	var r proto.Message
-	var err error
-	switch c := c.Call.(type) {
-	case *pb.BatchCall_GetFileStatus:
-		r, err = s.GetFileStatus(ctx, c.GetFileStatus)
-	case *pb.BatchCall_Open:
-		r, err = s.Open(ctx, c.Open)
+func ofCall(c *pb.BatchCall) (*statemachine.Op, request) {
+	op, req := statemachine.OfCall(c)
+	if op == nil {
+		return nil, nil
 	}
-	return answered(c, r, err)
+	return op, req.(request)
+}
+
+// readAll makes the reads of a batch. One read barrier serves them all: it
+// is passed after all of them were made.
+func (s *Server) readAll(ctx context.Context, in []*pb.BatchCall, calls []batched, results []*pb.BatchResult) {
+	err := s.node.ReadBarrier(ctx)
+	rctx := context.WithValue(ctx, barrierKey{}, true)
+	for i, b := range calls {
+		switch {
+		case results[i] != nil || b.op == nil || b.op.Kind != statemachine.Read:
+		case err != nil:
+			results[i] = failed(s.raftError(err))
+		default:
+			resp, err := s.read(rctx, b.op, b.req)
+			results[i] = answered(in[i], resp, err)
+		}
+	}
 }
 
 // answered is the result of call c: its answer r, in the result's field of
@@ -123,8 +113,10 @@ func answered(c *pb.BatchCall, r proto.Message, err error) *pb.BatchResult {
 	return res
 }
 
+// failed is the result of a call that failed: its error translated as the
+// interceptor translates a call's alone.
 func failed(err error) *pb.BatchResult {
-	b, _ := proto.Marshal(status.Convert(fserr.ToStatus(err)).Proto())
+	b, _ := proto.Marshal(status.Convert(rpcerr.ToStatus(err)).Proto())
 	return &pb.BatchResult{Error: b}
 }
 

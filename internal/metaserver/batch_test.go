@@ -15,6 +15,7 @@ import (
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/metaserver"
+	"github.com/stratafs/strata/internal/rpcerr"
 	"github.com/stratafs/strata/internal/testcluster"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
@@ -29,7 +30,7 @@ func batchError(t *testing.T, r *pb.BatchResult) error {
 	if err := proto.Unmarshal(r.Error, st); err != nil {
 		t.Fatal(err)
 	}
-	return fserr.FromStatus(status.ErrorProto(st))
+	return rpcerr.FromStatus(status.ErrorProto(st))
 }
 
 func TestBatchAnswersEveryCallAsIfItCameAlone(t *testing.T) {
@@ -88,7 +89,7 @@ func TestBatchOfTooManyCallsIsRefusedWhole(t *testing.T) {
 		calls[i] = &pb.BatchCall{Call: &pb.BatchCall_Mkdirs{Mkdirs: &pb.MkdirsRequest{
 			Header: &pb.Header{User: testcluster.Superuser()}, Path: "/never", CreateParents: true}}}
 	}
-	if _, err := svc.Server.Batch(ctx, &pb.BatchRequest{Calls: calls}); status.Code(err) != codes.InvalidArgument {
+	if _, err := svc.Server.Batch(ctx, &pb.BatchRequest{Calls: calls}); status.Code(rpcerr.ToStatus(err)) != codes.InvalidArgument {
 		t.Fatalf("a batch of %d calls: %v", len(calls), err)
 	}
 	c := testcluster.Client(t, svc.Addr, "")
@@ -115,7 +116,7 @@ func TestBatchInAGroup(t *testing.T) {
 			GetFileStatus: &pb.GetFileStatusRequest{Header: h, Path: p}}})
 	}
 	follower := members[(leader+1)%3].Server
-	if _, err := follower.Batch(ctx, stats); !errors.Is(fserr.FromStatus(err), fserr.ErrNotLeader) {
+	if _, err := follower.Batch(ctx, stats); !errors.Is(rpcerr.FromStatus(err), fserr.ErrNotLeader) {
 		t.Fatalf("a follower's batch: %v, want NOT_LEADER", err)
 	}
 	resp, err := members[leader].Server.Batch(ctx, stats)

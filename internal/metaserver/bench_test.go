@@ -14,6 +14,7 @@ import (
 	"github.com/stratafs/strata/internal/kv/pebblekv"
 	"github.com/stratafs/strata/internal/kvschema"
 	"github.com/stratafs/strata/internal/namespace"
+	"github.com/stratafs/strata/internal/statemachine"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -42,7 +43,7 @@ func benchmarkApplyCreates(b *testing.B, leader bool) {
 	store.SetWriteThrough(leader)
 	const dirs, group = 64, 16
 	for d := range dirs {
-		if _, err := s.fs.Mkdirs(setup, 1, super, "", fmt.Sprintf("/bench/t%d/0", d), 0o755, 0o022, true); err != nil {
+		if _, err := s.machine.FS().Mkdirs(setup, 1, super, "", fmt.Sprintf("/bench/t%d/0", d), 0o755, 0o022, true); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -62,7 +63,7 @@ func benchmarkApplyCreates(b *testing.B, leader bool) {
 				Overwrite: true, Complete: true}}})
 		}
 		data, err := proto.Marshal(&pb.Command{Op: &pb.Command_Group{Group: g}, Id: uint64(len(entries) + 1),
-			Now: int64(1000 + len(entries)), Settings: s.settings})
+			Now: int64(1000 + len(entries)), Settings: s.machine.Settings()})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -83,7 +84,7 @@ func benchmarkApplyCreates(b *testing.B, leader bool) {
 // response's encoding, without gRPC. One op is one entry listed.
 func BenchmarkListPages(b *testing.B) {
 	s, setup := benchServer(b)
-	store, fs := s.store, s.fs
+	store, fs := s.store, s.machine.FS()
 	const dirs, files = 200, 100
 	for d := range dirs {
 		for f := range files {
@@ -111,9 +112,9 @@ func BenchmarkListPages(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		resp := &pb.ListResponse{HasMore: l.More, Status: fileStatus(l.Self), Entries: make([]*pb.FileStatus, len(l.Entries))}
+		resp := &pb.ListResponse{HasMore: l.More, Status: statemachine.FileStatus(l.Self), Entries: make([]*pb.FileStatus, len(l.Entries))}
 		for i, n := range l.Entries {
-			resp.Entries[i] = fileStatus(n)
+			resp.Entries[i] = statemachine.FileStatus(n)
 		}
 		if _, err := proto.Marshal(resp); err != nil {
 			b.Fatal(err)
@@ -136,10 +137,10 @@ func benchServer(b *testing.B) (*Server, *kv.Overlay) {
 	}
 	b.Cleanup(func() { store.Close() })
 	cfg := namespace.DefaultConfig("super")
-	s := &Server{store: store, fs: namespace.New(cfg), settings: settingsOf(cfg)}
+	s := &Server{store: store, machine: statemachine.New(cfg)}
 	s.props.waiting = map[uint64][]*proposal{}
 	setup := kv.NewOverlay(store.Writer())
-	if err := s.fs.CreateNamespace(setup, 1, super, kvschema.Namespace{Name: namespace.DefaultNamespace, Mode: 1}); err != nil {
+	if err := s.machine.FS().CreateNamespace(setup, 1, super, kvschema.Namespace{Name: namespace.DefaultNamespace, Mode: 1}); err != nil {
 		b.Fatal(err)
 	}
 	return s, setup

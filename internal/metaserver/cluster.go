@@ -15,6 +15,7 @@ import (
 	"github.com/stratafs/strata/internal/kv"
 	"github.com/stratafs/strata/internal/kvschema"
 	"github.com/stratafs/strata/internal/raftnode"
+	"github.com/stratafs/strata/internal/statemachine"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -24,19 +25,10 @@ import (
 // transport and the leader hints of NOT_LEADER answers.
 
 func (s *Server) loadMembers() error {
-	members := map[uint64]kvschema.Member{}
-	start, end := kvschema.MemberRange()
-	err := s.store.View(func(r kv.Reader) error {
-		var derr error
-		err := r.Scan(start, end, func(k, v []byte) bool {
-			var m kvschema.Member
-			if m, derr = kvschema.DecodeMember(k, v); derr != nil {
-				return false
-			}
-			members[m.ID] = m
-			return true
-		})
-		return errors.Join(err, derr)
+	var members map[uint64]kvschema.Member
+	err := s.store.View(func(r kv.Reader) (err error) {
+		members, err = statemachine.Members(r)
+		return err
 	})
 	addrs := make(map[uint64]string, len(members))
 	for id, m := range members {
@@ -47,16 +39,11 @@ func (s *Server) loadMembers() error {
 	return err
 }
 
-// bootstrapMembers records the initial members in a new state. Every
-// initial member does the same from the same flags, so their states agree
-// before the first entry.
+// bootstrapMembers records the initial members in a new state.
 func (s *Server) bootstrapMembers() error {
 	ov := kv.NewOverlay(s.store.Writer())
-	for id, addr := range s.cfg.InitialMembers {
-		if id == 0 {
-			return fmt.Errorf("metaserver: member id 0 is not allowed")
-		}
-		ov.Set(kvschema.MemberKey(id), kvschema.EncodeMember(kvschema.Member{ID: id, Address: addr}))
+	if err := statemachine.Bootstrap(ov, s.cfg.InitialMembers); err != nil {
+		return err
 	}
 	if err := s.store.Commit(ov, true); err != nil {
 		return err
@@ -67,25 +54,6 @@ func (s *Server) bootstrapMembers() error {
 // memberAddresses serves the transport, once per message: the map is
 // built by loadMembers and shared, never modified.
 func (s *Server) memberAddresses() map[uint64]string { return *s.addrs.Load() }
-
-// applyConfChange records a membership change in tx. It reports whether
-// this member was removed.
-func (s *Server) applyConfChange(tx kv.Txn, e *raftpb.Entry) (removedSelf bool, id uint64, err error) {
-	cc := &raftpb.ConfChange{}
-	if err := proto.Unmarshal(e.GetData(), cc); err != nil {
-		return false, 0, fmt.Errorf("conf change at %d: %w", e.GetIndex(), err)
-	}
-	switch cc.GetType() {
-	case raftpb.ConfChangeType_ConfChangeAddNode, raftpb.ConfChangeType_ConfChangeAddLearnerNode:
-		m := kvschema.Member{ID: cc.GetNodeId(), Address: string(cc.GetContext()),
-			Learner: cc.GetType() == raftpb.ConfChangeType_ConfChangeAddLearnerNode}
-		tx.Set(kvschema.MemberKey(m.ID), kvschema.EncodeMember(m))
-	case raftpb.ConfChangeType_ConfChangeRemoveNode:
-		tx.Delete(kvschema.MemberKey(cc.GetNodeId()))
-		removedSelf = cc.GetNodeId() == s.cfg.MemberID
-	}
-	return removedSelf, cc.GetId(), nil
-}
 
 // leaderChanged runs on the Raft loop when the known leader changes.
 func (s *Server) leaderChanged(lead uint64, isLeader bool) {
@@ -139,8 +107,8 @@ func (s *Server) checkAdmin(h *pb.Header, what string) error {
 	if err := checkHeader(h); err != nil {
 		return err
 	}
-	if !s.fs.IsSuperuser(caller(h)) {
-		return fserr.ToStatus(fserr.Errorf(fserr.ErrPermission, "%s: only a superuser may change the membership", what))
+	if !s.machine.FS().IsSuperuser(caller(h)) {
+		return fserr.Errorf(fserr.ErrPermission, "%s: only a superuser may change the membership", what)
 	}
 	return nil
 }
@@ -155,13 +123,13 @@ func (s *Server) AddMember(ctx context.Context, r *pb.AddMemberRequest) (*pb.Mem
 		return nil, err
 	}
 	if m.GetId() == 0 || m.GetAddress() == "" {
-		return nil, fserr.ToStatus(fserr.Errorf(fserr.ErrInvalidArgument, "%s: a member needs an id above 0 and an address", what))
+		return nil, fserr.Errorf(fserr.ErrInvalidArgument, "%s: a member needs an id above 0 and an address", what)
 	}
 	cur, exists := (*s.members.Load())[m.GetId()]
 	switch {
 	case exists && !cur.Learner:
 		if cur.Address != m.GetAddress() {
-			return nil, fserr.ToStatus(fserr.Errorf(fserr.ErrExists, "%s: member %d already serves at %s", what, m.GetId(), cur.Address))
+			return nil, fserr.Errorf(fserr.ErrExists, "%s: member %d already serves at %s", what, m.GetId(), cur.Address)
 		}
 		return s.membershipResponse(), nil // a retry of a finished add
 	case !exists:
@@ -196,7 +164,7 @@ func (s *Server) RemoveMember(ctx context.Context, r *pb.RemoveMemberRequest) (*
 		if err := s.handOver(ctx); err != nil {
 			return nil, err
 		}
-		return nil, fserr.ToStatus(s.notLeader())
+		return nil, s.notLeader()
 	}
 	if err := s.changeMembers(ctx, raftpb.ConfChangeType_ConfChangeRemoveNode, r.GetId(), ""); err != nil {
 		return nil, err
@@ -211,7 +179,7 @@ func (s *Server) TransferLeader(ctx context.Context, r *pb.TransferLeaderRequest
 		return nil, err
 	}
 	if m, ok := (*s.members.Load())[r.GetId()]; !ok || m.Learner {
-		return nil, fserr.ToStatus(fserr.Errorf(fserr.ErrInvalidArgument, "%s: no such voting member", what))
+		return nil, fserr.Errorf(fserr.ErrInvalidArgument, "%s: no such voting member", what)
 	}
 	if lead, _ := s.node.Leader(); lead == r.GetId() {
 		return s.membershipResponse(), nil
@@ -234,7 +202,7 @@ func (s *Server) handOver(ctx context.Context) error {
 		}
 	}
 	if best == 0 {
-		return fserr.ToStatus(fserr.Errorf(fserr.ErrInvalidArgument, "remove member %d: it is the only voter", s.cfg.MemberID))
+		return fserr.Errorf(fserr.ErrInvalidArgument, "remove member %d: it is the only voter", s.cfg.MemberID)
 	}
 	return s.transferTo(ctx, best)
 }
@@ -267,9 +235,9 @@ func (s *Server) poll(ctx context.Context, limit time.Duration, done func() bool
 	for !done() {
 		select {
 		case <-ctx.Done():
-			return fserr.ToStatus(fserr.Errorf(fserr.ErrUnavailable, "%s: %v", failure, ctx.Err()))
+			return fserr.Errorf(fserr.ErrUnavailable, "%s: %v", failure, ctx.Err())
 		case <-s.node.Done():
-			return fserr.ToStatus(s.nodeStopped())
+			return s.nodeStopped()
 		case <-t.C:
 		}
 	}
@@ -289,18 +257,19 @@ func (s *Server) changeMembers(ctx context.Context, typ raftpb.ConfChangeType, i
 	}
 	select {
 	case <-p.done:
-		return s.raftError(p.res.err)
+		return s.raftError(p.err)
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-s.node.Done():
-		return fserr.ToStatus(s.nodeStopped())
+		return s.nodeStopped()
 	}
 }
 
-// raftError turns the node's errors into the statuses clients act on.
+// raftError turns the node's ErrNotLeader into the answer clients act on:
+// NOT_LEADER naming the leader.
 func (s *Server) raftError(err error) error {
 	if errors.Is(err, raftnode.ErrNotLeader) {
-		return fserr.ToStatus(s.notLeader())
+		return s.notLeader()
 	}
-	return fserr.ToStatus(err)
+	return err
 }

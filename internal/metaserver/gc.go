@@ -8,6 +8,7 @@ import (
 	"github.com/stratafs/strata/internal/kv"
 	"github.com/stratafs/strata/internal/namespace"
 	"github.com/stratafs/strata/internal/object"
+	"github.com/stratafs/strata/internal/statemachine"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -46,7 +47,7 @@ func (s *Server) CollectGarbage(ctx context.Context) error {
 			done = append(done, it.Key)
 		}
 		if len(done) > 0 {
-			if _, err := s.propose(ctx, &pb.Command{Op: &pb.Command_GarbageDone{GarbageDone: &pb.GarbageDoneCommand{Keys: done}}}); err != nil {
+			if _, err := s.propose(ctx, statemachine.GarbageDone.Command(&pb.GarbageDoneCommand{Keys: done})); err != nil {
 				return err
 			}
 		}

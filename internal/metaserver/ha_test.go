@@ -15,6 +15,7 @@ import (
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/metaserver"
+	"github.com/stratafs/strata/internal/rpcerr"
 	"github.com/stratafs/strata/internal/testcluster"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
@@ -150,7 +151,7 @@ func TestRetriedMutationsApplyOnce(t *testing.T) {
 	}
 	// A new request id is a new request: the file exists now.
 	cr.Header = &pb.Header{User: h.User, ClientName: "c1", RequestId: []byte("request-0000004")}
-	if _, err := p.Server.Create(ctx, cr); !errors.Is(fserr.FromStatus(err), fserr.ErrExists) && !errors.Is(fserr.FromStatus(err), fserr.ErrLeaseConflict) {
+	if _, err := p.Server.Create(ctx, cr); !errors.Is(rpcerr.FromStatus(err), fserr.ErrExists) && !errors.Is(rpcerr.FromStatus(err), fserr.ErrLeaseConflict) {
 		t.Fatalf("second create of /e/f: %v", err)
 	}
 	l, err := p.Server.List(ctx, &pb.ListRequest{Header: h, Path: "/"})
@@ -158,7 +159,7 @@ func TestRetriedMutationsApplyOnce(t *testing.T) {
 		t.Fatalf("root lists %v (%v), want only e", l.GetEntries(), err)
 	}
 	long := &pb.MkdirsRequest{Header: &pb.Header{User: h.User, RequestId: make([]byte, 65)}, Path: "/x"}
-	if _, err := p.Server.Mkdirs(ctx, long); !errors.Is(fserr.FromStatus(err), fserr.ErrInvalidArgument) {
+	if _, err := p.Server.Mkdirs(ctx, long); !errors.Is(rpcerr.FromStatus(err), fserr.ErrInvalidArgument) {
 		t.Fatalf("65-byte request id: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stratafs/strata/internal/kv"
 	"github.com/stratafs/strata/internal/kvschema"
 	"github.com/stratafs/strata/internal/namespace"
+	"github.com/stratafs/strata/internal/statemachine"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -107,8 +108,7 @@ func (s *Server) expireHolder(ctx context.Context, holder string) error {
 			break
 		}
 		s.cfg.Log.Info("lease expired; closing file", "holder", holder, "inode", ino)
-		_, err = s.propose(ctx, &pb.Command{Op: &pb.Command_ExpireLease{
-			ExpireLease: &pb.ExpireLeaseCommand{Holder: holder, InodeId: ino}}})
+		_, err = s.propose(ctx, statemachine.ExpireLease.Command(&pb.ExpireLeaseCommand{Holder: holder, InodeId: ino}))
 	}
 	return err
 }

@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stratafs/strata/internal/statemachine"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -18,16 +19,17 @@ const handOverTimeout = 5 * time.Second
 // proposal is a command waiting for the result of applying it.
 type proposal struct {
 	cmd  *pb.Command
-	done chan struct{} // closed once res is set
-	res  result
+	done chan struct{} // closed once res and err are set
+	res  statemachine.Result
+	err  error // why the command was not applied
 }
 
 func newProposal(cmd *pb.Command) *proposal {
 	return &proposal{cmd: cmd, done: make(chan struct{})}
 }
 
-func (p *proposal) finish(r result) {
-	p.res = r
+func (p *proposal) finish(r statemachine.Result, err error) {
+	p.res, p.err = r, err
 	close(p.done)
 }
 
@@ -65,22 +67,27 @@ func (ps *proposals) take() []*proposal {
 
 // propose stamps cmd with the time and the namespace settings, puts it in
 // the log, perhaps in one entry with others, and waits until it is
-// applied, returning what applying it produced.
-func (s *Server) propose(ctx context.Context, cmd *pb.Command) (any, error) {
+// applied, returning what applying it produced. The error is the command's
+// answer if it failed, or why it was not applied (no leader, the member
+// stopped, ctx done).
+func (s *Server) propose(ctx context.Context, cmd *pb.Command) (statemachine.Result, error) {
 	p := newProposal(cmd)
 	s.submit(p)
 	return s.wait(ctx, p)
 }
 
 // wait waits for the result of proposal p.
-func (s *Server) wait(ctx context.Context, p *proposal) (any, error) {
+func (s *Server) wait(ctx context.Context, p *proposal) (statemachine.Result, error) {
 	select {
 	case <-p.done:
-		return p.res.val, p.res.err
+		if p.err != nil {
+			return statemachine.Result{}, s.raftError(p.err)
+		}
+		return p.res, p.res.Err
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return statemachine.Result{}, ctx.Err()
 	case <-s.node.Done():
-		return nil, s.nodeStopped()
+		return statemachine.Result{}, s.nodeStopped()
 	}
 }
 
@@ -120,7 +127,7 @@ func (s *Server) proposeEntry(q []*proposal) {
 	}
 	cmd.Id = s.nextProposal.Add(1)
 	cmd.Now = s.cfg.Clock().UnixMilli()
-	cmd.Settings = s.settings
+	cmd.Settings = s.machine.Settings()
 	data, err := proto.Marshal(cmd)
 	if err == nil {
 		s.await(cmd.Id, q...)
@@ -133,7 +140,7 @@ func (s *Server) proposeEntry(q []*proposal) {
 	}
 	if err != nil {
 		for _, p := range q {
-			p.finish(result{err: err})
+			p.finish(statemachine.Result{}, err)
 		}
 	}
 }
@@ -156,21 +163,15 @@ func (s *Server) unwait(id uint64) []*proposal {
 	return q
 }
 
-// deliver hands the result of applying entry id to its proposals: the
-// result of a group is a []result, one per command.
-func (s *Server) deliver(id uint64, r result) {
-	q := s.unwait(id)
-	if len(q) == 1 {
-		q[0].finish(r)
-		return
-	}
-	rs, _ := r.val.([]result)
-	for i, p := range q {
+// deliver hands the results of applying entry id to its proposals, one
+// per command (none for a membership change).
+func (s *Server) deliver(id uint64, rs []statemachine.Result) {
+	for i, p := range s.unwait(id) {
+		var r statemachine.Result
 		if i < len(rs) {
-			p.finish(rs[i])
-		} else {
-			p.finish(result{err: r.err})
+			r = rs[i]
 		}
+		p.finish(r, nil)
 	}
 }
 
@@ -183,7 +184,7 @@ func (s *Server) failWaiters(err error) {
 	s.props.mu.Unlock()
 	for _, q := range waiting {
 		for _, p := range q {
-			p.finish(result{err: err})
+			p.finish(statemachine.Result{}, err)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/stratafs/strata/internal/kv"
 	"github.com/stratafs/strata/internal/namespace"
 	"github.com/stratafs/strata/internal/raftnode"
+	"github.com/stratafs/strata/internal/statemachine"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -34,7 +35,7 @@ func (s *Server) PurgeAll(ctx context.Context) error {
 			return nil
 		default:
 		}
-		if _, err := s.propose(ctx, &pb.Command{Op: &pb.Command_Purge{Purge: &pb.PurgeCommand{Limit: uint32(s.cfg.PurgeBatch)}}}); err != nil {
+		if _, err := s.propose(ctx, statemachine.Purge.Command(&pb.PurgeCommand{Limit: uint32(s.cfg.PurgeBatch)})); err != nil {
 			return err
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/stratafs/strata/internal/object"
 	"github.com/stratafs/strata/internal/object/objstore"
 	"github.com/stratafs/strata/internal/raftnode"
+	"github.com/stratafs/strata/internal/statemachine"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -92,8 +93,7 @@ type Server struct {
 	pb.UnimplementedMetaServiceServer
 
 	cfg       Config
-	fs        *namespace.FS
-	settings  *pb.NamespaceSettings // cfg.Namespace, stamped on every command
+	machine   *statemachine.Machine
 	store     *pebblekv.Store
 	node      *raftnode.Node
 	transport *raftnode.Transport
@@ -121,7 +121,7 @@ func Open(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metaserver: open state: %w", err)
 	}
-	s := &Server{cfg: cfg, fs: namespace.New(cfg.Namespace), settings: settingsOf(cfg.Namespace), store: store,
+	s := &Server{cfg: cfg, machine: statemachine.New(cfg.Namespace), store: store,
 		purgeCh: make(chan struct{}, 1), gcCh: make(chan struct{}, 1), stop: make(chan struct{})}
 	s.props.waiting = map[uint64][]*proposal{}
 	// Proposal ids only route answers back to waiters; a restart must not
@@ -176,7 +176,7 @@ const DefaultClusterID = "strata"
 // and starts the Raft node with its transport.
 func (s *Server) start() error {
 	cfg := s.cfg
-	applied, err := s.appliedIndex()
+	applied, err := statemachine.AppliedIndex(s.store.Writer())
 	if err != nil {
 		return err
 	}
@@ -221,17 +221,8 @@ func (s *Server) start() error {
 // Transport serves RaftService for the other members.
 func (s *Server) Transport() *raftnode.Transport { return s.transport }
 
-func (s *Server) appliedIndex() (uint64, error) {
-	v, ok, err := s.store.Writer().Get(kvschema.AppliedKey)
-	if err != nil || !ok {
-		return 0, err
-	}
-	vs, err := kvschema.DecodeUint64s(v, 2)
-	if err != nil {
-		return 0, err
-	}
-	return vs[0], nil
-}
+// Version is the build's version, set by the linker.
+var Version = "dev"
 
 // Close stops the member. Acknowledged operations are durable already.
 func (s *Server) Close() error {
@@ -275,8 +266,8 @@ func (s *Server) WaitReady(ctx context.Context) error {
 // EnsureNamespace creates namespace info unless it exists; the dev server
 // uses it for "default".
 func (s *Server) EnsureNamespace(ctx context.Context, info *pb.NamespaceInfo) error {
-	_, err := s.propose(ctx, &pb.Command{Op: &pb.Command_CreateNamespace{CreateNamespace: &pb.CreateNamespaceRequest{
-		Header: &pb.Header{User: s.cfg.Namespace.Superuser}, Namespace: info}}})
+	_, err := s.propose(ctx, statemachine.CreateNamespace.Command(&pb.CreateNamespaceRequest{
+		Header: &pb.Header{User: s.cfg.Namespace.Superuser}, Namespace: info}))
 	if errors.Is(err, namespace.ErrExists) {
 		return nil
 	}

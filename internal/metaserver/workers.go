@@ -64,10 +64,10 @@ func (r *workerRegistry) live(now time.Time) []*pb.WorkerInfo {
 func (s *Server) Heartbeat(_ context.Context, r *pb.HeartbeatRequest) (*pb.HeartbeatResponse, error) {
 	w := r.GetWorker()
 	if w.GetId() == "" || w.GetAddress() == "" {
-		return nil, fserr.ToStatus(fserr.Errorf(fserr.ErrInvalidArgument, "heartbeat: a worker needs an id and an address"))
+		return nil, fserr.Errorf(fserr.ErrInvalidArgument, "heartbeat: a worker needs an id and an address")
 	}
 	if !s.isLeader() {
-		return nil, fserr.ToStatus(s.notLeader())
+		return nil, s.notLeader()
 	}
 	s.workers.heartbeat(w, s.cfg.Clock())
 	return &pb.HeartbeatResponse{IntervalSeconds: uint32(heartbeatInterval / time.Second)}, nil
@@ -77,7 +77,7 @@ func (s *Server) Heartbeat(_ context.Context, r *pb.HeartbeatRequest) (*pb.Heart
 // The registry is the leader's: workers heartbeat to the leader they find.
 func (s *Server) ListWorkers(context.Context, *pb.ListWorkersRequest) (*pb.ListWorkersResponse, error) {
 	if !s.isLeader() {
-		return nil, fserr.ToStatus(s.notLeader())
+		return nil, s.notLeader()
 	}
 	return &pb.ListWorkersResponse{Workers: s.workers.live(s.cfg.Clock())}, nil
 }

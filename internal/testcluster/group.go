@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/loopback"
@@ -145,19 +143,12 @@ func StartInProcessGroup(t testing.TB, n int, configure func(i int, cfg *metaser
 		if configure != nil {
 			configure(i+1, &cfg)
 		}
-		srv, err := metaserver.Open(cfg)
+		srv, err := metaserver.Serve(cfg, lis[i])
 		if err != nil {
 			t.Fatal(err)
 		}
-		g := grpc.NewServer()
-		pb.RegisterMetaServiceServer(g, srv)
-		pb.RegisterRaftServiceServer(g, srv.Transport())
-		go func() { _ = g.Serve(lis[i]) }()
-		t.Cleanup(func() {
-			g.Stop()
-			srv.Close()
-		})
-		out[i] = &InProcess{Server: srv, Addr: initial[uint64(i+1)], DataDir: cfg.DataDir}
+		t.Cleanup(func() { srv.Close() })
+		out[i] = &InProcess{Server: srv.Server, Addr: srv.Addr, DataDir: cfg.DataDir}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -19,12 +18,9 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/metaserver"
 	"github.com/stratafs/strata/internal/namespace"
-	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
 var build struct {
@@ -211,31 +207,15 @@ func StartInProcess(t testing.TB, edit func(*metaserver.Config)) *InProcess {
 	if edit != nil {
 		edit(&cfg)
 	}
-	srv, err := metaserver.Open(cfg)
+	srv, err := metaserver.Listen(cfg, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	t.Cleanup(func() { srv.Close() })
+	if err := srv.ReadyWithDefault(context.Background(), "file://"+cfg.DataDir+"/bucket"); err != nil {
 		t.Fatal(err)
 	}
-	g := grpc.NewServer()
-	pb.RegisterMetaServiceServer(g, srv)
-	go func() { _ = g.Serve(lis) }()
-	t.Cleanup(func() {
-		g.Stop()
-		srv.Close()
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := srv.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.EnsureNamespace(ctx, &pb.NamespaceInfo{Name: namespace.DefaultNamespace,
-		Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK, StoreUri: "file://" + cfg.DataDir + "/bucket"}); err != nil {
-		t.Fatal(err)
-	}
-	return &InProcess{Server: srv, Addr: lis.Addr().String(), DataDir: cfg.DataDir}
+	return &InProcess{Server: srv.Server, Addr: srv.Addr, DataDir: cfg.DataDir}
 }
 
 type lockedBuffer struct {

@@ -23,7 +23,7 @@ const chunkSize = 1 << 20
 func (w *Worker) Read(r *pb.ReadRequest, stream pb.WorkerService_ReadServer) error {
 	ref := r.GetBlock()
 	if err := checkRange(ref, r.Offset, r.Length); err != nil {
-		return fserr.ToStatus(err)
+		return err
 	}
 	ctx := stream.Context()
 	off, end := int64(r.Offset), int64(r.Offset+r.Length)
@@ -31,7 +31,7 @@ func (w *Worker) Read(r *pb.ReadRequest, stream pb.WorkerService_ReadServer) err
 	for off < end {
 		n := min(int64(len(buf)), end-off)
 		if err := w.readInto(ctx, ref, buf[:n], off); err != nil {
-			return fserr.ToStatus(err)
+			return err
 		}
 		if err := stream.Send(&pb.ReadResponse{Data: buf[:n]}); err != nil {
 			return err

@@ -27,6 +27,7 @@ import (
 	"github.com/stratafs/strata/internal/cache"
 	"github.com/stratafs/strata/internal/object"
 	"github.com/stratafs/strata/internal/object/objstore"
+	"github.com/stratafs/strata/internal/rpcerr"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -159,7 +160,7 @@ func (w *Worker) Serve(ctx context.Context, lis net.Listener) error {
 		return fmt.Errorf("worker: short-circuit socket: %w", err)
 	}
 	defer ulis.Close()
-	g := grpc.NewServer(grpc.MaxRecvMsgSize(16 << 20))
+	g := grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(16 << 20)}, rpcerr.ServerOptions()...)...)
 	pb.RegisterWorkerServiceServer(g, w)
 	advertise := w.cfg.Advertise
 	if advertise == "" {

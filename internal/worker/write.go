@@ -26,19 +26,19 @@ func (w *Worker) Write(stream pb.WorkerService_WriteServer) error {
 	}
 	h := first.GetHeader()
 	if h == nil || h.StoreUri == "" || h.InodeId == 0 {
-		return fserr.ToStatus(fserr.Errorf(fserr.ErrInvalidArgument, "write: the first message must be a header with a bucket and an inode"))
+		return fserr.Errorf(fserr.ErrInvalidArgument, "write: the first message must be a header with a bucket and an inode")
 	}
 	size := int64(h.BlockSize)
 	if size == 0 {
 		size = w.cfg.BlockSize
 	}
 	if size < blocks.MinSize || size > blocks.MaxSize {
-		return fserr.ToStatus(fserr.Errorf(fserr.ErrInvalidArgument, "write: block size %d is outside [%d, %d]",
-			size, blocks.MinSize, blocks.MaxSize))
+		return fserr.Errorf(fserr.ErrInvalidArgument, "write: block size %d is outside [%d, %d]",
+			size, blocks.MinSize, blocks.MaxSize)
 	}
 	store, err := w.stores.Get(stream.Context(), h.StoreUri)
 	if err != nil {
-		return fserr.ToStatus(err)
+		return err
 	}
 	up := newUploader(stream.Context(), w, store, h.InodeId, w.cfg.UploadConcurrency)
 	total, err := w.cut(stream, size, up.add)
@@ -49,7 +49,7 @@ func (w *Worker) Write(stream pb.WorkerService_WriteServer) error {
 	}
 	if err != nil {
 		w.cfg.Log.Warn("write failed", "path", h.Path, "inode", h.InodeId, "err", err)
-		return fserr.ToStatus(err)
+		return err
 	}
 	return stream.SendAndClose(&pb.WriteResponse{Blocks: up.blocks, Length: uint64(total)})
 }

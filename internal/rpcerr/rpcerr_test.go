@@ -1,4 +1,4 @@
-package fserr
+package rpcerr
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/stratafs/strata/internal/fserr"
 )
 
 func TestRoundTrip(t *testing.T) {
@@ -39,14 +41,14 @@ func TestUnknownErrorsStayOpaque(t *testing.T) {
 }
 
 func TestNotLeaderCarriesTheLeader(t *testing.T) {
-	back := FromStatus(ToStatus(NotLeader("10.0.0.2:7700")))
-	if !errors.Is(back, ErrNotLeader) || LeaderOf(back) != "10.0.0.2:7700" {
-		t.Fatalf("came back as %v (leader %q)", back, LeaderOf(back))
+	back := FromStatus(ToStatus(fserr.NotLeader("10.0.0.2:7700")))
+	if !errors.Is(back, fserr.ErrNotLeader) || fserr.LeaderOf(back) != "10.0.0.2:7700" {
+		t.Fatalf("came back as %v (leader %q)", back, fserr.LeaderOf(back))
 	}
-	if status.Code(ToStatus(NotLeader(""))) != codes.Unavailable {
+	if status.Code(ToStatus(fserr.NotLeader(""))) != codes.Unavailable {
 		t.Fatal("not UNAVAILABLE")
 	}
-	if back := FromStatus(ToStatus(NotLeader(""))); LeaderOf(back) != "" || !errors.Is(back, ErrNotLeader) {
+	if back := FromStatus(ToStatus(fserr.NotLeader(""))); fserr.LeaderOf(back) != "" || !errors.Is(back, fserr.ErrNotLeader) {
 		t.Fatalf("no leader came back as %v", back)
 	}
 }

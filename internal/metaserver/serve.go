@@ -1,0 +1,83 @@
+package metaserver
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"runtime"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/stratafs/strata/internal/namespace"
+	"github.com/stratafs/strata/internal/rpcerr"
+	pb "github.com/stratafs/strata/proto/strata/v1"
+)
+
+// ServerOptions are the gRPC settings of the namespace service, the same in
+// production, tests and benchmarks: large messages, a fixed pool of stream
+// workers instead of a goroutine (and a fresh, growing stack) per call, and
+// every handler's error translated to a status once, at the edge.
+func ServerOptions() []grpc.ServerOption {
+	return append([]grpc.ServerOption{grpc.MaxRecvMsgSize(64 << 20),
+		grpc.NumStreamWorkers(uint32(4 * runtime.GOMAXPROCS(0)))}, rpcerr.ServerOptions()...)
+}
+
+// Serving is a member serving MetaService and RaftService.
+type Serving struct {
+	*Server
+	GRPC *grpc.Server
+	Addr string // where it serves, host:port
+}
+
+// Serve opens a member with cfg and serves it on lis, with ServerOptions and
+// then opts. An empty cfg.Address becomes lis's (and so the address of a
+// single member's initial group).
+func Serve(cfg Config, lis net.Listener, opts ...grpc.ServerOption) (*Serving, error) {
+	if cfg.Address == "" {
+		cfg.Address = lis.Addr().String()
+	}
+	srv, err := Open(cfg)
+	if err != nil {
+		lis.Close()
+		return nil, err
+	}
+	g := grpc.NewServer(append(ServerOptions(), opts...)...)
+	pb.RegisterMetaServiceServer(g, srv)
+	pb.RegisterRaftServiceServer(g, srv.Transport())
+	go func() { _ = g.Serve(lis) }()
+	return &Serving{Server: srv, GRPC: g, Addr: lis.Addr().String()}, nil
+}
+
+// Listen serves a member with cfg on a new listener at addr (host:port;
+// port 0 picks one).
+func Listen(cfg Config, addr string, opts ...grpc.ServerOption) (*Serving, error) {
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	return Serve(cfg, lis, opts...)
+}
+
+// Close stops serving and closes the member.
+func (s *Serving) Close() error {
+	s.GRPC.Stop()
+	return s.Server.Close()
+}
+
+// ReadyWithDefault waits, at most 30 s, until the member is ready, then
+// creates the block-mode namespace "default" on bucket storeURI unless it
+// exists: what the dev server, the test clusters and the benchmarks start
+// with.
+func (s *Serving) ReadyWithDefault(ctx context.Context, storeURI string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := s.WaitReady(ctx); err != nil {
+		return err
+	}
+	if err := s.EnsureNamespace(ctx, &pb.NamespaceInfo{Name: namespace.DefaultNamespace,
+		Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK, StoreUri: storeURI}); err != nil {
+		return fmt.Errorf("create the default namespace: %w", err)
+	}
+	return nil
+}

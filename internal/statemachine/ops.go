@@ -1,0 +1,194 @@
+package statemachine
+
+import (
+	"fmt"
+	"reflect"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/stratafs/strata/internal/kv"
+	"github.com/stratafs/strata/internal/namespace"
+	pb "github.com/stratafs/strata/proto/strata/v1"
+)
+
+// Kind says how the service carries an operation out.
+type Kind uint8
+
+const (
+	// Read is answered from the applied state after a read barrier; it is
+	// never logged.
+	Read Kind = iota + 1
+	// Mutation is a client's change: a command in the log, applied once per
+	// request id.
+	Mutation
+	// Internal is a command the service proposes on its own (purges, block
+	// garbage, lease expiry, forgetting old answers); no client sends it.
+	Internal
+)
+
+// Op is one operation of the namespace service: the row of the table that
+// says what it does and how it is carried out. The ops are the package's
+// variables (Mkdirs, Create, ...); an Op is never modified.
+type Op struct {
+	// Name is the MetaService method (for an Internal op, the command).
+	Name string
+	Kind Kind
+	// Batchable tells that a Batch may carry it (BatchCall has its request).
+	Batchable bool
+	// FreesBlocks tells that applying it may queue block garbage.
+	FreesBlocks bool
+	// Detaches tells that applying it may leave detached subtrees to purge.
+	Detaches bool
+
+	request protoreflect.FullName // the request (or command) message
+	cmdType reflect.Type          // its Command.op wrapper
+	header  func(*pb.Command) *pb.Header
+	apply   func(env, kv.Txn, *pb.Command) (Result, error)
+	command func(proto.Message) *pb.Command
+	respond func(Result) proto.Message
+	read    func(*Machine, kv.Reader, proto.Message) (proto.Message, error)
+}
+
+// Command returns the command that carries out req, a mutation's request
+// or an internal command's message.
+func (op *Op) Command(req proto.Message) *pb.Command { return op.command(req) }
+
+// Respond returns the response of a mutation whose command produced r
+// (r.Err is nil).
+func (op *Op) Respond(r Result) proto.Message { return op.respond(r) }
+
+// Read answers read req from the state in r, for the caller its header
+// names. The error is an fserr condition.
+func (m *Machine) Read(op *Op, r kv.Reader, req proto.Message) (proto.Message, error) {
+	return op.read(m, r, req)
+}
+
+// request is a client's request: every one has a header.
+type request interface {
+	proto.Message
+	GetHeader() *pb.Header
+}
+
+// mutation returns the row of a client's change: wrap puts its request in a
+// command, get takes it out, apply applies it, respond answers it.
+func mutation[Req request, Resp proto.Message](o Op, wrap func(Req) *pb.Command, get func(*pb.Command) Req,
+	apply func(env, kv.Txn, Req) (Result, error), respond func(Result) Resp) *Op {
+	o.Kind = Mutation
+	o.header = func(c *pb.Command) *pb.Header { return get(c).GetHeader() }
+	o.respond = func(r Result) proto.Message { return respond(r) }
+	return command(&o, wrap, get, apply)
+}
+
+// internal returns the row of a command of the service's own.
+func internal[Cmd proto.Message](o Op, wrap func(Cmd) *pb.Command, get func(*pb.Command) Cmd,
+	apply func(env, kv.Txn, Cmd) (Result, error)) *Op {
+	o.Kind = Internal
+	o.header = func(*pb.Command) *pb.Header { return nil }
+	return command(&o, wrap, get, apply)
+}
+
+func command[Msg proto.Message](o *Op, wrap func(Msg) *pb.Command, get func(*pb.Command) Msg,
+	apply func(env, kv.Txn, Msg) (Result, error)) *Op {
+	var zero Msg
+	o.request = zero.ProtoReflect().Descriptor().FullName()
+	o.cmdType = reflect.TypeOf(wrap(zero).GetOp())
+	o.apply = func(e env, tx kv.Txn, c *pb.Command) (Result, error) { return apply(e, tx, get(c)) }
+	o.command = func(m proto.Message) *pb.Command { return wrap(m.(Msg)) }
+	return register(o)
+}
+
+// query returns the row of a read: fn answers it for the caller in the
+// request's header, in the namespace it names.
+func query[Req request, Resp proto.Message](o Op,
+	fn func(m *Machine, r kv.Reader, c namespace.Caller, ns string, req Req) (Resp, error)) *Op {
+	o.Kind = Read
+	var zero Req
+	o.request = zero.ProtoReflect().Descriptor().FullName()
+	o.read = func(m *Machine, r kv.Reader, msg proto.Message) (proto.Message, error) {
+		req := msg.(Req)
+		return fn(m, r, caller(req.GetHeader()), req.GetHeader().GetNamespace(), req)
+	}
+	return register(&o)
+}
+
+var (
+	all       []*Op
+	byMethod  = map[string]*Op{}
+	byCommand = map[reflect.Type]*Op{}
+	byCall    = map[protoreflect.Name]*Op{} // by BatchCall field
+)
+
+func register(o *Op) *Op {
+	all = append(all, o)
+	if o.Kind != Internal {
+		byMethod[o.Name] = o
+	}
+	if o.cmdType != nil {
+		byCommand[o.cmdType] = o
+	}
+	return o
+}
+
+// Ops returns every operation, in the table's order.
+func Ops() []*Op { return append([]*Op(nil), all...) }
+
+// ByMethod returns the operation of MetaService method name (short, as
+// "Create"), or nil for a method that is the service's alone (Status,
+// membership, workers, leases' renewal, Batch).
+func ByMethod(name string) *Op { return byMethod[name] }
+
+// opOf returns the operation of a command, or nil.
+func opOf(cmd *pb.Command) *Op { return byCommand[reflect.TypeOf(cmd.GetOp())] }
+
+var callOneof = (&pb.BatchCall{}).ProtoReflect().Descriptor().Oneofs().ByName("call")
+
+// OfCall returns the operation a batch's call makes and its request, or
+// nil for a call of no kind this service knows.
+func OfCall(c *pb.BatchCall) (*Op, proto.Message) {
+	m := c.ProtoReflect()
+	f := m.WhichOneof(callOneof)
+	if f == nil {
+		return nil, nil
+	}
+	return byCall[f.Name()], m.Get(f).Message().Interface()
+}
+
+// init ties each BatchCall field to its operation by request type, and
+// checks the table's Batchable against it.
+func init() {
+	fields := callOneof.Fields()
+	for i := range fields.Len() {
+		f := fields.Get(i)
+		for _, o := range all {
+			if o.Kind != Internal && o.request == f.Message().FullName() {
+				byCall[f.Name()] = o
+			}
+		}
+	}
+	for _, o := range all {
+		if inBatch := byCall[protoreflect.Name(snake(o.Name))] == o; inBatch != o.Batchable {
+			panic(fmt.Sprintf("statemachine: op %s: Batchable is %v, BatchCall says %v", o.Name, o.Batchable, inBatch))
+		}
+	}
+}
+
+// snake turns a method name into its field name: GetFileStatus,
+// get_file_status.
+func snake(s string) string {
+	var b []byte
+	for i, r := range []byte(s) {
+		if r >= 'A' && r <= 'Z' {
+			if i > 0 {
+				b = append(b, '_')
+			}
+			r += 'a' - 'A'
+		}
+		b = append(b, r)
+	}
+	return string(b)
+}
+
+func caller(h *pb.Header) namespace.Caller {
+	return namespace.Caller{User: h.GetUser(), Groups: h.GetGroups()}
+}

@@ -1,0 +1,190 @@
+package statemachine
+
+import (
+	"github.com/stratafs/strata/internal/kv"
+	"github.com/stratafs/strata/internal/kvschema"
+	"github.com/stratafs/strata/internal/namespace"
+	pb "github.com/stratafs/strata/proto/strata/v1"
+)
+
+// The table of operations. Adding one takes a row here, its apply (or
+// read) function, its messages and method in proto/ (with the method's
+// strata.v1.method_kind option, which the clients read), and its tests in
+// testdata/. The service's handler is one line calling the row.
+
+// The namespace's mutations.
+var (
+	Mkdirs = mutation(Op{Name: "Mkdirs", Batchable: true},
+		func(r *pb.MkdirsRequest) *pb.Command { return &pb.Command{Op: &pb.Command_Mkdirs{Mkdirs: r}} },
+		(*pb.Command).GetMkdirs, applyMkdirs,
+		func(r Result) *pb.MkdirsResponse { return &pb.MkdirsResponse{Created: r.Done} })
+	Create = mutation(Op{Name: "Create", Batchable: true, FreesBlocks: true},
+		func(r *pb.CreateRequest) *pb.Command { return &pb.Command{Op: &pb.Command_Create{Create: r}} },
+		(*pb.Command).GetCreate, applyCreate,
+		func(r Result) *pb.CreateResponse { return &pb.CreateResponse{Status: FileStatus(r.Inode)} })
+	Complete = mutation(Op{Name: "Complete", Batchable: true},
+		func(r *pb.CompleteRequest) *pb.Command { return &pb.Command{Op: &pb.Command_Complete{Complete: r}} },
+		(*pb.Command).GetComplete, applyComplete,
+		func(Result) *pb.CompleteResponse { return &pb.CompleteResponse{} })
+	Rename = mutation(Op{Name: "Rename", Batchable: true, FreesBlocks: true},
+		func(r *pb.RenameRequest) *pb.Command { return &pb.Command{Op: &pb.Command_Rename{Rename: r}} },
+		(*pb.Command).GetRename, applyRename,
+		func(r Result) *pb.RenameResponse { return &pb.RenameResponse{FinalPath: r.Path} })
+	Delete = mutation(Op{Name: "Delete", Batchable: true, FreesBlocks: true, Detaches: true},
+		func(r *pb.DeleteRequest) *pb.Command { return &pb.Command{Op: &pb.Command_Delete{Delete: r}} },
+		(*pb.Command).GetDelete, applyDelete,
+		func(r Result) *pb.DeleteResponse { return &pb.DeleteResponse{Deleted: r.Done} })
+	SetPermission = mutation(Op{Name: "SetPermission"},
+		func(r *pb.SetPermissionRequest) *pb.Command {
+			return &pb.Command{Op: &pb.Command_SetPermission{SetPermission: r}}
+		},
+		(*pb.Command).GetSetPermission, applySetPermission, attrResponse)
+	SetOwner = mutation(Op{Name: "SetOwner"},
+		func(r *pb.SetOwnerRequest) *pb.Command { return &pb.Command{Op: &pb.Command_SetOwner{SetOwner: r}} },
+		(*pb.Command).GetSetOwner, applySetOwner, attrResponse)
+	SetTimes = mutation(Op{Name: "SetTimes"},
+		func(r *pb.SetTimesRequest) *pb.Command { return &pb.Command{Op: &pb.Command_SetTimes{SetTimes: r}} },
+		(*pb.Command).GetSetTimes, applySetTimes, attrResponse)
+	RecoverLease = mutation(Op{Name: "RecoverLease", FreesBlocks: true},
+		func(r *pb.RecoverLeaseRequest) *pb.Command {
+			return &pb.Command{Op: &pb.Command_RecoverLease{RecoverLease: r}}
+		},
+		(*pb.Command).GetRecoverLease, applyRecoverLease,
+		func(r Result) *pb.RecoverLeaseResponse { return &pb.RecoverLeaseResponse{Closed: r.Done} })
+	CreateNamespace = mutation(Op{Name: "CreateNamespace"},
+		func(r *pb.CreateNamespaceRequest) *pb.Command {
+			return &pb.Command{Op: &pb.Command_CreateNamespace{CreateNamespace: r}}
+		},
+		(*pb.Command).GetCreateNamespace, applyCreateNamespace,
+		func(Result) *pb.CreateNamespaceResponse { return &pb.CreateNamespaceResponse{} })
+	DeleteNamespace = mutation(Op{Name: "DeleteNamespace", FreesBlocks: true, Detaches: true},
+		func(r *pb.DeleteNamespaceRequest) *pb.Command {
+			return &pb.Command{Op: &pb.Command_DeleteNamespace{DeleteNamespace: r}}
+		},
+		(*pb.Command).GetDeleteNamespace, applyDeleteNamespace,
+		func(Result) *pb.DeleteNamespaceResponse { return &pb.DeleteNamespaceResponse{} })
+)
+
+// The service's own commands.
+var (
+	Purge = internal(Op{Name: "Purge", FreesBlocks: true},
+		func(c *pb.PurgeCommand) *pb.Command { return &pb.Command{Op: &pb.Command_Purge{Purge: c}} },
+		(*pb.Command).GetPurge,
+		func(_ env, tx kv.Txn, c *pb.PurgeCommand) (Result, error) {
+			n, err := namespace.Purge(tx, int(c.GetLimit()))
+			return Result{Count: n}, err
+		})
+	ExpireLease = internal(Op{Name: "ExpireLease", FreesBlocks: true},
+		func(c *pb.ExpireLeaseCommand) *pb.Command {
+			return &pb.Command{Op: &pb.Command_ExpireLease{ExpireLease: c}}
+		},
+		(*pb.Command).GetExpireLease,
+		func(e env, tx kv.Txn, c *pb.ExpireLeaseCommand) (Result, error) {
+			return Result{}, e.fs.ExpireLease(tx, c.GetHolder(), c.GetInodeId())
+		})
+	GarbageDone = internal(Op{Name: "GarbageDone"},
+		func(c *pb.GarbageDoneCommand) *pb.Command {
+			return &pb.Command{Op: &pb.Command_GarbageDone{GarbageDone: c}}
+		},
+		(*pb.Command).GetGarbageDone,
+		func(_ env, tx kv.Txn, c *pb.GarbageDoneCommand) (Result, error) {
+			return Result{}, namespace.GarbageDone(tx, c.GetKeys())
+		})
+	ForgetRequests = internal(Op{Name: "ForgetRequests"},
+		func(c *pb.ForgetRequestsCommand) *pb.Command {
+			return &pb.Command{Op: &pb.Command_ForgetRequests{ForgetRequests: c}}
+		},
+		(*pb.Command).GetForgetRequests,
+		func(_ env, tx kv.Txn, c *pb.ForgetRequestsCommand) (Result, error) {
+			n, err := forgetRequests(tx, c.GetBefore(), int(c.GetLimit()))
+			return Result{Count: n}, err
+		})
+)
+
+// The reads.
+var (
+	GetFileStatus     = query(Op{Name: "GetFileStatus", Batchable: true}, readFileStatus)
+	Open              = query(Op{Name: "Open", Batchable: true}, readOpen)
+	List              = query(Op{Name: "List"}, readList)
+	GetContentSummary = query(Op{Name: "GetContentSummary"}, readContentSummary)
+	ListNamespaces    = query(Op{Name: "ListNamespaces"}, readNamespaces)
+)
+
+func applyMkdirs(e env, tx kv.Txn, r *pb.MkdirsRequest) (Result, error) {
+	h := r.GetHeader()
+	created, err := e.fs.Mkdirs(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), perm(r.GetPermission()),
+		perm(r.GetUmask()), r.GetCreateParents())
+	return Result{Done: created}, err
+}
+
+func applyCreate(e env, tx kv.Txn, r *pb.CreateRequest) (Result, error) {
+	h := r.GetHeader()
+	n, err := e.fs.Create(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), namespace.CreateOptions{
+		Perm: perm(r.GetPermission()), Umask: perm(r.GetUmask()), Overwrite: r.GetOverwrite(),
+		Parents: r.GetCreateParents(), Replication: r.GetReplication(), BlockSize: r.GetBlockSize(),
+		Holder: h.GetClientName(), Closed: r.GetComplete(), Data: r.GetInlineData()})
+	return Result{Inode: n}, err
+}
+
+func applyComplete(e env, tx kv.Txn, r *pb.CompleteRequest) (Result, error) {
+	h := r.GetHeader()
+	return Result{}, e.fs.Complete(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), namespace.CompleteOptions{
+		Inode: r.GetInodeId(), Holder: h.GetClientName(), Length: r.GetLength(), Blocks: blocksFromProto(r.GetBlocks()),
+		Inline: r.GetInline(), Data: r.GetInlineData()})
+}
+
+func applyRename(e env, tx kv.Txn, r *pb.RenameRequest) (Result, error) {
+	h := r.GetHeader()
+	final, err := e.fs.Rename(tx, e.now, caller(h), h.GetNamespace(), r.GetSrc(), r.GetDst(),
+		namespace.RenameOptions{Overwrite: r.GetOverwrite(), NoDescend: r.GetNoDescend()})
+	return Result{Path: final}, err
+}
+
+func applyDelete(e env, tx kv.Txn, r *pb.DeleteRequest) (Result, error) {
+	h := r.GetHeader()
+	deleted, err := e.fs.DeleteInode(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), r.GetRecursive(), r.GetInodeId())
+	return Result{Done: deleted}, err
+}
+
+func applySetPermission(e env, tx kv.Txn, r *pb.SetPermissionRequest) (Result, error) {
+	h := r.GetHeader()
+	return Result{}, e.fs.SetPermission(tx, caller(h), h.GetNamespace(), r.GetPath(), perm(r.GetPermission()))
+}
+
+func applySetOwner(e env, tx kv.Txn, r *pb.SetOwnerRequest) (Result, error) {
+	h := r.GetHeader()
+	return Result{}, e.fs.SetOwner(tx, caller(h), h.GetNamespace(), r.GetPath(), r.GetOwner(), r.GetGroup())
+}
+
+func applySetTimes(e env, tx kv.Txn, r *pb.SetTimesRequest) (Result, error) {
+	h := r.GetHeader()
+	return Result{}, e.fs.SetTimes(tx, caller(h), h.GetNamespace(), r.GetPath(), r.GetModificationTime(), r.GetAccessTime())
+}
+
+func attrResponse(Result) *pb.SetAttrResponse { return &pb.SetAttrResponse{} }
+
+func applyRecoverLease(e env, tx kv.Txn, r *pb.RecoverLeaseRequest) (Result, error) {
+	h := r.GetHeader()
+	closed, err := e.fs.RecoverLease(tx, e.now, caller(h), h.GetNamespace(), r.GetPath())
+	return Result{Done: closed}, err
+}
+
+func applyCreateNamespace(e env, tx kv.Txn, r *pb.CreateNamespaceRequest) (Result, error) {
+	info := r.GetNamespace()
+	return Result{}, e.fs.CreateNamespace(tx, e.now, caller(r.GetHeader()), kvschema.Namespace{
+		Name: info.GetName(), Mode: uint8(info.GetMode()), StoreURI: info.GetStoreUri()})
+}
+
+func applyDeleteNamespace(e env, tx kv.Txn, r *pb.DeleteNamespaceRequest) (Result, error) {
+	return Result{}, e.fs.DeleteNamespace(tx, caller(r.GetHeader()), r.GetName())
+}
+
+func perm(p uint32) uint16 { return uint16(p & 0o7777) }
+
+func blocksFromProto(bs []*pb.Block) []kvschema.Block {
+	out := make([]kvschema.Block, len(bs))
+	for i, b := range bs {
+		out[i] = kvschema.Block{ID: b.GetBlockId(), Offset: b.GetOffset(), Length: b.GetLength()}
+	}
+	return out
+}
