@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/stratafs/strata/bench/benchkit"
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/cputime"
 )
@@ -39,7 +40,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	r := &runner{cfg: cfg, c: cfg.Cluster.Client(), link: cfg.Cluster.Link(),
 		pat: newPattern(cfg.Seed, max(cfg.IOSize, slices0(cfg.RandomSizes)))}
-	r.rep = &Report{Started: time.Now(), Machine: DescribeMachine(cfg.RawDir), Cluster: cfg.Cluster.Describe(),
+	r.rep = &Report{Started: time.Now(), Machine: benchkit.DescribeMachine().WithDisk(cfg.RawDir), Cluster: cfg.Cluster.Describe(),
 		Link: r.link, Params: Params{Dir: cfg.Dir, RawDir: cfg.RawDir, Files: cfg.Files, FileSize: cfg.FileSize,
 			BlockSize: cfg.BlockSize, IOSize: cfg.IOSize, Readers: cfg.Readers, Repeat: cfg.Repeat,
 			RandomSizes: cfg.RandomSizes, RandomReads: cfg.RandomReads, BlockSizes: cfg.BlockSizes,
@@ -133,8 +134,8 @@ func (r *runner) progressf(format string, args ...any) {
 type trial struct {
 	res  *Result
 	prep func(context.Context) error
-	run  func(ctx context.Context, recs []*recorder) error
-	recs []*recorder
+	run  func(ctx context.Context, recs []*benchkit.Recorder) error
+	recs []*benchkit.Recorder
 	// files, if set, lists the local files the round reads, whose share
 	// in the OS page cache is sampled before each round.
 	files func() ([]string, error)
@@ -153,9 +154,9 @@ func (r *runner) alternate(ctx context.Context, rounds int, trials ...*trial) er
 		}
 	}
 	for _, t := range trials {
-		t.res.Elapsed = median(t.res.Rounds)
+		t.res.Elapsed = benchkit.Median(t.res.Rounds)
 		if t.recs != nil {
-			t.res.Latency = summarize(t.recs)
+			t.res.Latency = benchkit.Summarize(t.recs)
 		}
 		r.rep.Results = append(r.rep.Results, t.res)
 	}
@@ -241,10 +242,10 @@ func measurementName(res *Result) string {
 }
 
 // newRecorders returns one recorder per reader.
-func newRecorders(n int) []*recorder {
-	out := make([]*recorder, n)
+func newRecorders(n int) []*benchkit.Recorder {
+	out := make([]*benchkit.Recorder, n)
 	for i := range out {
-		out[i] = newRecorder()
+		out[i] = benchkit.NewRecorder()
 	}
 	return out
 }

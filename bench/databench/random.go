@@ -8,6 +8,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/stratafs/strata/bench/benchkit"
 )
 
 // op is one random read: file and offset.
@@ -95,7 +97,9 @@ func (r *runner) randomTrial(way Way, size int, files []io.ReaderAt) *trial {
 		round++
 		return nil
 	}
-	t.run = func(_ context.Context, recs []*recorder) error { return r.readRandom(way, size, files, plan, recs) }
+	t.run = func(_ context.Context, recs []*benchkit.Recorder) error {
+		return r.readRandom(way, size, files, plan, recs)
+	}
 	ops := r.cfg.RandomReads
 	if way == WayCold {
 		ops = min(ops, r.slots(size))
@@ -153,7 +157,7 @@ func (r *runner) warmPlan(size, round int) [][]op {
 }
 
 // readRandom runs the plan, one goroutine per reader, timing every read.
-func (r *runner) readRandom(way Way, size int, files []io.ReaderAt, plan [][]op, recs []*recorder) error {
+func (r *runner) readRandom(way Way, size int, files []io.ReaderAt, plan [][]op, recs []*benchkit.Recorder) error {
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -165,7 +169,7 @@ func (r *runner) readRandom(way Way, size int, files []io.ReaderAt, plan [][]op,
 			for _, o := range ops {
 				start := time.Now()
 				n, err := files[o.file].ReadAt(buf, o.off)
-				recs[g].record(time.Since(start))
+				recs[g].Record(time.Since(start))
 				if err == nil || (errors.Is(err, io.EOF) && n == len(buf)) {
 					err = r.pat.check(string(way)+" random read", o.file, o.off, buf[:n], r.cfg.Verify)
 				}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/stratafs/strata/bench/benchkit"
 )
 
 // WriteTable writes the report: a header (machine, cluster, link,
@@ -82,7 +84,7 @@ func (rep *Report) seqTable() string {
 	if len(rows) == 1 {
 		return ""
 	}
-	return alignRows(rows, 2)
+	return benchkit.AlignRows(rows, 2, 2)
 }
 
 // counterCells are the MB per round moved from the bucket (written, for a
@@ -119,12 +121,13 @@ func (rep *Report) randomTable() string {
 		}
 		l := r.Latency
 		rows = append(rows, []string{formatSize(int64(r.Size)), string(r.Way), strconv.FormatInt(r.Ops, 10),
-			f0(r.OpsPerSec()), f1(r.MBps()), ratio, ms(l.P50), ms(l.P99), ms(l.P999), ms(l.Max), f0(r.CPUPercent()), percentOrDash(r.Resident()), amp})
+			f0(r.OpsPerSec()), f1(r.MBps()), ratio, benchkit.Millis(l.P50), benchkit.Millis(l.P99), benchkit.Millis(l.P999),
+			benchkit.Millis(l.Max), f0(r.CPUPercent()), percentOrDash(r.Resident()), amp})
 	}
 	if len(rows) == 1 {
 		return ""
 	}
-	return alignRows(rows, 2)
+	return benchkit.AlignRows(rows, 2, 2)
 }
 
 func (rep *Report) sweepTable() string {
@@ -153,7 +156,7 @@ func (rep *Report) sweepTable() string {
 	if len(rows) == 1 {
 		return ""
 	}
-	return alignRows(rows, 1)
+	return benchkit.AlignRows(rows, 1, 2)
 }
 
 func (rep *Report) writeFooter(b *strings.Builder) {
@@ -200,30 +203,6 @@ func (rep *Report) linkMBps() float64 {
 	return rep.Link.Bandwidth / 1e6
 }
 
-// alignRows lays rows out in columns: the first left columns
-// left-aligned (names), the rest right-aligned (numbers).
-func alignRows(rows [][]string, left int) string {
-	widths := make([]int, len(rows[0]))
-	for _, row := range rows {
-		for i, cell := range row {
-			widths[i] = max(widths[i], len(cell))
-		}
-	}
-	var b strings.Builder
-	for _, row := range rows {
-		for i, cell := range row {
-			pad := strings.Repeat(" ", widths[i]-len(cell))
-			if i < left {
-				b.WriteString(cell + pad + "  ")
-			} else {
-				b.WriteString("  " + pad + cell)
-			}
-		}
-		b.WriteString("\n")
-	}
-	return b.String()
-}
-
 // percentOrDash formats a share as a percentage, "-" if unknown.
 func percentOrDash(v float64) string {
 	if v < 0 {
@@ -235,11 +214,6 @@ func percentOrDash(v float64) string {
 func f0(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }
 func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 func f3(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
-
-// ms formats d in milliseconds with microsecond precision.
-func ms(d time.Duration) string {
-	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 3, 64)
-}
 
 // WriteJSON writes the report as one JSON document; durations are in
 // seconds (rounds, elapsed, CPU) or milliseconds (latencies).

@@ -3,6 +3,8 @@ package databench
 import (
 	"slices"
 	"time"
+
+	"github.com/stratafs/strata/bench/benchkit"
 )
 
 // Kind is what a measurement does.
@@ -50,7 +52,7 @@ type Result struct {
 	// Counters are the workers' counters over all rounds (zero for raw).
 	Counters Counters `json:"counters"`
 	// Latency is per call, over all rounds (random reads only).
-	Latency Latency `json:"-"`
+	Latency benchkit.Latency `json:"-"`
 	// residency is, per round, the share of the files read (the cache's
 	// or the raw ones) that was in the OS page cache as the round began.
 	residency []float64
@@ -121,12 +123,12 @@ type Params struct {
 
 // Report is the outcome of a run.
 type Report struct {
-	Started time.Time `json:"started"`
-	Machine Machine   `json:"machine"`
-	Cluster string    `json:"cluster"`
-	Link    *Link     `json:"link,omitempty"`
-	Params  Params    `json:"params"`
-	Results []*Result `json:"results"`
+	Started time.Time        `json:"started"`
+	Machine benchkit.Machine `json:"machine"`
+	Cluster string           `json:"cluster"`
+	Link    *Link            `json:"link,omitempty"`
+	Params  Params           `json:"params"`
+	Results []*Result        `json:"results"`
 	// Notes say what was skipped and why.
 	Notes []string `json:"notes,omitempty"`
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/stratafs/strata/bench/benchkit"
 	"github.com/stratafs/strata/internal/client"
 )
 
@@ -20,7 +21,7 @@ func (r *runner) writeMain(ctx context.Context) error {
 	st := r.seqResult(KindWrite, WayStrata, r.cfg.BlockSize, false)
 	raw := r.seqResult(KindWrite, WayRaw, 0, false)
 	err := r.alternate(ctx, r.cfg.Repeat, r.writeTrial(st, r.cfg.Dir, &r.strata),
-		&trial{res: raw, run: func(ctx context.Context, _ []*recorder) error { return r.writeRaw(r.raw) }})
+		&trial{res: raw, run: func(ctx context.Context, _ []*benchkit.Recorder) error { return r.writeRaw(r.raw) }})
 	if err != nil {
 		return err
 	}
@@ -54,7 +55,9 @@ func (r *runner) writeTrial(res *Result, base string, paths *[]string) *trial {
 		_, err := r.c.Mkdirs(ctx, dir, 0o755)
 		return err
 	}
-	t.run = func(ctx context.Context, _ []*recorder) error { return r.writeStrata(ctx, *paths, res.BlockSize) }
+	t.run = func(ctx context.Context, _ []*benchkit.Recorder) error {
+		return r.writeStrata(ctx, *paths, res.BlockSize)
+	}
 	return t
 }
 
@@ -74,13 +77,13 @@ func (r *runner) seqPhase(ctx context.Context) error {
 	var trials []*trial
 	if r.coldOK {
 		trials = append(trials, &trial{res: r.seqResult(KindSeq, WayCold, bs, false), prep: r.cfg.Cluster.DropCache,
-			run: func(ctx context.Context, _ []*recorder) error { return r.readStrata(ctx, r.strata) }})
+			run: func(ctx context.Context, _ []*benchkit.Recorder) error { return r.readStrata(ctx, r.strata) }})
 	}
 	trials = append(trials,
 		&trial{res: r.seqResult(KindSeq, WayWarm, bs, false), files: r.warmFiles(),
-			run: func(ctx context.Context, _ []*recorder) error { return r.readStrata(ctx, r.strata) }},
+			run: func(ctx context.Context, _ []*benchkit.Recorder) error { return r.readStrata(ctx, r.strata) }},
 		&trial{res: r.seqResult(KindSeq, WayRaw, 0, false), files: r.rawFiles(),
-			run: func(context.Context, []*recorder) error { return r.readRaw(r.raw) }})
+			run: func(context.Context, []*benchkit.Recorder) error { return r.readRaw(r.raw) }})
 	return r.alternate(ctx, r.cfg.Repeat, trials...)
 }
 
@@ -107,10 +110,10 @@ func (r *runner) diskPhase(ctx context.Context) error {
 			r.c.EndLeases()
 			return dropCacheFiles(dirs)
 		},
-		run: func(ctx context.Context, _ []*recorder) error { return r.readStrata(ctx, r.strata) }}
+		run: func(ctx context.Context, _ []*benchkit.Recorder) error { return r.readStrata(ctx, r.strata) }}
 	raw := &trial{res: r.seqResult(KindDisk, WayRaw, 0, false), files: r.rawFiles(),
 		prep: func(context.Context) error { return dropFiles(r.raw) },
-		run:  func(context.Context, []*recorder) error { return r.readRaw(r.raw) }}
+		run:  func(context.Context, []*benchkit.Recorder) error { return r.readRaw(r.raw) }}
 	return r.alternate(ctx, r.cfg.Repeat, warm, raw)
 }
 

@@ -3,6 +3,8 @@ package databench
 import (
 	"context"
 	"fmt"
+
+	"github.com/stratafs/strata/bench/benchkit"
 )
 
 // sweep writes Files files with block size bs, Repeat rounds, then reads
@@ -15,7 +17,7 @@ func (r *runner) sweep(ctx context.Context, bs int64) error {
 	if err := r.alternate(ctx, r.cfg.Repeat, r.writeTrial(r.seqResult(KindWrite, WayStrata, bs, true), dir, &paths)); err != nil {
 		return err
 	}
-	read := func(ctx context.Context, _ []*recorder) error { return r.readStrata(ctx, paths) }
+	read := func(ctx context.Context, _ []*benchkit.Recorder) error { return r.readStrata(ctx, paths) }
 	var trials []*trial
 	if r.coldOK {
 		trials = append(trials, &trial{res: r.seqResult(KindSeq, WayCold, bs, true), prep: r.cfg.Cluster.DropCache, run: read})

@@ -3,7 +3,6 @@ package databench
 import (
 	"slices"
 	"testing"
-	"time"
 )
 
 func TestPatternDetectsMisplacedReads(t *testing.T) {
@@ -79,25 +78,6 @@ func TestParsePhases(t *testing.T) {
 	}
 	if _, err := ParsePhases("seq,bogus"); err == nil {
 		t.Fatal("an unknown phase was accepted")
-	}
-}
-
-func TestMedianAndSummary(t *testing.T) {
-	ms := time.Millisecond
-	if m := median([]time.Duration{3 * ms, 1 * ms, 2 * ms}); m != 2*ms {
-		t.Errorf("median of 3: %v", m)
-	}
-	if m := median([]time.Duration{4 * ms, 1 * ms, 2 * ms, 3 * ms}); m != 2500*time.Microsecond {
-		t.Errorf("median of 4: %v", m)
-	}
-	a, b := newRecorder(), newRecorder()
-	for i := 1; i <= 100; i++ {
-		a.record(time.Duration(i) * ms)
-	}
-	b.record(time.Hour) // above the histogram's range: clamped, max exact
-	l := summarize([]*recorder{a, b})
-	if l.Max != time.Hour || l.P50 < 49*ms || l.P50 > 52*ms || l.P99 > l.Max {
-		t.Errorf("summary %+v", l)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/stratafs/strata/bench/benchkit"
 	"github.com/stratafs/strata/internal/cputime"
 	"github.com/stratafs/strata/internal/fserr"
 )
@@ -29,7 +30,7 @@ type Result struct {
 	// CPUPercent counts it; -1 when unknown. Besides this process it holds
 	// the service (when it runs here) and whatever else was running.
 	HostCPU float64
-	Latency Latency
+	Latency benchkit.Latency
 	// FirstError is the first failure's message, if any failed.
 	FirstError string
 }
@@ -65,7 +66,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	cfg.setDefaults()
-	rep := &Report{Started: time.Now(), Machine: DescribeMachine(), Params: paramsOf(&cfg)}
+	rep := &Report{Started: time.Now(), Machine: benchkit.DescribeMachine(), Params: paramsOf(&cfg)}
 	svc, err := warmUp(ctx, &cfg)
 	if err != nil {
 		return rep, err
@@ -73,7 +74,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep.Service = svc
 	r := &runner{cfg: &cfg, steps: plan(cfg.Ops)}
 	for range slices.Max(cfg.Threads) {
-		r.recs = append(r.recs, newRecorder())
+		r.recs = append(r.recs, benchkit.NewRecorder())
 	}
 	for _, n := range cfg.Threads {
 		res, err := r.runThreads(ctx, n)
@@ -116,7 +117,7 @@ func warmUp(ctx context.Context, cfg *Config) (Service, error) {
 type runner struct {
 	cfg   *Config
 	steps []step
-	recs  []*recorder // one per thread, reused from phase to phase
+	recs  []*benchkit.Recorder // one per thread, reused from phase to phase
 	done  atomic.Int64
 }
 
@@ -173,7 +174,7 @@ func (r *runner) phase(ctx context.Context, st step, threads []*thread) Result {
 			th.n = r.cfg.ListPasses
 		}
 		th.errs, th.firstErr, th.entries = 0, nil, 0
-		th.rec.reset()
+		th.rec.Reset()
 	}
 	r.done.Store(0)
 	stopProgress := r.progress(st, threads)
@@ -211,7 +212,7 @@ func (r *runner) work(ctx context.Context, th *thread, act action, paths func(*t
 		src, dst := paths(th, j)
 		t0 := time.Now()
 		n, err := act(ctx, th, src, dst)
-		th.rec.record(time.Since(t0))
+		th.rec.Record(time.Since(t0))
 		th.entries += int64(n)
 		if err != nil {
 			th.errs++
@@ -235,17 +236,17 @@ func share(total, n, i int) int {
 // collect adds up the threads' counts and histograms.
 func collect(op Op, threads []*thread, elapsed time.Duration) Result {
 	res := Result{Op: op, Threads: len(threads), Elapsed: elapsed}
-	recs := make([]*recorder, len(threads))
+	recs := make([]*benchkit.Recorder, len(threads))
 	for i, th := range threads {
 		recs[i] = th.rec
-		res.Ops += th.rec.count()
+		res.Ops += th.rec.Count()
 		res.Errors += th.errs
 		res.Entries += th.entries
 		if th.firstErr != nil && res.FirstError == "" {
 			res.FirstError = th.firstErr.Error()
 		}
 	}
-	res.Latency = summarize(recs)
+	res.Latency = benchkit.Summarize(recs)
 	return res
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/stratafs/strata/bench/benchkit"
 	"github.com/stratafs/strata/internal/client"
 )
 
@@ -14,7 +15,7 @@ type thread struct {
 	c        *client.Client
 	dir      string // the thread's own directory
 	n        int    // operations this thread does in the phase
-	rec      *recorder
+	rec      *benchkit.Recorder
 	errs     int64
 	firstErr error
 	entries  int64

@@ -3,6 +3,8 @@ package metabench
 import (
 	"fmt"
 	"time"
+
+	"github.com/stratafs/strata/bench/benchkit"
 )
 
 // progress prints, every ProgressEvery while a phase runs, how far it got;
@@ -45,7 +47,8 @@ func (r *runner) report(st step, res Result) {
 	name := phaseName(st)
 	l := res.Latency
 	fmt.Fprintf(r.cfg.Progress, "threads %d: %s: %d ops in %.2fs, %.0f ops/s, cpu %.0f%% (host %.0f%%), p50 %sms p99 %sms max %sms",
-		res.Threads, name, res.Ops, res.Elapsed.Seconds(), res.OpsPerSec(), res.CPUPercent(), res.HostCPU, ms(l.P50), ms(l.P99), ms(l.Max))
+		res.Threads, name, res.Ops, res.Elapsed.Seconds(), res.OpsPerSec(), res.CPUPercent(), res.HostCPU,
+		benchkit.Millis(l.P50), benchkit.Millis(l.P99), benchkit.Millis(l.Max))
 	if res.Errors > 0 {
 		fmt.Fprintf(r.cfg.Progress, ", %d FAILED, the first: %s", res.Errors, res.FirstError)
 	}

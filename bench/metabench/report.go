@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/stratafs/strata/bench/benchkit"
 )
 
 // Durability says what an acknowledged operation means, for the report.
@@ -16,7 +18,7 @@ const Durability = "a mutation is acknowledged once its Raft log entry is fsynce
 // Report is the outcome of a run.
 type Report struct {
 	Started time.Time
-	Machine Machine
+	Machine benchkit.Machine
 	Service Service
 	Params  Params
 	Results []Result
@@ -70,32 +72,9 @@ func FormatTable(results []Result) string {
 			strconv.FormatInt(r.Errors, 10), strconv.FormatFloat(r.Elapsed.Seconds(), 'f', 2, 64),
 			strconv.FormatFloat(r.OpsPerSec(), 'f', 0, 64), entries,
 			strconv.FormatFloat(r.CPUPercent(), 'f', 0, 64), percentOrDash(r.HostCPU),
-			ms(l.P50), ms(l.P95), ms(l.P99), ms(l.P999), ms(l.Max)})
+			benchkit.Millis(l.P50), benchkit.Millis(l.P95), benchkit.Millis(l.P99), benchkit.Millis(l.P999), benchkit.Millis(l.Max)})
 	}
-	return alignRows(rows)
-}
-
-func alignRows(rows [][]string) string {
-	widths := make([]int, len(rows[0]))
-	for _, row := range rows {
-		for i, cell := range row {
-			widths[i] = max(widths[i], len(cell))
-		}
-	}
-	var b strings.Builder
-	for _, row := range rows {
-		for i, cell := range row {
-			pad := strings.Repeat(" ", widths[i]-len(cell))
-			switch {
-			case i == 0:
-				b.WriteString(cell + pad)
-			default:
-				b.WriteString("  " + pad + cell)
-			}
-		}
-		b.WriteString("\n")
-	}
-	return b.String()
+	return benchkit.AlignRows(rows, 1, 0)
 }
 
 func percentOrDash(p float64) string {
@@ -103,11 +82,6 @@ func percentOrDash(p float64) string {
 		return "-"
 	}
 	return strconv.FormatFloat(p, 'f', 0, 64)
-}
-
-// ms formats d in milliseconds with microsecond precision.
-func ms(d time.Duration) string {
-	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 3, 64)
 }
 
 func coalescing(batches int) string {
@@ -152,12 +126,12 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	}
 	f := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	out := struct {
-		Started    time.Time `json:"started"`
-		Machine    Machine   `json:"machine"`
-		Service    Service   `json:"service"`
-		Durability string    `json:"durability"`
-		Params     Params    `json:"params"`
-		Results    []result  `json:"results"`
+		Started    time.Time        `json:"started"`
+		Machine    benchkit.Machine `json:"machine"`
+		Service    Service          `json:"service"`
+		Durability string           `json:"durability"`
+		Params     Params           `json:"params"`
+		Results    []result         `json:"results"`
 	}{Started: r.Started, Machine: r.Machine, Service: r.Service, Durability: Durability, Params: r.Params}
 	for _, res := range r.Results {
 		l := res.Latency

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stratafs/strata/bench/benchkit"
 )
 
 func TestParseOps(t *testing.T) {
@@ -117,53 +119,12 @@ func TestShare(t *testing.T) {
 	}
 }
 
-func TestSummarize(t *testing.T) {
-	// Two threads: 1..1000 µs and 1001..2000 µs, so the merged
-	// distribution is 1..2000 µs, plus one 3 s outlier on the second.
-	a, b := newRecorder(), newRecorder()
-	for i := 1; i <= 1000; i++ {
-		a.record(time.Duration(i) * time.Microsecond)
-		b.record(time.Duration(1000+i) * time.Microsecond)
-	}
-	b.record(3*time.Second + 7*time.Nanosecond)
-	l := summarize([]*recorder{a, b})
-	near := func(name string, got, want time.Duration) {
-		t.Helper()
-		// Three significant digits: within 0.1%, plus the 1 µs floor.
-		if diff := (got - want).Abs(); diff > want/1000+time.Microsecond {
-			t.Errorf("%s = %v, want %v", name, got, want)
-		}
-	}
-	near("p50", l.P50, 1000*time.Microsecond)
-	near("p95", l.P95, 1901*time.Microsecond)
-	near("p99", l.P99, 1981*time.Microsecond)
-	near("p99.9", l.P999, 1999*time.Microsecond)
-	if l.Max != 3*time.Second+7*time.Nanosecond {
-		t.Errorf("max = %v, want the exact outlier", l.Max)
-	}
-	if a.count()+b.count() != 2001 {
-		t.Errorf("count = %d", a.count()+b.count())
-	}
-
-	// Reset recorders start over; out-of-range values are clamped, not lost.
-	a.reset()
-	a.record(-time.Second)
-	a.record(time.Hour)
-	l = summarize([]*recorder{a})
-	if a.count() != 2 || l.Max != time.Hour || l.P50 > l.Max || l.P999 > l.Max {
-		t.Errorf("after reset: count %d, %+v", a.count(), l)
-	}
-	if l := summarize([]*recorder{newRecorder()}); l != (Latency{}) {
-		t.Errorf("empty: %+v", l)
-	}
-}
-
 var sampleResults = []Result{
 	{Op: OpCreate, Threads: 64, Ops: 20000, Elapsed: 2 * time.Second, CPU: 3 * time.Second, HostCPU: 190,
-		Latency: Latency{P50: 1500 * time.Microsecond, P95: 2 * time.Millisecond, P99: 3 * time.Millisecond,
+		Latency: benchkit.Latency{P50: 1500 * time.Microsecond, P95: 2 * time.Millisecond, P99: 3 * time.Millisecond,
 			P999: 10 * time.Millisecond, Max: 123456789 * time.Nanosecond}},
 	{Op: OpList, Threads: 1, Ops: 10, Entries: 200000, Errors: 2, Elapsed: 500 * time.Millisecond,
-		FirstError: "boom", HostCPU: -1, Latency: Latency{P50: 40 * time.Millisecond, Max: 41 * time.Millisecond}},
+		FirstError: "boom", HostCPU: -1, Latency: benchkit.Latency{P50: 40 * time.Millisecond, Max: 41 * time.Millisecond}},
 }
 
 func TestFormatTable(t *testing.T) {
@@ -179,7 +140,7 @@ list          1     10       2  0.50     20     400000     0      -  40.000  0.0
 
 func TestReportOutputs(t *testing.T) {
 	rep := &Report{Started: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC),
-		Machine: Machine{Host: "h", CPUs: 2, GOMAXPROCS: 2, MemoryBytes: 8 << 30, GoVersion: "go1.26.8", OS: "linux", Arch: "amd64",
+		Machine: benchkit.Machine{Host: "h", CPUs: 2, GOMAXPROCS: 2, MemoryBytes: 8 << 30, GoVersion: "go1.26.8", OS: "linux", Arch: "amd64",
 			LoadAvg: "0.10 0.20 0.30"},
 		Service: Service{Target: "127.0.0.1:7700", Member: 1, Role: "StateLeader", Version: "dev"},
 		Params:  Params{Dir: "/b", Threads: []int{1, 64}, Files: 20000, Ops: DefaultOps, ListPasses: 10, Conns: 1},
@@ -200,7 +161,7 @@ func TestReportOutputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	var doc struct {
-		Machine Machine
+		Machine benchkit.Machine
 		Results []struct {
 			Op            string  `json:"op"`
 			OpsPerSec     float64 `json:"ops_per_sec"`

@@ -15,7 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/stratafs/strata/bench/metabench"
+	"github.com/stratafs/strata/bench/benchkit"
 )
 
 const benchFailoverLong = `Measure how long the namespace service is unavailable to writers when its
@@ -146,7 +146,7 @@ func runBenchFailover(ctx context.Context, stdout, stderr io.Writer, trials, mem
 
 	var took []time.Duration
 	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(stdout, "strata bench failover, %s\n%s\n", start.Format(time.RFC3339), metabench.DescribeMachine())
+	fmt.Fprintf(stdout, "strata bench failover, %s\n%s\n", start.Format(time.RFC3339), benchkit.DescribeMachine())
 	fmt.Fprintf(stdout, "%d members (separate processes on loopback), %d writers creating directories, SIGKILL of the leader\n\n", members, writers)
 	fmt.Fprintln(w, "TRIAL\tKILLED\tNEW LEADER\tFAILOVER ms\t")
 	for i, r := range results {
@@ -157,7 +157,7 @@ func runBenchFailover(ctx context.Context, stdout, stderr io.Writer, trials, mem
 		return err
 	}
 	slices.Sort(took)
-	fmt.Fprintf(stdout, "\nmedian %.0f ms, max %.0f ms over %d trials\n", ms(median(took)), ms(took[len(took)-1]), len(took))
+	fmt.Fprintf(stdout, "\nmedian %.0f ms, max %.0f ms over %d trials\n", ms(benchkit.Median(took)), ms(took[len(took)-1]), len(took))
 	return nil
 }
 
@@ -175,11 +175,3 @@ func drain(ch chan ack) {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-func median(sorted []time.Duration) time.Duration {
-	n := len(sorted)
-	if n%2 == 1 {
-		return sorted[n/2]
-	}
-	return (sorted[n/2-1] + sorted[n/2]) / 2
-}

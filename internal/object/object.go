@@ -1,7 +1,8 @@
 // Package object is Strata's view of an object store: the Store interface that
 // workers use to keep immutable file blocks in a bucket, the sentinel errors
 // every backend translates its own errors into, and the optional multipart
-// extension with its fallback helper PutParallel.
+// extension with its fallback helper PutParallel; also Sleep, the
+// cancellable wait its wrappers share.
 //
 // It is not a general S3 client: there are no ACLs, versions, metadata, copies
 // or presigned URLs, only what the data path needs. Backends live in

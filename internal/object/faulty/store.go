@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/stratafs/strata/internal/object"
 )
@@ -26,7 +25,7 @@ type store struct {
 
 // apply injects f around call, which performs the real operation.
 func (f fault) apply(ctx context.Context, op object.Op, key string, call func() error) error {
-	if err := sleep(ctx, f.delay); err != nil {
+	if err := object.Sleep(ctx, f.delay); err != nil {
 		return object.WrapError(op, key, err)
 	}
 	if f.rule == nil || f.rule.Kind == ShortRead || f.rule.Kind == Latency {
@@ -49,7 +48,7 @@ func (r *Rule) failure(ctx context.Context) error {
 			<-ctx.Done()
 			return ctx.Err()
 		}
-		if err := sleep(ctx, r.Delay); err != nil {
+		if err := object.Sleep(ctx, r.Delay); err != nil {
 			return err
 		}
 		return fmt.Errorf("%w: injected after %v", object.ErrTimeout, r.Delay)
@@ -59,20 +58,6 @@ func (r *Rule) failure(ctx context.Context) error {
 		err = object.ErrTransient
 	}
 	return fmt.Errorf("injected: %w", err)
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 func (s *store) Put(ctx context.Context, key string, r io.Reader, size int64) error {

@@ -81,7 +81,7 @@ func (s *store) loop(ctx context.Context, op object.Op, key string, made int, la
 		if s.p.OnRetry != nil {
 			s.p.OnRetry(op, key, made, last)
 		}
-		if err := sleep(ctx, delay); err != nil {
+		if err := object.Sleep(ctx, delay); err != nil {
 			return made, object.WrapError(op, key, fmt.Errorf("%w while retrying: %v", err, last))
 		}
 		made, last = made+1, attempt()
@@ -149,15 +149,4 @@ func (s *store) timeoutErr(ctx, actx context.Context, op object.Op, key string, 
 		return object.WrapError(op, key, fmt.Errorf("%w: attempt exceeded %v: %v", object.ErrTimeout, s.p.AttemptTimeout, err))
 	}
 	return err
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

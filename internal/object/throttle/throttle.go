@@ -86,18 +86,7 @@ func (l *Link) wait(ctx context.Context, dir *rate.Limiter, n int) error {
 
 // delay waits out the link's latency.
 func (l *Link) delay(ctx context.Context) error {
-	d := time.Duration(l.latency.Load())
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return object.Sleep(ctx, time.Duration(l.latency.Load()))
 }
 
 // shaped paces the bytes read through it on the link, in steps of at most

@@ -1,5 +1,5 @@
 //go:build !unix
 
-package databench
+package benchkit
 
 func diskFree(string) (uint64, int64) { return 0, 0 }

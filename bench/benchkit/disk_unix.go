@@ -1,6 +1,6 @@
 //go:build unix
 
-package databench
+package benchkit
 
 import "syscall"
 

@@ -1,4 +1,4 @@
-package databench
+package benchkit
 
 import (
 	"bufio"
@@ -9,7 +9,9 @@ import (
 	"strings"
 )
 
-// Machine describes the host the benchmark ran on.
+// Machine describes the host a benchmark ran on. The memory and disk
+// fields after MemoryBytes are filled only by WithDisk, for a benchmark
+// whose data must fit; they are left out of the JSON when empty.
 type Machine struct {
 	Host        string `json:"host"`
 	CPUs        int    `json:"cpus"`
@@ -21,7 +23,7 @@ type Machine struct {
 	MemAvailable uint64 `json:"mem_available_bytes,omitempty"`
 	// DiskFree is what was free on the file system of DiskDir when the
 	// run started; FSType its type (ext4, xfs, tmpfs, ...).
-	DiskDir   string `json:"disk_dir"`
+	DiskDir   string `json:"disk_dir,omitempty"`
 	DiskFree  uint64 `json:"disk_free_bytes,omitempty"`
 	FSType    string `json:"fs_type,omitempty"`
 	GoVersion string `json:"go_version"`
@@ -32,18 +34,25 @@ type Machine struct {
 	LoadAvg string `json:"load_avg,omitempty"`
 }
 
-// DescribeMachine describes this host and the file system of dir; what it
-// cannot find out (CPU model, memory and load come from /proc) stays empty.
-func DescribeMachine(dir string) Machine {
+// DescribeMachine describes this host; what it cannot find out (CPU model,
+// memory and load come from /proc on Linux) stays empty.
+func DescribeMachine() Machine {
 	host, _ := os.Hostname()
-	free, fsType := diskFree(dir)
 	return Machine{Host: host, CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
-		CPUModel: procField("/proc/cpuinfo", "model name"), MemoryBytes: memInfo("MemTotal"), MemAvailable: memInfo("MemAvailable"),
-		DiskDir: dir, DiskFree: free, FSType: fsName(fsType),
+		CPUModel: procField("/proc/cpuinfo", "model name"), MemoryBytes: memInfo("MemTotal"),
 		GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, LoadAvg: loadAvg()}
 }
 
-// String is the one-line description of the report's header.
+// WithDisk adds to m what a benchmark of file data needs to know fits: the
+// memory available now and the free space and type of dir's file system.
+func (m Machine) WithDisk(dir string) Machine {
+	free, fsType := diskFree(dir)
+	m.MemAvailable = memInfo("MemAvailable")
+	m.DiskDir, m.DiskFree, m.FSType = dir, free, fsName(fsType)
+	return m
+}
+
+// String is the one-line description of a report's header.
 func (m Machine) String() string {
 	s := fmt.Sprintf("%d cores", m.CPUs)
 	if m.CPUModel != "" {
