@@ -180,10 +180,15 @@ func sleep(ctx context.Context, d time.Duration) error {
 // mutations are the calls whose requests get a request id.
 var mutations = map[string]bool{}
 
+// init reads the mutations off the service's definition: the methods whose
+// strata.v1.method_kind option says MUTATION.
 func init() {
-	for _, name := range []string{"Mkdirs", "Create", "Complete", "Rename", "Delete", "SetPermission",
-		"SetOwner", "SetTimes", "RecoverLease", "CreateNamespace", "DeleteNamespace"} {
-		mutations["/"+pb.MetaService_ServiceDesc.ServiceName+"/"+name] = true
+	svc := pb.File_strata_v1_meta_proto.Services().ByName("MetaService")
+	for i := range svc.Methods().Len() {
+		md := svc.Methods().Get(i)
+		if proto.GetExtension(md.Options(), pb.E_MethodKind) == pb.MethodKind_METHOD_KIND_MUTATION {
+			mutations["/"+string(svc.FullName())+"/"+string(md.Name())] = true
+		}
 	}
 }
 

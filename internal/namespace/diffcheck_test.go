@@ -91,31 +91,31 @@ func (d *diff) opInvalid() {
 	switch op {
 	case 0:
 		err = d.apply(func(tx kv.Txn) error {
-			_, err := d.fs.Mkdirs(tx, d.now, c, ns, p, 0o777, 0, true)
+			_, err := d.mut.Mkdirs(tx, d.now, c, ns, p, 0o777, 0, true)
 			return err
 		})
 	case 1:
 		err = d.apply(func(tx kv.Txn) error {
-			_, err := d.fs.Create(tx, d.now, c, ns, p, namespace.CreateOptions{Holder: "h1", Parents: true, Overwrite: true})
+			_, err := d.mut.Create(tx, d.now, c, ns, p, namespace.CreateOptions{Holder: "h1", Parents: true, Overwrite: true})
 			return err
 		})
 	case 2:
 		err = d.apply(func(tx kv.Txn) error {
-			_, err := d.fs.Delete(tx, d.now, c, ns, p, true)
+			_, err := d.mut.Delete(tx, d.now, c, ns, p, true)
 			return err
 		})
 	case 3:
 		err = d.apply(func(tx kv.Txn) error {
-			_, err := d.fs.Rename(tx, d.now, c, ns, p, q, namespace.RenameOptions{})
+			_, err := d.mut.Rename(tx, d.now, c, ns, p, q, namespace.RenameOptions{})
 			return err
 		})
 	case 4:
-		err = d.apply(func(tx kv.Txn) error { return d.fs.SetPermission(tx, c, ns, p, 0o777) })
+		err = d.apply(func(tx kv.Txn) error { return d.mut.SetPermission(tx, c, ns, p, 0o777) })
 	case 5:
-		err = d.apply(func(tx kv.Txn) error { return d.fs.SetTimes(tx, c, ns, p, 1, 1) })
+		err = d.apply(func(tx kv.Txn) error { return d.mut.SetTimes(tx, c, ns, p, 1, 1) })
 	case 6:
 		err = d.apply(func(tx kv.Txn) error {
-			_, err := d.fs.RecoverLease(tx, d.now, c, ns, p)
+			_, err := d.mut.RecoverLease(tx, d.now, c, ns, p)
 			return err
 		})
 	case 7:

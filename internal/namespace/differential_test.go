@@ -23,7 +23,12 @@ var (
 // namespace and to the naive model, and requires the same answers, the same
 // tree, and a consistent keyspace throughout.
 func TestDifferential(t *testing.T) {
-	seeds := []uint64{1, 2, 3, 4, 5, 6, 7, 8}
+	runDifferential(t, []uint64{1, 2, 3, 4, 5, 6, 7, 8}, nil)
+}
+
+// runDifferential runs TestDifferential's steps for each seed; through, if
+// set, replaces the diff's mutations.
+func runDifferential(t *testing.T, seeds []uint64, through func(d *diff) mutator) {
 	if *flagSeed != 0 {
 		seeds = []uint64{*flagSeed}
 	}
@@ -38,6 +43,9 @@ func TestDifferential(t *testing.T) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			t.Parallel()
 			d := newDiff(t, seed)
+			if through != nil {
+				d.mut = through(d)
+			}
 			for d.step = 1; d.step <= steps; d.step++ {
 				d.now++
 				d.randomOp()
@@ -63,6 +71,7 @@ type diff struct {
 	seed    uint64
 	rng     *rand.Rand
 	fs      *namespace.FS
+	mut     mutator // the mutations: fs itself, or through the state machine's commands
 	cfg     namespace.Config
 	store   *kv.Mem
 	batch   *kv.Overlay // commands applied since the last flush, as the server batches them
@@ -86,6 +95,7 @@ func newDiff(t *testing.T, seed uint64) *diff {
 	cfg := namespace.Config{Superuser: "super", Supergroup: "supergroup", InlineLimit: 16}
 	d := &diff{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, seed)), fs: namespace.New(cfg), cfg: cfg,
 		store: kv.NewMem(), now: 1, stats: map[string]int{}}
+	d.mut = d.fs
 	d.batch = kv.NewOverlay(d.store)
 	err := d.fs.CreateNamespace(d.batch, d.now, super, kvschema.Namespace{Name: dflt, Mode: 1})
 	if err != nil {
@@ -241,7 +251,7 @@ func (d *diff) opMkdirs() {
 	c, p, perm, umask, parents := d.caller(), d.path(30), pick(d, perms), pick(d, umasks), d.rng.IntN(3) > 0
 	var got bool
 	err := d.apply(func(tx kv.Txn) (err error) {
-		got, err = d.fs.Mkdirs(tx, d.now, c, dflt, p, perm, umask, parents)
+		got, err = d.mut.Mkdirs(tx, d.now, c, dflt, p, perm, umask, parents)
 		return err
 	})
 	want, werr := runModel(d, func(m *model) (bool, error) { return m.mkdirs(c, d.now, p, perm, umask, parents) })
@@ -267,7 +277,7 @@ func (d *diff) opCreate() {
 	}
 	var got *kvschema.Inode
 	err := d.apply(func(tx kv.Txn) (err error) {
-		got, err = d.fs.Create(tx, d.now, c, dflt, p, o)
+		got, err = d.mut.Create(tx, d.now, c, dflt, p, o)
 		return err
 	})
 	var ino uint64
@@ -295,7 +305,7 @@ func (d *diff) opComplete() {
 	case 1:
 		o.Inode = d.rng.Uint64N(20)
 	}
-	err := d.apply(func(tx kv.Txn) error { return d.fs.Complete(tx, d.now, c, dflt, p, o) })
+	err := d.apply(func(tx kv.Txn) error { return d.mut.Complete(tx, d.now, c, dflt, p, o) })
 	_, werr := runModel(d, func(m *model) (struct{}, error) { return struct{}{}, m.complete(c, d.now, p, o) })
 	d.outcome(fmt.Sprintf("%s complete %s ino=%d holder=%s len=%d inline=%v data=%d blocks=%v",
 		c.User, p, o.Inode, o.Holder, o.Length, o.Inline, len(o.Data), o.Blocks), err, werr, nil)
@@ -339,7 +349,7 @@ func (d *diff) opDelete() {
 	c, p, recursive := d.caller(), d.path(60), d.rng.IntN(2) == 0
 	var got bool
 	err := d.apply(func(tx kv.Txn) (err error) {
-		got, err = d.fs.Delete(tx, d.now, c, dflt, p, recursive)
+		got, err = d.mut.Delete(tx, d.now, c, dflt, p, recursive)
 		return err
 	})
 	want, werr := runModel(d, func(m *model) (bool, error) { return m.delete(c, d.now, p, recursive) })
@@ -352,7 +362,7 @@ func (d *diff) opRename() {
 	o := namespace.RenameOptions{Overwrite: d.rng.IntN(2) == 0, NoDescend: d.rng.IntN(2) == 0}
 	var got string
 	err := d.apply(func(tx kv.Txn) (err error) {
-		got, err = d.fs.Rename(tx, d.now, c, dflt, src, dst, o)
+		got, err = d.mut.Rename(tx, d.now, c, dflt, src, dst, o)
 		return err
 	})
 	want, werr := runModel(d, func(m *model) (string, error) { return m.rename(c, d.now, src, dst, o) })
@@ -362,7 +372,7 @@ func (d *diff) opRename() {
 
 func (d *diff) opSetPermission() {
 	c, p, perm := d.caller(), d.path(70), pick(d, perms)
-	err := d.apply(func(tx kv.Txn) error { return d.fs.SetPermission(tx, c, dflt, p, perm) })
+	err := d.apply(func(tx kv.Txn) error { return d.mut.SetPermission(tx, c, dflt, p, perm) })
 	_, werr := runModel(d, func(m *model) (struct{}, error) { return struct{}{}, m.setPermission(c, p, perm) })
 	d.outcome(fmt.Sprintf("%s setPermission %s %o", c.User, p, perm), err, werr, nil)
 }
@@ -370,7 +380,7 @@ func (d *diff) opSetPermission() {
 func (d *diff) opSetOwner() {
 	c, p := d.caller(), d.path(70)
 	owner, group := pick(d, []string{"", "", "alice", "bob", "super"}), pick(d, []string{"", "staff", "eng", "supergroup"})
-	err := d.apply(func(tx kv.Txn) error { return d.fs.SetOwner(tx, c, dflt, p, owner, group) })
+	err := d.apply(func(tx kv.Txn) error { return d.mut.SetOwner(tx, c, dflt, p, owner, group) })
 	_, werr := runModel(d, func(m *model) (struct{}, error) { return struct{}{}, m.setOwner(c, p, owner, group) })
 	d.outcome(fmt.Sprintf("%s setOwner %s %q %q", c.User, p, owner, group), err, werr, nil)
 }
@@ -378,7 +388,7 @@ func (d *diff) opSetOwner() {
 func (d *diff) opSetTimes() {
 	c, p := d.caller(), d.path(70)
 	mtime, atime := pick(d, []int64{-1, d.rng.Int64N(1e6)}), pick(d, []int64{-1, d.rng.Int64N(1e6)})
-	err := d.apply(func(tx kv.Txn) error { return d.fs.SetTimes(tx, c, dflt, p, mtime, atime) })
+	err := d.apply(func(tx kv.Txn) error { return d.mut.SetTimes(tx, c, dflt, p, mtime, atime) })
 	_, werr := runModel(d, func(m *model) (struct{}, error) { return struct{}{}, m.setTimes(c, p, mtime, atime) })
 	d.outcome(fmt.Sprintf("%s setTimes %s %d %d", c.User, p, mtime, atime), err, werr, nil)
 }
@@ -387,7 +397,7 @@ func (d *diff) opRecoverLease() {
 	c, p := d.caller(), d.file(70)
 	var got bool
 	err := d.apply(func(tx kv.Txn) (err error) {
-		got, err = d.fs.RecoverLease(tx, d.now, c, dflt, p)
+		got, err = d.mut.RecoverLease(tx, d.now, c, dflt, p)
 		return err
 	})
 	want, werr := runModel(d, func(m *model) (bool, error) { return m.recoverLease(c, p) })
@@ -410,7 +420,7 @@ func (d *diff) opExpireLease() {
 			l.holder = pick(d, holders) // maybe not the file's holder
 		}
 	}
-	err := d.apply(func(tx kv.Txn) error { return d.fs.ExpireLease(tx, l.holder, l.ino) })
+	err := d.apply(func(tx kv.Txn) error { return d.mut.ExpireLease(tx, l.holder, l.ino) })
 	if err != nil {
 		d.fatalf("expireLease %+v: %v", l, err)
 	}

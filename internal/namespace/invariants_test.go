@@ -113,7 +113,9 @@ func (s *raw) add(k, v []byte) error {
 			s.leases[l] = true
 		}
 	default:
-		err = fmt.Errorf("unknown prefix")
+		if !kvschema.IsRequestKey(k) { // the state machine's kept answers
+			err = fmt.Errorf("unknown prefix")
+		}
 	}
 	return err
 }

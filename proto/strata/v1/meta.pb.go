@@ -13,6 +13,7 @@ package stratav1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	descriptorpb "google.golang.org/protobuf/types/descriptorpb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -24,6 +25,62 @@ const (
 	// Verify that runtime/protoimpl is sufficiently up-to-date.
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
+
+// MethodKind tells a client how to make a MetaService method's calls. The
+// service's table of operations (internal/statemachine) agrees with it: a
+// test checks.
+type MethodKind int32
+
+const (
+	// The service's own: status, membership, workers, leases, batches.
+	MethodKind_METHOD_KIND_UNSPECIFIED MethodKind = 0
+	// A read: answered from the applied state, retried freely.
+	MethodKind_METHOD_KIND_READ MethodKind = 1
+	// A mutation: logged, carries a request id, applied once however often it
+	// is retried.
+	MethodKind_METHOD_KIND_MUTATION MethodKind = 2
+)
+
+// Enum value maps for MethodKind.
+var (
+	MethodKind_name = map[int32]string{
+		0: "METHOD_KIND_UNSPECIFIED",
+		1: "METHOD_KIND_READ",
+		2: "METHOD_KIND_MUTATION",
+	}
+	MethodKind_value = map[string]int32{
+		"METHOD_KIND_UNSPECIFIED": 0,
+		"METHOD_KIND_READ":        1,
+		"METHOD_KIND_MUTATION":    2,
+	}
+)
+
+func (x MethodKind) Enum() *MethodKind {
+	p := new(MethodKind)
+	*p = x
+	return p
+}
+
+func (x MethodKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (MethodKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_strata_v1_meta_proto_enumTypes[0].Descriptor()
+}
+
+func (MethodKind) Type() protoreflect.EnumType {
+	return &file_strata_v1_meta_proto_enumTypes[0]
+}
+
+func (x MethodKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use MethodKind.Descriptor instead.
+func (MethodKind) EnumDescriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{0}
+}
 
 type FileType int32
 
@@ -58,11 +115,11 @@ func (x FileType) String() string {
 }
 
 func (FileType) Descriptor() protoreflect.EnumDescriptor {
-	return file_strata_v1_meta_proto_enumTypes[0].Descriptor()
+	return file_strata_v1_meta_proto_enumTypes[1].Descriptor()
 }
 
 func (FileType) Type() protoreflect.EnumType {
-	return &file_strata_v1_meta_proto_enumTypes[0]
+	return &file_strata_v1_meta_proto_enumTypes[1]
 }
 
 func (x FileType) Number() protoreflect.EnumNumber {
@@ -71,7 +128,7 @@ func (x FileType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use FileType.Descriptor instead.
 func (FileType) EnumDescriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{0}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{1}
 }
 
 type NamespaceMode int32
@@ -107,11 +164,11 @@ func (x NamespaceMode) String() string {
 }
 
 func (NamespaceMode) Descriptor() protoreflect.EnumDescriptor {
-	return file_strata_v1_meta_proto_enumTypes[1].Descriptor()
+	return file_strata_v1_meta_proto_enumTypes[2].Descriptor()
 }
 
 func (NamespaceMode) Type() protoreflect.EnumType {
-	return &file_strata_v1_meta_proto_enumTypes[1]
+	return &file_strata_v1_meta_proto_enumTypes[2]
 }
 
 func (x NamespaceMode) Number() protoreflect.EnumNumber {
@@ -120,7 +177,7 @@ func (x NamespaceMode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use NamespaceMode.Descriptor instead.
 func (NamespaceMode) EnumDescriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{1}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{2}
 }
 
 // Header is carried by every namespace request.
@@ -3297,11 +3354,28 @@ func (x *ListWorkersResponse) GetWorkers() []*WorkerInfo {
 	return nil
 }
 
+var file_strata_v1_meta_proto_extTypes = []protoimpl.ExtensionInfo{
+	{
+		ExtendedType:  (*descriptorpb.MethodOptions)(nil),
+		ExtensionType: (*MethodKind)(nil),
+		Field:         50100,
+		Name:          "strata.v1.method_kind",
+		Tag:           "varint,50100,opt,name=method_kind,enum=strata.v1.MethodKind",
+		Filename:      "strata/v1/meta.proto",
+	},
+}
+
+// Extension fields to descriptorpb.MethodOptions.
+var (
+	// optional strata.v1.MethodKind method_kind = 50100;
+	E_MethodKind = &file_strata_v1_meta_proto_extTypes[0]
+)
+
 var File_strata_v1_meta_proto protoreflect.FileDescriptor
 
 const file_strata_v1_meta_proto_rawDesc = "" +
 	"\n" +
-	"\x14strata/v1/meta.proto\x12\tstrata.v1\x1a\x16strata/v1/worker.proto\"\xb7\x01\n" +
+	"\x14strata/v1/meta.proto\x12\tstrata.v1\x1a google/protobuf/descriptor.proto\x1a\x16strata/v1/worker.proto\"\xb7\x01\n" +
 	"\x06Header\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12\x16\n" +
@@ -3529,7 +3603,12 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x10interval_seconds\x18\x01 \x01(\rR\x0fintervalSeconds\"\x14\n" +
 	"\x12ListWorkersRequest\"F\n" +
 	"\x13ListWorkersResponse\x12/\n" +
-	"\aworkers\x18\x01 \x03(\v2\x15.strata.v1.WorkerInfoR\aworkers*R\n" +
+	"\aworkers\x18\x01 \x03(\v2\x15.strata.v1.WorkerInfoR\aworkers*Y\n" +
+	"\n" +
+	"MethodKind\x12\x1b\n" +
+	"\x17METHOD_KIND_UNSPECIFIED\x10\x00\x12\x14\n" +
+	"\x10METHOD_KIND_READ\x10\x01\x12\x18\n" +
+	"\x14METHOD_KIND_MUTATION\x10\x02*R\n" +
 	"\bFileType\x12\x19\n" +
 	"\x15FILE_TYPE_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eFILE_TYPE_FILE\x10\x01\x12\x17\n" +
@@ -3537,33 +3616,35 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\rNamespaceMode\x12\x1e\n" +
 	"\x1aNAMESPACE_MODE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14NAMESPACE_MODE_BLOCK\x10\x01\x12\x18\n" +
-	"\x14NAMESPACE_MODE_CACHE\x10\x022\xed\r\n" +
-	"\vMetaService\x12=\n" +
-	"\x06Mkdirs\x12\x18.strata.v1.MkdirsRequest\x1a\x19.strata.v1.MkdirsResponse\x12=\n" +
-	"\x06Create\x12\x18.strata.v1.CreateRequest\x1a\x19.strata.v1.CreateResponse\x12C\n" +
-	"\bComplete\x12\x1a.strata.v1.CompleteRequest\x1a\x1b.strata.v1.CompleteResponse\x12R\n" +
-	"\rGetFileStatus\x12\x1f.strata.v1.GetFileStatusRequest\x1a .strata.v1.GetFileStatusResponse\x127\n" +
-	"\x04Open\x12\x16.strata.v1.OpenRequest\x1a\x17.strata.v1.OpenResponse\x127\n" +
-	"\x04List\x12\x16.strata.v1.ListRequest\x1a\x17.strata.v1.ListResponse\x12=\n" +
-	"\x06Rename\x12\x18.strata.v1.RenameRequest\x1a\x19.strata.v1.RenameResponse\x12=\n" +
-	"\x06Delete\x12\x18.strata.v1.DeleteRequest\x1a\x19.strata.v1.DeleteResponse\x12L\n" +
-	"\rSetPermission\x12\x1f.strata.v1.SetPermissionRequest\x1a\x1a.strata.v1.SetAttrResponse\x12B\n" +
-	"\bSetOwner\x12\x1a.strata.v1.SetOwnerRequest\x1a\x1a.strata.v1.SetAttrResponse\x12B\n" +
-	"\bSetTimes\x12\x1a.strata.v1.SetTimesRequest\x1a\x1a.strata.v1.SetAttrResponse\x12^\n" +
-	"\x11GetContentSummary\x12#.strata.v1.GetContentSummaryRequest\x1a$.strata.v1.GetContentSummaryResponse\x12I\n" +
+	"\x14NAMESPACE_MODE_CACHE\x10\x022\xcd\x0e\n" +
+	"\vMetaService\x12C\n" +
+	"\x06Mkdirs\x12\x18.strata.v1.MkdirsRequest\x1a\x19.strata.v1.MkdirsResponse\"\x04\xa0\xbb\x18\x02\x12C\n" +
+	"\x06Create\x12\x18.strata.v1.CreateRequest\x1a\x19.strata.v1.CreateResponse\"\x04\xa0\xbb\x18\x02\x12I\n" +
+	"\bComplete\x12\x1a.strata.v1.CompleteRequest\x1a\x1b.strata.v1.CompleteResponse\"\x04\xa0\xbb\x18\x02\x12X\n" +
+	"\rGetFileStatus\x12\x1f.strata.v1.GetFileStatusRequest\x1a .strata.v1.GetFileStatusResponse\"\x04\xa0\xbb\x18\x01\x12=\n" +
+	"\x04Open\x12\x16.strata.v1.OpenRequest\x1a\x17.strata.v1.OpenResponse\"\x04\xa0\xbb\x18\x01\x12=\n" +
+	"\x04List\x12\x16.strata.v1.ListRequest\x1a\x17.strata.v1.ListResponse\"\x04\xa0\xbb\x18\x01\x12C\n" +
+	"\x06Rename\x12\x18.strata.v1.RenameRequest\x1a\x19.strata.v1.RenameResponse\"\x04\xa0\xbb\x18\x02\x12C\n" +
+	"\x06Delete\x12\x18.strata.v1.DeleteRequest\x1a\x19.strata.v1.DeleteResponse\"\x04\xa0\xbb\x18\x02\x12R\n" +
+	"\rSetPermission\x12\x1f.strata.v1.SetPermissionRequest\x1a\x1a.strata.v1.SetAttrResponse\"\x04\xa0\xbb\x18\x02\x12H\n" +
+	"\bSetOwner\x12\x1a.strata.v1.SetOwnerRequest\x1a\x1a.strata.v1.SetAttrResponse\"\x04\xa0\xbb\x18\x02\x12H\n" +
+	"\bSetTimes\x12\x1a.strata.v1.SetTimesRequest\x1a\x1a.strata.v1.SetAttrResponse\"\x04\xa0\xbb\x18\x02\x12d\n" +
+	"\x11GetContentSummary\x12#.strata.v1.GetContentSummaryRequest\x1a$.strata.v1.GetContentSummaryResponse\"\x04\xa0\xbb\x18\x01\x12I\n" +
 	"\n" +
-	"RenewLease\x12\x1c.strata.v1.RenewLeaseRequest\x1a\x1d.strata.v1.RenewLeaseResponse\x12O\n" +
-	"\fRecoverLease\x12\x1e.strata.v1.RecoverLeaseRequest\x1a\x1f.strata.v1.RecoverLeaseResponse\x12:\n" +
-	"\x05Batch\x12\x17.strata.v1.BatchRequest\x1a\x18.strata.v1.BatchResponse\x12X\n" +
-	"\x0fCreateNamespace\x12!.strata.v1.CreateNamespaceRequest\x1a\".strata.v1.CreateNamespaceResponse\x12U\n" +
-	"\x0eListNamespaces\x12 .strata.v1.ListNamespacesRequest\x1a!.strata.v1.ListNamespacesResponse\x12X\n" +
-	"\x0fDeleteNamespace\x12!.strata.v1.DeleteNamespaceRequest\x1a\".strata.v1.DeleteNamespaceResponse\x12=\n" +
+	"RenewLease\x12\x1c.strata.v1.RenewLeaseRequest\x1a\x1d.strata.v1.RenewLeaseResponse\x12U\n" +
+	"\fRecoverLease\x12\x1e.strata.v1.RecoverLeaseRequest\x1a\x1f.strata.v1.RecoverLeaseResponse\"\x04\xa0\xbb\x18\x02\x12:\n" +
+	"\x05Batch\x12\x17.strata.v1.BatchRequest\x1a\x18.strata.v1.BatchResponse\x12^\n" +
+	"\x0fCreateNamespace\x12!.strata.v1.CreateNamespaceRequest\x1a\".strata.v1.CreateNamespaceResponse\"\x04\xa0\xbb\x18\x02\x12[\n" +
+	"\x0eListNamespaces\x12 .strata.v1.ListNamespacesRequest\x1a!.strata.v1.ListNamespacesResponse\"\x04\xa0\xbb\x18\x01\x12^\n" +
+	"\x0fDeleteNamespace\x12!.strata.v1.DeleteNamespaceRequest\x1a\".strata.v1.DeleteNamespaceResponse\"\x04\xa0\xbb\x18\x02\x12=\n" +
 	"\x06Status\x12\x18.strata.v1.StatusRequest\x1a\x19.strata.v1.StatusResponse\x12G\n" +
 	"\tAddMember\x12\x1b.strata.v1.AddMemberRequest\x1a\x1d.strata.v1.MembershipResponse\x12M\n" +
 	"\fRemoveMember\x12\x1e.strata.v1.RemoveMemberRequest\x1a\x1d.strata.v1.MembershipResponse\x12Q\n" +
 	"\x0eTransferLeader\x12 .strata.v1.TransferLeaderRequest\x1a\x1d.strata.v1.MembershipResponse\x12F\n" +
 	"\tHeartbeat\x12\x1b.strata.v1.HeartbeatRequest\x1a\x1c.strata.v1.HeartbeatResponse\x12L\n" +
-	"\vListWorkers\x12\x1d.strata.v1.ListWorkersRequest\x1a\x1e.strata.v1.ListWorkersResponseBK\n" +
+	"\vListWorkers\x12\x1d.strata.v1.ListWorkersRequest\x1a\x1e.strata.v1.ListWorkersResponse:X\n" +
+	"\vmethod_kind\x12\x1e.google.protobuf.MethodOptions\x18\xb4\x87\x03 \x01(\x0e2\x15.strata.v1.MethodKindR\n" +
+	"methodKindBK\n" +
 	"\x12io.strata.proto.v1P\x01Z3github.com/stratafs/strata/proto/strata/v1;stratav1b\x06proto3"
 
 var (
@@ -3578,169 +3659,173 @@ func file_strata_v1_meta_proto_rawDescGZIP() []byte {
 	return file_strata_v1_meta_proto_rawDescData
 }
 
-var file_strata_v1_meta_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_strata_v1_meta_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
 var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
 var file_strata_v1_meta_proto_goTypes = []any{
-	(FileType)(0),                     // 0: strata.v1.FileType
-	(NamespaceMode)(0),                // 1: strata.v1.NamespaceMode
-	(*Header)(nil),                    // 2: strata.v1.Header
-	(*FileStatus)(nil),                // 3: strata.v1.FileStatus
-	(*MkdirsRequest)(nil),             // 4: strata.v1.MkdirsRequest
-	(*MkdirsResponse)(nil),            // 5: strata.v1.MkdirsResponse
-	(*CreateRequest)(nil),             // 6: strata.v1.CreateRequest
-	(*CreateResponse)(nil),            // 7: strata.v1.CreateResponse
-	(*CompleteRequest)(nil),           // 8: strata.v1.CompleteRequest
-	(*CompleteResponse)(nil),          // 9: strata.v1.CompleteResponse
-	(*GetFileStatusRequest)(nil),      // 10: strata.v1.GetFileStatusRequest
-	(*GetFileStatusResponse)(nil),     // 11: strata.v1.GetFileStatusResponse
-	(*OpenRequest)(nil),               // 12: strata.v1.OpenRequest
-	(*OpenResponse)(nil),              // 13: strata.v1.OpenResponse
-	(*ListRequest)(nil),               // 14: strata.v1.ListRequest
-	(*ListResponse)(nil),              // 15: strata.v1.ListResponse
-	(*RenameRequest)(nil),             // 16: strata.v1.RenameRequest
-	(*RenameResponse)(nil),            // 17: strata.v1.RenameResponse
-	(*DeleteRequest)(nil),             // 18: strata.v1.DeleteRequest
-	(*DeleteResponse)(nil),            // 19: strata.v1.DeleteResponse
-	(*SetPermissionRequest)(nil),      // 20: strata.v1.SetPermissionRequest
-	(*SetOwnerRequest)(nil),           // 21: strata.v1.SetOwnerRequest
-	(*SetTimesRequest)(nil),           // 22: strata.v1.SetTimesRequest
-	(*SetAttrResponse)(nil),           // 23: strata.v1.SetAttrResponse
-	(*GetContentSummaryRequest)(nil),  // 24: strata.v1.GetContentSummaryRequest
-	(*GetContentSummaryResponse)(nil), // 25: strata.v1.GetContentSummaryResponse
-	(*RenewLeaseRequest)(nil),         // 26: strata.v1.RenewLeaseRequest
-	(*RenewLeaseResponse)(nil),        // 27: strata.v1.RenewLeaseResponse
-	(*RecoverLeaseRequest)(nil),       // 28: strata.v1.RecoverLeaseRequest
-	(*RecoverLeaseResponse)(nil),      // 29: strata.v1.RecoverLeaseResponse
-	(*BatchRequest)(nil),              // 30: strata.v1.BatchRequest
-	(*BatchCall)(nil),                 // 31: strata.v1.BatchCall
-	(*BatchResponse)(nil),             // 32: strata.v1.BatchResponse
-	(*BatchResult)(nil),               // 33: strata.v1.BatchResult
-	(*NamespaceInfo)(nil),             // 34: strata.v1.NamespaceInfo
-	(*CreateNamespaceRequest)(nil),    // 35: strata.v1.CreateNamespaceRequest
-	(*CreateNamespaceResponse)(nil),   // 36: strata.v1.CreateNamespaceResponse
-	(*ListNamespacesRequest)(nil),     // 37: strata.v1.ListNamespacesRequest
-	(*ListNamespacesResponse)(nil),    // 38: strata.v1.ListNamespacesResponse
-	(*DeleteNamespaceRequest)(nil),    // 39: strata.v1.DeleteNamespaceRequest
-	(*DeleteNamespaceResponse)(nil),   // 40: strata.v1.DeleteNamespaceResponse
-	(*StatusRequest)(nil),             // 41: strata.v1.StatusRequest
-	(*StatusResponse)(nil),            // 42: strata.v1.StatusResponse
-	(*Member)(nil),                    // 43: strata.v1.Member
-	(*AddMemberRequest)(nil),          // 44: strata.v1.AddMemberRequest
-	(*RemoveMemberRequest)(nil),       // 45: strata.v1.RemoveMemberRequest
-	(*TransferLeaderRequest)(nil),     // 46: strata.v1.TransferLeaderRequest
-	(*MembershipResponse)(nil),        // 47: strata.v1.MembershipResponse
-	(*HeartbeatRequest)(nil),          // 48: strata.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),         // 49: strata.v1.HeartbeatResponse
-	(*ListWorkersRequest)(nil),        // 50: strata.v1.ListWorkersRequest
-	(*ListWorkersResponse)(nil),       // 51: strata.v1.ListWorkersResponse
-	(*Block)(nil),                     // 52: strata.v1.Block
-	(*WorkerInfo)(nil),                // 53: strata.v1.WorkerInfo
+	(MethodKind)(0),                    // 0: strata.v1.MethodKind
+	(FileType)(0),                      // 1: strata.v1.FileType
+	(NamespaceMode)(0),                 // 2: strata.v1.NamespaceMode
+	(*Header)(nil),                     // 3: strata.v1.Header
+	(*FileStatus)(nil),                 // 4: strata.v1.FileStatus
+	(*MkdirsRequest)(nil),              // 5: strata.v1.MkdirsRequest
+	(*MkdirsResponse)(nil),             // 6: strata.v1.MkdirsResponse
+	(*CreateRequest)(nil),              // 7: strata.v1.CreateRequest
+	(*CreateResponse)(nil),             // 8: strata.v1.CreateResponse
+	(*CompleteRequest)(nil),            // 9: strata.v1.CompleteRequest
+	(*CompleteResponse)(nil),           // 10: strata.v1.CompleteResponse
+	(*GetFileStatusRequest)(nil),       // 11: strata.v1.GetFileStatusRequest
+	(*GetFileStatusResponse)(nil),      // 12: strata.v1.GetFileStatusResponse
+	(*OpenRequest)(nil),                // 13: strata.v1.OpenRequest
+	(*OpenResponse)(nil),               // 14: strata.v1.OpenResponse
+	(*ListRequest)(nil),                // 15: strata.v1.ListRequest
+	(*ListResponse)(nil),               // 16: strata.v1.ListResponse
+	(*RenameRequest)(nil),              // 17: strata.v1.RenameRequest
+	(*RenameResponse)(nil),             // 18: strata.v1.RenameResponse
+	(*DeleteRequest)(nil),              // 19: strata.v1.DeleteRequest
+	(*DeleteResponse)(nil),             // 20: strata.v1.DeleteResponse
+	(*SetPermissionRequest)(nil),       // 21: strata.v1.SetPermissionRequest
+	(*SetOwnerRequest)(nil),            // 22: strata.v1.SetOwnerRequest
+	(*SetTimesRequest)(nil),            // 23: strata.v1.SetTimesRequest
+	(*SetAttrResponse)(nil),            // 24: strata.v1.SetAttrResponse
+	(*GetContentSummaryRequest)(nil),   // 25: strata.v1.GetContentSummaryRequest
+	(*GetContentSummaryResponse)(nil),  // 26: strata.v1.GetContentSummaryResponse
+	(*RenewLeaseRequest)(nil),          // 27: strata.v1.RenewLeaseRequest
+	(*RenewLeaseResponse)(nil),         // 28: strata.v1.RenewLeaseResponse
+	(*RecoverLeaseRequest)(nil),        // 29: strata.v1.RecoverLeaseRequest
+	(*RecoverLeaseResponse)(nil),       // 30: strata.v1.RecoverLeaseResponse
+	(*BatchRequest)(nil),               // 31: strata.v1.BatchRequest
+	(*BatchCall)(nil),                  // 32: strata.v1.BatchCall
+	(*BatchResponse)(nil),              // 33: strata.v1.BatchResponse
+	(*BatchResult)(nil),                // 34: strata.v1.BatchResult
+	(*NamespaceInfo)(nil),              // 35: strata.v1.NamespaceInfo
+	(*CreateNamespaceRequest)(nil),     // 36: strata.v1.CreateNamespaceRequest
+	(*CreateNamespaceResponse)(nil),    // 37: strata.v1.CreateNamespaceResponse
+	(*ListNamespacesRequest)(nil),      // 38: strata.v1.ListNamespacesRequest
+	(*ListNamespacesResponse)(nil),     // 39: strata.v1.ListNamespacesResponse
+	(*DeleteNamespaceRequest)(nil),     // 40: strata.v1.DeleteNamespaceRequest
+	(*DeleteNamespaceResponse)(nil),    // 41: strata.v1.DeleteNamespaceResponse
+	(*StatusRequest)(nil),              // 42: strata.v1.StatusRequest
+	(*StatusResponse)(nil),             // 43: strata.v1.StatusResponse
+	(*Member)(nil),                     // 44: strata.v1.Member
+	(*AddMemberRequest)(nil),           // 45: strata.v1.AddMemberRequest
+	(*RemoveMemberRequest)(nil),        // 46: strata.v1.RemoveMemberRequest
+	(*TransferLeaderRequest)(nil),      // 47: strata.v1.TransferLeaderRequest
+	(*MembershipResponse)(nil),         // 48: strata.v1.MembershipResponse
+	(*HeartbeatRequest)(nil),           // 49: strata.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),          // 50: strata.v1.HeartbeatResponse
+	(*ListWorkersRequest)(nil),         // 51: strata.v1.ListWorkersRequest
+	(*ListWorkersResponse)(nil),        // 52: strata.v1.ListWorkersResponse
+	(*Block)(nil),                      // 53: strata.v1.Block
+	(*WorkerInfo)(nil),                 // 54: strata.v1.WorkerInfo
+	(*descriptorpb.MethodOptions)(nil), // 55: google.protobuf.MethodOptions
 }
 var file_strata_v1_meta_proto_depIdxs = []int32{
-	0,  // 0: strata.v1.FileStatus.type:type_name -> strata.v1.FileType
-	2,  // 1: strata.v1.MkdirsRequest.header:type_name -> strata.v1.Header
-	2,  // 2: strata.v1.CreateRequest.header:type_name -> strata.v1.Header
-	3,  // 3: strata.v1.CreateResponse.status:type_name -> strata.v1.FileStatus
-	2,  // 4: strata.v1.CompleteRequest.header:type_name -> strata.v1.Header
-	52, // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
-	2,  // 6: strata.v1.GetFileStatusRequest.header:type_name -> strata.v1.Header
-	3,  // 7: strata.v1.GetFileStatusResponse.status:type_name -> strata.v1.FileStatus
-	2,  // 8: strata.v1.OpenRequest.header:type_name -> strata.v1.Header
-	3,  // 9: strata.v1.OpenResponse.status:type_name -> strata.v1.FileStatus
-	52, // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
-	2,  // 11: strata.v1.ListRequest.header:type_name -> strata.v1.Header
-	3,  // 12: strata.v1.ListResponse.entries:type_name -> strata.v1.FileStatus
-	3,  // 13: strata.v1.ListResponse.status:type_name -> strata.v1.FileStatus
-	2,  // 14: strata.v1.RenameRequest.header:type_name -> strata.v1.Header
-	2,  // 15: strata.v1.DeleteRequest.header:type_name -> strata.v1.Header
-	2,  // 16: strata.v1.SetPermissionRequest.header:type_name -> strata.v1.Header
-	2,  // 17: strata.v1.SetOwnerRequest.header:type_name -> strata.v1.Header
-	2,  // 18: strata.v1.SetTimesRequest.header:type_name -> strata.v1.Header
-	2,  // 19: strata.v1.GetContentSummaryRequest.header:type_name -> strata.v1.Header
-	2,  // 20: strata.v1.RenewLeaseRequest.header:type_name -> strata.v1.Header
-	2,  // 21: strata.v1.RecoverLeaseRequest.header:type_name -> strata.v1.Header
-	31, // 22: strata.v1.BatchRequest.calls:type_name -> strata.v1.BatchCall
-	10, // 23: strata.v1.BatchCall.get_file_status:type_name -> strata.v1.GetFileStatusRequest
-	12, // 24: strata.v1.BatchCall.open:type_name -> strata.v1.OpenRequest
-	4,  // 25: strata.v1.BatchCall.mkdirs:type_name -> strata.v1.MkdirsRequest
-	6,  // 26: strata.v1.BatchCall.create:type_name -> strata.v1.CreateRequest
-	8,  // 27: strata.v1.BatchCall.complete:type_name -> strata.v1.CompleteRequest
-	16, // 28: strata.v1.BatchCall.rename:type_name -> strata.v1.RenameRequest
-	18, // 29: strata.v1.BatchCall.delete:type_name -> strata.v1.DeleteRequest
-	33, // 30: strata.v1.BatchResponse.results:type_name -> strata.v1.BatchResult
-	11, // 31: strata.v1.BatchResult.get_file_status:type_name -> strata.v1.GetFileStatusResponse
-	13, // 32: strata.v1.BatchResult.open:type_name -> strata.v1.OpenResponse
-	5,  // 33: strata.v1.BatchResult.mkdirs:type_name -> strata.v1.MkdirsResponse
-	7,  // 34: strata.v1.BatchResult.create:type_name -> strata.v1.CreateResponse
-	9,  // 35: strata.v1.BatchResult.complete:type_name -> strata.v1.CompleteResponse
-	17, // 36: strata.v1.BatchResult.rename:type_name -> strata.v1.RenameResponse
-	19, // 37: strata.v1.BatchResult.delete:type_name -> strata.v1.DeleteResponse
-	1,  // 38: strata.v1.NamespaceInfo.mode:type_name -> strata.v1.NamespaceMode
-	2,  // 39: strata.v1.CreateNamespaceRequest.header:type_name -> strata.v1.Header
-	34, // 40: strata.v1.CreateNamespaceRequest.namespace:type_name -> strata.v1.NamespaceInfo
-	2,  // 41: strata.v1.ListNamespacesRequest.header:type_name -> strata.v1.Header
-	34, // 42: strata.v1.ListNamespacesResponse.namespaces:type_name -> strata.v1.NamespaceInfo
-	2,  // 43: strata.v1.DeleteNamespaceRequest.header:type_name -> strata.v1.Header
-	43, // 44: strata.v1.StatusResponse.members:type_name -> strata.v1.Member
-	2,  // 45: strata.v1.AddMemberRequest.header:type_name -> strata.v1.Header
-	43, // 46: strata.v1.AddMemberRequest.member:type_name -> strata.v1.Member
-	2,  // 47: strata.v1.RemoveMemberRequest.header:type_name -> strata.v1.Header
-	2,  // 48: strata.v1.TransferLeaderRequest.header:type_name -> strata.v1.Header
-	43, // 49: strata.v1.MembershipResponse.members:type_name -> strata.v1.Member
-	53, // 50: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
-	53, // 51: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
-	4,  // 52: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
-	6,  // 53: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
-	8,  // 54: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
-	10, // 55: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
-	12, // 56: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
-	14, // 57: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
-	16, // 58: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
-	18, // 59: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
-	20, // 60: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
-	21, // 61: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
-	22, // 62: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
-	24, // 63: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
-	26, // 64: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
-	28, // 65: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
-	30, // 66: strata.v1.MetaService.Batch:input_type -> strata.v1.BatchRequest
-	35, // 67: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
-	37, // 68: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
-	39, // 69: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
-	41, // 70: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
-	44, // 71: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
-	45, // 72: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
-	46, // 73: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
-	48, // 74: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
-	50, // 75: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
-	5,  // 76: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
-	7,  // 77: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
-	9,  // 78: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
-	11, // 79: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
-	13, // 80: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
-	15, // 81: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
-	17, // 82: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
-	19, // 83: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
-	23, // 84: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
-	23, // 85: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
-	23, // 86: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
-	25, // 87: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
-	27, // 88: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
-	29, // 89: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
-	32, // 90: strata.v1.MetaService.Batch:output_type -> strata.v1.BatchResponse
-	36, // 91: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
-	38, // 92: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
-	40, // 93: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
-	42, // 94: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
-	47, // 95: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
-	47, // 96: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
-	47, // 97: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
-	49, // 98: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
-	51, // 99: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
-	76, // [76:100] is the sub-list for method output_type
-	52, // [52:76] is the sub-list for method input_type
-	52, // [52:52] is the sub-list for extension type_name
-	52, // [52:52] is the sub-list for extension extendee
+	1,  // 0: strata.v1.FileStatus.type:type_name -> strata.v1.FileType
+	3,  // 1: strata.v1.MkdirsRequest.header:type_name -> strata.v1.Header
+	3,  // 2: strata.v1.CreateRequest.header:type_name -> strata.v1.Header
+	4,  // 3: strata.v1.CreateResponse.status:type_name -> strata.v1.FileStatus
+	3,  // 4: strata.v1.CompleteRequest.header:type_name -> strata.v1.Header
+	53, // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
+	3,  // 6: strata.v1.GetFileStatusRequest.header:type_name -> strata.v1.Header
+	4,  // 7: strata.v1.GetFileStatusResponse.status:type_name -> strata.v1.FileStatus
+	3,  // 8: strata.v1.OpenRequest.header:type_name -> strata.v1.Header
+	4,  // 9: strata.v1.OpenResponse.status:type_name -> strata.v1.FileStatus
+	53, // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
+	3,  // 11: strata.v1.ListRequest.header:type_name -> strata.v1.Header
+	4,  // 12: strata.v1.ListResponse.entries:type_name -> strata.v1.FileStatus
+	4,  // 13: strata.v1.ListResponse.status:type_name -> strata.v1.FileStatus
+	3,  // 14: strata.v1.RenameRequest.header:type_name -> strata.v1.Header
+	3,  // 15: strata.v1.DeleteRequest.header:type_name -> strata.v1.Header
+	3,  // 16: strata.v1.SetPermissionRequest.header:type_name -> strata.v1.Header
+	3,  // 17: strata.v1.SetOwnerRequest.header:type_name -> strata.v1.Header
+	3,  // 18: strata.v1.SetTimesRequest.header:type_name -> strata.v1.Header
+	3,  // 19: strata.v1.GetContentSummaryRequest.header:type_name -> strata.v1.Header
+	3,  // 20: strata.v1.RenewLeaseRequest.header:type_name -> strata.v1.Header
+	3,  // 21: strata.v1.RecoverLeaseRequest.header:type_name -> strata.v1.Header
+	32, // 22: strata.v1.BatchRequest.calls:type_name -> strata.v1.BatchCall
+	11, // 23: strata.v1.BatchCall.get_file_status:type_name -> strata.v1.GetFileStatusRequest
+	13, // 24: strata.v1.BatchCall.open:type_name -> strata.v1.OpenRequest
+	5,  // 25: strata.v1.BatchCall.mkdirs:type_name -> strata.v1.MkdirsRequest
+	7,  // 26: strata.v1.BatchCall.create:type_name -> strata.v1.CreateRequest
+	9,  // 27: strata.v1.BatchCall.complete:type_name -> strata.v1.CompleteRequest
+	17, // 28: strata.v1.BatchCall.rename:type_name -> strata.v1.RenameRequest
+	19, // 29: strata.v1.BatchCall.delete:type_name -> strata.v1.DeleteRequest
+	34, // 30: strata.v1.BatchResponse.results:type_name -> strata.v1.BatchResult
+	12, // 31: strata.v1.BatchResult.get_file_status:type_name -> strata.v1.GetFileStatusResponse
+	14, // 32: strata.v1.BatchResult.open:type_name -> strata.v1.OpenResponse
+	6,  // 33: strata.v1.BatchResult.mkdirs:type_name -> strata.v1.MkdirsResponse
+	8,  // 34: strata.v1.BatchResult.create:type_name -> strata.v1.CreateResponse
+	10, // 35: strata.v1.BatchResult.complete:type_name -> strata.v1.CompleteResponse
+	18, // 36: strata.v1.BatchResult.rename:type_name -> strata.v1.RenameResponse
+	20, // 37: strata.v1.BatchResult.delete:type_name -> strata.v1.DeleteResponse
+	2,  // 38: strata.v1.NamespaceInfo.mode:type_name -> strata.v1.NamespaceMode
+	3,  // 39: strata.v1.CreateNamespaceRequest.header:type_name -> strata.v1.Header
+	35, // 40: strata.v1.CreateNamespaceRequest.namespace:type_name -> strata.v1.NamespaceInfo
+	3,  // 41: strata.v1.ListNamespacesRequest.header:type_name -> strata.v1.Header
+	35, // 42: strata.v1.ListNamespacesResponse.namespaces:type_name -> strata.v1.NamespaceInfo
+	3,  // 43: strata.v1.DeleteNamespaceRequest.header:type_name -> strata.v1.Header
+	44, // 44: strata.v1.StatusResponse.members:type_name -> strata.v1.Member
+	3,  // 45: strata.v1.AddMemberRequest.header:type_name -> strata.v1.Header
+	44, // 46: strata.v1.AddMemberRequest.member:type_name -> strata.v1.Member
+	3,  // 47: strata.v1.RemoveMemberRequest.header:type_name -> strata.v1.Header
+	3,  // 48: strata.v1.TransferLeaderRequest.header:type_name -> strata.v1.Header
+	44, // 49: strata.v1.MembershipResponse.members:type_name -> strata.v1.Member
+	54, // 50: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
+	54, // 51: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
+	55, // 52: strata.v1.method_kind:extendee -> google.protobuf.MethodOptions
+	0,  // 53: strata.v1.method_kind:type_name -> strata.v1.MethodKind
+	5,  // 54: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
+	7,  // 55: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
+	9,  // 56: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
+	11, // 57: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
+	13, // 58: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
+	15, // 59: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
+	17, // 60: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
+	19, // 61: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
+	21, // 62: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
+	22, // 63: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
+	23, // 64: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
+	25, // 65: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
+	27, // 66: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
+	29, // 67: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
+	31, // 68: strata.v1.MetaService.Batch:input_type -> strata.v1.BatchRequest
+	36, // 69: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
+	38, // 70: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
+	40, // 71: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
+	42, // 72: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
+	45, // 73: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
+	46, // 74: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
+	47, // 75: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
+	49, // 76: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
+	51, // 77: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
+	6,  // 78: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
+	8,  // 79: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
+	10, // 80: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
+	12, // 81: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
+	14, // 82: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
+	16, // 83: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
+	18, // 84: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
+	20, // 85: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
+	24, // 86: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
+	24, // 87: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
+	24, // 88: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
+	26, // 89: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
+	28, // 90: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
+	30, // 91: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
+	33, // 92: strata.v1.MetaService.Batch:output_type -> strata.v1.BatchResponse
+	37, // 93: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
+	39, // 94: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
+	41, // 95: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
+	43, // 96: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
+	48, // 97: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
+	48, // 98: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
+	48, // 99: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
+	50, // 100: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
+	52, // 101: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
+	78, // [78:102] is the sub-list for method output_type
+	54, // [54:78] is the sub-list for method input_type
+	53, // [53:54] is the sub-list for extension type_name
+	52, // [52:53] is the sub-list for extension extendee
 	0,  // [0:52] is the sub-list for field type_name
 }
 
@@ -3773,15 +3858,16 @@ func file_strata_v1_meta_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_v1_meta_proto_rawDesc), len(file_strata_v1_meta_proto_rawDesc)),
-			NumEnums:      2,
+			NumEnums:      3,
 			NumMessages:   50,
-			NumExtensions: 0,
+			NumExtensions: 1,
 			NumServices:   1,
 		},
 		GoTypes:           file_strata_v1_meta_proto_goTypes,
 		DependencyIndexes: file_strata_v1_meta_proto_depIdxs,
 		EnumInfos:         file_strata_v1_meta_proto_enumTypes,
 		MessageInfos:      file_strata_v1_meta_proto_msgTypes,
+		ExtensionInfos:    file_strata_v1_meta_proto_extTypes,
 	}.Build()
 	File_strata_v1_meta_proto = out.File
 	file_strata_v1_meta_proto_goTypes = nil
