@@ -41,7 +41,7 @@ type Op struct {
 	// Detaches tells that applying it may leave detached subtrees to purge.
 	Detaches bool
 
-	request protoreflect.FullName // the request (or command) message
+	request protoreflect.MessageType // the request (or command) message
 	cmdType reflect.Type          // its Command.op wrapper
 	header  func(*pb.Command) *pb.Header
 	apply   func(env, kv.Txn, *pb.Command) (Result, error)
@@ -49,6 +49,9 @@ type Op struct {
 	respond func(Result) proto.Message
 	read    func(*Machine, kv.Reader, proto.Message) (proto.Message, error)
 }
+
+// NewRequest returns a new, empty request (or command message) of op.
+func (op *Op) NewRequest() proto.Message { return op.request.New().Interface() }
 
 // Command returns the command that carries out req, a mutation's request
 // or an internal command's message.
@@ -91,7 +94,7 @@ func internal[Cmd proto.Message](o Op, wrap func(Cmd) *pb.Command, get func(*pb.
 func command[Msg proto.Message](o *Op, wrap func(Msg) *pb.Command, get func(*pb.Command) Msg,
 	apply func(env, kv.Txn, Msg) (Result, error)) *Op {
 	var zero Msg
-	o.request = zero.ProtoReflect().Descriptor().FullName()
+	o.request = zero.ProtoReflect().Type()
 	o.cmdType = reflect.TypeOf(wrap(zero).GetOp())
 	o.apply = func(e env, tx kv.Txn, c *pb.Command) (Result, error) { return apply(e, tx, get(c)) }
 	o.command = func(m proto.Message) *pb.Command { return wrap(m.(Msg)) }
@@ -104,7 +107,7 @@ func query[Req request, Resp proto.Message](o Op,
 	fn func(m *Machine, r kv.Reader, c namespace.Caller, ns string, req Req) (Resp, error)) *Op {
 	o.Kind = Read
 	var zero Req
-	o.request = zero.ProtoReflect().Descriptor().FullName()
+	o.request = zero.ProtoReflect().Type()
 	o.read = func(m *Machine, r kv.Reader, msg proto.Message) (proto.Message, error) {
 		req := msg.(Req)
 		return fn(m, r, caller(req.GetHeader()), req.GetHeader().GetNamespace(), req)
@@ -161,7 +164,7 @@ func init() {
 	for i := range fields.Len() {
 		f := fields.Get(i)
 		for _, o := range all {
-			if o.Kind != Internal && o.request == f.Message().FullName() {
+			if o.Kind != Internal && o.request.Descriptor().FullName() == f.Message().FullName() {
 				byCall[f.Name()] = o
 			}
 		}
