@@ -42,7 +42,7 @@ type Op struct {
 	Detaches bool
 
 	request protoreflect.MessageType // the request (or command) message
-	cmdType reflect.Type          // its Command.op wrapper
+	cmdType reflect.Type             // its Command.op wrapper
 	header  func(*pb.Command) *pb.Header
 	apply   func(env, kv.Txn, *pb.Command) (Result, error)
 	command func(proto.Message) *pb.Command
