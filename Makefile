@@ -3,6 +3,7 @@
 GO          ?= go
 BIN         := bin/strata
 CACHE_BIN   := $(CURDIR)/.cache/bin
+BUF         := $(CACHE_BIN)/buf
 BUF_VERSION := v1.75.0
 PROTOC_GEN_GO_VERSION      := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
@@ -11,7 +12,7 @@ RUN_DATA    ?= ./strata-data
 RUN_LISTEN  ?= 127.0.0.1:7700
 
 .DEFAULT_GOAL := help
-.PHONY: help build run test test-go test-java java minio lint generate bench bench-hdfs fuzz clean
+.PHONY: help build run test test-go test-java java minio lint proto-release generate bench bench-hdfs fuzz clean
 
 help: ## list the targets
 	@echo "Strata: make TARGET"
@@ -42,12 +43,18 @@ test-java: build ## Java tests (Hadoop contract suites) against a real strata se
 minio: ## build the MinIO test server from source at its pinned version
 	scripts/minio/install.sh
 
-lint: ## go vet and staticcheck
+lint: $(BUF) ## go vet, staticcheck, and proto/ checked against its last release (docs/logformat.md)
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+	$(BUF) breaking --against proto/released.binpb
 
-generate: ## regenerate the gRPC code from proto/ with buf
+proto-release: $(BUF) ## record proto/ as released: the baseline of make lint's breaking check
+	$(BUF) build -o proto/released.binpb
+
+$(BUF):
 	GOBIN=$(CACHE_BIN) $(GO) install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
+
+generate: $(BUF) ## regenerate the gRPC code from proto/ with buf
 	GOBIN=$(CACHE_BIN) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
 	GOBIN=$(CACHE_BIN) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
 	PATH=$(CACHE_BIN):$$PATH buf generate

@@ -19,6 +19,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/stratafs/strata/internal/blocks"
 	"github.com/stratafs/strata/internal/metaserver"
 	"github.com/stratafs/strata/internal/namespace"
 )
@@ -57,7 +58,7 @@ func (f *metaFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.superuser, "superuser", currentUser(), "user with superuser rights (like the HDFS NameNode's user)")
 	fl.StringVar(&f.supergroup, "supergroup", "supergroup", "group whose members are superusers")
 	fl.IntVar(&f.inlineLimit, "inline-limit", 4096, "largest file, in bytes, stored inside its inode")
-	fl.StringVar(&f.blockSize, "block-size", "64MiB", "block size of files whose writer sets none (see docs/benchmarks.md)")
+	fl.StringVar(&f.blockSize, "block-size", "", "block size of files whose writer sets none (default 64MiB; see docs/benchmarks.md)")
 	fl.Int64Var(&f.blockCache, "block-cache", 256<<20, "pebble block cache, bytes")
 	fl.Int64Var(&f.hotCache, "hot-cache", 256<<20, "cache of hot metadata records, bytes")
 	fl.DurationVar(&f.leaseSoft, "lease-soft-limit", 60*time.Second, "time after which another writer may take over a file whose writer stopped renewing")
@@ -86,11 +87,16 @@ func (f *metaFlags) servePprof() error {
 func (f *metaFlags) config() (metaserver.Config, error) {
 	ns := namespace.DefaultConfig(f.superuser)
 	ns.Supergroup, ns.InlineLimit = f.supergroup, f.inlineLimit
-	bs, err := parseBytes(f.blockSize)
-	if err != nil || bs <= 0 {
-		return metaserver.Config{}, fmt.Errorf("--block-size %q: not a size", f.blockSize)
+	if f.blockSize != "" {
+		bs, err := parseBytes(f.blockSize)
+		if err != nil || bs <= 0 {
+			return metaserver.Config{}, fmt.Errorf("--block-size %q: not a size", f.blockSize)
+		}
+		if err := blocks.CheckSize(uint64(bs)); err != nil {
+			return metaserver.Config{}, fmt.Errorf("--block-size: %w", err)
+		}
+		ns.BlockSize = uint64(bs)
 	}
-	ns.BlockSize = uint64(bs)
 	cfg := metaserver.Config{DataDir: f.dataDir, Namespace: ns, LeaseSoftLimit: f.leaseSoft, LeaseHardLimit: f.leaseHard,
 		MemberID: f.memberID, ClusterID: f.clusterID, Address: f.advertise, Tick: f.raftTick}
 	cfg.Store.BlockCacheBytes, cfg.Store.HotBytes = f.blockCache, f.hotCache
@@ -101,6 +107,7 @@ func (f *metaFlags) config() (metaserver.Config, error) {
 		return cfg, errors.New("--initial-cluster starts a new group and --join enters an existing one: give one of them")
 	}
 	if f.initial != "" {
+		var err error
 		if cfg.InitialMembers, err = parseMembers(f.initial); err != nil {
 			return cfg, fmt.Errorf("--initial-cluster: %w", err)
 		}

@@ -31,6 +31,17 @@ const (
 	MaxSize = 1 << 30
 )
 
+// CheckSize returns an error unless size is a block size a file may have:
+// the one check, made by the namespace service when a file is created (and
+// when the service's default is configured) and by a worker when it cuts a
+// write into blocks.
+func CheckSize(size uint64) error {
+	if size < MinSize || size > MaxSize {
+		return fmt.Errorf("block size %d is outside [%d, %d]", size, MinSize, MaxSize)
+	}
+	return nil
+}
+
 // ObjectKey is the bucket object holding block of inode.
 func ObjectKey(inode, block uint64) string {
 	return fmt.Sprintf("blocks/%016x/%016x", inode, block)

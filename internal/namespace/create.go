@@ -10,7 +10,9 @@ import (
 	"github.com/stratafs/strata/internal/kvschema"
 )
 
-// Defaults for files whose creator leaves them unset.
+// Defaults for files whose creator leaves them unset. DefaultBlockSize is
+// the one default of a file's block size: clients send none unless their
+// user asked for one, and workers cut writes by the size the file carries.
 const (
 	DefaultBlockSize   = 64 << 20
 	DefaultReplication = 1
@@ -44,7 +46,7 @@ func (fs *FS) Create(tx kv.Txn, now int64, c Caller, ns, path string, o CreateOp
 
 func (fs *FS) create(tx kv.Txn, now int64, c Caller, ns, path string, o CreateOptions) (*kvschema.Inode, error) {
 	if !validHolder(o.Holder) || o.Replication > maxReplication ||
-		o.BlockSize != 0 && (o.BlockSize < blocks.MinSize || o.BlockSize > blocks.MaxSize) ||
+		o.BlockSize != 0 && blocks.CheckSize(o.BlockSize) != nil ||
 		len(o.Data) > 0 && (!o.Closed || len(o.Data) > fs.cfg.InlineLimit) {
 		return nil, ErrInvalidArgument
 	}

@@ -37,7 +37,7 @@ func startLocal(t testing.TB, capacity int64, wrap func(object.Store) object.Sto
 	t.Helper()
 	l := &local{svc: testcluster.StartInProcess(t, nil), cacheDir: t.TempDir()}
 	l.bucket = filepath.Join(l.svc.DataDir, "bucket")
-	cfg := worker.Config{StateDir: t.TempDir(), Meta: l.svc.Addr, BlockSize: testBlockSize,
+	cfg := worker.Config{StateDir: t.TempDir(), Meta: l.svc.Addr,
 		Cache: cache.Config{Dirs: []cache.Dir{{Path: l.cacheDir, Capacity: capacity}}}}
 	cfg.OpenStore = func(ctx context.Context, uri string) (object.Store, error) {
 		st, err := objstore.Open(ctx, uri)

@@ -43,9 +43,6 @@ type Config struct {
 	// Meta is the namespace service address.
 	Meta  string
 	Cache cache.Config
-	// BlockSize is the size files are cut into when a write names none
-	// (files normally carry theirs, set by the namespace service).
-	BlockSize int64
 	// UploadConcurrency bounds the blocks of one write in flight to the
 	// bucket; FetchConcurrency the ranged GETs of one miss.
 	UploadConcurrency, FetchConcurrency int
@@ -64,13 +61,7 @@ type Config struct {
 	Log       *slog.Logger
 }
 
-// DefaultBlockSize is the size files are cut into unless configured.
-const DefaultBlockSize = 64 << 20
-
 func (c *Config) setDefaults() {
-	if c.BlockSize == 0 {
-		c.BlockSize = DefaultBlockSize
-	}
 	if c.UploadConcurrency == 0 {
 		c.UploadConcurrency = 4
 	}

@@ -28,14 +28,11 @@ func (w *Worker) Write(stream pb.WorkerService_WriteServer) error {
 	if h == nil || h.StoreUri == "" || h.InodeId == 0 {
 		return fserr.Errorf(fserr.ErrInvalidArgument, "write: the first message must be a header with a bucket and an inode")
 	}
+	// The file's block size, from its create: the service chose it.
+	if err := blocks.CheckSize(h.BlockSize); err != nil {
+		return fserr.Errorf(fserr.ErrInvalidArgument, "write: %v", err)
+	}
 	size := int64(h.BlockSize)
-	if size == 0 {
-		size = w.cfg.BlockSize
-	}
-	if size < blocks.MinSize || size > blocks.MaxSize {
-		return fserr.Errorf(fserr.ErrInvalidArgument, "write: block size %d is outside [%d, %d]",
-			size, blocks.MinSize, blocks.MaxSize)
-	}
 	store, err := w.stores.Get(stream.Context(), h.StoreUri)
 	if err != nil {
 		return err
