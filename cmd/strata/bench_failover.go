@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stratafs/strata/bench/benchkit"
+	"github.com/stratafs/strata/internal/client"
 )
 
 const benchFailoverLong = `Measure how long the namespace service is unavailable to writers when its
@@ -66,12 +67,12 @@ func runBenchFailover(ctx context.Context, stdout, stderr io.Writer, trials, mem
 	if tick > 0 {
 		args = append(args, "--raft-tick", tick.String())
 	}
-	g, err := startLocalGroup(ctx, members, dir, args...)
+	g, err := startBenchGroup(ctx, members, dir, args...)
 	if err != nil {
 		return err
 	}
-	defer g.stop()
-	c, err := g.client()
+	defer g.Stop()
+	c, err := client.New(client.Config{Meta: g.Meta(), RetryTimeout: time.Minute})
 	if err != nil {
 		return err
 	}
@@ -102,23 +103,23 @@ func runBenchFailover(ctx context.Context, stdout, stderr io.Writer, trials, mem
 	defer func() { stopLoad(); wg.Wait() }()
 
 	start := time.Now()
-	fmt.Fprintf(stderr, "%d members on %s; %d writers\n", members, g.meta(), writers)
+	fmt.Fprintf(stderr, "%d members on %s; %d writers\n", members, g.Meta(), writers)
 	type trial struct {
 		old, next int
 		took      time.Duration
 	}
 	var results []trial
 	for n := range trials {
-		if err := g.caughtUp(ctx, c); err != nil {
+		if err := g.CaughtUp(ctx, c); err != nil {
 			return err
 		}
-		old, _, err := g.leader(ctx, c)
+		old, err := g.Leader(ctx, c)
 		if err != nil {
 			return err
 		}
 		drain(acks)
 		killed := time.Now()
-		g.kill(old)
+		g.Kill(old)
 		// A dying leader may still answer writes sent before it died: count
 		// only writes sent once it is gone.
 		dead := time.Now()
@@ -133,13 +134,13 @@ func runBenchFailover(ctx context.Context, stdout, stderr io.Writer, trials, mem
 				return ctx.Err()
 			}
 		}
-		next, _, err := g.leader(ctx, c)
+		next, err := g.Leader(ctx, c)
 		if err != nil {
 			return err
 		}
 		results = append(results, trial{old, next, first.Sub(killed)})
 		fmt.Fprintf(stderr, "trial %d: member %d killed, member %d leads, first write after %v\n", n+1, old, next, first.Sub(killed).Round(time.Millisecond))
-		if err := g.start(old); err != nil {
+		if _, err := g.Start(old); err != nil {
 			return err
 		}
 	}

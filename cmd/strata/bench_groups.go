@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/stratafs/strata/bench/metabench"
+	"github.com/stratafs/strata/internal/procgroup"
 )
 
 // runBenchMetaGroups runs the metadata benchmark on a fresh group of each
@@ -62,13 +63,13 @@ func benchMetaGroup(ctx context.Context, f *benchMetaFlags, cfg metabench.Config
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	g, err := startLocalGroup(ctx, n, dir)
+	g, err := startBenchGroup(ctx, n, dir)
 	if err != nil {
 		return nil, err
 	}
-	defer g.stop()
-	cfg.Target = fmt.Sprintf("%d member(s) at %s", n, g.meta())
-	if cfg.Clients, err = f.clients(g.meta(), ""); err != nil {
+	defer g.Stop()
+	cfg.Target = fmt.Sprintf("%d member(s) at %s", n, g.Meta())
+	if cfg.Clients, err = f.clients(g.Meta(), ""); err != nil {
 		return nil, err
 	}
 	defer closeClients(cfg.Clients)
@@ -77,4 +78,15 @@ func benchMetaGroup(ctx context.Context, f *benchMetaFlags, cfg metabench.Config
 		err = fmt.Errorf("%d operations failed", rep.Errors())
 	}
 	return rep, err
+}
+
+// startBenchGroup starts a group of n `strata meta` processes of this
+// binary, with args, on loopback. Member i keeps its state in dir/m<i> and
+// its log in dir/m<i>.log.
+func startBenchGroup(ctx context.Context, n int, dir string, args ...string) (*procgroup.Group, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return procgroup.Start(ctx, procgroup.Config{Binary: self, Dir: dir, Members: n, Args: args})
 }

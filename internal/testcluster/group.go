@@ -3,84 +3,92 @@ package testcluster
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stratafs/strata/internal/client"
-	"github.com/stratafs/strata/internal/fserr"
-	"github.com/stratafs/strata/internal/loopback"
 	"github.com/stratafs/strata/internal/metaserver"
 	"github.com/stratafs/strata/internal/namespace"
+	"github.com/stratafs/strata/internal/procgroup"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
 // Group is a namespace service of several `strata meta` processes on
-// loopback, one Raft group. Member i (from 1) serves at Addrs[i-1] with its
-// state in Dir/m<i>.
+// loopback, one Raft group: a procgroup.Group whose members are killed at
+// cleanup and whose failures fail the test. Member i (from 1) serves at
+// Addrs[i-1] with its state in Dir/m<i>.
 type Group struct {
 	t       testing.TB
 	Dir     string
 	Addrs   []string
+	pg      *procgroup.Group
 	members []*Process
-	extra   []string
+	outs    []*output // what each member logged since its latest start
 }
 
 // StartGroup starts a group of n members with a "default" namespace and
-// waits until it has a leader. extra arguments go to every member.
+// waits until each member serves. extra arguments go to every member.
 func StartGroup(t testing.TB, n int, extra ...string) *Group {
 	t.Helper()
-	g := &Group{t: t, Dir: t.TempDir(), extra: extra, members: make([]*Process, n)}
-	addrs, err := loopback.FreeAddrs(n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.Addrs = addrs
-	for i := 1; i <= n; i++ {
-		g.Start(i)
-	}
-	c := g.Client("")
+	g := &Group{t: t, Dir: t.TempDir(), members: make([]*Process, n), outs: make([]*output, n)}
+	cfg := procgroup.Config{Binary: Binary(t), Dir: g.Dir, Members: n, Args: extra, User: Superuser(),
+		Output: func(i int) (io.Writer, error) {
+			g.outs[i-1] = newOutput(false)
+			return g.outs[i-1], nil
+		}}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	err = c.CreateNamespace(ctx, namespace.DefaultNamespace, pb.NamespaceMode_NAMESPACE_MODE_BLOCK, "file://"+filepath.Join(g.Dir, "bucket"))
+	pg, err := procgroup.Start(ctx, cfg)
 	if err != nil {
-		t.Fatal(err)
+		var logs strings.Builder
+		for i, o := range g.outs {
+			if o != nil {
+				fmt.Fprintf(&logs, "member %d:\n%s", i+1, o.String())
+			}
+		}
+		t.Fatalf("%v\n%s", err, logs.String())
+	}
+	g.pg, g.Addrs = pg, pg.Addrs()
+	t.Cleanup(func() { // NB: also the members after one that fails to serve below
+		for i := 1; i <= n; i++ {
+			pg.Kill(i)
+		}
+	})
+	for i := 1; i <= n; i++ {
+		g.members[i-1] = serving(t, g.MemberDir(i), pg.Member(i), g.outs[i-1])
 	}
 	return g
 }
 
 // Meta returns every member's address, as clients take them.
-func (g *Group) Meta() string { return strings.Join(g.Addrs, ",") }
+func (g *Group) Meta() string { return g.pg.Meta() }
 
 // MemberDir returns member i's data directory.
-func (g *Group) MemberDir(i int) string { return filepath.Join(g.Dir, fmt.Sprintf("m%d", i)) }
+func (g *Group) MemberDir(i int) string { return g.pg.MemberDir(i) }
 
 // InitialCluster is the group's --initial-cluster: 1=ADDR,2=ADDR,...
-func (g *Group) InitialCluster() string {
-	var initial []string
-	for j, a := range g.Addrs {
-		initial = append(initial, fmt.Sprintf("%d=%s", j+1, a))
-	}
-	return strings.Join(initial, ",")
-}
+func (g *Group) InitialCluster() string { return g.pg.InitialCluster() }
 
-// Start starts (or restarts) member i of the initial group.
+// Start starts (or restarts) member i of the initial group and waits until
+// it serves.
 func (g *Group) Start(i int, extra ...string) *Process {
 	g.t.Helper()
-	args := append([]string{"meta", "--member-id", fmt.Sprint(i), "--listen", g.Addrs[i-1],
-		"--data-dir", g.MemberDir(i), "--initial-cluster", g.InitialCluster()}, g.extra...)
-	p := run(g.t, g.MemberDir(i), append(args, extra...), false)
-	g.members[i-1] = p
-	return p
+	proc, err := g.pg.Start(i, extra...)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	g.members[i-1] = serving(g.t, g.MemberDir(i), proc, g.outs[i-1])
+	return g.members[i-1]
 }
 
 // Member returns member i's process (nil if never started).
 func (g *Group) Member(i int) *Process { return g.members[i-1] }
 
 // Kill kills member i with SIGKILL.
-func (g *Group) Kill(i int) { g.members[i-1].Kill() }
+func (g *Group) Kill(i int) { g.pg.Kill(i) }
 
 // Client returns a client of the whole group as user (the superuser if
 // empty), with umask 0, closed at cleanup.
@@ -100,25 +108,7 @@ func (g *Group) Client(user string) *client.Client {
 
 // Leader returns the member that leads, waiting for one while members
 // answer that there is none.
-func (g *Group) Leader(ctx context.Context) (int, error) {
-	c := g.Client("")
-	for {
-		for _, st := range c.MemberStatuses(ctx) {
-			if st.Err == nil && st.Status.Role == "StateLeader" {
-				for i, a := range g.Addrs {
-					if a == st.Address {
-						return i + 1, nil
-					}
-				}
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return 0, fmt.Errorf("no leader: %w", fserr.ErrUnavailable)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
+func (g *Group) Leader(ctx context.Context) (int, error) { return g.pg.Leader(ctx, g.Client("")) }
 
 // StartInProcessGroup starts a group of n members inside the test process,
 // each serving gRPC on loopback, with a "default" namespace; a test reaches

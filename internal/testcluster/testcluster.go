@@ -4,23 +4,22 @@
 package testcluster
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/metaserver"
 	"github.com/stratafs/strata/internal/namespace"
+	"github.com/stratafs/strata/internal/procgroup"
 )
 
 var build struct {
@@ -71,11 +70,8 @@ func Superuser() string {
 type Process struct {
 	Addr    string // the address it serves on
 	DataDir string
-	cmd     *exec.Cmd
-	done    chan struct{}
-	waitErr error
-	stderr  *lockedBuffer
-	worker  bool
+	proc    *procgroup.Process
+	out     *output
 }
 
 // StartDev starts `strata server --dev` on dataDir and waits until it serves.
@@ -100,29 +96,27 @@ func Start(t testing.TB, dataDir string, args ...string) *Process {
 
 func run(t testing.TB, dataDir string, args []string, worker bool) *Process {
 	t.Helper()
-	cmd := exec.Command(Binary(t), args...)
-	// NB: the process dies with the test binary even when a test panics
-	// or times out before its cleanup runs.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	pipe, err := cmd.StderrPipe()
+	out := newOutput(worker)
+	proc, err := procgroup.StartProcess(Binary(t), args, out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Process{DataDir: dataDir, cmd: cmd, done: make(chan struct{}), stderr: &lockedBuffer{}, worker: worker}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	addr := make(chan string, 1)
-	go p.readStderr(pipe, addr)
-	go func() { p.waitErr = cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() { p.Kill() })
+	return serving(t, dataDir, proc, out)
+}
+
+// serving returns proc, killed at cleanup, once it announced its address
+// in out.
+func serving(t testing.TB, dataDir string, proc *procgroup.Process, out *output) *Process {
+	t.Helper()
+	p := &Process{DataDir: dataDir, proc: proc, out: out}
+	t.Cleanup(p.Kill)
 	select {
-	case a := <-addr:
+	case a := <-out.addr:
 		p.Addr = a
-	case <-p.done:
-		t.Fatalf("strata %v exited before serving: %v\n%s", args, p.waitErr, p.stderr.String())
+	case <-proc.Done():
+		t.Fatalf("%v exited before serving: %v\n%s", proc.Args(), proc.Wait(), out.String())
 	case <-time.After(60 * time.Second):
-		t.Fatalf("strata %v did not start within 60s\n%s", args, p.stderr.String())
+		t.Fatalf("%v did not start within 60s\n%s", proc.Args(), out.String())
 	}
 	return p
 }
@@ -142,38 +136,14 @@ func announced(line string, worker bool) (string, bool) {
 	return a, ok
 }
 
-func (p *Process) readStderr(r io.Reader, addr chan<- string) {
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		line := sc.Text()
-		p.stderr.add(line + "\n")
-		if a, ok := announced(line, p.worker); ok {
-			select {
-			case addr <- a:
-			default:
-			}
-		}
-	}
-}
-
 // Kill sends SIGKILL and waits for the process to die.
-func (p *Process) Kill() { p.signal(syscall.SIGKILL) }
+func (p *Process) Kill() { p.proc.Kill() }
 
 // Stop sends SIGTERM and waits for a clean exit.
-func (p *Process) Stop() { p.signal(syscall.SIGTERM) }
+func (p *Process) Stop() { p.proc.Stop() }
 
-func (p *Process) signal(sig syscall.Signal) {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	_ = p.cmd.Process.Signal(sig)
-	<-p.done
-}
-
-// Stderr returns what the process logged so far.
-func (p *Process) Stderr() string { return p.stderr.String() }
+// Stderr returns what the process logged so far (its stdout too).
+func (p *Process) Stderr() string { return p.out.String() }
 
 // Client returns a client of p as user (the superuser if empty), closed at
 // cleanup.
@@ -218,19 +188,43 @@ func StartInProcess(t testing.TB, edit func(*metaserver.Config)) *InProcess {
 	return &InProcess{Server: srv.Server, Addr: srv.Addr, DataDir: cfg.DataDir}
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
+// output keeps what a process writes and sends the address it announces
+// (the first) on addr.
+type output struct {
+	worker bool
+	addr   chan string
+	mu     struct {
+		sync.Mutex
+		all  strings.Builder
+		line []byte // the line being written
+	}
 }
 
-func (l *lockedBuffer) add(s string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.b.WriteString(s)
+func newOutput(worker bool) *output { return &output{worker: worker, addr: make(chan string, 1)} }
+
+func (o *output) Write(b []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.mu.all.Write(b)
+	o.mu.line = append(o.mu.line, b...)
+	for {
+		line, rest, ok := bytes.Cut(o.mu.line, []byte("\n"))
+		if !ok {
+			break
+		}
+		if a, ok := announced(string(line), o.worker); ok {
+			select {
+			case o.addr <- a:
+			default:
+			}
+		}
+		o.mu.line = rest
+	}
+	return len(b), nil
 }
 
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+func (o *output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.mu.all.String()
 }
