@@ -172,7 +172,11 @@ type testGroup struct {
 	dir     string
 	cfg     Config // what the members' configurations have in common
 	members map[uint64]*testMember
-	seq     int // numbers barriers
+	// away are the members the test cut off: they are not asked to lead.
+	// NB: a proposal to a member that stops leading and knows of no leader
+	// waits until it learns of one, which a member cut off never does.
+	away map[uint64]bool
+	seq  int // numbers barriers
 }
 
 type testMember struct {
@@ -189,7 +193,8 @@ func newTestGroup(t *testing.T, nw testNetwork, size int, cfg Config) *testGroup
 	for id := range size {
 		cfg.Peers = append(cfg.Peers, uint64(id+1))
 	}
-	g := &testGroup{t: t, nw: nw, dir: t.TempDir(), cfg: cfg, members: map[uint64]*testMember{}}
+	g := &testGroup{t: t, nw: nw, dir: t.TempDir(), cfg: cfg, members: map[uint64]*testMember{},
+		away: map[uint64]bool{}}
 	t.Cleanup(func() {
 		for id := range g.members {
 			g.stop(id)
@@ -253,14 +258,14 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// leader waits until one of the running members leads, one that is not
-// in not, and returns it.
+// leader waits until one of the running members leads, one that is
+// neither away nor in not, and returns it.
 func (g *testGroup) leader(not ...uint64) uint64 {
 	g.t.Helper()
 	var lead uint64
 	waitFor(g.t, "a leader", func() bool {
 		for id, m := range g.members {
-			if _, leads := m.node.Leader(); leads && !slices.Contains(not, id) {
+			if _, leads := m.node.Leader(); leads && !g.away[id] && !slices.Contains(not, id) {
 				lead = id
 				return true
 			}
@@ -275,16 +280,23 @@ func (g *testGroup) leader(not ...uint64) uint64 {
 func (g *testGroup) propose(cmds ...string) {
 	g.t.Helper()
 	for _, cmd := range cmds {
-		for {
-			err := g.members[g.leader()].node.Propose(context.Background(), []byte(cmd))
-			if err == nil {
-				break
-			}
-			if !errors.Is(err, ErrNotLeader) {
-				g.t.Fatalf("propose %s: %v", cmd, err)
-			}
+		taken := false
+		for !taken {
+			taken = g.proposeOnce(cmd)
 		}
 	}
+}
+
+// proposeOnce proposes cmd to the leader; false if it was not leading.
+func (g *testGroup) proposeOnce(cmd string) bool {
+	g.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := g.members[g.leader()].node.Propose(ctx, []byte(cmd))
+	if err != nil && !errors.Is(err, ErrNotLeader) {
+		g.t.Fatalf("propose %s: %v", cmd, err)
+	}
+	return err == nil
 }
 
 // commands returns n commands named prefix0, prefix1...
@@ -304,6 +316,16 @@ func (g *testGroup) converge() []string {
 	g.seq++
 	barrier := fmt.Sprintf("barrier%d", g.seq)
 	g.propose(barrier)
+	defer func() { // what the members are at, when they do not converge
+		if g.t.Failed() {
+			for id, m := range g.members {
+				st := m.node.Status()
+				cmds, restores := m.sm.commands()
+				g.t.Logf("member %d: %s, state at %d (%d commands, %d snapshots restored), log to %d, %v, progress %v",
+					id, st.RaftState, m.sm.applied(), len(cmds), restores, m.node.LastIndex(), st.HardState, st.Progress)
+			}
+		}
+	}()
 	waitFor(g.t, "every member applies "+barrier, func() bool {
 		for _, m := range g.members {
 			if cmds, _ := m.sm.commands(); !slices.Contains(cmds, barrier) {

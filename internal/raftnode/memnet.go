@@ -54,7 +54,8 @@ func (nw *MemNetwork) Join(id uint64, checkpoint func(dir string) error) (*MemSe
 		return nil, err
 	}
 	s := &MemSender{net: nw, id: id, checkpoint: checkpoint, stage: stage}
-	s.mu.links = map[uint64]*memLink{}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.mu.links = map[uint64]chan *pb.Message{}
 	nw.mu.Lock()
 	old := nw.mu.members[id]
 	nw.mu.members[id] = s
@@ -119,82 +120,97 @@ type MemSender struct {
 	node       atomic.Pointer[Node]
 	seq        atomic.Uint64 // names staged snapshots
 
-	mu struct {
-		sync.Mutex
-		links  map[uint64]*memLink
-		closed bool
-	}
-}
-
-// memLink carries one member's messages to another, in order, until
-// cancelled.
-type memLink struct {
-	queue  chan *pb.Message
+	// Close cancels ctx, which ends the goroutines that deliver, and
+	// waits for them on wg: a test's directories can go once it returns.
 	ctx    context.Context
 	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu struct {
+		sync.Mutex
+		links  map[uint64]chan *pb.Message // the queues to each member, in order
+		closed bool
+	}
 }
 
 // Attach connects the sender to the node it serves, which receives what the
 // other members send it from then on.
 func (s *MemSender) Attach(n *Node) { s.node.Store(n) }
 
-// Close stops the sender's links; what they had queued is lost.
+// Close stops the sender: what it had queued is lost, and a snapshot on its
+// way fails.
 func (s *MemSender) Close() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.mu.closed = true
-	for id, l := range s.mu.links {
-		l.cancel()
-		delete(s.mu.links, id)
+	s.mu.Unlock()
+	s.cancel()
+	s.wg.Wait()
+}
+
+// goLocked runs f on a goroutine that Close waits for, unless the sender
+// is closed already.
+func (s *MemSender) goLocked(f func()) bool {
+	if s.mu.closed {
+		return false
 	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
+	return true
 }
 
 // Send implements Sender.
 func (s *MemSender) Send(msgs []*pb.Message) {
 	for _, m := range msgs {
 		if m.GetType() == pb.MessageType_MsgSnap {
-			go s.sendSnapshot(m)
+			s.mu.Lock()
+			sending := s.goLocked(func() { s.sendSnapshot(m) })
+			s.mu.Unlock()
+			if !sending {
+				s.reportSnapshot(m.GetTo(), false)
+			}
 			continue
 		}
-		l := s.link(m.GetTo())
-		if l == nil {
+		q := s.link(m.GetTo())
+		if q == nil {
 			s.reportUnreachable(m.GetTo())
 			continue
 		}
 		select {
-		case l.queue <- m:
+		case q <- m:
 		default: // as Transport: the member is slow, raft will resend
 			s.reportUnreachable(m.GetTo())
 		}
 	}
 }
 
-// link returns the link to member to, nil once the sender is closed.
-func (s *MemSender) link(to uint64) *memLink {
+// link returns the queue to member to, nil once the sender is closed.
+func (s *MemSender) link(to uint64) chan<- *pb.Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.mu.closed {
-		return nil
+	q := s.mu.links[to]
+	if q == nil {
+		q = make(chan *pb.Message, 4096)
+		if !s.goLocked(func() { s.run(to, q) }) {
+			return nil
+		}
+		s.mu.links[to] = q
 	}
-	l := s.mu.links[to]
-	if l == nil {
-		l = &memLink{queue: make(chan *pb.Message, 4096)}
-		l.ctx, l.cancel = context.WithCancel(context.Background())
-		s.mu.links[to] = l
-		go s.run(to, l)
-	}
-	return l
+	return q
 }
 
-// run delivers the link's messages. The route is taken for each message as
-// it is delivered: nothing crosses a link after Partition cut it.
-func (s *MemSender) run(to uint64, l *memLink) {
+// run delivers the messages queued for member to. The route is taken for
+// each message as it is delivered: nothing crosses a link after Partition
+// cut it.
+func (s *MemSender) run(to uint64, q <-chan *pb.Message) {
 	for {
 		select {
-		case <-l.ctx.Done():
+		case <-s.ctx.Done():
 			return
-		case m := <-l.queue:
-			if err := s.deliver(l.ctx, m); err != nil {
+		case m := <-q:
+			if err := s.deliver(s.ctx, m); err != nil {
 				s.reportUnreachable(to)
 			}
 		}
@@ -234,9 +250,12 @@ func (s *MemSender) reportUnreachable(to uint64) {
 // receiver's, where it is whole at once, steps m into the receiver with its
 // path, and reports the outcome to raft.
 func (s *MemSender) sendSnapshot(m *pb.Message) {
-	err := s.transferSnapshot(m)
+	s.reportSnapshot(m.GetTo(), s.transferSnapshot(m) == nil)
+}
+
+func (s *MemSender) reportSnapshot(to uint64, ok bool) {
 	if n := s.node.Load(); n != nil {
-		n.ReportSnapshot(m.GetTo(), err == nil)
+		n.ReportSnapshot(to, ok)
 	}
 }
 
@@ -253,13 +272,13 @@ func (s *MemSender) transferSnapshot(m *pb.Message) error {
 	if err := s.checkpoint(out); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	in := filepath.Join(dst.stage, fmt.Sprintf("%s%d-%d", receivedPrefix, s.id, s.seq.Add(1)))
+	in := filepath.Join(dst.stage, fmt.Sprintf("%s%d-%d", receivedName(m.GetSnapshot().GetMetadata().GetIndex()), s.id, s.seq.Add(1)))
 	if err := os.Rename(out, in); err != nil {
 		return err
 	}
 	mc := proto.Clone(m).(*pb.Message)
 	mc.Snapshot.Data = []byte(in)
-	if err := n.Step(context.Background(), mc); err != nil {
+	if err := n.Step(s.ctx, mc); err != nil {
 		os.RemoveAll(in)
 		return err
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -14,10 +16,12 @@ import (
 // proposers propose commands to each member of a group for as long as it
 // leads, and record how each proposal went.
 type proposers struct {
-	cut  atomic.Bool // the test cut the network: proposals from now on are after the cut
-	stop chan struct{}
-	wg   sync.WaitGroup
-	once sync.Once // closes stop
+	cut atomic.Bool // the test cut the network: proposals from now on are after the cut
+	// end cancels ctx, which also ends a proposal waiting for its member
+	// to know a leader, and waits for the proposers on wg.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 
 	mu struct {
 		sync.Mutex
@@ -38,7 +42,8 @@ type proposal struct {
 // commits). They stop at the latest when the test ends, before its
 // members do.
 func startProposers(g *testGroup) *proposers {
-	p := &proposers{stop: make(chan struct{})}
+	p := &proposers{}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
 	g.t.Cleanup(func() { p.end() })
 	for id, m := range g.members {
 		p.wg.Add(1)
@@ -53,7 +58,7 @@ func (p *proposers) run(id uint64, n *Node) {
 	defer tick.Stop()
 	for seq := 0; ; seq++ {
 		select {
-		case <-p.stop:
+		case <-p.ctx.Done():
 			return
 		case <-tick.C:
 		}
@@ -61,7 +66,10 @@ func (p *proposers) run(id uint64, n *Node) {
 			continue
 		}
 		r := proposal{cmd: fmt.Sprintf("p%d-%d", id, seq), member: id, afterCut: p.cut.Load()}
-		r.err = n.Propose(context.Background(), []byte(r.cmd))
+		r.err = n.Propose(p.ctx, []byte(r.cmd))
+		if p.ctx.Err() != nil {
+			return // whether the member took it is not known
+		}
 		p.mu.Lock()
 		p.mu.results = append(p.mu.results, r)
 		p.mu.Unlock()
@@ -83,7 +91,7 @@ func (p *proposers) count(f func(proposal) bool) int {
 
 // end stops the proposers and returns how their proposals went.
 func (p *proposers) end() []proposal {
-	p.once.Do(func() { close(p.stop) })
+	p.cancel()
 	p.wg.Wait()
 	return p.mu.results
 }
@@ -156,7 +164,8 @@ func testSnapshotCatchUp(t *testing.T, g *testGroup, lagging uint64, cut, heal f
 	g.converge()
 	end := g.members[lagging].node.LastIndex()
 	cut()
-	lead := g.leader(lagging)
+	g.away[lagging] = true
+	lead := g.leader()
 	round := 0
 	waitFor(t, "the leader compacts its log past the lagging member's end", func() bool {
 		round++
@@ -165,6 +174,13 @@ func testSnapshotCatchUp(t *testing.T, g *testGroup, lagging uint64, cut, heal f
 		return err == nil && first > end+1
 	})
 	heal()
+	// The lagging member may have led, and may lead still: a proposal it
+	// takes would be lost.
+	waitFor(t, "the lagging member follows", func() bool {
+		lead, _ := g.members[lagging].node.Leader()
+		return lead != 0 && lead != lagging
+	})
+	delete(g.away, lagging)
 	cmds := g.converge()
 	if got, restores := g.members[lagging].sm.commands(); restores == 0 {
 		t.Fatalf("member %d caught up without a snapshot", lagging)
@@ -202,5 +218,29 @@ func TestRestartAfterACrashInTheMiddleOfAnApply(t *testing.T) {
 	}
 	if _, restores := g.members[victim].sm.commands(); restores != 0 {
 		t.Fatalf("member %d restored %d snapshots: the test wants it to replay its log", victim, restores)
+	}
+}
+
+// A member that restored a snapshot drops the directories of the ones no
+// newer, and keeps a newer one, which raft may hand it next.
+func TestRemoveReceivedKeepsNewerSnapshots(t *testing.T) {
+	dir := t.TempDir()
+	mk := func(index uint64) string {
+		d, err := os.MkdirTemp(dir, receivedName(index))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	older, same, restored, newer := mk(5), mk(7), mk(7), mk(9)
+	other := filepath.Join(dir, "out-1")
+	if err := os.Mkdir(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	removeReceived(restored, 7)
+	for path, want := range map[string]bool{older: false, same: false, restored: true, newer: true, other: true} {
+		if _, err := os.Stat(path); (err == nil) != want {
+			t.Errorf("%s: kept %v, want %v", filepath.Base(path), err == nil, want)
+		}
 	}
 }

@@ -499,7 +499,7 @@ func (n *Node) restore(snap *pb.Snapshot) error {
 	n.setConfState(meta.GetMetadata().GetConfState())
 	n.applied.Store(meta.GetMetadata().GetIndex())
 	n.lastCompacted = meta.GetMetadata().GetIndex()
-	removeReceived(dir)
+	removeReceived(dir, n.lastCompacted)
 	n.cfg.Log.Info("restored a snapshot", "index", n.lastCompacted)
 	return nil
 }

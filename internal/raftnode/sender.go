@@ -24,10 +24,10 @@ import pb "go.etcd.io/raft/v3/raftpb"
 //
 // Receiving. The Sender steps messages for its member into the node it is
 // attached to (Node.Step). A MsgSnap is stepped once its files are all
-// there, in a directory of their own whose name begins with receivedPrefix
-// (the node drops the older ones of its parent once it restored a newer
-// one), with the message's Snapshot.Data set to that directory's path: the
-// node hands it to StateMachine.Restore.
+// there, in a directory of their own whose name begins with receivedName
+// of the snapshot's index (the node drops those of its parent that are no
+// newer once it restored one), with the message's Snapshot.Data set to that
+// directory's path: the node hands it to StateMachine.Restore.
 type Sender interface {
 	Send(msgs []*pb.Message)
 }
