@@ -190,6 +190,9 @@ func (s *MemSender) Send(msgs []*pb.Message) {
 func (s *MemSender) link(to uint64) chan<- *pb.Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.mu.closed {
+		return nil
+	}
 	q := s.mu.links[to]
 	if q == nil {
 		q = make(chan *pb.Message, 4096)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	pb "go.etcd.io/raft/v3/raftpb"
 )
 
 // proposers propose commands to each member of a group for as long as it
@@ -242,5 +245,34 @@ func TestRemoveReceivedKeepsNewerSnapshots(t *testing.T) {
 		if _, err := os.Stat(path); (err == nil) != want {
 			t.Errorf("%s: kept %v, want %v", filepath.Base(path), err == nil, want)
 		}
+	}
+}
+
+// Raft makes its way through a lossy network: with a fifth of the messages
+// lost, every command is still applied once by every member.
+func TestProgressOverALossyNetwork(t *testing.T) {
+	g, nw := newMemGroup(t, 3, Config{})
+	g.leader()
+	var mu sync.Mutex
+	rnd := rand.New(rand.NewPCG(1, 2))
+	lost := 0
+	nw.SetDrop(func(*pb.Message) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		drop := rnd.IntN(5) == 0
+		if drop {
+			lost++
+		}
+		return drop
+	})
+	g.propose(commands("a", 100)...)
+	cmds := g.converge()
+	if want := commands("a", 100); !slices.Equal(cmds[:100], want) {
+		t.Fatalf("applied %q, want %q first", cmds, want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if lost == 0 {
+		t.Fatal("the network lost nothing")
 	}
 }

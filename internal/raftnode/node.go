@@ -485,7 +485,7 @@ func (n *Node) setSoftState(ss *raft.SoftState) {
 }
 
 // restore replaces the state with a received snapshot, whose Data the
-// transport set to the local directory it received the checkpoint into.
+// Sender set to the local directory it received the checkpoint into.
 func (n *Node) restore(snap *pb.Snapshot) error {
 	dir := string(snap.GetData())
 	if err := n.sm.Restore(dir); err != nil {
