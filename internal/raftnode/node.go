@@ -1,9 +1,10 @@
 // Package raftnode drives an etcd raft node: it persists the log in its own
 // pebble instance, hands committed entries to the state machine in batches,
 // compacts the log behind the state machine's durable point, moves messages
-// and snapshots between members over gRPC (Transport), and serves
-// linearizable read barriers (ReadIndex). It knows nothing of what the
-// entries mean.
+// and snapshots between members through a Sender (Transport over gRPC;
+// MemNetwork in one process, for tests that inject partitions and losses),
+// and serves linearizable read barriers (ReadIndex). It knows nothing of
+// what the entries mean.
 //
 // A single-member group is the same code path as a larger one.
 package raftnode
@@ -65,20 +66,14 @@ type Config struct {
 	// applied; CompactKeep entries stay behind the compaction point for
 	// followers that lag a little (more lag takes a snapshot).
 	CompactEvery, CompactKeep uint64
-	// Transport carries messages to other members; nil for a group that
-	// never has more than this one member.
+	// Transport carries messages to other members (a *Transport, or a
+	// MemNetwork's member in tests); nil for a group that never has more
+	// than this one member.
 	Transport Sender
 	// OnLeader, if set, is called from the node's loop (it must not block)
 	// when the leader this member knows of changes.
 	OnLeader func(lead uint64, isLeader bool)
 	Log      *slog.Logger
-}
-
-// Sender delivers messages to other members.
-type Sender interface {
-	// Send queues messages for delivery; it must not block. A MsgSnap
-	// message is a request to stream a snapshot (see Transport).
-	Send(msgs []*pb.Message)
 }
 
 // Node is a running Raft member.
@@ -490,7 +485,7 @@ func (n *Node) setSoftState(ss *raft.SoftState) {
 }
 
 // restore replaces the state with a received snapshot, whose Data the
-// transport set to the local directory it received the checkpoint into.
+// Sender set to the local directory it received the checkpoint into.
 func (n *Node) restore(snap *pb.Snapshot) error {
 	dir := string(snap.GetData())
 	if err := n.sm.Restore(dir); err != nil {
@@ -504,7 +499,7 @@ func (n *Node) restore(snap *pb.Snapshot) error {
 	n.setConfState(meta.GetMetadata().GetConfState())
 	n.applied.Store(meta.GetMetadata().GetIndex())
 	n.lastCompacted = meta.GetMetadata().GetIndex()
-	removeReceived(dir)
+	removeReceived(dir, n.lastCompacted)
 	n.cfg.Log.Info("restored a snapshot", "index", n.lastCompacted)
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -131,7 +132,7 @@ func (t *Transport) InstallSnapshot(stream grpc.ClientStreamingServer[spb.Snapsh
 	if err := proto.Unmarshal(first.Message, m); err != nil || m.GetType() != pb.MessageType_MsgSnap {
 		return status.Errorf(codes.InvalidArgument, "first chunk is not a snapshot message (%v)", err)
 	}
-	dir, err := os.MkdirTemp(t.cfg.SnapshotDir, receivedPrefix)
+	dir, err := os.MkdirTemp(t.cfg.SnapshotDir, receivedName(m.GetSnapshot().GetMetadata().GetIndex()))
 	if err != nil {
 		return err
 	}
@@ -147,8 +148,24 @@ func (t *Transport) InstallSnapshot(stream grpc.ClientStreamingServer[spb.Snapsh
 	return stream.SendAndClose(&spb.StepResponse{})
 }
 
-// receivedPrefix names the directories snapshots are received into.
+// receivedPrefix begins the names of the directories snapshots are
+// received into; the snapshot's index follows (receivedName), so that a
+// member that restored a snapshot drops the directories of older ones and
+// keeps those of newer ones, which raft may not have handed back yet.
 const receivedPrefix = "in-"
+
+// receivedName is the start of the name of a directory that receives the
+// snapshot at index; what makes it unique follows.
+func receivedName(index uint64) string { return fmt.Sprintf("%s%020d-", receivedPrefix, index) }
+
+// receivedIndex returns the index of the snapshot received into the
+// directory of that name, false if it is none.
+func receivedIndex(name string) (uint64, bool) {
+	rest, ok := strings.CutPrefix(name, receivedPrefix)
+	digits, _, dash := strings.Cut(rest, "-")
+	index, err := strconv.ParseUint(digits, 10, 64)
+	return index, ok && dash && err == nil
+}
 
 func receiveFiles(stream grpc.ClientStreamingServer[spb.SnapshotChunk, spb.StepResponse], dir string) error {
 	var f *os.File
@@ -198,14 +215,18 @@ func receiveFiles(stream grpc.ClientStreamingServer[spb.SnapshotChunk, spb.StepR
 	}
 }
 
-// removeReceived drops the snapshot directories received before the one
-// just restored (raft ignores a snapshot older than what it has).
-func removeReceived(restored string) {
+// removeReceived drops the directories of the snapshots received beside
+// the one just restored, at index, that are no newer than it: raft ignores
+// a snapshot older than what it has. NB: a newer one may have been stepped
+// into raft already, to be restored next; removing it too stopped the
+// member (its restore found no files).
+func removeReceived(restored string, index uint64) {
 	parent := filepath.Dir(restored)
 	entries, _ := os.ReadDir(parent)
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), receivedPrefix) && filepath.Join(parent, e.Name()) != restored {
-			os.RemoveAll(filepath.Join(parent, e.Name()))
+		path := filepath.Join(parent, e.Name())
+		if i, ok := receivedIndex(e.Name()); ok && i <= index && path != restored {
+			os.RemoveAll(path)
 		}
 	}
 }

@@ -80,6 +80,11 @@ func (t *Transport) Attach(n *Node) { t.node.Store(n) }
 
 // SetDrop installs a test hook: messages for which drop returns true are
 // lost, as on a cut link. nil restores delivery.
+//
+// NB: this package's tests inject faults through MemNetwork, a Sender of
+// its own; the hook stays for internal/metaserver's tests, which cut links
+// between whole servers over gRPC. Moving those onto a fault-injecting
+// Sender would retire it.
 func (t *Transport) SetDrop(drop func(from, to uint64) bool) {
 	if drop == nil {
 		t.drop.Store(nil)
