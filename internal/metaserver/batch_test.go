@@ -103,7 +103,7 @@ func TestBatchOfTooManyCallsIsRefusedWhole(t *testing.T) {
 // batch after one read barrier, and an isolated leader answers none.
 func TestBatchInAGroup(t *testing.T) {
 	ctx := context.Background()
-	members := testcluster.StartInProcessGroup(t, 3, nil)
+	members, cut := cuttableGroup(t, 3)
 	leader := leaderOf(t, members, -1)
 	c := clientOf(t, time.Minute, members...)
 	if err := c.WriteFile(ctx, "/f", []byte("x"), client.CreateOptions{}); err != nil {
@@ -130,9 +130,7 @@ func TestBatchInAGroup(t *testing.T) {
 	}
 
 	id := uint64(leader + 1)
-	for _, m := range members {
-		m.Server.Transport().SetDrop(func(from, to uint64) bool { return from == id || to == id })
-	}
+	cut(func(from, to uint64) bool { return from == id || to == id })
 	bctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	resp, err = members[leader].Server.Batch(bctx, stats)

@@ -15,6 +15,7 @@ import (
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/metaserver"
+	"github.com/stratafs/strata/internal/raftnode"
 	"github.com/stratafs/strata/internal/rpcerr"
 	"github.com/stratafs/strata/internal/testcluster"
 	pb "github.com/stratafs/strata/proto/strata/v1"
@@ -37,6 +38,24 @@ func leaderOf(t *testing.T, members []*testcluster.InProcess, except int) int {
 	return -1
 }
 
+// cuttableGroup starts a group of n members whose Raft links a test can
+// cut: every member sends through a raftnode.Cut, and cut sets them all.
+func cuttableGroup(t *testing.T, n int) (members []*testcluster.InProcess, cut func(drop func(from, to uint64) bool)) {
+	t.Helper()
+	cuts := make([]*raftnode.Cut, n)
+	members = testcluster.StartInProcessGroup(t, n, func(i int, cfg *metaserver.Config) {
+		cfg.WrapSender = func(s raftnode.Sender) raftnode.Sender {
+			cuts[i-1] = raftnode.NewCut(s)
+			return cuts[i-1]
+		}
+	})
+	return members, func(drop func(from, to uint64) bool) {
+		for _, c := range cuts {
+			c.Set(drop)
+		}
+	}
+}
+
 func clientOf(t *testing.T, retry time.Duration, members ...*testcluster.InProcess) *client.Client {
 	t.Helper()
 	var addrs []string
@@ -56,7 +75,7 @@ func clientOf(t *testing.T, retry time.Duration, members ...*testcluster.InProce
 // new leader and goes on, and once healed it follows and drops what it
 // took meanwhile.
 func TestIsolatedLeaderAcknowledgesNothing(t *testing.T) {
-	members := testcluster.StartInProcessGroup(t, 3, nil)
+	members, cut := cuttableGroup(t, 3)
 	ctx := context.Background()
 	old := leaderOf(t, members, -1)
 	all := clientOf(t, time.Minute, members...)
@@ -64,10 +83,7 @@ func TestIsolatedLeaderAcknowledgesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	oldID := uint64(old + 1)
-	cut := func(from, to uint64) bool { return from == oldID || to == oldID }
-	for _, m := range members {
-		m.Server.Transport().SetDrop(cut)
-	}
+	cut(func(from, to uint64) bool { return from == oldID || to == oldID })
 
 	isolated := clientOf(t, 0, members[old])
 	wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
@@ -101,9 +117,7 @@ func TestIsolatedLeaderAcknowledgesNothing(t *testing.T) {
 		}
 	}
 
-	for _, m := range members {
-		m.Server.Transport().SetDrop(nil)
-	}
+	cut(nil)
 	if _, err := all.Mkdirs(ctx, "/after", 0o755); err != nil {
 		t.Fatal(err)
 	}

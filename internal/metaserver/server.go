@@ -56,6 +56,9 @@ type Config struct {
 	// objstore.OpenRetrying.
 	OpenStore func(ctx context.Context, uri string) (object.Store, error)
 	Log       *slog.Logger
+	// WrapSender, if set, wraps the Raft transport: tests cut links
+	// between members there (raftnode.Cut).
+	WrapSender func(raftnode.Sender) raftnode.Sender
 }
 
 func (c *Config) setDefaults() {
@@ -209,13 +212,22 @@ func (s *Server) start() error {
 	}
 	s.node, err = raftnode.Start(raftnode.Config{ID: cfg.MemberID, ClusterID: cfg.ClusterID, Peers: peers, Join: cfg.Join,
 		Dir: filepath.Join(cfg.DataDir, "raft"), Applied: applied, Tick: cfg.Tick, CompactKeep: 5000,
-		Transport: s.transport, OnLeader: s.leaderChanged, Log: cfg.Log}, s)
+		Transport: s.sender(), OnLeader: s.leaderChanged, Log: cfg.Log}, s)
 	if err != nil {
 		s.transport.Close()
 		return err
 	}
 	s.transport.Attach(s.node)
 	return nil
+}
+
+// sender is what the node sends through: the transport, wrapped if the
+// configuration says so.
+func (s *Server) sender() raftnode.Sender {
+	if s.cfg.WrapSender != nil {
+		return s.cfg.WrapSender(s.transport)
+	}
+	return s.transport
 }
 
 // Transport serves RaftService for the other members.

@@ -51,7 +51,6 @@ type Transport struct {
 
 	cfg  TransportConfig
 	node atomic.Pointer[Node]
-	drop atomic.Pointer[func(from, to uint64) bool]
 
 	mu       sync.Mutex
 	peers    map[uint64]*peer
@@ -78,26 +77,6 @@ func NewTransport(cfg TransportConfig) (*Transport, error) {
 // Attach connects the transport to the node it serves.
 func (t *Transport) Attach(n *Node) { t.node.Store(n) }
 
-// SetDrop installs a test hook: messages for which drop returns true are
-// lost, as on a cut link. nil restores delivery.
-//
-// NB: this package's tests inject faults through MemNetwork, a Sender of
-// its own; the hook stays for internal/metaserver's tests, which cut links
-// between whole servers over gRPC. Moving those onto a fault-injecting
-// Sender would retire it.
-func (t *Transport) SetDrop(drop func(from, to uint64) bool) {
-	if drop == nil {
-		t.drop.Store(nil)
-		return
-	}
-	t.drop.Store(&drop)
-}
-
-func (t *Transport) dropped(from, to uint64) bool {
-	f := t.drop.Load()
-	return f != nil && (*f)(from, to)
-}
-
 // Close stops every sender.
 func (t *Transport) Close() {
 	t.mu.Lock()
@@ -112,9 +91,6 @@ func (t *Transport) Close() {
 // Send implements Sender.
 func (t *Transport) Send(msgs []*pb.Message) {
 	for _, m := range msgs {
-		if t.dropped(m.GetFrom(), m.GetTo()) {
-			continue
-		}
 		p := t.peer(m.GetTo())
 		if p == nil {
 			t.reportUnreachable(m.GetTo())
@@ -379,9 +355,6 @@ func (t *Transport) step(ctx context.Context, r *spb.StepRequest) error {
 		m := &pb.Message{}
 		if err := proto.Unmarshal(data, m); err != nil {
 			return status.Errorf(codes.InvalidArgument, "bad raft message: %v", err)
-		}
-		if t.dropped(m.GetFrom(), m.GetTo()) {
-			continue
 		}
 		if err := n.Step(ctx, m); err != nil {
 			return status.Errorf(codes.Unavailable, "step: %v", err)
