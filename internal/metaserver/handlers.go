@@ -90,3 +90,8 @@ func (s *Server) GetContentSummary(ctx context.Context, r *pb.GetContentSummaryR
 func (s *Server) ListNamespaces(ctx context.Context, r *pb.ListNamespacesRequest) (*pb.ListNamespacesResponse, error) {
 	return call[*pb.ListNamespacesResponse](ctx, s, sm.ListNamespaces, r)
 }
+
+// GetServerDefaults implements MetaService.
+func (s *Server) GetServerDefaults(ctx context.Context, r *pb.GetServerDefaultsRequest) (*pb.GetServerDefaultsResponse, error) {
+	return call[*pb.GetServerDefaultsResponse](ctx, s, sm.GetServerDefaults, r)
+}

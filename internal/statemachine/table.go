@@ -108,6 +108,7 @@ var (
 	List              = query(Op{Name: "List"}, readList)
 	GetContentSummary = query(Op{Name: "GetContentSummary"}, readContentSummary)
 	ListNamespaces    = query(Op{Name: "ListNamespaces"}, readNamespaces)
+	GetServerDefaults = query(Op{Name: "GetServerDefaults"}, readServerDefaults)
 )
 
 func applyMkdirs(e env, tx kv.Txn, r *pb.MkdirsRequest) (Result, error) {

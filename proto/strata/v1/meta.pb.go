@@ -1812,6 +1812,113 @@ func (x *GetContentSummaryResponse) GetSpaceConsumed() uint64 {
 	return 0
 }
 
+type GetServerDefaultsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetServerDefaultsRequest) Reset() {
+	*x = GetServerDefaultsRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetServerDefaultsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetServerDefaultsRequest) ProtoMessage() {}
+
+func (x *GetServerDefaultsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetServerDefaultsRequest.ProtoReflect.Descriptor instead.
+func (*GetServerDefaultsRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *GetServerDefaultsRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+type GetServerDefaultsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The block size of a file created without one.
+	BlockSize uint64 `protobuf:"varint,1,opt,name=block_size,json=blockSize,proto3" json:"block_size,omitempty"`
+	// The replication of a file created without one.
+	Replication uint32 `protobuf:"varint,2,opt,name=replication,proto3" json:"replication,omitempty"`
+	// Files up to this many bytes are stored inline in their inode.
+	InlineLimit   uint32 `protobuf:"varint,3,opt,name=inline_limit,json=inlineLimit,proto3" json:"inline_limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetServerDefaultsResponse) Reset() {
+	*x = GetServerDefaultsResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetServerDefaultsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetServerDefaultsResponse) ProtoMessage() {}
+
+func (x *GetServerDefaultsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetServerDefaultsResponse.ProtoReflect.Descriptor instead.
+func (*GetServerDefaultsResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *GetServerDefaultsResponse) GetBlockSize() uint64 {
+	if x != nil {
+		return x.BlockSize
+	}
+	return 0
+}
+
+func (x *GetServerDefaultsResponse) GetReplication() uint32 {
+	if x != nil {
+		return x.Replication
+	}
+	return 0
+}
+
+func (x *GetServerDefaultsResponse) GetInlineLimit() uint32 {
+	if x != nil {
+		return x.InlineLimit
+	}
+	return 0
+}
+
 type RenewLeaseRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
@@ -1821,7 +1928,7 @@ type RenewLeaseRequest struct {
 
 func (x *RenewLeaseRequest) Reset() {
 	*x = RenewLeaseRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[24]
+	mi := &file_strata_v1_meta_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1833,7 +1940,7 @@ func (x *RenewLeaseRequest) String() string {
 func (*RenewLeaseRequest) ProtoMessage() {}
 
 func (x *RenewLeaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[24]
+	mi := &file_strata_v1_meta_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1846,7 +1953,7 @@ func (x *RenewLeaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewLeaseRequest.ProtoReflect.Descriptor instead.
 func (*RenewLeaseRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{24}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RenewLeaseRequest) GetHeader() *Header {
@@ -1864,7 +1971,7 @@ type RenewLeaseResponse struct {
 
 func (x *RenewLeaseResponse) Reset() {
 	*x = RenewLeaseResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[25]
+	mi := &file_strata_v1_meta_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1876,7 +1983,7 @@ func (x *RenewLeaseResponse) String() string {
 func (*RenewLeaseResponse) ProtoMessage() {}
 
 func (x *RenewLeaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[25]
+	mi := &file_strata_v1_meta_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1889,7 +1996,7 @@ func (x *RenewLeaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewLeaseResponse.ProtoReflect.Descriptor instead.
 func (*RenewLeaseResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{25}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{27}
 }
 
 type RecoverLeaseRequest struct {
@@ -1902,7 +2009,7 @@ type RecoverLeaseRequest struct {
 
 func (x *RecoverLeaseRequest) Reset() {
 	*x = RecoverLeaseRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[26]
+	mi := &file_strata_v1_meta_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1914,7 +2021,7 @@ func (x *RecoverLeaseRequest) String() string {
 func (*RecoverLeaseRequest) ProtoMessage() {}
 
 func (x *RecoverLeaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[26]
+	mi := &file_strata_v1_meta_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1927,7 +2034,7 @@ func (x *RecoverLeaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverLeaseRequest.ProtoReflect.Descriptor instead.
 func (*RecoverLeaseRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{26}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RecoverLeaseRequest) GetHeader() *Header {
@@ -1954,7 +2061,7 @@ type RecoverLeaseResponse struct {
 
 func (x *RecoverLeaseResponse) Reset() {
 	*x = RecoverLeaseResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[27]
+	mi := &file_strata_v1_meta_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1966,7 +2073,7 @@ func (x *RecoverLeaseResponse) String() string {
 func (*RecoverLeaseResponse) ProtoMessage() {}
 
 func (x *RecoverLeaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[27]
+	mi := &file_strata_v1_meta_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1979,7 +2086,7 @@ func (x *RecoverLeaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverLeaseResponse.ProtoReflect.Descriptor instead.
 func (*RecoverLeaseResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{27}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *RecoverLeaseResponse) GetClosed() bool {
@@ -2001,7 +2108,7 @@ type BatchRequest struct {
 
 func (x *BatchRequest) Reset() {
 	*x = BatchRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[28]
+	mi := &file_strata_v1_meta_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2013,7 +2120,7 @@ func (x *BatchRequest) String() string {
 func (*BatchRequest) ProtoMessage() {}
 
 func (x *BatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[28]
+	mi := &file_strata_v1_meta_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2026,7 +2133,7 @@ func (x *BatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchRequest.ProtoReflect.Descriptor instead.
 func (*BatchRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{28}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *BatchRequest) GetCalls() []*BatchCall {
@@ -2054,7 +2161,7 @@ type BatchCall struct {
 
 func (x *BatchCall) Reset() {
 	*x = BatchCall{}
-	mi := &file_strata_v1_meta_proto_msgTypes[29]
+	mi := &file_strata_v1_meta_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2066,7 +2173,7 @@ func (x *BatchCall) String() string {
 func (*BatchCall) ProtoMessage() {}
 
 func (x *BatchCall) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[29]
+	mi := &file_strata_v1_meta_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2079,7 +2186,7 @@ func (x *BatchCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchCall.ProtoReflect.Descriptor instead.
 func (*BatchCall) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{29}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *BatchCall) GetCall() isBatchCall_Call {
@@ -2208,7 +2315,7 @@ type BatchResponse struct {
 
 func (x *BatchResponse) Reset() {
 	*x = BatchResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[30]
+	mi := &file_strata_v1_meta_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2220,7 +2327,7 @@ func (x *BatchResponse) String() string {
 func (*BatchResponse) ProtoMessage() {}
 
 func (x *BatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[30]
+	mi := &file_strata_v1_meta_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2233,7 +2340,7 @@ func (x *BatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchResponse.ProtoReflect.Descriptor instead.
 func (*BatchResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{30}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *BatchResponse) GetResults() []*BatchResult {
@@ -2264,7 +2371,7 @@ type BatchResult struct {
 
 func (x *BatchResult) Reset() {
 	*x = BatchResult{}
-	mi := &file_strata_v1_meta_proto_msgTypes[31]
+	mi := &file_strata_v1_meta_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2276,7 +2383,7 @@ func (x *BatchResult) String() string {
 func (*BatchResult) ProtoMessage() {}
 
 func (x *BatchResult) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[31]
+	mi := &file_strata_v1_meta_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2289,7 +2396,7 @@ func (x *BatchResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchResult.ProtoReflect.Descriptor instead.
 func (*BatchResult) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{31}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *BatchResult) GetError() []byte {
@@ -2428,7 +2535,7 @@ type NamespaceInfo struct {
 
 func (x *NamespaceInfo) Reset() {
 	*x = NamespaceInfo{}
-	mi := &file_strata_v1_meta_proto_msgTypes[32]
+	mi := &file_strata_v1_meta_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2440,7 +2547,7 @@ func (x *NamespaceInfo) String() string {
 func (*NamespaceInfo) ProtoMessage() {}
 
 func (x *NamespaceInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[32]
+	mi := &file_strata_v1_meta_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2453,7 +2560,7 @@ func (x *NamespaceInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NamespaceInfo.ProtoReflect.Descriptor instead.
 func (*NamespaceInfo) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{32}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *NamespaceInfo) GetName() string {
@@ -2494,7 +2601,7 @@ type CreateNamespaceRequest struct {
 
 func (x *CreateNamespaceRequest) Reset() {
 	*x = CreateNamespaceRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[33]
+	mi := &file_strata_v1_meta_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2506,7 +2613,7 @@ func (x *CreateNamespaceRequest) String() string {
 func (*CreateNamespaceRequest) ProtoMessage() {}
 
 func (x *CreateNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[33]
+	mi := &file_strata_v1_meta_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2519,7 +2626,7 @@ func (x *CreateNamespaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*CreateNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{33}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *CreateNamespaceRequest) GetHeader() *Header {
@@ -2544,7 +2651,7 @@ type CreateNamespaceResponse struct {
 
 func (x *CreateNamespaceResponse) Reset() {
 	*x = CreateNamespaceResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[34]
+	mi := &file_strata_v1_meta_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2556,7 +2663,7 @@ func (x *CreateNamespaceResponse) String() string {
 func (*CreateNamespaceResponse) ProtoMessage() {}
 
 func (x *CreateNamespaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[34]
+	mi := &file_strata_v1_meta_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2569,7 +2676,7 @@ func (x *CreateNamespaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateNamespaceResponse.ProtoReflect.Descriptor instead.
 func (*CreateNamespaceResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{34}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{36}
 }
 
 type ListNamespacesRequest struct {
@@ -2581,7 +2688,7 @@ type ListNamespacesRequest struct {
 
 func (x *ListNamespacesRequest) Reset() {
 	*x = ListNamespacesRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[35]
+	mi := &file_strata_v1_meta_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2593,7 +2700,7 @@ func (x *ListNamespacesRequest) String() string {
 func (*ListNamespacesRequest) ProtoMessage() {}
 
 func (x *ListNamespacesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[35]
+	mi := &file_strata_v1_meta_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2606,7 +2713,7 @@ func (x *ListNamespacesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNamespacesRequest.ProtoReflect.Descriptor instead.
 func (*ListNamespacesRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{35}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ListNamespacesRequest) GetHeader() *Header {
@@ -2625,7 +2732,7 @@ type ListNamespacesResponse struct {
 
 func (x *ListNamespacesResponse) Reset() {
 	*x = ListNamespacesResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[36]
+	mi := &file_strata_v1_meta_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2637,7 +2744,7 @@ func (x *ListNamespacesResponse) String() string {
 func (*ListNamespacesResponse) ProtoMessage() {}
 
 func (x *ListNamespacesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[36]
+	mi := &file_strata_v1_meta_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2650,7 +2757,7 @@ func (x *ListNamespacesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNamespacesResponse.ProtoReflect.Descriptor instead.
 func (*ListNamespacesResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{36}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ListNamespacesResponse) GetNamespaces() []*NamespaceInfo {
@@ -2670,7 +2777,7 @@ type DeleteNamespaceRequest struct {
 
 func (x *DeleteNamespaceRequest) Reset() {
 	*x = DeleteNamespaceRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[37]
+	mi := &file_strata_v1_meta_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2682,7 +2789,7 @@ func (x *DeleteNamespaceRequest) String() string {
 func (*DeleteNamespaceRequest) ProtoMessage() {}
 
 func (x *DeleteNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[37]
+	mi := &file_strata_v1_meta_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2695,7 +2802,7 @@ func (x *DeleteNamespaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*DeleteNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{37}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *DeleteNamespaceRequest) GetHeader() *Header {
@@ -2720,7 +2827,7 @@ type DeleteNamespaceResponse struct {
 
 func (x *DeleteNamespaceResponse) Reset() {
 	*x = DeleteNamespaceResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[38]
+	mi := &file_strata_v1_meta_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2732,7 +2839,7 @@ func (x *DeleteNamespaceResponse) String() string {
 func (*DeleteNamespaceResponse) ProtoMessage() {}
 
 func (x *DeleteNamespaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[38]
+	mi := &file_strata_v1_meta_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2745,7 +2852,7 @@ func (x *DeleteNamespaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteNamespaceResponse.ProtoReflect.Descriptor instead.
 func (*DeleteNamespaceResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{38}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{40}
 }
 
 type StatusRequest struct {
@@ -2756,7 +2863,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[39]
+	mi := &file_strata_v1_meta_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2768,7 +2875,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[39]
+	mi := &file_strata_v1_meta_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2781,7 +2888,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{39}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{41}
 }
 
 type StatusResponse struct {
@@ -2807,7 +2914,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[40]
+	mi := &file_strata_v1_meta_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2819,7 +2926,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[40]
+	mi := &file_strata_v1_meta_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2832,7 +2939,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{40}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *StatusResponse) GetMemberId() uint64 {
@@ -2929,7 +3036,7 @@ type Member struct {
 
 func (x *Member) Reset() {
 	*x = Member{}
-	mi := &file_strata_v1_meta_proto_msgTypes[41]
+	mi := &file_strata_v1_meta_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2941,7 +3048,7 @@ func (x *Member) String() string {
 func (*Member) ProtoMessage() {}
 
 func (x *Member) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[41]
+	mi := &file_strata_v1_meta_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2954,7 +3061,7 @@ func (x *Member) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Member.ProtoReflect.Descriptor instead.
 func (*Member) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{41}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *Member) GetId() uint64 {
@@ -2995,7 +3102,7 @@ type AddMemberRequest struct {
 
 func (x *AddMemberRequest) Reset() {
 	*x = AddMemberRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[42]
+	mi := &file_strata_v1_meta_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3007,7 +3114,7 @@ func (x *AddMemberRequest) String() string {
 func (*AddMemberRequest) ProtoMessage() {}
 
 func (x *AddMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[42]
+	mi := &file_strata_v1_meta_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3020,7 +3127,7 @@ func (x *AddMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddMemberRequest.ProtoReflect.Descriptor instead.
 func (*AddMemberRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{42}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *AddMemberRequest) GetHeader() *Header {
@@ -3047,7 +3154,7 @@ type RemoveMemberRequest struct {
 
 func (x *RemoveMemberRequest) Reset() {
 	*x = RemoveMemberRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[43]
+	mi := &file_strata_v1_meta_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3059,7 +3166,7 @@ func (x *RemoveMemberRequest) String() string {
 func (*RemoveMemberRequest) ProtoMessage() {}
 
 func (x *RemoveMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[43]
+	mi := &file_strata_v1_meta_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3072,7 +3179,7 @@ func (x *RemoveMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveMemberRequest.ProtoReflect.Descriptor instead.
 func (*RemoveMemberRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{43}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *RemoveMemberRequest) GetHeader() *Header {
@@ -3099,7 +3206,7 @@ type TransferLeaderRequest struct {
 
 func (x *TransferLeaderRequest) Reset() {
 	*x = TransferLeaderRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[44]
+	mi := &file_strata_v1_meta_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3111,7 +3218,7 @@ func (x *TransferLeaderRequest) String() string {
 func (*TransferLeaderRequest) ProtoMessage() {}
 
 func (x *TransferLeaderRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[44]
+	mi := &file_strata_v1_meta_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3124,7 +3231,7 @@ func (x *TransferLeaderRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferLeaderRequest.ProtoReflect.Descriptor instead.
 func (*TransferLeaderRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{44}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *TransferLeaderRequest) GetHeader() *Header {
@@ -3150,7 +3257,7 @@ type MembershipResponse struct {
 
 func (x *MembershipResponse) Reset() {
 	*x = MembershipResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[45]
+	mi := &file_strata_v1_meta_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3162,7 +3269,7 @@ func (x *MembershipResponse) String() string {
 func (*MembershipResponse) ProtoMessage() {}
 
 func (x *MembershipResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[45]
+	mi := &file_strata_v1_meta_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3175,7 +3282,7 @@ func (x *MembershipResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MembershipResponse.ProtoReflect.Descriptor instead.
 func (*MembershipResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{45}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *MembershipResponse) GetMembers() []*Member {
@@ -3194,7 +3301,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[46]
+	mi := &file_strata_v1_meta_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3206,7 +3313,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[46]
+	mi := &file_strata_v1_meta_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3219,7 +3326,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{46}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *HeartbeatRequest) GetWorker() *WorkerInfo {
@@ -3239,7 +3346,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[47]
+	mi := &file_strata_v1_meta_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3251,7 +3358,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[47]
+	mi := &file_strata_v1_meta_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3264,7 +3371,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{47}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *HeartbeatResponse) GetIntervalSeconds() uint32 {
@@ -3282,7 +3389,7 @@ type ListWorkersRequest struct {
 
 func (x *ListWorkersRequest) Reset() {
 	*x = ListWorkersRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[48]
+	mi := &file_strata_v1_meta_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3294,7 +3401,7 @@ func (x *ListWorkersRequest) String() string {
 func (*ListWorkersRequest) ProtoMessage() {}
 
 func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[48]
+	mi := &file_strata_v1_meta_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3307,7 +3414,7 @@ func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkersRequest.ProtoReflect.Descriptor instead.
 func (*ListWorkersRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{48}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{50}
 }
 
 type ListWorkersResponse struct {
@@ -3319,7 +3426,7 @@ type ListWorkersResponse struct {
 
 func (x *ListWorkersResponse) Reset() {
 	*x = ListWorkersResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[49]
+	mi := &file_strata_v1_meta_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3331,7 +3438,7 @@ func (x *ListWorkersResponse) String() string {
 func (*ListWorkersResponse) ProtoMessage() {}
 
 func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[49]
+	mi := &file_strata_v1_meta_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3344,7 +3451,7 @@ func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkersResponse.ProtoReflect.Descriptor instead.
 func (*ListWorkersResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{49}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ListWorkersResponse) GetWorkers() []*WorkerInfo {
@@ -3513,7 +3620,14 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\n" +
 	"file_count\x18\x02 \x01(\x04R\tfileCount\x12'\n" +
 	"\x0fdirectory_count\x18\x03 \x01(\x04R\x0edirectoryCount\x12%\n" +
-	"\x0espace_consumed\x18\x04 \x01(\x04R\rspaceConsumed\">\n" +
+	"\x0espace_consumed\x18\x04 \x01(\x04R\rspaceConsumed\"E\n" +
+	"\x18GetServerDefaultsRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\"\x7f\n" +
+	"\x19GetServerDefaultsResponse\x12\x1d\n" +
+	"\n" +
+	"block_size\x18\x01 \x01(\x04R\tblockSize\x12 \n" +
+	"\vreplication\x18\x02 \x01(\rR\vreplication\x12!\n" +
+	"\finline_limit\x18\x03 \x01(\rR\vinlineLimit\">\n" +
 	"\x11RenewLeaseRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\"\x14\n" +
 	"\x12RenewLeaseResponse\"T\n" +
@@ -3616,7 +3730,7 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\rNamespaceMode\x12\x1e\n" +
 	"\x1aNAMESPACE_MODE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14NAMESPACE_MODE_BLOCK\x10\x01\x12\x18\n" +
-	"\x14NAMESPACE_MODE_CACHE\x10\x022\xcd\x0e\n" +
+	"\x14NAMESPACE_MODE_CACHE\x10\x022\xb3\x0f\n" +
 	"\vMetaService\x12C\n" +
 	"\x06Mkdirs\x12\x18.strata.v1.MkdirsRequest\x1a\x19.strata.v1.MkdirsResponse\"\x04\xa0\xbb\x18\x02\x12C\n" +
 	"\x06Create\x12\x18.strata.v1.CreateRequest\x1a\x19.strata.v1.CreateResponse\"\x04\xa0\xbb\x18\x02\x12I\n" +
@@ -3629,7 +3743,8 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\rSetPermission\x12\x1f.strata.v1.SetPermissionRequest\x1a\x1a.strata.v1.SetAttrResponse\"\x04\xa0\xbb\x18\x02\x12H\n" +
 	"\bSetOwner\x12\x1a.strata.v1.SetOwnerRequest\x1a\x1a.strata.v1.SetAttrResponse\"\x04\xa0\xbb\x18\x02\x12H\n" +
 	"\bSetTimes\x12\x1a.strata.v1.SetTimesRequest\x1a\x1a.strata.v1.SetAttrResponse\"\x04\xa0\xbb\x18\x02\x12d\n" +
-	"\x11GetContentSummary\x12#.strata.v1.GetContentSummaryRequest\x1a$.strata.v1.GetContentSummaryResponse\"\x04\xa0\xbb\x18\x01\x12I\n" +
+	"\x11GetContentSummary\x12#.strata.v1.GetContentSummaryRequest\x1a$.strata.v1.GetContentSummaryResponse\"\x04\xa0\xbb\x18\x01\x12d\n" +
+	"\x11GetServerDefaults\x12#.strata.v1.GetServerDefaultsRequest\x1a$.strata.v1.GetServerDefaultsResponse\"\x04\xa0\xbb\x18\x01\x12I\n" +
 	"\n" +
 	"RenewLease\x12\x1c.strata.v1.RenewLeaseRequest\x1a\x1d.strata.v1.RenewLeaseResponse\x12U\n" +
 	"\fRecoverLease\x12\x1e.strata.v1.RecoverLeaseRequest\x1a\x1f.strata.v1.RecoverLeaseResponse\"\x04\xa0\xbb\x18\x02\x12:\n" +
@@ -3660,7 +3775,7 @@ func file_strata_v1_meta_proto_rawDescGZIP() []byte {
 }
 
 var file_strata_v1_meta_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
+var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
 var file_strata_v1_meta_proto_goTypes = []any{
 	(MethodKind)(0),                    // 0: strata.v1.MethodKind
 	(FileType)(0),                      // 1: strata.v1.FileType
@@ -3689,35 +3804,37 @@ var file_strata_v1_meta_proto_goTypes = []any{
 	(*SetAttrResponse)(nil),            // 24: strata.v1.SetAttrResponse
 	(*GetContentSummaryRequest)(nil),   // 25: strata.v1.GetContentSummaryRequest
 	(*GetContentSummaryResponse)(nil),  // 26: strata.v1.GetContentSummaryResponse
-	(*RenewLeaseRequest)(nil),          // 27: strata.v1.RenewLeaseRequest
-	(*RenewLeaseResponse)(nil),         // 28: strata.v1.RenewLeaseResponse
-	(*RecoverLeaseRequest)(nil),        // 29: strata.v1.RecoverLeaseRequest
-	(*RecoverLeaseResponse)(nil),       // 30: strata.v1.RecoverLeaseResponse
-	(*BatchRequest)(nil),               // 31: strata.v1.BatchRequest
-	(*BatchCall)(nil),                  // 32: strata.v1.BatchCall
-	(*BatchResponse)(nil),              // 33: strata.v1.BatchResponse
-	(*BatchResult)(nil),                // 34: strata.v1.BatchResult
-	(*NamespaceInfo)(nil),              // 35: strata.v1.NamespaceInfo
-	(*CreateNamespaceRequest)(nil),     // 36: strata.v1.CreateNamespaceRequest
-	(*CreateNamespaceResponse)(nil),    // 37: strata.v1.CreateNamespaceResponse
-	(*ListNamespacesRequest)(nil),      // 38: strata.v1.ListNamespacesRequest
-	(*ListNamespacesResponse)(nil),     // 39: strata.v1.ListNamespacesResponse
-	(*DeleteNamespaceRequest)(nil),     // 40: strata.v1.DeleteNamespaceRequest
-	(*DeleteNamespaceResponse)(nil),    // 41: strata.v1.DeleteNamespaceResponse
-	(*StatusRequest)(nil),              // 42: strata.v1.StatusRequest
-	(*StatusResponse)(nil),             // 43: strata.v1.StatusResponse
-	(*Member)(nil),                     // 44: strata.v1.Member
-	(*AddMemberRequest)(nil),           // 45: strata.v1.AddMemberRequest
-	(*RemoveMemberRequest)(nil),        // 46: strata.v1.RemoveMemberRequest
-	(*TransferLeaderRequest)(nil),      // 47: strata.v1.TransferLeaderRequest
-	(*MembershipResponse)(nil),         // 48: strata.v1.MembershipResponse
-	(*HeartbeatRequest)(nil),           // 49: strata.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),          // 50: strata.v1.HeartbeatResponse
-	(*ListWorkersRequest)(nil),         // 51: strata.v1.ListWorkersRequest
-	(*ListWorkersResponse)(nil),        // 52: strata.v1.ListWorkersResponse
-	(*Block)(nil),                      // 53: strata.v1.Block
-	(*WorkerInfo)(nil),                 // 54: strata.v1.WorkerInfo
-	(*descriptorpb.MethodOptions)(nil), // 55: google.protobuf.MethodOptions
+	(*GetServerDefaultsRequest)(nil),   // 27: strata.v1.GetServerDefaultsRequest
+	(*GetServerDefaultsResponse)(nil),  // 28: strata.v1.GetServerDefaultsResponse
+	(*RenewLeaseRequest)(nil),          // 29: strata.v1.RenewLeaseRequest
+	(*RenewLeaseResponse)(nil),         // 30: strata.v1.RenewLeaseResponse
+	(*RecoverLeaseRequest)(nil),        // 31: strata.v1.RecoverLeaseRequest
+	(*RecoverLeaseResponse)(nil),       // 32: strata.v1.RecoverLeaseResponse
+	(*BatchRequest)(nil),               // 33: strata.v1.BatchRequest
+	(*BatchCall)(nil),                  // 34: strata.v1.BatchCall
+	(*BatchResponse)(nil),              // 35: strata.v1.BatchResponse
+	(*BatchResult)(nil),                // 36: strata.v1.BatchResult
+	(*NamespaceInfo)(nil),              // 37: strata.v1.NamespaceInfo
+	(*CreateNamespaceRequest)(nil),     // 38: strata.v1.CreateNamespaceRequest
+	(*CreateNamespaceResponse)(nil),    // 39: strata.v1.CreateNamespaceResponse
+	(*ListNamespacesRequest)(nil),      // 40: strata.v1.ListNamespacesRequest
+	(*ListNamespacesResponse)(nil),     // 41: strata.v1.ListNamespacesResponse
+	(*DeleteNamespaceRequest)(nil),     // 42: strata.v1.DeleteNamespaceRequest
+	(*DeleteNamespaceResponse)(nil),    // 43: strata.v1.DeleteNamespaceResponse
+	(*StatusRequest)(nil),              // 44: strata.v1.StatusRequest
+	(*StatusResponse)(nil),             // 45: strata.v1.StatusResponse
+	(*Member)(nil),                     // 46: strata.v1.Member
+	(*AddMemberRequest)(nil),           // 47: strata.v1.AddMemberRequest
+	(*RemoveMemberRequest)(nil),        // 48: strata.v1.RemoveMemberRequest
+	(*TransferLeaderRequest)(nil),      // 49: strata.v1.TransferLeaderRequest
+	(*MembershipResponse)(nil),         // 50: strata.v1.MembershipResponse
+	(*HeartbeatRequest)(nil),           // 51: strata.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),          // 52: strata.v1.HeartbeatResponse
+	(*ListWorkersRequest)(nil),         // 53: strata.v1.ListWorkersRequest
+	(*ListWorkersResponse)(nil),        // 54: strata.v1.ListWorkersResponse
+	(*Block)(nil),                      // 55: strata.v1.Block
+	(*WorkerInfo)(nil),                 // 56: strata.v1.WorkerInfo
+	(*descriptorpb.MethodOptions)(nil), // 57: google.protobuf.MethodOptions
 }
 var file_strata_v1_meta_proto_depIdxs = []int32{
 	1,  // 0: strata.v1.FileStatus.type:type_name -> strata.v1.FileType
@@ -3725,12 +3842,12 @@ var file_strata_v1_meta_proto_depIdxs = []int32{
 	3,  // 2: strata.v1.CreateRequest.header:type_name -> strata.v1.Header
 	4,  // 3: strata.v1.CreateResponse.status:type_name -> strata.v1.FileStatus
 	3,  // 4: strata.v1.CompleteRequest.header:type_name -> strata.v1.Header
-	53, // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
+	55, // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
 	3,  // 6: strata.v1.GetFileStatusRequest.header:type_name -> strata.v1.Header
 	4,  // 7: strata.v1.GetFileStatusResponse.status:type_name -> strata.v1.FileStatus
 	3,  // 8: strata.v1.OpenRequest.header:type_name -> strata.v1.Header
 	4,  // 9: strata.v1.OpenResponse.status:type_name -> strata.v1.FileStatus
-	53, // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
+	55, // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
 	3,  // 11: strata.v1.ListRequest.header:type_name -> strata.v1.Header
 	4,  // 12: strata.v1.ListResponse.entries:type_name -> strata.v1.FileStatus
 	4,  // 13: strata.v1.ListResponse.status:type_name -> strata.v1.FileStatus
@@ -3740,93 +3857,96 @@ var file_strata_v1_meta_proto_depIdxs = []int32{
 	3,  // 17: strata.v1.SetOwnerRequest.header:type_name -> strata.v1.Header
 	3,  // 18: strata.v1.SetTimesRequest.header:type_name -> strata.v1.Header
 	3,  // 19: strata.v1.GetContentSummaryRequest.header:type_name -> strata.v1.Header
-	3,  // 20: strata.v1.RenewLeaseRequest.header:type_name -> strata.v1.Header
-	3,  // 21: strata.v1.RecoverLeaseRequest.header:type_name -> strata.v1.Header
-	32, // 22: strata.v1.BatchRequest.calls:type_name -> strata.v1.BatchCall
-	11, // 23: strata.v1.BatchCall.get_file_status:type_name -> strata.v1.GetFileStatusRequest
-	13, // 24: strata.v1.BatchCall.open:type_name -> strata.v1.OpenRequest
-	5,  // 25: strata.v1.BatchCall.mkdirs:type_name -> strata.v1.MkdirsRequest
-	7,  // 26: strata.v1.BatchCall.create:type_name -> strata.v1.CreateRequest
-	9,  // 27: strata.v1.BatchCall.complete:type_name -> strata.v1.CompleteRequest
-	17, // 28: strata.v1.BatchCall.rename:type_name -> strata.v1.RenameRequest
-	19, // 29: strata.v1.BatchCall.delete:type_name -> strata.v1.DeleteRequest
-	34, // 30: strata.v1.BatchResponse.results:type_name -> strata.v1.BatchResult
-	12, // 31: strata.v1.BatchResult.get_file_status:type_name -> strata.v1.GetFileStatusResponse
-	14, // 32: strata.v1.BatchResult.open:type_name -> strata.v1.OpenResponse
-	6,  // 33: strata.v1.BatchResult.mkdirs:type_name -> strata.v1.MkdirsResponse
-	8,  // 34: strata.v1.BatchResult.create:type_name -> strata.v1.CreateResponse
-	10, // 35: strata.v1.BatchResult.complete:type_name -> strata.v1.CompleteResponse
-	18, // 36: strata.v1.BatchResult.rename:type_name -> strata.v1.RenameResponse
-	20, // 37: strata.v1.BatchResult.delete:type_name -> strata.v1.DeleteResponse
-	2,  // 38: strata.v1.NamespaceInfo.mode:type_name -> strata.v1.NamespaceMode
-	3,  // 39: strata.v1.CreateNamespaceRequest.header:type_name -> strata.v1.Header
-	35, // 40: strata.v1.CreateNamespaceRequest.namespace:type_name -> strata.v1.NamespaceInfo
-	3,  // 41: strata.v1.ListNamespacesRequest.header:type_name -> strata.v1.Header
-	35, // 42: strata.v1.ListNamespacesResponse.namespaces:type_name -> strata.v1.NamespaceInfo
-	3,  // 43: strata.v1.DeleteNamespaceRequest.header:type_name -> strata.v1.Header
-	44, // 44: strata.v1.StatusResponse.members:type_name -> strata.v1.Member
-	3,  // 45: strata.v1.AddMemberRequest.header:type_name -> strata.v1.Header
-	44, // 46: strata.v1.AddMemberRequest.member:type_name -> strata.v1.Member
-	3,  // 47: strata.v1.RemoveMemberRequest.header:type_name -> strata.v1.Header
-	3,  // 48: strata.v1.TransferLeaderRequest.header:type_name -> strata.v1.Header
-	44, // 49: strata.v1.MembershipResponse.members:type_name -> strata.v1.Member
-	54, // 50: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
-	54, // 51: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
-	55, // 52: strata.v1.method_kind:extendee -> google.protobuf.MethodOptions
-	0,  // 53: strata.v1.method_kind:type_name -> strata.v1.MethodKind
-	5,  // 54: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
-	7,  // 55: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
-	9,  // 56: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
-	11, // 57: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
-	13, // 58: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
-	15, // 59: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
-	17, // 60: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
-	19, // 61: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
-	21, // 62: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
-	22, // 63: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
-	23, // 64: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
-	25, // 65: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
-	27, // 66: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
-	29, // 67: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
-	31, // 68: strata.v1.MetaService.Batch:input_type -> strata.v1.BatchRequest
-	36, // 69: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
-	38, // 70: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
-	40, // 71: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
-	42, // 72: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
-	45, // 73: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
-	46, // 74: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
-	47, // 75: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
-	49, // 76: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
-	51, // 77: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
-	6,  // 78: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
-	8,  // 79: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
-	10, // 80: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
-	12, // 81: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
-	14, // 82: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
-	16, // 83: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
-	18, // 84: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
-	20, // 85: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
-	24, // 86: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
-	24, // 87: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
-	24, // 88: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
-	26, // 89: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
-	28, // 90: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
-	30, // 91: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
-	33, // 92: strata.v1.MetaService.Batch:output_type -> strata.v1.BatchResponse
-	37, // 93: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
-	39, // 94: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
-	41, // 95: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
-	43, // 96: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
-	48, // 97: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
-	48, // 98: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
-	48, // 99: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
-	50, // 100: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
-	52, // 101: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
-	78, // [78:102] is the sub-list for method output_type
-	54, // [54:78] is the sub-list for method input_type
-	53, // [53:54] is the sub-list for extension type_name
-	52, // [52:53] is the sub-list for extension extendee
-	0,  // [0:52] is the sub-list for field type_name
+	3,  // 20: strata.v1.GetServerDefaultsRequest.header:type_name -> strata.v1.Header
+	3,  // 21: strata.v1.RenewLeaseRequest.header:type_name -> strata.v1.Header
+	3,  // 22: strata.v1.RecoverLeaseRequest.header:type_name -> strata.v1.Header
+	34, // 23: strata.v1.BatchRequest.calls:type_name -> strata.v1.BatchCall
+	11, // 24: strata.v1.BatchCall.get_file_status:type_name -> strata.v1.GetFileStatusRequest
+	13, // 25: strata.v1.BatchCall.open:type_name -> strata.v1.OpenRequest
+	5,  // 26: strata.v1.BatchCall.mkdirs:type_name -> strata.v1.MkdirsRequest
+	7,  // 27: strata.v1.BatchCall.create:type_name -> strata.v1.CreateRequest
+	9,  // 28: strata.v1.BatchCall.complete:type_name -> strata.v1.CompleteRequest
+	17, // 29: strata.v1.BatchCall.rename:type_name -> strata.v1.RenameRequest
+	19, // 30: strata.v1.BatchCall.delete:type_name -> strata.v1.DeleteRequest
+	36, // 31: strata.v1.BatchResponse.results:type_name -> strata.v1.BatchResult
+	12, // 32: strata.v1.BatchResult.get_file_status:type_name -> strata.v1.GetFileStatusResponse
+	14, // 33: strata.v1.BatchResult.open:type_name -> strata.v1.OpenResponse
+	6,  // 34: strata.v1.BatchResult.mkdirs:type_name -> strata.v1.MkdirsResponse
+	8,  // 35: strata.v1.BatchResult.create:type_name -> strata.v1.CreateResponse
+	10, // 36: strata.v1.BatchResult.complete:type_name -> strata.v1.CompleteResponse
+	18, // 37: strata.v1.BatchResult.rename:type_name -> strata.v1.RenameResponse
+	20, // 38: strata.v1.BatchResult.delete:type_name -> strata.v1.DeleteResponse
+	2,  // 39: strata.v1.NamespaceInfo.mode:type_name -> strata.v1.NamespaceMode
+	3,  // 40: strata.v1.CreateNamespaceRequest.header:type_name -> strata.v1.Header
+	37, // 41: strata.v1.CreateNamespaceRequest.namespace:type_name -> strata.v1.NamespaceInfo
+	3,  // 42: strata.v1.ListNamespacesRequest.header:type_name -> strata.v1.Header
+	37, // 43: strata.v1.ListNamespacesResponse.namespaces:type_name -> strata.v1.NamespaceInfo
+	3,  // 44: strata.v1.DeleteNamespaceRequest.header:type_name -> strata.v1.Header
+	46, // 45: strata.v1.StatusResponse.members:type_name -> strata.v1.Member
+	3,  // 46: strata.v1.AddMemberRequest.header:type_name -> strata.v1.Header
+	46, // 47: strata.v1.AddMemberRequest.member:type_name -> strata.v1.Member
+	3,  // 48: strata.v1.RemoveMemberRequest.header:type_name -> strata.v1.Header
+	3,  // 49: strata.v1.TransferLeaderRequest.header:type_name -> strata.v1.Header
+	46, // 50: strata.v1.MembershipResponse.members:type_name -> strata.v1.Member
+	56, // 51: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
+	56, // 52: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
+	57, // 53: strata.v1.method_kind:extendee -> google.protobuf.MethodOptions
+	0,  // 54: strata.v1.method_kind:type_name -> strata.v1.MethodKind
+	5,  // 55: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
+	7,  // 56: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
+	9,  // 57: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
+	11, // 58: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
+	13, // 59: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
+	15, // 60: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
+	17, // 61: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
+	19, // 62: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
+	21, // 63: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
+	22, // 64: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
+	23, // 65: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
+	25, // 66: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
+	27, // 67: strata.v1.MetaService.GetServerDefaults:input_type -> strata.v1.GetServerDefaultsRequest
+	29, // 68: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
+	31, // 69: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
+	33, // 70: strata.v1.MetaService.Batch:input_type -> strata.v1.BatchRequest
+	38, // 71: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
+	40, // 72: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
+	42, // 73: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
+	44, // 74: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
+	47, // 75: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
+	48, // 76: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
+	49, // 77: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
+	51, // 78: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
+	53, // 79: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
+	6,  // 80: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
+	8,  // 81: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
+	10, // 82: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
+	12, // 83: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
+	14, // 84: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
+	16, // 85: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
+	18, // 86: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
+	20, // 87: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
+	24, // 88: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
+	24, // 89: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
+	24, // 90: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
+	26, // 91: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
+	28, // 92: strata.v1.MetaService.GetServerDefaults:output_type -> strata.v1.GetServerDefaultsResponse
+	30, // 93: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
+	32, // 94: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
+	35, // 95: strata.v1.MetaService.Batch:output_type -> strata.v1.BatchResponse
+	39, // 96: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
+	41, // 97: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
+	43, // 98: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
+	45, // 99: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
+	50, // 100: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
+	50, // 101: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
+	50, // 102: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
+	52, // 103: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
+	54, // 104: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
+	80, // [80:105] is the sub-list for method output_type
+	55, // [55:80] is the sub-list for method input_type
+	54, // [54:55] is the sub-list for extension type_name
+	53, // [53:54] is the sub-list for extension extendee
+	0,  // [0:53] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_meta_proto_init() }
@@ -3835,7 +3955,7 @@ func file_strata_v1_meta_proto_init() {
 		return
 	}
 	file_strata_v1_worker_proto_init()
-	file_strata_v1_meta_proto_msgTypes[29].OneofWrappers = []any{
+	file_strata_v1_meta_proto_msgTypes[31].OneofWrappers = []any{
 		(*BatchCall_GetFileStatus)(nil),
 		(*BatchCall_Open)(nil),
 		(*BatchCall_Mkdirs)(nil),
@@ -3844,7 +3964,7 @@ func file_strata_v1_meta_proto_init() {
 		(*BatchCall_Rename)(nil),
 		(*BatchCall_Delete)(nil),
 	}
-	file_strata_v1_meta_proto_msgTypes[31].OneofWrappers = []any{
+	file_strata_v1_meta_proto_msgTypes[33].OneofWrappers = []any{
 		(*BatchResult_GetFileStatus)(nil),
 		(*BatchResult_Open)(nil),
 		(*BatchResult_Mkdirs)(nil),
@@ -3859,7 +3979,7 @@ func file_strata_v1_meta_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_v1_meta_proto_rawDesc), len(file_strata_v1_meta_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   50,
+			NumMessages:   52,
 			NumExtensions: 1,
 			NumServices:   1,
 		},

@@ -35,6 +35,7 @@ const (
 	MetaService_SetOwner_FullMethodName          = "/strata.v1.MetaService/SetOwner"
 	MetaService_SetTimes_FullMethodName          = "/strata.v1.MetaService/SetTimes"
 	MetaService_GetContentSummary_FullMethodName = "/strata.v1.MetaService/GetContentSummary"
+	MetaService_GetServerDefaults_FullMethodName = "/strata.v1.MetaService/GetServerDefaults"
 	MetaService_RenewLease_FullMethodName        = "/strata.v1.MetaService/RenewLease"
 	MetaService_RecoverLease_FullMethodName      = "/strata.v1.MetaService/RecoverLease"
 	MetaService_Batch_FullMethodName             = "/strata.v1.MetaService/Batch"
@@ -65,6 +66,9 @@ type MetaServiceClient interface {
 	SetOwner(ctx context.Context, in *SetOwnerRequest, opts ...grpc.CallOption) (*SetAttrResponse, error)
 	SetTimes(ctx context.Context, in *SetTimesRequest, opts ...grpc.CallOption) (*SetAttrResponse, error)
 	GetContentSummary(ctx context.Context, in *GetContentSummaryRequest, opts ...grpc.CallOption) (*GetContentSummaryResponse, error)
+	// GetServerDefaults returns what the service gives a file whose creator
+	// leaves a setting unset (HDFS's getServerDefaults).
+	GetServerDefaults(ctx context.Context, in *GetServerDefaultsRequest, opts ...grpc.CallOption) (*GetServerDefaultsResponse, error)
 	RenewLease(ctx context.Context, in *RenewLeaseRequest, opts ...grpc.CallOption) (*RenewLeaseResponse, error)
 	RecoverLease(ctx context.Context, in *RecoverLeaseRequest, opts ...grpc.CallOption) (*RecoverLeaseResponse, error)
 	// Batch makes several calls in one round trip, each answered as if it
@@ -217,6 +221,16 @@ func (c *metaServiceClient) GetContentSummary(ctx context.Context, in *GetConten
 	return out, nil
 }
 
+func (c *metaServiceClient) GetServerDefaults(ctx context.Context, in *GetServerDefaultsRequest, opts ...grpc.CallOption) (*GetServerDefaultsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetServerDefaultsResponse)
+	err := c.cc.Invoke(ctx, MetaService_GetServerDefaults_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *metaServiceClient) RenewLease(ctx context.Context, in *RenewLeaseRequest, opts ...grpc.CallOption) (*RenewLeaseResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RenewLeaseResponse)
@@ -353,6 +367,9 @@ type MetaServiceServer interface {
 	SetOwner(context.Context, *SetOwnerRequest) (*SetAttrResponse, error)
 	SetTimes(context.Context, *SetTimesRequest) (*SetAttrResponse, error)
 	GetContentSummary(context.Context, *GetContentSummaryRequest) (*GetContentSummaryResponse, error)
+	// GetServerDefaults returns what the service gives a file whose creator
+	// leaves a setting unset (HDFS's getServerDefaults).
+	GetServerDefaults(context.Context, *GetServerDefaultsRequest) (*GetServerDefaultsResponse, error)
 	RenewLease(context.Context, *RenewLeaseRequest) (*RenewLeaseResponse, error)
 	RecoverLease(context.Context, *RecoverLeaseRequest) (*RecoverLeaseResponse, error)
 	// Batch makes several calls in one round trip, each answered as if it
@@ -420,6 +437,9 @@ func (UnimplementedMetaServiceServer) SetTimes(context.Context, *SetTimesRequest
 }
 func (UnimplementedMetaServiceServer) GetContentSummary(context.Context, *GetContentSummaryRequest) (*GetContentSummaryResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetContentSummary not implemented")
+}
+func (UnimplementedMetaServiceServer) GetServerDefaults(context.Context, *GetServerDefaultsRequest) (*GetServerDefaultsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetServerDefaults not implemented")
 }
 func (UnimplementedMetaServiceServer) RenewLease(context.Context, *RenewLeaseRequest) (*RenewLeaseResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RenewLease not implemented")
@@ -694,6 +714,24 @@ func _MetaService_GetContentSummary_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MetaService_GetServerDefaults_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetServerDefaultsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).GetServerDefaults(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_GetServerDefaults_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).GetServerDefaults(ctx, req.(*GetServerDefaultsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _MetaService_RenewLease_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(RenewLeaseRequest)
 	if err := dec(in); err != nil {
@@ -964,6 +1002,10 @@ var MetaService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetContentSummary",
 			Handler:    _MetaService_GetContentSummary_Handler,
+		},
+		{
+			MethodName: "GetServerDefaults",
+			Handler:    _MetaService_GetServerDefaults_Handler,
 		},
 		{
 			MethodName: "RenewLease",

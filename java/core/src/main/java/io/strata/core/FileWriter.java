@@ -8,6 +8,7 @@ import io.strata.core.error.Op;
 import io.strata.proto.v1.BatchCall;
 import io.strata.proto.v1.Block;
 import io.strata.proto.v1.CompleteRequest;
+import io.strata.proto.v1.MetaServiceGrpc;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.util.Arrays;
@@ -146,9 +147,11 @@ public final class FileWriter extends OutputStream {
   }
 
   private void complete(CompleteRequest.Builder req) throws IOException {
-    CompleteRequest r = req.setHeader(client.mutation(path().namespace()))
+    CompleteRequest r = req
+        .setHeader(client.header(MetaServiceGrpc.getCompleteMethod(), path().namespace()))
         .setPath(path().path()).setInodeId(target.inodeId()).build();
-    client.mutate(Op.COMPLETE, path(), BatchCall.newBuilder().setComplete(r));
+    client.batch(MetaServiceGrpc.getCompleteMethod(), Op.COMPLETE, path(),
+        BatchCall.newBuilder().setComplete(r));
   }
 
   private void append(byte[] b, int off, int len) {

@@ -5,6 +5,7 @@ import io.strata.proto.v1.FileStatus;
 import io.strata.proto.v1.FileType;
 import io.strata.proto.v1.ListRequest;
 import io.strata.proto.v1.ListResponse;
+import io.strata.proto.v1.MetaServiceGrpc;
 import java.io.IOException;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
@@ -62,7 +63,8 @@ final class Listing implements IOIterator<FileInfo> {
   }
 
   private ListResponse fetch() throws IOException {
-    ListRequest req = ListRequest.newBuilder().setHeader(client.header(path.namespace()))
+    ListRequest req = ListRequest.newBuilder()
+        .setHeader(client.header(MetaServiceGrpc.getListMethod(), path.namespace()))
         .setPath(path.path()).setStartAfter(cursor).setLimit(pageSize).build();
     return client.call(Op.LIST, path, s -> s.list(req));
   }

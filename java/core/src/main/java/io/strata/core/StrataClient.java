@@ -1,5 +1,6 @@
 package io.strata.core;
 
+import io.grpc.MethodDescriptor;
 import io.strata.core.block.BlockExtent;
 import io.strata.core.block.BlockIO;
 import io.strata.core.block.BlockLocation;
@@ -10,6 +11,7 @@ import io.strata.core.error.ErrorTranslator;
 import io.strata.core.error.Op;
 import io.strata.core.rpc.Coalescer;
 import io.strata.core.rpc.MetaCaller;
+import io.strata.core.rpc.MethodKinds;
 import io.strata.core.worker.WorkerBlockIO;
 import io.strata.proto.v1.BatchCall;
 import io.strata.proto.v1.BatchResult;
@@ -20,8 +22,11 @@ import io.strata.proto.v1.DeleteRequest;
 import io.strata.proto.v1.GetContentSummaryRequest;
 import io.strata.proto.v1.GetContentSummaryResponse;
 import io.strata.proto.v1.GetFileStatusRequest;
+import io.strata.proto.v1.GetServerDefaultsRequest;
+import io.strata.proto.v1.GetServerDefaultsResponse;
 import io.strata.proto.v1.Header;
 import io.strata.proto.v1.ListWorkersRequest;
+import io.strata.proto.v1.MetaServiceGrpc;
 import io.strata.proto.v1.MkdirsRequest;
 import io.strata.proto.v1.OpenRequest;
 import io.strata.proto.v1.OpenResponse;
@@ -52,7 +57,7 @@ import java.util.List;
  * <p>Every metadata call goes through one {@link MetaCaller}, which sends it to the leader of the
  * service's Raft group and retries it (to the leader, or another member) while none answers, up
  * to {@link ClientConfig#retryTimeout}; each attempt has the deadline {@link
- * ClientConfig#rpcTimeout}. Mutations carry a request id ({@link #mutation}) so that a retry is
+ * ClientConfig#rpcTimeout}. Mutations carry a request id ({@link #header}) so that a retry is
  * never applied twice. The calls a Batch can carry (getFileStatus and open; mkdirs, create,
  * complete, rename and delete) go through two {@link Coalescer}s, one for reads and one for
  * mutations, so that a read never waits behind a mutation's fsync: alone while few are in
@@ -72,6 +77,7 @@ public final class StrataClient implements Closeable {
   private final WorkerBlockIO workers;
   private final BlockIO blockIO;
   private volatile boolean closed;
+  private volatile ServerDefaults defaults;
 
   private StrataClient(ClientConfig cfg, MetaCaller meta) {
     this.cfg = cfg;
@@ -113,10 +119,11 @@ public final class StrataClient implements Closeable {
 
   /** Returns the attributes of {@code p}. */
   public FileInfo getFileStatus(StrataPath p) throws IOException {
-    GetFileStatusRequest req = GetFileStatusRequest.newBuilder().setHeader(header(p.namespace()))
+    GetFileStatusRequest req = GetFileStatusRequest.newBuilder()
+        .setHeader(header(MetaServiceGrpc.getGetFileStatusMethod(), p.namespace()))
         .setPath(p.path()).build();
-    return FileInfo.of(p, read(Op.GET_FILE_STATUS, p, BatchCall.newBuilder().setGetFileStatus(req))
-        .getGetFileStatus().getStatus());
+    return FileInfo.of(p, batch(MetaServiceGrpc.getGetFileStatusMethod(), Op.GET_FILE_STATUS, p,
+        BatchCall.newBuilder().setGetFileStatus(req)).getGetFileStatus().getStatus());
   }
 
   /**
@@ -124,10 +131,12 @@ public final class StrataClient implements Closeable {
    * parents if {@code createParents}. Returns false when the directory existed already.
    */
   public boolean mkdirs(StrataPath p, int permission, boolean createParents) throws IOException {
-    MkdirsRequest req = MkdirsRequest.newBuilder().setHeader(mutation(p.namespace()))
+    MkdirsRequest req = MkdirsRequest.newBuilder()
+        .setHeader(header(MetaServiceGrpc.getMkdirsMethod(), p.namespace()))
         .setPath(p.path()).setPermission(permission).setUmask(cfg.umask())
         .setCreateParents(createParents).build();
-    return mutate(Op.MKDIRS, p, BatchCall.newBuilder().setMkdirs(req)).getMkdirs().getCreated();
+    return batch(MetaServiceGrpc.getMkdirsMethod(), Op.MKDIRS, p,
+        BatchCall.newBuilder().setMkdirs(req)).getMkdirs().getCreated();
   }
 
   /**
@@ -135,11 +144,13 @@ public final class StrataClient implements Closeable {
    * close.
    */
   public FileWriter create(StrataPath p, CreateOptions o) throws IOException {
-    CreateRequest req = CreateRequest.newBuilder().setHeader(mutation(p.namespace()))
+    CreateRequest req = CreateRequest.newBuilder()
+        .setHeader(header(MetaServiceGrpc.getCreateMethod(), p.namespace()))
         .setPath(p.path()).setPermission(o.permission()).setUmask(cfg.umask())
         .setOverwrite(o.overwrite()).setCreateParents(o.createParents())
         .setReplication(o.replication()).setBlockSize(o.blockSize()).build();
-    CreateResponse r = mutate(Op.CREATE, p, BatchCall.newBuilder().setCreate(req)).getCreate();
+    CreateResponse r = batch(MetaServiceGrpc.getCreateMethod(), Op.CREATE, p,
+        BatchCall.newBuilder().setCreate(req)).getCreate();
     WriteTarget t = new WriteTarget(p, r.getStoreUri(), r.getStatus().getInodeId(),
         r.getStatus().getBlockSize(), r.getInlineLimit());
     renewer.acquire();
@@ -176,9 +187,11 @@ public final class StrataClient implements Closeable {
   }
 
   private OpenResponse openCall(StrataPath p) throws IOException {
-    OpenRequest req = OpenRequest.newBuilder().setHeader(header(p.namespace()))
+    OpenRequest req = OpenRequest.newBuilder()
+        .setHeader(header(MetaServiceGrpc.getOpenMethod(), p.namespace()))
         .setPath(p.path()).build();
-    return read(Op.OPEN, p, BatchCall.newBuilder().setOpen(req)).getOpen();
+    return batch(MetaServiceGrpc.getOpenMethod(), Op.OPEN, p, BatchCall.newBuilder().setOpen(req))
+        .getOpen();
   }
 
   private static ReadTarget readTarget(StrataPath p, FileInfo info, OpenResponse r) {
@@ -214,11 +227,12 @@ public final class StrataClient implements Closeable {
     if (!src.namespace().equals(dst.namespace())) {
       throw new IOException("rename " + src + " to " + dst + ": not in the same namespace");
     }
-    RenameRequest req = RenameRequest.newBuilder().setHeader(mutation(src.namespace()))
+    RenameRequest req = RenameRequest.newBuilder()
+        .setHeader(header(MetaServiceGrpc.getRenameMethod(), src.namespace()))
         .setSrc(src.path()).setDst(dst.path()).setOverwrite(overwrite).setNoDescend(noDescend)
         .build();
-    String fin = mutate(Op.RENAME, src, BatchCall.newBuilder().setRename(req)).getRename()
-        .getFinalPath();
+    String fin = batch(MetaServiceGrpc.getRenameMethod(), Op.RENAME, src,
+        BatchCall.newBuilder().setRename(req)).getRename().getFinalPath();
     return fin.isEmpty() ? dst : new StrataPath(src.namespace(), fin);
   }
 
@@ -227,22 +241,25 @@ public final class StrataClient implements Closeable {
    * nothing was there.
    */
   public boolean delete(StrataPath p, boolean recursive) throws IOException {
-    DeleteRequest req = DeleteRequest.newBuilder().setHeader(mutation(p.namespace()))
+    DeleteRequest req = DeleteRequest.newBuilder()
+        .setHeader(header(MetaServiceGrpc.getDeleteMethod(), p.namespace()))
         .setPath(p.path()).setRecursive(recursive).build();
-    return mutate(Op.DELETE, p, BatchCall.newBuilder().setDelete(req)).getDelete().getDeleted();
+    return batch(MetaServiceGrpc.getDeleteMethod(), Op.DELETE, p,
+        BatchCall.newBuilder().setDelete(req)).getDelete().getDeleted();
   }
 
   /** Sets the mode bits of {@code p}. */
   public void setPermission(StrataPath p, int permission) throws IOException {
     SetPermissionRequest req = SetPermissionRequest.newBuilder()
-        .setHeader(mutation(p.namespace()))
+        .setHeader(header(MetaServiceGrpc.getSetPermissionMethod(), p.namespace()))
         .setPath(p.path()).setPermission(permission).build();
     call(Op.SET_PERMISSION, p, s -> s.setPermission(req));
   }
 
   /** Sets the owner and group of {@code p}; null or empty leaves one as it is. */
   public void setOwner(StrataPath p, String owner, String group) throws IOException {
-    SetOwnerRequest req = SetOwnerRequest.newBuilder().setHeader(mutation(p.namespace()))
+    SetOwnerRequest req = SetOwnerRequest.newBuilder()
+        .setHeader(header(MetaServiceGrpc.getSetOwnerMethod(), p.namespace()))
         .setPath(p.path()).setOwner(owner == null ? "" : owner)
         .setGroup(group == null ? "" : group).build();
     call(Op.SET_OWNER, p, s -> s.setOwner(req));
@@ -250,15 +267,34 @@ public final class StrataClient implements Closeable {
 
   /** Sets the times of {@code p}, in ms since the epoch; -1 leaves one as it is. */
   public void setTimes(StrataPath p, long mtime, long atime) throws IOException {
-    SetTimesRequest req = SetTimesRequest.newBuilder().setHeader(mutation(p.namespace()))
+    SetTimesRequest req = SetTimesRequest.newBuilder()
+        .setHeader(header(MetaServiceGrpc.getSetTimesMethod(), p.namespace()))
         .setPath(p.path()).setModificationTime(mtime).setAccessTime(atime).build();
     call(Op.SET_TIMES, p, s -> s.setTimes(req));
+  }
+
+  /**
+   * Returns what the service gives a file whose creator leaves a setting unset (asked once per
+   * client: the service's settings change only when it restarts).
+   */
+  public ServerDefaults serverDefaults() throws IOException {
+    ServerDefaults d = defaults;
+    if (d == null) {
+      StrataPath root = StrataPath.root("");
+      GetServerDefaultsRequest req = GetServerDefaultsRequest.newBuilder()
+          .setHeader(header(MetaServiceGrpc.getGetServerDefaultsMethod(), "")).build();
+      GetServerDefaultsResponse r = call(Op.SERVER_DEFAULTS, root,
+          s -> s.getServerDefaults(req));
+      d = new ServerDefaults(r.getBlockSize(), r.getReplication(), r.getInlineLimit());
+      defaults = d;
+    }
+    return d;
   }
 
   /** Returns the aggregates of the subtree at {@code p}, kept exact by the service. */
   public ContentSummary getContentSummary(StrataPath p) throws IOException {
     GetContentSummaryRequest req = GetContentSummaryRequest.newBuilder()
-        .setHeader(header(p.namespace())).setPath(p.path()).build();
+        .setHeader(header(MetaServiceGrpc.getGetContentSummaryMethod(), p.namespace())).setPath(p.path()).build();
     GetContentSummaryResponse r = call(Op.CONTENT_SUMMARY, p, s -> s.getContentSummary(req));
     return new ContentSummary(r.getLength(), r.getFileCount(), r.getDirectoryCount(),
         r.getSpaceConsumed());
@@ -267,7 +303,7 @@ public final class StrataClient implements Closeable {
   /** Closes file {@code p} that its writer left open; reports whether it is closed now. */
   public boolean recoverLease(StrataPath p) throws IOException {
     RecoverLeaseRequest req = RecoverLeaseRequest.newBuilder()
-        .setHeader(mutation(p.namespace()))
+        .setHeader(header(MetaServiceGrpc.getRecoverLeaseMethod(), p.namespace()))
         .setPath(p.path()).build();
     return call(Op.RECOVER_LEASE, p, s -> s.recoverLease(req)).getClosed();
   }
@@ -280,8 +316,8 @@ public final class StrataClient implements Closeable {
    */
   public boolean probeNamespace(String ns, java.time.Duration timeout) throws IOException {
     StrataPath root = StrataPath.root(ns);
-    GetFileStatusRequest req = GetFileStatusRequest.newBuilder().setHeader(header(ns))
-        .setPath("/").build();
+    GetFileStatusRequest req = GetFileStatusRequest.newBuilder()
+        .setHeader(header(MetaServiceGrpc.getGetFileStatusMethod(), ns)).setPath("/").build();
     try {
       // NB: alone, not through the coalescer, which knows no per-call bound.
       call(Op.GET_FILE_STATUS, root, timeout, s -> s.getFileStatus(req));
@@ -334,16 +370,15 @@ public final class StrataClient implements Closeable {
     return meta.call(op, p.toString(), c);
   }
 
-  /** Makes read {@code c} through the reads' coalescer; returns its result. */
-  private BatchResult read(Op op, StrataPath p, BatchCall.Builder c) throws IOException {
+  /**
+   * Makes {@code c}, a call of {@code method}, through the coalescer of its kind (reads and
+   * mutations each have theirs, {@link MethodKinds}); returns its result.
+   */
+  BatchResult batch(MethodDescriptor<?, ?> method, Op op, StrataPath p, BatchCall.Builder c)
+      throws IOException {
     checkOpen(op, p);
-    return reads.call(op, p.toString(), c.build());
-  }
-
-  /** Makes mutation {@code c} through the mutations' coalescer; returns its result. */
-  BatchResult mutate(Op op, StrataPath p, BatchCall.Builder c) throws IOException {
-    checkOpen(op, p);
-    return mutations.call(op, p.toString(), c.build());
+    Coalescer co = MethodKinds.isMutation(method) ? mutations : reads;
+    return co.call(op, p.toString(), c.build());
   }
 
   private <T> T call(Op op, StrataPath p, java.time.Duration bound, MetaCaller.Call<T> c)
@@ -364,28 +399,29 @@ public final class StrataClient implements Closeable {
    * commits. Best effort: a failure is logged, and lease recovery then closes the file empty.
    */
   void abandon(WriteTarget t) {
-    DeleteRequest req = DeleteRequest.newBuilder().setHeader(mutation(t.path().namespace()))
+    DeleteRequest req = DeleteRequest.newBuilder()
+        .setHeader(header(MetaServiceGrpc.getDeleteMethod(), t.path().namespace()))
         .setPath(t.path().path()).setInodeId(t.inodeId()).build();
     try {
-      mutate(Op.DELETE, t.path(), BatchCall.newBuilder().setDelete(req));
+      batch(MetaServiceGrpc.getDeleteMethod(), Op.DELETE, t.path(),
+          BatchCall.newBuilder().setDelete(req));
     } catch (IOException e) {
       LOG.log(Level.WARNING, "strata: could not remove " + t.path() + " after its write failed "
           + "(lease recovery will close it empty): " + e.getMessage());
     }
   }
 
-  /** The request header of a read in namespace {@code ns}. */
-  Header header(String ns) {
-    return headerBuilder(ns).build();
-  }
-
   /**
-   * The request header of a mutation in namespace {@code ns}, with a new request id: build the
-   * request once and let {@link MetaCaller} resend that same request, so that the service
-   * applies it once however often it is sent.
+   * The request header of a call of {@code method} in namespace {@code ns}. A mutation's has a
+   * new request id ({@link MethodKinds}): build the request once and let {@link MetaCaller}
+   * resend that same request, so that the service applies it once however often it is sent.
    */
-  Header mutation(String ns) {
-    return headerBuilder(ns).setRequestId(MetaCaller.newRequestId()).build();
+  Header header(MethodDescriptor<?, ?> method, String ns) {
+    Header.Builder h = headerBuilder(ns);
+    if (MethodKinds.isMutation(method)) {
+      h.setRequestId(MetaCaller.newRequestId());
+    }
+    return h.build();
   }
 
   private Header.Builder headerBuilder(String ns) {
@@ -400,7 +436,8 @@ public final class StrataClient implements Closeable {
 
   /** NB: no request id: the leader keeps leases in memory, and renewing twice is harmless. */
   private void renewLease() throws IOException {
-    RenewLeaseRequest req = RenewLeaseRequest.newBuilder().setHeader(header("")).build();
+    RenewLeaseRequest req = RenewLeaseRequest.newBuilder()
+        .setHeader(header(MetaServiceGrpc.getRenewLeaseMethod(), "")).build();
     call(Op.RENEW_LEASE, StrataPath.root(""), s -> s.renewLease(req));
   }
 

@@ -41,11 +41,11 @@ public final class StrataConfigKeys {
   /** Entries fetched per listing page, 1 to 10,000; default 1,000. */
   public static final String LIST_PAGE_SIZE = "fs.strata.list.page-size";
 
-  /** Block size reported as the default and recorded for new files; default 128 MiB. */
+  /**
+   * Block size recorded for new files and reported as the default; unset, the service's
+   * default (its {@code --block-size}), which is then what the client reports.
+   */
   public static final String BLOCK_SIZE = "fs.strata.block.size";
-
-  /** Default block size: the service's default too. */
-  public static final long DEFAULT_BLOCK_SIZE = 128L << 20;
 
   /** Replication recorded for new files by default; default 1 (the bucket keeps the data). */
   public static final String REPLICATION = "fs.strata.replication";

@@ -12,6 +12,7 @@ import io.strata.core.error.Reason;
 import io.strata.core.error.StrataError;
 import java.io.FileNotFoundException;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -171,10 +172,34 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
     workingDir = makeQualified(dir);
   }
 
+  /**
+   * {@value StrataConfigKeys#BLOCK_SIZE} if set, else the service's default block size (asked
+   * once). NB: Hadoop's signature has no IOException; a service that cannot be reached fails
+   * with an UncheckedIOException here, as the create that usually follows would fail.
+   */
   @Override
   public long getDefaultBlockSize(Path f) {
-    return getConf().getLongBytes(StrataConfigKeys.BLOCK_SIZE,
-        StrataConfigKeys.DEFAULT_BLOCK_SIZE);
+    long configured = getConf().getLongBytes(StrataConfigKeys.BLOCK_SIZE, 0);
+    if (configured > 0) {
+      return configured;
+    }
+    try {
+      return client.serverDefaults().blockSize();
+    } catch (IOException e) {
+      throw new UncheckedIOException(HadoopErrors.translate(e));
+    }
+  }
+
+  /**
+   * The block size a create sends: none (the service's default) unless the user asked for
+   * one, in {@value StrataConfigKeys#BLOCK_SIZE} or by passing another size than the default.
+   */
+  private long requestedBlockSize(Path f, long blockSize) {
+    boolean configured = getConf().getLongBytes(StrataConfigKeys.BLOCK_SIZE, 0) > 0;
+    if (blockSize <= 0 || !configured && blockSize == getDefaultBlockSize(f)) {
+      return 0;
+    }
+    return blockSize;
   }
 
   @Override
@@ -302,7 +327,7 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
     try {
       return new FSDataOutputStream(new StrataOutputStream(client.create(p,
           new CreateOptions(perm, overwrite, createParents, Math.max(0, replication),
-              Math.max(0, blockSize)))), statistics);
+              requestedBlockSize(f, blockSize)))), statistics);
     } catch (IOException e) {
       throw HadoopErrors.translate(e);
     }

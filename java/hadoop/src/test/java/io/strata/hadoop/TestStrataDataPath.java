@@ -84,6 +84,21 @@ public class TestStrataDataPath extends StrataTestBase {
     }
   }
 
+  /**
+   * With {@code fs.strata.block.size} unset the client sends no block size: a file gets the
+   * service's default (64 MiB for a dev server), which getDefaultBlockSize reports too.
+   */
+  @Test
+  public void blockSizeFromTheServiceWhenUnset() throws IOException {
+    Path f = new Path(base, "default-block");
+    assertEquals(64 * MIB, fs.getDefaultBlockSize(f));
+    assertEquals(64 * MIB, fs.getServerDefaults(f).getBlockSize());
+    try (FSDataOutputStream out = fs.create(f)) {
+      out.write(data(10_000, 4));
+    }
+    assertEquals(64 * MIB, fs.getFileStatus(f).getBlockSize());
+  }
+
   @Test
   public void sequentialReadsSeeksAndPositionedReads() throws IOException {
     Configuration c = conf();
