@@ -8,6 +8,10 @@
 //     listing it.
 //   - In a worker's cache, the same block is the key "<i:016x>-<b:016x>";
 //     inode ids are unique across namespaces, so keys are too.
+//   - In cache mode a file is one object at the key of its path, which its
+//     readers see as blocks: block i is the range [i*size, (i+1)*size) of
+//     the object, with the id ObjectBlockID(key, version, i), so that
+//     another version of the object is other blocks, never a stale hit.
 //
 // Placement is rendezvous hashing: each (worker, block) pair gets a score and
 // a block's home is the live worker with the highest, so adding or losing a
@@ -59,6 +63,19 @@ func ParseObjectKey(inode uint64, key string) (uint64, bool) {
 
 // CacheKey is the cache key of block of inode.
 func CacheKey(inode, block uint64) string { return fmt.Sprintf("%016x-%016x", inode, block) }
+
+// ObjectBlockID is the id of block index of a cache-mode file: the range
+// of object key, version etag, that the block covers. It is never 0.
+func ObjectBlockID(key, etag string, index uint64) uint64 {
+	d := xxhash.New()
+	_, _ = d.WriteString(key)
+	_, _ = d.Write([]byte{0})
+	_, _ = d.WriteString(etag)
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], index)
+	_, _ = d.Write(b[:])
+	return d.Sum64() | 1
+}
 
 // NewID returns a random, non-zero block id.
 func NewID() uint64 {

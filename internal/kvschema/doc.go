@@ -23,13 +23,17 @@
 //	0x09 minute(8) request id             answer kept for retries of a mutation (EncodeAnswer),
 //	                                      under the minute it was applied in
 //	0x0B member(8)                        member of the Raft group (EncodeMember)
+//	0x0C inode(8)                         a cache-mode entry's bucket state: its object's ETag,
+//	                                      when the bucket last confirmed it, when a directory was
+//	                                      last listed whole (EncodeObjectState)
 //
 // The applied index is written in the same batch as the state it covers, so
 // the state and the position in the log never disagree after a crash.
 //
 // # Records
 //
-// Records start with a format version byte (currently 1) followed by fields
+// Records start with a format version byte (1; 2 for namespace records,
+// which added the sync interval and still read version 1) followed by fields
 // in a fixed order: unsigned integers as uvarints, signed as varints, strings
 // and byte slices as a uvarint length then the bytes. Decoders reject
 // truncated input, unknown versions and trailing bytes.

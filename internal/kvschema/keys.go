@@ -16,6 +16,7 @@ const (
 	prefixPurge     = 0x06
 	prefixGarbage   = 0x07
 	prefixLease     = 0x08
+	prefixObject    = 0x0C
 )
 
 // ErrCorrupt reports a key or record that does not decode.
@@ -143,6 +144,10 @@ func DecodeUint64s(b []byte, n int) ([]uint64, error) {
 	}
 	return vs, nil
 }
+
+// ObjectStateKey holds what a cache-mode namespace knows of the bucket
+// behind inode ino (EncodeObjectState).
+func ObjectStateKey(ino uint64) []byte { return idKey(prefixObject, ino) }
 
 // LeaseKey records that holder writes file ino. Holders contain no NUL byte.
 func LeaseKey(holder string, ino uint64) []byte {

@@ -121,28 +121,46 @@ func DecodeDentry(b []byte) (Dentry, error) {
 	return Dentry{Child: binary.BigEndian.Uint64(b), Type: Type(b[8])}, nil
 }
 
+// Namespace modes (the wire enum's values).
+const (
+	ModeBlock uint8 = 1
+	ModeCache uint8 = 2
+)
+
 // Namespace is the record of one namespace of the service.
 type Namespace struct {
 	Name     string
-	Mode     uint8 // 1 block, 2 cache (the wire enum's values)
+	Mode     uint8 // ModeBlock or ModeCache
 	StoreURI string
 	Root     uint64
 	Created  int64
+	// SyncInterval is a cache-mode namespace's sync policy, in seconds:
+	// -1 trusts what was loaded from the bucket for ever, 0 checks the
+	// bucket on every access, N trusts it for N seconds.
+	SyncInterval int64
 }
+
+// IsCache reports whether the namespace is a cache-mode view of its bucket.
+func (ns *Namespace) IsCache() bool { return ns.Mode == ModeCache }
+
+// namespaceVersion 2 added SyncInterval; version 1 records read as 0.
+const namespaceVersion = 2
 
 // EncodeNamespace encodes a namespace record.
 func EncodeNamespace(ns *Namespace) []byte {
-	b := []byte{recordVersion, ns.Mode}
+	b := []byte{namespaceVersion, ns.Mode}
 	b = appendString(b, ns.Name)
 	b = appendString(b, ns.StoreURI)
 	b = binary.AppendUvarint(b, ns.Root)
-	return binary.AppendVarint(b, ns.Created)
+	b = binary.AppendVarint(b, ns.Created)
+	return binary.AppendVarint(b, ns.SyncInterval)
 }
 
 // DecodeNamespace decodes a namespace record.
 func DecodeNamespace(b []byte) (*Namespace, error) {
 	d := decoder{b: b}
-	if d.byte() != recordVersion {
+	v := d.byte()
+	if v != recordVersion && v != namespaceVersion {
 		return nil, ErrCorrupt
 	}
 	ns := &Namespace{Mode: d.byte()}
@@ -150,7 +168,47 @@ func DecodeNamespace(b []byte) (*Namespace, error) {
 	ns.StoreURI = d.string()
 	ns.Root = d.uvarint()
 	ns.Created = d.varint()
+	if v >= 2 {
+		ns.SyncInterval = d.varint()
+	}
 	return ns, d.finish()
+}
+
+// ObjectState is what a cache-mode namespace knows of the bucket behind one
+// of its entries (key 0x0C inode). Times are the leader's, in milliseconds
+// since the epoch, stamped on the command that recorded them.
+type ObjectState struct {
+	// ETag is the version of a file's object, as the bucket reported it;
+	// empty for a directory.
+	ETag string
+	// Synced is when the bucket last confirmed the entry; 0 never (an
+	// entry made by Strata and not yet seen in the bucket).
+	Synced int64
+	// Listed is, for a directory, when its children were last listed
+	// whole from the bucket; 0 never.
+	Listed int64
+	// Stale is when an admin last asked for the entry, and everything
+	// below it, to be checked against the bucket again: what the bucket
+	// confirmed before then is not trusted.
+	Stale int64
+}
+
+// EncodeObjectState encodes an object state record.
+func EncodeObjectState(o ObjectState) []byte {
+	b := appendString([]byte{recordVersion}, o.ETag)
+	b = binary.AppendVarint(b, o.Synced)
+	b = binary.AppendVarint(b, o.Listed)
+	return binary.AppendVarint(b, o.Stale)
+}
+
+// DecodeObjectState decodes an object state record.
+func DecodeObjectState(b []byte) (ObjectState, error) {
+	d := decoder{b: b}
+	if d.byte() != recordVersion {
+		return ObjectState{}, ErrCorrupt
+	}
+	o := ObjectState{ETag: d.string(), Synced: d.varint(), Listed: d.varint(), Stale: d.varint()}
+	return o, d.finish()
 }
 
 // Block is one immutable object holding a range of a file.

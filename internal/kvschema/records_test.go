@@ -57,9 +57,18 @@ func TestDentryKeysSortByParentThenName(t *testing.T) {
 }
 
 func TestOtherRecordsRoundTrip(t *testing.T) {
-	ns := &Namespace{Name: "warehouse", Mode: 1, StoreURI: "s3://b/p", Root: 2, Created: 99}
+	ns := &Namespace{Name: "warehouse", Mode: ModeCache, StoreURI: "s3://b/p", Root: 2, Created: 99, SyncInterval: -1}
 	if got, err := DecodeNamespace(EncodeNamespace(ns)); err != nil || !reflect.DeepEqual(got, ns) {
 		t.Fatalf("namespace: %+v %v", got, err)
+	}
+	// A version 1 record, as written before sync intervals: read with 0.
+	v1 := []byte{1, ModeBlock, 1, 'n', 3, 'u', 'r', 'i', 7, 0x0a}
+	if got, err := DecodeNamespace(v1); err != nil || *got != (Namespace{Name: "n", Mode: ModeBlock, StoreURI: "uri", Root: 7, Created: 5}) {
+		t.Fatalf("version 1 namespace: %+v %v", got, err)
+	}
+	o := ObjectState{ETag: `"abc"`, Synced: 1234, Listed: -1}
+	if got, err := DecodeObjectState(EncodeObjectState(o)); err != nil || got != o {
+		t.Fatalf("object state: %+v %v", got, err)
 	}
 	bl := Block{ID: 5, Offset: 1 << 27, Length: 100}
 	if got, err := DecodeBlock(EncodeBlock(bl)); err != nil || got != bl {
@@ -98,6 +107,11 @@ func FuzzDecodeOthers(f *testing.F) {
 		}
 		if d, err := DecodeDentry(c); err == nil && !bytes.Equal(EncodeDentry(d), c) {
 			t.Fatal("dentry changed")
+		}
+		if o, err := DecodeObjectState(c); err == nil {
+			if again, err := DecodeObjectState(EncodeObjectState(o)); err != nil || again != o {
+				t.Fatalf("object state changed: %+v %+v %v", o, again, err)
+			}
 		}
 	})
 }

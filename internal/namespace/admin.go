@@ -34,7 +34,8 @@ func (fs *FS) createNamespace(tx kv.Txn, now int64, c Caller, info kvschema.Name
 	if !fs.IsSuperuser(c) {
 		return ErrPermission
 	}
-	if !ValidNamespaceName(info.Name) || info.Mode == 0 {
+	if !ValidNamespaceName(info.Name) || info.Mode != kvschema.ModeBlock && info.Mode != kvschema.ModeCache ||
+		info.SyncInterval < -1 || !info.IsCache() && info.SyncInterval != 0 {
 		return ErrInvalidArgument
 	}
 	if _, err := getNamespace(tx, info.Name); err == nil {
@@ -46,7 +47,11 @@ func (fs *FS) createNamespace(tx kv.Txn, now int64, c Caller, info kvschema.Name
 	if err != nil {
 		return err
 	}
-	putInode(tx, &kvschema.Inode{ID: id, Type: kvschema.TypeDir, Perm: 0o755, Owner: c.User,
+	perm := uint16(0o755)
+	if info.IsCache() {
+		perm = bucketDirPerm
+	}
+	putInode(tx, &kvschema.Inode{ID: id, Type: kvschema.TypeDir, Perm: perm, Owner: c.User,
 		Group: fs.cfg.Supergroup, Mtime: now, Atime: now})
 	info.Root, info.Created = id, now
 	tx.Set(kvschema.NamespaceKey(info.Name), kvschema.EncodeNamespace(&info))
@@ -67,7 +72,7 @@ func (fs *FS) DeleteNamespace(tx kv.Txn, c Caller, name string) error {
 	if err != nil {
 		return err
 	}
-	return drop(tx, root, rec.StoreURI)
+	return drop(tx, root, blockStore(rec))
 }
 
 // Namespaces returns every namespace, sorted by name.

@@ -56,7 +56,7 @@ func TestCreateNamespace(t *testing.T) {
 			}
 			root, err := e.fs.Stat(e.tx, super, tc.info.Name, "/")
 			if err != nil || root.ID != got.Root || !root.IsDir() || root.Owner != tc.c.User ||
-				root.Group != "supergroup" || root.Perm != 0o755 || root.Mtime != e.now {
+				root.Group != "supergroup" || root.Perm != rootPerm(got) || root.Mtime != e.now {
 				t.Fatalf("root %+v %v", root, err)
 			}
 		})
@@ -134,4 +134,13 @@ func TestDeleteNamespace(t *testing.T) {
 	if s := e.summary("/"); s != (namespace.Summary{Dirs: 1}) {
 		t.Fatalf("recreated: %+v", s)
 	}
+}
+
+// rootPerm is the mode of a new namespace's root: 0755, and 0777 in cache
+// mode, whose entries are guarded by the bucket's policy, not by modes.
+func rootPerm(ns *kvschema.Namespace) uint16 {
+	if ns.IsCache() {
+		return 0o777
+	}
+	return 0o755
 }

@@ -31,6 +31,10 @@ type CreateOptions struct {
 	// inline limit), with no lease: a whole small file in one command.
 	Closed bool
 	Data   []byte
+	// ETag, in cache mode and only there, is the version of the object
+	// the service wrote with Data for a closed create; the file's content
+	// is that object, not Data.
+	ETag string
 }
 
 // Create creates an empty file open for writing by o.Holder, who holds its
@@ -62,6 +66,9 @@ func (fs *FS) create(tx kv.Txn, now int64, c Caller, ns, path string, o CreateOp
 	if err != nil {
 		return nil, err
 	}
+	if res.ns.IsCache() != (o.ETag != "") && (o.Closed || o.ETag != "") {
+		return nil, ErrInvalidArgument // a cache-mode object's version comes with its closed create
+	}
 	if res.parent == nil {
 		return nil, ErrIsDir // the root
 	}
@@ -75,7 +82,7 @@ func (fs *FS) create(tx kv.Txn, now int64, c Caller, ns, path string, o CreateOp
 		if err := unlink(tx, now, old, res.dirs...); err != nil {
 			return nil, err
 		}
-		if err := dropFile(tx, old, res.ns.StoreURI); err != nil {
+		if err := dropFile(tx, old, blockStore(res.ns)); err != nil {
 			return nil, err
 		}
 	}
@@ -89,6 +96,9 @@ func (fs *FS) create(tx kv.Txn, now int64, c Caller, ns, path string, o CreateOp
 	case !o.Closed:
 		n.Holder = o.Holder
 		tx.Set(kvschema.LeaseKey(n.Holder, n.ID), nil)
+	case o.ETag != "":
+		n.Length = uint64(len(o.Data))
+		putObjectState(tx, n.ID, kvschema.ObjectState{ETag: o.ETag, Synced: now})
 	case len(o.Data) > 0:
 		n.Length, n.Inline = uint64(len(o.Data)), true
 		tx.Set(kvschema.InlineKey(n.ID), o.Data)
@@ -131,12 +141,19 @@ type CompleteOptions struct {
 	Blocks []kvschema.Block // contiguous from offset 0, covering Length
 	Inline bool             // the content is Data, stored in the inode
 	Data   []byte
+	// ETag, in cache mode and only there, is the version of the object
+	// holding the content, which the service found in the bucket: no
+	// blocks, no inline content.
+	ETag string
 }
 
 // Complete closes a file its holder has written: it records the content and
 // releases the lease. The file's new length becomes visible at once.
 func (fs *FS) Complete(tx kv.Txn, now int64, c Caller, ns, path string, o CompleteOptions) error {
 	res, err := fs.resolveExisting(tx, c, ns, path)
+	if err == nil && res.ns.IsCache() != (o.ETag != "") {
+		err = ErrInvalidArgument
+	}
 	if err == nil {
 		err = fs.complete(tx, now, res.node, o)
 	}
@@ -156,6 +173,9 @@ func (fs *FS) complete(tx kv.Txn, now int64, n *kvschema.Inode, o CompleteOption
 	if err := checkContent(o, fs.cfg.InlineLimit); err != nil {
 		return err
 	}
+	if o.ETag != "" {
+		putObjectState(tx, n.ID, kvschema.ObjectState{ETag: o.ETag, Synced: now})
+	}
 	if o.Inline && o.Length > 0 {
 		tx.Set(kvschema.InlineKey(n.ID), o.Data)
 		n.Inline = true
@@ -170,6 +190,12 @@ func (fs *FS) complete(tx kv.Txn, now int64, n *kvschema.Inode, o CompleteOption
 }
 
 func checkContent(o CompleteOptions, inlineLimit int) error {
+	if o.ETag != "" {
+		if o.Inline || len(o.Blocks) > 0 || len(o.Data) > 0 {
+			return ErrInvalidArgument
+		}
+		return nil
+	}
 	if o.Inline {
 		if len(o.Blocks) > 0 || uint64(len(o.Data)) != o.Length || len(o.Data) > inlineLimit {
 			return ErrInvalidArgument
@@ -208,6 +234,9 @@ func (fs *FS) RecoverLease(tx kv.Txn, now int64, c Caller, ns, path string) (boo
 		err = ErrIsDir
 	case !fs.check(c, res.node, accessWrite):
 		err = ErrPermission
+	case res.node.Holder != "" && res.ns.IsCache():
+		// Its object never reached the bucket: the write did not happen.
+		err = removeEntry(tx, now, res.ns, res.node)
 	case res.node.Holder != "":
 		queueOrphanScan(tx, res.node.ID, res.ns.StoreURI)
 		err = closeFile(tx, res.node, 0)
@@ -238,13 +267,22 @@ func (fs *FS) ExpireLease(tx kv.Txn, holder string, ino uint64) error {
 	if err != nil {
 		return err
 	}
+	if uri == noBlocks {
+		// A cache-mode file, whose object never reached the bucket: the
+		// write did not happen.
+		if err := unlink(tx, 0, n); err != nil {
+			return err
+		}
+		return dropFile(tx, n, uri)
+	}
 	queueOrphanScan(tx, n.ID, uri)
 	return closeFile(tx, n, 0)
 }
 
-// storeOf returns the bucket URI of the blocks of n, found by walking up to
-// its namespace's root, or to the root of the detached subtree holding it,
-// whose purge-queue entry names the bucket.
+// storeOf returns the bucket URI of the blocks of n (blockStore: none in
+// cache mode), found by walking up to its namespace's root, or to the root
+// of the detached subtree holding it, whose purge-queue entry names the
+// bucket.
 func storeOf(r kv.Reader, n *kvschema.Inode) (string, error) {
 	top := n
 	for top.Parent != 0 {
@@ -262,7 +300,7 @@ func storeOf(r kv.Reader, n *kvschema.Inode) (string, error) {
 	}
 	for _, ns := range list {
 		if ns.Root == top.ID {
-			return ns.StoreURI, nil
+			return blockStore(ns), nil
 		}
 	}
 	return "", kvschema.ErrCorrupt // an inode outside every tree

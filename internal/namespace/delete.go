@@ -52,17 +52,18 @@ func (fs *FS) delete(tx kv.Txn, now int64, c Caller, ns, path string, recursive 
 	if err := unlink(tx, now, n); err != nil {
 		return false, err
 	}
-	return true, drop(tx, n, res.ns.StoreURI)
+	return true, drop(tx, n, blockStore(res.ns))
 }
 
-// drop removes an unlinked inode whose blocks live in bucket uri: a file or
-// an empty directory at once, a non-empty directory by queueing it for Purge.
+// drop removes an unlinked inode whose blocks live in bucket uri (noBlocks
+// in cache mode): a file or an empty directory at once, a non-empty
+// directory by queueing it for Purge.
 func drop(tx kv.Txn, n *kvschema.Inode, uri string) error {
 	switch {
 	case !n.IsDir():
 		return dropFile(tx, n, uri)
 	case n.Children == 0:
-		tx.Delete(kvschema.InodeKey(n.ID))
+		dropDir(tx, n, uri)
 	default:
 		n.Parent = 0
 		putInode(tx, n)
@@ -76,6 +77,9 @@ func drop(tx kv.Txn, n *kvschema.Inode, uri string) error {
 // written, a scan for blocks its writer uploaded but never committed).
 func dropFile(tx kv.Txn, n *kvschema.Inode, uri string) error {
 	tx.Delete(kvschema.InodeKey(n.ID))
+	if uri == noBlocks {
+		tx.Delete(kvschema.ObjectStateKey(n.ID))
+	}
 	if n.Inline {
 		tx.Delete(kvschema.InlineKey(n.ID))
 	}
@@ -94,9 +98,22 @@ func dropFile(tx kv.Txn, n *kvschema.Inode, uri string) error {
 	return nil
 }
 
+// dropDir removes an empty directory's inode (and, in cache mode, its
+// object state).
+func dropDir(tx kv.Txn, n *kvschema.Inode, uri string) {
+	tx.Delete(kvschema.InodeKey(n.ID))
+	if uri == noBlocks {
+		tx.Delete(kvschema.ObjectStateKey(n.ID))
+	}
+}
+
 // queueOrphanScan asks the collector to delete file ino's objects that no
-// committed block names: what a writer uploaded before it died.
+// committed block names: what a writer uploaded before it died. Cache mode
+// has none: an unfinished object write leaves no object.
 func queueOrphanScan(tx kv.Txn, ino uint64, uri string) {
+	if uri == noBlocks {
+		return
+	}
 	tx.Set(kvschema.GarbageKey(ino, 0), kvschema.EncodeGarbage(kvschema.Garbage{StoreURI: uri}))
 }
 
@@ -125,7 +142,7 @@ func Purge(tx kv.Txn, limit int) (int, error) {
 		if !done {
 			break
 		}
-		tx.Delete(kvschema.InodeKey(root))
+		dropDir(tx, &kvschema.Inode{ID: root}, uri)
 		tx.Delete(kvschema.PurgeKey(root))
 		budget--
 	}
@@ -162,7 +179,7 @@ func purgeTree(tx kv.Txn, dir uint64, uri string, budget *int) (bool, error) {
 				if err != nil || !done {
 					return false, err
 				}
-				tx.Delete(kvschema.InodeKey(n.ID))
+				dropDir(tx, n, uri)
 			} else if err := dropFile(tx, n, uri); err != nil {
 				return false, err
 			}

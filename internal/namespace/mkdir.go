@@ -22,7 +22,11 @@ func (fs *FS) mkdirs(tx kv.Txn, now int64, c Caller, ns, path string, perm uint1
 	if err != nil {
 		return false, err
 	}
-	dir, err := fs.nsRoot(tx, ns)
+	rec, err := getNamespace(tx, ns)
+	if err != nil {
+		return false, err
+	}
+	dir, err := getInode(tx, rec.Root)
 	if err != nil {
 		return false, err
 	}
@@ -66,6 +70,10 @@ func (fs *FS) mkdirs(tx kv.Txn, now int64, c Caller, ns, path string, perm uint1
 		}
 		if err := link(tx, now, dir.ID, n); err != nil {
 			return false, err
+		}
+		if rec.IsCache() {
+			// The service put the directory's marker in the bucket first.
+			putObjectState(tx, n.ID, kvschema.ObjectState{Synced: now})
 		}
 		dir = n
 	}

@@ -18,6 +18,8 @@ func (fs *FS) Stat(r kv.Reader, c Caller, ns, path string) (*kvschema.Inode, err
 type Content struct {
 	Blocks []kvschema.Block
 	Inline []byte // the content of an inline file
+	// Cache mode: the blocks are ranges of this object, of this version.
+	ObjectKey, Version string
 }
 
 // Open returns a file's attributes and content for reading.
@@ -42,6 +44,9 @@ func (fs *FS) open(r kv.Reader, c Caller, ns, path string) (*kvschema.Inode, *Co
 		return nil, nil, ErrPermission
 	}
 	content := &Content{}
+	if res.ns.IsCache() {
+		return n, content, fs.objectContent(r, res.parts, n, content)
+	}
 	if n.Inline {
 		v, ok, err := r.Get(kvschema.InlineKey(n.ID))
 		if err != nil || !ok {

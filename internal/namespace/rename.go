@@ -62,7 +62,7 @@ func (fs *FS) rename(tx kv.Txn, now int64, c Caller, ns, src, dst string, o Rena
 		if err := unlink(tx, now, target); err != nil {
 			return "", err
 		}
-		if err := drop(tx, target, dres.ns.StoreURI); err != nil {
+		if err := drop(tx, target, blockStore(dres.ns)); err != nil {
 			return "", err
 		}
 	}

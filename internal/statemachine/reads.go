@@ -33,7 +33,8 @@ func readOpen(m *Machine, r kv.Reader, c namespace.Caller, ns string, req *pb.Op
 	if err != nil {
 		return nil, err
 	}
-	resp := &pb.OpenResponse{Status: FileStatus(n), InlineData: content.Inline, Inline: n.Inline, StoreUri: rec.StoreURI}
+	resp := &pb.OpenResponse{Status: FileStatus(n), InlineData: content.Inline, Inline: n.Inline, StoreUri: rec.StoreURI,
+		ObjectKey: content.ObjectKey, ObjectVersion: content.Version}
 	for _, b := range content.Blocks {
 		resp.Blocks = append(resp.Blocks, &pb.Block{BlockId: b.ID, Offset: b.Offset, Length: b.Length})
 	}
@@ -73,8 +74,12 @@ func readContentSummary(m *Machine, r kv.Reader, c namespace.Caller, ns string,
 	if !n.IsDir() {
 		repl = uint64(max(n.Replication, 1))
 	}
+	rec, err := namespace.Lookup(r, ns)
+	if err != nil {
+		return nil, err
+	}
 	return &pb.GetContentSummaryResponse{Length: sum.Length, FileCount: sum.Files,
-		DirectoryCount: sum.Dirs, SpaceConsumed: sum.Length * repl}, nil
+		DirectoryCount: sum.Dirs, SpaceConsumed: sum.Length * repl, LoadedOnly: rec.IsCache()}, nil
 }
 
 func readNamespaces(_ *Machine, r kv.Reader, _ namespace.Caller, _ string, _ *pb.ListNamespacesRequest) (*pb.ListNamespacesResponse, error) {
@@ -85,7 +90,7 @@ func readNamespaces(_ *Machine, r kv.Reader, _ namespace.Caller, _ string, _ *pb
 	resp := &pb.ListNamespacesResponse{}
 	for _, ns := range list {
 		resp.Namespaces = append(resp.Namespaces, &pb.NamespaceInfo{Name: ns.Name,
-			Mode: pb.NamespaceMode(ns.Mode), StoreUri: ns.StoreURI, Created: ns.Created})
+			Mode: pb.NamespaceMode(ns.Mode), StoreUri: ns.StoreURI, Created: ns.Created, SyncInterval: ns.SyncInterval})
 	}
 	return resp, nil
 }

@@ -57,6 +57,10 @@ var (
 		},
 		(*pb.Command).GetCreateNamespace, applyCreateNamespace,
 		func(Result) *pb.CreateNamespaceResponse { return &pb.CreateNamespaceResponse{} })
+	Resync = mutation(Op{Name: "Resync"},
+		func(r *pb.ResyncRequest) *pb.Command { return &pb.Command{Op: &pb.Command_Resync{Resync: r}} },
+		(*pb.Command).GetResync, applyResync,
+		func(r Result) *pb.ResyncResponse { return &pb.ResyncResponse{Entries: uint64(r.Count)} })
 	DeleteNamespace = mutation(Op{Name: "DeleteNamespace", FreesBlocks: true, Detaches: true},
 		func(r *pb.DeleteNamespaceRequest) *pb.Command {
 			return &pb.Command{Op: &pb.Command_DeleteNamespace{DeleteNamespace: r}}
@@ -101,6 +105,38 @@ var (
 		})
 )
 
+// The commands of cache mode: what the leader found in a namespace's bucket.
+var (
+	SyncPath = internal(Op{Name: "SyncPath", Detaches: true},
+		func(c *pb.SyncPathCommand) *pb.Command { return &pb.Command{Op: &pb.Command_SyncPath{SyncPath: c}} },
+		(*pb.Command).GetSyncPath,
+		func(e env, tx kv.Txn, c *pb.SyncPathCommand) (Result, error) {
+			var entry *namespace.BucketEntry
+			if c.GetEntry() != nil {
+				be := bucketEntry(c.GetEntry())
+				entry = &be
+			}
+			return Result{}, e.fs.SyncPath(tx, e.now, c.GetNamespace(), c.GetPath(), entry)
+		})
+	SyncListing = internal(Op{Name: "SyncListing", Detaches: true},
+		func(c *pb.SyncListingCommand) *pb.Command {
+			return &pb.Command{Op: &pb.Command_SyncListing{SyncListing: c}}
+		},
+		(*pb.Command).GetSyncListing,
+		func(e env, tx kv.Txn, c *pb.SyncListingCommand) (Result, error) {
+			page := make([]namespace.BucketEntry, len(c.GetEntries()))
+			for i, be := range c.GetEntries() {
+				page[i] = bucketEntry(be)
+			}
+			return Result{}, e.fs.SyncListing(tx, e.now, c.GetNamespace(), c.GetPath(), page, c.GetStart(), c.GetLast())
+		})
+)
+
+func bucketEntry(e *pb.BucketEntry) namespace.BucketEntry {
+	return namespace.BucketEntry{Name: e.GetName(), Dir: e.GetDirectory(), Size: e.GetSize(), ETag: e.GetEtag(),
+		Modified: e.GetModified()}
+}
+
 // The reads.
 var (
 	GetFileStatus     = query(Op{Name: "GetFileStatus", Batchable: true}, readFileStatus)
@@ -123,7 +159,7 @@ func applyCreate(e env, tx kv.Txn, r *pb.CreateRequest) (Result, error) {
 	n, err := e.fs.Create(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), namespace.CreateOptions{
 		Perm: perm(r.GetPermission()), Umask: perm(r.GetUmask()), Overwrite: r.GetOverwrite(),
 		Parents: r.GetCreateParents(), Replication: r.GetReplication(), BlockSize: r.GetBlockSize(),
-		Holder: h.GetClientName(), Closed: r.GetComplete(), Data: r.GetInlineData()})
+		Holder: h.GetClientName(), Closed: r.GetComplete(), Data: r.GetInlineData(), ETag: r.GetObjectEtag()})
 	return Result{Inode: n}, err
 }
 
@@ -131,7 +167,7 @@ func applyComplete(e env, tx kv.Txn, r *pb.CompleteRequest) (Result, error) {
 	h := r.GetHeader()
 	return Result{}, e.fs.Complete(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), namespace.CompleteOptions{
 		Inode: r.GetInodeId(), Holder: h.GetClientName(), Length: r.GetLength(), Blocks: blocksFromProto(r.GetBlocks()),
-		Inline: r.GetInline(), Data: r.GetInlineData()})
+		Inline: r.GetInline(), Data: r.GetInlineData(), ETag: r.GetObjectEtag()})
 }
 
 func applyRename(e env, tx kv.Txn, r *pb.RenameRequest) (Result, error) {
@@ -164,6 +200,12 @@ func applySetTimes(e env, tx kv.Txn, r *pb.SetTimesRequest) (Result, error) {
 
 func attrResponse(Result) *pb.SetAttrResponse { return &pb.SetAttrResponse{} }
 
+func applyResync(e env, tx kv.Txn, r *pb.ResyncRequest) (Result, error) {
+	h := r.GetHeader()
+	n, err := e.fs.Resync(tx, e.now, caller(h), h.GetNamespace(), r.GetPath())
+	return Result{Count: int(n)}, err
+}
+
 func applyRecoverLease(e env, tx kv.Txn, r *pb.RecoverLeaseRequest) (Result, error) {
 	h := r.GetHeader()
 	closed, err := e.fs.RecoverLease(tx, e.now, caller(h), h.GetNamespace(), r.GetPath())
@@ -173,7 +215,8 @@ func applyRecoverLease(e env, tx kv.Txn, r *pb.RecoverLeaseRequest) (Result, err
 func applyCreateNamespace(e env, tx kv.Txn, r *pb.CreateNamespaceRequest) (Result, error) {
 	info := r.GetNamespace()
 	return Result{}, e.fs.CreateNamespace(tx, e.now, caller(r.GetHeader()), kvschema.Namespace{
-		Name: info.GetName(), Mode: uint8(info.GetMode()), StoreURI: info.GetStoreUri()})
+		Name: info.GetName(), Mode: uint8(info.GetMode()), StoreURI: info.GetStoreUri(),
+		SyncInterval: info.GetSyncInterval()})
 }
 
 func applyDeleteNamespace(e env, tx kv.Txn, r *pb.DeleteNamespaceRequest) (Result, error) {

@@ -55,6 +55,9 @@ type Command struct {
 	//	*Command_GarbageDone
 	//	*Command_ForgetRequests
 	//	*Command_Group
+	//	*Command_SyncPath
+	//	*Command_SyncListing
+	//	*Command_Resync
 	Op            isCommand_Op `protobuf_oneof:"op"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -262,6 +265,33 @@ func (x *Command) GetGroup() *CommandGroup {
 	return nil
 }
 
+func (x *Command) GetSyncPath() *SyncPathCommand {
+	if x != nil {
+		if x, ok := x.Op.(*Command_SyncPath); ok {
+			return x.SyncPath
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetSyncListing() *SyncListingCommand {
+	if x != nil {
+		if x, ok := x.Op.(*Command_SyncListing); ok {
+			return x.SyncListing
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetResync() *ResyncRequest {
+	if x != nil {
+		if x, ok := x.Op.(*Command_Resync); ok {
+			return x.Resync
+		}
+	}
+	return nil
+}
+
 type isCommand_Op interface {
 	isCommand_Op()
 }
@@ -330,6 +360,18 @@ type Command_Group struct {
 	Group *CommandGroup `protobuf:"bytes,25,opt,name=group,proto3,oneof"`
 }
 
+type Command_SyncPath struct {
+	SyncPath *SyncPathCommand `protobuf:"bytes,40,opt,name=sync_path,json=syncPath,proto3,oneof"`
+}
+
+type Command_SyncListing struct {
+	SyncListing *SyncListingCommand `protobuf:"bytes,41,opt,name=sync_listing,json=syncListing,proto3,oneof"`
+}
+
+type Command_Resync struct {
+	Resync *ResyncRequest `protobuf:"bytes,42,opt,name=resync,proto3,oneof"`
+}
+
 func (*Command_Mkdirs) isCommand_Op() {}
 
 func (*Command_Create) isCommand_Op() {}
@@ -361,6 +403,12 @@ func (*Command_GarbageDone) isCommand_Op() {}
 func (*Command_ForgetRequests) isCommand_Op() {}
 
 func (*Command_Group) isCommand_Op() {}
+
+func (*Command_SyncPath) isCommand_Op() {}
+
+func (*Command_SyncListing) isCommand_Op() {}
+
+func (*Command_Resync) isCommand_Op() {}
 
 // CommandGroup is commands proposed together as one entry, to share its
 // cost. Each is applied as if it came alone, in order, with the group's id,
@@ -677,11 +725,232 @@ func (x *PurgeCommand) GetLimit() uint32 {
 	return 0
 }
 
+// BucketEntry is what a cache-mode namespace's bucket holds under one name:
+// an object (a file) or a prefix or directory marker (a directory).
+type BucketEntry struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Name      string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Directory bool                   `protobuf:"varint,2,opt,name=directory,proto3" json:"directory,omitempty"`
+	Size      uint64                 `protobuf:"varint,3,opt,name=size,proto3" json:"size,omitempty"`
+	Etag      string                 `protobuf:"bytes,4,opt,name=etag,proto3" json:"etag,omitempty"`
+	// The object's last modification, milliseconds since the epoch.
+	Modified      int64 `protobuf:"varint,5,opt,name=modified,proto3" json:"modified,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BucketEntry) Reset() {
+	*x = BucketEntry{}
+	mi := &file_strata_v1_command_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BucketEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BucketEntry) ProtoMessage() {}
+
+func (x *BucketEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_command_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BucketEntry.ProtoReflect.Descriptor instead.
+func (*BucketEntry) Descriptor() ([]byte, []int) {
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *BucketEntry) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *BucketEntry) GetDirectory() bool {
+	if x != nil {
+		return x.Directory
+	}
+	return false
+}
+
+func (x *BucketEntry) GetSize() uint64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *BucketEntry) GetEtag() string {
+	if x != nil {
+		return x.Etag
+	}
+	return ""
+}
+
+func (x *BucketEntry) GetModified() int64 {
+	if x != nil {
+		return x.Modified
+	}
+	return 0
+}
+
+// SyncPathCommand records what the leader found in the bucket at one path
+// of a cache-mode namespace: entry, or nothing when absent.
+type SyncPathCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Namespace     string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Entry         *BucketEntry           `protobuf:"bytes,3,opt,name=entry,proto3" json:"entry,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SyncPathCommand) Reset() {
+	*x = SyncPathCommand{}
+	mi := &file_strata_v1_command_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SyncPathCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SyncPathCommand) ProtoMessage() {}
+
+func (x *SyncPathCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_command_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SyncPathCommand.ProtoReflect.Descriptor instead.
+func (*SyncPathCommand) Descriptor() ([]byte, []int) {
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *SyncPathCommand) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *SyncPathCommand) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *SyncPathCommand) GetEntry() *BucketEntry {
+	if x != nil {
+		return x.Entry
+	}
+	return nil
+}
+
+// SyncListingCommand records one page of a directory's listing from the
+// bucket. The last page also removes the children the listing, started at
+// start (ms), did not show, and records the directory as listed then.
+type SyncListingCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Namespace     string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Entries       []*BucketEntry         `protobuf:"bytes,3,rep,name=entries,proto3" json:"entries,omitempty"`
+	Start         int64                  `protobuf:"varint,4,opt,name=start,proto3" json:"start,omitempty"`
+	Last          bool                   `protobuf:"varint,5,opt,name=last,proto3" json:"last,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SyncListingCommand) Reset() {
+	*x = SyncListingCommand{}
+	mi := &file_strata_v1_command_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SyncListingCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SyncListingCommand) ProtoMessage() {}
+
+func (x *SyncListingCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_command_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SyncListingCommand.ProtoReflect.Descriptor instead.
+func (*SyncListingCommand) Descriptor() ([]byte, []int) {
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *SyncListingCommand) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *SyncListingCommand) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *SyncListingCommand) GetEntries() []*BucketEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+func (x *SyncListingCommand) GetStart() int64 {
+	if x != nil {
+		return x.Start
+	}
+	return 0
+}
+
+func (x *SyncListingCommand) GetLast() bool {
+	if x != nil {
+		return x.Last
+	}
+	return false
+}
+
 var File_strata_v1_command_proto protoreflect.FileDescriptor
 
 const file_strata_v1_command_proto_rawDesc = "" +
 	"\n" +
-	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\"\xd3\b\n" +
+	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\"\x86\n" +
+	"\n" +
 	"\aCommand\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x10\n" +
 	"\x03now\x18\x02 \x01(\x03R\x03now\x128\n" +
@@ -702,7 +971,10 @@ const file_strata_v1_command_proto_rawDesc = "" +
 	"\fexpire_lease\x18\x16 \x01(\v2\x1d.strata.v1.ExpireLeaseCommandH\x00R\vexpireLease\x12B\n" +
 	"\fgarbage_done\x18\x17 \x01(\v2\x1d.strata.v1.GarbageDoneCommandH\x00R\vgarbageDone\x12K\n" +
 	"\x0fforget_requests\x18\x18 \x01(\v2 .strata.v1.ForgetRequestsCommandH\x00R\x0eforgetRequests\x12/\n" +
-	"\x05group\x18\x19 \x01(\v2\x17.strata.v1.CommandGroupH\x00R\x05groupB\x04\n" +
+	"\x05group\x18\x19 \x01(\v2\x17.strata.v1.CommandGroupH\x00R\x05group\x129\n" +
+	"\tsync_path\x18( \x01(\v2\x1a.strata.v1.SyncPathCommandH\x00R\bsyncPath\x12B\n" +
+	"\fsync_listing\x18) \x01(\v2\x1d.strata.v1.SyncListingCommandH\x00R\vsyncListing\x122\n" +
+	"\x06resync\x18* \x01(\v2\x18.strata.v1.ResyncRequestH\x00R\x06resyncB\x04\n" +
 	"\x02op\">\n" +
 	"\fCommandGroup\x12.\n" +
 	"\bcommands\x18\x01 \x03(\v2\x12.strata.v1.CommandR\bcommands\"\x93\x01\n" +
@@ -723,7 +995,23 @@ const file_strata_v1_command_proto_rawDesc = "" +
 	"\x06holder\x18\x01 \x01(\tR\x06holder\x12\x19\n" +
 	"\binode_id\x18\x02 \x01(\x04R\ainodeId\"$\n" +
 	"\fPurgeCommand\x12\x14\n" +
-	"\x05limit\x18\x01 \x01(\rR\x05limitBK\n" +
+	"\x05limit\x18\x01 \x01(\rR\x05limit\"\x83\x01\n" +
+	"\vBucketEntry\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
+	"\tdirectory\x18\x02 \x01(\bR\tdirectory\x12\x12\n" +
+	"\x04size\x18\x03 \x01(\x04R\x04size\x12\x12\n" +
+	"\x04etag\x18\x04 \x01(\tR\x04etag\x12\x1a\n" +
+	"\bmodified\x18\x05 \x01(\x03R\bmodified\"q\n" +
+	"\x0fSyncPathCommand\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12,\n" +
+	"\x05entry\x18\x03 \x01(\v2\x16.strata.v1.BucketEntryR\x05entry\"\xa2\x01\n" +
+	"\x12SyncListingCommand\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x120\n" +
+	"\aentries\x18\x03 \x03(\v2\x16.strata.v1.BucketEntryR\aentries\x12\x14\n" +
+	"\x05start\x18\x04 \x01(\x03R\x05start\x12\x12\n" +
+	"\x04last\x18\x05 \x01(\bR\x04lastBK\n" +
 	"\x12io.strata.proto.v1P\x01Z3github.com/stratafs/strata/proto/strata/v1;stratav1b\x06proto3"
 
 var (
@@ -738,7 +1026,7 @@ func file_strata_v1_command_proto_rawDescGZIP() []byte {
 	return file_strata_v1_command_proto_rawDescData
 }
 
-var file_strata_v1_command_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_strata_v1_command_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_strata_v1_command_proto_goTypes = []any{
 	(*Command)(nil),                // 0: strata.v1.Command
 	(*CommandGroup)(nil),           // 1: strata.v1.CommandGroup
@@ -747,42 +1035,51 @@ var file_strata_v1_command_proto_goTypes = []any{
 	(*GarbageDoneCommand)(nil),     // 4: strata.v1.GarbageDoneCommand
 	(*ExpireLeaseCommand)(nil),     // 5: strata.v1.ExpireLeaseCommand
 	(*PurgeCommand)(nil),           // 6: strata.v1.PurgeCommand
-	(*MkdirsRequest)(nil),          // 7: strata.v1.MkdirsRequest
-	(*CreateRequest)(nil),          // 8: strata.v1.CreateRequest
-	(*CompleteRequest)(nil),        // 9: strata.v1.CompleteRequest
-	(*RenameRequest)(nil),          // 10: strata.v1.RenameRequest
-	(*DeleteRequest)(nil),          // 11: strata.v1.DeleteRequest
-	(*SetPermissionRequest)(nil),   // 12: strata.v1.SetPermissionRequest
-	(*SetOwnerRequest)(nil),        // 13: strata.v1.SetOwnerRequest
-	(*SetTimesRequest)(nil),        // 14: strata.v1.SetTimesRequest
-	(*RecoverLeaseRequest)(nil),    // 15: strata.v1.RecoverLeaseRequest
-	(*CreateNamespaceRequest)(nil), // 16: strata.v1.CreateNamespaceRequest
-	(*DeleteNamespaceRequest)(nil), // 17: strata.v1.DeleteNamespaceRequest
+	(*BucketEntry)(nil),            // 7: strata.v1.BucketEntry
+	(*SyncPathCommand)(nil),        // 8: strata.v1.SyncPathCommand
+	(*SyncListingCommand)(nil),     // 9: strata.v1.SyncListingCommand
+	(*MkdirsRequest)(nil),          // 10: strata.v1.MkdirsRequest
+	(*CreateRequest)(nil),          // 11: strata.v1.CreateRequest
+	(*CompleteRequest)(nil),        // 12: strata.v1.CompleteRequest
+	(*RenameRequest)(nil),          // 13: strata.v1.RenameRequest
+	(*DeleteRequest)(nil),          // 14: strata.v1.DeleteRequest
+	(*SetPermissionRequest)(nil),   // 15: strata.v1.SetPermissionRequest
+	(*SetOwnerRequest)(nil),        // 16: strata.v1.SetOwnerRequest
+	(*SetTimesRequest)(nil),        // 17: strata.v1.SetTimesRequest
+	(*RecoverLeaseRequest)(nil),    // 18: strata.v1.RecoverLeaseRequest
+	(*CreateNamespaceRequest)(nil), // 19: strata.v1.CreateNamespaceRequest
+	(*DeleteNamespaceRequest)(nil), // 20: strata.v1.DeleteNamespaceRequest
+	(*ResyncRequest)(nil),          // 21: strata.v1.ResyncRequest
 }
 var file_strata_v1_command_proto_depIdxs = []int32{
 	2,  // 0: strata.v1.Command.settings:type_name -> strata.v1.NamespaceSettings
-	7,  // 1: strata.v1.Command.mkdirs:type_name -> strata.v1.MkdirsRequest
-	8,  // 2: strata.v1.Command.create:type_name -> strata.v1.CreateRequest
-	9,  // 3: strata.v1.Command.complete:type_name -> strata.v1.CompleteRequest
-	10, // 4: strata.v1.Command.rename:type_name -> strata.v1.RenameRequest
-	11, // 5: strata.v1.Command.delete:type_name -> strata.v1.DeleteRequest
-	12, // 6: strata.v1.Command.set_permission:type_name -> strata.v1.SetPermissionRequest
-	13, // 7: strata.v1.Command.set_owner:type_name -> strata.v1.SetOwnerRequest
-	14, // 8: strata.v1.Command.set_times:type_name -> strata.v1.SetTimesRequest
-	15, // 9: strata.v1.Command.recover_lease:type_name -> strata.v1.RecoverLeaseRequest
-	16, // 10: strata.v1.Command.create_namespace:type_name -> strata.v1.CreateNamespaceRequest
-	17, // 11: strata.v1.Command.delete_namespace:type_name -> strata.v1.DeleteNamespaceRequest
+	10, // 1: strata.v1.Command.mkdirs:type_name -> strata.v1.MkdirsRequest
+	11, // 2: strata.v1.Command.create:type_name -> strata.v1.CreateRequest
+	12, // 3: strata.v1.Command.complete:type_name -> strata.v1.CompleteRequest
+	13, // 4: strata.v1.Command.rename:type_name -> strata.v1.RenameRequest
+	14, // 5: strata.v1.Command.delete:type_name -> strata.v1.DeleteRequest
+	15, // 6: strata.v1.Command.set_permission:type_name -> strata.v1.SetPermissionRequest
+	16, // 7: strata.v1.Command.set_owner:type_name -> strata.v1.SetOwnerRequest
+	17, // 8: strata.v1.Command.set_times:type_name -> strata.v1.SetTimesRequest
+	18, // 9: strata.v1.Command.recover_lease:type_name -> strata.v1.RecoverLeaseRequest
+	19, // 10: strata.v1.Command.create_namespace:type_name -> strata.v1.CreateNamespaceRequest
+	20, // 11: strata.v1.Command.delete_namespace:type_name -> strata.v1.DeleteNamespaceRequest
 	6,  // 12: strata.v1.Command.purge:type_name -> strata.v1.PurgeCommand
 	5,  // 13: strata.v1.Command.expire_lease:type_name -> strata.v1.ExpireLeaseCommand
 	4,  // 14: strata.v1.Command.garbage_done:type_name -> strata.v1.GarbageDoneCommand
 	3,  // 15: strata.v1.Command.forget_requests:type_name -> strata.v1.ForgetRequestsCommand
 	1,  // 16: strata.v1.Command.group:type_name -> strata.v1.CommandGroup
-	0,  // 17: strata.v1.CommandGroup.commands:type_name -> strata.v1.Command
-	18, // [18:18] is the sub-list for method output_type
-	18, // [18:18] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	8,  // 17: strata.v1.Command.sync_path:type_name -> strata.v1.SyncPathCommand
+	9,  // 18: strata.v1.Command.sync_listing:type_name -> strata.v1.SyncListingCommand
+	21, // 19: strata.v1.Command.resync:type_name -> strata.v1.ResyncRequest
+	0,  // 20: strata.v1.CommandGroup.commands:type_name -> strata.v1.Command
+	7,  // 21: strata.v1.SyncPathCommand.entry:type_name -> strata.v1.BucketEntry
+	7,  // 22: strata.v1.SyncListingCommand.entries:type_name -> strata.v1.BucketEntry
+	23, // [23:23] is the sub-list for method output_type
+	23, // [23:23] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_command_proto_init() }
@@ -808,6 +1105,9 @@ func file_strata_v1_command_proto_init() {
 		(*Command_GarbageDone)(nil),
 		(*Command_ForgetRequests)(nil),
 		(*Command_Group)(nil),
+		(*Command_SyncPath)(nil),
+		(*Command_SyncListing)(nil),
+		(*Command_Resync)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -815,7 +1115,7 @@ func file_strata_v1_command_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_v1_command_proto_rawDesc), len(file_strata_v1_command_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

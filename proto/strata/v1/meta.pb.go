@@ -560,8 +560,11 @@ type CreateRequest struct {
 	// True creates the file closed, holding inline_data (at most the inline
 	// limit): one call for an empty or small file, with no lease and no
 	// Complete. The answer's status is the closed file.
-	Complete      bool   `protobuf:"varint,9,opt,name=complete,proto3" json:"complete,omitempty"`
-	InlineData    []byte `protobuf:"bytes,10,opt,name=inline_data,json=inlineData,proto3" json:"inline_data,omitempty"`
+	Complete   bool   `protobuf:"varint,9,opt,name=complete,proto3" json:"complete,omitempty"`
+	InlineData []byte `protobuf:"bytes,10,opt,name=inline_data,json=inlineData,proto3" json:"inline_data,omitempty"`
+	// Cache mode: the version of the object the service wrote for a complete
+	// create. Set by the service, never by a client.
+	ObjectEtag    string `protobuf:"bytes,20,opt,name=object_etag,json=objectEtag,proto3" json:"object_etag,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -666,6 +669,13 @@ func (x *CreateRequest) GetInlineData() []byte {
 	return nil
 }
 
+func (x *CreateRequest) GetObjectEtag() string {
+	if x != nil {
+		return x.ObjectEtag
+	}
+	return ""
+}
+
 type CreateResponse struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Status *FileStatus            `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
@@ -674,7 +684,10 @@ type CreateResponse struct {
 	StoreUri string `protobuf:"bytes,3,opt,name=store_uri,json=storeUri,proto3" json:"store_uri,omitempty"`
 	// Files up to this many bytes are stored inline: send their content with
 	// Complete instead of writing blocks.
-	InlineLimit   uint32 `protobuf:"varint,2,opt,name=inline_limit,json=inlineLimit,proto3" json:"inline_limit,omitempty"`
+	InlineLimit uint32 `protobuf:"varint,2,opt,name=inline_limit,json=inlineLimit,proto3" json:"inline_limit,omitempty"`
+	// Cache mode: the object the content goes to, whole (the worker writes
+	// it there instead of cutting blocks); empty in block mode.
+	ObjectKey     string `protobuf:"bytes,20,opt,name=object_key,json=objectKey,proto3" json:"object_key,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -730,6 +743,13 @@ func (x *CreateResponse) GetInlineLimit() uint32 {
 	return 0
 }
 
+func (x *CreateResponse) GetObjectKey() string {
+	if x != nil {
+		return x.ObjectKey
+	}
+	return ""
+}
+
 type CompleteRequest struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Header *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
@@ -739,8 +759,11 @@ type CompleteRequest struct {
 	Length  uint64   `protobuf:"varint,4,opt,name=length,proto3" json:"length,omitempty"`
 	Blocks  []*Block `protobuf:"bytes,5,rep,name=blocks,proto3" json:"blocks,omitempty"`
 	// Content of a small file, stored in the inode (length == len(inline_data)).
-	InlineData    []byte `protobuf:"bytes,6,opt,name=inline_data,json=inlineData,proto3" json:"inline_data,omitempty"`
-	Inline        bool   `protobuf:"varint,7,opt,name=inline,proto3" json:"inline,omitempty"`
+	InlineData []byte `protobuf:"bytes,6,opt,name=inline_data,json=inlineData,proto3" json:"inline_data,omitempty"`
+	Inline     bool   `protobuf:"varint,7,opt,name=inline,proto3" json:"inline,omitempty"`
+	// Cache mode: the version of the object the writer's content is, as the
+	// service found it in the bucket. Set by the service, never by a client.
+	ObjectEtag    string `protobuf:"bytes,20,opt,name=object_etag,json=objectEtag,proto3" json:"object_etag,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -822,6 +845,13 @@ func (x *CompleteRequest) GetInline() bool {
 		return x.Inline
 	}
 	return false
+}
+
+func (x *CompleteRequest) GetObjectEtag() string {
+	if x != nil {
+		return x.ObjectEtag
+	}
+	return ""
 }
 
 type CompleteResponse struct {
@@ -1015,7 +1045,12 @@ type OpenResponse struct {
 	InlineData []byte                 `protobuf:"bytes,3,opt,name=inline_data,json=inlineData,proto3" json:"inline_data,omitempty"`
 	Inline     bool                   `protobuf:"varint,4,opt,name=inline,proto3" json:"inline,omitempty"`
 	// Where the blocks live: the namespace's bucket URI.
-	StoreUri      string `protobuf:"bytes,5,opt,name=store_uri,json=storeUri,proto3" json:"store_uri,omitempty"`
+	StoreUri string `protobuf:"bytes,5,opt,name=store_uri,json=storeUri,proto3" json:"store_uri,omitempty"`
+	// Cache mode: the blocks are ranges of this object (block i at its
+	// offset), of this version; a worker reads them only while the object
+	// is still this version. Empty in block mode.
+	ObjectKey     string `protobuf:"bytes,20,opt,name=object_key,json=objectKey,proto3" json:"object_key,omitempty"`
+	ObjectVersion string `protobuf:"bytes,21,opt,name=object_version,json=objectVersion,proto3" json:"object_version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1081,6 +1116,20 @@ func (x *OpenResponse) GetInline() bool {
 func (x *OpenResponse) GetStoreUri() string {
 	if x != nil {
 		return x.StoreUri
+	}
+	return ""
+}
+
+func (x *OpenResponse) GetObjectKey() string {
+	if x != nil {
+		return x.ObjectKey
+	}
+	return ""
+}
+
+func (x *OpenResponse) GetObjectVersion() string {
+	if x != nil {
+		return x.ObjectVersion
 	}
 	return ""
 }
@@ -1750,8 +1799,12 @@ type GetContentSummaryResponse struct {
 	// Includes the directory itself, as in HDFS.
 	DirectoryCount uint64 `protobuf:"varint,3,opt,name=directory_count,json=directoryCount,proto3" json:"directory_count,omitempty"`
 	SpaceConsumed  uint64 `protobuf:"varint,4,opt,name=space_consumed,json=spaceConsumed,proto3" json:"space_consumed,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Cache mode: the counts are of what the service has loaded from the
+	// bucket, which may be less than the bucket holds (strata admin load
+	// --metadata loads a subtree whole).
+	LoadedOnly    bool `protobuf:"varint,20,opt,name=loaded_only,json=loadedOnly,proto3" json:"loaded_only,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetContentSummaryResponse) Reset() {
@@ -1812,6 +1865,110 @@ func (x *GetContentSummaryResponse) GetSpaceConsumed() uint64 {
 	return 0
 }
 
+func (x *GetContentSummaryResponse) GetLoadedOnly() bool {
+	if x != nil {
+		return x.LoadedOnly
+	}
+	return false
+}
+
+type ResyncRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResyncRequest) Reset() {
+	*x = ResyncRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResyncRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResyncRequest) ProtoMessage() {}
+
+func (x *ResyncRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResyncRequest.ProtoReflect.Descriptor instead.
+func (*ResyncRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *ResyncRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *ResyncRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+type ResyncResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Entries whose sync times were forgotten.
+	Entries       uint64 `protobuf:"varint,1,opt,name=entries,proto3" json:"entries,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResyncResponse) Reset() {
+	*x = ResyncResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResyncResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResyncResponse) ProtoMessage() {}
+
+func (x *ResyncResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResyncResponse.ProtoReflect.Descriptor instead.
+func (*ResyncResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *ResyncResponse) GetEntries() uint64 {
+	if x != nil {
+		return x.Entries
+	}
+	return 0
+}
+
 type GetServerDefaultsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
@@ -1821,7 +1978,7 @@ type GetServerDefaultsRequest struct {
 
 func (x *GetServerDefaultsRequest) Reset() {
 	*x = GetServerDefaultsRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[24]
+	mi := &file_strata_v1_meta_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1833,7 +1990,7 @@ func (x *GetServerDefaultsRequest) String() string {
 func (*GetServerDefaultsRequest) ProtoMessage() {}
 
 func (x *GetServerDefaultsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[24]
+	mi := &file_strata_v1_meta_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1846,7 +2003,7 @@ func (x *GetServerDefaultsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerDefaultsRequest.ProtoReflect.Descriptor instead.
 func (*GetServerDefaultsRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{24}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetServerDefaultsRequest) GetHeader() *Header {
@@ -1870,7 +2027,7 @@ type GetServerDefaultsResponse struct {
 
 func (x *GetServerDefaultsResponse) Reset() {
 	*x = GetServerDefaultsResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[25]
+	mi := &file_strata_v1_meta_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1882,7 +2039,7 @@ func (x *GetServerDefaultsResponse) String() string {
 func (*GetServerDefaultsResponse) ProtoMessage() {}
 
 func (x *GetServerDefaultsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[25]
+	mi := &file_strata_v1_meta_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1895,7 +2052,7 @@ func (x *GetServerDefaultsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerDefaultsResponse.ProtoReflect.Descriptor instead.
 func (*GetServerDefaultsResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{25}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetServerDefaultsResponse) GetBlockSize() uint64 {
@@ -1928,7 +2085,7 @@ type RenewLeaseRequest struct {
 
 func (x *RenewLeaseRequest) Reset() {
 	*x = RenewLeaseRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[26]
+	mi := &file_strata_v1_meta_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1940,7 +2097,7 @@ func (x *RenewLeaseRequest) String() string {
 func (*RenewLeaseRequest) ProtoMessage() {}
 
 func (x *RenewLeaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[26]
+	mi := &file_strata_v1_meta_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1953,7 +2110,7 @@ func (x *RenewLeaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewLeaseRequest.ProtoReflect.Descriptor instead.
 func (*RenewLeaseRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{26}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RenewLeaseRequest) GetHeader() *Header {
@@ -1971,7 +2128,7 @@ type RenewLeaseResponse struct {
 
 func (x *RenewLeaseResponse) Reset() {
 	*x = RenewLeaseResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[27]
+	mi := &file_strata_v1_meta_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1983,7 +2140,7 @@ func (x *RenewLeaseResponse) String() string {
 func (*RenewLeaseResponse) ProtoMessage() {}
 
 func (x *RenewLeaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[27]
+	mi := &file_strata_v1_meta_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1996,7 +2153,7 @@ func (x *RenewLeaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewLeaseResponse.ProtoReflect.Descriptor instead.
 func (*RenewLeaseResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{27}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{29}
 }
 
 type RecoverLeaseRequest struct {
@@ -2009,7 +2166,7 @@ type RecoverLeaseRequest struct {
 
 func (x *RecoverLeaseRequest) Reset() {
 	*x = RecoverLeaseRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[28]
+	mi := &file_strata_v1_meta_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2021,7 +2178,7 @@ func (x *RecoverLeaseRequest) String() string {
 func (*RecoverLeaseRequest) ProtoMessage() {}
 
 func (x *RecoverLeaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[28]
+	mi := &file_strata_v1_meta_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2034,7 +2191,7 @@ func (x *RecoverLeaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverLeaseRequest.ProtoReflect.Descriptor instead.
 func (*RecoverLeaseRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{28}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *RecoverLeaseRequest) GetHeader() *Header {
@@ -2061,7 +2218,7 @@ type RecoverLeaseResponse struct {
 
 func (x *RecoverLeaseResponse) Reset() {
 	*x = RecoverLeaseResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[29]
+	mi := &file_strata_v1_meta_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2073,7 +2230,7 @@ func (x *RecoverLeaseResponse) String() string {
 func (*RecoverLeaseResponse) ProtoMessage() {}
 
 func (x *RecoverLeaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[29]
+	mi := &file_strata_v1_meta_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2086,7 +2243,7 @@ func (x *RecoverLeaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverLeaseResponse.ProtoReflect.Descriptor instead.
 func (*RecoverLeaseResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{29}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *RecoverLeaseResponse) GetClosed() bool {
@@ -2108,7 +2265,7 @@ type BatchRequest struct {
 
 func (x *BatchRequest) Reset() {
 	*x = BatchRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[30]
+	mi := &file_strata_v1_meta_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2120,7 +2277,7 @@ func (x *BatchRequest) String() string {
 func (*BatchRequest) ProtoMessage() {}
 
 func (x *BatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[30]
+	mi := &file_strata_v1_meta_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2133,7 +2290,7 @@ func (x *BatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchRequest.ProtoReflect.Descriptor instead.
 func (*BatchRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{30}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *BatchRequest) GetCalls() []*BatchCall {
@@ -2161,7 +2318,7 @@ type BatchCall struct {
 
 func (x *BatchCall) Reset() {
 	*x = BatchCall{}
-	mi := &file_strata_v1_meta_proto_msgTypes[31]
+	mi := &file_strata_v1_meta_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2173,7 +2330,7 @@ func (x *BatchCall) String() string {
 func (*BatchCall) ProtoMessage() {}
 
 func (x *BatchCall) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[31]
+	mi := &file_strata_v1_meta_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2186,7 +2343,7 @@ func (x *BatchCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchCall.ProtoReflect.Descriptor instead.
 func (*BatchCall) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{31}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *BatchCall) GetCall() isBatchCall_Call {
@@ -2315,7 +2472,7 @@ type BatchResponse struct {
 
 func (x *BatchResponse) Reset() {
 	*x = BatchResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[32]
+	mi := &file_strata_v1_meta_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2327,7 +2484,7 @@ func (x *BatchResponse) String() string {
 func (*BatchResponse) ProtoMessage() {}
 
 func (x *BatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[32]
+	mi := &file_strata_v1_meta_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2340,7 +2497,7 @@ func (x *BatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchResponse.ProtoReflect.Descriptor instead.
 func (*BatchResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{32}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *BatchResponse) GetResults() []*BatchResult {
@@ -2371,7 +2528,7 @@ type BatchResult struct {
 
 func (x *BatchResult) Reset() {
 	*x = BatchResult{}
-	mi := &file_strata_v1_meta_proto_msgTypes[33]
+	mi := &file_strata_v1_meta_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2383,7 +2540,7 @@ func (x *BatchResult) String() string {
 func (*BatchResult) ProtoMessage() {}
 
 func (x *BatchResult) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[33]
+	mi := &file_strata_v1_meta_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2396,7 +2553,7 @@ func (x *BatchResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchResult.ProtoReflect.Descriptor instead.
 func (*BatchResult) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{33}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *BatchResult) GetError() []byte {
@@ -2527,15 +2684,19 @@ type NamespaceInfo struct {
 	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	Mode  NamespaceMode          `protobuf:"varint,2,opt,name=mode,proto3,enum=strata.v1.NamespaceMode" json:"mode,omitempty"`
 	// Where data lives: file:///dir or s3://bucket/prefix.
-	StoreUri      string `protobuf:"bytes,3,opt,name=store_uri,json=storeUri,proto3" json:"store_uri,omitempty"`
-	Created       int64  `protobuf:"varint,4,opt,name=created,proto3" json:"created,omitempty"`
+	StoreUri string `protobuf:"bytes,3,opt,name=store_uri,json=storeUri,proto3" json:"store_uri,omitempty"`
+	Created  int64  `protobuf:"varint,4,opt,name=created,proto3" json:"created,omitempty"`
+	// Cache mode: how long what was loaded from the bucket is trusted, in
+	// seconds; -1 for ever (only Strata writes the bucket), 0 not at all (the
+	// bucket is asked on every access).
+	SyncInterval  int64 `protobuf:"varint,20,opt,name=sync_interval,json=syncInterval,proto3" json:"sync_interval,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *NamespaceInfo) Reset() {
 	*x = NamespaceInfo{}
-	mi := &file_strata_v1_meta_proto_msgTypes[34]
+	mi := &file_strata_v1_meta_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2547,7 +2708,7 @@ func (x *NamespaceInfo) String() string {
 func (*NamespaceInfo) ProtoMessage() {}
 
 func (x *NamespaceInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[34]
+	mi := &file_strata_v1_meta_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2560,7 +2721,7 @@ func (x *NamespaceInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NamespaceInfo.ProtoReflect.Descriptor instead.
 func (*NamespaceInfo) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{34}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *NamespaceInfo) GetName() string {
@@ -2591,6 +2752,13 @@ func (x *NamespaceInfo) GetCreated() int64 {
 	return 0
 }
 
+func (x *NamespaceInfo) GetSyncInterval() int64 {
+	if x != nil {
+		return x.SyncInterval
+	}
+	return 0
+}
+
 type CreateNamespaceRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
@@ -2601,7 +2769,7 @@ type CreateNamespaceRequest struct {
 
 func (x *CreateNamespaceRequest) Reset() {
 	*x = CreateNamespaceRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[35]
+	mi := &file_strata_v1_meta_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2613,7 +2781,7 @@ func (x *CreateNamespaceRequest) String() string {
 func (*CreateNamespaceRequest) ProtoMessage() {}
 
 func (x *CreateNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[35]
+	mi := &file_strata_v1_meta_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2626,7 +2794,7 @@ func (x *CreateNamespaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*CreateNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{35}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CreateNamespaceRequest) GetHeader() *Header {
@@ -2651,7 +2819,7 @@ type CreateNamespaceResponse struct {
 
 func (x *CreateNamespaceResponse) Reset() {
 	*x = CreateNamespaceResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[36]
+	mi := &file_strata_v1_meta_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2663,7 +2831,7 @@ func (x *CreateNamespaceResponse) String() string {
 func (*CreateNamespaceResponse) ProtoMessage() {}
 
 func (x *CreateNamespaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[36]
+	mi := &file_strata_v1_meta_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2676,7 +2844,7 @@ func (x *CreateNamespaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateNamespaceResponse.ProtoReflect.Descriptor instead.
 func (*CreateNamespaceResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{36}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{38}
 }
 
 type ListNamespacesRequest struct {
@@ -2688,7 +2856,7 @@ type ListNamespacesRequest struct {
 
 func (x *ListNamespacesRequest) Reset() {
 	*x = ListNamespacesRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[37]
+	mi := &file_strata_v1_meta_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2700,7 +2868,7 @@ func (x *ListNamespacesRequest) String() string {
 func (*ListNamespacesRequest) ProtoMessage() {}
 
 func (x *ListNamespacesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[37]
+	mi := &file_strata_v1_meta_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2713,7 +2881,7 @@ func (x *ListNamespacesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNamespacesRequest.ProtoReflect.Descriptor instead.
 func (*ListNamespacesRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{37}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ListNamespacesRequest) GetHeader() *Header {
@@ -2732,7 +2900,7 @@ type ListNamespacesResponse struct {
 
 func (x *ListNamespacesResponse) Reset() {
 	*x = ListNamespacesResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[38]
+	mi := &file_strata_v1_meta_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2744,7 +2912,7 @@ func (x *ListNamespacesResponse) String() string {
 func (*ListNamespacesResponse) ProtoMessage() {}
 
 func (x *ListNamespacesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[38]
+	mi := &file_strata_v1_meta_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2757,7 +2925,7 @@ func (x *ListNamespacesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNamespacesResponse.ProtoReflect.Descriptor instead.
 func (*ListNamespacesResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{38}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListNamespacesResponse) GetNamespaces() []*NamespaceInfo {
@@ -2777,7 +2945,7 @@ type DeleteNamespaceRequest struct {
 
 func (x *DeleteNamespaceRequest) Reset() {
 	*x = DeleteNamespaceRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[39]
+	mi := &file_strata_v1_meta_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2789,7 +2957,7 @@ func (x *DeleteNamespaceRequest) String() string {
 func (*DeleteNamespaceRequest) ProtoMessage() {}
 
 func (x *DeleteNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[39]
+	mi := &file_strata_v1_meta_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2802,7 +2970,7 @@ func (x *DeleteNamespaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*DeleteNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{39}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *DeleteNamespaceRequest) GetHeader() *Header {
@@ -2827,7 +2995,7 @@ type DeleteNamespaceResponse struct {
 
 func (x *DeleteNamespaceResponse) Reset() {
 	*x = DeleteNamespaceResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[40]
+	mi := &file_strata_v1_meta_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2839,7 +3007,7 @@ func (x *DeleteNamespaceResponse) String() string {
 func (*DeleteNamespaceResponse) ProtoMessage() {}
 
 func (x *DeleteNamespaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[40]
+	mi := &file_strata_v1_meta_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2852,7 +3020,7 @@ func (x *DeleteNamespaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteNamespaceResponse.ProtoReflect.Descriptor instead.
 func (*DeleteNamespaceResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{40}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{42}
 }
 
 type StatusRequest struct {
@@ -2863,7 +3031,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[41]
+	mi := &file_strata_v1_meta_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2875,7 +3043,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[41]
+	mi := &file_strata_v1_meta_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2888,7 +3056,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{41}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{43}
 }
 
 type StatusResponse struct {
@@ -2914,7 +3082,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[42]
+	mi := &file_strata_v1_meta_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2926,7 +3094,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[42]
+	mi := &file_strata_v1_meta_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2939,7 +3107,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{42}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *StatusResponse) GetMemberId() uint64 {
@@ -3036,7 +3204,7 @@ type Member struct {
 
 func (x *Member) Reset() {
 	*x = Member{}
-	mi := &file_strata_v1_meta_proto_msgTypes[43]
+	mi := &file_strata_v1_meta_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3048,7 +3216,7 @@ func (x *Member) String() string {
 func (*Member) ProtoMessage() {}
 
 func (x *Member) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[43]
+	mi := &file_strata_v1_meta_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3061,7 +3229,7 @@ func (x *Member) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Member.ProtoReflect.Descriptor instead.
 func (*Member) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{43}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *Member) GetId() uint64 {
@@ -3102,7 +3270,7 @@ type AddMemberRequest struct {
 
 func (x *AddMemberRequest) Reset() {
 	*x = AddMemberRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[44]
+	mi := &file_strata_v1_meta_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3114,7 +3282,7 @@ func (x *AddMemberRequest) String() string {
 func (*AddMemberRequest) ProtoMessage() {}
 
 func (x *AddMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[44]
+	mi := &file_strata_v1_meta_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3127,7 +3295,7 @@ func (x *AddMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddMemberRequest.ProtoReflect.Descriptor instead.
 func (*AddMemberRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{44}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *AddMemberRequest) GetHeader() *Header {
@@ -3154,7 +3322,7 @@ type RemoveMemberRequest struct {
 
 func (x *RemoveMemberRequest) Reset() {
 	*x = RemoveMemberRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[45]
+	mi := &file_strata_v1_meta_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3166,7 +3334,7 @@ func (x *RemoveMemberRequest) String() string {
 func (*RemoveMemberRequest) ProtoMessage() {}
 
 func (x *RemoveMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[45]
+	mi := &file_strata_v1_meta_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3179,7 +3347,7 @@ func (x *RemoveMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveMemberRequest.ProtoReflect.Descriptor instead.
 func (*RemoveMemberRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{45}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *RemoveMemberRequest) GetHeader() *Header {
@@ -3206,7 +3374,7 @@ type TransferLeaderRequest struct {
 
 func (x *TransferLeaderRequest) Reset() {
 	*x = TransferLeaderRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[46]
+	mi := &file_strata_v1_meta_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3218,7 +3386,7 @@ func (x *TransferLeaderRequest) String() string {
 func (*TransferLeaderRequest) ProtoMessage() {}
 
 func (x *TransferLeaderRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[46]
+	mi := &file_strata_v1_meta_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3231,7 +3399,7 @@ func (x *TransferLeaderRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferLeaderRequest.ProtoReflect.Descriptor instead.
 func (*TransferLeaderRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{46}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *TransferLeaderRequest) GetHeader() *Header {
@@ -3257,7 +3425,7 @@ type MembershipResponse struct {
 
 func (x *MembershipResponse) Reset() {
 	*x = MembershipResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[47]
+	mi := &file_strata_v1_meta_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3269,7 +3437,7 @@ func (x *MembershipResponse) String() string {
 func (*MembershipResponse) ProtoMessage() {}
 
 func (x *MembershipResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[47]
+	mi := &file_strata_v1_meta_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3282,7 +3450,7 @@ func (x *MembershipResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MembershipResponse.ProtoReflect.Descriptor instead.
 func (*MembershipResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{47}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *MembershipResponse) GetMembers() []*Member {
@@ -3301,7 +3469,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[48]
+	mi := &file_strata_v1_meta_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3313,7 +3481,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[48]
+	mi := &file_strata_v1_meta_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3326,7 +3494,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{48}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *HeartbeatRequest) GetWorker() *WorkerInfo {
@@ -3346,7 +3514,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[49]
+	mi := &file_strata_v1_meta_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3358,7 +3526,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[49]
+	mi := &file_strata_v1_meta_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3371,7 +3539,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{49}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *HeartbeatResponse) GetIntervalSeconds() uint32 {
@@ -3389,7 +3557,7 @@ type ListWorkersRequest struct {
 
 func (x *ListWorkersRequest) Reset() {
 	*x = ListWorkersRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[50]
+	mi := &file_strata_v1_meta_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3401,7 +3569,7 @@ func (x *ListWorkersRequest) String() string {
 func (*ListWorkersRequest) ProtoMessage() {}
 
 func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[50]
+	mi := &file_strata_v1_meta_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3414,7 +3582,7 @@ func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkersRequest.ProtoReflect.Descriptor instead.
 func (*ListWorkersRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{50}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{52}
 }
 
 type ListWorkersResponse struct {
@@ -3426,7 +3594,7 @@ type ListWorkersResponse struct {
 
 func (x *ListWorkersResponse) Reset() {
 	*x = ListWorkersResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[51]
+	mi := &file_strata_v1_meta_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3438,7 +3606,7 @@ func (x *ListWorkersResponse) String() string {
 func (*ListWorkersResponse) ProtoMessage() {}
 
 func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[51]
+	mi := &file_strata_v1_meta_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3451,7 +3619,7 @@ func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkersResponse.ProtoReflect.Descriptor instead.
 func (*ListWorkersResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{51}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ListWorkersResponse) GetWorkers() []*WorkerInfo {
@@ -3521,7 +3689,7 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x05umask\x18\x04 \x01(\rR\x05umask\x12%\n" +
 	"\x0ecreate_parents\x18\x05 \x01(\bR\rcreateParents\"*\n" +
 	"\x0eMkdirsResponse\x12\x18\n" +
-	"\acreated\x18\x01 \x01(\bR\acreated\"\xc7\x02\n" +
+	"\acreated\x18\x01 \x01(\bR\acreated\"\xe8\x02\n" +
 	"\rCreateRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x1e\n" +
@@ -3537,11 +3705,15 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\bcomplete\x18\t \x01(\bR\bcomplete\x12\x1f\n" +
 	"\vinline_data\x18\n" +
 	" \x01(\fR\n" +
-	"inlineData\"\x7f\n" +
+	"inlineData\x12\x1f\n" +
+	"\vobject_etag\x18\x14 \x01(\tR\n" +
+	"objectEtag\"\x9e\x01\n" +
 	"\x0eCreateResponse\x12-\n" +
 	"\x06status\x18\x01 \x01(\v2\x15.strata.v1.FileStatusR\x06status\x12\x1b\n" +
 	"\tstore_uri\x18\x03 \x01(\tR\bstoreUri\x12!\n" +
-	"\finline_limit\x18\x02 \x01(\rR\vinlineLimit\"\xe6\x01\n" +
+	"\finline_limit\x18\x02 \x01(\rR\vinlineLimit\x12\x1d\n" +
+	"\n" +
+	"object_key\x18\x14 \x01(\tR\tobjectKey\"\x87\x02\n" +
 	"\x0fCompleteRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x19\n" +
@@ -3550,7 +3722,9 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x06blocks\x18\x05 \x03(\v2\x10.strata.v1.BlockR\x06blocks\x12\x1f\n" +
 	"\vinline_data\x18\x06 \x01(\fR\n" +
 	"inlineData\x12\x16\n" +
-	"\x06inline\x18\a \x01(\bR\x06inline\"\x12\n" +
+	"\x06inline\x18\a \x01(\bR\x06inline\x12\x1f\n" +
+	"\vobject_etag\x18\x14 \x01(\tR\n" +
+	"objectEtag\"\x12\n" +
 	"\x10CompleteResponse\"U\n" +
 	"\x14GetFileStatusRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
@@ -3559,14 +3733,17 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x06status\x18\x01 \x01(\v2\x15.strata.v1.FileStatusR\x06status\"L\n" +
 	"\vOpenRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
-	"\x04path\x18\x02 \x01(\tR\x04path\"\xbd\x01\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\"\x83\x02\n" +
 	"\fOpenResponse\x12-\n" +
 	"\x06status\x18\x01 \x01(\v2\x15.strata.v1.FileStatusR\x06status\x12(\n" +
 	"\x06blocks\x18\x02 \x03(\v2\x10.strata.v1.BlockR\x06blocks\x12\x1f\n" +
 	"\vinline_data\x18\x03 \x01(\fR\n" +
 	"inlineData\x12\x16\n" +
 	"\x06inline\x18\x04 \x01(\bR\x06inline\x12\x1b\n" +
-	"\tstore_uri\x18\x05 \x01(\tR\bstoreUri\"\x83\x01\n" +
+	"\tstore_uri\x18\x05 \x01(\tR\bstoreUri\x12\x1d\n" +
+	"\n" +
+	"object_key\x18\x14 \x01(\tR\tobjectKey\x12%\n" +
+	"\x0eobject_version\x18\x15 \x01(\tR\robjectVersion\"\x83\x01\n" +
 	"\vListRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x1f\n" +
@@ -3614,13 +3791,20 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x0fSetAttrResponse\"Y\n" +
 	"\x18GetContentSummaryRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
-	"\x04path\x18\x02 \x01(\tR\x04path\"\xa2\x01\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\"\xc3\x01\n" +
 	"\x19GetContentSummaryResponse\x12\x16\n" +
 	"\x06length\x18\x01 \x01(\x04R\x06length\x12\x1d\n" +
 	"\n" +
 	"file_count\x18\x02 \x01(\x04R\tfileCount\x12'\n" +
 	"\x0fdirectory_count\x18\x03 \x01(\x04R\x0edirectoryCount\x12%\n" +
-	"\x0espace_consumed\x18\x04 \x01(\x04R\rspaceConsumed\"E\n" +
+	"\x0espace_consumed\x18\x04 \x01(\x04R\rspaceConsumed\x12\x1f\n" +
+	"\vloaded_only\x18\x14 \x01(\bR\n" +
+	"loadedOnly\"N\n" +
+	"\rResyncRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\"*\n" +
+	"\x0eResyncResponse\x12\x18\n" +
+	"\aentries\x18\x01 \x01(\x04R\aentries\"E\n" +
 	"\x18GetServerDefaultsRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\"\x7f\n" +
 	"\x19GetServerDefaultsResponse\x12\x1d\n" +
@@ -3658,12 +3842,13 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\bcomplete\x18\x06 \x01(\v2\x1b.strata.v1.CompleteResponseH\x00R\bcomplete\x123\n" +
 	"\x06rename\x18\a \x01(\v2\x19.strata.v1.RenameResponseH\x00R\x06rename\x123\n" +
 	"\x06delete\x18\b \x01(\v2\x19.strata.v1.DeleteResponseH\x00R\x06deleteB\b\n" +
-	"\x06result\"\x88\x01\n" +
+	"\x06result\"\xad\x01\n" +
 	"\rNamespaceInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12,\n" +
 	"\x04mode\x18\x02 \x01(\x0e2\x18.strata.v1.NamespaceModeR\x04mode\x12\x1b\n" +
 	"\tstore_uri\x18\x03 \x01(\tR\bstoreUri\x12\x18\n" +
-	"\acreated\x18\x04 \x01(\x03R\acreated\"{\n" +
+	"\acreated\x18\x04 \x01(\x03R\acreated\x12#\n" +
+	"\rsync_interval\x18\x14 \x01(\x03R\fsyncInterval\"{\n" +
 	"\x16CreateNamespaceRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x126\n" +
 	"\tnamespace\x18\x02 \x01(\v2\x18.strata.v1.NamespaceInfoR\tnamespace\"\x19\n" +
@@ -3730,7 +3915,7 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\rNamespaceMode\x12\x1e\n" +
 	"\x1aNAMESPACE_MODE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14NAMESPACE_MODE_BLOCK\x10\x01\x12\x18\n" +
-	"\x14NAMESPACE_MODE_CACHE\x10\x022\xb3\x0f\n" +
+	"\x14NAMESPACE_MODE_CACHE\x10\x022\xf8\x0f\n" +
 	"\vMetaService\x12C\n" +
 	"\x06Mkdirs\x12\x18.strata.v1.MkdirsRequest\x1a\x19.strata.v1.MkdirsResponse\"\x04\xa0\xbb\x18\x02\x12C\n" +
 	"\x06Create\x12\x18.strata.v1.CreateRequest\x1a\x19.strata.v1.CreateResponse\"\x04\xa0\xbb\x18\x02\x12I\n" +
@@ -3752,7 +3937,8 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x0fCreateNamespace\x12!.strata.v1.CreateNamespaceRequest\x1a\".strata.v1.CreateNamespaceResponse\"\x04\xa0\xbb\x18\x02\x12[\n" +
 	"\x0eListNamespaces\x12 .strata.v1.ListNamespacesRequest\x1a!.strata.v1.ListNamespacesResponse\"\x04\xa0\xbb\x18\x01\x12^\n" +
 	"\x0fDeleteNamespace\x12!.strata.v1.DeleteNamespaceRequest\x1a\".strata.v1.DeleteNamespaceResponse\"\x04\xa0\xbb\x18\x02\x12=\n" +
-	"\x06Status\x12\x18.strata.v1.StatusRequest\x1a\x19.strata.v1.StatusResponse\x12G\n" +
+	"\x06Status\x12\x18.strata.v1.StatusRequest\x1a\x19.strata.v1.StatusResponse\x12C\n" +
+	"\x06Resync\x12\x18.strata.v1.ResyncRequest\x1a\x19.strata.v1.ResyncResponse\"\x04\xa0\xbb\x18\x02\x12G\n" +
 	"\tAddMember\x12\x1b.strata.v1.AddMemberRequest\x1a\x1d.strata.v1.MembershipResponse\x12M\n" +
 	"\fRemoveMember\x12\x1e.strata.v1.RemoveMemberRequest\x1a\x1d.strata.v1.MembershipResponse\x12Q\n" +
 	"\x0eTransferLeader\x12 .strata.v1.TransferLeaderRequest\x1a\x1d.strata.v1.MembershipResponse\x12F\n" +
@@ -3775,7 +3961,7 @@ func file_strata_v1_meta_proto_rawDescGZIP() []byte {
 }
 
 var file_strata_v1_meta_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
+var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
 var file_strata_v1_meta_proto_goTypes = []any{
 	(MethodKind)(0),                    // 0: strata.v1.MethodKind
 	(FileType)(0),                      // 1: strata.v1.FileType
@@ -3804,37 +3990,39 @@ var file_strata_v1_meta_proto_goTypes = []any{
 	(*SetAttrResponse)(nil),            // 24: strata.v1.SetAttrResponse
 	(*GetContentSummaryRequest)(nil),   // 25: strata.v1.GetContentSummaryRequest
 	(*GetContentSummaryResponse)(nil),  // 26: strata.v1.GetContentSummaryResponse
-	(*GetServerDefaultsRequest)(nil),   // 27: strata.v1.GetServerDefaultsRequest
-	(*GetServerDefaultsResponse)(nil),  // 28: strata.v1.GetServerDefaultsResponse
-	(*RenewLeaseRequest)(nil),          // 29: strata.v1.RenewLeaseRequest
-	(*RenewLeaseResponse)(nil),         // 30: strata.v1.RenewLeaseResponse
-	(*RecoverLeaseRequest)(nil),        // 31: strata.v1.RecoverLeaseRequest
-	(*RecoverLeaseResponse)(nil),       // 32: strata.v1.RecoverLeaseResponse
-	(*BatchRequest)(nil),               // 33: strata.v1.BatchRequest
-	(*BatchCall)(nil),                  // 34: strata.v1.BatchCall
-	(*BatchResponse)(nil),              // 35: strata.v1.BatchResponse
-	(*BatchResult)(nil),                // 36: strata.v1.BatchResult
-	(*NamespaceInfo)(nil),              // 37: strata.v1.NamespaceInfo
-	(*CreateNamespaceRequest)(nil),     // 38: strata.v1.CreateNamespaceRequest
-	(*CreateNamespaceResponse)(nil),    // 39: strata.v1.CreateNamespaceResponse
-	(*ListNamespacesRequest)(nil),      // 40: strata.v1.ListNamespacesRequest
-	(*ListNamespacesResponse)(nil),     // 41: strata.v1.ListNamespacesResponse
-	(*DeleteNamespaceRequest)(nil),     // 42: strata.v1.DeleteNamespaceRequest
-	(*DeleteNamespaceResponse)(nil),    // 43: strata.v1.DeleteNamespaceResponse
-	(*StatusRequest)(nil),              // 44: strata.v1.StatusRequest
-	(*StatusResponse)(nil),             // 45: strata.v1.StatusResponse
-	(*Member)(nil),                     // 46: strata.v1.Member
-	(*AddMemberRequest)(nil),           // 47: strata.v1.AddMemberRequest
-	(*RemoveMemberRequest)(nil),        // 48: strata.v1.RemoveMemberRequest
-	(*TransferLeaderRequest)(nil),      // 49: strata.v1.TransferLeaderRequest
-	(*MembershipResponse)(nil),         // 50: strata.v1.MembershipResponse
-	(*HeartbeatRequest)(nil),           // 51: strata.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),          // 52: strata.v1.HeartbeatResponse
-	(*ListWorkersRequest)(nil),         // 53: strata.v1.ListWorkersRequest
-	(*ListWorkersResponse)(nil),        // 54: strata.v1.ListWorkersResponse
-	(*Block)(nil),                      // 55: strata.v1.Block
-	(*WorkerInfo)(nil),                 // 56: strata.v1.WorkerInfo
-	(*descriptorpb.MethodOptions)(nil), // 57: google.protobuf.MethodOptions
+	(*ResyncRequest)(nil),              // 27: strata.v1.ResyncRequest
+	(*ResyncResponse)(nil),             // 28: strata.v1.ResyncResponse
+	(*GetServerDefaultsRequest)(nil),   // 29: strata.v1.GetServerDefaultsRequest
+	(*GetServerDefaultsResponse)(nil),  // 30: strata.v1.GetServerDefaultsResponse
+	(*RenewLeaseRequest)(nil),          // 31: strata.v1.RenewLeaseRequest
+	(*RenewLeaseResponse)(nil),         // 32: strata.v1.RenewLeaseResponse
+	(*RecoverLeaseRequest)(nil),        // 33: strata.v1.RecoverLeaseRequest
+	(*RecoverLeaseResponse)(nil),       // 34: strata.v1.RecoverLeaseResponse
+	(*BatchRequest)(nil),               // 35: strata.v1.BatchRequest
+	(*BatchCall)(nil),                  // 36: strata.v1.BatchCall
+	(*BatchResponse)(nil),              // 37: strata.v1.BatchResponse
+	(*BatchResult)(nil),                // 38: strata.v1.BatchResult
+	(*NamespaceInfo)(nil),              // 39: strata.v1.NamespaceInfo
+	(*CreateNamespaceRequest)(nil),     // 40: strata.v1.CreateNamespaceRequest
+	(*CreateNamespaceResponse)(nil),    // 41: strata.v1.CreateNamespaceResponse
+	(*ListNamespacesRequest)(nil),      // 42: strata.v1.ListNamespacesRequest
+	(*ListNamespacesResponse)(nil),     // 43: strata.v1.ListNamespacesResponse
+	(*DeleteNamespaceRequest)(nil),     // 44: strata.v1.DeleteNamespaceRequest
+	(*DeleteNamespaceResponse)(nil),    // 45: strata.v1.DeleteNamespaceResponse
+	(*StatusRequest)(nil),              // 46: strata.v1.StatusRequest
+	(*StatusResponse)(nil),             // 47: strata.v1.StatusResponse
+	(*Member)(nil),                     // 48: strata.v1.Member
+	(*AddMemberRequest)(nil),           // 49: strata.v1.AddMemberRequest
+	(*RemoveMemberRequest)(nil),        // 50: strata.v1.RemoveMemberRequest
+	(*TransferLeaderRequest)(nil),      // 51: strata.v1.TransferLeaderRequest
+	(*MembershipResponse)(nil),         // 52: strata.v1.MembershipResponse
+	(*HeartbeatRequest)(nil),           // 53: strata.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),          // 54: strata.v1.HeartbeatResponse
+	(*ListWorkersRequest)(nil),         // 55: strata.v1.ListWorkersRequest
+	(*ListWorkersResponse)(nil),        // 56: strata.v1.ListWorkersResponse
+	(*Block)(nil),                      // 57: strata.v1.Block
+	(*WorkerInfo)(nil),                 // 58: strata.v1.WorkerInfo
+	(*descriptorpb.MethodOptions)(nil), // 59: google.protobuf.MethodOptions
 }
 var file_strata_v1_meta_proto_depIdxs = []int32{
 	1,  // 0: strata.v1.FileStatus.type:type_name -> strata.v1.FileType
@@ -3842,12 +4030,12 @@ var file_strata_v1_meta_proto_depIdxs = []int32{
 	3,  // 2: strata.v1.CreateRequest.header:type_name -> strata.v1.Header
 	4,  // 3: strata.v1.CreateResponse.status:type_name -> strata.v1.FileStatus
 	3,  // 4: strata.v1.CompleteRequest.header:type_name -> strata.v1.Header
-	55, // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
+	57, // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
 	3,  // 6: strata.v1.GetFileStatusRequest.header:type_name -> strata.v1.Header
 	4,  // 7: strata.v1.GetFileStatusResponse.status:type_name -> strata.v1.FileStatus
 	3,  // 8: strata.v1.OpenRequest.header:type_name -> strata.v1.Header
 	4,  // 9: strata.v1.OpenResponse.status:type_name -> strata.v1.FileStatus
-	55, // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
+	57, // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
 	3,  // 11: strata.v1.ListRequest.header:type_name -> strata.v1.Header
 	4,  // 12: strata.v1.ListResponse.entries:type_name -> strata.v1.FileStatus
 	4,  // 13: strata.v1.ListResponse.status:type_name -> strata.v1.FileStatus
@@ -3857,96 +4045,99 @@ var file_strata_v1_meta_proto_depIdxs = []int32{
 	3,  // 17: strata.v1.SetOwnerRequest.header:type_name -> strata.v1.Header
 	3,  // 18: strata.v1.SetTimesRequest.header:type_name -> strata.v1.Header
 	3,  // 19: strata.v1.GetContentSummaryRequest.header:type_name -> strata.v1.Header
-	3,  // 20: strata.v1.GetServerDefaultsRequest.header:type_name -> strata.v1.Header
-	3,  // 21: strata.v1.RenewLeaseRequest.header:type_name -> strata.v1.Header
-	3,  // 22: strata.v1.RecoverLeaseRequest.header:type_name -> strata.v1.Header
-	34, // 23: strata.v1.BatchRequest.calls:type_name -> strata.v1.BatchCall
-	11, // 24: strata.v1.BatchCall.get_file_status:type_name -> strata.v1.GetFileStatusRequest
-	13, // 25: strata.v1.BatchCall.open:type_name -> strata.v1.OpenRequest
-	5,  // 26: strata.v1.BatchCall.mkdirs:type_name -> strata.v1.MkdirsRequest
-	7,  // 27: strata.v1.BatchCall.create:type_name -> strata.v1.CreateRequest
-	9,  // 28: strata.v1.BatchCall.complete:type_name -> strata.v1.CompleteRequest
-	17, // 29: strata.v1.BatchCall.rename:type_name -> strata.v1.RenameRequest
-	19, // 30: strata.v1.BatchCall.delete:type_name -> strata.v1.DeleteRequest
-	36, // 31: strata.v1.BatchResponse.results:type_name -> strata.v1.BatchResult
-	12, // 32: strata.v1.BatchResult.get_file_status:type_name -> strata.v1.GetFileStatusResponse
-	14, // 33: strata.v1.BatchResult.open:type_name -> strata.v1.OpenResponse
-	6,  // 34: strata.v1.BatchResult.mkdirs:type_name -> strata.v1.MkdirsResponse
-	8,  // 35: strata.v1.BatchResult.create:type_name -> strata.v1.CreateResponse
-	10, // 36: strata.v1.BatchResult.complete:type_name -> strata.v1.CompleteResponse
-	18, // 37: strata.v1.BatchResult.rename:type_name -> strata.v1.RenameResponse
-	20, // 38: strata.v1.BatchResult.delete:type_name -> strata.v1.DeleteResponse
-	2,  // 39: strata.v1.NamespaceInfo.mode:type_name -> strata.v1.NamespaceMode
-	3,  // 40: strata.v1.CreateNamespaceRequest.header:type_name -> strata.v1.Header
-	37, // 41: strata.v1.CreateNamespaceRequest.namespace:type_name -> strata.v1.NamespaceInfo
-	3,  // 42: strata.v1.ListNamespacesRequest.header:type_name -> strata.v1.Header
-	37, // 43: strata.v1.ListNamespacesResponse.namespaces:type_name -> strata.v1.NamespaceInfo
-	3,  // 44: strata.v1.DeleteNamespaceRequest.header:type_name -> strata.v1.Header
-	46, // 45: strata.v1.StatusResponse.members:type_name -> strata.v1.Member
-	3,  // 46: strata.v1.AddMemberRequest.header:type_name -> strata.v1.Header
-	46, // 47: strata.v1.AddMemberRequest.member:type_name -> strata.v1.Member
-	3,  // 48: strata.v1.RemoveMemberRequest.header:type_name -> strata.v1.Header
-	3,  // 49: strata.v1.TransferLeaderRequest.header:type_name -> strata.v1.Header
-	46, // 50: strata.v1.MembershipResponse.members:type_name -> strata.v1.Member
-	56, // 51: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
-	56, // 52: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
-	57, // 53: strata.v1.method_kind:extendee -> google.protobuf.MethodOptions
-	0,  // 54: strata.v1.method_kind:type_name -> strata.v1.MethodKind
-	5,  // 55: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
-	7,  // 56: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
-	9,  // 57: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
-	11, // 58: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
-	13, // 59: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
-	15, // 60: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
-	17, // 61: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
-	19, // 62: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
-	21, // 63: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
-	22, // 64: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
-	23, // 65: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
-	25, // 66: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
-	27, // 67: strata.v1.MetaService.GetServerDefaults:input_type -> strata.v1.GetServerDefaultsRequest
-	29, // 68: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
-	31, // 69: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
-	33, // 70: strata.v1.MetaService.Batch:input_type -> strata.v1.BatchRequest
-	38, // 71: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
-	40, // 72: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
-	42, // 73: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
-	44, // 74: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
-	47, // 75: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
-	48, // 76: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
-	49, // 77: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
-	51, // 78: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
-	53, // 79: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
-	6,  // 80: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
-	8,  // 81: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
-	10, // 82: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
-	12, // 83: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
-	14, // 84: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
-	16, // 85: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
-	18, // 86: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
-	20, // 87: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
-	24, // 88: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
-	24, // 89: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
-	24, // 90: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
-	26, // 91: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
-	28, // 92: strata.v1.MetaService.GetServerDefaults:output_type -> strata.v1.GetServerDefaultsResponse
-	30, // 93: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
-	32, // 94: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
-	35, // 95: strata.v1.MetaService.Batch:output_type -> strata.v1.BatchResponse
-	39, // 96: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
-	41, // 97: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
-	43, // 98: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
-	45, // 99: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
-	50, // 100: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
-	50, // 101: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
-	50, // 102: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
-	52, // 103: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
-	54, // 104: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
-	80, // [80:105] is the sub-list for method output_type
-	55, // [55:80] is the sub-list for method input_type
-	54, // [54:55] is the sub-list for extension type_name
-	53, // [53:54] is the sub-list for extension extendee
-	0,  // [0:53] is the sub-list for field type_name
+	3,  // 20: strata.v1.ResyncRequest.header:type_name -> strata.v1.Header
+	3,  // 21: strata.v1.GetServerDefaultsRequest.header:type_name -> strata.v1.Header
+	3,  // 22: strata.v1.RenewLeaseRequest.header:type_name -> strata.v1.Header
+	3,  // 23: strata.v1.RecoverLeaseRequest.header:type_name -> strata.v1.Header
+	36, // 24: strata.v1.BatchRequest.calls:type_name -> strata.v1.BatchCall
+	11, // 25: strata.v1.BatchCall.get_file_status:type_name -> strata.v1.GetFileStatusRequest
+	13, // 26: strata.v1.BatchCall.open:type_name -> strata.v1.OpenRequest
+	5,  // 27: strata.v1.BatchCall.mkdirs:type_name -> strata.v1.MkdirsRequest
+	7,  // 28: strata.v1.BatchCall.create:type_name -> strata.v1.CreateRequest
+	9,  // 29: strata.v1.BatchCall.complete:type_name -> strata.v1.CompleteRequest
+	17, // 30: strata.v1.BatchCall.rename:type_name -> strata.v1.RenameRequest
+	19, // 31: strata.v1.BatchCall.delete:type_name -> strata.v1.DeleteRequest
+	38, // 32: strata.v1.BatchResponse.results:type_name -> strata.v1.BatchResult
+	12, // 33: strata.v1.BatchResult.get_file_status:type_name -> strata.v1.GetFileStatusResponse
+	14, // 34: strata.v1.BatchResult.open:type_name -> strata.v1.OpenResponse
+	6,  // 35: strata.v1.BatchResult.mkdirs:type_name -> strata.v1.MkdirsResponse
+	8,  // 36: strata.v1.BatchResult.create:type_name -> strata.v1.CreateResponse
+	10, // 37: strata.v1.BatchResult.complete:type_name -> strata.v1.CompleteResponse
+	18, // 38: strata.v1.BatchResult.rename:type_name -> strata.v1.RenameResponse
+	20, // 39: strata.v1.BatchResult.delete:type_name -> strata.v1.DeleteResponse
+	2,  // 40: strata.v1.NamespaceInfo.mode:type_name -> strata.v1.NamespaceMode
+	3,  // 41: strata.v1.CreateNamespaceRequest.header:type_name -> strata.v1.Header
+	39, // 42: strata.v1.CreateNamespaceRequest.namespace:type_name -> strata.v1.NamespaceInfo
+	3,  // 43: strata.v1.ListNamespacesRequest.header:type_name -> strata.v1.Header
+	39, // 44: strata.v1.ListNamespacesResponse.namespaces:type_name -> strata.v1.NamespaceInfo
+	3,  // 45: strata.v1.DeleteNamespaceRequest.header:type_name -> strata.v1.Header
+	48, // 46: strata.v1.StatusResponse.members:type_name -> strata.v1.Member
+	3,  // 47: strata.v1.AddMemberRequest.header:type_name -> strata.v1.Header
+	48, // 48: strata.v1.AddMemberRequest.member:type_name -> strata.v1.Member
+	3,  // 49: strata.v1.RemoveMemberRequest.header:type_name -> strata.v1.Header
+	3,  // 50: strata.v1.TransferLeaderRequest.header:type_name -> strata.v1.Header
+	48, // 51: strata.v1.MembershipResponse.members:type_name -> strata.v1.Member
+	58, // 52: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
+	58, // 53: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
+	59, // 54: strata.v1.method_kind:extendee -> google.protobuf.MethodOptions
+	0,  // 55: strata.v1.method_kind:type_name -> strata.v1.MethodKind
+	5,  // 56: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
+	7,  // 57: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
+	9,  // 58: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
+	11, // 59: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
+	13, // 60: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
+	15, // 61: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
+	17, // 62: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
+	19, // 63: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
+	21, // 64: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
+	22, // 65: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
+	23, // 66: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
+	25, // 67: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
+	29, // 68: strata.v1.MetaService.GetServerDefaults:input_type -> strata.v1.GetServerDefaultsRequest
+	31, // 69: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
+	33, // 70: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
+	35, // 71: strata.v1.MetaService.Batch:input_type -> strata.v1.BatchRequest
+	40, // 72: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
+	42, // 73: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
+	44, // 74: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
+	46, // 75: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
+	27, // 76: strata.v1.MetaService.Resync:input_type -> strata.v1.ResyncRequest
+	49, // 77: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
+	50, // 78: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
+	51, // 79: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
+	53, // 80: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
+	55, // 81: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
+	6,  // 82: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
+	8,  // 83: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
+	10, // 84: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
+	12, // 85: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
+	14, // 86: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
+	16, // 87: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
+	18, // 88: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
+	20, // 89: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
+	24, // 90: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
+	24, // 91: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
+	24, // 92: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
+	26, // 93: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
+	30, // 94: strata.v1.MetaService.GetServerDefaults:output_type -> strata.v1.GetServerDefaultsResponse
+	32, // 95: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
+	34, // 96: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
+	37, // 97: strata.v1.MetaService.Batch:output_type -> strata.v1.BatchResponse
+	41, // 98: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
+	43, // 99: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
+	45, // 100: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
+	47, // 101: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
+	28, // 102: strata.v1.MetaService.Resync:output_type -> strata.v1.ResyncResponse
+	52, // 103: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
+	52, // 104: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
+	52, // 105: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
+	54, // 106: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
+	56, // 107: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
+	82, // [82:108] is the sub-list for method output_type
+	56, // [56:82] is the sub-list for method input_type
+	55, // [55:56] is the sub-list for extension type_name
+	54, // [54:55] is the sub-list for extension extendee
+	0,  // [0:54] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_meta_proto_init() }
@@ -3955,7 +4146,7 @@ func file_strata_v1_meta_proto_init() {
 		return
 	}
 	file_strata_v1_worker_proto_init()
-	file_strata_v1_meta_proto_msgTypes[31].OneofWrappers = []any{
+	file_strata_v1_meta_proto_msgTypes[33].OneofWrappers = []any{
 		(*BatchCall_GetFileStatus)(nil),
 		(*BatchCall_Open)(nil),
 		(*BatchCall_Mkdirs)(nil),
@@ -3964,7 +4155,7 @@ func file_strata_v1_meta_proto_init() {
 		(*BatchCall_Rename)(nil),
 		(*BatchCall_Delete)(nil),
 	}
-	file_strata_v1_meta_proto_msgTypes[33].OneofWrappers = []any{
+	file_strata_v1_meta_proto_msgTypes[35].OneofWrappers = []any{
 		(*BatchResult_GetFileStatus)(nil),
 		(*BatchResult_Open)(nil),
 		(*BatchResult_Mkdirs)(nil),
@@ -3979,7 +4170,7 @@ func file_strata_v1_meta_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_v1_meta_proto_rawDesc), len(file_strata_v1_meta_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   52,
+			NumMessages:   54,
 			NumExtensions: 1,
 			NumServices:   1,
 		},

@@ -43,6 +43,7 @@ const (
 	MetaService_ListNamespaces_FullMethodName    = "/strata.v1.MetaService/ListNamespaces"
 	MetaService_DeleteNamespace_FullMethodName   = "/strata.v1.MetaService/DeleteNamespace"
 	MetaService_Status_FullMethodName            = "/strata.v1.MetaService/Status"
+	MetaService_Resync_FullMethodName            = "/strata.v1.MetaService/Resync"
 	MetaService_AddMember_FullMethodName         = "/strata.v1.MetaService/AddMember"
 	MetaService_RemoveMember_FullMethodName      = "/strata.v1.MetaService/RemoveMember"
 	MetaService_TransferLeader_FullMethodName    = "/strata.v1.MetaService/TransferLeader"
@@ -79,6 +80,10 @@ type MetaServiceClient interface {
 	ListNamespaces(ctx context.Context, in *ListNamespacesRequest, opts ...grpc.CallOption) (*ListNamespacesResponse, error)
 	DeleteNamespace(ctx context.Context, in *DeleteNamespaceRequest, opts ...grpc.CallOption) (*DeleteNamespaceResponse, error)
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
+	// Resync makes a cache-mode namespace forget when it last checked a
+	// subtree against its bucket, so that the next access to each of its
+	// paths asks the bucket again (strata admin sync).
+	Resync(ctx context.Context, in *ResyncRequest, opts ...grpc.CallOption) (*ResyncResponse, error)
 	// Membership of the Raft group (superuser only). A new member starts
 	// empty with --join and catches up from a snapshot; AddMember first.
 	AddMember(ctx context.Context, in *AddMemberRequest, opts ...grpc.CallOption) (*MembershipResponse, error)
@@ -301,6 +306,16 @@ func (c *metaServiceClient) Status(ctx context.Context, in *StatusRequest, opts 
 	return out, nil
 }
 
+func (c *metaServiceClient) Resync(ctx context.Context, in *ResyncRequest, opts ...grpc.CallOption) (*ResyncResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ResyncResponse)
+	err := c.cc.Invoke(ctx, MetaService_Resync_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *metaServiceClient) AddMember(ctx context.Context, in *AddMemberRequest, opts ...grpc.CallOption) (*MembershipResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(MembershipResponse)
@@ -380,6 +395,10 @@ type MetaServiceServer interface {
 	ListNamespaces(context.Context, *ListNamespacesRequest) (*ListNamespacesResponse, error)
 	DeleteNamespace(context.Context, *DeleteNamespaceRequest) (*DeleteNamespaceResponse, error)
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
+	// Resync makes a cache-mode namespace forget when it last checked a
+	// subtree against its bucket, so that the next access to each of its
+	// paths asks the bucket again (strata admin sync).
+	Resync(context.Context, *ResyncRequest) (*ResyncResponse, error)
 	// Membership of the Raft group (superuser only). A new member starts
 	// empty with --join and catches up from a snapshot; AddMember first.
 	AddMember(context.Context, *AddMemberRequest) (*MembershipResponse, error)
@@ -461,6 +480,9 @@ func (UnimplementedMetaServiceServer) DeleteNamespace(context.Context, *DeleteNa
 }
 func (UnimplementedMetaServiceServer) Status(context.Context, *StatusRequest) (*StatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Status not implemented")
+}
+func (UnimplementedMetaServiceServer) Resync(context.Context, *ResyncRequest) (*ResyncResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Resync not implemented")
 }
 func (UnimplementedMetaServiceServer) AddMember(context.Context, *AddMemberRequest) (*MembershipResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method AddMember not implemented")
@@ -858,6 +880,24 @@ func _MetaService_Status_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MetaService_Resync_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ResyncRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).Resync(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_Resync_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).Resync(ctx, req.(*ResyncRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _MetaService_AddMember_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(AddMemberRequest)
 	if err := dec(in); err != nil {
@@ -1034,6 +1074,10 @@ var MetaService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Status",
 			Handler:    _MetaService_Status_Handler,
+		},
+		{
+			MethodName: "Resync",
+			Handler:    _MetaService_Resync_Handler,
 		},
 		{
 			MethodName: "AddMember",

@@ -88,11 +88,18 @@ func (x *Block) GetLength() uint64 {
 
 // BlockRef names a block and says where it lives.
 type BlockRef struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	StoreUri      string                 `protobuf:"bytes,1,opt,name=store_uri,json=storeUri,proto3" json:"store_uri,omitempty"`
-	InodeId       uint64                 `protobuf:"varint,2,opt,name=inode_id,json=inodeId,proto3" json:"inode_id,omitempty"`
-	BlockId       uint64                 `protobuf:"varint,3,opt,name=block_id,json=blockId,proto3" json:"block_id,omitempty"`
-	Length        uint64                 `protobuf:"varint,4,opt,name=length,proto3" json:"length,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	StoreUri string                 `protobuf:"bytes,1,opt,name=store_uri,json=storeUri,proto3" json:"store_uri,omitempty"`
+	InodeId  uint64                 `protobuf:"varint,2,opt,name=inode_id,json=inodeId,proto3" json:"inode_id,omitempty"`
+	BlockId  uint64                 `protobuf:"varint,3,opt,name=block_id,json=blockId,proto3" json:"block_id,omitempty"`
+	Length   uint64                 `protobuf:"varint,4,opt,name=length,proto3" json:"length,omitempty"`
+	// Cache mode: the block is the range [object_offset, object_offset +
+	// length) of this object, which is read only while it is this version
+	// (a changed object fails the read; it is never cached as the block).
+	// Empty in block mode, where the block is its own object.
+	ObjectKey     string `protobuf:"bytes,5,opt,name=object_key,json=objectKey,proto3" json:"object_key,omitempty"`
+	ObjectOffset  uint64 `protobuf:"varint,6,opt,name=object_offset,json=objectOffset,proto3" json:"object_offset,omitempty"`
+	Version       string `protobuf:"bytes,7,opt,name=version,proto3" json:"version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -155,13 +162,37 @@ func (x *BlockRef) GetLength() uint64 {
 	return 0
 }
 
+func (x *BlockRef) GetObjectKey() string {
+	if x != nil {
+		return x.ObjectKey
+	}
+	return ""
+}
+
+func (x *BlockRef) GetObjectOffset() uint64 {
+	if x != nil {
+		return x.ObjectOffset
+	}
+	return 0
+}
+
+func (x *BlockRef) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
 type WriteHeader struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	StoreUri  string                 `protobuf:"bytes,1,opt,name=store_uri,json=storeUri,proto3" json:"store_uri,omitempty"`
 	InodeId   uint64                 `protobuf:"varint,2,opt,name=inode_id,json=inodeId,proto3" json:"inode_id,omitempty"`
 	BlockSize uint64                 `protobuf:"varint,3,opt,name=block_size,json=blockSize,proto3" json:"block_size,omitempty"`
 	// For logs only.
-	Path          string `protobuf:"bytes,4,opt,name=path,proto3" json:"path,omitempty"`
+	Path string `protobuf:"bytes,4,opt,name=path,proto3" json:"path,omitempty"`
+	// Cache mode: write the content as this one object (in parts while it
+	// streams, completed when it ends) instead of cutting it into blocks.
+	ObjectKey     string `protobuf:"bytes,5,opt,name=object_key,json=objectKey,proto3" json:"object_key,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -220,6 +251,13 @@ func (x *WriteHeader) GetBlockSize() uint64 {
 func (x *WriteHeader) GetPath() string {
 	if x != nil {
 		return x.Path
+	}
+	return ""
+}
+
+func (x *WriteHeader) GetObjectKey() string {
+	if x != nil {
+		return x.ObjectKey
 	}
 	return ""
 }
@@ -308,9 +346,11 @@ func (*WriteRequest_Data) isWriteRequest_Msg() {}
 
 type WriteResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Contiguous from offset 0, in order.
-	Blocks        []*Block `protobuf:"bytes,1,rep,name=blocks,proto3" json:"blocks,omitempty"`
-	Length        uint64   `protobuf:"varint,2,opt,name=length,proto3" json:"length,omitempty"`
+	// Contiguous from offset 0, in order. None in cache mode.
+	Blocks []*Block `protobuf:"bytes,1,rep,name=blocks,proto3" json:"blocks,omitempty"`
+	Length uint64   `protobuf:"varint,2,opt,name=length,proto3" json:"length,omitempty"`
+	// Cache mode: the version of the object written.
+	Etag          string `protobuf:"bytes,3,opt,name=etag,proto3" json:"etag,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -357,6 +397,13 @@ func (x *WriteResponse) GetLength() uint64 {
 		return x.Length
 	}
 	return 0
+}
+
+func (x *WriteResponse) GetEtag() string {
+	if x != nil {
+		return x.Etag
+	}
+	return ""
 }
 
 type ReadRequest struct {
@@ -464,6 +511,281 @@ func (x *ReadResponse) GetData() []byte {
 	return nil
 }
 
+type LoadRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Blocks        []*BlockRef            `protobuf:"bytes,1,rep,name=blocks,proto3" json:"blocks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LoadRequest) Reset() {
+	*x = LoadRequest{}
+	mi := &file_strata_v1_worker_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LoadRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LoadRequest) ProtoMessage() {}
+
+func (x *LoadRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_worker_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LoadRequest.ProtoReflect.Descriptor instead.
+func (*LoadRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_worker_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *LoadRequest) GetBlocks() []*BlockRef {
+	if x != nil {
+		return x.Blocks
+	}
+	return nil
+}
+
+type LoadResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Bytes fetched from the bucket, and bytes that were cached already.
+	Fetched       uint64 `protobuf:"varint,1,opt,name=fetched,proto3" json:"fetched,omitempty"`
+	Cached        uint64 `protobuf:"varint,2,opt,name=cached,proto3" json:"cached,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LoadResponse) Reset() {
+	*x = LoadResponse{}
+	mi := &file_strata_v1_worker_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LoadResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LoadResponse) ProtoMessage() {}
+
+func (x *LoadResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_worker_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LoadResponse.ProtoReflect.Descriptor instead.
+func (*LoadResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_worker_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *LoadResponse) GetFetched() uint64 {
+	if x != nil {
+		return x.Fetched
+	}
+	return 0
+}
+
+func (x *LoadResponse) GetCached() uint64 {
+	if x != nil {
+		return x.Cached
+	}
+	return 0
+}
+
+type UncacheRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Blocks        []*BlockRef            `protobuf:"bytes,1,rep,name=blocks,proto3" json:"blocks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UncacheRequest) Reset() {
+	*x = UncacheRequest{}
+	mi := &file_strata_v1_worker_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UncacheRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UncacheRequest) ProtoMessage() {}
+
+func (x *UncacheRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_worker_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UncacheRequest.ProtoReflect.Descriptor instead.
+func (*UncacheRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_worker_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *UncacheRequest) GetBlocks() []*BlockRef {
+	if x != nil {
+		return x.Blocks
+	}
+	return nil
+}
+
+type UncacheResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Blocks that were (partly) cached and are no longer.
+	Dropped       uint64 `protobuf:"varint,1,opt,name=dropped,proto3" json:"dropped,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UncacheResponse) Reset() {
+	*x = UncacheResponse{}
+	mi := &file_strata_v1_worker_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UncacheResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UncacheResponse) ProtoMessage() {}
+
+func (x *UncacheResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_worker_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UncacheResponse.ProtoReflect.Descriptor instead.
+func (*UncacheResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_worker_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *UncacheResponse) GetDropped() uint64 {
+	if x != nil {
+		return x.Dropped
+	}
+	return 0
+}
+
+type CachedRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Blocks        []*BlockRef            `protobuf:"bytes,1,rep,name=blocks,proto3" json:"blocks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CachedRequest) Reset() {
+	*x = CachedRequest{}
+	mi := &file_strata_v1_worker_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CachedRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CachedRequest) ProtoMessage() {}
+
+func (x *CachedRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_worker_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CachedRequest.ProtoReflect.Descriptor instead.
+func (*CachedRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_worker_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *CachedRequest) GetBlocks() []*BlockRef {
+	if x != nil {
+		return x.Blocks
+	}
+	return nil
+}
+
+type CachedResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Cached bytes of each block, in the request's order.
+	Bytes         []uint64 `protobuf:"varint,1,rep,packed,name=bytes,proto3" json:"bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CachedResponse) Reset() {
+	*x = CachedResponse{}
+	mi := &file_strata_v1_worker_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CachedResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CachedResponse) ProtoMessage() {}
+
+func (x *CachedResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_worker_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CachedResponse.ProtoReflect.Descriptor instead.
+func (*CachedResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_worker_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *CachedResponse) GetBytes() []uint64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return nil
+}
+
 type WorkerStatsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -472,7 +794,7 @@ type WorkerStatsRequest struct {
 
 func (x *WorkerStatsRequest) Reset() {
 	*x = WorkerStatsRequest{}
-	mi := &file_strata_v1_worker_proto_msgTypes[7]
+	mi := &file_strata_v1_worker_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -484,7 +806,7 @@ func (x *WorkerStatsRequest) String() string {
 func (*WorkerStatsRequest) ProtoMessage() {}
 
 func (x *WorkerStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_worker_proto_msgTypes[7]
+	mi := &file_strata_v1_worker_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -497,7 +819,7 @@ func (x *WorkerStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerStatsRequest.ProtoReflect.Descriptor instead.
 func (*WorkerStatsRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_worker_proto_rawDescGZIP(), []int{7}
+	return file_strata_v1_worker_proto_rawDescGZIP(), []int{13}
 }
 
 type WorkerStats struct {
@@ -526,7 +848,7 @@ type WorkerStats struct {
 
 func (x *WorkerStats) Reset() {
 	*x = WorkerStats{}
-	mi := &file_strata_v1_worker_proto_msgTypes[8]
+	mi := &file_strata_v1_worker_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -538,7 +860,7 @@ func (x *WorkerStats) String() string {
 func (*WorkerStats) ProtoMessage() {}
 
 func (x *WorkerStats) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_worker_proto_msgTypes[8]
+	mi := &file_strata_v1_worker_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -551,7 +873,7 @@ func (x *WorkerStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerStats.ProtoReflect.Descriptor instead.
 func (*WorkerStats) Descriptor() ([]byte, []int) {
-	return file_strata_v1_worker_proto_rawDescGZIP(), []int{8}
+	return file_strata_v1_worker_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *WorkerStats) GetWorkerId() string {
@@ -670,7 +992,7 @@ type ShortCircuitRequest struct {
 
 func (x *ShortCircuitRequest) Reset() {
 	*x = ShortCircuitRequest{}
-	mi := &file_strata_v1_worker_proto_msgTypes[9]
+	mi := &file_strata_v1_worker_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -682,7 +1004,7 @@ func (x *ShortCircuitRequest) String() string {
 func (*ShortCircuitRequest) ProtoMessage() {}
 
 func (x *ShortCircuitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_worker_proto_msgTypes[9]
+	mi := &file_strata_v1_worker_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -695,7 +1017,7 @@ func (x *ShortCircuitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShortCircuitRequest.ProtoReflect.Descriptor instead.
 func (*ShortCircuitRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_worker_proto_rawDescGZIP(), []int{9}
+	return file_strata_v1_worker_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ShortCircuitRequest) GetBlock() *BlockRef {
@@ -747,7 +1069,7 @@ type ShortCircuitResponse struct {
 
 func (x *ShortCircuitResponse) Reset() {
 	*x = ShortCircuitResponse{}
-	mi := &file_strata_v1_worker_proto_msgTypes[10]
+	mi := &file_strata_v1_worker_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -759,7 +1081,7 @@ func (x *ShortCircuitResponse) String() string {
 func (*ShortCircuitResponse) ProtoMessage() {}
 
 func (x *ShortCircuitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_worker_proto_msgTypes[10]
+	mi := &file_strata_v1_worker_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -772,7 +1094,7 @@ func (x *ShortCircuitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShortCircuitResponse.ProtoReflect.Descriptor instead.
 func (*ShortCircuitResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_worker_proto_rawDescGZIP(), []int{10}
+	return file_strata_v1_worker_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ShortCircuitResponse) GetOk() bool {
@@ -841,7 +1163,7 @@ type WorkerInfo struct {
 
 func (x *WorkerInfo) Reset() {
 	*x = WorkerInfo{}
-	mi := &file_strata_v1_worker_proto_msgTypes[11]
+	mi := &file_strata_v1_worker_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -853,7 +1175,7 @@ func (x *WorkerInfo) String() string {
 func (*WorkerInfo) ProtoMessage() {}
 
 func (x *WorkerInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_worker_proto_msgTypes[11]
+	mi := &file_strata_v1_worker_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -866,7 +1188,7 @@ func (x *WorkerInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerInfo.ProtoReflect.Descriptor instead.
 func (*WorkerInfo) Descriptor() ([]byte, []int) {
-	return file_strata_v1_worker_proto_rawDescGZIP(), []int{11}
+	return file_strata_v1_worker_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *WorkerInfo) GetId() string {
@@ -912,31 +1234,51 @@ const file_strata_v1_worker_proto_rawDesc = "" +
 	"\x05Block\x12\x19\n" +
 	"\bblock_id\x18\x01 \x01(\x04R\ablockId\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x04R\x06offset\x12\x16\n" +
-	"\x06length\x18\x03 \x01(\x04R\x06length\"u\n" +
+	"\x06length\x18\x03 \x01(\x04R\x06length\"\xd3\x01\n" +
 	"\bBlockRef\x12\x1b\n" +
 	"\tstore_uri\x18\x01 \x01(\tR\bstoreUri\x12\x19\n" +
 	"\binode_id\x18\x02 \x01(\x04R\ainodeId\x12\x19\n" +
 	"\bblock_id\x18\x03 \x01(\x04R\ablockId\x12\x16\n" +
-	"\x06length\x18\x04 \x01(\x04R\x06length\"x\n" +
+	"\x06length\x18\x04 \x01(\x04R\x06length\x12\x1d\n" +
+	"\n" +
+	"object_key\x18\x05 \x01(\tR\tobjectKey\x12#\n" +
+	"\robject_offset\x18\x06 \x01(\x04R\fobjectOffset\x12\x18\n" +
+	"\aversion\x18\a \x01(\tR\aversion\"\x97\x01\n" +
 	"\vWriteHeader\x12\x1b\n" +
 	"\tstore_uri\x18\x01 \x01(\tR\bstoreUri\x12\x19\n" +
 	"\binode_id\x18\x02 \x01(\x04R\ainodeId\x12\x1d\n" +
 	"\n" +
 	"block_size\x18\x03 \x01(\x04R\tblockSize\x12\x12\n" +
-	"\x04path\x18\x04 \x01(\tR\x04path\"]\n" +
+	"\x04path\x18\x04 \x01(\tR\x04path\x12\x1d\n" +
+	"\n" +
+	"object_key\x18\x05 \x01(\tR\tobjectKey\"]\n" +
 	"\fWriteRequest\x120\n" +
 	"\x06header\x18\x01 \x01(\v2\x16.strata.v1.WriteHeaderH\x00R\x06header\x12\x14\n" +
 	"\x04data\x18\x02 \x01(\fH\x00R\x04dataB\x05\n" +
-	"\x03msg\"Q\n" +
+	"\x03msg\"e\n" +
 	"\rWriteResponse\x12(\n" +
 	"\x06blocks\x18\x01 \x03(\v2\x10.strata.v1.BlockR\x06blocks\x12\x16\n" +
-	"\x06length\x18\x02 \x01(\x04R\x06length\"h\n" +
+	"\x06length\x18\x02 \x01(\x04R\x06length\x12\x12\n" +
+	"\x04etag\x18\x03 \x01(\tR\x04etag\"h\n" +
 	"\vReadRequest\x12)\n" +
 	"\x05block\x18\x01 \x01(\v2\x13.strata.v1.BlockRefR\x05block\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x04R\x06offset\x12\x16\n" +
 	"\x06length\x18\x03 \x01(\x04R\x06length\"\"\n" +
 	"\fReadResponse\x12\x12\n" +
-	"\x04data\x18\x01 \x01(\fR\x04data\"\x14\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data\":\n" +
+	"\vLoadRequest\x12+\n" +
+	"\x06blocks\x18\x01 \x03(\v2\x13.strata.v1.BlockRefR\x06blocks\"@\n" +
+	"\fLoadResponse\x12\x18\n" +
+	"\afetched\x18\x01 \x01(\x04R\afetched\x12\x16\n" +
+	"\x06cached\x18\x02 \x01(\x04R\x06cached\"=\n" +
+	"\x0eUncacheRequest\x12+\n" +
+	"\x06blocks\x18\x01 \x03(\v2\x13.strata.v1.BlockRefR\x06blocks\"+\n" +
+	"\x0fUncacheResponse\x12\x18\n" +
+	"\adropped\x18\x01 \x01(\x04R\adropped\"<\n" +
+	"\rCachedRequest\x12+\n" +
+	"\x06blocks\x18\x01 \x03(\v2\x13.strata.v1.BlockRefR\x06blocks\"&\n" +
+	"\x0eCachedResponse\x12\x14\n" +
+	"\x05bytes\x18\x01 \x03(\x04R\x05bytes\"\x14\n" +
 	"\x12WorkerStatsRequest\"\xf6\x03\n" +
 	"\vWorkerStats\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12\x1a\n" +
@@ -977,11 +1319,14 @@ const file_strata_v1_worker_proto_rawDesc = "" +
 	"\x04host\x18\x03 \x01(\tR\x04host\x12\x1f\n" +
 	"\vunix_socket\x18\x04 \x01(\tR\n" +
 	"unixSocket\x12,\n" +
-	"\x05stats\x18\x05 \x01(\v2\x16.strata.v1.WorkerStatsR\x05stats2\xc8\x01\n" +
+	"\x05stats\x18\x05 \x01(\v2\x16.strata.v1.WorkerStatsR\x05stats2\x82\x03\n" +
 	"\rWorkerService\x12<\n" +
 	"\x05Write\x12\x17.strata.v1.WriteRequest\x1a\x18.strata.v1.WriteResponse(\x01\x129\n" +
 	"\x04Read\x12\x16.strata.v1.ReadRequest\x1a\x17.strata.v1.ReadResponse0\x01\x12>\n" +
-	"\x05Stats\x12\x1d.strata.v1.WorkerStatsRequest\x1a\x16.strata.v1.WorkerStatsBK\n" +
+	"\x05Stats\x12\x1d.strata.v1.WorkerStatsRequest\x1a\x16.strata.v1.WorkerStats\x127\n" +
+	"\x04Load\x12\x16.strata.v1.LoadRequest\x1a\x17.strata.v1.LoadResponse\x12@\n" +
+	"\aUncache\x12\x19.strata.v1.UncacheRequest\x1a\x1a.strata.v1.UncacheResponse\x12=\n" +
+	"\x06Cached\x12\x18.strata.v1.CachedRequest\x1a\x19.strata.v1.CachedResponseBK\n" +
 	"\x12io.strata.proto.v1P\x01Z3github.com/stratafs/strata/proto/strata/v1;stratav1b\x06proto3"
 
 var (
@@ -996,7 +1341,7 @@ func file_strata_v1_worker_proto_rawDescGZIP() []byte {
 	return file_strata_v1_worker_proto_rawDescData
 }
 
-var file_strata_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_strata_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_strata_v1_worker_proto_goTypes = []any{
 	(*Block)(nil),                // 0: strata.v1.Block
 	(*BlockRef)(nil),             // 1: strata.v1.BlockRef
@@ -1005,29 +1350,44 @@ var file_strata_v1_worker_proto_goTypes = []any{
 	(*WriteResponse)(nil),        // 4: strata.v1.WriteResponse
 	(*ReadRequest)(nil),          // 5: strata.v1.ReadRequest
 	(*ReadResponse)(nil),         // 6: strata.v1.ReadResponse
-	(*WorkerStatsRequest)(nil),   // 7: strata.v1.WorkerStatsRequest
-	(*WorkerStats)(nil),          // 8: strata.v1.WorkerStats
-	(*ShortCircuitRequest)(nil),  // 9: strata.v1.ShortCircuitRequest
-	(*ShortCircuitResponse)(nil), // 10: strata.v1.ShortCircuitResponse
-	(*WorkerInfo)(nil),           // 11: strata.v1.WorkerInfo
+	(*LoadRequest)(nil),          // 7: strata.v1.LoadRequest
+	(*LoadResponse)(nil),         // 8: strata.v1.LoadResponse
+	(*UncacheRequest)(nil),       // 9: strata.v1.UncacheRequest
+	(*UncacheResponse)(nil),      // 10: strata.v1.UncacheResponse
+	(*CachedRequest)(nil),        // 11: strata.v1.CachedRequest
+	(*CachedResponse)(nil),       // 12: strata.v1.CachedResponse
+	(*WorkerStatsRequest)(nil),   // 13: strata.v1.WorkerStatsRequest
+	(*WorkerStats)(nil),          // 14: strata.v1.WorkerStats
+	(*ShortCircuitRequest)(nil),  // 15: strata.v1.ShortCircuitRequest
+	(*ShortCircuitResponse)(nil), // 16: strata.v1.ShortCircuitResponse
+	(*WorkerInfo)(nil),           // 17: strata.v1.WorkerInfo
 }
 var file_strata_v1_worker_proto_depIdxs = []int32{
-	2, // 0: strata.v1.WriteRequest.header:type_name -> strata.v1.WriteHeader
-	0, // 1: strata.v1.WriteResponse.blocks:type_name -> strata.v1.Block
-	1, // 2: strata.v1.ReadRequest.block:type_name -> strata.v1.BlockRef
-	1, // 3: strata.v1.ShortCircuitRequest.block:type_name -> strata.v1.BlockRef
-	8, // 4: strata.v1.WorkerInfo.stats:type_name -> strata.v1.WorkerStats
-	3, // 5: strata.v1.WorkerService.Write:input_type -> strata.v1.WriteRequest
-	5, // 6: strata.v1.WorkerService.Read:input_type -> strata.v1.ReadRequest
-	7, // 7: strata.v1.WorkerService.Stats:input_type -> strata.v1.WorkerStatsRequest
-	4, // 8: strata.v1.WorkerService.Write:output_type -> strata.v1.WriteResponse
-	6, // 9: strata.v1.WorkerService.Read:output_type -> strata.v1.ReadResponse
-	8, // 10: strata.v1.WorkerService.Stats:output_type -> strata.v1.WorkerStats
-	8, // [8:11] is the sub-list for method output_type
-	5, // [5:8] is the sub-list for method input_type
-	5, // [5:5] is the sub-list for extension type_name
-	5, // [5:5] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	2,  // 0: strata.v1.WriteRequest.header:type_name -> strata.v1.WriteHeader
+	0,  // 1: strata.v1.WriteResponse.blocks:type_name -> strata.v1.Block
+	1,  // 2: strata.v1.ReadRequest.block:type_name -> strata.v1.BlockRef
+	1,  // 3: strata.v1.LoadRequest.blocks:type_name -> strata.v1.BlockRef
+	1,  // 4: strata.v1.UncacheRequest.blocks:type_name -> strata.v1.BlockRef
+	1,  // 5: strata.v1.CachedRequest.blocks:type_name -> strata.v1.BlockRef
+	1,  // 6: strata.v1.ShortCircuitRequest.block:type_name -> strata.v1.BlockRef
+	14, // 7: strata.v1.WorkerInfo.stats:type_name -> strata.v1.WorkerStats
+	3,  // 8: strata.v1.WorkerService.Write:input_type -> strata.v1.WriteRequest
+	5,  // 9: strata.v1.WorkerService.Read:input_type -> strata.v1.ReadRequest
+	13, // 10: strata.v1.WorkerService.Stats:input_type -> strata.v1.WorkerStatsRequest
+	7,  // 11: strata.v1.WorkerService.Load:input_type -> strata.v1.LoadRequest
+	9,  // 12: strata.v1.WorkerService.Uncache:input_type -> strata.v1.UncacheRequest
+	11, // 13: strata.v1.WorkerService.Cached:input_type -> strata.v1.CachedRequest
+	4,  // 14: strata.v1.WorkerService.Write:output_type -> strata.v1.WriteResponse
+	6,  // 15: strata.v1.WorkerService.Read:output_type -> strata.v1.ReadResponse
+	14, // 16: strata.v1.WorkerService.Stats:output_type -> strata.v1.WorkerStats
+	8,  // 17: strata.v1.WorkerService.Load:output_type -> strata.v1.LoadResponse
+	10, // 18: strata.v1.WorkerService.Uncache:output_type -> strata.v1.UncacheResponse
+	12, // 19: strata.v1.WorkerService.Cached:output_type -> strata.v1.CachedResponse
+	14, // [14:20] is the sub-list for method output_type
+	8,  // [8:14] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_worker_proto_init() }
@@ -1045,7 +1405,7 @@ func file_strata_v1_worker_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_v1_worker_proto_rawDesc), len(file_strata_v1_worker_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   12,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -23,9 +23,12 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	WorkerService_Write_FullMethodName = "/strata.v1.WorkerService/Write"
-	WorkerService_Read_FullMethodName  = "/strata.v1.WorkerService/Read"
-	WorkerService_Stats_FullMethodName = "/strata.v1.WorkerService/Stats"
+	WorkerService_Write_FullMethodName   = "/strata.v1.WorkerService/Write"
+	WorkerService_Read_FullMethodName    = "/strata.v1.WorkerService/Read"
+	WorkerService_Stats_FullMethodName   = "/strata.v1.WorkerService/Stats"
+	WorkerService_Load_FullMethodName    = "/strata.v1.WorkerService/Load"
+	WorkerService_Uncache_FullMethodName = "/strata.v1.WorkerService/Uncache"
+	WorkerService_Cached_FullMethodName  = "/strata.v1.WorkerService/Cached"
 )
 
 // WorkerServiceClient is the client API for WorkerService service.
@@ -41,6 +44,13 @@ type WorkerServiceClient interface {
 	Read(ctx context.Context, in *ReadRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ReadResponse], error)
 	// Stats reports the worker's counters.
 	Stats(ctx context.Context, in *WorkerStatsRequest, opts ...grpc.CallOption) (*WorkerStats, error)
+	// Load brings blocks into the cache (strata admin load); blocks cached
+	// already cost nothing, so a load that stopped resumes by running again.
+	Load(ctx context.Context, in *LoadRequest, opts ...grpc.CallOption) (*LoadResponse, error)
+	// Uncache drops blocks from the cache (strata admin uncache).
+	Uncache(ctx context.Context, in *UncacheRequest, opts ...grpc.CallOption) (*UncacheResponse, error)
+	// Cached reports how many bytes of each block the cache holds.
+	Cached(ctx context.Context, in *CachedRequest, opts ...grpc.CallOption) (*CachedResponse, error)
 }
 
 type workerServiceClient struct {
@@ -93,6 +103,36 @@ func (c *workerServiceClient) Stats(ctx context.Context, in *WorkerStatsRequest,
 	return out, nil
 }
 
+func (c *workerServiceClient) Load(ctx context.Context, in *LoadRequest, opts ...grpc.CallOption) (*LoadResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LoadResponse)
+	err := c.cc.Invoke(ctx, WorkerService_Load_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workerServiceClient) Uncache(ctx context.Context, in *UncacheRequest, opts ...grpc.CallOption) (*UncacheResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UncacheResponse)
+	err := c.cc.Invoke(ctx, WorkerService_Uncache_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workerServiceClient) Cached(ctx context.Context, in *CachedRequest, opts ...grpc.CallOption) (*CachedResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CachedResponse)
+	err := c.cc.Invoke(ctx, WorkerService_Cached_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // WorkerServiceServer is the server API for WorkerService service.
 // All implementations must embed UnimplementedWorkerServiceServer
 // for forward compatibility.
@@ -106,6 +146,13 @@ type WorkerServiceServer interface {
 	Read(*ReadRequest, grpc.ServerStreamingServer[ReadResponse]) error
 	// Stats reports the worker's counters.
 	Stats(context.Context, *WorkerStatsRequest) (*WorkerStats, error)
+	// Load brings blocks into the cache (strata admin load); blocks cached
+	// already cost nothing, so a load that stopped resumes by running again.
+	Load(context.Context, *LoadRequest) (*LoadResponse, error)
+	// Uncache drops blocks from the cache (strata admin uncache).
+	Uncache(context.Context, *UncacheRequest) (*UncacheResponse, error)
+	// Cached reports how many bytes of each block the cache holds.
+	Cached(context.Context, *CachedRequest) (*CachedResponse, error)
 	mustEmbedUnimplementedWorkerServiceServer()
 }
 
@@ -124,6 +171,15 @@ func (UnimplementedWorkerServiceServer) Read(*ReadRequest, grpc.ServerStreamingS
 }
 func (UnimplementedWorkerServiceServer) Stats(context.Context, *WorkerStatsRequest) (*WorkerStats, error) {
 	return nil, status.Error(codes.Unimplemented, "method Stats not implemented")
+}
+func (UnimplementedWorkerServiceServer) Load(context.Context, *LoadRequest) (*LoadResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Load not implemented")
+}
+func (UnimplementedWorkerServiceServer) Uncache(context.Context, *UncacheRequest) (*UncacheResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Uncache not implemented")
+}
+func (UnimplementedWorkerServiceServer) Cached(context.Context, *CachedRequest) (*CachedResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Cached not implemented")
 }
 func (UnimplementedWorkerServiceServer) mustEmbedUnimplementedWorkerServiceServer() {}
 func (UnimplementedWorkerServiceServer) testEmbeddedByValue()                       {}
@@ -182,6 +238,60 @@ func _WorkerService_Stats_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WorkerService_Load_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LoadRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkerServiceServer).Load(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkerService_Load_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkerServiceServer).Load(ctx, req.(*LoadRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkerService_Uncache_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UncacheRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkerServiceServer).Uncache(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkerService_Uncache_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkerServiceServer).Uncache(ctx, req.(*UncacheRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkerService_Cached_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CachedRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkerServiceServer).Cached(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkerService_Cached_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkerServiceServer).Cached(ctx, req.(*CachedRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // WorkerService_ServiceDesc is the grpc.ServiceDesc for WorkerService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -192,6 +302,18 @@ var WorkerService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Stats",
 			Handler:    _WorkerService_Stats_Handler,
+		},
+		{
+			MethodName: "Load",
+			Handler:    _WorkerService_Load_Handler,
+		},
+		{
+			MethodName: "Uncache",
+			Handler:    _WorkerService_Uncache_Handler,
+		},
+		{
+			MethodName: "Cached",
+			Handler:    _WorkerService_Cached_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
