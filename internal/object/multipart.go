@@ -20,7 +20,7 @@ const (
 type Upload struct {
 	Key     string
 	ID      string    // the backend's upload id
-	Started time.Time // when it was created, by the store's clock (set by ListUploads)
+	Started time.Time // when it was created, by the store's clock
 }
 
 // Part is an uploaded part, as CompleteMultipart needs it back.

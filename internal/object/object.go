@@ -33,8 +33,9 @@ import (
 // key (*Error) and wraps one of the sentinels below where one applies, to be
 // checked with errors.Is; IsRetryable tells which failures may succeed when
 // repeated. Implementations do not retry: the retry package is the one layer
-// that does. Every method but CreateMultipart is idempotent: repeating a
-// call that succeeded, or whose outcome is unknown, is harmless.
+// that does. Every method but CreateMultipart and CompleteMultipart is
+// idempotent: repeating a call that succeeded, or whose outcome is unknown,
+// is harmless (the retry layer checks a repeated Complete's outcome).
 type Store interface {
 	// Put stores exactly size bytes read from r under key, replacing any
 	// object already there (the last completed Put wins), and returns the

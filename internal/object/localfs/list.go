@@ -18,24 +18,31 @@ import (
 // byte order without sorting them all: siblings are ordered by name, a
 // directory's name taken with its trailing "/" (so "a.txt" < "a/" < "a0", as
 // their keys are), and a marker directory yields its own key before its
-// children's. The walk starts in the deepest directory that holds the whole
-// prefix; subtrees outside prefix or wholly before startAfter are never
-// read, and the walk stops after limit keys, so paging stays cheap.
+// children's. The walk starts in the directory of the prefix (blocks/<i>/
+// for block mode's scan of a file's blocks); subtrees outside prefix or
+// wholly before startAfter are never read, and the walk stops after limit
+// keys, so paging stays cheap.
 func (s *Store) List(ctx context.Context, prefix, startAfter string, limit int) ([]object.Info, error) {
 	w := walker{s: s, ctx: ctx, prefix: prefix, after: startAfter, limit: limit}
-	start := parentPrefix(prefix)
-	if err := w.walk(filepath.Join(s.root, filepath.FromSlash(start)), start); err != nil {
+	dirKey, dir := s.dirOf(prefix)
+	var err error
+	if dirKey != "" && dirKey == prefix && prefix > startAfter {
+		err = w.visitMarker(dir, prefix) // the directory's own marker comes first
+	}
+	if err == nil {
+		err = w.walk(dir, dirKey)
+	}
+	if err != nil {
 		return nil, object.WrapError(object.OpList, prefix, err)
 	}
 	return w.out, nil
 }
 
-// parentPrefix is the part of prefix up to the "/" that ends its last
-// complete component other than a final one: the key prefix of the deepest
-// directory holding every key that starts with prefix and the marker that
-// may be prefix itself ("a/b/" for "a/b/c" and "a/" for "a/b/").
-func parentPrefix(prefix string) string {
-	return prefix[:strings.LastIndexByte(strings.TrimSuffix(prefix, "/"), '/')+1]
+// dirOf returns the key prefix and the path of the directory that holds the
+// keys starting with prefix: "a/b/" for "a/b/" and for "a/b/c".
+func (s *Store) dirOf(prefix string) (string, string) {
+	dirKey := prefix[:strings.LastIndexByte(prefix, '/')+1]
+	return dirKey, filepath.Join(s.root, filepath.FromSlash(dirKey))
 }
 
 type walker struct {

@@ -39,8 +39,7 @@ func (s *Store) listDir(ctx context.Context, prefix, token string, limit int) ([
 	if limit <= 0 {
 		limit = object.DefaultListDirLimit
 	}
-	dirKey := prefix[:strings.LastIndexByte(prefix, '/')+1]
-	dir := filepath.Join(s.root, filepath.FromSlash(dirKey))
+	dirKey, dir := s.dirOf(prefix)
 	keys, more, err := smallestAfter(ctx, dir, dirKey, prefix, token, limit)
 	if err != nil {
 		return nil, "", err
