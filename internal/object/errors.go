@@ -3,6 +3,7 @@ package object
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strconv"
@@ -20,6 +21,10 @@ var (
 	ErrInvalidRange = errors.New("invalid range")
 	// ErrSizeMismatch: a body shorter or longer than the size it was declared with.
 	ErrSizeMismatch = errors.New("body size does not match declared size")
+	// ErrChanged: the object is not (or no longer) of the version asked for
+	// (GetVersion, Copy with an ETag, a resumed read). Repeating the same
+	// request cannot help: look the object up again.
+	ErrChanged = errors.New("object changed")
 	// ErrThrottled: the store asked us to slow down (S3 503 SlowDown, 429).
 	// Retryable, ideally with a longer backoff.
 	ErrThrottled = errors.New("throttled by object store")
@@ -72,7 +77,7 @@ func IsRetryable(err error) bool {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return false
 	case errors.Is(err, ErrNotFound), errors.Is(err, ErrInvalidKey),
-		errors.Is(err, ErrInvalidRange), errors.Is(err, ErrSizeMismatch):
+		errors.Is(err, ErrInvalidRange), errors.Is(err, ErrSizeMismatch), errors.Is(err, ErrChanged):
 		return false
 	case errors.Is(err, ErrThrottled), errors.Is(err, ErrTimeout), errors.Is(err, ErrTransient):
 		return true
@@ -82,4 +87,14 @@ func IsRetryable(err error) bool {
 	}
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// Changed returns the error of a request for version etag of an object whose
+// current ETag is current ("" if there is none: the error then matches
+// ErrNotFound too).
+func Changed(etag, current string) error {
+	if current == "" {
+		return fmt.Errorf("%w: version %q is gone: %w", ErrChanged, etag, ErrNotFound)
+	}
+	return fmt.Errorf("%w: version %q is now %q", ErrChanged, etag, current)
 }

@@ -12,12 +12,13 @@ const MaxKeyLen = 1024
 
 // ValidateKey checks the key rules shared by all backends: non-empty, at most
 // MaxKeyLen bytes of UTF-8 without NUL, relative, and made of slash-separated
-// components none of which is empty, "." or "..". The rules are those of a
-// path that cannot escape a directory, so a local directory can hold any
+// components none of which is empty, "." or "..", except that the key may
+// end in one "/" (a directory marker, see IsMarker). The rules are those of
+// a path that cannot escape a directory, so a local directory can hold any
 // valid key, and the same key is valid everywhere.
 func ValidateKey(key string) error {
 	switch {
-	case key == "":
+	case key == "" || key == "/":
 		return fmt.Errorf("%w: empty", ErrInvalidKey)
 	case len(key) > MaxKeyLen:
 		return fmt.Errorf("%w: longer than %d bytes", ErrInvalidKey, MaxKeyLen)
@@ -26,10 +27,74 @@ func ValidateKey(key string) error {
 	case strings.IndexByte(key, 0) >= 0:
 		return fmt.Errorf("%w: contains NUL", ErrInvalidKey)
 	}
-	for c := range strings.SplitSeq(key, "/") {
+	for c := range strings.SplitSeq(strings.TrimSuffix(key, "/"), "/") {
 		if c == "" || c == "." || c == ".." {
 			return fmt.Errorf("%w: empty, \".\" or \"..\" path component", ErrInvalidKey)
 		}
+	}
+	return nil
+}
+
+// IsMarker reports whether key names a directory marker: a zero-length
+// object whose key ends in "/", which S3A and the S3 console write for an
+// empty directory. Markers are objects like any other on S3 and in mem; a
+// local directory (localfs) holds them as directories.
+func IsMarker(key string) bool { return strings.HasSuffix(key, "/") }
+
+// ValidatePut checks a Put (or the start of an upload) of size bytes to key:
+// a valid key, a size that is not negative, and nothing but size 0 for a
+// marker.
+func ValidatePut(key string, size int64) error {
+	if err := ValidateKey(key); err != nil {
+		return err
+	}
+	switch {
+	case size < 0:
+		return fmt.Errorf("%w: negative size %d", ErrSizeMismatch, size)
+	case size > 0 && IsMarker(key):
+		return fmt.Errorf("%w: a directory marker (a key ending in \"/\") holds no bytes", ErrInvalidKey)
+	}
+	return nil
+}
+
+// ValidateUpload checks the key of a multipart upload: valid, and no marker
+// (which holds no bytes).
+func ValidateUpload(key string) error {
+	if err := ValidateKey(key); err != nil {
+		return err
+	}
+	if IsMarker(key) {
+		return fmt.Errorf("%w: no multipart upload to a directory marker", ErrInvalidKey)
+	}
+	return nil
+}
+
+// ValidatePart checks an UploadPart of size bytes as part num of an upload to
+// key: a part number in 1..MaxParts and a size that is not negative.
+func ValidatePart(key string, num int, size int64) error {
+	if num < 1 || num > MaxParts {
+		return fmt.Errorf("part number %d out of range 1..%d", num, MaxParts)
+	}
+	if err := ValidateUpload(key); err != nil {
+		return err
+	}
+	return ValidatePut(key, size)
+}
+
+// ValidateCopy checks the keys of a Copy: valid, distinct, and both markers
+// or neither.
+func ValidateCopy(src, dst string) error {
+	if err := ValidateKey(src); err != nil {
+		return err
+	}
+	if err := ValidateKey(dst); err != nil {
+		return err
+	}
+	switch {
+	case src == dst:
+		return fmt.Errorf("%w: copy of an object onto itself", ErrInvalidKey)
+	case IsMarker(src) != IsMarker(dst):
+		return fmt.Errorf("%w: copy between a directory marker and an object", ErrInvalidKey)
 	}
 	return nil
 }
@@ -109,4 +174,15 @@ func (s *sizedReader) checkEnd() error {
 		}
 	}
 	return io.ErrNoProgress
+}
+
+// AfterEntry reports whether key sorts after last, the key of a ListDir
+// entry: after it in byte order and, if last is a common prefix (ends in
+// "/"), not under it. Stores whose ListDir tokens are the last entry's key
+// (mem, localfs) page with it; last "" is before every key.
+func AfterEntry(key, last string) bool {
+	if last == "" {
+		return true
+	}
+	return key > last && !(IsMarker(last) && strings.HasPrefix(key, last))
 }

@@ -1,53 +1,26 @@
 package object
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"sync"
 	"time"
 )
 
-// Multipart limits shared by every MultipartStore; they are S3's.
+// Multipart limits shared by every Store; they are S3's.
 const (
 	MinPartSize = 5 << 20 // every part but the last is at least this long
 	MaxParts    = 10000   // part numbers run from 1 to MaxParts
 )
 
-// MultipartStore is a Store that can also assemble an object from parts
-// uploaded independently and in parallel (S3 multipart upload). It is an
-// optional ability (as io/fs's ReadFileFS is): use PutParallel, which falls
-// back to Put for stores without it.
-//
-// Nothing of an upload is visible under its key before CompleteMultipart,
-// which makes the whole object visible at once. Uploads that are neither
-// completed nor aborted keep their parts stored until the backend sweeps them.
-type MultipartStore interface {
-	Store
-
-	// CreateMultipart starts an upload to key.
-	CreateMultipart(ctx context.Context, key string) (Upload, error)
-
-	// UploadPart stores part num (1..MaxParts) of exactly size bytes from r.
-	// Every part but the last must be at least MinPartSize. Uploading a num
-	// again replaces that part, so UploadPart is idempotent.
-	UploadPart(ctx context.Context, u Upload, num int, r io.Reader, size int64) (Part, error)
-
-	// CompleteMultipart makes the object under u.Key the concatenation of
-	// parts, which are in ascending Num order, and ends the upload. An upload
-	// that is unknown (never created, aborted or already completed) fails
-	// with ErrNotFound.
-	CompleteMultipart(ctx context.Context, u Upload, parts []Part) error
-
-	// AbortMultipart ends the upload and discards its parts. An unknown
-	// upload is not an error, so AbortMultipart is idempotent.
-	AbortMultipart(ctx context.Context, u Upload) error
-}
-
 // Upload identifies one multipart upload.
 type Upload struct {
-	Key string
-	ID  string // the backend's upload id
+	Key     string
+	ID      string    // the backend's upload id
+	Started time.Time // when it was created, by the store's clock
 }
 
 // Part is an uploaded part, as CompleteMultipart needs it back.
@@ -67,32 +40,36 @@ type ParallelOptions struct {
 // the caller's context is done.
 const abortTimeout = 30 * time.Second
 
-// PutParallel stores size bytes of r under key with the Put contract. If s is
-// a MultipartStore and the object spans more than one part, it uploads parts
-// in parallel and completes them; otherwise it is a single Put. A failed
-// multipart upload is aborted.
+// PutParallel stores size bytes of r under key with the Put contract. If the
+// object spans more than one part, it uploads parts in parallel and completes
+// them; otherwise it is a single Put. A failed multipart upload is aborted.
 func PutParallel(ctx context.Context, s Store, key string, r io.ReaderAt, size int64, o ParallelOptions) error {
 	partSize, conc := o.resolve(size)
-	ms, ok := s.(MultipartStore)
-	if !ok || size <= partSize {
-		return s.Put(ctx, key, io.NewSectionReader(r, 0, size), size)
+	if size <= partSize {
+		_, err := s.Put(ctx, key, io.NewSectionReader(r, 0, size), size)
+		return err
 	}
-	u, err := ms.CreateMultipart(ctx, key)
+	u, err := s.CreateMultipart(ctx, key)
 	if err != nil {
 		return err
 	}
-	parts, err := uploadParts(ctx, ms, u, r, size, partSize, conc)
+	parts, err := uploadParts(ctx, s, u, r, size, partSize, conc)
 	if err == nil {
-		err = ms.CompleteMultipart(ctx, u, parts)
+		_, err = s.CompleteMultipart(ctx, u, parts)
 	}
 	if err != nil {
-		// NB: abort on a context of its own, so that a cancelled put does not
-		// leave its parts behind.
-		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
-		defer cancel()
-		return errors.Join(err, ms.AbortMultipart(actx, u))
+		return errors.Join(err, AbortUpload(ctx, s, u))
 	}
 	return nil
+}
+
+// AbortUpload aborts u on a context of its own, detached from ctx's
+// cancellation and bounded in time, so that a cancelled upload does not leave
+// its parts behind.
+func AbortUpload(ctx context.Context, s Store, u Upload) error {
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
+	defer cancel()
+	return s.AbortMultipart(actx, u)
 }
 
 func (o ParallelOptions) resolve(size int64) (partSize int64, concurrency int) {
@@ -109,7 +86,7 @@ func (o ParallelOptions) resolve(size int64) (partSize int64, concurrency int) {
 
 // uploadParts uploads the parts of r with conc workers; the first failure
 // cancels the rest.
-func uploadParts(ctx context.Context, ms MultipartStore, u Upload, r io.ReaderAt, size, partSize int64, conc int) ([]Part, error) {
+func uploadParts(ctx context.Context, ms Store, u Upload, r io.ReaderAt, size, partSize int64, conc int) ([]Part, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	n := int((size + partSize - 1) / partSize)
@@ -144,4 +121,10 @@ feed:
 		return nil, err
 	}
 	return parts, nil
+}
+
+// CompareUploads orders uploads as ListUploads returns them: by key, then
+// start time, then id.
+func CompareUploads(a, b Upload) int {
+	return cmp.Or(strings.Compare(a.Key, b.Key), a.Started.Compare(b.Started), strings.Compare(a.ID, b.ID))
 }

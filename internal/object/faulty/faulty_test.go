@@ -18,7 +18,8 @@ import (
 var ctx = context.Background()
 
 func put(s object.Store, key string) error {
-	return s.Put(ctx, key, strings.NewReader("data"), 4)
+	_, err := s.Put(ctx, key, strings.NewReader("data"), 4)
+	return err
 }
 
 // With no rules the wrapper is transparent, multipart included.
@@ -135,7 +136,7 @@ func TestShortRead(t *testing.T) {
 	in := faulty.NewInjector(1)
 	s := faulty.New(mem.New(), in)
 	data := objtest.Data(1, 1000)
-	if err := s.Put(ctx, "k", bytes.NewReader(data), int64(len(data))); err != nil {
+	if _, err := s.Put(ctx, "k", bytes.NewReader(data), int64(len(data))); err != nil {
 		t.Fatal(err)
 	}
 	in.Set(faulty.Rule{Kind: faulty.ShortRead, Bytes: 10})
@@ -163,5 +164,54 @@ func TestLatencyCombines(t *testing.T) {
 	}
 	if in.Fired() != 3 {
 		t.Fatalf("Fired = %d, want 3 (two latencies, one throttle)", in.Fired())
+	}
+}
+
+// The operations of cache mode take faults like the others.
+func TestCacheModeOps(t *testing.T) {
+	in := faulty.NewInjector(1)
+	s := faulty.New(mem.New(), in)
+	v, err := s.Put(ctx, "k", bytes.NewReader(objtest.Data(2, 1000)), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := map[object.Op]func() error{
+		object.OpGet: func() error {
+			_, err := s.GetVersion(ctx, "k", v.ETag, 0, -1)
+			return err
+		},
+		object.OpListDir: func() error {
+			_, _, err := s.ListDir(ctx, "", "", 0)
+			return err
+		},
+		object.OpCopy: func() error {
+			_, err := s.Copy(ctx, "k", "", "k2")
+			return err
+		},
+		object.OpListUploads: func() error {
+			_, err := s.ListUploads(ctx, "")
+			return err
+		},
+	}
+	for op, call := range calls {
+		in.Set(faulty.Rule{Kind: faulty.Throttle, Ops: []object.Op{op}})
+		if err := call(); !errors.Is(err, object.ErrThrottled) {
+			t.Errorf("%s: %v, want ErrThrottled", op, err)
+		}
+		for other, call := range calls {
+			if err := call(); other != op && err != nil {
+				t.Errorf("%s with faults on %s only: %v", other, op, err)
+			}
+		}
+	}
+	in.Set(faulty.Rule{Kind: faulty.ShortRead, Bytes: 10})
+	rc, err := s.GetVersion(ctx, "k", v.ETag, 0, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	got, err := io.ReadAll(rc)
+	if len(got) != 10 || !errors.Is(err, io.ErrUnexpectedEOF) || rc.Info().ETag != v.ETag {
+		t.Fatalf("short GetVersion gave %d bytes, %v, %+v", len(got), err, rc.Info())
 	}
 }

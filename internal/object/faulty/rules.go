@@ -30,7 +30,7 @@ const (
 	// Timeout hangs the call: until its context is done if Rule.Delay is 0,
 	// else for Delay, then it fails with object.ErrTimeout.
 	Timeout
-	// ShortRead (Get only) hands out a reader that delivers Rule.Bytes bytes
+	// ShortRead (Get and GetVersion only) hands out a reader that delivers Rule.Bytes bytes
 	// (0: a random count below 64 KiB) and then fails with a transient
 	// io.ErrUnexpectedEOF, as a connection dropped mid-body does.
 	ShortRead
@@ -45,7 +45,7 @@ const (
 type Rule struct {
 	Kind   Kind
 	Ops    []object.Op // the operations it applies to; empty: all
-	Prefix string      // keys it applies to (for List, the listing's prefix)
+	Prefix string      // keys it applies to (listings: their prefix; Copy: its source)
 
 	Prob  float64 // fire with this probability, from the injector's seeded source
 	Every int     // or fire on every Nth matching call
@@ -173,7 +173,7 @@ func (r *ruleState) fireLocked(rng *rand.Rand) bool {
 // rate), for tests that check work gets done through the retry layer. Its
 // timeouts last a millisecond, so no attempt timeout is needed to end them.
 func Mix(rate float64) []Rule {
-	mutations := []object.Op{object.OpPut, object.OpDelete, object.OpUploadPart,
+	mutations := []object.Op{object.OpPut, object.OpDelete, object.OpCopy, object.OpUploadPart,
 		object.OpCompleteMultipart, object.OpAbortMultipart}
 	return []Rule{
 		{Kind: Latency, Prob: rate, Delay: 20 * time.Microsecond},

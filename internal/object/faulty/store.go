@@ -8,14 +8,9 @@ import (
 	"github.com/stratafs/strata/internal/object"
 )
 
-// New wraps inner so that calls suffer the faults of in's rules. The result
-// is an object.MultipartStore if inner is one.
+// New wraps inner so that calls suffer the faults of in's rules.
 func New(inner object.Store, in *Injector) object.Store {
-	s := &store{inner: inner, in: in}
-	if ms, ok := inner.(object.MultipartStore); ok {
-		return &multipartStore{store: s, ms: ms}
-	}
-	return s
+	return &store{inner: inner, in: in}
 }
 
 type store struct {
@@ -60,17 +55,35 @@ func (r *Rule) failure(ctx context.Context) error {
 	return fmt.Errorf("injected: %w", err)
 }
 
-func (s *store) Put(ctx context.Context, key string, r io.Reader, size int64) error {
-	return s.in.pick(object.OpPut, key).apply(ctx, object.OpPut, key, func() error {
-		return s.inner.Put(ctx, key, r, size)
+// do runs call, a Store call of op on key that returns a T, under the
+// faults picked for it.
+func do[T any](s *store, ctx context.Context, op object.Op, key string, call func() (T, error)) (T, error) {
+	var v T
+	err := s.in.pick(op, key).apply(ctx, op, key, func() (err error) {
+		v, err = call()
+		return err
 	})
+	return v, err
 }
 
-func (s *store) Get(ctx context.Context, key string, off, length int64) (io.ReadCloser, error) {
+func (s *store) Put(ctx context.Context, key string, r io.Reader, size int64) (object.Info, error) {
+	return do(s, ctx, object.OpPut, key, func() (object.Info, error) { return s.inner.Put(ctx, key, r, size) })
+}
+
+func (s *store) Get(ctx context.Context, key string, off, length int64) (object.Reader, error) {
+	return s.get(ctx, key, func() (object.Reader, error) { return s.inner.Get(ctx, key, off, length) })
+}
+
+func (s *store) GetVersion(ctx context.Context, key, etag string, off, length int64) (object.Reader, error) {
+	return s.get(ctx, key, func() (object.Reader, error) { return s.inner.GetVersion(ctx, key, etag, off, length) })
+}
+
+// get injects the faults of one Get (or GetVersion) made by call.
+func (s *store) get(ctx context.Context, key string, call func() (object.Reader, error)) (object.Reader, error) {
 	f := s.in.pick(object.OpGet, key)
-	var rc io.ReadCloser
+	var rc object.Reader
 	err := f.apply(ctx, object.OpGet, key, func() (err error) {
-		rc, err = s.inner.Get(ctx, key, off, length)
+		rc, err = call()
 		return err
 	})
 	if err != nil {
@@ -80,25 +93,27 @@ func (s *store) Get(ctx context.Context, key string, off, length int64) (io.Read
 		return nil, err
 	}
 	if f.rule != nil && f.rule.Kind == ShortRead {
-		rc = &shortReader{rc: rc, left: f.bytes, key: key}
+		rc = &shortReader{Reader: rc, left: f.bytes, key: key}
 	}
 	return rc, nil
 }
 
-func (s *store) Head(ctx context.Context, key string) (info object.Info, err error) {
-	err = s.in.pick(object.OpHead, key).apply(ctx, object.OpHead, key, func() (err error) {
-		info, err = s.inner.Head(ctx, key)
-		return err
-	})
-	return info, err
+func (s *store) Head(ctx context.Context, key string) (object.Info, error) {
+	return do(s, ctx, object.OpHead, key, func() (object.Info, error) { return s.inner.Head(ctx, key) })
 }
 
-func (s *store) List(ctx context.Context, prefix, startAfter string, limit int) (infos []object.Info, err error) {
-	err = s.in.pick(object.OpList, prefix).apply(ctx, object.OpList, prefix, func() (err error) {
-		infos, err = s.inner.List(ctx, prefix, startAfter, limit)
+func (s *store) List(ctx context.Context, prefix, startAfter string, limit int) ([]object.Info, error) {
+	return do(s, ctx, object.OpList, prefix, func() ([]object.Info, error) {
+		return s.inner.List(ctx, prefix, startAfter, limit)
+	})
+}
+
+func (s *store) ListDir(ctx context.Context, prefix, token string, limit int) (entries []object.Entry, next string, err error) {
+	err = s.in.pick(object.OpListDir, prefix).apply(ctx, object.OpListDir, prefix, func() (err error) {
+		entries, next, err = s.inner.ListDir(ctx, prefix, token, limit)
 		return err
 	})
-	return infos, err
+	return entries, next, err
 }
 
 func (s *store) Delete(ctx context.Context, key string) error {
@@ -107,9 +122,14 @@ func (s *store) Delete(ctx context.Context, key string) error {
 	})
 }
 
+// Copy matches rules by the source key.
+func (s *store) Copy(ctx context.Context, src, srcETag, dst string) (object.Info, error) {
+	return do(s, ctx, object.OpCopy, src, func() (object.Info, error) { return s.inner.Copy(ctx, src, srcETag, dst) })
+}
+
 // shortReader delivers left bytes, then fails as a dropped connection does.
 type shortReader struct {
-	rc   io.ReadCloser
+	object.Reader
 	left int64
 	key  string
 }
@@ -122,42 +142,33 @@ func (r *shortReader) Read(p []byte) (int, error) {
 	if int64(len(p)) > r.left {
 		p = p[:r.left]
 	}
-	n, err := r.rc.Read(p)
+	n, err := r.Reader.Read(p)
 	r.left -= int64(n)
 	return n, err // an early io.EOF is the real end: the range was shorter
 }
 
-func (r *shortReader) Close() error { return r.rc.Close() }
-
-type multipartStore struct {
-	*store
-	ms object.MultipartStore
+func (s *store) CreateMultipart(ctx context.Context, key string) (object.Upload, error) {
+	return do(s, ctx, object.OpCreateMultipart, key, func() (object.Upload, error) { return s.inner.CreateMultipart(ctx, key) })
 }
 
-func (s *multipartStore) CreateMultipart(ctx context.Context, key string) (u object.Upload, err error) {
-	err = s.in.pick(object.OpCreateMultipart, key).apply(ctx, object.OpCreateMultipart, key, func() (err error) {
-		u, err = s.ms.CreateMultipart(ctx, key)
-		return err
-	})
-	return u, err
-}
-
-func (s *multipartStore) UploadPart(ctx context.Context, u object.Upload, num int, r io.Reader, size int64) (p object.Part, err error) {
-	err = s.in.pick(object.OpUploadPart, u.Key).apply(ctx, object.OpUploadPart, u.Key, func() (err error) {
-		p, err = s.ms.UploadPart(ctx, u, num, r, size)
-		return err
-	})
-	return p, err
-}
-
-func (s *multipartStore) CompleteMultipart(ctx context.Context, u object.Upload, parts []object.Part) error {
-	return s.in.pick(object.OpCompleteMultipart, u.Key).apply(ctx, object.OpCompleteMultipart, u.Key, func() error {
-		return s.ms.CompleteMultipart(ctx, u, parts)
+func (s *store) UploadPart(ctx context.Context, u object.Upload, num int, r io.Reader, size int64) (object.Part, error) {
+	return do(s, ctx, object.OpUploadPart, u.Key, func() (object.Part, error) {
+		return s.inner.UploadPart(ctx, u, num, r, size)
 	})
 }
 
-func (s *multipartStore) AbortMultipart(ctx context.Context, u object.Upload) error {
+func (s *store) CompleteMultipart(ctx context.Context, u object.Upload, parts []object.Part) (object.Info, error) {
+	return do(s, ctx, object.OpCompleteMultipart, u.Key, func() (object.Info, error) {
+		return s.inner.CompleteMultipart(ctx, u, parts)
+	})
+}
+
+func (s *store) AbortMultipart(ctx context.Context, u object.Upload) error {
 	return s.in.pick(object.OpAbortMultipart, u.Key).apply(ctx, object.OpAbortMultipart, u.Key, func() error {
-		return s.ms.AbortMultipart(ctx, u)
+		return s.inner.AbortMultipart(ctx, u)
 	})
+}
+
+func (s *store) ListUploads(ctx context.Context, prefix string) ([]object.Upload, error) {
+	return do(s, ctx, object.OpListUploads, prefix, func() ([]object.Upload, error) { return s.inner.ListUploads(ctx, prefix) })
 }

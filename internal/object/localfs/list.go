@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
+	"unicode/utf8"
 
 	"github.com/stratafs/strata/internal/object"
 )
@@ -15,17 +17,36 @@ import (
 // List implements object.Store with a depth-first walk that yields keys in
 // byte order without sorting them all: siblings are ordered by name, a
 // directory's name taken with its trailing "/" (so "a.txt" < "a/" < "a0", as
-// their keys are). Subtrees outside prefix or wholly before startAfter are
-// never read, and the walk stops after limit keys, so paging stays cheap.
+// their keys are), and a marker directory yields its own key before its
+// children's. The walk starts in the directory of the prefix (blocks/<i>/
+// for block mode's scan of a file's blocks); subtrees outside prefix or
+// wholly before startAfter are never read, and the walk stops after limit
+// keys, so paging stays cheap.
 func (s *Store) List(ctx context.Context, prefix, startAfter string, limit int) ([]object.Info, error) {
-	w := walker{ctx: ctx, prefix: prefix, after: startAfter, limit: limit}
-	if err := w.walk(s.root, ""); err != nil {
+	w := walker{s: s, ctx: ctx, prefix: prefix, after: startAfter, limit: limit}
+	dirKey, dir := s.dirOf(prefix)
+	var err error
+	if dirKey != "" && dirKey == prefix && prefix > startAfter {
+		err = w.visitMarker(dir, prefix) // the directory's own marker comes first
+	}
+	if err == nil {
+		err = w.walk(dir, dirKey)
+	}
+	if err != nil {
 		return nil, object.WrapError(object.OpList, prefix, err)
 	}
 	return w.out, nil
 }
 
+// dirOf returns the key prefix and the path of the directory that holds the
+// keys starting with prefix: "a/b/" for "a/b/" and for "a/b/c".
+func (s *Store) dirOf(prefix string) (string, string) {
+	dirKey := prefix[:strings.LastIndexByte(prefix, '/')+1]
+	return dirKey, filepath.Join(s.root, filepath.FromSlash(dirKey))
+}
+
 type walker struct {
+	s             *Store
 	ctx           context.Context
 	prefix, after string
 	limit         int
@@ -40,8 +61,8 @@ func (w *walker) walk(dir, keyPrefix string) error {
 		return err
 	}
 	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil // pruned by a concurrent Delete
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return nil // pruned by a concurrent Delete, or never there
 	}
 	if err != nil {
 		return err
@@ -51,21 +72,37 @@ func (w *walker) walk(dir, keyPrefix string) error {
 		if w.full() {
 			return nil
 		}
-		if keyPrefix == "" && e.Name() == tmpDir {
-			continue
-		}
-		key := keyPrefix + e.Name()
-		if e.IsDir() {
-			if err := w.walkSubtree(filepath.Join(dir, e.Name()), key+"/"); err != nil {
+		key, ok := entryKey(keyPrefix, e)
+		switch {
+		case !ok:
+		case e.IsDir():
+			if err := w.walkSubtree(filepath.Join(dir, e.Name()), key); err != nil {
 				return err
 			}
-			continue
-		}
-		if err := w.visitFile(e, key); err != nil {
-			return err
+		default:
+			if err := w.visitFile(e, key); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// entryKey returns the key of dir entry e in the directory of keyPrefix
+// (ending in "/" for a directory), or false if e can be no object or marker.
+func entryKey(keyPrefix string, e fs.DirEntry) (string, bool) {
+	name := e.Name()
+	if (keyPrefix == "" && name == tmpDir) || !utf8.ValidString(name) {
+		return "", false
+	}
+	key := keyPrefix + name
+	switch {
+	case e.IsDir():
+		key += "/"
+	case !e.Type().IsRegular():
+		return "", false // links, devices and the like are no objects
+	}
+	return key, len(key) <= object.MaxKeyLen
 }
 
 func sortName(e fs.DirEntry) string {
@@ -75,8 +112,8 @@ func sortName(e fs.DirEntry) string {
 	return e.Name()
 }
 
-// walkSubtree descends into a directory unless none of its keys (all of
-// which start with sub) can match.
+// walkSubtree visits the marker of a directory and descends into it, unless
+// none of its keys (all of which start with sub) can match.
 func (w *walker) walkSubtree(dir, sub string) error {
 	if !strings.HasPrefix(sub, w.prefix) && !strings.HasPrefix(w.prefix, sub) {
 		return nil
@@ -86,22 +123,42 @@ func (w *walker) walkSubtree(dir, sub string) error {
 	if sub < w.after && !strings.HasPrefix(w.after, sub) {
 		return nil
 	}
+	if strings.HasPrefix(sub, w.prefix) && sub > w.after {
+		if err := w.visitMarker(dir, sub); err != nil {
+			return err
+		}
+	}
+	if w.full() {
+		return nil
+	}
 	return w.walk(dir, sub)
+}
+
+func (w *walker) visitMarker(dir, key string) error {
+	info, err := w.s.headMarker(key, dir)
+	switch {
+	case errors.Is(err, object.ErrNotFound):
+		return nil // implied, or gone
+	case err != nil:
+		return err
+	}
+	w.out = append(w.out, info)
+	return nil
 }
 
 func (w *walker) visitFile(e fs.DirEntry, key string) error {
 	if !strings.HasPrefix(key, w.prefix) || key <= w.after {
 		return nil
 	}
-	info, err := e.Info()
+	fi, err := e.Info()
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // deleted since ReadDir
 	}
 	if err != nil {
 		return err
 	}
-	if info.Mode().IsRegular() {
-		w.out = append(w.out, object.Info{Key: key, Size: info.Size(), ModTime: info.ModTime()})
+	if fi.Mode().IsRegular() {
+		w.out = append(w.out, fileInfo(key, fi))
 	}
 	return nil
 }

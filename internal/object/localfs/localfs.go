@@ -1,18 +1,47 @@
 // Package localfs is an object.Store kept in a local directory: the embedded
-// default bucket of `strata server --dev`, and a backend for single-host
-// setups. Object "a/b/c" is the file <root>/a/b/c, so the directory can be
-// inspected with ordinary tools.
+// default bucket of `strata server --dev`, cache mode's file:///dir, and a
+// backend for single-host setups. Object "a/b/c" is the regular file
+// <root>/a/b/c, so the directory can be inspected, and written, with
+// ordinary tools: a file another program puts there is an object like any.
 //
-// Puts are atomic and durable: data goes to a temp file under <root>/.strata-tmp,
-// is fsynced, renamed into place, and the directory is fsynced. It is not a
-// MultipartStore (PutParallel falls back to Put), and unlike S3 it cannot hold
-// both "a" and "a/b": the second Put of such a pair fails.
+// Writes are atomic and durable, and never in place: a Put (Copy,
+// CompleteMultipart) writes a temp file under <root>/.strata-tmp, fsyncs it,
+// renames it over the key and fsyncs the directory. Keys under .strata-tmp
+// are refused (ErrInvalidKey), and it never shows in listings. Multipart
+// uploads are directories of part files under .strata-tmp/uploads.
+//
+// Directories. A marker "a/b/" is the directory <root>/a/b. The directories
+// a Put creates for an object's parents are implied: they carry the extended
+// attribute user.strata.implied, are no markers (Head("a/") fails, as on S3
+// when only "a/x" exists), and a Delete that leaves one empty removes it
+// (and so on up). Every other directory, made by a marker Put or by any
+// other program, is a marker: only deleting the marker itself removes it,
+// and only if it is empty (a marker deleted with children left becomes
+// implied, as the children still imply it on S3). So block mode's
+// blocks/<inode>/ go with their last block, while a directory a user made
+// stays when its last file goes. These decisions are taken under an flock
+// of the directory, so a marker Put and a Delete emptying the directory do
+// not race. On a file system without user extended attributes every
+// directory is a marker and no Delete removes one.
+//
+// ETags derive from the file's identity: device, inode, size, and mtime and
+// ctime in nanoseconds; no content is hashed. Every write here makes a new
+// inode, and another program rewriting a file in place changes its mtime
+// and ctime, so the tag changes with the content (short of an in-place
+// rewrite of the same size within one tick of the file system's clock); a
+// chmod changes it too, needlessly. A marker's ETag is S3's for no content.
+//
+// Only regular files are objects: symbolic links, devices and names that
+// are not UTF-8 are not listed, and Head and Get do not follow a link at
+// the key. Unlike S3 it cannot hold both "a" and "a/b" (a file and a
+// directory of one name): the second Put of such a pair fails.
 package localfs
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"io/fs"
 	"os"
@@ -21,24 +50,36 @@ import (
 	"syscall"
 	"time"
 
+	"encoding/binary"
+
 	"github.com/stratafs/strata/internal/object"
 )
 
-// tmpDir holds puts in flight. Being inside root keeps rename on one file
+// tmpDir holds writes in flight. Being inside root keeps rename on one file
 // system; the key rules forbid it as a first component so no object hides it.
 const tmpDir = ".strata-tmp"
 
+// uploadsDir, inside tmpDir, holds one directory per multipart upload.
+const uploadsDir = "uploads"
+
 // staleTemp is the age past which New removes leftover temp files: older than
-// any put in flight, including those of other processes sharing the root.
+// any write in flight, including those of other processes sharing the root.
 const staleTemp = time.Hour
+
+// markerETag is the ETag of every marker: S3's (the MD5) of no content.
+const markerETag = "d41d8cd98f00b204e9800998ecf8427e"
 
 // Store is an object store over a directory. Safe for concurrent use, also by
 // several processes sharing the directory.
 type Store struct {
-	root string
+	root   string
+	xattrs bool // the file system keeps user extended attributes
 }
 
 var _ object.Store = (*Store)(nil)
+
+// errNoReplace: the file system cannot rename without replacing.
+var errNoReplace = errors.New("rename without replacing not supported")
 
 // New opens (creating if need be) the store rooted at dir.
 func New(dir string) (*Store, error) {
@@ -46,10 +87,15 @@ func New(dir string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("localfs: %w", err)
 	}
-	if err := os.MkdirAll(filepath.Join(root, tmpDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(root, tmpDir, uploadsDir), 0o755); err != nil {
 		return nil, fmt.Errorf("localfs: %w", err)
 	}
-	s := &Store{root: root}
+	d, err := os.Open(filepath.Join(root, tmpDir))
+	if err != nil {
+		return nil, fmt.Errorf("localfs: %w", err)
+	}
+	defer d.Close()
+	s := &Store{root: root, xattrs: hasXattrs(d)}
 	s.removeStaleTemps()
 	return s, nil
 }
@@ -57,81 +103,51 @@ func New(dir string) (*Store, error) {
 // Root returns the store's directory.
 func (s *Store) Root() string { return s.root }
 
-// removeStaleTemps drops temp files left by crashed puts; best effort, as
-// they only cost space.
+// removeStaleTemps drops temp files and directories left by crashed writes;
+// best effort, as they only cost space. Abandoned uploads are not touched:
+// ListUploads finds them.
 func (s *Store) removeStaleTemps() {
 	dir := filepath.Join(s.root, tmpDir)
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
+		if e.Name() == uploadsDir {
+			continue
+		}
 		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleTemp {
-			_ = os.Remove(filepath.Join(dir, e.Name()))
+			_ = os.RemoveAll(filepath.Join(dir, e.Name()))
 		}
 	}
 }
 
-// path maps a key to its file, refusing keys that could escape root.
+// path maps a key to its file (a marker to its directory), refusing keys
+// that could escape root.
 func (s *Store) path(key string) (string, error) {
 	if err := object.ValidateKey(key); err != nil {
 		return "", err
 	}
-	if key == tmpDir || strings.HasPrefix(key, tmpDir+"/") {
+	if key == tmpDir+"/" || strings.HasPrefix(key, tmpDir+"/") || key == tmpDir {
 		return "", fmt.Errorf("%w: %q is reserved", object.ErrInvalidKey, tmpDir)
 	}
 	return filepath.Join(s.root, filepath.FromSlash(key)), nil
 }
 
-// Get implements object.Store.
-func (s *Store) Get(ctx context.Context, key string, off, length int64) (io.ReadCloser, error) {
-	f, info, err := s.open(ctx, key)
-	if err != nil {
-		return nil, object.WrapError(object.OpGet, key, err)
+// etag derives a file's ETag from its identity (see the package comment).
+func etag(fi fs.FileInfo) string {
+	var b [8 * 5]byte
+	for i, v := range identity(fi) {
+		binary.LittleEndian.PutUint64(b[8*i:], v)
 	}
-	start, n, err := object.ClampRange(info.Size(), off, length)
-	if err != nil {
-		f.Close()
-		return nil, object.WrapError(object.OpGet, key, err)
-	}
-	return &reader{ctx: ctx, r: io.NewSectionReader(f, start, n), f: f}, nil
+	h := fnv.New64a()
+	h.Write(b[:])
+	return fmt.Sprintf("%016x", h.Sum64())
 }
 
-func (s *Store) open(ctx context.Context, key string) (*os.File, fs.FileInfo, error) {
-	p, err := s.path(key)
-	if err != nil {
-		return nil, nil, err
+func fileInfo(key string, fi fs.FileInfo) object.Info {
+	if object.IsMarker(key) {
+		return object.Info{Key: key, ModTime: fi.ModTime(), ETag: markerETag}
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, nil, err
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, nil, translate(err)
-	}
-	info, err := f.Stat()
-	if err == nil && info.IsDir() {
-		err = object.ErrNotFound // a directory is only a key prefix
-	}
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	return f, info, nil
+	return object.Info{Key: key, Size: fi.Size(), ModTime: fi.ModTime(), ETag: etag(fi)}
 }
-
-// reader stops a read when its context is done, as network readers do.
-type reader struct {
-	ctx context.Context
-	r   io.Reader
-	f   *os.File
-}
-
-func (r *reader) Read(p []byte) (int, error) {
-	if err := r.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return r.r.Read(p)
-}
-
-func (r *reader) Close() error { return r.f.Close() }
 
 // Head implements object.Store.
 func (s *Store) Head(ctx context.Context, key string) (object.Info, error) {
@@ -142,45 +158,153 @@ func (s *Store) Head(ctx context.Context, key string) (object.Info, error) {
 	if err != nil {
 		return object.Info{}, object.WrapError(object.OpHead, key, err)
 	}
-	info, err := os.Stat(p)
-	if err == nil && info.IsDir() {
-		err = object.ErrNotFound
+	if object.IsMarker(key) {
+		info, err := s.headMarker(key, p)
+		return info, object.WrapError(object.OpHead, key, err)
+	}
+	fi, err := os.Lstat(p)
+	if err == nil && !fi.Mode().IsRegular() {
+		err = object.ErrNotFound // a directory is a marker or a key prefix
 	}
 	if err != nil {
 		return object.Info{}, object.WrapError(object.OpHead, key, translate(err))
 	}
-	return object.Info{Key: key, Size: info.Size(), ModTime: info.ModTime()}, nil
+	return fileInfo(key, fi), nil
 }
 
-// Delete implements object.Store. It also removes directories the deletion
-// left empty, so that they neither slow down List nor block a later Put of
-// their own name as an object.
-func (s *Store) Delete(ctx context.Context, key string) error {
+// Get implements object.Store.
+func (s *Store) Get(ctx context.Context, key string, off, length int64) (object.Reader, error) {
+	return s.GetVersion(ctx, key, "", off, length)
+}
+
+// GetVersion implements object.Store: the version is checked on the open
+// descriptor that the bytes are then read from, so a file renamed over the
+// key meanwhile cannot mix in, and checked again at the end of the range.
+func (s *Store) GetVersion(ctx context.Context, key, etag string, off, length int64) (object.Reader, error) {
+	r, err := s.get(ctx, key, etag, off, length)
+	if err != nil {
+		return nil, object.WrapError(object.OpGet, key, err)
+	}
+	return r, nil
+}
+
+func (s *Store) get(ctx context.Context, key, etag string, off, length int64) (object.Reader, error) {
 	p, err := s.path(key)
 	if err == nil {
 		err = ctx.Err()
 	}
 	if err != nil {
-		return object.WrapError(object.OpDelete, key, err)
+		return nil, err
 	}
-	info, err := os.Lstat(p)
-	if err != nil || info.IsDir() { // missing, or only a key prefix
+	if object.IsMarker(key) {
+		return s.getMarker(key, p, etag, off, length)
+	}
+	f, info, err := open(key, p, etag)
+	if err != nil {
+		return nil, err
+	}
+	start, n, err := object.ClampRange(info.Size, off, length)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &reader{ctx: ctx, r: io.NewSectionReader(f, start, n), f: f, info: info}, nil
+}
+
+// open opens the object's file without following a link, checking that it
+// is of version etag if that is not "".
+func open(key, p, etag string) (*os.File, object.Info, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|openNoFollow, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			err = fs.ErrNotExist // a symbolic link is no object
+		}
+		return nil, object.Info{}, missing(etag, translate(err))
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = missing(etag, object.ErrNotFound) // a directory is only a key prefix
+	}
+	if err != nil {
+		f.Close()
+		return nil, object.Info{}, err
+	}
+	info := fileInfo(key, fi)
+	if etag != "" && info.ETag != etag {
+		f.Close()
+		return nil, object.Info{}, object.Changed(etag, info.ETag)
+	}
+	return f, info, nil
+}
+
+// missing is err, for a key with no object, as a versioned read reports it.
+func missing(etag string, err error) error {
+	if etag != "" && errors.Is(err, object.ErrNotFound) {
+		return fmt.Errorf("%w: %w", object.Changed(etag, ""), err)
+	}
+	return err
+}
+
+// reader stops a read when its context is done, as network readers do, and
+// checks at the end that the file was not rewritten in place meanwhile.
+type reader struct {
+	ctx  context.Context
+	r    io.Reader
+	f    *os.File
+	info object.Info
+}
+
+func (r *reader) Read(p []byte) (int, error) {
+	if err := r.ctx.Err(); err != nil {
+		return 0, err
+	}
+	n, err := r.r.Read(p)
+	if err == io.EOF {
+		if fi, serr := r.f.Stat(); serr != nil || etag(fi) != r.info.ETag {
+			err = object.WrapError(object.OpGet, r.info.Key,
+				fmt.Errorf("%w: the file was rewritten in place while being read", object.ErrChanged))
+			r.r = errReader{err}
+		}
+	}
+	return n, err
+}
+
+func (r *reader) Close() error      { return r.f.Close() }
+func (r *reader) Info() object.Info { return r.info }
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// Delete implements object.Store. A Delete that leaves implied directories
+// empty removes them (see the package comment).
+func (s *Store) Delete(ctx context.Context, key string) error {
+	p, err := s.path(key)
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err == nil {
+		if object.IsMarker(key) {
+			err = s.deleteMarker(p)
+		} else {
+			err = s.deleteFile(p)
+		}
+	}
+	return object.WrapError(object.OpDelete, key, err)
+}
+
+func (s *Store) deleteFile(p string) error {
+	fi, err := os.Lstat(p)
+	if err != nil || !fi.Mode().IsRegular() { // missing, or no object
 		if err == nil || errors.Is(translate(err), object.ErrNotFound) {
 			return nil
 		}
-		return object.WrapError(object.OpDelete, key, err)
+		return err
 	}
 	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return object.WrapError(object.OpDelete, key, err)
+		return err
 	}
-	// NB: a concurrent Put may be about to rename into a directory removed
-	// here; Put recreates it and retries.
-	for dir := filepath.Dir(p); dir != s.root; dir = filepath.Dir(dir) {
-		if os.Remove(dir) != nil { // not empty (or gone): ancestors are not empty either
-			break
-		}
-	}
-	return nil
+	return s.prune(filepath.Dir(p))
 }
 
 // translate maps "no such file" to object.ErrNotFound, keeping the cause.

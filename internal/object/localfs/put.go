@@ -12,66 +12,90 @@ import (
 	"github.com/stratafs/strata/internal/object"
 )
 
-// renameTries bounds the race with Delete pruning the target's directory.
-const renameTries = 5
-
 // Put implements object.Store: write a temp file, fsync it, rename it over
 // the key, fsync the directory. A crash leaves the old object or the new one,
-// plus at worst a temp file that New removes later.
-func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64) error {
+// plus at worst a temp file that New removes later. A marker is a directory.
+func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64) (object.Info, error) {
+	info, err := s.put(ctx, key, r, size)
+	return info, object.WrapError(object.OpPut, key, err)
+}
+
+func (s *Store) put(ctx context.Context, key string, r io.Reader, size int64) (object.Info, error) {
 	p, err := s.path(key)
+	if err == nil {
+		err = object.ValidatePut(key, size)
+	}
 	if err == nil {
 		err = ctx.Err()
 	}
-	if err == nil {
-		err = s.put(ctx, p, r, size)
+	if err != nil {
+		return object.Info{}, err
 	}
-	return object.WrapError(object.OpPut, key, err)
+	if object.IsMarker(key) {
+		return s.putMarker(key, p)
+	}
+	f, err := s.writeTemp(body(ctx, r, size))
+	if err != nil {
+		return object.Info{}, err
+	}
+	return s.publish(f, key, p)
 }
 
-func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64) error {
-	if size < 0 {
-		return fmt.Errorf("%w: negative size %d", object.ErrSizeMismatch, size)
-	}
-	tmp, err := s.writeTemp(ctx, r, size)
-	if err != nil {
+// body fills a temp file with exactly size bytes of r.
+func body(ctx context.Context, r io.Reader, size int64) func(f *os.File) error {
+	return func(f *os.File) error {
+		_, err := io.Copy(f, &ctxReader{ctx: ctx, r: object.SizedReader(r, size)})
 		return err
 	}
-	defer os.Remove(tmp) // a no-op once renamed
+}
+
+// writeTemp creates a temp file, has fill write it, and fsyncs it. The file
+// is returned open.
+func (s *Store) writeTemp(fill func(f *os.File) error) (*os.File, error) {
+	f, err := os.CreateTemp(filepath.Join(s.root, tmpDir), "put-*")
+	if err != nil {
+		return nil, err
+	}
+	err = fill(f)
+	if err == nil {
+		err = f.Sync() // data durable before the rename makes it visible
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	return f, nil
+}
+
+// publish renames the temp file f to p, the file of key, closes it, and
+// returns the object's Info as of the rename (which changes the ctime).
+func (s *Store) publish(f *os.File, key, p string) (object.Info, error) {
+	defer os.Remove(f.Name()) // a no-op once renamed
+	defer f.Close()
 	dir := filepath.Dir(p)
-	for range renameTries {
-		if err = os.MkdirAll(dir, 0o755); err != nil {
-			return err
+	var err error
+	for range dirTries {
+		if err = s.mkdirImplied(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return object.Info{}, err
 		}
-		if err = os.Rename(tmp, p); !errors.Is(err, fs.ErrNotExist) {
+		// NB: a Delete may prune dir between its creation and the rename;
+		// then create it again.
+		if err = os.Rename(f.Name(), p); !errors.Is(err, fs.ErrNotExist) {
 			break
 		}
 	}
 	if err != nil {
-		return err
+		return object.Info{}, err
 	}
-	return syncDir(dir)
-}
-
-// writeTemp copies exactly size bytes of r to a new fsynced temp file and
-// returns its path.
-func (s *Store) writeTemp(ctx context.Context, r io.Reader, size int64) (string, error) {
-	f, err := os.CreateTemp(filepath.Join(s.root, tmpDir), "put-*")
+	if err := syncDir(dir); err != nil {
+		return object.Info{}, err
+	}
+	fi, err := f.Stat()
 	if err != nil {
-		return "", err
+		return object.Info{}, err
 	}
-	_, err = io.Copy(f, &ctxReader{ctx: ctx, r: object.SizedReader(r, size)})
-	if err == nil {
-		err = f.Sync() // data durable before the rename makes it visible
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return "", err
-	}
-	return f.Name(), nil
+	return fileInfo(key, fi), nil
 }
 
 type ctxReader struct {
@@ -86,14 +110,61 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
+// Copy implements object.Store with a copy of the file's bytes through a
+// temp file, as Put (the kernel copies them, copy_file_range, and may share
+// extents where the file system can). NB: never a hard link: another program
+// may rewrite a file in place, which must not change its copy, and a link
+// changes the source's ctime and so its ETag.
+func (s *Store) Copy(ctx context.Context, src, srcETag, dst string) (object.Info, error) {
+	info, err := s.copy(ctx, src, srcETag, dst)
+	return info, object.WrapError(object.OpCopy, src, err)
+}
+
+func (s *Store) copy(ctx context.Context, src, srcETag, dst string) (object.Info, error) {
+	if err := object.ValidateCopy(src, dst); err != nil {
+		return object.Info{}, err
+	}
+	sp, err := s.path(src)
+	if err != nil {
+		return object.Info{}, err
+	}
+	dp, err := s.path(dst)
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		return object.Info{}, err
+	}
+	if object.IsMarker(src) {
+		if _, err := s.getMarker(src, sp, srcETag, 0, 0); err != nil {
+			return object.Info{}, err
+		}
+		return s.putMarker(dst, dp)
+	}
+	in, info, err := open(src, sp, srcETag)
+	if err != nil {
+		return object.Info{}, err
+	}
+	defer in.Close()
+	f, err := s.writeTemp(func(f *os.File) error { return copyFile(ctx, f, in, info) })
+	if err != nil {
+		return object.Info{}, err
+	}
+	return s.publish(f, dst, dp)
+}
+
+// copyFile copies the whole of in, of version info, to f; the source must
+// not change meanwhile.
+func copyFile(ctx context.Context, f, in *os.File, info object.Info) error {
+	n, err := f.ReadFrom(io.LimitReader(in, info.Size))
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err != nil {
 		return err
 	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
+	if fi, err := in.Stat(); err != nil || n != info.Size || etag(fi) != info.ETag {
+		return fmt.Errorf("%w: %s was rewritten in place while being copied", object.ErrChanged, info.Key)
 	}
-	return err
+	return nil
 }

@@ -32,7 +32,7 @@ func TestOpen(t *testing.T) {
 	}
 	// The local store works at once.
 	s, _ := objstore.Open(ctx, "file://"+dir)
-	if err := s.Put(ctx, "k", strings.NewReader("v"), 1); err != nil {
+	if _, err := s.Put(ctx, "k", strings.NewReader("v"), 1); err != nil {
 		t.Fatal(err)
 	}
 }

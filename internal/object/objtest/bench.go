@@ -40,7 +40,7 @@ func benchPut(b *testing.B, s object.Store, size int) {
 	for b.Loop() {
 		// A bounded key set keeps in-memory stores from growing with b.N.
 		key := fmt.Sprintf("bench/put/%d/%d", size, i%32)
-		if err := s.Put(ctx, key, bytes.NewReader(data), int64(size)); err != nil {
+		if _, err := s.Put(ctx, key, bytes.NewReader(data), int64(size)); err != nil {
 			b.Fatal(err)
 		}
 		i++

@@ -129,9 +129,11 @@ func testConcurrentPuts(t *testing.T, s object.Store) {
 			for i := range perWriter {
 				k := fmt.Sprintf("c/%d/%d", w, i)
 				d := Data(uint64(w*100+i), 1000+i*1000)
-				errs <- s.Put(ctx, k, strings.NewReader(string(d)), int64(len(d)))
+				_, err := s.Put(ctx, k, strings.NewReader(string(d)), int64(len(d)))
+				errs <- err
 				// Everyone also writes the same content to one key.
-				errs <- s.Put(ctx, "c/same", strings.NewReader(string(same)), int64(len(same)))
+				_, err = s.Put(ctx, "c/same", strings.NewReader(string(same)), int64(len(same)))
+				errs <- err
 			}
 		})
 	}
@@ -158,12 +160,14 @@ func testCanceled(t *testing.T, s object.Store) {
 	put(t, s, "x", []byte("x"))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	checks := map[string]error{
-		"Put":    s.Put(ctx, "y", strings.NewReader("y"), 1),
-		"Delete": s.Delete(ctx, "x"),
-	}
+	checks := map[string]error{"Delete": s.Delete(ctx, "x")}
+	_, checks["Put"] = s.Put(ctx, "y", strings.NewReader("y"), 1)
 	_, checks["Head"] = s.Head(ctx, "x")
 	_, checks["List"] = s.List(ctx, "", "", 0)
+	_, _, checks["ListDir"] = s.ListDir(ctx, "", "", 0)
+	_, checks["Copy"] = s.Copy(ctx, "x", "", "z")
+	_, checks["ListUploads"] = s.ListUploads(ctx, "")
+	_, checks["CreateMultipart"] = s.CreateMultipart(ctx, "m")
 	rc, err := s.Get(ctx, "x", 0, -1)
 	if err == nil {
 		// A store may hand out the reader first; then reading must fail.

@@ -8,17 +8,7 @@ import (
 	"github.com/stratafs/strata/internal/object"
 )
 
-// multipart returns s as a MultipartStore; Run calls the multipart tests
-// only for stores that are.
-func multipart(t *testing.T, s object.Store) object.MultipartStore {
-	ms, ok := s.(object.MultipartStore)
-	if !ok {
-		t.Fatalf("%T has no multipart ability", s)
-	}
-	return ms
-}
-
-func uploadPart(t *testing.T, ms object.MultipartStore, u object.Upload, num int, data []byte) object.Part {
+func uploadPart(t *testing.T, ms object.Store, u object.Upload, num int, data []byte) object.Part {
 	t.Helper()
 	p, err := ms.UploadPart(context.Background(), u, num, bytes.NewReader(data), int64(len(data)))
 	if err != nil {
@@ -30,8 +20,7 @@ func uploadPart(t *testing.T, ms object.MultipartStore, u object.Upload, num int
 	return p
 }
 
-func testMultipart(t *testing.T, s object.Store) {
-	ms := multipart(t, s)
+func testMultipart(t *testing.T, ms object.Store) {
 	ctx := context.Background()
 	p1, p2 := Data(20, object.MinPartSize), Data(21, 1000)
 	u, err := ms.CreateMultipart(ctx, "mp/obj")
@@ -48,20 +37,20 @@ func testMultipart(t *testing.T, s object.Store) {
 	if got := list(t, ms, "mp/", "", 0); len(got) != 0 {
 		t.Fatalf("List before Complete = %q", got)
 	}
-	if err := ms.CompleteMultipart(ctx, u, parts); err != nil {
-		t.Fatalf("CompleteMultipart: %v", err)
-	}
+	info, err := ms.CompleteMultipart(ctx, u, parts)
 	want := append(p1, p2...)
+	if err != nil || info.Key != "mp/obj" || info.Size != int64(len(want)) || info.ETag == "" {
+		t.Fatalf("CompleteMultipart = %+v, %v", info, err)
+	}
 	wantEqual(t, "Get after Complete", get(t, ms, "mp/obj", 0, -1), want)
 	off := int64(object.MinPartSize - 10)
 	wantEqual(t, "Get across parts", get(t, ms, "mp/obj", off, 20), want[off:off+20])
-	if info, err := ms.Head(ctx, "mp/obj"); err != nil || info.Size != int64(len(want)) {
-		t.Fatalf("Head = %+v, %v", info, err)
+	if head, err := ms.Head(ctx, "mp/obj"); err != nil || head.Size != info.Size || head.ETag != info.ETag {
+		t.Fatalf("Head = %+v, %v; Complete said %+v", head, err, info)
 	}
 }
 
-func testMultipartAbort(t *testing.T, s object.Store) {
-	ms := multipart(t, s)
+func testMultipartAbort(t *testing.T, ms object.Store) {
 	ctx := context.Background()
 	u, err := ms.CreateMultipart(ctx, "mp/aborted")
 	if err != nil {
@@ -75,7 +64,7 @@ func testMultipartAbort(t *testing.T, s object.Store) {
 	}
 	_, err = ms.Head(ctx, "mp/aborted")
 	wantErr(t, "Head after Abort", err, object.ErrNotFound)
-	err = ms.CompleteMultipart(ctx, u, []object.Part{p})
+	_, err = ms.CompleteMultipart(ctx, u, []object.Part{p})
 	wantErr(t, "Complete after Abort", err, object.ErrNotFound)
 }
 

@@ -19,13 +19,26 @@ import (
 	"github.com/stratafs/strata/internal/object"
 )
 
-// Run checks that the stores made by newStore keep the object.Store contract,
-// and the object.MultipartStore one where they have it. Each subtest gets a
-// store of its own from newStore, which must be empty.
-func Run(t *testing.T, newStore func(t *testing.T) object.Store) {
-	type test struct {
-		name string
-		fn   func(t *testing.T, s object.Store)
+// Option adapts Run to a store's documented limits.
+type Option func(*options)
+
+type options struct {
+	uploadsByKeyOnly bool
+}
+
+// UploadsByKeyOnly says the store lists the uploads of one whole key only,
+// as MinIO does: Run then checks that ListUploads by a prefix that is no key
+// fails with errors.ErrUnsupported instead of listing.
+func UploadsByKeyOnly() Option { return func(o *options) { o.uploadsByKeyOnly = true } }
+
+// Run checks that the stores made by newStore keep the object.Store
+// contract. Each subtest gets a store of its own from newStore, which must be
+// empty. Some subtests wrap it in faulty and retry themselves, to check that
+// reads resumed by the retry layer keep their version on every backend.
+func Run(t *testing.T, newStore func(t *testing.T) object.Store, opts ...Option) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
 	}
 	tests := []test{
 		{"PutGet", testPutGet},
@@ -43,15 +56,24 @@ func Run(t *testing.T, newStore func(t *testing.T) object.Store) {
 		{"ConcurrentPuts", testConcurrentPuts},
 		{"Canceled", testCanceled},
 		{"PutParallel", testPutParallel},
+		{"Multipart", testMultipart},
+		{"MultipartAbort", testMultipartAbort},
 	}
-	// The multipart ability is optional by design: only stores that have
-	// it are tested for it.
-	if _, ok := newStore(t).(object.MultipartStore); ok {
-		tests = append(tests, test{"Multipart", testMultipart}, test{"MultipartAbort", testMultipartAbort})
-	}
+	tests = append(tests, versionTests...)
+	tests = append(tests, listDirTests...)
+	tests = append(tests, markerTests...)
+	tests = append(tests, copyTests...)
+	tests = append(tests, test{"ListUploads", func(t *testing.T, s object.Store) { testListUploads(t, s, o) }})
+	tests = append(tests, writerTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
 	}
+}
+
+// test is one subtest of Run, on an empty store of its own.
+type test struct {
+	name string
+	fn   func(t *testing.T, s object.Store)
 }
 
 // Data returns n deterministic pseudo-random bytes, distinct per seed.
@@ -62,11 +84,16 @@ func Data(seed uint64, n int) []byte {
 	return b
 }
 
-func put(t testing.TB, s object.Store, key string, data []byte) {
+func put(t testing.TB, s object.Store, key string, data []byte) object.Info {
 	t.Helper()
-	if err := s.Put(context.Background(), key, bytes.NewReader(data), int64(len(data))); err != nil {
+	info, err := s.Put(context.Background(), key, bytes.NewReader(data), int64(len(data)))
+	if err != nil {
 		t.Fatalf("Put(%q): %v", key, err)
 	}
+	if info.Key != key || info.Size != int64(len(data)) || info.ETag == "" || info.ModTime.IsZero() {
+		t.Fatalf("Put(%q) of %d bytes = %+v", key, len(data), info)
+	}
+	return info
 }
 
 func get(t testing.TB, s object.Store, key string, off, length int64) []byte {
@@ -116,7 +143,7 @@ func testPutGet(t *testing.T, s object.Store) {
 	wantEqual(t, "Get whole", get(t, s, "a/b/c", 0, -1), data)
 	// A body that cannot seek takes other paths in some backends.
 	big := Data(11, 1<<20+3)
-	if err := s.Put(context.Background(), "stream", stream{bytes.NewReader(big)}, int64(len(big))); err != nil {
+	if _, err := s.Put(context.Background(), "stream", stream{bytes.NewReader(big)}, int64(len(big))); err != nil {
 		t.Fatalf("Put of a stream: %v", err)
 	}
 	wantEqual(t, "Get of a streamed Put", get(t, s, "stream", 0, -1), big)
@@ -206,8 +233,8 @@ func testNotFound(t *testing.T, s object.Store) {
 
 func testInvalidKey(t *testing.T, s object.Store) {
 	ctx := context.Background()
-	for _, key := range []string{"", "/abs", "a//b", "a/", "..", "a/../b", "./a", "a/.", "nul\x00"} {
-		err := s.Put(ctx, key, strings.NewReader("x"), 1)
+	for _, key := range []string{"", "/", "/abs", "a//b", "a//", "..", "a/../b", "./a", "a/.", "nul\x00"} {
+		_, err := s.Put(ctx, key, strings.NewReader("x"), 1)
 		wantErr(t, fmt.Sprintf("Put(%q)", key), err, object.ErrInvalidKey)
 		_, err = s.Get(ctx, key, 0, -1)
 		wantErr(t, fmt.Sprintf("Get(%q)", key), err, object.ErrInvalidKey)
@@ -234,9 +261,9 @@ func testSizeMismatch(t *testing.T, s object.Store) {
 		{"new-long", Data(8, 1<<20), 1<<20 - 1},
 	} {
 		what := fmt.Sprintf("Put(%q) of %d bytes as %d", tc.key, len(tc.data), tc.size)
-		err := s.Put(ctx, tc.key, bytes.NewReader(tc.data), tc.size)
+		_, err := s.Put(ctx, tc.key, bytes.NewReader(tc.data), tc.size)
 		wantErr(t, what, err, object.ErrSizeMismatch)
-		err = s.Put(ctx, tc.key, stream{bytes.NewReader(tc.data)}, tc.size)
+		_, err = s.Put(ctx, tc.key, stream{bytes.NewReader(tc.data)}, tc.size)
 		wantErr(t, what+" from a stream", err, object.ErrSizeMismatch)
 	}
 	for _, key := range []string{"new-short", "new-long"} {

@@ -2,6 +2,7 @@ package retry
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"time"
 
@@ -9,11 +10,23 @@ import (
 )
 
 // Get returns a reader that, when the body breaks with a retryable error,
-// reopens the object after the last byte it delivered and carries on. The
-// attempt budget is shared by the opening and the reopenings that make no
-// progress in between.
-func (s *store) Get(ctx context.Context, key string, off, length int64) (io.ReadCloser, error) {
-	r := &resumer{s: s, ctx: ctx, key: key, off: off, length: length}
+// reopens the object after the last byte it delivered and carries on, with
+// GetVersion of the version the first response came from: a resumed read
+// never splices two versions, it fails with object.ErrChanged if the object
+// was replaced meanwhile. (Were a store to give no ETag, it would resume
+// unversioned.) The attempt budget is shared by the opening and the
+// reopenings that make no progress in between.
+func (s *store) Get(ctx context.Context, key string, off, length int64) (object.Reader, error) {
+	return s.get(ctx, key, "", off, length)
+}
+
+// GetVersion is Get of version etag, which every reopening asks for too.
+func (s *store) GetVersion(ctx context.Context, key, etag string, off, length int64) (object.Reader, error) {
+	return s.get(ctx, key, etag, off, length)
+}
+
+func (s *store) get(ctx context.Context, key, etag string, off, length int64) (object.Reader, error) {
+	r := &resumer{s: s, ctx: ctx, key: key, etag: etag, off: off, length: length}
 	made, err := s.loop(ctx, object.OpGet, key, 0, nil, r.open)
 	if err != nil {
 		return nil, err
@@ -25,13 +38,19 @@ func (s *store) Get(ctx context.Context, key string, off, length int64) (io.Read
 // getAttempt opens the object once. AttemptTimeout covers the time to the
 // reader only: the attempt's context must live as long as the reader, so it
 // is cancelled by a timer that is stopped once the reader is there.
-func (s *store) getAttempt(ctx context.Context, key string, off, length int64) (io.ReadCloser, error) {
+func (s *store) getAttempt(ctx context.Context, key, etag string, off, length int64) (object.Reader, error) {
+	get := s.inner.Get
+	if etag != "" {
+		get = func(ctx context.Context, key string, off, length int64) (object.Reader, error) {
+			return s.inner.GetVersion(ctx, key, etag, off, length)
+		}
+	}
 	if s.p.AttemptTimeout <= 0 {
-		return s.inner.Get(ctx, key, off, length)
+		return get(ctx, key, off, length)
 	}
 	actx, cancel := context.WithCancelCause(ctx)
 	timer := time.AfterFunc(s.p.AttemptTimeout, func() { cancel(errAttemptTimeout) })
-	rc, err := s.inner.Get(actx, key, off, length)
+	rc, err := get(actx, key, off, length)
 	if !timer.Stop() && err == nil {
 		// The timer fired as the reader arrived: its context is gone.
 		rc.Close()
@@ -41,16 +60,16 @@ func (s *store) getAttempt(ctx context.Context, key string, off, length int64) (
 		cancel(nil)
 		return nil, s.timeoutErr(ctx, actx, object.OpGet, key, err)
 	}
-	return &cancelOnClose{ReadCloser: rc, cancel: cancel}, nil
+	return &cancelOnClose{Reader: rc, cancel: cancel}, nil
 }
 
 type cancelOnClose struct {
-	io.ReadCloser
+	object.Reader
 	cancel context.CancelCauseFunc
 }
 
 func (c *cancelOnClose) Close() error {
-	err := c.ReadCloser.Close()
+	err := c.Reader.Close()
 	c.cancel(nil)
 	return err
 }
@@ -60,7 +79,9 @@ type resumer struct {
 	s           *store
 	ctx         context.Context
 	key         string
-	off, length int64 // the range asked for; length < 0: to the end
+	etag        string // the version read: asked for, or the first response's
+	off, length int64  // the range asked for; length < 0: to the end
+	info        object.Info
 
 	rc     io.ReadCloser
 	pos    int64 // bytes delivered so far
@@ -75,12 +96,20 @@ func (r *resumer) open() error {
 	if length >= 0 {
 		length -= r.pos
 	}
-	rc, err := r.s.getAttempt(r.ctx, r.key, r.off+r.pos, length)
-	if err == nil {
-		r.rc = rc
+	rc, err := r.s.getAttempt(r.ctx, r.key, r.etag, r.off+r.pos, length)
+	if err != nil {
+		return err
 	}
-	return err
+	if r.rc == nil { // the first response: its version is the one to read
+		r.info = rc.Info()
+		r.etag = r.info.ETag
+	}
+	r.rc = rc
+	return nil
 }
+
+// Info implements object.Reader: the version of the first response.
+func (r *resumer) Info() object.Info { return r.info }
 
 func (r *resumer) Read(p []byte) (int, error) {
 	if r.err != nil {
@@ -121,10 +150,10 @@ func (r *resumer) reopen() error {
 	made, err := r.s.loop(r.ctx, object.OpGet, r.key, r.made, last, r.open)
 	r.made, r.broken = made, nil
 	if err != nil {
-		r.err = err
+		r.err = fmt.Errorf("%w (resuming the read after %d bytes)", err, r.pos)
 		r.rc = io.NopCloser(nil)
 	}
-	return err
+	return r.err
 }
 
 func (r *resumer) Close() error { return r.rc.Close() }

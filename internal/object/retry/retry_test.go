@@ -89,7 +89,7 @@ func TestGivesUp(t *testing.T) {
 	p := fast
 	p.MaxAttempts = 5
 	s, in, retries := newStore(t, p, faulty.Rule{Kind: faulty.Error})
-	err := s.Put(ctx, "k", strings.NewReader("x"), 1)
+	_, err := s.Put(ctx, "k", strings.NewReader("x"), 1)
 	if !errors.Is(err, object.ErrTransient) || !strings.Contains(err.Error(), "gave up after 5 attempts") {
 		t.Fatalf("Put: %v", err)
 	}
@@ -109,7 +109,7 @@ func TestMaxElapsed(t *testing.T) {
 
 func TestStormPasses(t *testing.T) {
 	s, _, retries := newStore(t, fast, faulty.Rule{Kind: faulty.Throttle, Times: 6})
-	if err := s.Put(ctx, "k", strings.NewReader("x"), 1); err != nil {
+	if _, err := s.Put(ctx, "k", strings.NewReader("x"), 1); err != nil {
 		t.Fatalf("Put through a storm of 6 faults: %v", err)
 	}
 	if retries.Load() != 6 {
@@ -131,7 +131,7 @@ func TestAttemptTimeout(t *testing.T) {
 	p.OnRetry = func(object.Op, string, int, error) { retries.Add(1) }
 	s := retry.New(faulty.New(fs, in), p)
 	data := objtest.Data(1, 100)
-	if err := s.Put(ctx, "k", bytes.NewReader(data), 100); err != nil {
+	if _, err := s.Put(ctx, "k", bytes.NewReader(data), 100); err != nil {
 		t.Fatal(err)
 	}
 	in.Set(hang)
@@ -159,7 +159,7 @@ func TestAttemptTimeout(t *testing.T) {
 func TestGetResumes(t *testing.T) {
 	s, in, _ := newStore(t, fast)
 	data := objtest.Data(2, 10000)
-	if err := s.Put(ctx, "k", bytes.NewReader(data), int64(len(data))); err != nil {
+	if _, err := s.Put(ctx, "k", bytes.NewReader(data), int64(len(data))); err != nil {
 		t.Fatal(err)
 	}
 	in.Set(faulty.Rule{Kind: faulty.ShortRead, Bytes: 700})
@@ -188,7 +188,7 @@ func TestGetGivesUpWithoutProgress(t *testing.T) {
 	p := fast
 	p.MaxAttempts = 4
 	s, in, _ := newStore(t, p)
-	if err := s.Put(ctx, "k", strings.NewReader("hello"), 5); err != nil {
+	if _, err := s.Put(ctx, "k", strings.NewReader("hello"), 5); err != nil {
 		t.Fatal(err)
 	}
 	in.Set(faulty.Rule{Kind: faulty.ShortRead, Bytes: -1})
@@ -226,7 +226,7 @@ func TestUnreplayableBody(t *testing.T) {
 	p.BufferLimit = 10
 	s, _, retries := newStore(t, p, faulty.Rule{Kind: faulty.Error, Times: 1})
 	body := struct{ io.Reader }{strings.NewReader(strings.Repeat("x", 100))}
-	if err := s.Put(ctx, "k", body, 100); !errors.Is(err, object.ErrTransient) {
+	if _, err := s.Put(ctx, "k", body, 100); !errors.Is(err, object.ErrTransient) {
 		t.Fatalf("Put: %v", err)
 	}
 	if retries.Load() != 0 {
@@ -239,7 +239,7 @@ func TestBodyFromPosition(t *testing.T) {
 	s, _, _ := newStore(t, fast, faulty.Rule{Kind: faulty.Error, Times: 2})
 	r := strings.NewReader("skip-body")
 	r.Seek(5, io.SeekStart)
-	if err := s.Put(ctx, "k", r, 4); err != nil {
+	if _, err := s.Put(ctx, "k", r, 4); err != nil {
 		t.Fatal(err)
 	}
 	rc, err := s.Get(ctx, "k", 0, -1)

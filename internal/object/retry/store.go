@@ -10,14 +10,9 @@ import (
 	"github.com/stratafs/strata/internal/object"
 )
 
-// New wraps inner so that its calls are retried by p. The result is an
-// object.MultipartStore if inner is one.
+// New wraps inner so that its calls are retried by p.
 func New(inner object.Store, p Policy) object.Store {
-	s := &store{inner: inner, p: p.withDefaults()}
-	if ms, ok := inner.(object.MultipartStore); ok {
-		return &multipartStore{store: s, ms: ms}
-	}
-	return s
+	return &store{inner: inner, p: p.withDefaults()}
 }
 
 type store struct {
@@ -31,10 +26,22 @@ func (s *store) run(ctx context.Context, op object.Op, key string, call func(con
 	return err
 }
 
-func (s *store) Put(ctx context.Context, key string, r io.Reader, size int64) error {
-	return s.send(ctx, object.OpPut, key, r, size, func(ctx context.Context, body io.Reader) error {
-		return s.inner.Put(ctx, key, body, size)
+// do retries call, a Store call returning a T, under the policy.
+func do[T any](s *store, ctx context.Context, op object.Op, key string, call func(context.Context) (T, error)) (T, error) {
+	var v T
+	err := s.run(ctx, op, key, func(ctx context.Context) (err error) {
+		v, err = call(ctx)
+		return err
 	})
+	return v, err
+}
+
+func (s *store) Put(ctx context.Context, key string, r io.Reader, size int64) (info object.Info, err error) {
+	err = s.send(ctx, object.OpPut, key, r, size, func(ctx context.Context, body io.Reader) (err error) {
+		info, err = s.inner.Put(ctx, key, body, size)
+		return err
+	})
+	return info, err
 }
 
 // send retries an upload of a body, giving each attempt a fresh reader of
@@ -96,20 +103,22 @@ func checkSize(ra io.ReaderAt, start, size int64) error {
 	return nil
 }
 
-func (s *store) Head(ctx context.Context, key string) (info object.Info, err error) {
-	err = s.run(ctx, object.OpHead, key, func(ctx context.Context) (err error) {
-		info, err = s.inner.Head(ctx, key)
-		return err
-	})
-	return info, err
+func (s *store) Head(ctx context.Context, key string) (object.Info, error) {
+	return do(s, ctx, object.OpHead, key, func(ctx context.Context) (object.Info, error) { return s.inner.Head(ctx, key) })
 }
 
-func (s *store) List(ctx context.Context, prefix, startAfter string, limit int) (infos []object.Info, err error) {
-	err = s.run(ctx, object.OpList, prefix, func(ctx context.Context) (err error) {
-		infos, err = s.inner.List(ctx, prefix, startAfter, limit)
+func (s *store) List(ctx context.Context, prefix, startAfter string, limit int) ([]object.Info, error) {
+	return do(s, ctx, object.OpList, prefix, func(ctx context.Context) ([]object.Info, error) {
+		return s.inner.List(ctx, prefix, startAfter, limit)
+	})
+}
+
+func (s *store) ListDir(ctx context.Context, prefix, token string, limit int) (entries []object.Entry, next string, err error) {
+	err = s.run(ctx, object.OpListDir, prefix, func(ctx context.Context) (err error) {
+		entries, next, err = s.inner.ListDir(ctx, prefix, token, limit)
 		return err
 	})
-	return infos, err
+	return entries, next, err
 }
 
 func (s *store) Delete(ctx context.Context, key string) error {
@@ -118,25 +127,26 @@ func (s *store) Delete(ctx context.Context, key string) error {
 	})
 }
 
-type multipartStore struct {
-	*store
-	ms object.MultipartStore
+// Copy is retried as it is idempotent: a repeated copy of one source writes
+// the same object again.
+func (s *store) Copy(ctx context.Context, src, srcETag, dst string) (object.Info, error) {
+	return do(s, ctx, object.OpCopy, src, func(ctx context.Context) (object.Info, error) {
+		return s.inner.Copy(ctx, src, srcETag, dst)
+	})
 }
 
 // CreateMultipart is retried although it is not idempotent: a retry after a
-// lost response leaves an orphan upload, which costs space until the
-// bucket's lifecycle rules sweep it, and nothing else.
-func (s *multipartStore) CreateMultipart(ctx context.Context, key string) (u object.Upload, err error) {
-	err = s.run(ctx, object.OpCreateMultipart, key, func(ctx context.Context) (err error) {
-		u, err = s.ms.CreateMultipart(ctx, key)
-		return err
+// lost response leaves an orphan upload, which costs space until someone
+// aborts it (ListUploads finds it), and nothing else.
+func (s *store) CreateMultipart(ctx context.Context, key string) (object.Upload, error) {
+	return do(s, ctx, object.OpCreateMultipart, key, func(ctx context.Context) (object.Upload, error) {
+		return s.inner.CreateMultipart(ctx, key)
 	})
-	return u, err
 }
 
-func (s *multipartStore) UploadPart(ctx context.Context, u object.Upload, num int, r io.Reader, size int64) (p object.Part, err error) {
+func (s *store) UploadPart(ctx context.Context, u object.Upload, num int, r io.Reader, size int64) (p object.Part, err error) {
 	err = s.send(ctx, object.OpUploadPart, u.Key, r, size, func(ctx context.Context, body io.Reader) (err error) {
-		p, err = s.ms.UploadPart(ctx, u, num, body, size)
+		p, err = s.inner.UploadPart(ctx, u, num, body, size)
 		return err
 	})
 	return p, err
@@ -145,39 +155,47 @@ func (s *multipartStore) UploadPart(ctx context.Context, u object.Upload, num in
 // CompleteMultipart is retried, and a retry that finds the upload gone
 // (object.ErrNotFound) checks whether an earlier attempt completed it before
 // its response was lost.
-func (s *multipartStore) CompleteMultipart(ctx context.Context, u object.Upload, parts []object.Part) error {
+func (s *store) CompleteMultipart(ctx context.Context, u object.Upload, parts []object.Part) (object.Info, error) {
 	tries := 0
-	return s.run(ctx, object.OpCompleteMultipart, u.Key, func(ctx context.Context) error {
+	return do(s, ctx, object.OpCompleteMultipart, u.Key, func(ctx context.Context) (object.Info, error) {
 		tries++
-		err := s.ms.CompleteMultipart(ctx, u, parts)
+		info, err := s.inner.CompleteMultipart(ctx, u, parts)
 		if tries > 1 && errors.Is(err, object.ErrNotFound) {
 			return s.checkCompleted(ctx, u, parts, err)
 		}
-		return err
+		return info, err
 	})
 }
 
-// checkCompleted decides a Complete that found no upload: success if the
-// object is there with the parts' total size (block keys are unique, so
-// nobody else wrote it), notFound if not, and a retryable failure of the
-// check itself retries the whole attempt.
-func (s *multipartStore) checkCompleted(ctx context.Context, u object.Upload, parts []object.Part, notFound error) error {
+// checkCompleted decides a Complete that found no upload: only a Complete
+// (or an Abort, which no one makes during a Complete) ends an upload, so it
+// is a success if the object is there with the parts' total size, and
+// notFound if not; a retryable failure of the check itself retries the whole
+// attempt. NB: the size is a sanity check, not a proof: a concurrent writer
+// of the key could have put an object of that size since.
+func (s *store) checkCompleted(ctx context.Context, u object.Upload, parts []object.Part, notFound error) (object.Info, error) {
 	var size int64
 	for _, p := range parts {
 		size += p.Size
 	}
-	info, err := s.ms.Head(ctx, u.Key)
+	info, err := s.inner.Head(ctx, u.Key)
 	switch {
 	case err == nil && info.Size == size:
-		return nil
+		return info, nil
 	case object.IsRetryable(err):
-		return err
+		return object.Info{}, err
 	}
-	return notFound
+	return object.Info{}, notFound
 }
 
-func (s *multipartStore) AbortMultipart(ctx context.Context, u object.Upload) error {
+func (s *store) AbortMultipart(ctx context.Context, u object.Upload) error {
 	return s.run(ctx, object.OpAbortMultipart, u.Key, func(ctx context.Context) error {
-		return s.ms.AbortMultipart(ctx, u)
+		return s.inner.AbortMultipart(ctx, u)
+	})
+}
+
+func (s *store) ListUploads(ctx context.Context, prefix string) ([]object.Upload, error) {
+	return do(s, ctx, object.OpListUploads, prefix, func(ctx context.Context) ([]object.Upload, error) {
+		return s.inner.ListUploads(ctx, prefix)
 	})
 }

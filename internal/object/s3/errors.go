@@ -45,6 +45,8 @@ func sentinel(err error) error {
 		return nil // a configuration error, not a missing object
 	case code == "NoSuchKey" || code == "NoSuchUpload" || code == "NotFound" || status == http.StatusNotFound:
 		return object.ErrNotFound
+	case code == "PreconditionFailed" || status == http.StatusPreconditionFailed:
+		return object.ErrChanged
 	case code == "InvalidRange" || status == http.StatusRequestedRangeNotSatisfiable:
 		return object.ErrInvalidRange
 	case code == "SlowDown" || status == http.StatusTooManyRequests || sdkThrottles.IsErrorThrottle(err) == aws.TrueTernary:

@@ -51,6 +51,7 @@ func TestErrorTranslation(t *testing.T) {
 		{500, "InternalError", object.ErrTransient, true},
 		{400, "RequestTimeout", object.ErrTimeout, true},
 		{404, "NoSuchKey", object.ErrNotFound, false},
+		{412, "PreconditionFailed", object.ErrChanged, false},
 		{404, "NoSuchBucket", nil, false},
 		{403, "AccessDenied", nil, false},
 	} {
@@ -60,7 +61,7 @@ func TestErrorTranslation(t *testing.T) {
 			if err == nil {
 				t.Fatal("Get succeeded")
 			}
-			for _, s := range []error{object.ErrThrottled, object.ErrTransient, object.ErrTimeout, object.ErrNotFound} {
+			for _, s := range []error{object.ErrThrottled, object.ErrTransient, object.ErrTimeout, object.ErrNotFound, object.ErrChanged} {
 				if errors.Is(err, s) != (s == tc.want) {
 					t.Errorf("errors.Is(%v, %v) = %v", err, s, !(s == tc.want))
 				}
@@ -139,7 +140,7 @@ func TestEnvironmentConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Put(context.Background(), "k", nil, 0); err != nil {
+	if _, err := st.Put(context.Background(), "k", nil, 0); err != nil {
 		t.Fatalf("Put through the environment's config: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-// Package s3 is the object.MultipartStore for S3 and S3-compatible stores
+// Package s3 is the object.Store for S3 and S3-compatible stores
 // (MinIO, OSS, Ceph RGW, AWS), on aws-sdk-go-v2.
 //
 // It is configured for compatibility rather than for AWS alone: path-style
@@ -73,14 +73,17 @@ func ParseURI(uri string) (Config, error) {
 	}, nil
 }
 
-// Store is an object.MultipartStore over one bucket (and prefix).
+// Store is an object.Store over one bucket (and prefix).
 type Store struct {
 	client *awss3.Client
 	bucket string
 	prefix string // "" or ends in "/"
+	// Copies above copyLimit bytes go part by part, copyPartSize a part:
+	// maxCopyObject and copyPartSize but in tests.
+	copyLimit, copyPartSize int64
 }
 
-var _ object.MultipartStore = (*Store)(nil)
+var _ object.Store = (*Store)(nil)
 
 // New returns a store for cfg. It does not contact the service.
 func New(ctx context.Context, cfg Config) (*Store, error) {
@@ -101,7 +104,8 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if prefix != "" && !strings.HasSuffix(prefix, "/") {
 		prefix += "/"
 	}
-	return &Store{client: client, bucket: cfg.Bucket, prefix: prefix}, nil
+	return &Store{client: client, bucket: cfg.Bucket, prefix: prefix,
+		copyLimit: maxCopyObject, copyPartSize: copyPartSize}, nil
 }
 
 func loadOptions(cfg Config) []func(*config.LoadOptions) error {

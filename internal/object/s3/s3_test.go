@@ -16,7 +16,7 @@ import (
 
 func TestConformance(t *testing.T) {
 	srv := miniotest.Start(t)
-	objtest.Run(t, func(t *testing.T) object.Store { return srv.NewStore(t) })
+	objtest.Run(t, func(t *testing.T) object.Store { return srv.NewStore(t) }, objtest.UploadsByKeyOnly())
 }
 
 // A prefixed store sees only its own keys, without the prefix.
@@ -30,7 +30,7 @@ func TestConformancePrefixed(t *testing.T) {
 			t.Fatal(err)
 		}
 		return st
-	})
+	}, objtest.UploadsByKeyOnly())
 }
 
 func BenchmarkMinIO(b *testing.B) {
@@ -48,7 +48,7 @@ func TestConformanceUnderFaults(t *testing.T) {
 		in.Set(faulty.Mix(0.2)...)
 		t.Cleanup(func() { fired.Add(in.Fired()) })
 		return retry.New(faulty.New(srv.NewStore(t), in), policy)
-	})
+	}, objtest.UploadsByKeyOnly())
 	if fired.Load() < 50 {
 		t.Errorf("only %d faults injected: too mild a storm to prove anything", fired.Load())
 	}

@@ -1,7 +1,8 @@
 // Package throttle wraps an object.Store behind an emulated network link: a
 // bandwidth limit shared by all requests through the link (per direction
 // and/or in total) and a fixed latency before each request, standing for the
-// time to first byte. Benchmarks use it to reproduce a bucket behind a
+// time to first byte. Copies move no bytes over the link (they are
+// server-side on S3) and pay the latency only. Benchmarks use it to reproduce a bucket behind a
 // 10, 20 or 50 Gb/s link (seed 000), scaled to this machine.
 //
 // It shapes traffic only: it never fails a request on its own (see faulty)
@@ -22,7 +23,7 @@ import (
 
 // Config sets a link's limits. Zero means unlimited.
 type Config struct {
-	Read  float64 // bytes/s of all response bodies (Get) together
+	Read  float64 // bytes/s of all response bodies (Get, GetVersion) together
 	Write float64 // bytes/s of all request bodies (Put, UploadPart) together
 	Total float64 // bytes/s of both directions together, on top of Read and Write
 
@@ -111,17 +112,7 @@ func (s *shaped) Read(p []byte) (int, error) {
 	return n, err
 }
 
-type shapedCloser struct {
-	shaped
-	io.Closer
-}
-
-// New wraps inner behind link. The result is an object.MultipartStore if
-// inner is one.
+// New wraps inner behind link.
 func New(inner object.Store, link *Link) object.Store {
-	s := &store{inner: inner, link: link}
-	if ms, ok := inner.(object.MultipartStore); ok {
-		return &multipartStore{store: s, ms: ms}
-	}
-	return s
+	return &store{inner: inner, link: link}
 }

@@ -37,7 +37,7 @@ func minDuration(n int) time.Duration {
 func TestReadsShareTheLimit(t *testing.T) {
 	inner := mem.New()
 	data := objtest.Data(1, 512<<10)
-	if err := inner.Put(context.Background(), "k", bytes.NewReader(data), int64(len(data))); err != nil {
+	if _, err := inner.Put(context.Background(), "k", bytes.NewReader(data), int64(len(data))); err != nil {
 		t.Fatal(err)
 	}
 	s := throttle.New(inner, throttle.NewLink(throttle.Config{Read: rateBPS, Burst: burst}))
@@ -62,11 +62,50 @@ func TestReadsShareTheLimit(t *testing.T) {
 	}
 }
 
+// Versioned reads are paced as reads are, and a Writer's parts as writes.
+func TestVersionsAndPartsAreLimited(t *testing.T) {
+	ctx := context.Background()
+	inner := mem.New()
+	data := objtest.Data(1, 512<<10)
+	v, err := inner.Put(ctx, "k", bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := throttle.New(inner, throttle.NewLink(throttle.Config{Total: rateBPS, Burst: burst}))
+	start := time.Now()
+	rc, err := s.GetVersion(ctx, "k", v.ETag, 0, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil || !bytes.Equal(got, data) || rc.Info().ETag != v.ETag {
+		t.Fatalf("GetVersion read %d bytes, %v, %+v", len(got), err, rc.Info())
+	}
+	if d, want := time.Since(start), minDuration(len(data)); d < want {
+		t.Fatalf("read %d bytes in %v, faster than the limit allows (%v)", len(data), d, want)
+	}
+	big := objtest.Data(2, object.MinPartSize+(512<<10))
+	fast := throttle.New(inner, throttle.NewLink(throttle.Config{Write: 16 * rateBPS, Burst: burst}))
+	start = time.Now()
+	w := object.NewWriter(ctx, fast, "w", object.WriterOptions{PartSize: object.MinPartSize})
+	if _, err := w.Write(big); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := time.Duration(float64(len(big)-burst) / (16 * rateBPS) * float64(time.Second))
+	if d := time.Since(start); d < want {
+		t.Fatalf("wrote %d bytes in parts in %v, faster than the limit allows (%v)", len(big), d, want)
+	}
+}
+
 func TestWritesAreLimited(t *testing.T) {
 	s := throttle.New(mem.New(), throttle.NewLink(throttle.Config{Total: rateBPS, Burst: burst}))
 	data := objtest.Data(2, 512<<10)
 	start := time.Now()
-	if err := s.Put(context.Background(), "k", bytes.NewReader(data), int64(len(data))); err != nil {
+	if _, err := s.Put(context.Background(), "k", bytes.NewReader(data), int64(len(data))); err != nil {
 		t.Fatal(err)
 	}
 	if d, want := time.Since(start), minDuration(len(data)); d < want {
@@ -79,7 +118,7 @@ func TestCancelWhileShaped(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	data := objtest.Data(3, 64<<10)
-	err := s.Put(ctx, "k", bytes.NewReader(data), int64(len(data)))
+	_, err := s.Put(ctx, "k", bytes.NewReader(data), int64(len(data)))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Put with a cancelled context: %v", err)
 	}
