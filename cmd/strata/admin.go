@@ -16,7 +16,7 @@ import (
 
 func adminCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "admin", Short: "Administer namespaces and the cluster"}
-	cmd.AddCommand(nsCmd(), statusCmd(), workersCmd(), memberCmd())
+	cmd.AddCommand(nsCmd(), statusCmd(), workersCmd(), memberCmd(), loadCmd(), uncacheCmd(), syncCmd())
 	return cmd
 }
 
@@ -29,13 +29,28 @@ func nsCmd() *cobra.Command {
 func nsCreateCmd() *cobra.Command {
 	var f clientFlags
 	var mode, store string
+	var syncInterval int64
 	cmd := &cobra.Command{
-		Use:   "create NAME --store URI",
+		Use:   "create NAME --store URI [--mode cache --sync-interval SECONDS]",
 		Short: "Create a namespace",
 		Long: `Create a namespace, addressed afterwards as strata://NAME/path. Its data goes
 to the bucket named by --store: file:///dir or s3://bucket/prefix. Only a
 superuser may create namespaces. Names are 1-63 lower-case letters, digits,
-'-' and '_'.`,
+'-' and '_'.
+
+--mode block (the default): Strata owns the namespace; files are cut into
+blocks stored as objects under blocks/ in the bucket, renames are atomic.
+
+--mode cache: the namespace is a view of the bucket as it is. Every object
+is a file at its key, every prefix a directory; what other tools put there
+shows, and what Strata writes is a plain object any S3 client reads. Strata
+caches the listings and the data. --sync-interval says how long what it
+loaded from the bucket is trusted: -1 for ever (only Strata writes the
+bucket; 'strata admin sync PATH' forces a check), 0 not at all (the bucket
+is asked on every access), N for N seconds. Renames copy and delete, object
+by object, as S3A's do. See docs/cachemode.md.`,
+		Example: `  strata admin ns create warehouse --store 's3://bucket/strata?endpoint=http://minio:9000'
+  strata admin ns create lake --mode cache --sync-interval 60 --store s3://datalake/`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, ok := map[string]pb.NamespaceMode{"block": pb.NamespaceMode_NAMESPACE_MODE_BLOCK, "cache": pb.NamespaceMode_NAMESPACE_MODE_CACHE}[mode]
@@ -50,9 +65,17 @@ superuser may create namespaces. Names are 1-63 lower-case letters, digits,
 				return err
 			}
 			defer c.Close()
-			return c.CreateNamespace(cmd.Context(), args[0], m, store)
+			if m != pb.NamespaceMode_NAMESPACE_MODE_CACHE && cmd.Flags().Changed("sync-interval") {
+				return fmt.Errorf("--sync-interval is for --mode cache only")
+			}
+			if syncInterval < -1 {
+				return fmt.Errorf("--sync-interval must be -1, 0 or a number of seconds, not %d", syncInterval)
+			}
+			return c.CreateNamespace(cmd.Context(), &pb.NamespaceInfo{Name: args[0], Mode: m, StoreUri: store,
+				SyncInterval: syncInterval})
 		},
 	}
+	cmd.Flags().Int64Var(&syncInterval, "sync-interval", 0, "cache mode: seconds what was loaded from the bucket is trusted (-1 for ever, 0 not at all)")
 	cmd.Flags().StringVar(&mode, "mode", "block", "block (Strata owns the namespace) or cache (in front of an existing bucket)")
 	cmd.Flags().StringVar(&store, "store", "", "bucket URI: file:///dir or s3://bucket/prefix")
 	f.register(cmd)

@@ -10,12 +10,11 @@ import (
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
-// CreateNamespace creates a namespace (superusers only). mode is "block"
-// or "cache"; storeURI names its bucket.
-func (c *Client) CreateNamespace(ctx context.Context, name string, mode pb.NamespaceMode, storeURI string) error {
+// CreateNamespace creates a namespace (superusers only): info names it,
+// its mode and its bucket, and in cache mode its sync interval.
+func (c *Client) CreateNamespace(ctx context.Context, info *pb.NamespaceInfo) error {
 	_, err := call(func() (*pb.CreateNamespaceResponse, error) {
-		return c.meta.CreateNamespace(ctx, &pb.CreateNamespaceRequest{Header: c.header,
-			Namespace: &pb.NamespaceInfo{Name: name, Mode: mode, StoreUri: storeURI}})
+		return c.meta.CreateNamespace(ctx, &pb.CreateNamespaceRequest{Header: c.header, Namespace: info})
 	})
 	return err
 }

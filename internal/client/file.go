@@ -32,6 +32,7 @@ type Writer struct {
 	ino       uint64
 	limit     int
 	storeURI  string
+	objectKey string // cache mode: the object the content goes to, whole
 	blockSize uint64
 	buf       bytes.Buffer // the content while it fits inline
 	bs        *blockStream // the stream to a worker once it does not
@@ -52,7 +53,7 @@ func (c *Client) Create(ctx context.Context, path string, o CreateOptions) (*Wri
 	}
 	c.startWriter()
 	return &Writer{c: c, ctx: ctx, hdr: hdr, path: p, ino: r.Status.InodeId, limit: int(r.InlineLimit),
-		storeURI: r.StoreUri, blockSize: r.Status.BlockSize}, nil
+		storeURI: r.StoreUri, objectKey: r.ObjectKey, blockSize: r.Status.BlockSize}, nil
 }
 
 func (c *Client) createRequest(hdr *pb.Header, p string, o CreateOptions) *pb.CreateRequest {

@@ -215,7 +215,8 @@ func TestPermissionDenied(t *testing.T) {
 		{"chmod another's file", func() error { return bob.SetPermission(ctx, "/secure/readme", 0o777) }},
 		{"chown", func() error { return bob.SetOwner(ctx, "/secure/readme", "bob", "") }},
 		{"create a namespace", func() error {
-			return bob.CreateNamespace(ctx, "mine", pb.NamespaceMode_NAMESPACE_MODE_BLOCK, "file:///tmp/x")
+			return bob.CreateNamespace(ctx, &pb.NamespaceInfo{Name: "mine", Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK,
+				StoreUri: "file:///tmp/x"})
 		}},
 	}
 	for _, tc := range denied {
@@ -231,13 +232,16 @@ func TestPermissionDenied(t *testing.T) {
 func TestNamespaces(t *testing.T) {
 	ctx := context.Background()
 	c := testcluster.Client(t, dev(t), "")
-	if err := c.CreateNamespace(ctx, "warehouse", pb.NamespaceMode_NAMESPACE_MODE_BLOCK, "file:///tmp/wh"); err != nil {
+	if err := c.CreateNamespace(ctx, &pb.NamespaceInfo{Name: "warehouse",
+		Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK, StoreUri: "file:///tmp/wh"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.CreateNamespace(ctx, "warehouse", pb.NamespaceMode_NAMESPACE_MODE_BLOCK, "file:///tmp/wh"); !errors.Is(err, fserr.ErrExists) {
+	if err := c.CreateNamespace(ctx, &pb.NamespaceInfo{Name: "warehouse",
+		Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK, StoreUri: "file:///tmp/wh"}); !errors.Is(err, fserr.ErrExists) {
 		t.Fatalf("duplicate namespace: %v", err)
 	}
-	if err := c.CreateNamespace(ctx, "Bad Name", pb.NamespaceMode_NAMESPACE_MODE_BLOCK, "file:///tmp/wh"); !errors.Is(err, fserr.ErrInvalidArgument) {
+	if err := c.CreateNamespace(ctx, &pb.NamespaceInfo{Name: "Bad Name",
+		Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK, StoreUri: "file:///tmp/wh"}); !errors.Is(err, fserr.ErrInvalidArgument) {
 		t.Fatalf("bad name: %v", err)
 	}
 	if _, err := c.Mkdirs(ctx, "strata://warehouse/t1", 0o755); err != nil {

@@ -31,6 +31,10 @@ type Reader struct {
 	blocks   []*pb.Block
 	storeURI string
 	size     int64
+	path     string // as the caller named it
+	// Cache mode: the blocks are ranges of this object, of this version.
+	objectKey, version string
+	started            bool // Read returned bytes
 
 	off    int64  // position of Read
 	buf    []byte // read-ahead of Read, starting at bufOff
@@ -44,14 +48,26 @@ func (c *Client) Open(ctx context.Context, path string) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := call(func() (*pb.OpenResponse, error) {
-		return c.meta.Open(ctx, &pb.OpenRequest{Header: c.hdr(ns), Path: p})
-	})
+	return c.open(ctx, &pb.OpenRequest{Header: c.hdr(ns), Path: p}, path)
+}
+
+func (c *Client) open(ctx context.Context, req *pb.OpenRequest, path string) (*Reader, error) {
+	r, err := call(func() (*pb.OpenResponse, error) { return c.meta.Open(ctx, req) })
 	if err != nil {
 		return nil, err
 	}
-	return &Reader{Status: statusFromProto(parentOf(p), r.Status), c: c, ctx: ctx, inline: r.InlineData,
-		blocks: r.Blocks, storeURI: r.StoreUri, size: int64(r.Status.Length)}, nil
+	return &Reader{Status: statusFromProto(parentOf(req.Path), r.Status), c: c, ctx: ctx, inline: r.InlineData,
+		blocks: r.Blocks, storeURI: r.StoreUri, size: int64(r.Status.Length), path: path, objectKey: r.ObjectKey,
+		version: r.ObjectVersion}, nil
+}
+
+// blockRef names block b for a worker.
+func (r *Reader) blockRef(b *pb.Block) *pb.BlockRef {
+	ref := &pb.BlockRef{StoreUri: r.storeURI, InodeId: r.Status.InodeID, BlockId: b.BlockId, Length: b.Length}
+	if r.objectKey != "" {
+		ref.ObjectKey, ref.ObjectOffset, ref.Version = r.objectKey, b.Offset, r.version
+	}
+	return ref
 }
 
 // Size returns the file's length.
@@ -62,7 +78,39 @@ func (r *Reader) Close() error { r.buf = nil; return nil }
 
 // Read implements io.Reader, reading ahead in large aligned chunks so that
 // small reads do not each cost a request.
+//
+// In a cache-mode namespace, a file whose object changed in the bucket
+// since the namespace last checked it (by its sync interval) is opened
+// again, checked against the bucket, if nothing of it was read yet; a
+// change after that fails the read with ErrChanged, rather than mix two
+// versions.
 func (r *Reader) Read(p []byte) (int, error) {
+	n, err := r.read(p)
+	if errors.Is(err, fserr.ErrChanged) && !r.started && r.objectKey != "" {
+		if err := r.reopen(); err != nil {
+			return 0, err
+		}
+		n, err = r.read(p)
+	}
+	r.started = r.started || n > 0
+	return n, err
+}
+
+// reopen opens the file again, checked against the bucket first.
+func (r *Reader) reopen() error {
+	ns, p, err := splitPath(r.path)
+	if err != nil {
+		return err
+	}
+	again, err := r.c.open(r.ctx, &pb.OpenRequest{Header: r.c.hdr(ns), Path: p, Refresh: true}, r.path)
+	if err != nil {
+		return err
+	}
+	*r = *again
+	return nil
+}
+
+func (r *Reader) read(p []byte) (int, error) {
 	if r.off >= r.size {
 		return 0, io.EOF
 	}
@@ -114,7 +162,7 @@ func (r *Reader) warmNext() {
 	}
 	r.warmed = i + 1
 	b := r.blocks[i+1]
-	ref := &pb.BlockRef{StoreUri: r.storeURI, InodeId: r.Status.InodeID, BlockId: b.BlockId, Length: b.Length}
+	ref := r.blockRef(b)
 	go func() {
 		list, err := r.c.workers.live(r.ctx, false)
 		if err != nil {
@@ -181,7 +229,7 @@ func eofIf(short bool) error {
 // short-circuit when that worker shares this host, falling back to the
 // next workers in rendezvous order when one fails.
 func (r *Reader) readBlock(b *pb.Block, p []byte, off int64) error {
-	ref := &pb.BlockRef{StoreUri: r.storeURI, InodeId: r.Status.InodeID, BlockId: b.BlockId, Length: b.Length}
+	ref := r.blockRef(b)
 	var errs []error
 	for attempt := range 2 {
 		list, err := r.c.workers.live(r.ctx, attempt > 0)

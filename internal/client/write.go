@@ -38,7 +38,7 @@ func (w *Writer) openStream() error {
 		stream, err := wc.Write(ctx)
 		if err == nil {
 			err = stream.Send(&pb.WriteRequest{Msg: &pb.WriteRequest_Header{Header: &pb.WriteHeader{
-				StoreUri: w.storeURI, InodeId: w.ino, BlockSize: w.blockSize, Path: w.path}}})
+				StoreUri: w.storeURI, InodeId: w.ino, BlockSize: w.blockSize, Path: w.path, ObjectKey: w.objectKey}}})
 		}
 		if err != nil {
 			cancel()

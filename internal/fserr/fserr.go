@@ -27,6 +27,9 @@ var (
 	ErrRoot            = errors.New("operation not allowed on the root directory")
 	ErrNoNamespace     = errors.New("no such namespace")
 	ErrUnsupported     = errors.New("operation not supported")
+	// ErrChanged: a cache-mode file's object changed in the bucket since
+	// the file was opened; open it again to read the new version.
+	ErrChanged = errors.New("the file's object changed in the bucket")
 	// ErrUnavailable: a service or worker could not be reached.
 	ErrUnavailable = errors.New("unavailable")
 	// ErrNotLeader: the member asked is not the namespace service's leader;

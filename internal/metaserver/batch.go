@@ -33,8 +33,6 @@ func (s *Server) Batch(ctx context.Context, r *pb.BatchRequest) (*pb.BatchRespon
 	}
 	results := make([]*pb.BatchResult, len(r.Calls))
 	calls := make([]batched, len(r.Calls))
-	var q []*proposal
-	reads := 0
 	for i, c := range r.Calls {
 		b := &calls[i]
 		if b.op, b.req = ofCall(c); b.op == nil {
@@ -43,6 +41,14 @@ func (s *Server) Batch(ctx context.Context, r *pb.BatchRequest) (*pb.BatchRespon
 		}
 		if err := s.admit(b.op, b.req); err != nil {
 			results[i] = failed(err)
+		}
+	}
+	s.prepareBatch(ctx, calls, results)
+	var q []*proposal
+	reads := 0
+	for i := range calls {
+		b := &calls[i]
+		if results[i] != nil {
 			continue
 		}
 		if b.op.Kind == statemachine.Read {

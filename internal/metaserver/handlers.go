@@ -95,3 +95,8 @@ func (s *Server) ListNamespaces(ctx context.Context, r *pb.ListNamespacesRequest
 func (s *Server) GetServerDefaults(ctx context.Context, r *pb.GetServerDefaultsRequest) (*pb.GetServerDefaultsResponse, error) {
 	return call[*pb.GetServerDefaultsResponse](ctx, s, sm.GetServerDefaults, r)
 }
+
+// Resync implements MetaService.
+func (s *Server) Resync(ctx context.Context, r *pb.ResyncRequest) (*pb.ResyncResponse, error) {
+	return call[*pb.ResyncResponse](ctx, s, sm.Resync, r)
+}

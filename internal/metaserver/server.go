@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/stratafs/strata/internal/cachemode"
 	"github.com/stratafs/strata/internal/kv/pebblekv"
 	"github.com/stratafs/strata/internal/kvschema"
 	"github.com/stratafs/strata/internal/namespace"
@@ -107,6 +108,7 @@ type Server struct {
 	purgeCh   chan struct{}
 	gcCh      chan struct{}
 	stores    objstore.Set
+	cache     *cachemode.Mode
 	stop      chan struct{}
 	wg        sync.WaitGroup
 
@@ -131,6 +133,7 @@ func Open(cfg Config) (*Server, error) {
 	// reuse the ids of entries an earlier run left in the log.
 	s.nextProposal.Store(cfg.MemberID<<48 | uint64(time.Now().UnixNano())&(1<<47-1))
 	s.stores.Open = cfg.OpenStore
+	s.cache = cachemode.New(cacheService{s}, s.machine.FS(), cfg.Log)
 	// The monitor exists before the node, whose leadership changes reset it.
 	if s.leases, err = newLeaseMonitor(s); err != nil {
 		store.Close()
@@ -146,6 +149,7 @@ func Open(cfg Config) (*Server, error) {
 	s.every(10*time.Second, s.purgeCh, "purge", s.PurgeAll)
 	s.every(10*time.Second, s.gcCh, "block garbage collection", s.CollectGarbage)
 	s.every(time.Minute, nil, "forget requests", s.ForgetRequests)
+	s.every(time.Hour, nil, "upload sweep", s.SweepUploads)
 	return s, nil
 }
 

@@ -42,6 +42,10 @@ func (s *Server) do(ctx context.Context, op *statemachine.Op, req request) (prot
 	if err := s.admit(op, req); err != nil {
 		return nil, err
 	}
+	req, err := s.prepare(ctx, op, req)
+	if err != nil {
+		return nil, err
+	}
 	if op.Kind == statemachine.Read {
 		return s.read(ctx, op, req)
 	}
@@ -118,7 +122,12 @@ func (s *Server) created(ctx context.Context, r *pb.CreateRequest, res statemach
 	resp.InlineLimit = uint32(s.cfg.Namespace.InlineLimit)
 	if !r.GetComplete() {
 		s.leases.renew(r.GetHeader().GetClientName())
-		resp.StoreUri = s.storeURI(r.GetHeader())
+		if rec := s.namespaceRecord(r.GetHeader()); rec != nil {
+			resp.StoreUri = rec.StoreURI
+			if rec.IsCache() {
+				resp.ObjectKey = namespace.ObjectKey(r.GetPath())
+			}
+		}
 	}
 	return resp, nil
 }
@@ -144,17 +153,15 @@ func caller(h *pb.Header) namespace.Caller {
 	return namespace.Caller{User: h.GetUser(), Groups: h.GetGroups()}
 }
 
-// storeURI returns the bucket URI of the caller's namespace ("" if it
+// namespaceRecord returns the record of the caller's namespace (nil if it
 // vanished meanwhile).
-func (s *Server) storeURI(h *pb.Header) string {
-	var uri string
-	_ = s.store.View(func(r kv.Reader) error {
-		if rec, err := namespace.Lookup(r, h.GetNamespace()); err == nil {
-			uri = rec.StoreURI
-		}
-		return nil
+func (s *Server) namespaceRecord(h *pb.Header) *kvschema.Namespace {
+	var rec *kvschema.Namespace
+	_ = s.store.View(func(r kv.Reader) (err error) {
+		rec, err = namespace.Lookup(r, h.GetNamespace())
+		return err
 	})
-	return uri
+	return rec
 }
 
 // RenewLease implements MetaService.

@@ -404,15 +404,32 @@ func (fs *FS) Resync(tx kv.Txn, now int64, c Caller, ns, path string) (uint64, e
 }
 
 func (fs *FS) resync(tx kv.Txn, now int64, c Caller, ns, path string) (uint64, error) {
-	res, err := fs.resolveExisting(tx, c, ns, path)
+	if !fs.IsSuperuser(c) {
+		return 0, ErrPermission
+	}
+	return fs.markStale(tx, now, ns, path)
+}
+
+// MarkStale is Resync on the service's own behalf, without permission
+// checks; a missing path is not an error.
+func (fs *FS) MarkStale(tx kv.Txn, now int64, ns, path string) error {
+	_, err := fs.markStale(tx, now, ns, path)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return pathErr("markStale", path, err)
+	}
+	return nil
+}
+
+func (fs *FS) markStale(tx kv.Txn, now int64, ns, path string) (uint64, error) {
+	res, err := fs.resolveExisting(tx, Caller{User: fs.cfg.Superuser}, ns, path)
 	if err != nil {
 		return 0, err
 	}
 	if !res.ns.IsCache() {
 		return 0, ErrInvalidArgument
-	}
-	if !fs.IsSuperuser(c) {
-		return 0, ErrPermission
 	}
 	st, err := objectState(tx, res.node.ID)
 	if err != nil {

@@ -90,7 +90,8 @@ func (g *Group) createDefault(ctx context.Context) error {
 	}
 	defer c.Close()
 	bucket := "file://" + filepath.Join(g.cfg.Dir, "bucket")
-	err = c.CreateNamespace(ctx, namespace.DefaultNamespace, pb.NamespaceMode_NAMESPACE_MODE_BLOCK, bucket)
+	err = c.CreateNamespace(ctx, &pb.NamespaceInfo{Name: namespace.DefaultNamespace,
+		Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK, StoreUri: bucket})
 	if err != nil && ctx.Err() != nil {
 		err = context.Cause(ctx)
 	}

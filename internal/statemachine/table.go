@@ -132,6 +132,14 @@ var (
 		})
 )
 
+// MarkStale makes a cache-mode subtree stale on the service's own behalf.
+var MarkStale = internal(Op{Name: "MarkStale"},
+	func(c *pb.MarkStaleCommand) *pb.Command { return &pb.Command{Op: &pb.Command_MarkStale{MarkStale: c}} },
+	(*pb.Command).GetMarkStale,
+	func(e env, tx kv.Txn, c *pb.MarkStaleCommand) (Result, error) {
+		return Result{}, e.fs.MarkStale(tx, e.now, c.GetNamespace(), c.GetPath())
+	})
+
 func bucketEntry(e *pb.BucketEntry) namespace.BucketEntry {
 	return namespace.BucketEntry{Name: e.GetName(), Dir: e.GetDirectory(), Size: e.GetSize(), ETag: e.GetEtag(),
 		Modified: e.GetModified()}

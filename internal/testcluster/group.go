@@ -156,7 +156,8 @@ func StartInProcessGroup(t testing.TB, n int, configure func(i int, cfg *metaser
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if err := c.CreateNamespace(ctx, namespace.DefaultNamespace, pb.NamespaceMode_NAMESPACE_MODE_BLOCK, "file://"+out[0].DataDir+"/bucket"); err != nil {
+	if err := c.CreateNamespace(ctx, &pb.NamespaceInfo{Name: namespace.DefaultNamespace,
+		Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK, StoreUri: "file://" + out[0].DataDir + "/bucket"}); err != nil {
 		t.Fatal(err)
 	}
 	return out

@@ -51,7 +51,8 @@ func startMinioCluster(t *testing.T) *minioCluster {
 	}
 	admin := testcluster.Client(t, meta.Addr, "")
 	uri := fmt.Sprintf("s3://%s/strata?endpoint=%s&region=%s", cfg.Bucket, url.QueryEscape(cfg.Endpoint), cfg.Region)
-	if err := admin.CreateNamespace(context.Background(), c.ns, pb.NamespaceMode_NAMESPACE_MODE_BLOCK, uri); err != nil {
+	if err := admin.CreateNamespace(context.Background(), &pb.NamespaceInfo{Name: c.ns,
+		Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK, StoreUri: uri}); err != nil {
 		t.Fatal(err)
 	}
 	waitWorkers(t, admin, 2)

@@ -3,7 +3,6 @@ package worker
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"slices"
 	"sync"
@@ -46,6 +45,9 @@ func (w *Worker) Read(r *pb.ReadRequest, stream pb.WorkerService_ReadServer) err
 func checkRange(ref *pb.BlockRef, off, length uint64) error {
 	if ref == nil || ref.StoreUri == "" || ref.InodeId == 0 || ref.BlockId == 0 {
 		return fserr.Errorf(fserr.ErrInvalidArgument, "read: the request names no block")
+	}
+	if ref.ObjectKey != "" && (ref.Version == "" || object.ValidateKey(ref.ObjectKey) != nil || object.IsMarker(ref.ObjectKey)) {
+		return fserr.Errorf(fserr.ErrInvalidArgument, "read: a range of an object needs a valid key and the object's version")
 	}
 	if off > ref.Length || length > ref.Length-off {
 		return fserr.Errorf(fserr.ErrInvalidArgument, "read: range %d+%d is outside the %d-byte block", off, length, ref.Length)
@@ -163,12 +165,8 @@ func (w *Worker) fetchVia(ctx context.Context, ref *pb.BlockRef, p []byte, off i
 	if err != nil {
 		return err
 	}
-	key := blocks.ObjectKey(ref.InodeId, ref.BlockId)
-	rc, err := store.Get(ctx, key, off, int64(len(p)))
+	rc, key, err := openBlock(ctx, store, ref, off, int64(len(p)))
 	if err != nil {
-		if errors.Is(err, object.ErrNotFound) {
-			return fserr.Errorf(fserr.ErrNotFound, "read: block %s is missing from the bucket", key)
-		}
 		return err
 	}
 	defer rc.Close()
@@ -180,7 +178,7 @@ func (w *Worker) fetchVia(ctx context.Context, ref *pb.BlockRef, p []byte, off i
 	n, err := io.ReadFull(r, p)
 	w.stats.bucketBytesRead.Add(uint64(n))
 	if err != nil {
-		return fmt.Errorf("read %s at %d: %w", key, off, err)
+		return changed(ref, key, off, err)
 	}
 	return nil
 }

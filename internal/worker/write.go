@@ -28,6 +28,9 @@ func (w *Worker) Write(stream pb.WorkerService_WriteServer) error {
 	if h == nil || h.StoreUri == "" || h.InodeId == 0 {
 		return fserr.Errorf(fserr.ErrInvalidArgument, "write: the first message must be a header with a bucket and an inode")
 	}
+	if h.ObjectKey != "" {
+		return w.writeObject(stream, h)
+	}
 	// The file's block size, from its create: the service chose it.
 	if err := blocks.CheckSize(h.BlockSize); err != nil {
 		return fserr.Errorf(fserr.ErrInvalidArgument, "write: %v", err)

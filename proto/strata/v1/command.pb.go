@@ -58,6 +58,7 @@ type Command struct {
 	//	*Command_SyncPath
 	//	*Command_SyncListing
 	//	*Command_Resync
+	//	*Command_MarkStale
 	Op            isCommand_Op `protobuf_oneof:"op"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -292,6 +293,15 @@ func (x *Command) GetResync() *ResyncRequest {
 	return nil
 }
 
+func (x *Command) GetMarkStale() *MarkStaleCommand {
+	if x != nil {
+		if x, ok := x.Op.(*Command_MarkStale); ok {
+			return x.MarkStale
+		}
+	}
+	return nil
+}
+
 type isCommand_Op interface {
 	isCommand_Op()
 }
@@ -372,6 +382,10 @@ type Command_Resync struct {
 	Resync *ResyncRequest `protobuf:"bytes,42,opt,name=resync,proto3,oneof"`
 }
 
+type Command_MarkStale struct {
+	MarkStale *MarkStaleCommand `protobuf:"bytes,43,opt,name=mark_stale,json=markStale,proto3,oneof"`
+}
+
 func (*Command_Mkdirs) isCommand_Op() {}
 
 func (*Command_Create) isCommand_Op() {}
@@ -409,6 +423,8 @@ func (*Command_SyncPath) isCommand_Op() {}
 func (*Command_SyncListing) isCommand_Op() {}
 
 func (*Command_Resync) isCommand_Op() {}
+
+func (*Command_MarkStale) isCommand_Op() {}
 
 // CommandGroup is commands proposed together as one entry, to share its
 // cost. Each is applied as if it came alone, in order, with the group's id,
@@ -866,6 +882,60 @@ func (x *SyncPathCommand) GetEntry() *BucketEntry {
 	return nil
 }
 
+// MarkStaleCommand makes what the bucket confirmed at path and below it
+// too old to trust (a cache-mode rename's copies may have other versions).
+type MarkStaleCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Namespace     string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MarkStaleCommand) Reset() {
+	*x = MarkStaleCommand{}
+	mi := &file_strata_v1_command_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MarkStaleCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MarkStaleCommand) ProtoMessage() {}
+
+func (x *MarkStaleCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_command_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MarkStaleCommand.ProtoReflect.Descriptor instead.
+func (*MarkStaleCommand) Descriptor() ([]byte, []int) {
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *MarkStaleCommand) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *MarkStaleCommand) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
 // SyncListingCommand records one page of a directory's listing from the
 // bucket. The last page also removes the children the listing, started at
 // start (ms), did not show, and records the directory as listed then.
@@ -882,7 +952,7 @@ type SyncListingCommand struct {
 
 func (x *SyncListingCommand) Reset() {
 	*x = SyncListingCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[9]
+	mi := &file_strata_v1_command_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -894,7 +964,7 @@ func (x *SyncListingCommand) String() string {
 func (*SyncListingCommand) ProtoMessage() {}
 
 func (x *SyncListingCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[9]
+	mi := &file_strata_v1_command_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -907,7 +977,7 @@ func (x *SyncListingCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SyncListingCommand.ProtoReflect.Descriptor instead.
 func (*SyncListingCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{9}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SyncListingCommand) GetNamespace() string {
@@ -949,7 +1019,7 @@ var File_strata_v1_command_proto protoreflect.FileDescriptor
 
 const file_strata_v1_command_proto_rawDesc = "" +
 	"\n" +
-	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\"\x86\n" +
+	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\"\xc4\n" +
 	"\n" +
 	"\aCommand\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x10\n" +
@@ -974,7 +1044,9 @@ const file_strata_v1_command_proto_rawDesc = "" +
 	"\x05group\x18\x19 \x01(\v2\x17.strata.v1.CommandGroupH\x00R\x05group\x129\n" +
 	"\tsync_path\x18( \x01(\v2\x1a.strata.v1.SyncPathCommandH\x00R\bsyncPath\x12B\n" +
 	"\fsync_listing\x18) \x01(\v2\x1d.strata.v1.SyncListingCommandH\x00R\vsyncListing\x122\n" +
-	"\x06resync\x18* \x01(\v2\x18.strata.v1.ResyncRequestH\x00R\x06resyncB\x04\n" +
+	"\x06resync\x18* \x01(\v2\x18.strata.v1.ResyncRequestH\x00R\x06resync\x12<\n" +
+	"\n" +
+	"mark_stale\x18+ \x01(\v2\x1b.strata.v1.MarkStaleCommandH\x00R\tmarkStaleB\x04\n" +
 	"\x02op\">\n" +
 	"\fCommandGroup\x12.\n" +
 	"\bcommands\x18\x01 \x03(\v2\x12.strata.v1.CommandR\bcommands\"\x93\x01\n" +
@@ -1005,7 +1077,10 @@ const file_strata_v1_command_proto_rawDesc = "" +
 	"\x0fSyncPathCommand\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12,\n" +
-	"\x05entry\x18\x03 \x01(\v2\x16.strata.v1.BucketEntryR\x05entry\"\xa2\x01\n" +
+	"\x05entry\x18\x03 \x01(\v2\x16.strata.v1.BucketEntryR\x05entry\"D\n" +
+	"\x10MarkStaleCommand\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\"\xa2\x01\n" +
 	"\x12SyncListingCommand\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x120\n" +
@@ -1026,7 +1101,7 @@ func file_strata_v1_command_proto_rawDescGZIP() []byte {
 	return file_strata_v1_command_proto_rawDescData
 }
 
-var file_strata_v1_command_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_strata_v1_command_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_strata_v1_command_proto_goTypes = []any{
 	(*Command)(nil),                // 0: strata.v1.Command
 	(*CommandGroup)(nil),           // 1: strata.v1.CommandGroup
@@ -1037,49 +1112,51 @@ var file_strata_v1_command_proto_goTypes = []any{
 	(*PurgeCommand)(nil),           // 6: strata.v1.PurgeCommand
 	(*BucketEntry)(nil),            // 7: strata.v1.BucketEntry
 	(*SyncPathCommand)(nil),        // 8: strata.v1.SyncPathCommand
-	(*SyncListingCommand)(nil),     // 9: strata.v1.SyncListingCommand
-	(*MkdirsRequest)(nil),          // 10: strata.v1.MkdirsRequest
-	(*CreateRequest)(nil),          // 11: strata.v1.CreateRequest
-	(*CompleteRequest)(nil),        // 12: strata.v1.CompleteRequest
-	(*RenameRequest)(nil),          // 13: strata.v1.RenameRequest
-	(*DeleteRequest)(nil),          // 14: strata.v1.DeleteRequest
-	(*SetPermissionRequest)(nil),   // 15: strata.v1.SetPermissionRequest
-	(*SetOwnerRequest)(nil),        // 16: strata.v1.SetOwnerRequest
-	(*SetTimesRequest)(nil),        // 17: strata.v1.SetTimesRequest
-	(*RecoverLeaseRequest)(nil),    // 18: strata.v1.RecoverLeaseRequest
-	(*CreateNamespaceRequest)(nil), // 19: strata.v1.CreateNamespaceRequest
-	(*DeleteNamespaceRequest)(nil), // 20: strata.v1.DeleteNamespaceRequest
-	(*ResyncRequest)(nil),          // 21: strata.v1.ResyncRequest
+	(*MarkStaleCommand)(nil),       // 9: strata.v1.MarkStaleCommand
+	(*SyncListingCommand)(nil),     // 10: strata.v1.SyncListingCommand
+	(*MkdirsRequest)(nil),          // 11: strata.v1.MkdirsRequest
+	(*CreateRequest)(nil),          // 12: strata.v1.CreateRequest
+	(*CompleteRequest)(nil),        // 13: strata.v1.CompleteRequest
+	(*RenameRequest)(nil),          // 14: strata.v1.RenameRequest
+	(*DeleteRequest)(nil),          // 15: strata.v1.DeleteRequest
+	(*SetPermissionRequest)(nil),   // 16: strata.v1.SetPermissionRequest
+	(*SetOwnerRequest)(nil),        // 17: strata.v1.SetOwnerRequest
+	(*SetTimesRequest)(nil),        // 18: strata.v1.SetTimesRequest
+	(*RecoverLeaseRequest)(nil),    // 19: strata.v1.RecoverLeaseRequest
+	(*CreateNamespaceRequest)(nil), // 20: strata.v1.CreateNamespaceRequest
+	(*DeleteNamespaceRequest)(nil), // 21: strata.v1.DeleteNamespaceRequest
+	(*ResyncRequest)(nil),          // 22: strata.v1.ResyncRequest
 }
 var file_strata_v1_command_proto_depIdxs = []int32{
 	2,  // 0: strata.v1.Command.settings:type_name -> strata.v1.NamespaceSettings
-	10, // 1: strata.v1.Command.mkdirs:type_name -> strata.v1.MkdirsRequest
-	11, // 2: strata.v1.Command.create:type_name -> strata.v1.CreateRequest
-	12, // 3: strata.v1.Command.complete:type_name -> strata.v1.CompleteRequest
-	13, // 4: strata.v1.Command.rename:type_name -> strata.v1.RenameRequest
-	14, // 5: strata.v1.Command.delete:type_name -> strata.v1.DeleteRequest
-	15, // 6: strata.v1.Command.set_permission:type_name -> strata.v1.SetPermissionRequest
-	16, // 7: strata.v1.Command.set_owner:type_name -> strata.v1.SetOwnerRequest
-	17, // 8: strata.v1.Command.set_times:type_name -> strata.v1.SetTimesRequest
-	18, // 9: strata.v1.Command.recover_lease:type_name -> strata.v1.RecoverLeaseRequest
-	19, // 10: strata.v1.Command.create_namespace:type_name -> strata.v1.CreateNamespaceRequest
-	20, // 11: strata.v1.Command.delete_namespace:type_name -> strata.v1.DeleteNamespaceRequest
+	11, // 1: strata.v1.Command.mkdirs:type_name -> strata.v1.MkdirsRequest
+	12, // 2: strata.v1.Command.create:type_name -> strata.v1.CreateRequest
+	13, // 3: strata.v1.Command.complete:type_name -> strata.v1.CompleteRequest
+	14, // 4: strata.v1.Command.rename:type_name -> strata.v1.RenameRequest
+	15, // 5: strata.v1.Command.delete:type_name -> strata.v1.DeleteRequest
+	16, // 6: strata.v1.Command.set_permission:type_name -> strata.v1.SetPermissionRequest
+	17, // 7: strata.v1.Command.set_owner:type_name -> strata.v1.SetOwnerRequest
+	18, // 8: strata.v1.Command.set_times:type_name -> strata.v1.SetTimesRequest
+	19, // 9: strata.v1.Command.recover_lease:type_name -> strata.v1.RecoverLeaseRequest
+	20, // 10: strata.v1.Command.create_namespace:type_name -> strata.v1.CreateNamespaceRequest
+	21, // 11: strata.v1.Command.delete_namespace:type_name -> strata.v1.DeleteNamespaceRequest
 	6,  // 12: strata.v1.Command.purge:type_name -> strata.v1.PurgeCommand
 	5,  // 13: strata.v1.Command.expire_lease:type_name -> strata.v1.ExpireLeaseCommand
 	4,  // 14: strata.v1.Command.garbage_done:type_name -> strata.v1.GarbageDoneCommand
 	3,  // 15: strata.v1.Command.forget_requests:type_name -> strata.v1.ForgetRequestsCommand
 	1,  // 16: strata.v1.Command.group:type_name -> strata.v1.CommandGroup
 	8,  // 17: strata.v1.Command.sync_path:type_name -> strata.v1.SyncPathCommand
-	9,  // 18: strata.v1.Command.sync_listing:type_name -> strata.v1.SyncListingCommand
-	21, // 19: strata.v1.Command.resync:type_name -> strata.v1.ResyncRequest
-	0,  // 20: strata.v1.CommandGroup.commands:type_name -> strata.v1.Command
-	7,  // 21: strata.v1.SyncPathCommand.entry:type_name -> strata.v1.BucketEntry
-	7,  // 22: strata.v1.SyncListingCommand.entries:type_name -> strata.v1.BucketEntry
-	23, // [23:23] is the sub-list for method output_type
-	23, // [23:23] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	10, // 18: strata.v1.Command.sync_listing:type_name -> strata.v1.SyncListingCommand
+	22, // 19: strata.v1.Command.resync:type_name -> strata.v1.ResyncRequest
+	9,  // 20: strata.v1.Command.mark_stale:type_name -> strata.v1.MarkStaleCommand
+	0,  // 21: strata.v1.CommandGroup.commands:type_name -> strata.v1.Command
+	7,  // 22: strata.v1.SyncPathCommand.entry:type_name -> strata.v1.BucketEntry
+	7,  // 23: strata.v1.SyncListingCommand.entries:type_name -> strata.v1.BucketEntry
+	24, // [24:24] is the sub-list for method output_type
+	24, // [24:24] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_command_proto_init() }
@@ -1108,6 +1185,7 @@ func file_strata_v1_command_proto_init() {
 		(*Command_SyncPath)(nil),
 		(*Command_SyncListing)(nil),
 		(*Command_Resync)(nil),
+		(*Command_MarkStale)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1115,7 +1193,7 @@ func file_strata_v1_command_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_v1_command_proto_rawDesc), len(file_strata_v1_command_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -987,9 +987,13 @@ func (x *GetFileStatusResponse) GetStatus() *FileStatus {
 }
 
 type OpenRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
-	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Header *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Path   string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	// Cache mode: check the file against the bucket first, whatever the sync
+	// interval says (a reader whose worker found the object changed opens it
+	// again so).
+	Refresh       bool `protobuf:"varint,3,opt,name=refresh,proto3" json:"refresh,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1036,6 +1040,13 @@ func (x *OpenRequest) GetPath() string {
 		return x.Path
 	}
 	return ""
+}
+
+func (x *OpenRequest) GetRefresh() bool {
+	if x != nil {
+		return x.Refresh
+	}
+	return false
 }
 
 type OpenResponse struct {
@@ -3730,10 +3741,11 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\"F\n" +
 	"\x15GetFileStatusResponse\x12-\n" +
-	"\x06status\x18\x01 \x01(\v2\x15.strata.v1.FileStatusR\x06status\"L\n" +
+	"\x06status\x18\x01 \x01(\v2\x15.strata.v1.FileStatusR\x06status\"f\n" +
 	"\vOpenRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
-	"\x04path\x18\x02 \x01(\tR\x04path\"\x83\x02\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x18\n" +
+	"\arefresh\x18\x03 \x01(\bR\arefresh\"\x83\x02\n" +
 	"\fOpenResponse\x12-\n" +
 	"\x06status\x18\x01 \x01(\v2\x15.strata.v1.FileStatusR\x06status\x12(\n" +
 	"\x06blocks\x18\x02 \x03(\v2\x10.strata.v1.BlockR\x06blocks\x12\x1f\n" +

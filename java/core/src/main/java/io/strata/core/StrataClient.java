@@ -152,7 +152,7 @@ public final class StrataClient implements Closeable {
     CreateResponse r = batch(MetaServiceGrpc.getCreateMethod(), Op.CREATE, p,
         BatchCall.newBuilder().setCreate(req)).getCreate();
     WriteTarget t = new WriteTarget(p, r.getStoreUri(), r.getStatus().getInodeId(),
-        r.getStatus().getBlockSize(), r.getInlineLimit());
+        r.getStatus().getBlockSize(), r.getInlineLimit(), r.getObjectKey());
     renewer.acquire();
     return new FileWriter(this, t, blockIO);
   }
@@ -199,7 +199,8 @@ public final class StrataClient implements Closeable {
     for (Block b : r.getBlocksList()) {
       blocks.add(new BlockExtent(b.getBlockId(), b.getOffset(), b.getLength()));
     }
-    return new ReadTarget(p, r.getStoreUri(), info.inodeId(), info.length(), blocks);
+    return new ReadTarget(p, r.getStoreUri(), info.inodeId(), info.length(), blocks,
+        r.getObjectKey(), r.getObjectVersion());
   }
 
   private List<WorkerInfo> listWorkers() throws IOException {

@@ -11,9 +11,12 @@ import java.util.List;
  * @param inodeId the file's inode
  * @param length the committed length of the file
  * @param blocks the blocks, contiguous from offset 0, in order
+ * @param objectKey in a cache-mode namespace, the object whose ranges the blocks are; "" in
+ *     block mode, where each block is an object of its own
+ * @param objectVersion the version (ETag) of that object the blocks are ranges of
  */
 public record ReadTarget(StrataPath path, String storeUri, long inodeId, long length,
-    List<BlockExtent> blocks) {
+    List<BlockExtent> blocks, String objectKey, String objectVersion) {
   /** Copies the block list. */
   public ReadTarget {
     blocks = List.copyOf(blocks);

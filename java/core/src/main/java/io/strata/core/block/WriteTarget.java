@@ -10,6 +10,8 @@ import io.strata.core.StrataPath;
  * @param inodeId the inode created for the file; block object names derive from it
  * @param blockSize the file's block size
  * @param inlineLimit the size up to which content is stored inline instead (for messages)
+ * @param objectKey in a cache-mode namespace, the one object the content goes to (the worker
+ *     writes it whole instead of cutting blocks); "" in block mode
  */
 public record WriteTarget(StrataPath path, String storeUri, long inodeId, long blockSize,
-    int inlineLimit) {}
+    int inlineLimit, String objectKey) {}

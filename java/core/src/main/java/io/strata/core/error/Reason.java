@@ -24,6 +24,7 @@ public enum Reason {
   ROOT_DIRECTORY,
   NO_NAMESPACE,
   UNSUPPORTED,
+  CHANGED,
   /**
    * The member asked is not the leader of the service's Raft group; the ErrorInfo metadata key
    * {@value #LEADER_KEY} names the leader's host:port when the member knows it. Not a file

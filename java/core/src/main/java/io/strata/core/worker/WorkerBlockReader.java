@@ -89,8 +89,13 @@ final class WorkerBlockReader implements BlockReader {
 
   /** Fills {@code b[off, off+len)} from {@code [in, in+len)} of block {@code e}. */
   private void readBlock(BlockExtent e, byte[] b, int off, int len, long in) throws IOException {
-    BlockRef ref = BlockRef.newBuilder().setStoreUri(target.storeUri())
-        .setInodeId(target.inodeId()).setBlockId(e.blockId()).setLength(e.length()).build();
+    BlockRef.Builder rb = BlockRef.newBuilder().setStoreUri(target.storeUri())
+        .setInodeId(target.inodeId()).setBlockId(e.blockId()).setLength(e.length());
+    if (!target.objectKey().isEmpty()) {
+      rb.setObjectKey(target.objectKey()).setObjectOffset(e.offset())
+          .setVersion(target.objectVersion());
+    }
+    BlockRef ref = rb.build();
     List<String> errs = new ArrayList<>();
     IOException last = null;
     for (int attempt = 0; attempt < 2; attempt++) {

@@ -256,7 +256,8 @@ public class WorkerDataPathTest {
   @Test
   public void aWorkerRefusingTheWriteFailsIt() throws IOException {
     try (WorkerSet ws = new WorkerSet(WorkerDataPathTest::realWorkers, "me", true, TIMEOUT)) {
-      WriteTarget t = new WriteTarget(base.child("refused"), "nosuch://bucket", 4242, MIB, 4096);
+      WriteTarget t = new WriteTarget(base.child("refused"), "nosuch://bucket", 4242, MIB, 4096,
+          "");
       // The refusal may come back as soon as the stream opens, or with the
       // first block: either way the write fails and names the bucket.
       java.util.concurrent.atomic.AtomicReference<BlockWriter> opened =

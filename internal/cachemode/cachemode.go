@@ -1,0 +1,170 @@
+package cachemode
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/stratafs/strata/internal/kv"
+	"github.com/stratafs/strata/internal/kvschema"
+	"github.com/stratafs/strata/internal/namespace"
+	"github.com/stratafs/strata/internal/object"
+	"github.com/stratafs/strata/internal/statemachine"
+	pb "github.com/stratafs/strata/proto/strata/v1"
+)
+
+// Service is what cache mode needs of the namespace service's leader. Its
+// methods are safe for concurrent use.
+type Service interface {
+	// View runs fn against the applied state after a read barrier: what
+	// fn reads is at least as new as everything committed before.
+	View(ctx context.Context, fn func(kv.Reader) error) error
+	// Propose logs cmd, stamped with the leader's time and settings, and
+	// waits until it is applied; the error is the command's answer if it
+	// failed, or why it was not applied.
+	Propose(ctx context.Context, cmd *pb.Command) (statemachine.Result, error)
+	// Try applies cmd, stamped as Propose would, to a copy of the applied
+	// state that is then thrown away, and returns what applying it gave:
+	// whether the command would succeed now, before its bucket side is done.
+	Try(ctx context.Context, cmd *pb.Command) (statemachine.Result, error)
+	// Bucket returns the store at uri, behind the one retry layer.
+	Bucket(ctx context.Context, uri string) (object.Store, error)
+	// Now is the leader's clock.
+	Now() time.Time
+}
+
+// Mode carries out the bucket side of the operations of cache-mode
+// namespaces. It is safe for concurrent use.
+type Mode struct {
+	svc Service
+	fs  *namespace.FS
+	log *slog.Logger
+	mu  struct {
+		sync.Mutex
+		flights map[flightKey]*flight
+	}
+}
+
+// New returns a Mode for the service svc, reading the state with fs.
+func New(svc Service, fs *namespace.FS, log *slog.Logger) *Mode {
+	m := &Mode{svc: svc, fs: fs, log: log}
+	m.mu.flights = map[flightKey]*flight{}
+	return m
+}
+
+// request is a client's request: every one has a header.
+type request interface {
+	proto.Message
+	GetHeader() *pb.Header
+}
+
+// Prepare does the bucket side of op for req in cache-mode namespace ns
+// (its record) and returns the request for the service to carry out: req,
+// or a copy with what the service sets (an object's version). An operation
+// whose bucket side fails is not carried out; one that cannot be done in
+// the namespace (a missing file, a permission) is left for the service to
+// refuse, with nothing done in the bucket.
+func (m *Mode) Prepare(ctx context.Context, ns *kvschema.Namespace, op *statemachine.Op, req proto.Message) (proto.Message, error) {
+	prep, ok := prepares[op]
+	if !ok {
+		return req, nil
+	}
+	store, err := m.svc.Bucket(ctx, ns.StoreURI)
+	if err != nil {
+		return nil, err
+	}
+	return prep(ctx, &call{Mode: m, ns: ns, store: store, op: op}, req)
+}
+
+// call is one operation being prepared.
+type call struct {
+	*Mode
+	ns    *kvschema.Namespace
+	store object.Store
+	op    *statemachine.Op
+}
+
+// prepares holds each operation's bucket side; an operation without one
+// (the service's own, namespace administration, server defaults) needs
+// none.
+var prepares = map[*statemachine.Op]func(context.Context, *call, proto.Message) (proto.Message, error){}
+
+func init() {
+	entry := func(path func(proto.Message) string) func(context.Context, *call, proto.Message) (proto.Message, error) {
+		return func(ctx context.Context, c *call, req proto.Message) (proto.Message, error) {
+			_, err := c.ensureEntry(ctx, path(req))
+			return req, err
+		}
+	}
+	for op, path := range map[*statemachine.Op]func(proto.Message) string{
+		statemachine.GetFileStatus:     func(r proto.Message) string { return r.(*pb.GetFileStatusRequest).GetPath() },
+		statemachine.GetContentSummary: func(r proto.Message) string { return r.(*pb.GetContentSummaryRequest).GetPath() },
+		statemachine.SetPermission:     func(r proto.Message) string { return r.(*pb.SetPermissionRequest).GetPath() },
+		statemachine.SetOwner:          func(r proto.Message) string { return r.(*pb.SetOwnerRequest).GetPath() },
+		statemachine.SetTimes:          func(r proto.Message) string { return r.(*pb.SetTimesRequest).GetPath() },
+		statemachine.RecoverLease:      func(r proto.Message) string { return r.(*pb.RecoverLeaseRequest).GetPath() },
+	} {
+		prepares[op] = entry(path)
+	}
+	prepares[statemachine.List] = prepareList
+	prepares[statemachine.Open] = prepareOpen
+	prepares[statemachine.Mkdirs] = prepareMkdirs
+	prepares[statemachine.Create] = prepareCreate
+	prepares[statemachine.Complete] = prepareComplete
+	prepares[statemachine.Delete] = prepareDelete
+	prepares[statemachine.Rename] = prepareRename
+}
+
+// prepareOpen makes the file fresh, checking it against the bucket at
+// once when the reader asks for it (its worker found the object changed).
+func prepareOpen(ctx context.Context, c *call, req proto.Message) (proto.Message, error) {
+	r := req.(*pb.OpenRequest)
+	if r.GetRefresh() {
+		return req, c.checkEntry(ctx, r.GetPath())
+	}
+	_, err := c.ensureEntry(ctx, r.GetPath())
+	return req, err
+}
+
+// prepareList makes the listed directory's entries fresh, when a listing
+// starts (its later pages read what the first one loaded).
+func prepareList(ctx context.Context, c *call, req proto.Message) (proto.Message, error) {
+	r := req.(*pb.ListRequest)
+	v, err := c.ensureEntry(ctx, r.GetPath())
+	if err != nil || v.Node == nil || !v.Node.IsDir() || r.GetStartAfter() != "" {
+		return req, err
+	}
+	return req, c.ensureListed(ctx, r.GetPath(), v)
+}
+
+// UploadAge is how old an upload in progress must be before the sweep
+// takes it for abandoned: a day, as S3's lifecycle rules usually say.
+const UploadAge = 24 * time.Hour
+
+// SweepUploads aborts the multipart uploads in ns's bucket that started
+// more than UploadAge ago: what writers that died mid-write left (a live
+// writer completes or aborts its own). It reports how many it aborted.
+func (m *Mode) SweepUploads(ctx context.Context, ns *kvschema.Namespace) (int, error) {
+	store, err := m.svc.Bucket(ctx, ns.StoreURI)
+	if err != nil {
+		return 0, err
+	}
+	ups, err := store.ListUploads(ctx, "")
+	if err != nil {
+		return 0, err
+	}
+	old := m.svc.Now().Add(-UploadAge)
+	n := 0
+	for _, u := range ups {
+		if u.Started.Before(old) {
+			if err := store.AbortMultipart(ctx, u); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	return n, nil
+}

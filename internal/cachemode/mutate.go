@@ -1,0 +1,211 @@
+package cachemode
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"path"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/namespace"
+	"github.com/stratafs/strata/internal/object"
+	"github.com/stratafs/strata/internal/statemachine"
+	pb "github.com/stratafs/strata/proto/strata/v1"
+)
+
+// The bucket side of the mutations. Each first makes the paths it touches
+// fresh, then tries the mutation on a copy of the state, and does its part
+// in the bucket only if the namespace would accept it; the service then
+// logs it. Between the two another client may change the bucket: the next
+// sync shows what won, as on S3.
+
+// try reports whether the namespace would accept op for req now, and what
+// it would answer.
+func (c *call) try(ctx context.Context, req proto.Message) (statemachine.Result, bool, error) {
+	res, err := c.svc.Try(ctx, c.op.Command(req))
+	if err != nil {
+		if errors.As(err, new(*namespace.PathError)) {
+			return res, false, nil // refused: the service will refuse it too
+		}
+		return res, false, err
+	}
+	return res, true, nil
+}
+
+// prepareMkdirs puts the new directory's marker, as S3A does.
+func prepareMkdirs(ctx context.Context, c *call, req proto.Message) (proto.Message, error) {
+	r := req.(*pb.MkdirsRequest)
+	v, err := c.ensureEntry(ctx, r.GetPath())
+	if err != nil || v.Node != nil {
+		return req, err
+	}
+	if _, err := c.ensureEntry(ctx, parentOf(r.GetPath())); err != nil {
+		return nil, err
+	}
+	if res, ok, err := c.try(ctx, req); err != nil || !ok || !res.Done {
+		return req, err
+	}
+	_, err = c.store.Put(ctx, namespace.ObjectKey(r.GetPath())+"/", bytes.NewReader(nil), 0)
+	return req, err
+}
+
+// prepareCreate makes the path fresh, so that overwrite and exclusive
+// creates see what the bucket holds. A closed create (an empty or small
+// file in one call) puts the object at once and carries its version.
+func prepareCreate(ctx context.Context, c *call, req proto.Message) (proto.Message, error) {
+	r := req.(*pb.CreateRequest)
+	if _, err := c.ensureEntry(ctx, r.GetPath()); err != nil {
+		return nil, err
+	}
+	if _, err := c.ensureEntry(ctx, parentOf(r.GetPath())); err != nil {
+		return nil, err
+	}
+	if !r.GetComplete() {
+		return req, nil
+	}
+	r = proto.Clone(r).(*pb.CreateRequest)
+	r.ObjectEtag = "-" // what the service sets, for the try
+	if _, ok, err := c.try(ctx, r); err != nil || !ok {
+		return req, err
+	}
+	data := r.GetInlineData()
+	info, err := c.store.Put(ctx, namespace.ObjectKey(r.GetPath()), bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil, err
+	}
+	r.ObjectEtag = info.ETag
+	return r, nil
+}
+
+// prepareComplete finds the version of the object the writer's worker
+// wrote, or puts a small file's content (which the client sends with
+// Complete) as the object.
+func prepareComplete(ctx context.Context, c *call, req proto.Message) (proto.Message, error) {
+	r := proto.Clone(req).(*pb.CompleteRequest)
+	key := namespace.ObjectKey(r.GetPath())
+	small := len(r.GetBlocks()) == 0 && (r.GetInline() || r.GetLength() == 0)
+	data := r.GetInlineData()
+	r.Blocks, r.Inline, r.InlineData, r.ObjectEtag = nil, false, nil, "-"
+	if _, ok, err := c.try(ctx, r); err != nil || !ok {
+		return r, err
+	}
+	var info object.Info
+	var err error
+	if small {
+		info, err = c.store.Put(ctx, key, bytes.NewReader(data), int64(len(data)))
+	} else if info, err = c.store.Head(ctx, key); err == nil && uint64(info.Size) != r.GetLength() {
+		err = fserr.Errorf(fserr.ErrInvalidArgument, "complete %s: the object in the bucket is %d bytes, the writer wrote %d",
+			r.GetPath(), info.Size, r.GetLength())
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.ObjectEtag = info.ETag
+	return r, nil
+}
+
+// prepareDelete deletes the object, or every object below the directory
+// and its marker. A file being written here has no object yet: nothing is
+// deleted in the bucket (an object it was to replace stays, as on S3).
+func prepareDelete(ctx context.Context, c *call, req proto.Message) (proto.Message, error) {
+	r := req.(*pb.DeleteRequest)
+	v, err := c.ensureEntry(ctx, r.GetPath())
+	if err != nil || v.Node == nil || v.Node.Holder != "" {
+		return req, err
+	}
+	if v.Node.IsDir() && !r.GetRecursive() {
+		// Not-empty is decided on the directory's children as listed.
+		if err := c.ensureListed(ctx, r.GetPath(), v); err != nil {
+			return nil, err
+		}
+	}
+	if res, ok, err := c.try(ctx, req); err != nil || !ok || !res.Done {
+		return req, err
+	}
+	key := namespace.ObjectKey(r.GetPath())
+	if v.Node.IsDir() {
+		err = c.deleteTree(ctx, key+"/")
+	} else {
+		err = c.store.Delete(ctx, key)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return req, c.keepParent(ctx, r.GetPath())
+}
+
+// keepParent puts the marker of path's directory, so that it stays a
+// directory in the bucket when path was its last object (S3A does the
+// same).
+func (c *call) keepParent(ctx context.Context, p string) error {
+	dir := parentOf(p)
+	if dir == "/" {
+		return nil
+	}
+	_, err := c.store.Put(ctx, namespace.ObjectKey(dir)+"/", bytes.NewReader(nil), 0)
+	return err
+}
+
+// prepareRename copies then deletes, object by object, as S3A does: not
+// atomic (a reader may see both copies, or a directory half moved, and a
+// failure midway leaves it so: rename again, or delete, to finish). A
+// file being written cannot be renamed: its object goes to the key it was
+// created at.
+func prepareRename(ctx context.Context, c *call, req proto.Message) (proto.Message, error) {
+	r := req.(*pb.RenameRequest)
+	src, err := c.ensureEntry(ctx, r.GetSrc())
+	if err != nil || src.Node == nil {
+		return req, err
+	}
+	if src.Node.Holder != "" {
+		return nil, fserr.Errorf(fserr.ErrInvalidArgument, "rename %s: the file is being written; in a cache-mode namespace it can be renamed once closed", r.GetSrc())
+	}
+	for _, p := range []string{r.GetDst(), path.Join(r.GetDst(), path.Base(r.GetSrc())), parentOf(r.GetDst())} {
+		if _, err := c.ensureEntry(ctx, p); err != nil && !errors.Is(err, namespace.ErrInvalidPath) {
+			return nil, err
+		}
+	}
+	res, ok, err := c.try(ctx, req)
+	if err != nil || !ok || res.Path == "" || res.Path == r.GetSrc() {
+		return req, err
+	}
+	from, to := namespace.ObjectKey(r.GetSrc()), namespace.ObjectKey(res.Path)
+	if src.Node.IsDir() {
+		err = c.moveTree(ctx, from+"/", to+"/")
+	} else {
+		err = c.moveObject(ctx, from, src.State.ETag, to)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := c.keepParent(ctx, r.GetSrc()); err != nil {
+		return nil, err
+	}
+	// The copies' versions may differ from the sources' (a multipart
+	// object's ETag does): what moves with the rename is to be checked.
+	_, err = c.svc.Propose(ctx, statemachine.MarkStale.Command(&pb.MarkStaleCommand{Namespace: c.ns.Name,
+		Path: r.GetSrc()}))
+	return req, err
+}
+
+// moveObject copies the object at from, of version etag, to to, then
+// deletes from.
+func (c *call) moveObject(ctx context.Context, from, etag, to string) error {
+	if _, err := c.store.Copy(ctx, from, etag, to); err != nil {
+		if errors.Is(err, object.ErrChanged) {
+			return fserr.Errorf(fserr.ErrInvalidArgument, "rename %s: the object changed in the bucket meanwhile; try again", from)
+		}
+		return err
+	}
+	return c.store.Delete(ctx, from)
+}
+
+func parentOf(p string) string {
+	d := path.Dir(p)
+	if d == "." {
+		return "/"
+	}
+	return d
+}

@@ -1,0 +1,132 @@
+package metaserver
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/stratafs/strata/internal/kv"
+	"github.com/stratafs/strata/internal/kvschema"
+	"github.com/stratafs/strata/internal/namespace"
+	"github.com/stratafs/strata/internal/object"
+	"github.com/stratafs/strata/internal/statemachine"
+	pb "github.com/stratafs/strata/proto/strata/v1"
+)
+
+// prepare does the bucket side of op for req when req's namespace is in
+// cache mode (internal/cachemode), and returns the request to carry out.
+func (s *Server) prepare(ctx context.Context, op *statemachine.Op, req request) (request, error) {
+	rec := s.cacheNamespace(req.GetHeader().GetNamespace())
+	if rec == nil {
+		return req, nil
+	}
+	out, err := s.cache.Prepare(ctx, rec, op, req)
+	if err != nil {
+		return nil, err
+	}
+	return out.(request), nil
+}
+
+// prepareBatchConcurrency bounds the calls of one batch whose bucket
+// sides are done at once.
+const prepareBatchConcurrency = 32
+
+// prepareBatch prepares the calls of a batch that have no result yet,
+// those of cache-mode namespaces together: each may wait on the bucket.
+func (s *Server) prepareBatch(ctx context.Context, calls []batched, results []*pb.BatchResult) {
+	sem := make(chan struct{}, prepareBatchConcurrency)
+	var wg sync.WaitGroup
+	for i := range calls {
+		b := &calls[i]
+		if results[i] != nil || s.cacheNamespace(b.req.GetHeader().GetNamespace()) == nil {
+			continue
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			req, err := s.prepare(ctx, b.op, b.req)
+			if err != nil {
+				results[i] = failed(err)
+				return
+			}
+			b.req = req
+		}()
+	}
+	wg.Wait()
+}
+
+// cacheNamespace returns the record of namespace name if it is in cache
+// mode, else nil (a missing namespace is left for the operation to report).
+func (s *Server) cacheNamespace(name string) *kvschema.Namespace {
+	var rec *kvschema.Namespace
+	_ = s.store.View(func(r kv.Reader) error {
+		if ns, err := namespace.Lookup(r, name); err == nil && ns.IsCache() {
+			rec = ns
+		}
+		return nil
+	})
+	return rec
+}
+
+// cacheService is the Server as cache mode sees it.
+type cacheService struct{ s *Server }
+
+func (c cacheService) View(ctx context.Context, fn func(kv.Reader) error) error {
+	return c.s.view(ctx, fn)
+}
+
+func (c cacheService) Propose(ctx context.Context, cmd *pb.Command) (statemachine.Result, error) {
+	return c.s.propose(ctx, cmd)
+}
+
+// Try applies cmd to an overlay of the applied state that is thrown away.
+func (c cacheService) Try(ctx context.Context, cmd *pb.Command) (statemachine.Result, error) {
+	cmd = proto.Clone(cmd).(*pb.Command)
+	cmd.Now, cmd.Settings = c.s.cfg.Clock().UnixMilli(), c.s.machine.Settings()
+	var res statemachine.Result
+	err := c.s.view(ctx, func(r kv.Reader) error {
+		rs, err := c.s.machine.Apply(kv.NewOverlay(r), cmd)
+		if err == nil {
+			res, err = rs[0], rs[0].Err
+		}
+		return err
+	})
+	return res, err
+}
+
+func (c cacheService) Bucket(ctx context.Context, uri string) (object.Store, error) {
+	return c.s.stores.Get(ctx, uri)
+}
+
+func (c cacheService) Now() time.Time { return c.s.cfg.Clock() }
+
+// SweepUploads aborts the abandoned multipart uploads of every cache-mode
+// namespace's bucket (cachemode.UploadAge), as the leader.
+func (s *Server) SweepUploads(ctx context.Context) error {
+	if !s.isLeader() {
+		return nil
+	}
+	var list []*kvschema.Namespace
+	if err := s.store.View(func(r kv.Reader) (err error) {
+		list, err = namespace.Namespaces(r)
+		return err
+	}); err != nil {
+		return err
+	}
+	var errs []error
+	for _, ns := range list {
+		if !ns.IsCache() {
+			continue
+		}
+		n, err := s.cache.SweepUploads(ctx, ns)
+		if n > 0 {
+			s.cfg.Log.Info("cache mode: aborted abandoned uploads", "namespace", ns.Name, "uploads", n)
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
