@@ -39,6 +39,7 @@ package localfs
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -49,8 +50,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"encoding/binary"
 
 	"github.com/stratafs/strata/internal/object"
 )

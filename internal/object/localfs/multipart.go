@@ -143,14 +143,11 @@ func (s *Store) completeMultipart(ctx context.Context, u object.Upload, parts []
 	if err == nil {
 		err = ctx.Err()
 	}
-	if err == nil {
-		err = checkParts(dir, parts)
-	}
 	if err != nil {
 		return object.Info{}, err
 	}
 	// Claim the upload: a concurrent Complete, Abort or UploadPart now finds
-	// none.
+	// none, and the parts checked are those concatenated.
 	claimed := filepath.Join(s.root, tmpDir, "complete-"+u.ID)
 	if err := os.Rename(dir, claimed); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -158,7 +155,12 @@ func (s *Store) completeMultipart(ctx context.Context, u object.Upload, parts []
 		}
 		return object.Info{}, err
 	}
-	f, err := s.writeTemp(func(f *os.File) error { return concat(ctx, f, claimed, parts) })
+	f, err := s.writeTemp(func(f *os.File) error {
+		if err := checkParts(claimed, parts); err != nil {
+			return err
+		}
+		return concat(ctx, f, claimed, parts)
+	})
 	if err != nil {
 		_ = os.Rename(claimed, dir) // the upload goes on, as on S3
 		return object.Info{}, err

@@ -3,6 +3,7 @@ package objtest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/stratafs/strata/internal/object"
@@ -37,6 +38,22 @@ func testMultipart(t *testing.T, ms object.Store) {
 	if got := list(t, ms, "mp/", "", 0); len(got) != 0 {
 		t.Fatalf("List before Complete = %q", got)
 	}
+	// Completes that break S3's rules fail and leave the upload as it was.
+	p3 := uploadPart(t, ms, u, 3, p2)
+	wrongTag := parts[1]
+	wrongTag.ETag = "0123"
+	for what, bad := range map[string][]object.Part{
+		"out of order":          {parts[1], parts[0]},
+		"a small part not last": {parts[1], p3},
+		"a wrong ETag":          {parts[0], wrongTag},
+		"no parts":              nil,
+	} {
+		_, err := ms.CompleteMultipart(ctx, u, bad)
+		if err == nil || errors.Is(err, object.ErrNotFound) {
+			t.Fatalf("Complete with %s: %v", what, err)
+		}
+	}
+	checkUploads(t, ms, "mp/obj", u)
 	info, err := ms.CompleteMultipart(ctx, u, parts)
 	want := append(p1, p2...)
 	if err != nil || info.Key != "mp/obj" || info.Size != int64(len(want)) || info.ETag == "" {

@@ -10,7 +10,8 @@
 // optional time budget. Everything else, object.ErrNotFound or the caller's
 // own cancellation first among them, returns at once. A Get whose body breaks
 // midway resumes from the first byte not yet delivered, invisibly to the
-// reader.
+// reader, on the version (ETag) it started with: if that version is gone,
+// the read fails with object.ErrChanged rather than mix two versions.
 package retry
 
 import (

@@ -9,11 +9,8 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
-	"github.com/aws/smithy-go/middleware"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/stratafs/strata/internal/object"
 )
@@ -28,12 +25,6 @@ func (s *Store) CreateMultipart(ctx context.Context, key string) (object.Upload,
 		return object.Upload{}, translate(object.OpCreateMultipart, key, err)
 	}
 	return object.Upload{Key: key, ID: aws.ToString(out.UploadId), Started: responseDate(out.ResultMetadata)}, nil
-}
-
-// isMinIO reports whether the response behind md came from MinIO.
-func isMinIO(md middleware.Metadata) bool {
-	raw, ok := awsmiddleware.GetRawResponse(md).(*smithyhttp.Response)
-	return ok && strings.HasPrefix(raw.Header.Get("Server"), "MinIO")
 }
 
 // UploadPart implements object.Store.

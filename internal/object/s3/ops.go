@@ -51,15 +51,24 @@ func ifMatch(tag string) *string {
 	return aws.String(`"` + tag + `"`)
 }
 
-// responseDate is the Date of the HTTP response behind md, or now.
-func responseDate(md middleware.Metadata) time.Time {
+// header returns a header of the HTTP response behind md.
+func header(md middleware.Metadata, name string) string {
 	if raw, ok := awsmiddleware.GetRawResponse(md).(*smithyhttp.Response); ok {
-		if t, err := http.ParseTime(raw.Header.Get("Date")); err == nil {
-			return t
-		}
+		return raw.Header.Get(name)
+	}
+	return ""
+}
+
+// responseDate is the Date of the response behind md, or now.
+func responseDate(md middleware.Metadata) time.Time {
+	if t, err := http.ParseTime(header(md, "Date")); err == nil {
+		return t
 	}
 	return time.Now()
 }
+
+// isMinIO reports whether the response behind md came from MinIO.
+func isMinIO(md middleware.Metadata) bool { return strings.HasPrefix(header(md, "Server"), "MinIO") }
 
 // requestBody prepares a body of exactly size bytes. A seekable body is
 // checked up front and signed as usual (the SDK hashes it, then rewinds). A
