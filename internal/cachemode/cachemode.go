@@ -2,6 +2,7 @@ package cachemode
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -144,22 +145,28 @@ func prepareList(ctx context.Context, c *call, req proto.Message) (proto.Message
 // takes it for abandoned: a day, as S3's lifecycle rules usually say.
 const UploadAge = 24 * time.Hour
 
-// SweepUploads aborts the multipart uploads in ns's bucket that started
-// more than UploadAge ago: what writers that died mid-write left (a live
-// writer completes or aborts its own). It reports how many it aborted.
-func (m *Mode) SweepUploads(ctx context.Context, ns *kvschema.Namespace) (int, error) {
+// SweepUploads aborts the multipart uploads under key (a file's key; ""
+// for the whole bucket) in ns's bucket that started more than UploadAge
+// ago: what workers that died mid-write left (a live worker completes or
+// aborts its own). It reports how many it aborted. A store that cannot list
+// a whole bucket's uploads (MinIO lists one key's only) sweeps nothing for
+// "": the service sweeps each abandoned file's key instead.
+func (m *Mode) SweepUploads(ctx context.Context, ns *kvschema.Namespace, key string) (int, error) {
 	store, err := m.svc.Bucket(ctx, ns.StoreURI)
 	if err != nil {
 		return 0, err
 	}
-	ups, err := store.ListUploads(ctx, "")
+	ups, err := store.ListUploads(ctx, key)
+	if errors.Is(err, errors.ErrUnsupported) {
+		return 0, nil
+	}
 	if err != nil {
 		return 0, err
 	}
 	old := m.svc.Now().Add(-UploadAge)
 	n := 0
 	for _, u := range ups {
-		if u.Started.Before(old) {
+		if u.Started.Before(old) && (key == "" || u.Key == key) {
 			if err := store.AbortMultipart(ctx, u); err != nil {
 				return n, err
 			}

@@ -122,7 +122,7 @@ func (s *Server) SweepUploads(ctx context.Context) error {
 		if !ns.IsCache() {
 			continue
 		}
-		n, err := s.cache.SweepUploads(ctx, ns)
+		n, err := s.cache.SweepUploads(ctx, ns, "")
 		if n > 0 {
 			s.cfg.Log.Info("cache mode: aborted abandoned uploads", "namespace", ns.Name, "uploads", n)
 		}

@@ -150,8 +150,10 @@ func TestAttemptTimeout(t *testing.T) {
 	if got, err := io.ReadAll(rc); err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("read %d bytes, %v", len(got), err)
 	}
-	if retries.Load() != 4 {
-		t.Fatalf("%d retries, want 4", retries.Load())
+	// At least the four hung attempts were retried; on a loaded machine an
+	// attempt that did not hang may outlive 5 ms too.
+	if retries.Load() < 4 {
+		t.Fatalf("%d retries, want at least 4", retries.Load())
 	}
 }
 
