@@ -109,6 +109,11 @@ type Server struct {
 	gcCh      chan struct{}
 	stores    objstore.Set
 	cache     *cachemode.Mode
+	// cacheNS holds the records of the cache-mode namespaces, read from
+	// the state when first needed and dropped when commands create or
+	// delete namespaces; nsMu serialises the two.
+	cacheNS atomic.Pointer[map[string]*kvschema.Namespace]
+	nsMu    sync.Mutex
 	stop      chan struct{}
 	wg        sync.WaitGroup
 

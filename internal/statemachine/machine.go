@@ -60,8 +60,9 @@ type Applied struct {
 	MembersChanged bool
 	Removed        []uint64
 	// Purge tells that a command may have left detached subtrees to purge;
-	// Collect, that one may have queued block garbage.
-	Purge, Collect bool
+	// Collect, that one may have queued block garbage; Namespaces, that
+	// one may have created or deleted namespaces.
+	Purge, Collect, Namespaces bool
 }
 
 // Answer is the results of one proposal: one per command of its entry (a
@@ -150,6 +151,7 @@ func (m *Machine) applyOne(tx *kv.Overlay, cmd *pb.Command, out *Applied) (Resul
 	}
 	out.Purge = out.Purge || op.Detaches
 	out.Collect = out.Collect || op.FreesBlocks
+	out.Namespaces = out.Namespaces || op.Namespaces
 	return r, nil
 }
 

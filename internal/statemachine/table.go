@@ -51,7 +51,7 @@ var (
 		},
 		(*pb.Command).GetRecoverLease, applyRecoverLease,
 		func(r Result) *pb.RecoverLeaseResponse { return &pb.RecoverLeaseResponse{Closed: r.Done} })
-	CreateNamespace = mutation(Op{Name: "CreateNamespace"},
+	CreateNamespace = mutation(Op{Name: "CreateNamespace", Namespaces: true},
 		func(r *pb.CreateNamespaceRequest) *pb.Command {
 			return &pb.Command{Op: &pb.Command_CreateNamespace{CreateNamespace: r}}
 		},
@@ -61,7 +61,7 @@ var (
 		func(r *pb.ResyncRequest) *pb.Command { return &pb.Command{Op: &pb.Command_Resync{Resync: r}} },
 		(*pb.Command).GetResync, applyResync,
 		func(r Result) *pb.ResyncResponse { return &pb.ResyncResponse{Entries: uint64(r.Count)} })
-	DeleteNamespace = mutation(Op{Name: "DeleteNamespace", FreesBlocks: true, Detaches: true},
+	DeleteNamespace = mutation(Op{Name: "DeleteNamespace", FreesBlocks: true, Detaches: true, Namespaces: true},
 		func(r *pb.DeleteNamespaceRequest) *pb.Command {
 			return &pb.Command{Op: &pb.Command_DeleteNamespace{DeleteNamespace: r}}
 		},
