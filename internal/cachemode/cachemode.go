@@ -45,7 +45,8 @@ type Mode struct {
 	log *slog.Logger
 	mu  struct {
 		sync.Mutex
-		flights map[flightKey]*flight
+		flights  map[flightKey]*flight
+		progress map[progressKey]*progress
 	}
 }
 
@@ -53,6 +54,7 @@ type Mode struct {
 func New(svc Service, fs *namespace.FS, log *slog.Logger) *Mode {
 	m := &Mode{svc: svc, fs: fs, log: log}
 	m.mu.flights = map[flightKey]*flight{}
+	m.mu.progress = map[progressKey]*progress{}
 	return m
 }
 

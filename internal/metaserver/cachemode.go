@@ -63,9 +63,7 @@ func (s *Server) prepareBatch(ctx context.Context, calls []batched, results []*p
 // mode, else nil (a missing namespace is left for the operation to report).
 // It costs a map lookup: every call of every namespace asks.
 func (s *Server) cacheNamespace(name string) *kvschema.Namespace {
-	if name == "" {
-		name = namespace.DefaultNamespace
-	}
+	name = namespaceName(name)
 	m := s.cacheNS.Load()
 	if m == nil {
 		m = s.loadCacheNamespaces()
@@ -162,4 +160,23 @@ func (s *Server) SweepUploads(ctx context.Context) error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// GetProgress implements MetaService: the bucket side of an operation on a
+// cache-mode path, as far as it got, from the leader's memory.
+func (s *Server) GetProgress(_ context.Context, r *pb.GetProgressRequest) (*pb.GetProgressResponse, error) {
+	if err := checkHeader(r.GetHeader()); err != nil {
+		return nil, err
+	}
+	if !s.isLeader() {
+		return nil, s.notLeader()
+	}
+	return s.cache.Progress(namespaceName(r.GetHeader().GetNamespace()), r.GetPath()), nil
+}
+
+func namespaceName(ns string) string {
+	if ns == "" {
+		return namespace.DefaultNamespace
+	}
+	return ns
 }

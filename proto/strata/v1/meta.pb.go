@@ -1883,6 +1883,129 @@ func (x *GetContentSummaryResponse) GetLoadedOnly() bool {
 	return false
 }
 
+type GetProgressRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetProgressRequest) Reset() {
+	*x = GetProgressRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetProgressRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetProgressRequest) ProtoMessage() {}
+
+func (x *GetProgressRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetProgressRequest.ProtoReflect.Descriptor instead.
+func (*GetProgressRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *GetProgressRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *GetProgressRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+type GetProgressResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// False when no operation on the path is under way.
+	Running bool `protobuf:"varint,1,opt,name=running,proto3" json:"running,omitempty"`
+	// What it is doing: "copying" or "deleting".
+	Operation string `protobuf:"bytes,2,opt,name=operation,proto3" json:"operation,omitempty"`
+	// Objects done, of about total (the objects the namespace holds there).
+	Done          uint64 `protobuf:"varint,3,opt,name=done,proto3" json:"done,omitempty"`
+	Total         uint64 `protobuf:"varint,4,opt,name=total,proto3" json:"total,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetProgressResponse) Reset() {
+	*x = GetProgressResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetProgressResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetProgressResponse) ProtoMessage() {}
+
+func (x *GetProgressResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetProgressResponse.ProtoReflect.Descriptor instead.
+func (*GetProgressResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *GetProgressResponse) GetRunning() bool {
+	if x != nil {
+		return x.Running
+	}
+	return false
+}
+
+func (x *GetProgressResponse) GetOperation() string {
+	if x != nil {
+		return x.Operation
+	}
+	return ""
+}
+
+func (x *GetProgressResponse) GetDone() uint64 {
+	if x != nil {
+		return x.Done
+	}
+	return 0
+}
+
+func (x *GetProgressResponse) GetTotal() uint64 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
 type ResyncRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
@@ -1893,7 +2016,7 @@ type ResyncRequest struct {
 
 func (x *ResyncRequest) Reset() {
 	*x = ResyncRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[24]
+	mi := &file_strata_v1_meta_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1905,7 +2028,7 @@ func (x *ResyncRequest) String() string {
 func (*ResyncRequest) ProtoMessage() {}
 
 func (x *ResyncRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[24]
+	mi := &file_strata_v1_meta_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1918,7 +2041,7 @@ func (x *ResyncRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResyncRequest.ProtoReflect.Descriptor instead.
 func (*ResyncRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{24}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ResyncRequest) GetHeader() *Header {
@@ -1945,7 +2068,7 @@ type ResyncResponse struct {
 
 func (x *ResyncResponse) Reset() {
 	*x = ResyncResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[25]
+	mi := &file_strata_v1_meta_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1957,7 +2080,7 @@ func (x *ResyncResponse) String() string {
 func (*ResyncResponse) ProtoMessage() {}
 
 func (x *ResyncResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[25]
+	mi := &file_strata_v1_meta_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1970,7 +2093,7 @@ func (x *ResyncResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResyncResponse.ProtoReflect.Descriptor instead.
 func (*ResyncResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{25}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ResyncResponse) GetEntries() uint64 {
@@ -1989,7 +2112,7 @@ type GetServerDefaultsRequest struct {
 
 func (x *GetServerDefaultsRequest) Reset() {
 	*x = GetServerDefaultsRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[26]
+	mi := &file_strata_v1_meta_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2001,7 +2124,7 @@ func (x *GetServerDefaultsRequest) String() string {
 func (*GetServerDefaultsRequest) ProtoMessage() {}
 
 func (x *GetServerDefaultsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[26]
+	mi := &file_strata_v1_meta_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2014,7 +2137,7 @@ func (x *GetServerDefaultsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerDefaultsRequest.ProtoReflect.Descriptor instead.
 func (*GetServerDefaultsRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{26}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *GetServerDefaultsRequest) GetHeader() *Header {
@@ -2038,7 +2161,7 @@ type GetServerDefaultsResponse struct {
 
 func (x *GetServerDefaultsResponse) Reset() {
 	*x = GetServerDefaultsResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[27]
+	mi := &file_strata_v1_meta_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2050,7 +2173,7 @@ func (x *GetServerDefaultsResponse) String() string {
 func (*GetServerDefaultsResponse) ProtoMessage() {}
 
 func (x *GetServerDefaultsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[27]
+	mi := &file_strata_v1_meta_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2063,7 +2186,7 @@ func (x *GetServerDefaultsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerDefaultsResponse.ProtoReflect.Descriptor instead.
 func (*GetServerDefaultsResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{27}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetServerDefaultsResponse) GetBlockSize() uint64 {
@@ -2096,7 +2219,7 @@ type RenewLeaseRequest struct {
 
 func (x *RenewLeaseRequest) Reset() {
 	*x = RenewLeaseRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[28]
+	mi := &file_strata_v1_meta_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2108,7 +2231,7 @@ func (x *RenewLeaseRequest) String() string {
 func (*RenewLeaseRequest) ProtoMessage() {}
 
 func (x *RenewLeaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[28]
+	mi := &file_strata_v1_meta_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2121,7 +2244,7 @@ func (x *RenewLeaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewLeaseRequest.ProtoReflect.Descriptor instead.
 func (*RenewLeaseRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{28}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *RenewLeaseRequest) GetHeader() *Header {
@@ -2139,7 +2262,7 @@ type RenewLeaseResponse struct {
 
 func (x *RenewLeaseResponse) Reset() {
 	*x = RenewLeaseResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[29]
+	mi := &file_strata_v1_meta_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2151,7 +2274,7 @@ func (x *RenewLeaseResponse) String() string {
 func (*RenewLeaseResponse) ProtoMessage() {}
 
 func (x *RenewLeaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[29]
+	mi := &file_strata_v1_meta_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2164,7 +2287,7 @@ func (x *RenewLeaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewLeaseResponse.ProtoReflect.Descriptor instead.
 func (*RenewLeaseResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{29}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{31}
 }
 
 type RecoverLeaseRequest struct {
@@ -2177,7 +2300,7 @@ type RecoverLeaseRequest struct {
 
 func (x *RecoverLeaseRequest) Reset() {
 	*x = RecoverLeaseRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[30]
+	mi := &file_strata_v1_meta_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2189,7 +2312,7 @@ func (x *RecoverLeaseRequest) String() string {
 func (*RecoverLeaseRequest) ProtoMessage() {}
 
 func (x *RecoverLeaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[30]
+	mi := &file_strata_v1_meta_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2202,7 +2325,7 @@ func (x *RecoverLeaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverLeaseRequest.ProtoReflect.Descriptor instead.
 func (*RecoverLeaseRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{30}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *RecoverLeaseRequest) GetHeader() *Header {
@@ -2229,7 +2352,7 @@ type RecoverLeaseResponse struct {
 
 func (x *RecoverLeaseResponse) Reset() {
 	*x = RecoverLeaseResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[31]
+	mi := &file_strata_v1_meta_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2241,7 +2364,7 @@ func (x *RecoverLeaseResponse) String() string {
 func (*RecoverLeaseResponse) ProtoMessage() {}
 
 func (x *RecoverLeaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[31]
+	mi := &file_strata_v1_meta_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2254,7 +2377,7 @@ func (x *RecoverLeaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverLeaseResponse.ProtoReflect.Descriptor instead.
 func (*RecoverLeaseResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{31}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *RecoverLeaseResponse) GetClosed() bool {
@@ -2276,7 +2399,7 @@ type BatchRequest struct {
 
 func (x *BatchRequest) Reset() {
 	*x = BatchRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[32]
+	mi := &file_strata_v1_meta_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2288,7 +2411,7 @@ func (x *BatchRequest) String() string {
 func (*BatchRequest) ProtoMessage() {}
 
 func (x *BatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[32]
+	mi := &file_strata_v1_meta_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2301,7 +2424,7 @@ func (x *BatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchRequest.ProtoReflect.Descriptor instead.
 func (*BatchRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{32}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *BatchRequest) GetCalls() []*BatchCall {
@@ -2329,7 +2452,7 @@ type BatchCall struct {
 
 func (x *BatchCall) Reset() {
 	*x = BatchCall{}
-	mi := &file_strata_v1_meta_proto_msgTypes[33]
+	mi := &file_strata_v1_meta_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2341,7 +2464,7 @@ func (x *BatchCall) String() string {
 func (*BatchCall) ProtoMessage() {}
 
 func (x *BatchCall) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[33]
+	mi := &file_strata_v1_meta_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2354,7 +2477,7 @@ func (x *BatchCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchCall.ProtoReflect.Descriptor instead.
 func (*BatchCall) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{33}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *BatchCall) GetCall() isBatchCall_Call {
@@ -2483,7 +2606,7 @@ type BatchResponse struct {
 
 func (x *BatchResponse) Reset() {
 	*x = BatchResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[34]
+	mi := &file_strata_v1_meta_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2495,7 +2618,7 @@ func (x *BatchResponse) String() string {
 func (*BatchResponse) ProtoMessage() {}
 
 func (x *BatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[34]
+	mi := &file_strata_v1_meta_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2508,7 +2631,7 @@ func (x *BatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchResponse.ProtoReflect.Descriptor instead.
 func (*BatchResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{34}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *BatchResponse) GetResults() []*BatchResult {
@@ -2539,7 +2662,7 @@ type BatchResult struct {
 
 func (x *BatchResult) Reset() {
 	*x = BatchResult{}
-	mi := &file_strata_v1_meta_proto_msgTypes[35]
+	mi := &file_strata_v1_meta_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2551,7 +2674,7 @@ func (x *BatchResult) String() string {
 func (*BatchResult) ProtoMessage() {}
 
 func (x *BatchResult) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[35]
+	mi := &file_strata_v1_meta_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2564,7 +2687,7 @@ func (x *BatchResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchResult.ProtoReflect.Descriptor instead.
 func (*BatchResult) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{35}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *BatchResult) GetError() []byte {
@@ -2707,7 +2830,7 @@ type NamespaceInfo struct {
 
 func (x *NamespaceInfo) Reset() {
 	*x = NamespaceInfo{}
-	mi := &file_strata_v1_meta_proto_msgTypes[36]
+	mi := &file_strata_v1_meta_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2719,7 +2842,7 @@ func (x *NamespaceInfo) String() string {
 func (*NamespaceInfo) ProtoMessage() {}
 
 func (x *NamespaceInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[36]
+	mi := &file_strata_v1_meta_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2732,7 +2855,7 @@ func (x *NamespaceInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NamespaceInfo.ProtoReflect.Descriptor instead.
 func (*NamespaceInfo) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{36}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *NamespaceInfo) GetName() string {
@@ -2780,7 +2903,7 @@ type CreateNamespaceRequest struct {
 
 func (x *CreateNamespaceRequest) Reset() {
 	*x = CreateNamespaceRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[37]
+	mi := &file_strata_v1_meta_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2792,7 +2915,7 @@ func (x *CreateNamespaceRequest) String() string {
 func (*CreateNamespaceRequest) ProtoMessage() {}
 
 func (x *CreateNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[37]
+	mi := &file_strata_v1_meta_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2805,7 +2928,7 @@ func (x *CreateNamespaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*CreateNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{37}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *CreateNamespaceRequest) GetHeader() *Header {
@@ -2830,7 +2953,7 @@ type CreateNamespaceResponse struct {
 
 func (x *CreateNamespaceResponse) Reset() {
 	*x = CreateNamespaceResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[38]
+	mi := &file_strata_v1_meta_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2842,7 +2965,7 @@ func (x *CreateNamespaceResponse) String() string {
 func (*CreateNamespaceResponse) ProtoMessage() {}
 
 func (x *CreateNamespaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[38]
+	mi := &file_strata_v1_meta_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2855,7 +2978,7 @@ func (x *CreateNamespaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateNamespaceResponse.ProtoReflect.Descriptor instead.
 func (*CreateNamespaceResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{38}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{40}
 }
 
 type ListNamespacesRequest struct {
@@ -2867,7 +2990,7 @@ type ListNamespacesRequest struct {
 
 func (x *ListNamespacesRequest) Reset() {
 	*x = ListNamespacesRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[39]
+	mi := &file_strata_v1_meta_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2879,7 +3002,7 @@ func (x *ListNamespacesRequest) String() string {
 func (*ListNamespacesRequest) ProtoMessage() {}
 
 func (x *ListNamespacesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[39]
+	mi := &file_strata_v1_meta_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2892,7 +3015,7 @@ func (x *ListNamespacesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNamespacesRequest.ProtoReflect.Descriptor instead.
 func (*ListNamespacesRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{39}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListNamespacesRequest) GetHeader() *Header {
@@ -2911,7 +3034,7 @@ type ListNamespacesResponse struct {
 
 func (x *ListNamespacesResponse) Reset() {
 	*x = ListNamespacesResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[40]
+	mi := &file_strata_v1_meta_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2923,7 +3046,7 @@ func (x *ListNamespacesResponse) String() string {
 func (*ListNamespacesResponse) ProtoMessage() {}
 
 func (x *ListNamespacesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[40]
+	mi := &file_strata_v1_meta_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2936,7 +3059,7 @@ func (x *ListNamespacesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNamespacesResponse.ProtoReflect.Descriptor instead.
 func (*ListNamespacesResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{40}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListNamespacesResponse) GetNamespaces() []*NamespaceInfo {
@@ -2956,7 +3079,7 @@ type DeleteNamespaceRequest struct {
 
 func (x *DeleteNamespaceRequest) Reset() {
 	*x = DeleteNamespaceRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[41]
+	mi := &file_strata_v1_meta_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2968,7 +3091,7 @@ func (x *DeleteNamespaceRequest) String() string {
 func (*DeleteNamespaceRequest) ProtoMessage() {}
 
 func (x *DeleteNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[41]
+	mi := &file_strata_v1_meta_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2981,7 +3104,7 @@ func (x *DeleteNamespaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*DeleteNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{41}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *DeleteNamespaceRequest) GetHeader() *Header {
@@ -3006,7 +3129,7 @@ type DeleteNamespaceResponse struct {
 
 func (x *DeleteNamespaceResponse) Reset() {
 	*x = DeleteNamespaceResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[42]
+	mi := &file_strata_v1_meta_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3018,7 +3141,7 @@ func (x *DeleteNamespaceResponse) String() string {
 func (*DeleteNamespaceResponse) ProtoMessage() {}
 
 func (x *DeleteNamespaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[42]
+	mi := &file_strata_v1_meta_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3031,7 +3154,7 @@ func (x *DeleteNamespaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteNamespaceResponse.ProtoReflect.Descriptor instead.
 func (*DeleteNamespaceResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{42}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{44}
 }
 
 type StatusRequest struct {
@@ -3042,7 +3165,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[43]
+	mi := &file_strata_v1_meta_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3054,7 +3177,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[43]
+	mi := &file_strata_v1_meta_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3067,7 +3190,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{43}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{45}
 }
 
 type StatusResponse struct {
@@ -3093,7 +3216,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[44]
+	mi := &file_strata_v1_meta_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3105,7 +3228,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[44]
+	mi := &file_strata_v1_meta_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3118,7 +3241,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{44}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *StatusResponse) GetMemberId() uint64 {
@@ -3215,7 +3338,7 @@ type Member struct {
 
 func (x *Member) Reset() {
 	*x = Member{}
-	mi := &file_strata_v1_meta_proto_msgTypes[45]
+	mi := &file_strata_v1_meta_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3227,7 +3350,7 @@ func (x *Member) String() string {
 func (*Member) ProtoMessage() {}
 
 func (x *Member) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[45]
+	mi := &file_strata_v1_meta_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3240,7 +3363,7 @@ func (x *Member) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Member.ProtoReflect.Descriptor instead.
 func (*Member) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{45}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *Member) GetId() uint64 {
@@ -3281,7 +3404,7 @@ type AddMemberRequest struct {
 
 func (x *AddMemberRequest) Reset() {
 	*x = AddMemberRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[46]
+	mi := &file_strata_v1_meta_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3293,7 +3416,7 @@ func (x *AddMemberRequest) String() string {
 func (*AddMemberRequest) ProtoMessage() {}
 
 func (x *AddMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[46]
+	mi := &file_strata_v1_meta_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3306,7 +3429,7 @@ func (x *AddMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddMemberRequest.ProtoReflect.Descriptor instead.
 func (*AddMemberRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{46}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *AddMemberRequest) GetHeader() *Header {
@@ -3333,7 +3456,7 @@ type RemoveMemberRequest struct {
 
 func (x *RemoveMemberRequest) Reset() {
 	*x = RemoveMemberRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[47]
+	mi := &file_strata_v1_meta_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3345,7 +3468,7 @@ func (x *RemoveMemberRequest) String() string {
 func (*RemoveMemberRequest) ProtoMessage() {}
 
 func (x *RemoveMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[47]
+	mi := &file_strata_v1_meta_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3358,7 +3481,7 @@ func (x *RemoveMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveMemberRequest.ProtoReflect.Descriptor instead.
 func (*RemoveMemberRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{47}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *RemoveMemberRequest) GetHeader() *Header {
@@ -3385,7 +3508,7 @@ type TransferLeaderRequest struct {
 
 func (x *TransferLeaderRequest) Reset() {
 	*x = TransferLeaderRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[48]
+	mi := &file_strata_v1_meta_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3397,7 +3520,7 @@ func (x *TransferLeaderRequest) String() string {
 func (*TransferLeaderRequest) ProtoMessage() {}
 
 func (x *TransferLeaderRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[48]
+	mi := &file_strata_v1_meta_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3410,7 +3533,7 @@ func (x *TransferLeaderRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferLeaderRequest.ProtoReflect.Descriptor instead.
 func (*TransferLeaderRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{48}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *TransferLeaderRequest) GetHeader() *Header {
@@ -3436,7 +3559,7 @@ type MembershipResponse struct {
 
 func (x *MembershipResponse) Reset() {
 	*x = MembershipResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[49]
+	mi := &file_strata_v1_meta_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3448,7 +3571,7 @@ func (x *MembershipResponse) String() string {
 func (*MembershipResponse) ProtoMessage() {}
 
 func (x *MembershipResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[49]
+	mi := &file_strata_v1_meta_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3461,7 +3584,7 @@ func (x *MembershipResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MembershipResponse.ProtoReflect.Descriptor instead.
 func (*MembershipResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{49}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *MembershipResponse) GetMembers() []*Member {
@@ -3480,7 +3603,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[50]
+	mi := &file_strata_v1_meta_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3492,7 +3615,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[50]
+	mi := &file_strata_v1_meta_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3505,7 +3628,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{50}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *HeartbeatRequest) GetWorker() *WorkerInfo {
@@ -3525,7 +3648,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[51]
+	mi := &file_strata_v1_meta_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3537,7 +3660,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[51]
+	mi := &file_strata_v1_meta_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3550,7 +3673,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{51}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *HeartbeatResponse) GetIntervalSeconds() uint32 {
@@ -3568,7 +3691,7 @@ type ListWorkersRequest struct {
 
 func (x *ListWorkersRequest) Reset() {
 	*x = ListWorkersRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[52]
+	mi := &file_strata_v1_meta_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3580,7 +3703,7 @@ func (x *ListWorkersRequest) String() string {
 func (*ListWorkersRequest) ProtoMessage() {}
 
 func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[52]
+	mi := &file_strata_v1_meta_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3593,7 +3716,7 @@ func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkersRequest.ProtoReflect.Descriptor instead.
 func (*ListWorkersRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{52}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{54}
 }
 
 type ListWorkersResponse struct {
@@ -3605,7 +3728,7 @@ type ListWorkersResponse struct {
 
 func (x *ListWorkersResponse) Reset() {
 	*x = ListWorkersResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[53]
+	mi := &file_strata_v1_meta_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3617,7 +3740,7 @@ func (x *ListWorkersResponse) String() string {
 func (*ListWorkersResponse) ProtoMessage() {}
 
 func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[53]
+	mi := &file_strata_v1_meta_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3630,7 +3753,7 @@ func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkersResponse.ProtoReflect.Descriptor instead.
 func (*ListWorkersResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{53}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ListWorkersResponse) GetWorkers() []*WorkerInfo {
@@ -3811,7 +3934,15 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x0fdirectory_count\x18\x03 \x01(\x04R\x0edirectoryCount\x12%\n" +
 	"\x0espace_consumed\x18\x04 \x01(\x04R\rspaceConsumed\x12\x1f\n" +
 	"\vloaded_only\x18\x14 \x01(\bR\n" +
-	"loadedOnly\"N\n" +
+	"loadedOnly\"S\n" +
+	"\x12GetProgressRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\"w\n" +
+	"\x13GetProgressResponse\x12\x18\n" +
+	"\arunning\x18\x01 \x01(\bR\arunning\x12\x1c\n" +
+	"\toperation\x18\x02 \x01(\tR\toperation\x12\x12\n" +
+	"\x04done\x18\x03 \x01(\x04R\x04done\x12\x14\n" +
+	"\x05total\x18\x04 \x01(\x04R\x05total\"N\n" +
 	"\rResyncRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\"*\n" +
@@ -3927,7 +4058,7 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\rNamespaceMode\x12\x1e\n" +
 	"\x1aNAMESPACE_MODE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14NAMESPACE_MODE_BLOCK\x10\x01\x12\x18\n" +
-	"\x14NAMESPACE_MODE_CACHE\x10\x022\xf8\x0f\n" +
+	"\x14NAMESPACE_MODE_CACHE\x10\x022\xc6\x10\n" +
 	"\vMetaService\x12C\n" +
 	"\x06Mkdirs\x12\x18.strata.v1.MkdirsRequest\x1a\x19.strata.v1.MkdirsResponse\"\x04\xa0\xbb\x18\x02\x12C\n" +
 	"\x06Create\x12\x18.strata.v1.CreateRequest\x1a\x19.strata.v1.CreateResponse\"\x04\xa0\xbb\x18\x02\x12I\n" +
@@ -3950,7 +4081,8 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x0eListNamespaces\x12 .strata.v1.ListNamespacesRequest\x1a!.strata.v1.ListNamespacesResponse\"\x04\xa0\xbb\x18\x01\x12^\n" +
 	"\x0fDeleteNamespace\x12!.strata.v1.DeleteNamespaceRequest\x1a\".strata.v1.DeleteNamespaceResponse\"\x04\xa0\xbb\x18\x02\x12=\n" +
 	"\x06Status\x12\x18.strata.v1.StatusRequest\x1a\x19.strata.v1.StatusResponse\x12C\n" +
-	"\x06Resync\x12\x18.strata.v1.ResyncRequest\x1a\x19.strata.v1.ResyncResponse\"\x04\xa0\xbb\x18\x02\x12G\n" +
+	"\x06Resync\x12\x18.strata.v1.ResyncRequest\x1a\x19.strata.v1.ResyncResponse\"\x04\xa0\xbb\x18\x02\x12L\n" +
+	"\vGetProgress\x12\x1d.strata.v1.GetProgressRequest\x1a\x1e.strata.v1.GetProgressResponse\x12G\n" +
 	"\tAddMember\x12\x1b.strata.v1.AddMemberRequest\x1a\x1d.strata.v1.MembershipResponse\x12M\n" +
 	"\fRemoveMember\x12\x1e.strata.v1.RemoveMemberRequest\x1a\x1d.strata.v1.MembershipResponse\x12Q\n" +
 	"\x0eTransferLeader\x12 .strata.v1.TransferLeaderRequest\x1a\x1d.strata.v1.MembershipResponse\x12F\n" +
@@ -3973,7 +4105,7 @@ func file_strata_v1_meta_proto_rawDescGZIP() []byte {
 }
 
 var file_strata_v1_meta_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
+var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 56)
 var file_strata_v1_meta_proto_goTypes = []any{
 	(MethodKind)(0),                    // 0: strata.v1.MethodKind
 	(FileType)(0),                      // 1: strata.v1.FileType
@@ -4002,39 +4134,41 @@ var file_strata_v1_meta_proto_goTypes = []any{
 	(*SetAttrResponse)(nil),            // 24: strata.v1.SetAttrResponse
 	(*GetContentSummaryRequest)(nil),   // 25: strata.v1.GetContentSummaryRequest
 	(*GetContentSummaryResponse)(nil),  // 26: strata.v1.GetContentSummaryResponse
-	(*ResyncRequest)(nil),              // 27: strata.v1.ResyncRequest
-	(*ResyncResponse)(nil),             // 28: strata.v1.ResyncResponse
-	(*GetServerDefaultsRequest)(nil),   // 29: strata.v1.GetServerDefaultsRequest
-	(*GetServerDefaultsResponse)(nil),  // 30: strata.v1.GetServerDefaultsResponse
-	(*RenewLeaseRequest)(nil),          // 31: strata.v1.RenewLeaseRequest
-	(*RenewLeaseResponse)(nil),         // 32: strata.v1.RenewLeaseResponse
-	(*RecoverLeaseRequest)(nil),        // 33: strata.v1.RecoverLeaseRequest
-	(*RecoverLeaseResponse)(nil),       // 34: strata.v1.RecoverLeaseResponse
-	(*BatchRequest)(nil),               // 35: strata.v1.BatchRequest
-	(*BatchCall)(nil),                  // 36: strata.v1.BatchCall
-	(*BatchResponse)(nil),              // 37: strata.v1.BatchResponse
-	(*BatchResult)(nil),                // 38: strata.v1.BatchResult
-	(*NamespaceInfo)(nil),              // 39: strata.v1.NamespaceInfo
-	(*CreateNamespaceRequest)(nil),     // 40: strata.v1.CreateNamespaceRequest
-	(*CreateNamespaceResponse)(nil),    // 41: strata.v1.CreateNamespaceResponse
-	(*ListNamespacesRequest)(nil),      // 42: strata.v1.ListNamespacesRequest
-	(*ListNamespacesResponse)(nil),     // 43: strata.v1.ListNamespacesResponse
-	(*DeleteNamespaceRequest)(nil),     // 44: strata.v1.DeleteNamespaceRequest
-	(*DeleteNamespaceResponse)(nil),    // 45: strata.v1.DeleteNamespaceResponse
-	(*StatusRequest)(nil),              // 46: strata.v1.StatusRequest
-	(*StatusResponse)(nil),             // 47: strata.v1.StatusResponse
-	(*Member)(nil),                     // 48: strata.v1.Member
-	(*AddMemberRequest)(nil),           // 49: strata.v1.AddMemberRequest
-	(*RemoveMemberRequest)(nil),        // 50: strata.v1.RemoveMemberRequest
-	(*TransferLeaderRequest)(nil),      // 51: strata.v1.TransferLeaderRequest
-	(*MembershipResponse)(nil),         // 52: strata.v1.MembershipResponse
-	(*HeartbeatRequest)(nil),           // 53: strata.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),          // 54: strata.v1.HeartbeatResponse
-	(*ListWorkersRequest)(nil),         // 55: strata.v1.ListWorkersRequest
-	(*ListWorkersResponse)(nil),        // 56: strata.v1.ListWorkersResponse
-	(*Block)(nil),                      // 57: strata.v1.Block
-	(*WorkerInfo)(nil),                 // 58: strata.v1.WorkerInfo
-	(*descriptorpb.MethodOptions)(nil), // 59: google.protobuf.MethodOptions
+	(*GetProgressRequest)(nil),         // 27: strata.v1.GetProgressRequest
+	(*GetProgressResponse)(nil),        // 28: strata.v1.GetProgressResponse
+	(*ResyncRequest)(nil),              // 29: strata.v1.ResyncRequest
+	(*ResyncResponse)(nil),             // 30: strata.v1.ResyncResponse
+	(*GetServerDefaultsRequest)(nil),   // 31: strata.v1.GetServerDefaultsRequest
+	(*GetServerDefaultsResponse)(nil),  // 32: strata.v1.GetServerDefaultsResponse
+	(*RenewLeaseRequest)(nil),          // 33: strata.v1.RenewLeaseRequest
+	(*RenewLeaseResponse)(nil),         // 34: strata.v1.RenewLeaseResponse
+	(*RecoverLeaseRequest)(nil),        // 35: strata.v1.RecoverLeaseRequest
+	(*RecoverLeaseResponse)(nil),       // 36: strata.v1.RecoverLeaseResponse
+	(*BatchRequest)(nil),               // 37: strata.v1.BatchRequest
+	(*BatchCall)(nil),                  // 38: strata.v1.BatchCall
+	(*BatchResponse)(nil),              // 39: strata.v1.BatchResponse
+	(*BatchResult)(nil),                // 40: strata.v1.BatchResult
+	(*NamespaceInfo)(nil),              // 41: strata.v1.NamespaceInfo
+	(*CreateNamespaceRequest)(nil),     // 42: strata.v1.CreateNamespaceRequest
+	(*CreateNamespaceResponse)(nil),    // 43: strata.v1.CreateNamespaceResponse
+	(*ListNamespacesRequest)(nil),      // 44: strata.v1.ListNamespacesRequest
+	(*ListNamespacesResponse)(nil),     // 45: strata.v1.ListNamespacesResponse
+	(*DeleteNamespaceRequest)(nil),     // 46: strata.v1.DeleteNamespaceRequest
+	(*DeleteNamespaceResponse)(nil),    // 47: strata.v1.DeleteNamespaceResponse
+	(*StatusRequest)(nil),              // 48: strata.v1.StatusRequest
+	(*StatusResponse)(nil),             // 49: strata.v1.StatusResponse
+	(*Member)(nil),                     // 50: strata.v1.Member
+	(*AddMemberRequest)(nil),           // 51: strata.v1.AddMemberRequest
+	(*RemoveMemberRequest)(nil),        // 52: strata.v1.RemoveMemberRequest
+	(*TransferLeaderRequest)(nil),      // 53: strata.v1.TransferLeaderRequest
+	(*MembershipResponse)(nil),         // 54: strata.v1.MembershipResponse
+	(*HeartbeatRequest)(nil),           // 55: strata.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),          // 56: strata.v1.HeartbeatResponse
+	(*ListWorkersRequest)(nil),         // 57: strata.v1.ListWorkersRequest
+	(*ListWorkersResponse)(nil),        // 58: strata.v1.ListWorkersResponse
+	(*Block)(nil),                      // 59: strata.v1.Block
+	(*WorkerInfo)(nil),                 // 60: strata.v1.WorkerInfo
+	(*descriptorpb.MethodOptions)(nil), // 61: google.protobuf.MethodOptions
 }
 var file_strata_v1_meta_proto_depIdxs = []int32{
 	1,  // 0: strata.v1.FileStatus.type:type_name -> strata.v1.FileType
@@ -4042,12 +4176,12 @@ var file_strata_v1_meta_proto_depIdxs = []int32{
 	3,  // 2: strata.v1.CreateRequest.header:type_name -> strata.v1.Header
 	4,  // 3: strata.v1.CreateResponse.status:type_name -> strata.v1.FileStatus
 	3,  // 4: strata.v1.CompleteRequest.header:type_name -> strata.v1.Header
-	57, // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
+	59, // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
 	3,  // 6: strata.v1.GetFileStatusRequest.header:type_name -> strata.v1.Header
 	4,  // 7: strata.v1.GetFileStatusResponse.status:type_name -> strata.v1.FileStatus
 	3,  // 8: strata.v1.OpenRequest.header:type_name -> strata.v1.Header
 	4,  // 9: strata.v1.OpenResponse.status:type_name -> strata.v1.FileStatus
-	57, // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
+	59, // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
 	3,  // 11: strata.v1.ListRequest.header:type_name -> strata.v1.Header
 	4,  // 12: strata.v1.ListResponse.entries:type_name -> strata.v1.FileStatus
 	4,  // 13: strata.v1.ListResponse.status:type_name -> strata.v1.FileStatus
@@ -4057,99 +4191,102 @@ var file_strata_v1_meta_proto_depIdxs = []int32{
 	3,  // 17: strata.v1.SetOwnerRequest.header:type_name -> strata.v1.Header
 	3,  // 18: strata.v1.SetTimesRequest.header:type_name -> strata.v1.Header
 	3,  // 19: strata.v1.GetContentSummaryRequest.header:type_name -> strata.v1.Header
-	3,  // 20: strata.v1.ResyncRequest.header:type_name -> strata.v1.Header
-	3,  // 21: strata.v1.GetServerDefaultsRequest.header:type_name -> strata.v1.Header
-	3,  // 22: strata.v1.RenewLeaseRequest.header:type_name -> strata.v1.Header
-	3,  // 23: strata.v1.RecoverLeaseRequest.header:type_name -> strata.v1.Header
-	36, // 24: strata.v1.BatchRequest.calls:type_name -> strata.v1.BatchCall
-	11, // 25: strata.v1.BatchCall.get_file_status:type_name -> strata.v1.GetFileStatusRequest
-	13, // 26: strata.v1.BatchCall.open:type_name -> strata.v1.OpenRequest
-	5,  // 27: strata.v1.BatchCall.mkdirs:type_name -> strata.v1.MkdirsRequest
-	7,  // 28: strata.v1.BatchCall.create:type_name -> strata.v1.CreateRequest
-	9,  // 29: strata.v1.BatchCall.complete:type_name -> strata.v1.CompleteRequest
-	17, // 30: strata.v1.BatchCall.rename:type_name -> strata.v1.RenameRequest
-	19, // 31: strata.v1.BatchCall.delete:type_name -> strata.v1.DeleteRequest
-	38, // 32: strata.v1.BatchResponse.results:type_name -> strata.v1.BatchResult
-	12, // 33: strata.v1.BatchResult.get_file_status:type_name -> strata.v1.GetFileStatusResponse
-	14, // 34: strata.v1.BatchResult.open:type_name -> strata.v1.OpenResponse
-	6,  // 35: strata.v1.BatchResult.mkdirs:type_name -> strata.v1.MkdirsResponse
-	8,  // 36: strata.v1.BatchResult.create:type_name -> strata.v1.CreateResponse
-	10, // 37: strata.v1.BatchResult.complete:type_name -> strata.v1.CompleteResponse
-	18, // 38: strata.v1.BatchResult.rename:type_name -> strata.v1.RenameResponse
-	20, // 39: strata.v1.BatchResult.delete:type_name -> strata.v1.DeleteResponse
-	2,  // 40: strata.v1.NamespaceInfo.mode:type_name -> strata.v1.NamespaceMode
-	3,  // 41: strata.v1.CreateNamespaceRequest.header:type_name -> strata.v1.Header
-	39, // 42: strata.v1.CreateNamespaceRequest.namespace:type_name -> strata.v1.NamespaceInfo
-	3,  // 43: strata.v1.ListNamespacesRequest.header:type_name -> strata.v1.Header
-	39, // 44: strata.v1.ListNamespacesResponse.namespaces:type_name -> strata.v1.NamespaceInfo
-	3,  // 45: strata.v1.DeleteNamespaceRequest.header:type_name -> strata.v1.Header
-	48, // 46: strata.v1.StatusResponse.members:type_name -> strata.v1.Member
-	3,  // 47: strata.v1.AddMemberRequest.header:type_name -> strata.v1.Header
-	48, // 48: strata.v1.AddMemberRequest.member:type_name -> strata.v1.Member
-	3,  // 49: strata.v1.RemoveMemberRequest.header:type_name -> strata.v1.Header
-	3,  // 50: strata.v1.TransferLeaderRequest.header:type_name -> strata.v1.Header
-	48, // 51: strata.v1.MembershipResponse.members:type_name -> strata.v1.Member
-	58, // 52: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
-	58, // 53: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
-	59, // 54: strata.v1.method_kind:extendee -> google.protobuf.MethodOptions
-	0,  // 55: strata.v1.method_kind:type_name -> strata.v1.MethodKind
-	5,  // 56: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
-	7,  // 57: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
-	9,  // 58: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
-	11, // 59: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
-	13, // 60: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
-	15, // 61: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
-	17, // 62: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
-	19, // 63: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
-	21, // 64: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
-	22, // 65: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
-	23, // 66: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
-	25, // 67: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
-	29, // 68: strata.v1.MetaService.GetServerDefaults:input_type -> strata.v1.GetServerDefaultsRequest
-	31, // 69: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
-	33, // 70: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
-	35, // 71: strata.v1.MetaService.Batch:input_type -> strata.v1.BatchRequest
-	40, // 72: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
-	42, // 73: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
-	44, // 74: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
-	46, // 75: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
-	27, // 76: strata.v1.MetaService.Resync:input_type -> strata.v1.ResyncRequest
-	49, // 77: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
-	50, // 78: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
-	51, // 79: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
-	53, // 80: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
-	55, // 81: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
-	6,  // 82: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
-	8,  // 83: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
-	10, // 84: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
-	12, // 85: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
-	14, // 86: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
-	16, // 87: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
-	18, // 88: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
-	20, // 89: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
-	24, // 90: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
-	24, // 91: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
-	24, // 92: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
-	26, // 93: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
-	30, // 94: strata.v1.MetaService.GetServerDefaults:output_type -> strata.v1.GetServerDefaultsResponse
-	32, // 95: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
-	34, // 96: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
-	37, // 97: strata.v1.MetaService.Batch:output_type -> strata.v1.BatchResponse
-	41, // 98: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
-	43, // 99: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
-	45, // 100: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
-	47, // 101: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
-	28, // 102: strata.v1.MetaService.Resync:output_type -> strata.v1.ResyncResponse
-	52, // 103: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
-	52, // 104: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
-	52, // 105: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
-	54, // 106: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
-	56, // 107: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
-	82, // [82:108] is the sub-list for method output_type
-	56, // [56:82] is the sub-list for method input_type
-	55, // [55:56] is the sub-list for extension type_name
-	54, // [54:55] is the sub-list for extension extendee
-	0,  // [0:54] is the sub-list for field type_name
+	3,  // 20: strata.v1.GetProgressRequest.header:type_name -> strata.v1.Header
+	3,  // 21: strata.v1.ResyncRequest.header:type_name -> strata.v1.Header
+	3,  // 22: strata.v1.GetServerDefaultsRequest.header:type_name -> strata.v1.Header
+	3,  // 23: strata.v1.RenewLeaseRequest.header:type_name -> strata.v1.Header
+	3,  // 24: strata.v1.RecoverLeaseRequest.header:type_name -> strata.v1.Header
+	38, // 25: strata.v1.BatchRequest.calls:type_name -> strata.v1.BatchCall
+	11, // 26: strata.v1.BatchCall.get_file_status:type_name -> strata.v1.GetFileStatusRequest
+	13, // 27: strata.v1.BatchCall.open:type_name -> strata.v1.OpenRequest
+	5,  // 28: strata.v1.BatchCall.mkdirs:type_name -> strata.v1.MkdirsRequest
+	7,  // 29: strata.v1.BatchCall.create:type_name -> strata.v1.CreateRequest
+	9,  // 30: strata.v1.BatchCall.complete:type_name -> strata.v1.CompleteRequest
+	17, // 31: strata.v1.BatchCall.rename:type_name -> strata.v1.RenameRequest
+	19, // 32: strata.v1.BatchCall.delete:type_name -> strata.v1.DeleteRequest
+	40, // 33: strata.v1.BatchResponse.results:type_name -> strata.v1.BatchResult
+	12, // 34: strata.v1.BatchResult.get_file_status:type_name -> strata.v1.GetFileStatusResponse
+	14, // 35: strata.v1.BatchResult.open:type_name -> strata.v1.OpenResponse
+	6,  // 36: strata.v1.BatchResult.mkdirs:type_name -> strata.v1.MkdirsResponse
+	8,  // 37: strata.v1.BatchResult.create:type_name -> strata.v1.CreateResponse
+	10, // 38: strata.v1.BatchResult.complete:type_name -> strata.v1.CompleteResponse
+	18, // 39: strata.v1.BatchResult.rename:type_name -> strata.v1.RenameResponse
+	20, // 40: strata.v1.BatchResult.delete:type_name -> strata.v1.DeleteResponse
+	2,  // 41: strata.v1.NamespaceInfo.mode:type_name -> strata.v1.NamespaceMode
+	3,  // 42: strata.v1.CreateNamespaceRequest.header:type_name -> strata.v1.Header
+	41, // 43: strata.v1.CreateNamespaceRequest.namespace:type_name -> strata.v1.NamespaceInfo
+	3,  // 44: strata.v1.ListNamespacesRequest.header:type_name -> strata.v1.Header
+	41, // 45: strata.v1.ListNamespacesResponse.namespaces:type_name -> strata.v1.NamespaceInfo
+	3,  // 46: strata.v1.DeleteNamespaceRequest.header:type_name -> strata.v1.Header
+	50, // 47: strata.v1.StatusResponse.members:type_name -> strata.v1.Member
+	3,  // 48: strata.v1.AddMemberRequest.header:type_name -> strata.v1.Header
+	50, // 49: strata.v1.AddMemberRequest.member:type_name -> strata.v1.Member
+	3,  // 50: strata.v1.RemoveMemberRequest.header:type_name -> strata.v1.Header
+	3,  // 51: strata.v1.TransferLeaderRequest.header:type_name -> strata.v1.Header
+	50, // 52: strata.v1.MembershipResponse.members:type_name -> strata.v1.Member
+	60, // 53: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
+	60, // 54: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
+	61, // 55: strata.v1.method_kind:extendee -> google.protobuf.MethodOptions
+	0,  // 56: strata.v1.method_kind:type_name -> strata.v1.MethodKind
+	5,  // 57: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
+	7,  // 58: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
+	9,  // 59: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
+	11, // 60: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
+	13, // 61: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
+	15, // 62: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
+	17, // 63: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
+	19, // 64: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
+	21, // 65: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
+	22, // 66: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
+	23, // 67: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
+	25, // 68: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
+	31, // 69: strata.v1.MetaService.GetServerDefaults:input_type -> strata.v1.GetServerDefaultsRequest
+	33, // 70: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
+	35, // 71: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
+	37, // 72: strata.v1.MetaService.Batch:input_type -> strata.v1.BatchRequest
+	42, // 73: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
+	44, // 74: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
+	46, // 75: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
+	48, // 76: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
+	29, // 77: strata.v1.MetaService.Resync:input_type -> strata.v1.ResyncRequest
+	27, // 78: strata.v1.MetaService.GetProgress:input_type -> strata.v1.GetProgressRequest
+	51, // 79: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
+	52, // 80: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
+	53, // 81: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
+	55, // 82: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
+	57, // 83: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
+	6,  // 84: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
+	8,  // 85: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
+	10, // 86: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
+	12, // 87: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
+	14, // 88: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
+	16, // 89: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
+	18, // 90: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
+	20, // 91: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
+	24, // 92: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
+	24, // 93: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
+	24, // 94: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
+	26, // 95: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
+	32, // 96: strata.v1.MetaService.GetServerDefaults:output_type -> strata.v1.GetServerDefaultsResponse
+	34, // 97: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
+	36, // 98: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
+	39, // 99: strata.v1.MetaService.Batch:output_type -> strata.v1.BatchResponse
+	43, // 100: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
+	45, // 101: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
+	47, // 102: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
+	49, // 103: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
+	30, // 104: strata.v1.MetaService.Resync:output_type -> strata.v1.ResyncResponse
+	28, // 105: strata.v1.MetaService.GetProgress:output_type -> strata.v1.GetProgressResponse
+	54, // 106: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
+	54, // 107: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
+	54, // 108: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
+	56, // 109: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
+	58, // 110: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
+	84, // [84:111] is the sub-list for method output_type
+	57, // [57:84] is the sub-list for method input_type
+	56, // [56:57] is the sub-list for extension type_name
+	55, // [55:56] is the sub-list for extension extendee
+	0,  // [0:55] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_meta_proto_init() }
@@ -4158,7 +4295,7 @@ func file_strata_v1_meta_proto_init() {
 		return
 	}
 	file_strata_v1_worker_proto_init()
-	file_strata_v1_meta_proto_msgTypes[33].OneofWrappers = []any{
+	file_strata_v1_meta_proto_msgTypes[35].OneofWrappers = []any{
 		(*BatchCall_GetFileStatus)(nil),
 		(*BatchCall_Open)(nil),
 		(*BatchCall_Mkdirs)(nil),
@@ -4167,7 +4304,7 @@ func file_strata_v1_meta_proto_init() {
 		(*BatchCall_Rename)(nil),
 		(*BatchCall_Delete)(nil),
 	}
-	file_strata_v1_meta_proto_msgTypes[35].OneofWrappers = []any{
+	file_strata_v1_meta_proto_msgTypes[37].OneofWrappers = []any{
 		(*BatchResult_GetFileStatus)(nil),
 		(*BatchResult_Open)(nil),
 		(*BatchResult_Mkdirs)(nil),
@@ -4182,7 +4319,7 @@ func file_strata_v1_meta_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_v1_meta_proto_rawDesc), len(file_strata_v1_meta_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   54,
+			NumMessages:   56,
 			NumExtensions: 1,
 			NumServices:   1,
 		},

@@ -44,6 +44,7 @@ const (
 	MetaService_DeleteNamespace_FullMethodName   = "/strata.v1.MetaService/DeleteNamespace"
 	MetaService_Status_FullMethodName            = "/strata.v1.MetaService/Status"
 	MetaService_Resync_FullMethodName            = "/strata.v1.MetaService/Resync"
+	MetaService_GetProgress_FullMethodName       = "/strata.v1.MetaService/GetProgress"
 	MetaService_AddMember_FullMethodName         = "/strata.v1.MetaService/AddMember"
 	MetaService_RemoveMember_FullMethodName      = "/strata.v1.MetaService/RemoveMember"
 	MetaService_TransferLeader_FullMethodName    = "/strata.v1.MetaService/TransferLeader"
@@ -84,6 +85,11 @@ type MetaServiceClient interface {
 	// subtree against its bucket, so that the next access to each of its
 	// paths asks the bucket again (strata admin sync).
 	Resync(ctx context.Context, in *ResyncRequest, opts ...grpc.CallOption) (*ResyncResponse, error)
+	// GetProgress reports how far the bucket side of an operation on a path
+	// of a cache-mode namespace has got (a rename or delete of a directory
+	// copies or deletes its objects one by one), so that a client waiting on
+	// it can show progress. Answered by the leader from memory.
+	GetProgress(ctx context.Context, in *GetProgressRequest, opts ...grpc.CallOption) (*GetProgressResponse, error)
 	// Membership of the Raft group (superuser only). A new member starts
 	// empty with --join and catches up from a snapshot; AddMember first.
 	AddMember(ctx context.Context, in *AddMemberRequest, opts ...grpc.CallOption) (*MembershipResponse, error)
@@ -316,6 +322,16 @@ func (c *metaServiceClient) Resync(ctx context.Context, in *ResyncRequest, opts 
 	return out, nil
 }
 
+func (c *metaServiceClient) GetProgress(ctx context.Context, in *GetProgressRequest, opts ...grpc.CallOption) (*GetProgressResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetProgressResponse)
+	err := c.cc.Invoke(ctx, MetaService_GetProgress_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *metaServiceClient) AddMember(ctx context.Context, in *AddMemberRequest, opts ...grpc.CallOption) (*MembershipResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(MembershipResponse)
@@ -399,6 +415,11 @@ type MetaServiceServer interface {
 	// subtree against its bucket, so that the next access to each of its
 	// paths asks the bucket again (strata admin sync).
 	Resync(context.Context, *ResyncRequest) (*ResyncResponse, error)
+	// GetProgress reports how far the bucket side of an operation on a path
+	// of a cache-mode namespace has got (a rename or delete of a directory
+	// copies or deletes its objects one by one), so that a client waiting on
+	// it can show progress. Answered by the leader from memory.
+	GetProgress(context.Context, *GetProgressRequest) (*GetProgressResponse, error)
 	// Membership of the Raft group (superuser only). A new member starts
 	// empty with --join and catches up from a snapshot; AddMember first.
 	AddMember(context.Context, *AddMemberRequest) (*MembershipResponse, error)
@@ -483,6 +504,9 @@ func (UnimplementedMetaServiceServer) Status(context.Context, *StatusRequest) (*
 }
 func (UnimplementedMetaServiceServer) Resync(context.Context, *ResyncRequest) (*ResyncResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Resync not implemented")
+}
+func (UnimplementedMetaServiceServer) GetProgress(context.Context, *GetProgressRequest) (*GetProgressResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetProgress not implemented")
 }
 func (UnimplementedMetaServiceServer) AddMember(context.Context, *AddMemberRequest) (*MembershipResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method AddMember not implemented")
@@ -898,6 +922,24 @@ func _MetaService_Resync_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MetaService_GetProgress_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetProgressRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).GetProgress(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_GetProgress_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).GetProgress(ctx, req.(*GetProgressRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _MetaService_AddMember_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(AddMemberRequest)
 	if err := dec(in); err != nil {
@@ -1078,6 +1120,10 @@ var MetaService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Resync",
 			Handler:    _MetaService_Resync_Handler,
+		},
+		{
+			MethodName: "GetProgress",
+			Handler:    _MetaService_GetProgress_Handler,
 		},
 		{
 			MethodName: "AddMember",
