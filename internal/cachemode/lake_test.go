@@ -70,7 +70,7 @@ func eachBackend(t *testing.T, fn func(t *testing.T, backend string)) {
 type lakeOptions struct {
 	interval  int64                           // the namespace's sync interval
 	blockSize uint64                          // the service's block size; 0: its default
-	wrap     func(object.Store) object.Store // faults between the worker and the bucket
+	wrap      func(object.Store) object.Store // faults between the worker and the bucket
 	// wrapService, faults between the namespace service and the bucket.
 	wrapService func(object.Store) object.Store
 }

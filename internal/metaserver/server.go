@@ -114,8 +114,8 @@ type Server struct {
 	// delete namespaces; nsMu serialises the two.
 	cacheNS atomic.Pointer[map[string]*kvschema.Namespace]
 	nsMu    sync.Mutex
-	stop      chan struct{}
-	wg        sync.WaitGroup
+	stop    chan struct{}
+	wg      sync.WaitGroup
 
 	nextProposal atomic.Uint64
 	applied      atomic.Uint64
