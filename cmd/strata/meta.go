@@ -43,6 +43,8 @@ type metaFlags struct {
 	leaseSoft   time.Duration
 	leaseHard   time.Duration
 	pprofListen string
+	// The trash of fs -rm, and of deleted namespaces.
+	trashInterval, namespaceTrash time.Duration
 }
 
 func (f *metaFlags) register(cmd *cobra.Command) {
@@ -63,6 +65,8 @@ func (f *metaFlags) register(cmd *cobra.Command) {
 	fl.Int64Var(&f.hotCache, "hot-cache", 256<<20, "cache of hot metadata records, bytes")
 	fl.DurationVar(&f.leaseSoft, "lease-soft-limit", 60*time.Second, "time after which another writer may take over a file whose writer stopped renewing")
 	fl.DurationVar(&f.leaseHard, "lease-hard-limit", 20*time.Minute, "time after which the service closes a file whose writer stopped renewing")
+	fl.DurationVar(&f.trashInterval, "trash-interval", 24*time.Hour, "how long fs -rm keeps what it deletes in the user's trash, /user/USER/.Trash, before the service removes it (HDFS's fs.trash.interval); 0 turns the trash off")
+	fl.DurationVar(&f.namespaceTrash, "namespace-trash", time.Duration(namespace.DefaultNamespaceTrash)*time.Millisecond, "how long a deleted namespace that held anything stays in the trash, restorable with 'strata admin ns restore', before it and its bucket's objects are removed; 0 removes it at once")
 	fl.StringVar(&f.pprofListen, "pprof-listen", "", "serve Go's profiles (/debug/pprof/, as net/http/pprof) on this address, e.g. 127.0.0.1:6060; off by default")
 }
 
@@ -87,6 +91,10 @@ func (f *metaFlags) servePprof() error {
 func (f *metaFlags) config() (metaserver.Config, error) {
 	ns := namespace.DefaultConfig(f.superuser)
 	ns.Supergroup, ns.InlineLimit = f.supergroup, f.inlineLimit
+	if f.trashInterval < 0 || f.namespaceTrash < 0 {
+		return metaserver.Config{}, errors.New("--trash-interval and --namespace-trash cannot be negative")
+	}
+	ns.NamespaceTrash = f.namespaceTrash.Milliseconds()
 	if f.blockSize != "" {
 		bs, err := parseBytes(f.blockSize)
 		if err != nil || bs <= 0 {
@@ -98,7 +106,7 @@ func (f *metaFlags) config() (metaserver.Config, error) {
 		ns.BlockSize = uint64(bs)
 	}
 	cfg := metaserver.Config{DataDir: f.dataDir, Namespace: ns, LeaseSoftLimit: f.leaseSoft, LeaseHardLimit: f.leaseHard,
-		MemberID: f.memberID, ClusterID: f.clusterID, Address: f.advertise, Tick: f.raftTick}
+		MemberID: f.memberID, ClusterID: f.clusterID, Address: f.advertise, Tick: f.raftTick, TrashInterval: f.trashInterval}
 	cfg.Store.BlockCacheBytes, cfg.Store.HotBytes = f.blockCache, f.hotCache
 	if f.memberID == 0 {
 		return cfg, errors.New("--member-id must be at least 1")

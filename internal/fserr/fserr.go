@@ -27,6 +27,9 @@ var (
 	ErrRoot            = errors.New("operation not allowed on the root directory")
 	ErrNoNamespace     = errors.New("no such namespace")
 	ErrUnsupported     = errors.New("operation not supported")
+	// ErrQuorum: a membership change refused because the group would lose
+	// its quorum (the voters left that answer would not be a majority).
+	ErrQuorum = errors.New("the group would lose its quorum")
 	// ErrUnavailable: a service or worker could not be reached.
 	ErrUnavailable = errors.New("unavailable")
 	// ErrNotLeader: the member asked is not the namespace service's leader;

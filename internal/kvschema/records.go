@@ -128,15 +128,28 @@ type Namespace struct {
 	StoreURI string
 	Root     uint64
 	Created  int64
+	// Deleted is when the namespace was moved to the trash (0: it is not
+	// in the trash), PurgeAt when it is to be removed for good.
+	Deleted, PurgeAt int64
 }
 
-// EncodeNamespace encodes a namespace record.
+// InTrash reports whether the namespace was deleted and awaits its purge.
+func (ns *Namespace) InTrash() bool { return ns.Deleted != 0 }
+
+// EncodeNamespace encodes a namespace record. The trash fields follow only
+// when set, so that a live namespace's record is what it was before they
+// existed.
 func EncodeNamespace(ns *Namespace) []byte {
 	b := []byte{recordVersion, ns.Mode}
 	b = appendString(b, ns.Name)
 	b = appendString(b, ns.StoreURI)
 	b = binary.AppendUvarint(b, ns.Root)
-	return binary.AppendVarint(b, ns.Created)
+	b = binary.AppendVarint(b, ns.Created)
+	if ns.Deleted != 0 {
+		b = binary.AppendVarint(b, ns.Deleted)
+		b = binary.AppendVarint(b, ns.PurgeAt)
+	}
+	return b
 }
 
 // DecodeNamespace decodes a namespace record.
@@ -150,6 +163,10 @@ func DecodeNamespace(b []byte) (*Namespace, error) {
 	ns.StoreURI = d.string()
 	ns.Root = d.uvarint()
 	ns.Created = d.varint()
+	if len(d.b) > 0 && !d.bad {
+		ns.Deleted, ns.PurgeAt = d.varint(), d.varint()
+		d.bad = d.bad || ns.Deleted == 0
+	}
 	return ns, d.finish()
 }
 

@@ -61,6 +61,21 @@ func TestOtherRecordsRoundTrip(t *testing.T) {
 	if got, err := DecodeNamespace(EncodeNamespace(ns)); err != nil || !reflect.DeepEqual(got, ns) {
 		t.Fatalf("namespace: %+v %v", got, err)
 	}
+	live := EncodeNamespace(ns)
+	ns.Deleted, ns.PurgeAt = 1000, 2000
+	trashed := EncodeNamespace(ns)
+	if got, err := DecodeNamespace(trashed); err != nil || !reflect.DeepEqual(got, ns) || !got.InTrash() {
+		t.Fatalf("namespace in the trash: %+v %v", got, err)
+	}
+	// A live namespace's record is the one written before the trash existed.
+	if !bytes.Equal(trashed[:len(live)], live) {
+		t.Fatal("the trash fields changed the record's prefix")
+	}
+	for i := len(live) + 1; i < len(trashed); i++ {
+		if _, err := DecodeNamespace(trashed[:i]); err == nil {
+			t.Errorf("a record cut at %d of %d decoded", i, len(trashed))
+		}
+	}
 	bl := Block{ID: 5, Offset: 1 << 27, Length: 100}
 	if got, err := DecodeBlock(EncodeBlock(bl)); err != nil || got != bl {
 		t.Fatalf("block: %+v %v", got, err)

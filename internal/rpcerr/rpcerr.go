@@ -42,6 +42,7 @@ var table = []struct {
 	{fserr.ErrRoot, "ROOT_DIRECTORY", codes.InvalidArgument},
 	{fserr.ErrNoNamespace, "NO_NAMESPACE", codes.NotFound},
 	{fserr.ErrUnsupported, "UNSUPPORTED", codes.Unimplemented},
+	{fserr.ErrQuorum, "QUORUM", codes.FailedPrecondition},
 	{fserr.ErrUnavailable, "UNAVAILABLE", codes.Unavailable},
 	{fserr.ErrNotLeader, "NOT_LEADER", codes.Unavailable},
 }

@@ -83,7 +83,8 @@ func readNamespaces(_ *Machine, r kv.Reader, _ namespace.Caller, _ string, _ *pb
 	resp := &pb.ListNamespacesResponse{}
 	for _, ns := range list {
 		resp.Namespaces = append(resp.Namespaces, &pb.NamespaceInfo{Name: ns.Name,
-			Mode: pb.NamespaceMode(ns.Mode), StoreUri: ns.StoreURI, Created: ns.Created})
+			Mode: pb.NamespaceMode(ns.Mode), StoreUri: ns.StoreURI, Created: ns.Created,
+			Deleted: ns.Deleted, PurgeAt: ns.PurgeAt})
 	}
 	return resp, nil
 }

@@ -41,6 +41,8 @@ const (
 	MetaService_CreateNamespace_FullMethodName   = "/strata.v1.MetaService/CreateNamespace"
 	MetaService_ListNamespaces_FullMethodName    = "/strata.v1.MetaService/ListNamespaces"
 	MetaService_DeleteNamespace_FullMethodName   = "/strata.v1.MetaService/DeleteNamespace"
+	MetaService_RestoreNamespace_FullMethodName  = "/strata.v1.MetaService/RestoreNamespace"
+	MetaService_GetServerDefaults_FullMethodName = "/strata.v1.MetaService/GetServerDefaults"
 	MetaService_Status_FullMethodName            = "/strata.v1.MetaService/Status"
 	MetaService_AddMember_FullMethodName         = "/strata.v1.MetaService/AddMember"
 	MetaService_RemoveMember_FullMethodName      = "/strata.v1.MetaService/RemoveMember"
@@ -74,6 +76,11 @@ type MetaServiceClient interface {
 	CreateNamespace(ctx context.Context, in *CreateNamespaceRequest, opts ...grpc.CallOption) (*CreateNamespaceResponse, error)
 	ListNamespaces(ctx context.Context, in *ListNamespacesRequest, opts ...grpc.CallOption) (*ListNamespacesResponse, error)
 	DeleteNamespace(ctx context.Context, in *DeleteNamespaceRequest, opts ...grpc.CallOption) (*DeleteNamespaceResponse, error)
+	// RestoreNamespace brings a namespace back from the trash.
+	RestoreNamespace(ctx context.Context, in *RestoreNamespaceRequest, opts ...grpc.CallOption) (*RestoreNamespaceResponse, error)
+	// GetServerDefaults returns the settings of the service that clients
+	// follow (as HDFS's getServerDefaults): the trash interval of `fs -rm`.
+	GetServerDefaults(ctx context.Context, in *GetServerDefaultsRequest, opts ...grpc.CallOption) (*ServerDefaults, error)
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
 	// Membership of the Raft group (superuser only). A new member starts
 	// empty with --join and catches up from a snapshot; AddMember first.
@@ -277,6 +284,26 @@ func (c *metaServiceClient) DeleteNamespace(ctx context.Context, in *DeleteNames
 	return out, nil
 }
 
+func (c *metaServiceClient) RestoreNamespace(ctx context.Context, in *RestoreNamespaceRequest, opts ...grpc.CallOption) (*RestoreNamespaceResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RestoreNamespaceResponse)
+	err := c.cc.Invoke(ctx, MetaService_RestoreNamespace_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *metaServiceClient) GetServerDefaults(ctx context.Context, in *GetServerDefaultsRequest, opts ...grpc.CallOption) (*ServerDefaults, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ServerDefaults)
+	err := c.cc.Invoke(ctx, MetaService_GetServerDefaults_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *metaServiceClient) Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(StatusResponse)
@@ -362,6 +389,11 @@ type MetaServiceServer interface {
 	CreateNamespace(context.Context, *CreateNamespaceRequest) (*CreateNamespaceResponse, error)
 	ListNamespaces(context.Context, *ListNamespacesRequest) (*ListNamespacesResponse, error)
 	DeleteNamespace(context.Context, *DeleteNamespaceRequest) (*DeleteNamespaceResponse, error)
+	// RestoreNamespace brings a namespace back from the trash.
+	RestoreNamespace(context.Context, *RestoreNamespaceRequest) (*RestoreNamespaceResponse, error)
+	// GetServerDefaults returns the settings of the service that clients
+	// follow (as HDFS's getServerDefaults): the trash interval of `fs -rm`.
+	GetServerDefaults(context.Context, *GetServerDefaultsRequest) (*ServerDefaults, error)
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
 	// Membership of the Raft group (superuser only). A new member starts
 	// empty with --join and catches up from a snapshot; AddMember first.
@@ -438,6 +470,12 @@ func (UnimplementedMetaServiceServer) ListNamespaces(context.Context, *ListNames
 }
 func (UnimplementedMetaServiceServer) DeleteNamespace(context.Context, *DeleteNamespaceRequest) (*DeleteNamespaceResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteNamespace not implemented")
+}
+func (UnimplementedMetaServiceServer) RestoreNamespace(context.Context, *RestoreNamespaceRequest) (*RestoreNamespaceResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RestoreNamespace not implemented")
+}
+func (UnimplementedMetaServiceServer) GetServerDefaults(context.Context, *GetServerDefaultsRequest) (*ServerDefaults, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetServerDefaults not implemented")
 }
 func (UnimplementedMetaServiceServer) Status(context.Context, *StatusRequest) (*StatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Status not implemented")
@@ -802,6 +840,42 @@ func _MetaService_DeleteNamespace_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MetaService_RestoreNamespace_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RestoreNamespaceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).RestoreNamespace(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_RestoreNamespace_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).RestoreNamespace(ctx, req.(*RestoreNamespaceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MetaService_GetServerDefaults_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetServerDefaultsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).GetServerDefaults(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_GetServerDefaults_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).GetServerDefaults(ctx, req.(*GetServerDefaultsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _MetaService_Status_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(StatusRequest)
 	if err := dec(in); err != nil {
@@ -988,6 +1062,14 @@ var MetaService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DeleteNamespace",
 			Handler:    _MetaService_DeleteNamespace_Handler,
+		},
+		{
+			MethodName: "RestoreNamespace",
+			Handler:    _MetaService_RestoreNamespace_Handler,
+		},
+		{
+			MethodName: "GetServerDefaults",
+			Handler:    _MetaService_GetServerDefaults_Handler,
 		},
 		{
 			MethodName: "Status",
