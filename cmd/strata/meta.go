@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -211,11 +212,13 @@ func serveMeta(ctx context.Context, cfg metaserver.Config, listen string, ensure
 	tuneGC()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	cfg.Log = log
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		return err
-	}
 	start := time.Now()
-	srv, err := metaserver.Listen(cfg, listen)
+	// The address first: a start that cannot serve creates nothing.
+	lis, err := net.Listen("tcp", listen)
+	if err != nil {
+		return fmt.Errorf("--listen %s: %w", listen, err)
+	}
+	srv, err := openMember(cfg, lis)
 	if err != nil {
 		return err
 	}
@@ -248,6 +251,23 @@ func serveMeta(ctx context.Context, cfg metaserver.Config, listen string, ensure
 	case <-srv.Done():
 		return fmt.Errorf("namespace service stopped: %w", srv.Err())
 	}
+}
+
+// openMember opens a member on cfg.DataDir and serves it on lis. A data
+// directory this start created is removed again if the member cannot be
+// opened: it holds nothing but what the failed start wrote.
+func openMember(cfg metaserver.Config, lis net.Listener) (*metaserver.Serving, error) {
+	_, statErr := os.Stat(cfg.DataDir)
+	created := errors.Is(statErr, fs.ErrNotExist)
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		lis.Close()
+		return nil, err
+	}
+	srv, err := metaserver.Serve(cfg, lis)
+	if err != nil && created {
+		_ = os.RemoveAll(cfg.DataDir)
+	}
+	return srv, err
 }
 
 // tuneGC makes the collector run less often in a server process: its heap
