@@ -266,3 +266,21 @@ func TestFailedStartCreatesNothing(t *testing.T) {
 		}
 	}
 }
+
+// A deleted file's blocks leave the dev server's disk: the bucket's
+// objects, and the worker's cached pages of them.
+func TestDeletedBlocksLeaveTheCache(t *testing.T) {
+	ctx := testContext(t)
+	dir := t.TempDir()
+	p := testcluster.StartDev(t, dir)
+	meta := "--meta=" + p.Addr
+	blocks, cache := filepath.Join(dir, "bucket", "blocks"), filepath.Join(dir, "worker")
+	strataCLI(ctx, t, "fs", meta, "-put", localFile(t, 3_000_000), "/f").want(t, 0, "", "")
+	if countFiles(t, blocks, "") == 0 || countFiles(t, cache, ".data") == 0 {
+		t.Fatalf("%d objects, %d cached blocks: the put stored nothing", countFiles(t, blocks, ""), countFiles(t, cache, ".data"))
+	}
+	strataCLI(ctx, t, "fs", meta, "-rm", "-skipTrash", "/f").want(t, 0, "Deleted /f\n", "")
+	eventually(ctx, t, "the block gone from the bucket and the cache", func() bool {
+		return countFiles(t, blocks, "") == 0 && countFiles(t, cache, ".data") == 0
+	})
+}
