@@ -214,9 +214,9 @@ func serveMeta(ctx context.Context, cfg metaserver.Config, listen string, ensure
 	cfg.Log = log
 	start := time.Now()
 	// The address first: a start that cannot serve creates nothing.
-	lis, err := net.Listen("tcp", listen)
+	lis, err := listenOn(listen)
 	if err != nil {
-		return fmt.Errorf("--listen %s: %w", listen, err)
+		return err
 	}
 	srv, err := openMember(cfg, lis)
 	if err != nil {
@@ -251,6 +251,20 @@ func serveMeta(ctx context.Context, cfg metaserver.Config, listen string, ensure
 	case <-srv.Done():
 		return fmt.Errorf("namespace service stopped: %w", srv.Err())
 	}
+}
+
+// listenOn listens on addr, the --listen flag, with an error that names
+// the flag and says why in a few words ("address already in use").
+func listenOn(addr string) (net.Listener, error) {
+	lis, err := net.Listen("tcp", addr)
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		err = op.Err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--listen %s: %w", addr, err)
+	}
+	return lis, nil
 }
 
 // openMember opens a member on cfg.DataDir and serves it on lis. A data

@@ -155,7 +155,7 @@ func deleteNamespace(ctx context.Context, c *client.Client, name string, force, 
 		fmt.Printf("Moved namespace %s to the trash: %s.\n", name, what)
 		fmt.Printf("Its objects stay in %s until %s; until then 'strata admin ns restore %s' brings it back.\n",
 			info.StoreUri, namespace.Stamp(info.PurgeAt), name)
-	case resp.Files == 0 && resp.Directories <= 1:
+	case resp.Files == 0 && resp.Directories <= 1: // the root alone
 		fmt.Printf("Deleted namespace %s (it was empty).\n", name)
 	default:
 		fmt.Printf("Deleted namespace %s for good: %s; its objects are being deleted from its bucket.\n", name, what)
@@ -222,9 +222,10 @@ back, as it was when it was deleted, while its time in the trash lasts
 	return cmd
 }
 
-// holds says what a namespace holds: files, directories (its root
-// included, as -count counts them) and bytes.
+// holds says what a namespace holds: files, directories below its root
+// (dirs is a content summary's count, which includes the root) and bytes.
 func holds(files, dirs, length uint64) string {
+	dirs = max(dirs, 1) - 1
 	size := plural(length, "byte")
 	if length >= 1024 {
 		size += " (" + human(length) + ")"

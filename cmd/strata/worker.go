@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -98,9 +97,9 @@ func runWorker(ctx context.Context, cfg worker.Config, listen string) error {
 	tuneGC()
 	cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	// The address first: a start that cannot serve creates nothing.
-	lis, err := net.Listen("tcp", listen)
+	lis, err := listenOn(listen)
 	if err != nil {
-		return fmt.Errorf("--listen %s: %w", listen, err)
+		return err
 	}
 	w, err := worker.New(cfg)
 	if err != nil {

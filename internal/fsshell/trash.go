@@ -47,6 +47,11 @@ func (sh *shell) moveToTrash(item *pathData) (bool, error) {
 			sh.qualified(item.ns, item.abs))
 	}
 	target := trash.Target(user, item.abs)
+	// The home directory, if missing, as a home is (0755); the trash below
+	// it as HDFS makes it, the user's alone (0700).
+	if _, err := sh.fs.Mkdirs(sh.ctx, uriOf(item.ns, path.Join(trash.Home, user)), 0o755); err != nil {
+		return false, sh.trashFailure(item, err)
+	}
 	if _, err := sh.fs.Mkdirs(sh.ctx, uriOf(item.ns, path.Dir(target)), 0o700); err != nil {
 		return false, sh.trashFailure(item, err)
 	}
