@@ -50,11 +50,12 @@ type shell struct {
 	progressMin int64
 	copyBuf     []byte // the one buffer of every transfer, made once
 
-	trash     *time.Duration // the service's trash interval, once asked (trash.go)
-	name      string         // the command's name without its dash; prefixes messages
-	numErrors int            // errors displayed; any makes the exit status 1
-	exitCode  int            // the status without errors (-test sets 1)
-	usage     *usageError    // a usage error met while processing paths
+	name      string      // the command's name without its dash; prefixes messages
+	numErrors int         // errors displayed; any makes the exit status 1
+	exitCode  int         // the status without errors (-test sets 1)
+	usage     *usageError // a usage error met while processing paths
+
+	trash *time.Duration // the service's trash interval, once asked (trash.go)
 }
 
 func newShell(ctx context.Context, stdout, stderr io.Writer, newClient func() (*client.Client, error)) *shell {

@@ -49,14 +49,14 @@ type Config struct {
 	// another client may take its file over; LeaseHardLimit is when the
 	// service recovers the file on its own. HDFS uses 60 s and 20 min.
 	LeaseSoftLimit, LeaseHardLimit time.Duration
-	// PurgeBatch bounds the inodes one purge command removes.
-	PurgeBatch int
 	// TrashInterval is how long `fs -rm` keeps what it deletes in the
 	// user's trash before the leader removes it (HDFS's fs.trash.interval);
 	// 0 turns the trash off. How long a deleted namespace stays in the
 	// trash is Namespace.NamespaceTrash.
 	TrashInterval time.Duration
-	Clock         func() time.Time // nil means time.Now
+	// PurgeBatch bounds the inodes one purge command removes.
+	PurgeBatch int
+	Clock      func() time.Time // nil means time.Now
 	// OpenStore opens a bucket for the block collector; nil means
 	// objstore.OpenRetrying.
 	OpenStore func(ctx context.Context, uri string) (object.Store, error)
