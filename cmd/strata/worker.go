@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -97,15 +96,17 @@ spreads blocks over the live workers by rendezvous hashing.`,
 func runWorker(ctx context.Context, cfg worker.Config, listen string) error {
 	tuneGC()
 	cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	// The address first: a start that cannot serve creates nothing.
+	lis, err := listenOn(listen)
+	if err != nil {
+		return err
+	}
 	w, err := worker.New(cfg)
 	if err != nil {
+		lis.Close()
 		return err
 	}
 	defer w.Close()
-	lis, err := net.Listen("tcp", listen)
-	if err != nil {
-		return err
-	}
 	fmt.Fprintf(os.Stderr, "strata: worker %s serving on %s\n", w.ID(), lis.Addr())
 	return w.Serve(ctx, lis)
 }

@@ -232,16 +232,17 @@ func TestPermissionDenied(t *testing.T) {
 func TestNamespaces(t *testing.T) {
 	ctx := context.Background()
 	c := testcluster.Client(t, dev(t), "")
+	bucket := "file://" + t.TempDir()
 	if err := c.CreateNamespace(ctx, &pb.NamespaceInfo{Name: "warehouse",
-		Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK, StoreUri: "file:///tmp/wh"}); err != nil {
+		Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK, StoreUri: bucket}); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.CreateNamespace(ctx, &pb.NamespaceInfo{Name: "warehouse",
-		Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK, StoreUri: "file:///tmp/wh"}); !errors.Is(err, fserr.ErrExists) {
+		Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK, StoreUri: bucket}); !errors.Is(err, fserr.ErrExists) {
 		t.Fatalf("duplicate namespace: %v", err)
 	}
 	if err := c.CreateNamespace(ctx, &pb.NamespaceInfo{Name: "Bad Name",
-		Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK, StoreUri: "file:///tmp/wh"}); !errors.Is(err, fserr.ErrInvalidArgument) {
+		Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK, StoreUri: bucket}); !errors.Is(err, fserr.ErrInvalidArgument) {
 		t.Fatalf("bad name: %v", err)
 	}
 	if _, err := c.Mkdirs(ctx, "strata://warehouse/t1", 0o755); err != nil {
@@ -254,11 +255,27 @@ func TestNamespaces(t *testing.T) {
 	if err != nil || len(list) != 2 || list[0].Name != "default" || list[1].Name != "warehouse" {
 		t.Fatalf("namespaces: %v %v", list, err)
 	}
-	if err := c.DeleteNamespace(ctx, "warehouse"); err != nil {
-		t.Fatal(err)
+	if _, err := c.DeleteNamespace(ctx, "warehouse", pb.NamespaceDeleteMode_NAMESPACE_DELETE_MODE_IF_EMPTY); !errors.Is(err, fserr.ErrNotEmpty) {
+		t.Fatalf("delete of a namespace that holds a directory, if empty: %v", err)
+	}
+	r, err := c.DeleteNamespace(ctx, "warehouse", pb.NamespaceDeleteMode_NAMESPACE_DELETE_MODE_TRASH)
+	if err != nil || r.Directories != 2 {
+		t.Fatalf("delete to the trash: %v %v", r, err)
 	}
 	if _, err := c.Stat(ctx, "strata://warehouse/t1"); !errors.Is(err, fserr.ErrNoNamespace) {
 		t.Fatalf("after delete: %v", err)
+	}
+	if err := c.RestoreNamespace(ctx, "warehouse"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Stat(ctx, "strata://warehouse/t1"); err != nil {
+		t.Fatalf("after restore: %v", err)
+	}
+	if _, err := c.DeleteNamespace(ctx, "warehouse", pb.NamespaceDeleteMode_NAMESPACE_DELETE_MODE_NOW); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.RestoreNamespace(ctx, "warehouse"); !errors.Is(err, fserr.ErrNoNamespace) {
+		t.Fatalf("restore after a delete for good: %v", err)
 	}
 }
 

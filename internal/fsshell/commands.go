@@ -92,6 +92,14 @@ The output is in the form
 When copying multiple files, the destination must be a directory. Passing -f
 overwrites the destination if it already exists and -p preserves access and
 modification times, ownership and the mode.`),
+		&command{name: "expunge", usage: "[-immediate] [-fs <path>]", run: runExpunge, desc: `
+Delete files from the trash that are older than the retention threshold: in
+the user's trash, /user/<user>/.Trash (in the namespace of -fs's path, or the
+default one), delete the checkpoints older than the trash interval and make
+Current a checkpoint, as the service does on its own every interval (an hour
+at most).
+
+-immediate  delete everything in the trash now.`},
 		&command{name: "help", usage: "[cmd ...]", run: runHelp, desc: `
 Displays help for given command or all commands if none is specified.`},
 		&command{name: "ls", usage: "[-C] [-d] [-h] [-q] [-R] [-t] [-S] [-r] [-u] [<path> ...]", run: runLs, desc: `
@@ -135,8 +143,12 @@ command "rm <src>"
 -f          If the file does not exist, do not display a diagnostic message or
             modify the exit status to reflect an error.
 -[rR]       Recursively deletes directories.
--skipTrash  accepted for compatibility: Strata has no trash yet, so every
-            delete is immediate and final.`},
+-skipTrash  option bypasses trash, if enabled, and immediately deletes <src>.
+
+While the service's trash is on (strata meta --trash-interval, a day by
+default; 0 turns it off), each <src> is moved to /user/<user>/.Trash/Current
+in its namespace instead, and the service deletes it once the interval is
+over. A path in the trash already is deleted at once.`},
 		&command{name: "rmdir", usage: "[--ignore-fail-on-non-empty] <dir> ...", run: runRmdir, desc: `
 Removes the directory entry specified by each directory argument, provided it is
 empty.`},

@@ -2,6 +2,7 @@ package fsshell
 
 import (
 	"errors"
+	"fmt"
 	"path"
 	"strings"
 
@@ -46,8 +47,9 @@ func (sh *shell) mkdir(item *pathData, parents bool) error {
 	return sh.explain(item.text, item.abs, err)
 }
 
-// runRm is -rm [-f] [-r|-R] [-skipTrash]: "Deleted <path>" for each path
-// removed. There is no trash, so -skipTrash changes nothing.
+// runRm is -rm [-f] [-r|-R] [-skipTrash]: each path goes to the user's
+// trash when the service's trash is on (trash.go), and -skipTrash or a
+// path in the trash already is deleted for good: "Deleted <path>".
 func runRm(sh *shell, args []string) error {
 	cf := newFormat(1, unbounded, "f", "r", "R", "skipTrash")
 	args, err := cf.parse(args)
@@ -57,7 +59,7 @@ func runRm(sh *shell, args []string) error {
 	if err := sh.connect(); err != nil {
 		return err
 	}
-	force, recursive := cf.opt("f"), cf.opt("r") || cf.opt("R")
+	force, recursive, skipTrash := cf.opt("f"), cf.opt("r") || cf.opt("R"), cf.opt("skipTrash")
 	var items []*pathData
 	for _, a := range args {
 		got, err := sh.expand(a)
@@ -70,14 +72,14 @@ func runRm(sh *shell, args []string) error {
 		items = append(items, got...)
 	}
 	for _, item := range items {
-		if err := sh.rm(item, force, recursive); err != nil {
+		if err := sh.rm(item, force, recursive, skipTrash); err != nil {
 			sh.fail(err)
 		}
 	}
 	return nil
 }
 
-func (sh *shell) rm(item *pathData, force, recursive bool) error {
+func (sh *shell) rm(item *pathData, force, recursive, skipTrash bool) error {
 	switch {
 	case !item.exists() && force:
 		return nil
@@ -85,16 +87,33 @@ func (sh *shell) rm(item *pathData, force, recursive bool) error {
 		return errNotFound(item.text)
 	case item.isDir() && !recursive:
 		return errPath(item.text, msgIsDir)
+	case item.abs == "/":
+		return errRootDelete(item.text)
+	}
+	if !skipTrash {
+		if moved, err := sh.moveToTrash(item); moved || err != nil {
+			return err
+		}
 	}
 	deleted, err := sh.fs.Delete(sh.ctx, item.uri(), recursive)
 	switch {
-	case errors.Is(err, fserr.ErrRoot), err == nil && !deleted:
+	case errors.Is(err, fserr.ErrRoot):
+		return errRootDelete(item.text)
+	case err == nil && !deleted:
 		return errPath(item.text, msgIO) // HDFS's delete answers false
 	case err != nil:
 		return sh.explain(item.text, item.abs, err)
 	}
 	sh.printf("Deleted %s\n", item.text)
 	return nil
+}
+
+// errRootDelete refuses to delete a namespace's root. NB: HDFS's NameNode
+// refuses it too but only says false, which FsShell prints as "rm: `/':
+// Input/output error" (or, with the trash on, that "/" contains the trash);
+// the reason is what HDFS logs ("the root is not allowed to be deleted").
+func errRootDelete(text string) error {
+	return fmt.Errorf("Cannot delete %s: the root directory is not allowed to be deleted", text)
 }
 
 func isNotFound(err error) bool {

@@ -54,6 +54,8 @@ type shell struct {
 	numErrors int         // errors displayed; any makes the exit status 1
 	exitCode  int         // the status without errors (-test sets 1)
 	usage     *usageError // a usage error met while processing paths
+
+	trash *time.Duration // the service's trash interval, once asked (trash.go)
 }
 
 func newShell(ctx context.Context, stdout, stderr io.Writer, newClient func() (*client.Client, error)) *shell {

@@ -11,7 +11,8 @@
 //	key                                   value
 //	0x00 "applied"                        uint64 index, uint64 term of the last applied log entry
 //	0x00 "nextid"                         uint64 next inode id to allocate
-//	0x01 name                             Namespace record (EncodeNamespace)
+//	0x01 name                             Namespace record (EncodeNamespace); in the trash,
+//	                                      with the times it was deleted and is to be purged
 //	0x02 parent(8) name                   Dentry: child inode id(8), type(1)
 //	0x03 inode(8)                         Inode record (EncodeInode)
 //	0x04 inode(8)                         inline content of a small file (raw bytes)

@@ -43,6 +43,7 @@ var table = []struct {
 	{fserr.ErrNoNamespace, "NO_NAMESPACE", codes.NotFound},
 	{fserr.ErrUnsupported, "UNSUPPORTED", codes.Unimplemented},
 	{fserr.ErrChanged, "CHANGED", codes.FailedPrecondition},
+	{fserr.ErrQuorum, "QUORUM", codes.FailedPrecondition},
 	{fserr.ErrUnavailable, "UNAVAILABLE", codes.Unavailable},
 	{fserr.ErrNotLeader, "NOT_LEADER", codes.Unavailable},
 }

@@ -44,9 +44,11 @@ type Result struct {
 	Done bool
 	// Path answers rename: the path the source ended up at.
 	Path string
-	// Inode answers create: the file as created.
+	// Inode answers create (the file as created) and delete namespace
+	// (its root as it was, whose aggregates say what it held).
 	Inode *kvschema.Inode
-	// Count answers purge and forget requests: how many they removed.
+	// Count answers purge, purge namespace and forget requests: how many
+	// they removed.
 	Count int
 }
 
@@ -183,10 +185,10 @@ func isOutcome(err error) bool {
 
 func settingsOf(c namespace.Config) *pb.NamespaceSettings {
 	return &pb.NamespaceSettings{Superuser: c.Superuser, Supergroup: c.Supergroup,
-		InlineLimit: uint32(c.InlineLimit), BlockSize: c.BlockSize}
+		InlineLimit: uint32(c.InlineLimit), BlockSize: c.BlockSize, NamespaceTrashMs: c.NamespaceTrash}
 }
 
 func settingsConfig(st *pb.NamespaceSettings) namespace.Config {
 	return namespace.Config{Superuser: st.Superuser, Supergroup: st.Supergroup,
-		InlineLimit: int(st.InlineLimit), BlockSize: st.BlockSize}
+		InlineLimit: int(st.InlineLimit), BlockSize: st.BlockSize, NamespaceTrash: st.NamespaceTrashMs}
 }

@@ -1,8 +1,6 @@
 package statemachine
 
 import (
-	"cmp"
-
 	"github.com/stratafs/strata/internal/kv"
 	"github.com/stratafs/strata/internal/kvschema"
 	"github.com/stratafs/strata/internal/namespace"
@@ -90,19 +88,10 @@ func readNamespaces(_ *Machine, r kv.Reader, _ namespace.Caller, _ string, _ *pb
 	resp := &pb.ListNamespacesResponse{}
 	for _, ns := range list {
 		resp.Namespaces = append(resp.Namespaces, &pb.NamespaceInfo{Name: ns.Name,
-			Mode: pb.NamespaceMode(ns.Mode), StoreUri: ns.StoreURI, Created: ns.Created, SyncInterval: ns.SyncInterval})
+			Mode: pb.NamespaceMode(ns.Mode), StoreUri: ns.StoreURI, Created: ns.Created,
+			Deleted: ns.Deleted, PurgeAt: ns.PurgeAt, SyncInterval: ns.SyncInterval})
 	}
 	return resp, nil
-}
-
-// readServerDefaults answers with this member's settings: the leader's,
-// since only the leader answers reads, which are the ones it stamps on the
-// creates it proposes.
-func readServerDefaults(m *Machine, _ kv.Reader, _ namespace.Caller, _ string,
-	_ *pb.GetServerDefaultsRequest) (*pb.GetServerDefaultsResponse, error) {
-	cfg := m.fs.Config()
-	return &pb.GetServerDefaultsResponse{BlockSize: cmp.Or(cfg.BlockSize, namespace.DefaultBlockSize),
-		Replication: namespace.DefaultReplication, InlineLimit: uint32(cfg.InlineLimit)}, nil
 }
 
 // FileStatus is the wire form of inode n.

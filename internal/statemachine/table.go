@@ -1,6 +1,7 @@
 package statemachine
 
 import (
+	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/kv"
 	"github.com/stratafs/strata/internal/kvschema"
 	"github.com/stratafs/strata/internal/namespace"
@@ -65,8 +66,16 @@ var (
 		func(r *pb.DeleteNamespaceRequest) *pb.Command {
 			return &pb.Command{Op: &pb.Command_DeleteNamespace{DeleteNamespace: r}}
 		},
-		(*pb.Command).GetDeleteNamespace, applyDeleteNamespace,
-		func(Result) *pb.DeleteNamespaceResponse { return &pb.DeleteNamespaceResponse{} })
+		(*pb.Command).GetDeleteNamespace, applyDeleteNamespace, deletedNamespace)
+	RestoreNamespace = mutation(Op{Name: "RestoreNamespace"},
+		func(r *pb.RestoreNamespaceRequest) *pb.Command {
+			return &pb.Command{Op: &pb.Command_RestoreNamespace{RestoreNamespace: r}}
+		},
+		(*pb.Command).GetRestoreNamespace,
+		func(e env, tx kv.Txn, r *pb.RestoreNamespaceRequest) (Result, error) {
+			return Result{}, e.fs.RestoreNamespace(tx, caller(r.GetHeader()), r.GetName())
+		},
+		func(Result) *pb.RestoreNamespaceResponse { return &pb.RestoreNamespaceResponse{} })
 )
 
 // The service's own commands.
@@ -93,6 +102,15 @@ var (
 		(*pb.Command).GetGarbageDone,
 		func(_ env, tx kv.Txn, c *pb.GarbageDoneCommand) (Result, error) {
 			return Result{}, namespace.GarbageDone(tx, c.GetKeys())
+		})
+	PurgeNamespace = internal(Op{Name: "PurgeNamespace", FreesBlocks: true, Detaches: true},
+		func(c *pb.PurgeNamespaceCommand) *pb.Command {
+			return &pb.Command{Op: &pb.Command_PurgeNamespace{PurgeNamespace: c}}
+		},
+		(*pb.Command).GetPurgeNamespace,
+		func(e env, tx kv.Txn, c *pb.PurgeNamespaceCommand) (Result, error) {
+			done, err := namespace.PurgeNamespace(tx, e.now, c.GetName(), c.GetDeleted())
+			return Result{Count: btoi(done)}, err
 		})
 	ForgetRequests = internal(Op{Name: "ForgetRequests"},
 		func(c *pb.ForgetRequestsCommand) *pb.Command {
@@ -152,7 +170,6 @@ var (
 	List              = query(Op{Name: "List"}, readList)
 	GetContentSummary = query(Op{Name: "GetContentSummary"}, readContentSummary)
 	ListNamespaces    = query(Op{Name: "ListNamespaces"}, readNamespaces)
-	GetServerDefaults = query(Op{Name: "GetServerDefaults"}, readServerDefaults)
 )
 
 func applyMkdirs(e env, tx kv.Txn, r *pb.MkdirsRequest) (Result, error) {
@@ -227,8 +244,40 @@ func applyCreateNamespace(e env, tx kv.Txn, r *pb.CreateNamespaceRequest) (Resul
 		SyncInterval: info.GetSyncInterval()})
 }
 
+// deleteModes maps the request's mode to the namespace's. An unset mode is
+// what commands logged before the field existed meant: remove at once
+// (the service sets NAMESPACE_DELETE_MODE_IF_EMPTY on requests that leave it
+// unset, before they are logged).
+var deleteModes = map[pb.NamespaceDeleteMode]namespace.NamespaceDelete{
+	pb.NamespaceDeleteMode_NAMESPACE_DELETE_MODE_UNSPECIFIED: namespace.DeleteNow,
+	pb.NamespaceDeleteMode_NAMESPACE_DELETE_MODE_IF_EMPTY:    namespace.DeleteIfEmpty,
+	pb.NamespaceDeleteMode_NAMESPACE_DELETE_MODE_TRASH:       namespace.DeleteToTrash,
+	pb.NamespaceDeleteMode_NAMESPACE_DELETE_MODE_NOW:         namespace.DeleteNow,
+}
+
 func applyDeleteNamespace(e env, tx kv.Txn, r *pb.DeleteNamespaceRequest) (Result, error) {
-	return Result{}, e.fs.DeleteNamespace(tx, caller(r.GetHeader()), r.GetName())
+	mode, ok := deleteModes[r.GetMode()]
+	if !ok {
+		return Result{}, &namespace.PathError{Op: "deleteNamespace", Path: r.GetName(),
+			Err: fserr.Errorf(fserr.ErrInvalidArgument, "unknown delete mode %d", r.GetMode())}
+	}
+	root, err := e.fs.DeleteNamespace(tx, e.now, caller(r.GetHeader()), r.GetName(), mode)
+	return Result{Inode: root}, err
+}
+
+// deletedNamespace answers a namespace's deletion with what it held.
+func deletedNamespace(r Result) *pb.DeleteNamespaceResponse {
+	if r.Inode == nil {
+		return &pb.DeleteNamespaceResponse{}
+	}
+	return &pb.DeleteNamespaceResponse{Files: r.Inode.SubFiles, Directories: r.Inode.SubDirs + 1, Length: r.Inode.SubLength}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func perm(p uint32) uint16 { return uint16(p & 0o7777) }

@@ -55,6 +55,8 @@ type Command struct {
 	//	*Command_GarbageDone
 	//	*Command_ForgetRequests
 	//	*Command_Group
+	//	*Command_RestoreNamespace
+	//	*Command_PurgeNamespace
 	//	*Command_SyncPath
 	//	*Command_SyncListing
 	//	*Command_Resync
@@ -266,6 +268,24 @@ func (x *Command) GetGroup() *CommandGroup {
 	return nil
 }
 
+func (x *Command) GetRestoreNamespace() *RestoreNamespaceRequest {
+	if x != nil {
+		if x, ok := x.Op.(*Command_RestoreNamespace); ok {
+			return x.RestoreNamespace
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetPurgeNamespace() *PurgeNamespaceCommand {
+	if x != nil {
+		if x, ok := x.Op.(*Command_PurgeNamespace); ok {
+			return x.PurgeNamespace
+		}
+	}
+	return nil
+}
+
 func (x *Command) GetSyncPath() *SyncPathCommand {
 	if x != nil {
 		if x, ok := x.Op.(*Command_SyncPath); ok {
@@ -370,6 +390,14 @@ type Command_Group struct {
 	Group *CommandGroup `protobuf:"bytes,25,opt,name=group,proto3,oneof"`
 }
 
+type Command_RestoreNamespace struct {
+	RestoreNamespace *RestoreNamespaceRequest `protobuf:"bytes,26,opt,name=restore_namespace,json=restoreNamespace,proto3,oneof"`
+}
+
+type Command_PurgeNamespace struct {
+	PurgeNamespace *PurgeNamespaceCommand `protobuf:"bytes,27,opt,name=purge_namespace,json=purgeNamespace,proto3,oneof"`
+}
+
 type Command_SyncPath struct {
 	SyncPath *SyncPathCommand `protobuf:"bytes,40,opt,name=sync_path,json=syncPath,proto3,oneof"`
 }
@@ -417,6 +445,10 @@ func (*Command_GarbageDone) isCommand_Op() {}
 func (*Command_ForgetRequests) isCommand_Op() {}
 
 func (*Command_Group) isCommand_Op() {}
+
+func (*Command_RestoreNamespace) isCommand_Op() {}
+
+func (*Command_PurgeNamespace) isCommand_Op() {}
 
 func (*Command_SyncPath) isCommand_Op() {}
 
@@ -476,13 +508,17 @@ func (x *CommandGroup) GetCommands() []*Command {
 // NamespaceSettings are the flags of `strata meta` that decide what a
 // command does (namespace.Config).
 type NamespaceSettings struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Superuser     string                 `protobuf:"bytes,1,opt,name=superuser,proto3" json:"superuser,omitempty"`
-	Supergroup    string                 `protobuf:"bytes,2,opt,name=supergroup,proto3" json:"supergroup,omitempty"`
-	InlineLimit   uint32                 `protobuf:"varint,3,opt,name=inline_limit,json=inlineLimit,proto3" json:"inline_limit,omitempty"`
-	BlockSize     uint64                 `protobuf:"varint,4,opt,name=block_size,json=blockSize,proto3" json:"block_size,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Superuser   string                 `protobuf:"bytes,1,opt,name=superuser,proto3" json:"superuser,omitempty"`
+	Supergroup  string                 `protobuf:"bytes,2,opt,name=supergroup,proto3" json:"supergroup,omitempty"`
+	InlineLimit uint32                 `protobuf:"varint,3,opt,name=inline_limit,json=inlineLimit,proto3" json:"inline_limit,omitempty"`
+	BlockSize   uint64                 `protobuf:"varint,4,opt,name=block_size,json=blockSize,proto3" json:"block_size,omitempty"`
+	// How long a deleted namespace that held anything stays in the trash,
+	// restorable, before it is removed for good (milliseconds). Zero: it is
+	// removed at once, as every namespace was before this field existed.
+	NamespaceTrashMs int64 `protobuf:"varint,5,opt,name=namespace_trash_ms,json=namespaceTrashMs,proto3" json:"namespace_trash_ms,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *NamespaceSettings) Reset() {
@@ -543,6 +579,68 @@ func (x *NamespaceSettings) GetBlockSize() uint64 {
 	return 0
 }
 
+func (x *NamespaceSettings) GetNamespaceTrashMs() int64 {
+	if x != nil {
+		return x.NamespaceTrashMs
+	}
+	return 0
+}
+
+// PurgeNamespaceCommand removes for good a namespace whose time in the
+// trash is over: the one called name that was deleted at time deleted (a
+// namespace restored and deleted again meanwhile is left alone).
+type PurgeNamespaceCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Deleted       int64                  `protobuf:"varint,2,opt,name=deleted,proto3" json:"deleted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PurgeNamespaceCommand) Reset() {
+	*x = PurgeNamespaceCommand{}
+	mi := &file_strata_v1_command_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PurgeNamespaceCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PurgeNamespaceCommand) ProtoMessage() {}
+
+func (x *PurgeNamespaceCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_command_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PurgeNamespaceCommand.ProtoReflect.Descriptor instead.
+func (*PurgeNamespaceCommand) Descriptor() ([]byte, []int) {
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *PurgeNamespaceCommand) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PurgeNamespaceCommand) GetDeleted() int64 {
+	if x != nil {
+		return x.Deleted
+	}
+	return 0
+}
+
 // ForgetRequestsCommand drops the answers kept for retried requests that
 // were applied before the given time (milliseconds since the epoch).
 type ForgetRequestsCommand struct {
@@ -555,7 +653,7 @@ type ForgetRequestsCommand struct {
 
 func (x *ForgetRequestsCommand) Reset() {
 	*x = ForgetRequestsCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[3]
+	mi := &file_strata_v1_command_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -567,7 +665,7 @@ func (x *ForgetRequestsCommand) String() string {
 func (*ForgetRequestsCommand) ProtoMessage() {}
 
 func (x *ForgetRequestsCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[3]
+	mi := &file_strata_v1_command_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -580,7 +678,7 @@ func (x *ForgetRequestsCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForgetRequestsCommand.ProtoReflect.Descriptor instead.
 func (*ForgetRequestsCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{3}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ForgetRequestsCommand) GetBefore() int64 {
@@ -608,7 +706,7 @@ type GarbageDoneCommand struct {
 
 func (x *GarbageDoneCommand) Reset() {
 	*x = GarbageDoneCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[4]
+	mi := &file_strata_v1_command_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -620,7 +718,7 @@ func (x *GarbageDoneCommand) String() string {
 func (*GarbageDoneCommand) ProtoMessage() {}
 
 func (x *GarbageDoneCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[4]
+	mi := &file_strata_v1_command_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -633,7 +731,7 @@ func (x *GarbageDoneCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GarbageDoneCommand.ProtoReflect.Descriptor instead.
 func (*GarbageDoneCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{4}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *GarbageDoneCommand) GetKeys() [][]byte {
@@ -654,7 +752,7 @@ type ExpireLeaseCommand struct {
 
 func (x *ExpireLeaseCommand) Reset() {
 	*x = ExpireLeaseCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[5]
+	mi := &file_strata_v1_command_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -666,7 +764,7 @@ func (x *ExpireLeaseCommand) String() string {
 func (*ExpireLeaseCommand) ProtoMessage() {}
 
 func (x *ExpireLeaseCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[5]
+	mi := &file_strata_v1_command_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -679,7 +777,7 @@ func (x *ExpireLeaseCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExpireLeaseCommand.ProtoReflect.Descriptor instead.
 func (*ExpireLeaseCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{5}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ExpireLeaseCommand) GetHolder() string {
@@ -706,7 +804,7 @@ type PurgeCommand struct {
 
 func (x *PurgeCommand) Reset() {
 	*x = PurgeCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[6]
+	mi := &file_strata_v1_command_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -718,7 +816,7 @@ func (x *PurgeCommand) String() string {
 func (*PurgeCommand) ProtoMessage() {}
 
 func (x *PurgeCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[6]
+	mi := &file_strata_v1_command_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -731,7 +829,7 @@ func (x *PurgeCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeCommand.ProtoReflect.Descriptor instead.
 func (*PurgeCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{6}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PurgeCommand) GetLimit() uint32 {
@@ -757,7 +855,7 @@ type BucketEntry struct {
 
 func (x *BucketEntry) Reset() {
 	*x = BucketEntry{}
-	mi := &file_strata_v1_command_proto_msgTypes[7]
+	mi := &file_strata_v1_command_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -769,7 +867,7 @@ func (x *BucketEntry) String() string {
 func (*BucketEntry) ProtoMessage() {}
 
 func (x *BucketEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[7]
+	mi := &file_strata_v1_command_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -782,7 +880,7 @@ func (x *BucketEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BucketEntry.ProtoReflect.Descriptor instead.
 func (*BucketEntry) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{7}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *BucketEntry) GetName() string {
@@ -833,7 +931,7 @@ type SyncPathCommand struct {
 
 func (x *SyncPathCommand) Reset() {
 	*x = SyncPathCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[8]
+	mi := &file_strata_v1_command_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -845,7 +943,7 @@ func (x *SyncPathCommand) String() string {
 func (*SyncPathCommand) ProtoMessage() {}
 
 func (x *SyncPathCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[8]
+	mi := &file_strata_v1_command_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -858,7 +956,7 @@ func (x *SyncPathCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SyncPathCommand.ProtoReflect.Descriptor instead.
 func (*SyncPathCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{8}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SyncPathCommand) GetNamespace() string {
@@ -894,7 +992,7 @@ type MarkStaleCommand struct {
 
 func (x *MarkStaleCommand) Reset() {
 	*x = MarkStaleCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[9]
+	mi := &file_strata_v1_command_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -906,7 +1004,7 @@ func (x *MarkStaleCommand) String() string {
 func (*MarkStaleCommand) ProtoMessage() {}
 
 func (x *MarkStaleCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[9]
+	mi := &file_strata_v1_command_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -919,7 +1017,7 @@ func (x *MarkStaleCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MarkStaleCommand.ProtoReflect.Descriptor instead.
 func (*MarkStaleCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{9}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *MarkStaleCommand) GetNamespace() string {
@@ -952,7 +1050,7 @@ type SyncListingCommand struct {
 
 func (x *SyncListingCommand) Reset() {
 	*x = SyncListingCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[10]
+	mi := &file_strata_v1_command_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -964,7 +1062,7 @@ func (x *SyncListingCommand) String() string {
 func (*SyncListingCommand) ProtoMessage() {}
 
 func (x *SyncListingCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[10]
+	mi := &file_strata_v1_command_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -977,7 +1075,7 @@ func (x *SyncListingCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SyncListingCommand.ProtoReflect.Descriptor instead.
 func (*SyncListingCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{10}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SyncListingCommand) GetNamespace() string {
@@ -1019,8 +1117,7 @@ var File_strata_v1_command_proto protoreflect.FileDescriptor
 
 const file_strata_v1_command_proto_rawDesc = "" +
 	"\n" +
-	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\"\xc4\n" +
-	"\n" +
+	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\"\xe4\v\n" +
 	"\aCommand\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x10\n" +
 	"\x03now\x18\x02 \x01(\x03R\x03now\x128\n" +
@@ -1041,7 +1138,9 @@ const file_strata_v1_command_proto_rawDesc = "" +
 	"\fexpire_lease\x18\x16 \x01(\v2\x1d.strata.v1.ExpireLeaseCommandH\x00R\vexpireLease\x12B\n" +
 	"\fgarbage_done\x18\x17 \x01(\v2\x1d.strata.v1.GarbageDoneCommandH\x00R\vgarbageDone\x12K\n" +
 	"\x0fforget_requests\x18\x18 \x01(\v2 .strata.v1.ForgetRequestsCommandH\x00R\x0eforgetRequests\x12/\n" +
-	"\x05group\x18\x19 \x01(\v2\x17.strata.v1.CommandGroupH\x00R\x05group\x129\n" +
+	"\x05group\x18\x19 \x01(\v2\x17.strata.v1.CommandGroupH\x00R\x05group\x12Q\n" +
+	"\x11restore_namespace\x18\x1a \x01(\v2\".strata.v1.RestoreNamespaceRequestH\x00R\x10restoreNamespace\x12K\n" +
+	"\x0fpurge_namespace\x18\x1b \x01(\v2 .strata.v1.PurgeNamespaceCommandH\x00R\x0epurgeNamespace\x129\n" +
 	"\tsync_path\x18( \x01(\v2\x1a.strata.v1.SyncPathCommandH\x00R\bsyncPath\x12B\n" +
 	"\fsync_listing\x18) \x01(\v2\x1d.strata.v1.SyncListingCommandH\x00R\vsyncListing\x122\n" +
 	"\x06resync\x18* \x01(\v2\x18.strata.v1.ResyncRequestH\x00R\x06resync\x12<\n" +
@@ -1049,7 +1148,7 @@ const file_strata_v1_command_proto_rawDesc = "" +
 	"mark_stale\x18+ \x01(\v2\x1b.strata.v1.MarkStaleCommandH\x00R\tmarkStaleB\x04\n" +
 	"\x02op\">\n" +
 	"\fCommandGroup\x12.\n" +
-	"\bcommands\x18\x01 \x03(\v2\x12.strata.v1.CommandR\bcommands\"\x93\x01\n" +
+	"\bcommands\x18\x01 \x03(\v2\x12.strata.v1.CommandR\bcommands\"\xc1\x01\n" +
 	"\x11NamespaceSettings\x12\x1c\n" +
 	"\tsuperuser\x18\x01 \x01(\tR\tsuperuser\x12\x1e\n" +
 	"\n" +
@@ -1057,7 +1156,11 @@ const file_strata_v1_command_proto_rawDesc = "" +
 	"supergroup\x12!\n" +
 	"\finline_limit\x18\x03 \x01(\rR\vinlineLimit\x12\x1d\n" +
 	"\n" +
-	"block_size\x18\x04 \x01(\x04R\tblockSize\"E\n" +
+	"block_size\x18\x04 \x01(\x04R\tblockSize\x12,\n" +
+	"\x12namespace_trash_ms\x18\x05 \x01(\x03R\x10namespaceTrashMs\"E\n" +
+	"\x15PurgeNamespaceCommand\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
+	"\adeleted\x18\x02 \x01(\x03R\adeleted\"E\n" +
 	"\x15ForgetRequestsCommand\x12\x16\n" +
 	"\x06before\x18\x01 \x01(\x03R\x06before\x12\x14\n" +
 	"\x05limit\x18\x02 \x01(\rR\x05limit\"(\n" +
@@ -1101,62 +1204,66 @@ func file_strata_v1_command_proto_rawDescGZIP() []byte {
 	return file_strata_v1_command_proto_rawDescData
 }
 
-var file_strata_v1_command_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_strata_v1_command_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_strata_v1_command_proto_goTypes = []any{
-	(*Command)(nil),                // 0: strata.v1.Command
-	(*CommandGroup)(nil),           // 1: strata.v1.CommandGroup
-	(*NamespaceSettings)(nil),      // 2: strata.v1.NamespaceSettings
-	(*ForgetRequestsCommand)(nil),  // 3: strata.v1.ForgetRequestsCommand
-	(*GarbageDoneCommand)(nil),     // 4: strata.v1.GarbageDoneCommand
-	(*ExpireLeaseCommand)(nil),     // 5: strata.v1.ExpireLeaseCommand
-	(*PurgeCommand)(nil),           // 6: strata.v1.PurgeCommand
-	(*BucketEntry)(nil),            // 7: strata.v1.BucketEntry
-	(*SyncPathCommand)(nil),        // 8: strata.v1.SyncPathCommand
-	(*MarkStaleCommand)(nil),       // 9: strata.v1.MarkStaleCommand
-	(*SyncListingCommand)(nil),     // 10: strata.v1.SyncListingCommand
-	(*MkdirsRequest)(nil),          // 11: strata.v1.MkdirsRequest
-	(*CreateRequest)(nil),          // 12: strata.v1.CreateRequest
-	(*CompleteRequest)(nil),        // 13: strata.v1.CompleteRequest
-	(*RenameRequest)(nil),          // 14: strata.v1.RenameRequest
-	(*DeleteRequest)(nil),          // 15: strata.v1.DeleteRequest
-	(*SetPermissionRequest)(nil),   // 16: strata.v1.SetPermissionRequest
-	(*SetOwnerRequest)(nil),        // 17: strata.v1.SetOwnerRequest
-	(*SetTimesRequest)(nil),        // 18: strata.v1.SetTimesRequest
-	(*RecoverLeaseRequest)(nil),    // 19: strata.v1.RecoverLeaseRequest
-	(*CreateNamespaceRequest)(nil), // 20: strata.v1.CreateNamespaceRequest
-	(*DeleteNamespaceRequest)(nil), // 21: strata.v1.DeleteNamespaceRequest
-	(*ResyncRequest)(nil),          // 22: strata.v1.ResyncRequest
+	(*Command)(nil),                 // 0: strata.v1.Command
+	(*CommandGroup)(nil),            // 1: strata.v1.CommandGroup
+	(*NamespaceSettings)(nil),       // 2: strata.v1.NamespaceSettings
+	(*PurgeNamespaceCommand)(nil),   // 3: strata.v1.PurgeNamespaceCommand
+	(*ForgetRequestsCommand)(nil),   // 4: strata.v1.ForgetRequestsCommand
+	(*GarbageDoneCommand)(nil),      // 5: strata.v1.GarbageDoneCommand
+	(*ExpireLeaseCommand)(nil),      // 6: strata.v1.ExpireLeaseCommand
+	(*PurgeCommand)(nil),            // 7: strata.v1.PurgeCommand
+	(*BucketEntry)(nil),             // 8: strata.v1.BucketEntry
+	(*SyncPathCommand)(nil),         // 9: strata.v1.SyncPathCommand
+	(*MarkStaleCommand)(nil),        // 10: strata.v1.MarkStaleCommand
+	(*SyncListingCommand)(nil),      // 11: strata.v1.SyncListingCommand
+	(*MkdirsRequest)(nil),           // 12: strata.v1.MkdirsRequest
+	(*CreateRequest)(nil),           // 13: strata.v1.CreateRequest
+	(*CompleteRequest)(nil),         // 14: strata.v1.CompleteRequest
+	(*RenameRequest)(nil),           // 15: strata.v1.RenameRequest
+	(*DeleteRequest)(nil),           // 16: strata.v1.DeleteRequest
+	(*SetPermissionRequest)(nil),    // 17: strata.v1.SetPermissionRequest
+	(*SetOwnerRequest)(nil),         // 18: strata.v1.SetOwnerRequest
+	(*SetTimesRequest)(nil),         // 19: strata.v1.SetTimesRequest
+	(*RecoverLeaseRequest)(nil),     // 20: strata.v1.RecoverLeaseRequest
+	(*CreateNamespaceRequest)(nil),  // 21: strata.v1.CreateNamespaceRequest
+	(*DeleteNamespaceRequest)(nil),  // 22: strata.v1.DeleteNamespaceRequest
+	(*RestoreNamespaceRequest)(nil), // 23: strata.v1.RestoreNamespaceRequest
+	(*ResyncRequest)(nil),           // 24: strata.v1.ResyncRequest
 }
 var file_strata_v1_command_proto_depIdxs = []int32{
 	2,  // 0: strata.v1.Command.settings:type_name -> strata.v1.NamespaceSettings
-	11, // 1: strata.v1.Command.mkdirs:type_name -> strata.v1.MkdirsRequest
-	12, // 2: strata.v1.Command.create:type_name -> strata.v1.CreateRequest
-	13, // 3: strata.v1.Command.complete:type_name -> strata.v1.CompleteRequest
-	14, // 4: strata.v1.Command.rename:type_name -> strata.v1.RenameRequest
-	15, // 5: strata.v1.Command.delete:type_name -> strata.v1.DeleteRequest
-	16, // 6: strata.v1.Command.set_permission:type_name -> strata.v1.SetPermissionRequest
-	17, // 7: strata.v1.Command.set_owner:type_name -> strata.v1.SetOwnerRequest
-	18, // 8: strata.v1.Command.set_times:type_name -> strata.v1.SetTimesRequest
-	19, // 9: strata.v1.Command.recover_lease:type_name -> strata.v1.RecoverLeaseRequest
-	20, // 10: strata.v1.Command.create_namespace:type_name -> strata.v1.CreateNamespaceRequest
-	21, // 11: strata.v1.Command.delete_namespace:type_name -> strata.v1.DeleteNamespaceRequest
-	6,  // 12: strata.v1.Command.purge:type_name -> strata.v1.PurgeCommand
-	5,  // 13: strata.v1.Command.expire_lease:type_name -> strata.v1.ExpireLeaseCommand
-	4,  // 14: strata.v1.Command.garbage_done:type_name -> strata.v1.GarbageDoneCommand
-	3,  // 15: strata.v1.Command.forget_requests:type_name -> strata.v1.ForgetRequestsCommand
+	12, // 1: strata.v1.Command.mkdirs:type_name -> strata.v1.MkdirsRequest
+	13, // 2: strata.v1.Command.create:type_name -> strata.v1.CreateRequest
+	14, // 3: strata.v1.Command.complete:type_name -> strata.v1.CompleteRequest
+	15, // 4: strata.v1.Command.rename:type_name -> strata.v1.RenameRequest
+	16, // 5: strata.v1.Command.delete:type_name -> strata.v1.DeleteRequest
+	17, // 6: strata.v1.Command.set_permission:type_name -> strata.v1.SetPermissionRequest
+	18, // 7: strata.v1.Command.set_owner:type_name -> strata.v1.SetOwnerRequest
+	19, // 8: strata.v1.Command.set_times:type_name -> strata.v1.SetTimesRequest
+	20, // 9: strata.v1.Command.recover_lease:type_name -> strata.v1.RecoverLeaseRequest
+	21, // 10: strata.v1.Command.create_namespace:type_name -> strata.v1.CreateNamespaceRequest
+	22, // 11: strata.v1.Command.delete_namespace:type_name -> strata.v1.DeleteNamespaceRequest
+	7,  // 12: strata.v1.Command.purge:type_name -> strata.v1.PurgeCommand
+	6,  // 13: strata.v1.Command.expire_lease:type_name -> strata.v1.ExpireLeaseCommand
+	5,  // 14: strata.v1.Command.garbage_done:type_name -> strata.v1.GarbageDoneCommand
+	4,  // 15: strata.v1.Command.forget_requests:type_name -> strata.v1.ForgetRequestsCommand
 	1,  // 16: strata.v1.Command.group:type_name -> strata.v1.CommandGroup
-	8,  // 17: strata.v1.Command.sync_path:type_name -> strata.v1.SyncPathCommand
-	10, // 18: strata.v1.Command.sync_listing:type_name -> strata.v1.SyncListingCommand
-	22, // 19: strata.v1.Command.resync:type_name -> strata.v1.ResyncRequest
-	9,  // 20: strata.v1.Command.mark_stale:type_name -> strata.v1.MarkStaleCommand
-	0,  // 21: strata.v1.CommandGroup.commands:type_name -> strata.v1.Command
-	7,  // 22: strata.v1.SyncPathCommand.entry:type_name -> strata.v1.BucketEntry
-	7,  // 23: strata.v1.SyncListingCommand.entries:type_name -> strata.v1.BucketEntry
-	24, // [24:24] is the sub-list for method output_type
-	24, // [24:24] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	23, // 17: strata.v1.Command.restore_namespace:type_name -> strata.v1.RestoreNamespaceRequest
+	3,  // 18: strata.v1.Command.purge_namespace:type_name -> strata.v1.PurgeNamespaceCommand
+	9,  // 19: strata.v1.Command.sync_path:type_name -> strata.v1.SyncPathCommand
+	11, // 20: strata.v1.Command.sync_listing:type_name -> strata.v1.SyncListingCommand
+	24, // 21: strata.v1.Command.resync:type_name -> strata.v1.ResyncRequest
+	10, // 22: strata.v1.Command.mark_stale:type_name -> strata.v1.MarkStaleCommand
+	0,  // 23: strata.v1.CommandGroup.commands:type_name -> strata.v1.Command
+	8,  // 24: strata.v1.SyncPathCommand.entry:type_name -> strata.v1.BucketEntry
+	8,  // 25: strata.v1.SyncListingCommand.entries:type_name -> strata.v1.BucketEntry
+	26, // [26:26] is the sub-list for method output_type
+	26, // [26:26] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_command_proto_init() }
@@ -1182,6 +1289,8 @@ func file_strata_v1_command_proto_init() {
 		(*Command_GarbageDone)(nil),
 		(*Command_ForgetRequests)(nil),
 		(*Command_Group)(nil),
+		(*Command_RestoreNamespace)(nil),
+		(*Command_PurgeNamespace)(nil),
 		(*Command_SyncPath)(nil),
 		(*Command_SyncListing)(nil),
 		(*Command_Resync)(nil),
@@ -1193,7 +1302,7 @@ func file_strata_v1_command_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_v1_command_proto_rawDesc), len(file_strata_v1_command_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   11,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

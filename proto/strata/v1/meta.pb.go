@@ -180,6 +180,64 @@ func (NamespaceMode) EnumDescriptor() ([]byte, []int) {
 	return file_strata_v1_meta_proto_rawDescGZIP(), []int{2}
 }
 
+// NamespaceDeleteMode says how a namespace is deleted. An empty namespace
+// is removed at once whatever the mode.
+type NamespaceDeleteMode int32
+
+const (
+	NamespaceDeleteMode_NAMESPACE_DELETE_MODE_UNSPECIFIED NamespaceDeleteMode = 0
+	// Refuse (DIRECTORY_NOT_EMPTY) if the namespace holds anything.
+	NamespaceDeleteMode_NAMESPACE_DELETE_MODE_IF_EMPTY NamespaceDeleteMode = 1
+	// Move it to the trash for the service's namespace trash period (at once
+	// if that is zero); a namespace in the trash is removed for good.
+	NamespaceDeleteMode_NAMESPACE_DELETE_MODE_TRASH NamespaceDeleteMode = 2
+	// Remove it for good at once, with everything in it.
+	NamespaceDeleteMode_NAMESPACE_DELETE_MODE_NOW NamespaceDeleteMode = 3
+)
+
+// Enum value maps for NamespaceDeleteMode.
+var (
+	NamespaceDeleteMode_name = map[int32]string{
+		0: "NAMESPACE_DELETE_MODE_UNSPECIFIED",
+		1: "NAMESPACE_DELETE_MODE_IF_EMPTY",
+		2: "NAMESPACE_DELETE_MODE_TRASH",
+		3: "NAMESPACE_DELETE_MODE_NOW",
+	}
+	NamespaceDeleteMode_value = map[string]int32{
+		"NAMESPACE_DELETE_MODE_UNSPECIFIED": 0,
+		"NAMESPACE_DELETE_MODE_IF_EMPTY":    1,
+		"NAMESPACE_DELETE_MODE_TRASH":       2,
+		"NAMESPACE_DELETE_MODE_NOW":         3,
+	}
+)
+
+func (x NamespaceDeleteMode) Enum() *NamespaceDeleteMode {
+	p := new(NamespaceDeleteMode)
+	*p = x
+	return p
+}
+
+func (x NamespaceDeleteMode) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (NamespaceDeleteMode) Descriptor() protoreflect.EnumDescriptor {
+	return file_strata_v1_meta_proto_enumTypes[3].Descriptor()
+}
+
+func (NamespaceDeleteMode) Type() protoreflect.EnumType {
+	return &file_strata_v1_meta_proto_enumTypes[3]
+}
+
+func (x NamespaceDeleteMode) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use NamespaceDeleteMode.Descriptor instead.
+func (NamespaceDeleteMode) EnumDescriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{3}
+}
+
 // Header is carried by every namespace request.
 type Header struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2154,9 +2212,15 @@ type GetServerDefaultsResponse struct {
 	// The replication of a file created without one.
 	Replication uint32 `protobuf:"varint,2,opt,name=replication,proto3" json:"replication,omitempty"`
 	// Files up to this many bytes are stored inline in their inode.
-	InlineLimit   uint32 `protobuf:"varint,3,opt,name=inline_limit,json=inlineLimit,proto3" json:"inline_limit,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	InlineLimit uint32 `protobuf:"varint,3,opt,name=inline_limit,json=inlineLimit,proto3" json:"inline_limit,omitempty"`
+	// How long `fs -rm` keeps what it deletes in the user's trash
+	// (/user/<user>/.Trash) before the service removes it, milliseconds; 0:
+	// the trash is off (HDFS's fs.trash.interval).
+	TrashIntervalMs int64 `protobuf:"varint,4,opt,name=trash_interval_ms,json=trashIntervalMs,proto3" json:"trash_interval_ms,omitempty"`
+	// How long a deleted namespace that held anything stays restorable.
+	NamespaceTrashMs int64 `protobuf:"varint,5,opt,name=namespace_trash_ms,json=namespaceTrashMs,proto3" json:"namespace_trash_ms,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *GetServerDefaultsResponse) Reset() {
@@ -2206,6 +2270,20 @@ func (x *GetServerDefaultsResponse) GetReplication() uint32 {
 func (x *GetServerDefaultsResponse) GetInlineLimit() uint32 {
 	if x != nil {
 		return x.InlineLimit
+	}
+	return 0
+}
+
+func (x *GetServerDefaultsResponse) GetTrashIntervalMs() int64 {
+	if x != nil {
+		return x.TrashIntervalMs
+	}
+	return 0
+}
+
+func (x *GetServerDefaultsResponse) GetNamespaceTrashMs() int64 {
+	if x != nil {
+		return x.NamespaceTrashMs
 	}
 	return 0
 }
@@ -2820,6 +2898,11 @@ type NamespaceInfo struct {
 	// Where data lives: file:///dir or s3://bucket/prefix.
 	StoreUri string `protobuf:"bytes,3,opt,name=store_uri,json=storeUri,proto3" json:"store_uri,omitempty"`
 	Created  int64  `protobuf:"varint,4,opt,name=created,proto3" json:"created,omitempty"`
+	// Set while the namespace is in the trash: when it was deleted, and when
+	// it is to be removed for good (milliseconds since the epoch). Until
+	// then RestoreNamespace brings it back.
+	Deleted int64 `protobuf:"varint,5,opt,name=deleted,proto3" json:"deleted,omitempty"`
+	PurgeAt int64 `protobuf:"varint,6,opt,name=purge_at,json=purgeAt,proto3" json:"purge_at,omitempty"`
 	// Cache mode: how long what was loaded from the bucket is trusted, in
 	// seconds; -1 for ever (only Strata writes the bucket), 0 not at all (the
 	// bucket is asked on every access).
@@ -2882,6 +2965,20 @@ func (x *NamespaceInfo) GetStoreUri() string {
 func (x *NamespaceInfo) GetCreated() int64 {
 	if x != nil {
 		return x.Created
+	}
+	return 0
+}
+
+func (x *NamespaceInfo) GetDeleted() int64 {
+	if x != nil {
+		return x.Deleted
+	}
+	return 0
+}
+
+func (x *NamespaceInfo) GetPurgeAt() int64 {
+	if x != nil {
+		return x.PurgeAt
 	}
 	return 0
 }
@@ -3070,9 +3167,13 @@ func (x *ListNamespacesResponse) GetNamespaces() []*NamespaceInfo {
 }
 
 type DeleteNamespaceRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
-	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Header *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Name   string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// What to do with a namespace that holds anything. The service treats an
+	// unset mode as NAMESPACE_DELETE_MODE_IF_EMPTY; only commands logged before the
+	// field existed are applied with its old meaning, NAMESPACE_DELETE_MODE_NOW.
+	Mode          NamespaceDeleteMode `protobuf:"varint,3,opt,name=mode,proto3,enum=strata.v1.NamespaceDeleteMode" json:"mode,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3121,8 +3222,20 @@ func (x *DeleteNamespaceRequest) GetName() string {
 	return ""
 }
 
+func (x *DeleteNamespaceRequest) GetMode() NamespaceDeleteMode {
+	if x != nil {
+		return x.Mode
+	}
+	return NamespaceDeleteMode_NAMESPACE_DELETE_MODE_UNSPECIFIED
+}
+
 type DeleteNamespaceResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What the namespace held when it was deleted (its root's content
+	// summary): files, directories (the root included) and bytes.
+	Files         uint64 `protobuf:"varint,1,opt,name=files,proto3" json:"files,omitempty"`
+	Directories   uint64 `protobuf:"varint,2,opt,name=directories,proto3" json:"directories,omitempty"`
+	Length        uint64 `protobuf:"varint,3,opt,name=length,proto3" json:"length,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3157,6 +3270,115 @@ func (*DeleteNamespaceResponse) Descriptor() ([]byte, []int) {
 	return file_strata_v1_meta_proto_rawDescGZIP(), []int{44}
 }
 
+func (x *DeleteNamespaceResponse) GetFiles() uint64 {
+	if x != nil {
+		return x.Files
+	}
+	return 0
+}
+
+func (x *DeleteNamespaceResponse) GetDirectories() uint64 {
+	if x != nil {
+		return x.Directories
+	}
+	return 0
+}
+
+func (x *DeleteNamespaceResponse) GetLength() uint64 {
+	if x != nil {
+		return x.Length
+	}
+	return 0
+}
+
+type RestoreNamespaceRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RestoreNamespaceRequest) Reset() {
+	*x = RestoreNamespaceRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RestoreNamespaceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RestoreNamespaceRequest) ProtoMessage() {}
+
+func (x *RestoreNamespaceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RestoreNamespaceRequest.ProtoReflect.Descriptor instead.
+func (*RestoreNamespaceRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *RestoreNamespaceRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *RestoreNamespaceRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type RestoreNamespaceResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RestoreNamespaceResponse) Reset() {
+	*x = RestoreNamespaceResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RestoreNamespaceResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RestoreNamespaceResponse) ProtoMessage() {}
+
+func (x *RestoreNamespaceResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RestoreNamespaceResponse.ProtoReflect.Descriptor instead.
+func (*RestoreNamespaceResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{46}
+}
+
 type StatusRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -3165,7 +3387,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[45]
+	mi := &file_strata_v1_meta_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3177,7 +3399,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[45]
+	mi := &file_strata_v1_meta_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3190,7 +3412,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{45}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{47}
 }
 
 type StatusResponse struct {
@@ -3216,7 +3438,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[46]
+	mi := &file_strata_v1_meta_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3228,7 +3450,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[46]
+	mi := &file_strata_v1_meta_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3241,7 +3463,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{46}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *StatusResponse) GetMemberId() uint64 {
@@ -3331,14 +3553,18 @@ type Member struct {
 	Learner bool `protobuf:"varint,3,opt,name=learner,proto3" json:"learner,omitempty"`
 	// As the leader sees it (only in the leader's answer): the index up to
 	// which the member's log matches the leader's.
-	MatchIndex    uint64 `protobuf:"varint,4,opt,name=match_index,json=matchIndex,proto3" json:"match_index,omitempty"`
+	MatchIndex uint64 `protobuf:"varint,4,opt,name=match_index,json=matchIndex,proto3" json:"match_index,omitempty"`
+	// As the leader sees it (only in the leader's answer): the member
+	// answered within the last two election timeouts (the leader itself
+	// always has).
+	Answering     bool `protobuf:"varint,5,opt,name=answering,proto3" json:"answering,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Member) Reset() {
 	*x = Member{}
-	mi := &file_strata_v1_meta_proto_msgTypes[47]
+	mi := &file_strata_v1_meta_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3350,7 +3576,7 @@ func (x *Member) String() string {
 func (*Member) ProtoMessage() {}
 
 func (x *Member) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[47]
+	mi := &file_strata_v1_meta_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3363,7 +3589,7 @@ func (x *Member) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Member.ProtoReflect.Descriptor instead.
 func (*Member) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{47}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *Member) GetId() uint64 {
@@ -3394,6 +3620,13 @@ func (x *Member) GetMatchIndex() uint64 {
 	return 0
 }
 
+func (x *Member) GetAnswering() bool {
+	if x != nil {
+		return x.Answering
+	}
+	return false
+}
+
 type AddMemberRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
@@ -3404,7 +3637,7 @@ type AddMemberRequest struct {
 
 func (x *AddMemberRequest) Reset() {
 	*x = AddMemberRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[48]
+	mi := &file_strata_v1_meta_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3416,7 +3649,7 @@ func (x *AddMemberRequest) String() string {
 func (*AddMemberRequest) ProtoMessage() {}
 
 func (x *AddMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[48]
+	mi := &file_strata_v1_meta_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3429,7 +3662,7 @@ func (x *AddMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddMemberRequest.ProtoReflect.Descriptor instead.
 func (*AddMemberRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{48}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *AddMemberRequest) GetHeader() *Header {
@@ -3447,16 +3680,19 @@ func (x *AddMemberRequest) GetMember() *Member {
 }
 
 type RemoveMemberRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
-	Id            uint64                 `protobuf:"varint,2,opt,name=id,proto3" json:"id,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Header *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Id     uint64                 `protobuf:"varint,2,opt,name=id,proto3" json:"id,omitempty"`
+	// Remove it even if the voters left that the leader hears from would not
+	// be a majority of them (the group would stop until enough come back).
+	Force         bool `protobuf:"varint,3,opt,name=force,proto3" json:"force,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RemoveMemberRequest) Reset() {
 	*x = RemoveMemberRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[49]
+	mi := &file_strata_v1_meta_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3468,7 +3704,7 @@ func (x *RemoveMemberRequest) String() string {
 func (*RemoveMemberRequest) ProtoMessage() {}
 
 func (x *RemoveMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[49]
+	mi := &file_strata_v1_meta_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3481,7 +3717,7 @@ func (x *RemoveMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveMemberRequest.ProtoReflect.Descriptor instead.
 func (*RemoveMemberRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{49}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *RemoveMemberRequest) GetHeader() *Header {
@@ -3498,6 +3734,13 @@ func (x *RemoveMemberRequest) GetId() uint64 {
 	return 0
 }
 
+func (x *RemoveMemberRequest) GetForce() bool {
+	if x != nil {
+		return x.Force
+	}
+	return false
+}
+
 type TransferLeaderRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
@@ -3508,7 +3751,7 @@ type TransferLeaderRequest struct {
 
 func (x *TransferLeaderRequest) Reset() {
 	*x = TransferLeaderRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[50]
+	mi := &file_strata_v1_meta_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3520,7 +3763,7 @@ func (x *TransferLeaderRequest) String() string {
 func (*TransferLeaderRequest) ProtoMessage() {}
 
 func (x *TransferLeaderRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[50]
+	mi := &file_strata_v1_meta_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3533,7 +3776,7 @@ func (x *TransferLeaderRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferLeaderRequest.ProtoReflect.Descriptor instead.
 func (*TransferLeaderRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{50}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *TransferLeaderRequest) GetHeader() *Header {
@@ -3559,7 +3802,7 @@ type MembershipResponse struct {
 
 func (x *MembershipResponse) Reset() {
 	*x = MembershipResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[51]
+	mi := &file_strata_v1_meta_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3571,7 +3814,7 @@ func (x *MembershipResponse) String() string {
 func (*MembershipResponse) ProtoMessage() {}
 
 func (x *MembershipResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[51]
+	mi := &file_strata_v1_meta_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3584,7 +3827,7 @@ func (x *MembershipResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MembershipResponse.ProtoReflect.Descriptor instead.
 func (*MembershipResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{51}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *MembershipResponse) GetMembers() []*Member {
@@ -3603,7 +3846,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[52]
+	mi := &file_strata_v1_meta_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3615,7 +3858,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[52]
+	mi := &file_strata_v1_meta_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3628,7 +3871,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{52}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *HeartbeatRequest) GetWorker() *WorkerInfo {
@@ -3642,13 +3885,16 @@ type HeartbeatResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Seconds between heartbeats the service expects.
 	IntervalSeconds uint32 `protobuf:"varint,1,opt,name=interval_seconds,json=intervalSeconds,proto3" json:"interval_seconds,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Blocks deleted from their buckets since the worker's last heartbeat
+	// (inode_id and block_id set): it drops its cached pages of them.
+	Dropped       []*BlockRef `protobuf:"bytes,2,rep,name=dropped,proto3" json:"dropped,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[53]
+	mi := &file_strata_v1_meta_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3660,7 +3906,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[53]
+	mi := &file_strata_v1_meta_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3673,7 +3919,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{53}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *HeartbeatResponse) GetIntervalSeconds() uint32 {
@@ -3681,6 +3927,13 @@ func (x *HeartbeatResponse) GetIntervalSeconds() uint32 {
 		return x.IntervalSeconds
 	}
 	return 0
+}
+
+func (x *HeartbeatResponse) GetDropped() []*BlockRef {
+	if x != nil {
+		return x.Dropped
+	}
+	return nil
 }
 
 type ListWorkersRequest struct {
@@ -3691,7 +3944,7 @@ type ListWorkersRequest struct {
 
 func (x *ListWorkersRequest) Reset() {
 	*x = ListWorkersRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[54]
+	mi := &file_strata_v1_meta_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3703,7 +3956,7 @@ func (x *ListWorkersRequest) String() string {
 func (*ListWorkersRequest) ProtoMessage() {}
 
 func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[54]
+	mi := &file_strata_v1_meta_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3716,7 +3969,7 @@ func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkersRequest.ProtoReflect.Descriptor instead.
 func (*ListWorkersRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{54}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{56}
 }
 
 type ListWorkersResponse struct {
@@ -3728,7 +3981,7 @@ type ListWorkersResponse struct {
 
 func (x *ListWorkersResponse) Reset() {
 	*x = ListWorkersResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[55]
+	mi := &file_strata_v1_meta_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3740,7 +3993,7 @@ func (x *ListWorkersResponse) String() string {
 func (*ListWorkersResponse) ProtoMessage() {}
 
 func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[55]
+	mi := &file_strata_v1_meta_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3753,7 +4006,7 @@ func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkersResponse.ProtoReflect.Descriptor instead.
 func (*ListWorkersResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{55}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ListWorkersResponse) GetWorkers() []*WorkerInfo {
@@ -3949,12 +4202,14 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x0eResyncResponse\x12\x18\n" +
 	"\aentries\x18\x01 \x01(\x04R\aentries\"E\n" +
 	"\x18GetServerDefaultsRequest\x12)\n" +
-	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\"\x7f\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\"\xd9\x01\n" +
 	"\x19GetServerDefaultsResponse\x12\x1d\n" +
 	"\n" +
 	"block_size\x18\x01 \x01(\x04R\tblockSize\x12 \n" +
 	"\vreplication\x18\x02 \x01(\rR\vreplication\x12!\n" +
-	"\finline_limit\x18\x03 \x01(\rR\vinlineLimit\">\n" +
+	"\finline_limit\x18\x03 \x01(\rR\vinlineLimit\x12*\n" +
+	"\x11trash_interval_ms\x18\x04 \x01(\x03R\x0ftrashIntervalMs\x12,\n" +
+	"\x12namespace_trash_ms\x18\x05 \x01(\x03R\x10namespaceTrashMs\">\n" +
 	"\x11RenewLeaseRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\"\x14\n" +
 	"\x12RenewLeaseResponse\"T\n" +
@@ -3985,12 +4240,14 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\bcomplete\x18\x06 \x01(\v2\x1b.strata.v1.CompleteResponseH\x00R\bcomplete\x123\n" +
 	"\x06rename\x18\a \x01(\v2\x19.strata.v1.RenameResponseH\x00R\x06rename\x123\n" +
 	"\x06delete\x18\b \x01(\v2\x19.strata.v1.DeleteResponseH\x00R\x06deleteB\b\n" +
-	"\x06result\"\xad\x01\n" +
+	"\x06result\"\xe2\x01\n" +
 	"\rNamespaceInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12,\n" +
 	"\x04mode\x18\x02 \x01(\x0e2\x18.strata.v1.NamespaceModeR\x04mode\x12\x1b\n" +
 	"\tstore_uri\x18\x03 \x01(\tR\bstoreUri\x12\x18\n" +
-	"\acreated\x18\x04 \x01(\x03R\acreated\x12#\n" +
+	"\acreated\x18\x04 \x01(\x03R\acreated\x12\x18\n" +
+	"\adeleted\x18\x05 \x01(\x03R\adeleted\x12\x19\n" +
+	"\bpurge_at\x18\x06 \x01(\x03R\apurgeAt\x12#\n" +
 	"\rsync_interval\x18\x14 \x01(\x03R\fsyncInterval\"{\n" +
 	"\x16CreateNamespaceRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x126\n" +
@@ -4001,11 +4258,19 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x16ListNamespacesResponse\x128\n" +
 	"\n" +
 	"namespaces\x18\x01 \x03(\v2\x18.strata.v1.NamespaceInfoR\n" +
-	"namespaces\"W\n" +
+	"namespaces\"\x8b\x01\n" +
 	"\x16DeleteNamespaceRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name\"\x19\n" +
-	"\x17DeleteNamespaceResponse\"\x0f\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x122\n" +
+	"\x04mode\x18\x03 \x01(\x0e2\x1e.strata.v1.NamespaceDeleteModeR\x04mode\"i\n" +
+	"\x17DeleteNamespaceResponse\x12\x14\n" +
+	"\x05files\x18\x01 \x01(\x04R\x05files\x12 \n" +
+	"\vdirectories\x18\x02 \x01(\x04R\vdirectories\x12\x16\n" +
+	"\x06length\x18\x03 \x01(\x04R\x06length\"X\n" +
+	"\x17RestoreNamespaceRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"\x1a\n" +
+	"\x18RestoreNamespaceResponse\"\x0f\n" +
 	"\rStatusRequest\"\xec\x02\n" +
 	"\x0eStatusResponse\x12\x1b\n" +
 	"\tmember_id\x18\x01 \x01(\x04R\bmemberId\x12\x12\n" +
@@ -4021,28 +4286,31 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\amembers\x18\n" +
 	" \x03(\v2\x11.strata.v1.MemberR\amembers\x12\x1d\n" +
 	"\n" +
-	"last_index\x18\v \x01(\x04R\tlastIndex\"m\n" +
+	"last_index\x18\v \x01(\x04R\tlastIndex\"\x8b\x01\n" +
 	"\x06Member\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x18\n" +
 	"\aaddress\x18\x02 \x01(\tR\aaddress\x12\x18\n" +
 	"\alearner\x18\x03 \x01(\bR\alearner\x12\x1f\n" +
 	"\vmatch_index\x18\x04 \x01(\x04R\n" +
-	"matchIndex\"h\n" +
+	"matchIndex\x12\x1c\n" +
+	"\tanswering\x18\x05 \x01(\bR\tanswering\"h\n" +
 	"\x10AddMemberRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12)\n" +
-	"\x06member\x18\x02 \x01(\v2\x11.strata.v1.MemberR\x06member\"P\n" +
+	"\x06member\x18\x02 \x01(\v2\x11.strata.v1.MemberR\x06member\"f\n" +
 	"\x13RemoveMemberRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x0e\n" +
-	"\x02id\x18\x02 \x01(\x04R\x02id\"R\n" +
+	"\x02id\x18\x02 \x01(\x04R\x02id\x12\x14\n" +
+	"\x05force\x18\x03 \x01(\bR\x05force\"R\n" +
 	"\x15TransferLeaderRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\x04R\x02id\"A\n" +
 	"\x12MembershipResponse\x12+\n" +
 	"\amembers\x18\x01 \x03(\v2\x11.strata.v1.MemberR\amembers\"A\n" +
 	"\x10HeartbeatRequest\x12-\n" +
-	"\x06worker\x18\x01 \x01(\v2\x15.strata.v1.WorkerInfoR\x06worker\">\n" +
+	"\x06worker\x18\x01 \x01(\v2\x15.strata.v1.WorkerInfoR\x06worker\"m\n" +
 	"\x11HeartbeatResponse\x12)\n" +
-	"\x10interval_seconds\x18\x01 \x01(\rR\x0fintervalSeconds\"\x14\n" +
+	"\x10interval_seconds\x18\x01 \x01(\rR\x0fintervalSeconds\x12-\n" +
+	"\adropped\x18\x02 \x03(\v2\x13.strata.v1.BlockRefR\adropped\"\x14\n" +
 	"\x12ListWorkersRequest\"F\n" +
 	"\x13ListWorkersResponse\x12/\n" +
 	"\aworkers\x18\x01 \x03(\v2\x15.strata.v1.WorkerInfoR\aworkers*Y\n" +
@@ -4058,7 +4326,12 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\rNamespaceMode\x12\x1e\n" +
 	"\x1aNAMESPACE_MODE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14NAMESPACE_MODE_BLOCK\x10\x01\x12\x18\n" +
-	"\x14NAMESPACE_MODE_CACHE\x10\x022\xc6\x10\n" +
+	"\x14NAMESPACE_MODE_CACHE\x10\x02*\xa0\x01\n" +
+	"\x13NamespaceDeleteMode\x12%\n" +
+	"!NAMESPACE_DELETE_MODE_UNSPECIFIED\x10\x00\x12\"\n" +
+	"\x1eNAMESPACE_DELETE_MODE_IF_EMPTY\x10\x01\x12\x1f\n" +
+	"\x1bNAMESPACE_DELETE_MODE_TRASH\x10\x02\x12\x1d\n" +
+	"\x19NAMESPACE_DELETE_MODE_NOW\x10\x032\xa3\x11\n" +
 	"\vMetaService\x12C\n" +
 	"\x06Mkdirs\x12\x18.strata.v1.MkdirsRequest\x1a\x19.strata.v1.MkdirsResponse\"\x04\xa0\xbb\x18\x02\x12C\n" +
 	"\x06Create\x12\x18.strata.v1.CreateRequest\x1a\x19.strata.v1.CreateResponse\"\x04\xa0\xbb\x18\x02\x12I\n" +
@@ -4071,15 +4344,16 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\rSetPermission\x12\x1f.strata.v1.SetPermissionRequest\x1a\x1a.strata.v1.SetAttrResponse\"\x04\xa0\xbb\x18\x02\x12H\n" +
 	"\bSetOwner\x12\x1a.strata.v1.SetOwnerRequest\x1a\x1a.strata.v1.SetAttrResponse\"\x04\xa0\xbb\x18\x02\x12H\n" +
 	"\bSetTimes\x12\x1a.strata.v1.SetTimesRequest\x1a\x1a.strata.v1.SetAttrResponse\"\x04\xa0\xbb\x18\x02\x12d\n" +
-	"\x11GetContentSummary\x12#.strata.v1.GetContentSummaryRequest\x1a$.strata.v1.GetContentSummaryResponse\"\x04\xa0\xbb\x18\x01\x12d\n" +
-	"\x11GetServerDefaults\x12#.strata.v1.GetServerDefaultsRequest\x1a$.strata.v1.GetServerDefaultsResponse\"\x04\xa0\xbb\x18\x01\x12I\n" +
+	"\x11GetContentSummary\x12#.strata.v1.GetContentSummaryRequest\x1a$.strata.v1.GetContentSummaryResponse\"\x04\xa0\xbb\x18\x01\x12I\n" +
 	"\n" +
 	"RenewLease\x12\x1c.strata.v1.RenewLeaseRequest\x1a\x1d.strata.v1.RenewLeaseResponse\x12U\n" +
 	"\fRecoverLease\x12\x1e.strata.v1.RecoverLeaseRequest\x1a\x1f.strata.v1.RecoverLeaseResponse\"\x04\xa0\xbb\x18\x02\x12:\n" +
 	"\x05Batch\x12\x17.strata.v1.BatchRequest\x1a\x18.strata.v1.BatchResponse\x12^\n" +
 	"\x0fCreateNamespace\x12!.strata.v1.CreateNamespaceRequest\x1a\".strata.v1.CreateNamespaceResponse\"\x04\xa0\xbb\x18\x02\x12[\n" +
 	"\x0eListNamespaces\x12 .strata.v1.ListNamespacesRequest\x1a!.strata.v1.ListNamespacesResponse\"\x04\xa0\xbb\x18\x01\x12^\n" +
-	"\x0fDeleteNamespace\x12!.strata.v1.DeleteNamespaceRequest\x1a\".strata.v1.DeleteNamespaceResponse\"\x04\xa0\xbb\x18\x02\x12=\n" +
+	"\x0fDeleteNamespace\x12!.strata.v1.DeleteNamespaceRequest\x1a\".strata.v1.DeleteNamespaceResponse\"\x04\xa0\xbb\x18\x02\x12a\n" +
+	"\x10RestoreNamespace\x12\".strata.v1.RestoreNamespaceRequest\x1a#.strata.v1.RestoreNamespaceResponse\"\x04\xa0\xbb\x18\x02\x12^\n" +
+	"\x11GetServerDefaults\x12#.strata.v1.GetServerDefaultsRequest\x1a$.strata.v1.GetServerDefaultsResponse\x12=\n" +
 	"\x06Status\x12\x18.strata.v1.StatusRequest\x1a\x19.strata.v1.StatusResponse\x12C\n" +
 	"\x06Resync\x12\x18.strata.v1.ResyncRequest\x1a\x19.strata.v1.ResyncResponse\"\x04\xa0\xbb\x18\x02\x12L\n" +
 	"\vGetProgress\x12\x1d.strata.v1.GetProgressRequest\x1a\x1e.strata.v1.GetProgressResponse\x12G\n" +
@@ -4104,189 +4378,198 @@ func file_strata_v1_meta_proto_rawDescGZIP() []byte {
 	return file_strata_v1_meta_proto_rawDescData
 }
 
-var file_strata_v1_meta_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 56)
+var file_strata_v1_meta_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
 var file_strata_v1_meta_proto_goTypes = []any{
 	(MethodKind)(0),                    // 0: strata.v1.MethodKind
 	(FileType)(0),                      // 1: strata.v1.FileType
 	(NamespaceMode)(0),                 // 2: strata.v1.NamespaceMode
-	(*Header)(nil),                     // 3: strata.v1.Header
-	(*FileStatus)(nil),                 // 4: strata.v1.FileStatus
-	(*MkdirsRequest)(nil),              // 5: strata.v1.MkdirsRequest
-	(*MkdirsResponse)(nil),             // 6: strata.v1.MkdirsResponse
-	(*CreateRequest)(nil),              // 7: strata.v1.CreateRequest
-	(*CreateResponse)(nil),             // 8: strata.v1.CreateResponse
-	(*CompleteRequest)(nil),            // 9: strata.v1.CompleteRequest
-	(*CompleteResponse)(nil),           // 10: strata.v1.CompleteResponse
-	(*GetFileStatusRequest)(nil),       // 11: strata.v1.GetFileStatusRequest
-	(*GetFileStatusResponse)(nil),      // 12: strata.v1.GetFileStatusResponse
-	(*OpenRequest)(nil),                // 13: strata.v1.OpenRequest
-	(*OpenResponse)(nil),               // 14: strata.v1.OpenResponse
-	(*ListRequest)(nil),                // 15: strata.v1.ListRequest
-	(*ListResponse)(nil),               // 16: strata.v1.ListResponse
-	(*RenameRequest)(nil),              // 17: strata.v1.RenameRequest
-	(*RenameResponse)(nil),             // 18: strata.v1.RenameResponse
-	(*DeleteRequest)(nil),              // 19: strata.v1.DeleteRequest
-	(*DeleteResponse)(nil),             // 20: strata.v1.DeleteResponse
-	(*SetPermissionRequest)(nil),       // 21: strata.v1.SetPermissionRequest
-	(*SetOwnerRequest)(nil),            // 22: strata.v1.SetOwnerRequest
-	(*SetTimesRequest)(nil),            // 23: strata.v1.SetTimesRequest
-	(*SetAttrResponse)(nil),            // 24: strata.v1.SetAttrResponse
-	(*GetContentSummaryRequest)(nil),   // 25: strata.v1.GetContentSummaryRequest
-	(*GetContentSummaryResponse)(nil),  // 26: strata.v1.GetContentSummaryResponse
-	(*GetProgressRequest)(nil),         // 27: strata.v1.GetProgressRequest
-	(*GetProgressResponse)(nil),        // 28: strata.v1.GetProgressResponse
-	(*ResyncRequest)(nil),              // 29: strata.v1.ResyncRequest
-	(*ResyncResponse)(nil),             // 30: strata.v1.ResyncResponse
-	(*GetServerDefaultsRequest)(nil),   // 31: strata.v1.GetServerDefaultsRequest
-	(*GetServerDefaultsResponse)(nil),  // 32: strata.v1.GetServerDefaultsResponse
-	(*RenewLeaseRequest)(nil),          // 33: strata.v1.RenewLeaseRequest
-	(*RenewLeaseResponse)(nil),         // 34: strata.v1.RenewLeaseResponse
-	(*RecoverLeaseRequest)(nil),        // 35: strata.v1.RecoverLeaseRequest
-	(*RecoverLeaseResponse)(nil),       // 36: strata.v1.RecoverLeaseResponse
-	(*BatchRequest)(nil),               // 37: strata.v1.BatchRequest
-	(*BatchCall)(nil),                  // 38: strata.v1.BatchCall
-	(*BatchResponse)(nil),              // 39: strata.v1.BatchResponse
-	(*BatchResult)(nil),                // 40: strata.v1.BatchResult
-	(*NamespaceInfo)(nil),              // 41: strata.v1.NamespaceInfo
-	(*CreateNamespaceRequest)(nil),     // 42: strata.v1.CreateNamespaceRequest
-	(*CreateNamespaceResponse)(nil),    // 43: strata.v1.CreateNamespaceResponse
-	(*ListNamespacesRequest)(nil),      // 44: strata.v1.ListNamespacesRequest
-	(*ListNamespacesResponse)(nil),     // 45: strata.v1.ListNamespacesResponse
-	(*DeleteNamespaceRequest)(nil),     // 46: strata.v1.DeleteNamespaceRequest
-	(*DeleteNamespaceResponse)(nil),    // 47: strata.v1.DeleteNamespaceResponse
-	(*StatusRequest)(nil),              // 48: strata.v1.StatusRequest
-	(*StatusResponse)(nil),             // 49: strata.v1.StatusResponse
-	(*Member)(nil),                     // 50: strata.v1.Member
-	(*AddMemberRequest)(nil),           // 51: strata.v1.AddMemberRequest
-	(*RemoveMemberRequest)(nil),        // 52: strata.v1.RemoveMemberRequest
-	(*TransferLeaderRequest)(nil),      // 53: strata.v1.TransferLeaderRequest
-	(*MembershipResponse)(nil),         // 54: strata.v1.MembershipResponse
-	(*HeartbeatRequest)(nil),           // 55: strata.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),          // 56: strata.v1.HeartbeatResponse
-	(*ListWorkersRequest)(nil),         // 57: strata.v1.ListWorkersRequest
-	(*ListWorkersResponse)(nil),        // 58: strata.v1.ListWorkersResponse
-	(*Block)(nil),                      // 59: strata.v1.Block
-	(*WorkerInfo)(nil),                 // 60: strata.v1.WorkerInfo
-	(*descriptorpb.MethodOptions)(nil), // 61: google.protobuf.MethodOptions
+	(NamespaceDeleteMode)(0),           // 3: strata.v1.NamespaceDeleteMode
+	(*Header)(nil),                     // 4: strata.v1.Header
+	(*FileStatus)(nil),                 // 5: strata.v1.FileStatus
+	(*MkdirsRequest)(nil),              // 6: strata.v1.MkdirsRequest
+	(*MkdirsResponse)(nil),             // 7: strata.v1.MkdirsResponse
+	(*CreateRequest)(nil),              // 8: strata.v1.CreateRequest
+	(*CreateResponse)(nil),             // 9: strata.v1.CreateResponse
+	(*CompleteRequest)(nil),            // 10: strata.v1.CompleteRequest
+	(*CompleteResponse)(nil),           // 11: strata.v1.CompleteResponse
+	(*GetFileStatusRequest)(nil),       // 12: strata.v1.GetFileStatusRequest
+	(*GetFileStatusResponse)(nil),      // 13: strata.v1.GetFileStatusResponse
+	(*OpenRequest)(nil),                // 14: strata.v1.OpenRequest
+	(*OpenResponse)(nil),               // 15: strata.v1.OpenResponse
+	(*ListRequest)(nil),                // 16: strata.v1.ListRequest
+	(*ListResponse)(nil),               // 17: strata.v1.ListResponse
+	(*RenameRequest)(nil),              // 18: strata.v1.RenameRequest
+	(*RenameResponse)(nil),             // 19: strata.v1.RenameResponse
+	(*DeleteRequest)(nil),              // 20: strata.v1.DeleteRequest
+	(*DeleteResponse)(nil),             // 21: strata.v1.DeleteResponse
+	(*SetPermissionRequest)(nil),       // 22: strata.v1.SetPermissionRequest
+	(*SetOwnerRequest)(nil),            // 23: strata.v1.SetOwnerRequest
+	(*SetTimesRequest)(nil),            // 24: strata.v1.SetTimesRequest
+	(*SetAttrResponse)(nil),            // 25: strata.v1.SetAttrResponse
+	(*GetContentSummaryRequest)(nil),   // 26: strata.v1.GetContentSummaryRequest
+	(*GetContentSummaryResponse)(nil),  // 27: strata.v1.GetContentSummaryResponse
+	(*GetProgressRequest)(nil),         // 28: strata.v1.GetProgressRequest
+	(*GetProgressResponse)(nil),        // 29: strata.v1.GetProgressResponse
+	(*ResyncRequest)(nil),              // 30: strata.v1.ResyncRequest
+	(*ResyncResponse)(nil),             // 31: strata.v1.ResyncResponse
+	(*GetServerDefaultsRequest)(nil),   // 32: strata.v1.GetServerDefaultsRequest
+	(*GetServerDefaultsResponse)(nil),  // 33: strata.v1.GetServerDefaultsResponse
+	(*RenewLeaseRequest)(nil),          // 34: strata.v1.RenewLeaseRequest
+	(*RenewLeaseResponse)(nil),         // 35: strata.v1.RenewLeaseResponse
+	(*RecoverLeaseRequest)(nil),        // 36: strata.v1.RecoverLeaseRequest
+	(*RecoverLeaseResponse)(nil),       // 37: strata.v1.RecoverLeaseResponse
+	(*BatchRequest)(nil),               // 38: strata.v1.BatchRequest
+	(*BatchCall)(nil),                  // 39: strata.v1.BatchCall
+	(*BatchResponse)(nil),              // 40: strata.v1.BatchResponse
+	(*BatchResult)(nil),                // 41: strata.v1.BatchResult
+	(*NamespaceInfo)(nil),              // 42: strata.v1.NamespaceInfo
+	(*CreateNamespaceRequest)(nil),     // 43: strata.v1.CreateNamespaceRequest
+	(*CreateNamespaceResponse)(nil),    // 44: strata.v1.CreateNamespaceResponse
+	(*ListNamespacesRequest)(nil),      // 45: strata.v1.ListNamespacesRequest
+	(*ListNamespacesResponse)(nil),     // 46: strata.v1.ListNamespacesResponse
+	(*DeleteNamespaceRequest)(nil),     // 47: strata.v1.DeleteNamespaceRequest
+	(*DeleteNamespaceResponse)(nil),    // 48: strata.v1.DeleteNamespaceResponse
+	(*RestoreNamespaceRequest)(nil),    // 49: strata.v1.RestoreNamespaceRequest
+	(*RestoreNamespaceResponse)(nil),   // 50: strata.v1.RestoreNamespaceResponse
+	(*StatusRequest)(nil),              // 51: strata.v1.StatusRequest
+	(*StatusResponse)(nil),             // 52: strata.v1.StatusResponse
+	(*Member)(nil),                     // 53: strata.v1.Member
+	(*AddMemberRequest)(nil),           // 54: strata.v1.AddMemberRequest
+	(*RemoveMemberRequest)(nil),        // 55: strata.v1.RemoveMemberRequest
+	(*TransferLeaderRequest)(nil),      // 56: strata.v1.TransferLeaderRequest
+	(*MembershipResponse)(nil),         // 57: strata.v1.MembershipResponse
+	(*HeartbeatRequest)(nil),           // 58: strata.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),          // 59: strata.v1.HeartbeatResponse
+	(*ListWorkersRequest)(nil),         // 60: strata.v1.ListWorkersRequest
+	(*ListWorkersResponse)(nil),        // 61: strata.v1.ListWorkersResponse
+	(*Block)(nil),                      // 62: strata.v1.Block
+	(*WorkerInfo)(nil),                 // 63: strata.v1.WorkerInfo
+	(*BlockRef)(nil),                   // 64: strata.v1.BlockRef
+	(*descriptorpb.MethodOptions)(nil), // 65: google.protobuf.MethodOptions
 }
 var file_strata_v1_meta_proto_depIdxs = []int32{
 	1,  // 0: strata.v1.FileStatus.type:type_name -> strata.v1.FileType
-	3,  // 1: strata.v1.MkdirsRequest.header:type_name -> strata.v1.Header
-	3,  // 2: strata.v1.CreateRequest.header:type_name -> strata.v1.Header
-	4,  // 3: strata.v1.CreateResponse.status:type_name -> strata.v1.FileStatus
-	3,  // 4: strata.v1.CompleteRequest.header:type_name -> strata.v1.Header
-	59, // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
-	3,  // 6: strata.v1.GetFileStatusRequest.header:type_name -> strata.v1.Header
-	4,  // 7: strata.v1.GetFileStatusResponse.status:type_name -> strata.v1.FileStatus
-	3,  // 8: strata.v1.OpenRequest.header:type_name -> strata.v1.Header
-	4,  // 9: strata.v1.OpenResponse.status:type_name -> strata.v1.FileStatus
-	59, // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
-	3,  // 11: strata.v1.ListRequest.header:type_name -> strata.v1.Header
-	4,  // 12: strata.v1.ListResponse.entries:type_name -> strata.v1.FileStatus
-	4,  // 13: strata.v1.ListResponse.status:type_name -> strata.v1.FileStatus
-	3,  // 14: strata.v1.RenameRequest.header:type_name -> strata.v1.Header
-	3,  // 15: strata.v1.DeleteRequest.header:type_name -> strata.v1.Header
-	3,  // 16: strata.v1.SetPermissionRequest.header:type_name -> strata.v1.Header
-	3,  // 17: strata.v1.SetOwnerRequest.header:type_name -> strata.v1.Header
-	3,  // 18: strata.v1.SetTimesRequest.header:type_name -> strata.v1.Header
-	3,  // 19: strata.v1.GetContentSummaryRequest.header:type_name -> strata.v1.Header
-	3,  // 20: strata.v1.GetProgressRequest.header:type_name -> strata.v1.Header
-	3,  // 21: strata.v1.ResyncRequest.header:type_name -> strata.v1.Header
-	3,  // 22: strata.v1.GetServerDefaultsRequest.header:type_name -> strata.v1.Header
-	3,  // 23: strata.v1.RenewLeaseRequest.header:type_name -> strata.v1.Header
-	3,  // 24: strata.v1.RecoverLeaseRequest.header:type_name -> strata.v1.Header
-	38, // 25: strata.v1.BatchRequest.calls:type_name -> strata.v1.BatchCall
-	11, // 26: strata.v1.BatchCall.get_file_status:type_name -> strata.v1.GetFileStatusRequest
-	13, // 27: strata.v1.BatchCall.open:type_name -> strata.v1.OpenRequest
-	5,  // 28: strata.v1.BatchCall.mkdirs:type_name -> strata.v1.MkdirsRequest
-	7,  // 29: strata.v1.BatchCall.create:type_name -> strata.v1.CreateRequest
-	9,  // 30: strata.v1.BatchCall.complete:type_name -> strata.v1.CompleteRequest
-	17, // 31: strata.v1.BatchCall.rename:type_name -> strata.v1.RenameRequest
-	19, // 32: strata.v1.BatchCall.delete:type_name -> strata.v1.DeleteRequest
-	40, // 33: strata.v1.BatchResponse.results:type_name -> strata.v1.BatchResult
-	12, // 34: strata.v1.BatchResult.get_file_status:type_name -> strata.v1.GetFileStatusResponse
-	14, // 35: strata.v1.BatchResult.open:type_name -> strata.v1.OpenResponse
-	6,  // 36: strata.v1.BatchResult.mkdirs:type_name -> strata.v1.MkdirsResponse
-	8,  // 37: strata.v1.BatchResult.create:type_name -> strata.v1.CreateResponse
-	10, // 38: strata.v1.BatchResult.complete:type_name -> strata.v1.CompleteResponse
-	18, // 39: strata.v1.BatchResult.rename:type_name -> strata.v1.RenameResponse
-	20, // 40: strata.v1.BatchResult.delete:type_name -> strata.v1.DeleteResponse
+	4,  // 1: strata.v1.MkdirsRequest.header:type_name -> strata.v1.Header
+	4,  // 2: strata.v1.CreateRequest.header:type_name -> strata.v1.Header
+	5,  // 3: strata.v1.CreateResponse.status:type_name -> strata.v1.FileStatus
+	4,  // 4: strata.v1.CompleteRequest.header:type_name -> strata.v1.Header
+	62, // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
+	4,  // 6: strata.v1.GetFileStatusRequest.header:type_name -> strata.v1.Header
+	5,  // 7: strata.v1.GetFileStatusResponse.status:type_name -> strata.v1.FileStatus
+	4,  // 8: strata.v1.OpenRequest.header:type_name -> strata.v1.Header
+	5,  // 9: strata.v1.OpenResponse.status:type_name -> strata.v1.FileStatus
+	62, // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
+	4,  // 11: strata.v1.ListRequest.header:type_name -> strata.v1.Header
+	5,  // 12: strata.v1.ListResponse.entries:type_name -> strata.v1.FileStatus
+	5,  // 13: strata.v1.ListResponse.status:type_name -> strata.v1.FileStatus
+	4,  // 14: strata.v1.RenameRequest.header:type_name -> strata.v1.Header
+	4,  // 15: strata.v1.DeleteRequest.header:type_name -> strata.v1.Header
+	4,  // 16: strata.v1.SetPermissionRequest.header:type_name -> strata.v1.Header
+	4,  // 17: strata.v1.SetOwnerRequest.header:type_name -> strata.v1.Header
+	4,  // 18: strata.v1.SetTimesRequest.header:type_name -> strata.v1.Header
+	4,  // 19: strata.v1.GetContentSummaryRequest.header:type_name -> strata.v1.Header
+	4,  // 20: strata.v1.GetProgressRequest.header:type_name -> strata.v1.Header
+	4,  // 21: strata.v1.ResyncRequest.header:type_name -> strata.v1.Header
+	4,  // 22: strata.v1.GetServerDefaultsRequest.header:type_name -> strata.v1.Header
+	4,  // 23: strata.v1.RenewLeaseRequest.header:type_name -> strata.v1.Header
+	4,  // 24: strata.v1.RecoverLeaseRequest.header:type_name -> strata.v1.Header
+	39, // 25: strata.v1.BatchRequest.calls:type_name -> strata.v1.BatchCall
+	12, // 26: strata.v1.BatchCall.get_file_status:type_name -> strata.v1.GetFileStatusRequest
+	14, // 27: strata.v1.BatchCall.open:type_name -> strata.v1.OpenRequest
+	6,  // 28: strata.v1.BatchCall.mkdirs:type_name -> strata.v1.MkdirsRequest
+	8,  // 29: strata.v1.BatchCall.create:type_name -> strata.v1.CreateRequest
+	10, // 30: strata.v1.BatchCall.complete:type_name -> strata.v1.CompleteRequest
+	18, // 31: strata.v1.BatchCall.rename:type_name -> strata.v1.RenameRequest
+	20, // 32: strata.v1.BatchCall.delete:type_name -> strata.v1.DeleteRequest
+	41, // 33: strata.v1.BatchResponse.results:type_name -> strata.v1.BatchResult
+	13, // 34: strata.v1.BatchResult.get_file_status:type_name -> strata.v1.GetFileStatusResponse
+	15, // 35: strata.v1.BatchResult.open:type_name -> strata.v1.OpenResponse
+	7,  // 36: strata.v1.BatchResult.mkdirs:type_name -> strata.v1.MkdirsResponse
+	9,  // 37: strata.v1.BatchResult.create:type_name -> strata.v1.CreateResponse
+	11, // 38: strata.v1.BatchResult.complete:type_name -> strata.v1.CompleteResponse
+	19, // 39: strata.v1.BatchResult.rename:type_name -> strata.v1.RenameResponse
+	21, // 40: strata.v1.BatchResult.delete:type_name -> strata.v1.DeleteResponse
 	2,  // 41: strata.v1.NamespaceInfo.mode:type_name -> strata.v1.NamespaceMode
-	3,  // 42: strata.v1.CreateNamespaceRequest.header:type_name -> strata.v1.Header
-	41, // 43: strata.v1.CreateNamespaceRequest.namespace:type_name -> strata.v1.NamespaceInfo
-	3,  // 44: strata.v1.ListNamespacesRequest.header:type_name -> strata.v1.Header
-	41, // 45: strata.v1.ListNamespacesResponse.namespaces:type_name -> strata.v1.NamespaceInfo
-	3,  // 46: strata.v1.DeleteNamespaceRequest.header:type_name -> strata.v1.Header
-	50, // 47: strata.v1.StatusResponse.members:type_name -> strata.v1.Member
-	3,  // 48: strata.v1.AddMemberRequest.header:type_name -> strata.v1.Header
-	50, // 49: strata.v1.AddMemberRequest.member:type_name -> strata.v1.Member
-	3,  // 50: strata.v1.RemoveMemberRequest.header:type_name -> strata.v1.Header
-	3,  // 51: strata.v1.TransferLeaderRequest.header:type_name -> strata.v1.Header
-	50, // 52: strata.v1.MembershipResponse.members:type_name -> strata.v1.Member
-	60, // 53: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
-	60, // 54: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
-	61, // 55: strata.v1.method_kind:extendee -> google.protobuf.MethodOptions
-	0,  // 56: strata.v1.method_kind:type_name -> strata.v1.MethodKind
-	5,  // 57: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
-	7,  // 58: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
-	9,  // 59: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
-	11, // 60: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
-	13, // 61: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
-	15, // 62: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
-	17, // 63: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
-	19, // 64: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
-	21, // 65: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
-	22, // 66: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
-	23, // 67: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
-	25, // 68: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
-	31, // 69: strata.v1.MetaService.GetServerDefaults:input_type -> strata.v1.GetServerDefaultsRequest
-	33, // 70: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
-	35, // 71: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
-	37, // 72: strata.v1.MetaService.Batch:input_type -> strata.v1.BatchRequest
-	42, // 73: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
-	44, // 74: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
-	46, // 75: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
-	48, // 76: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
-	29, // 77: strata.v1.MetaService.Resync:input_type -> strata.v1.ResyncRequest
-	27, // 78: strata.v1.MetaService.GetProgress:input_type -> strata.v1.GetProgressRequest
-	51, // 79: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
-	52, // 80: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
-	53, // 81: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
-	55, // 82: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
-	57, // 83: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
-	6,  // 84: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
-	8,  // 85: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
-	10, // 86: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
-	12, // 87: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
-	14, // 88: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
-	16, // 89: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
-	18, // 90: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
-	20, // 91: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
-	24, // 92: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
-	24, // 93: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
-	24, // 94: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
-	26, // 95: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
-	32, // 96: strata.v1.MetaService.GetServerDefaults:output_type -> strata.v1.GetServerDefaultsResponse
-	34, // 97: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
-	36, // 98: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
-	39, // 99: strata.v1.MetaService.Batch:output_type -> strata.v1.BatchResponse
-	43, // 100: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
-	45, // 101: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
-	47, // 102: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
-	49, // 103: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
-	30, // 104: strata.v1.MetaService.Resync:output_type -> strata.v1.ResyncResponse
-	28, // 105: strata.v1.MetaService.GetProgress:output_type -> strata.v1.GetProgressResponse
-	54, // 106: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
-	54, // 107: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
-	54, // 108: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
-	56, // 109: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
-	58, // 110: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
-	84, // [84:111] is the sub-list for method output_type
-	57, // [57:84] is the sub-list for method input_type
-	56, // [56:57] is the sub-list for extension type_name
-	55, // [55:56] is the sub-list for extension extendee
-	0,  // [0:55] is the sub-list for field type_name
+	4,  // 42: strata.v1.CreateNamespaceRequest.header:type_name -> strata.v1.Header
+	42, // 43: strata.v1.CreateNamespaceRequest.namespace:type_name -> strata.v1.NamespaceInfo
+	4,  // 44: strata.v1.ListNamespacesRequest.header:type_name -> strata.v1.Header
+	42, // 45: strata.v1.ListNamespacesResponse.namespaces:type_name -> strata.v1.NamespaceInfo
+	4,  // 46: strata.v1.DeleteNamespaceRequest.header:type_name -> strata.v1.Header
+	3,  // 47: strata.v1.DeleteNamespaceRequest.mode:type_name -> strata.v1.NamespaceDeleteMode
+	4,  // 48: strata.v1.RestoreNamespaceRequest.header:type_name -> strata.v1.Header
+	53, // 49: strata.v1.StatusResponse.members:type_name -> strata.v1.Member
+	4,  // 50: strata.v1.AddMemberRequest.header:type_name -> strata.v1.Header
+	53, // 51: strata.v1.AddMemberRequest.member:type_name -> strata.v1.Member
+	4,  // 52: strata.v1.RemoveMemberRequest.header:type_name -> strata.v1.Header
+	4,  // 53: strata.v1.TransferLeaderRequest.header:type_name -> strata.v1.Header
+	53, // 54: strata.v1.MembershipResponse.members:type_name -> strata.v1.Member
+	63, // 55: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
+	64, // 56: strata.v1.HeartbeatResponse.dropped:type_name -> strata.v1.BlockRef
+	63, // 57: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
+	65, // 58: strata.v1.method_kind:extendee -> google.protobuf.MethodOptions
+	0,  // 59: strata.v1.method_kind:type_name -> strata.v1.MethodKind
+	6,  // 60: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
+	8,  // 61: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
+	10, // 62: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
+	12, // 63: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
+	14, // 64: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
+	16, // 65: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
+	18, // 66: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
+	20, // 67: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
+	22, // 68: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
+	23, // 69: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
+	24, // 70: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
+	26, // 71: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
+	34, // 72: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
+	36, // 73: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
+	38, // 74: strata.v1.MetaService.Batch:input_type -> strata.v1.BatchRequest
+	43, // 75: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
+	45, // 76: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
+	47, // 77: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
+	49, // 78: strata.v1.MetaService.RestoreNamespace:input_type -> strata.v1.RestoreNamespaceRequest
+	32, // 79: strata.v1.MetaService.GetServerDefaults:input_type -> strata.v1.GetServerDefaultsRequest
+	51, // 80: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
+	30, // 81: strata.v1.MetaService.Resync:input_type -> strata.v1.ResyncRequest
+	28, // 82: strata.v1.MetaService.GetProgress:input_type -> strata.v1.GetProgressRequest
+	54, // 83: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
+	55, // 84: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
+	56, // 85: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
+	58, // 86: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
+	60, // 87: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
+	7,  // 88: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
+	9,  // 89: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
+	11, // 90: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
+	13, // 91: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
+	15, // 92: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
+	17, // 93: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
+	19, // 94: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
+	21, // 95: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
+	25, // 96: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
+	25, // 97: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
+	25, // 98: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
+	27, // 99: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
+	35, // 100: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
+	37, // 101: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
+	40, // 102: strata.v1.MetaService.Batch:output_type -> strata.v1.BatchResponse
+	44, // 103: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
+	46, // 104: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
+	48, // 105: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
+	50, // 106: strata.v1.MetaService.RestoreNamespace:output_type -> strata.v1.RestoreNamespaceResponse
+	33, // 107: strata.v1.MetaService.GetServerDefaults:output_type -> strata.v1.GetServerDefaultsResponse
+	52, // 108: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
+	31, // 109: strata.v1.MetaService.Resync:output_type -> strata.v1.ResyncResponse
+	29, // 110: strata.v1.MetaService.GetProgress:output_type -> strata.v1.GetProgressResponse
+	57, // 111: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
+	57, // 112: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
+	57, // 113: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
+	59, // 114: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
+	61, // 115: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
+	88, // [88:116] is the sub-list for method output_type
+	60, // [60:88] is the sub-list for method input_type
+	59, // [59:60] is the sub-list for extension type_name
+	58, // [58:59] is the sub-list for extension extendee
+	0,  // [0:58] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_meta_proto_init() }
@@ -4318,8 +4601,8 @@ func file_strata_v1_meta_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_v1_meta_proto_rawDesc), len(file_strata_v1_meta_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   56,
+			NumEnums:      4,
+			NumMessages:   58,
 			NumExtensions: 1,
 			NumServices:   1,
 		},

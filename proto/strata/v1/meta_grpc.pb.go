@@ -35,13 +35,14 @@ const (
 	MetaService_SetOwner_FullMethodName          = "/strata.v1.MetaService/SetOwner"
 	MetaService_SetTimes_FullMethodName          = "/strata.v1.MetaService/SetTimes"
 	MetaService_GetContentSummary_FullMethodName = "/strata.v1.MetaService/GetContentSummary"
-	MetaService_GetServerDefaults_FullMethodName = "/strata.v1.MetaService/GetServerDefaults"
 	MetaService_RenewLease_FullMethodName        = "/strata.v1.MetaService/RenewLease"
 	MetaService_RecoverLease_FullMethodName      = "/strata.v1.MetaService/RecoverLease"
 	MetaService_Batch_FullMethodName             = "/strata.v1.MetaService/Batch"
 	MetaService_CreateNamespace_FullMethodName   = "/strata.v1.MetaService/CreateNamespace"
 	MetaService_ListNamespaces_FullMethodName    = "/strata.v1.MetaService/ListNamespaces"
 	MetaService_DeleteNamespace_FullMethodName   = "/strata.v1.MetaService/DeleteNamespace"
+	MetaService_RestoreNamespace_FullMethodName  = "/strata.v1.MetaService/RestoreNamespace"
+	MetaService_GetServerDefaults_FullMethodName = "/strata.v1.MetaService/GetServerDefaults"
 	MetaService_Status_FullMethodName            = "/strata.v1.MetaService/Status"
 	MetaService_Resync_FullMethodName            = "/strata.v1.MetaService/Resync"
 	MetaService_GetProgress_FullMethodName       = "/strata.v1.MetaService/GetProgress"
@@ -68,9 +69,6 @@ type MetaServiceClient interface {
 	SetOwner(ctx context.Context, in *SetOwnerRequest, opts ...grpc.CallOption) (*SetAttrResponse, error)
 	SetTimes(ctx context.Context, in *SetTimesRequest, opts ...grpc.CallOption) (*SetAttrResponse, error)
 	GetContentSummary(ctx context.Context, in *GetContentSummaryRequest, opts ...grpc.CallOption) (*GetContentSummaryResponse, error)
-	// GetServerDefaults returns what the service gives a file whose creator
-	// leaves a setting unset (HDFS's getServerDefaults).
-	GetServerDefaults(ctx context.Context, in *GetServerDefaultsRequest, opts ...grpc.CallOption) (*GetServerDefaultsResponse, error)
 	RenewLease(ctx context.Context, in *RenewLeaseRequest, opts ...grpc.CallOption) (*RenewLeaseResponse, error)
 	RecoverLease(ctx context.Context, in *RecoverLeaseRequest, opts ...grpc.CallOption) (*RecoverLeaseResponse, error)
 	// Batch makes several calls in one round trip, each answered as if it
@@ -80,6 +78,13 @@ type MetaServiceClient interface {
 	CreateNamespace(ctx context.Context, in *CreateNamespaceRequest, opts ...grpc.CallOption) (*CreateNamespaceResponse, error)
 	ListNamespaces(ctx context.Context, in *ListNamespacesRequest, opts ...grpc.CallOption) (*ListNamespacesResponse, error)
 	DeleteNamespace(ctx context.Context, in *DeleteNamespaceRequest, opts ...grpc.CallOption) (*DeleteNamespaceResponse, error)
+	// RestoreNamespace brings a namespace back from the trash.
+	RestoreNamespace(ctx context.Context, in *RestoreNamespaceRequest, opts ...grpc.CallOption) (*RestoreNamespaceResponse, error)
+	// GetServerDefaults returns the settings of the service that clients
+	// follow (as HDFS's getServerDefaults): what a file whose creator leaves
+	// a setting unset gets, the trash interval of `fs -rm`. Any member
+	// answers, with its own settings (the leader's are what count).
+	GetServerDefaults(ctx context.Context, in *GetServerDefaultsRequest, opts ...grpc.CallOption) (*GetServerDefaultsResponse, error)
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
 	// Resync makes a cache-mode namespace forget when it last checked a
 	// subtree against its bucket, so that the next access to each of its
@@ -232,16 +237,6 @@ func (c *metaServiceClient) GetContentSummary(ctx context.Context, in *GetConten
 	return out, nil
 }
 
-func (c *metaServiceClient) GetServerDefaults(ctx context.Context, in *GetServerDefaultsRequest, opts ...grpc.CallOption) (*GetServerDefaultsResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(GetServerDefaultsResponse)
-	err := c.cc.Invoke(ctx, MetaService_GetServerDefaults_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 func (c *metaServiceClient) RenewLease(ctx context.Context, in *RenewLeaseRequest, opts ...grpc.CallOption) (*RenewLeaseResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RenewLeaseResponse)
@@ -296,6 +291,26 @@ func (c *metaServiceClient) DeleteNamespace(ctx context.Context, in *DeleteNames
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(DeleteNamespaceResponse)
 	err := c.cc.Invoke(ctx, MetaService_DeleteNamespace_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *metaServiceClient) RestoreNamespace(ctx context.Context, in *RestoreNamespaceRequest, opts ...grpc.CallOption) (*RestoreNamespaceResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RestoreNamespaceResponse)
+	err := c.cc.Invoke(ctx, MetaService_RestoreNamespace_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *metaServiceClient) GetServerDefaults(ctx context.Context, in *GetServerDefaultsRequest, opts ...grpc.CallOption) (*GetServerDefaultsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetServerDefaultsResponse)
+	err := c.cc.Invoke(ctx, MetaService_GetServerDefaults_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -398,9 +413,6 @@ type MetaServiceServer interface {
 	SetOwner(context.Context, *SetOwnerRequest) (*SetAttrResponse, error)
 	SetTimes(context.Context, *SetTimesRequest) (*SetAttrResponse, error)
 	GetContentSummary(context.Context, *GetContentSummaryRequest) (*GetContentSummaryResponse, error)
-	// GetServerDefaults returns what the service gives a file whose creator
-	// leaves a setting unset (HDFS's getServerDefaults).
-	GetServerDefaults(context.Context, *GetServerDefaultsRequest) (*GetServerDefaultsResponse, error)
 	RenewLease(context.Context, *RenewLeaseRequest) (*RenewLeaseResponse, error)
 	RecoverLease(context.Context, *RecoverLeaseRequest) (*RecoverLeaseResponse, error)
 	// Batch makes several calls in one round trip, each answered as if it
@@ -410,6 +422,13 @@ type MetaServiceServer interface {
 	CreateNamespace(context.Context, *CreateNamespaceRequest) (*CreateNamespaceResponse, error)
 	ListNamespaces(context.Context, *ListNamespacesRequest) (*ListNamespacesResponse, error)
 	DeleteNamespace(context.Context, *DeleteNamespaceRequest) (*DeleteNamespaceResponse, error)
+	// RestoreNamespace brings a namespace back from the trash.
+	RestoreNamespace(context.Context, *RestoreNamespaceRequest) (*RestoreNamespaceResponse, error)
+	// GetServerDefaults returns the settings of the service that clients
+	// follow (as HDFS's getServerDefaults): what a file whose creator leaves
+	// a setting unset gets, the trash interval of `fs -rm`. Any member
+	// answers, with its own settings (the leader's are what count).
+	GetServerDefaults(context.Context, *GetServerDefaultsRequest) (*GetServerDefaultsResponse, error)
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
 	// Resync makes a cache-mode namespace forget when it last checked a
 	// subtree against its bucket, so that the next access to each of its
@@ -478,9 +497,6 @@ func (UnimplementedMetaServiceServer) SetTimes(context.Context, *SetTimesRequest
 func (UnimplementedMetaServiceServer) GetContentSummary(context.Context, *GetContentSummaryRequest) (*GetContentSummaryResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetContentSummary not implemented")
 }
-func (UnimplementedMetaServiceServer) GetServerDefaults(context.Context, *GetServerDefaultsRequest) (*GetServerDefaultsResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method GetServerDefaults not implemented")
-}
 func (UnimplementedMetaServiceServer) RenewLease(context.Context, *RenewLeaseRequest) (*RenewLeaseResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RenewLease not implemented")
 }
@@ -498,6 +514,12 @@ func (UnimplementedMetaServiceServer) ListNamespaces(context.Context, *ListNames
 }
 func (UnimplementedMetaServiceServer) DeleteNamespace(context.Context, *DeleteNamespaceRequest) (*DeleteNamespaceResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteNamespace not implemented")
+}
+func (UnimplementedMetaServiceServer) RestoreNamespace(context.Context, *RestoreNamespaceRequest) (*RestoreNamespaceResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RestoreNamespace not implemented")
+}
+func (UnimplementedMetaServiceServer) GetServerDefaults(context.Context, *GetServerDefaultsRequest) (*GetServerDefaultsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetServerDefaults not implemented")
 }
 func (UnimplementedMetaServiceServer) Status(context.Context, *StatusRequest) (*StatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Status not implemented")
@@ -760,24 +782,6 @@ func _MetaService_GetContentSummary_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
-func _MetaService_GetServerDefaults_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(GetServerDefaultsRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(MetaServiceServer).GetServerDefaults(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: MetaService_GetServerDefaults_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(MetaServiceServer).GetServerDefaults(ctx, req.(*GetServerDefaultsRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
 func _MetaService_RenewLease_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(RenewLeaseRequest)
 	if err := dec(in); err != nil {
@@ -882,6 +886,42 @@ func _MetaService_DeleteNamespace_Handler(srv interface{}, ctx context.Context, 
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(MetaServiceServer).DeleteNamespace(ctx, req.(*DeleteNamespaceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MetaService_RestoreNamespace_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RestoreNamespaceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).RestoreNamespace(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_RestoreNamespace_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).RestoreNamespace(ctx, req.(*RestoreNamespaceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MetaService_GetServerDefaults_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetServerDefaultsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).GetServerDefaults(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_GetServerDefaults_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).GetServerDefaults(ctx, req.(*GetServerDefaultsRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1086,10 +1126,6 @@ var MetaService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _MetaService_GetContentSummary_Handler,
 		},
 		{
-			MethodName: "GetServerDefaults",
-			Handler:    _MetaService_GetServerDefaults_Handler,
-		},
-		{
 			MethodName: "RenewLease",
 			Handler:    _MetaService_RenewLease_Handler,
 		},
@@ -1112,6 +1148,14 @@ var MetaService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DeleteNamespace",
 			Handler:    _MetaService_DeleteNamespace_Handler,
+		},
+		{
+			MethodName: "RestoreNamespace",
+			Handler:    _MetaService_RestoreNamespace_Handler,
+		},
+		{
+			MethodName: "GetServerDefaults",
+			Handler:    _MetaService_GetServerDefaults_Handler,
 		},
 		{
 			MethodName: "Status",

@@ -286,7 +286,8 @@ public final class StrataClient implements Closeable {
           .setHeader(header(MetaServiceGrpc.getGetServerDefaultsMethod(), "")).build();
       GetServerDefaultsResponse r = call(Op.SERVER_DEFAULTS, root,
           s -> s.getServerDefaults(req));
-      d = new ServerDefaults(r.getBlockSize(), r.getReplication(), r.getInlineLimit());
+      d = new ServerDefaults(r.getBlockSize(), r.getReplication(), r.getInlineLimit(),
+          r.getTrashIntervalMs());
       defaults = d;
     }
     return d;

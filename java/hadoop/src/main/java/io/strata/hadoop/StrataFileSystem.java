@@ -6,6 +6,7 @@ import io.strata.core.ClientConfig;
 import io.strata.core.CreateOptions;
 import io.strata.core.FileInfo;
 import io.strata.core.IOIterator;
+import io.strata.core.ServerDefaults;
 import io.strata.core.StrataClient;
 import io.strata.core.StrataPath;
 import io.strata.core.error.Reason;
@@ -27,6 +28,7 @@ import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.FsServerDefaults;
 import org.apache.hadoop.fs.LeaseRecoverable;
 import org.apache.hadoop.fs.LocatedFileStatus;
 import org.apache.hadoop.fs.Options;
@@ -36,6 +38,7 @@ import org.apache.hadoop.fs.RemoteIterator;
 import org.apache.hadoop.fs.StorageStatistics;
 import org.apache.hadoop.fs.permission.FsPermission;
 import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.util.DataChecksum;
 import org.apache.hadoop.util.Progressable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -187,6 +190,23 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
       return client.serverDefaults().blockSize();
     } catch (IOException e) {
       throw new UncheckedIOException(HadoopErrors.translate(e));
+    }
+  }
+
+  /**
+   * The service's defaults, as HDFS's NameNode gives them: the block size of {@link
+   * #getDefaultBlockSize}, and the trash interval that {@code hadoop fs -rm} follows (Hadoop's
+   * trash policy takes a server's over the client's {@code fs.trash.interval}).
+   */
+  @Override
+  public FsServerDefaults getServerDefaults(Path p) throws IOException {
+    try {
+      ServerDefaults d = client.serverDefaults();
+      return new FsServerDefaults(getDefaultBlockSize(p), 512, 64 * 1024,
+          (short) Math.max(1, d.replication()), 4096, false,
+          TimeUnit.MILLISECONDS.toMinutes(d.trashIntervalMs()), DataChecksum.Type.CRC32C);
+    } catch (IOException e) {
+      throw HadoopErrors.translate(e);
     }
   }
 
