@@ -34,15 +34,15 @@ test: deps minio test-go test-java ## install what the tests need, then run them
 deps: ## check for what make test needs (a C compiler, Java 17, Maven, unzip); apt-get the rest as root on Debian
 	@scripts/deps/install.sh
 
-test-go: deps ## run the Go tests (race detector on)
-	@echo "test-go: the Go tests with the race detector (about 8 minutes here)"
+test-go: deps minio ## run the Go tests (race detector on)
+	@echo "test-go: the Go tests with the race detector (about 10 minutes on 2 cores when it compiles them first)"
 	STRATA_MINIO=$(CACHE_BIN)/minio $(GO) test -race -timeout 30m ./...
 
 java: deps ## build the Java client and its shaded jar (java/hadoop/target/*-shaded.jar)
 	java/build.sh
 
 test-java: deps build ## Java tests (Hadoop contract suites) against a real strata server, then check the shaded jar
-	@echo "test-java: the Java client's tests against bin/strata (about 3 minutes here, plus Maven's first download)"
+	@echo "test-java: the Java client's tests against bin/strata (about 3 minutes on 2 cores, 5 when Maven downloads first)"
 	STRATA_BINARY=$(CURDIR)/$(BIN) java/test.sh
 
 minio: ## build the MinIO test server from source at its pinned version

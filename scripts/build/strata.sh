@@ -13,11 +13,11 @@ out=${1:-bin/strata}
 if list=$(GOPROXY=off "$go" list -deps -f '{{if .Stale}}x{{end}}' ./cmd/strata 2>/dev/null); then
   stale=$(grep -c x <<<"$list" || true)
   if [ "$stale" -gt 50 ]; then
-    echo "building $out: compiling $stale packages (about 3 minutes on a first build; later builds take seconds)..."
+    echo "building $out: compiling $stale packages (about 4 minutes on 2 cores; later builds take seconds)..."
   else
     echo "building $out..."
   fi
 else
-  echo "building $out: the first build downloads its Go modules (about 150 MiB) and compiles them (about 5 minutes)..."
+  echo "building $out: the first build downloads its Go modules (about 100 MiB) and compiles them (about 4 minutes on 2 cores)..."
 fi
 "$go" build -o "$out" ./cmd/strata

@@ -10,8 +10,8 @@
 #   unzip             java/test.sh lists the shaded jar            unzip
 #   realpath          java/test.sh                                 coreutils
 #
-# Usage: scripts/deps/install.sh (make deps; make test runs it first).
-# It uses nothing but bash and the tools it checks, so that its test can run it
+# Usage: scripts/deps/install.sh (make deps; make test, test-go, test-java and java run it first).
+# It uses nothing but bash, id, apt-get and the tools it checks, so that its test can run it
 # with stand-ins for them (install_test.go beside it).
 set -euo pipefail
 
