@@ -11,7 +11,7 @@ cd "$(dirname "$0")"
 BIN=$(realpath "${STRATA_BINARY:-../bin/strata}")
 [ -x "$BIN" ] || { echo "test.sh: $BIN is missing: run 'make build' first" >&2; exit 1; }
 
-mvn -B -ntp install -Dstrata.binary="$BIN" "$@"
+./mvn.sh install -Dstrata.binary="$BIN" "$@"
 echo "test.sh: checking the shaded jar"
 
 JAR=$(ls hadoop/target/strata-hadoop-*-shaded.jar)
@@ -40,7 +40,7 @@ cat >"$work/pom.xml" <<POM
   </dependencies>
 </project>
 POM
-mvn -B -ntp -q -f "$work/pom.xml" \
+./mvn.sh -q -f "$work/pom.xml" \
   org.apache.maven.plugins:maven-dependency-plugin:3.8.1:build-classpath \
   -Dmdep.outputFile="$work/hadoop.classpath"
 "$BIN" server --dev --data-dir "$work/data" --listen 127.0.0.1:0 2>"$work/server.log" >/dev/null &
