@@ -27,6 +27,8 @@
 //	0x0C inode(8)                         a cache-mode entry's bucket state: its object's ETag,
 //	                                      when the bucket last confirmed it, when a directory was
 //	                                      last listed whole (EncodeObjectState)
+//	0x0D inode(8) offset(8)               bytes a writer flushed (hflush/hsync) at offset that no
+//	                                      block holds yet: a file being written's tail (raw bytes)
 //
 // The applied index is written in the same batch as the state it covers, so
 // the state and the position in the log never disagree after a crash.

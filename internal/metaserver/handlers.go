@@ -50,11 +50,6 @@ func (s *Server) SetTimes(ctx context.Context, r *pb.SetTimesRequest) (*pb.SetAt
 	return call[*pb.SetAttrResponse](ctx, s, sm.SetTimes, r)
 }
 
-// RecoverLease implements MetaService.
-func (s *Server) RecoverLease(ctx context.Context, r *pb.RecoverLeaseRequest) (*pb.RecoverLeaseResponse, error) {
-	return call[*pb.RecoverLeaseResponse](ctx, s, sm.RecoverLease, r)
-}
-
 // GetFileStatus implements MetaService.
 func (s *Server) GetFileStatus(ctx context.Context, r *pb.GetFileStatusRequest) (*pb.GetFileStatusResponse, error) {
 	return call[*pb.GetFileStatusResponse](ctx, s, sm.GetFileStatus, r)

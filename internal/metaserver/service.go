@@ -145,8 +145,7 @@ func (s *Server) takeOverExpired(ctx context.Context, r *pb.CreateRequest) bool 
 		!s.leases.expired(n.Holder, s.cfg.LeaseSoftLimit) {
 		return false
 	}
-	_, err = s.propose(ctx, statemachine.ExpireLease.Command(&pb.ExpireLeaseCommand{Holder: n.Holder, InodeId: n.ID}))
-	return err == nil
+	return s.expire(ctx, n.Holder, n.ID) == nil
 }
 
 func caller(h *pb.Header) namespace.Caller {

@@ -50,6 +50,10 @@ type Result struct {
 	// Count answers purge, purge namespace and forget requests: how many
 	// they removed.
 	Count int
+	// Length answers flush: the file's visible length.
+	Length uint64
+	// Data answers append: the bytes the writer writes again first.
+	Data []byte
 }
 
 // Applied is what applying a run of log entries produced, for the service

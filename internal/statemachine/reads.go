@@ -33,6 +33,9 @@ func readOpen(m *Machine, r kv.Reader, c namespace.Caller, ns string, req *pb.Op
 	}
 	resp := &pb.OpenResponse{Status: FileStatus(n), InlineData: content.Inline, Inline: n.Inline, StoreUri: rec.StoreURI,
 		ObjectKey: content.ObjectKey, ObjectVersion: content.Version}
+	if content.HasTail {
+		resp.TailOffset = content.TailOffset
+	}
 	for _, b := range content.Blocks {
 		resp.Blocks = append(resp.Blocks, &pb.Block{BlockId: b.ID, Offset: b.Offset, Length: b.Length})
 	}
@@ -56,6 +59,19 @@ func readList(m *Machine, r kv.Reader, c namespace.Caller, ns string, req *pb.Li
 	}
 	return resp, nil
 }
+
+// readTail answers a reader of a file being written: bytes of its flushed
+// tail.
+func readTail(m *Machine, r kv.Reader, c namespace.Caller, ns string, req *pb.ReadTailRequest) (*pb.ReadTailResponse, error) {
+	data, err := m.fs.ReadTail(r, c, ns, req.GetPath(), req.GetInodeId(), req.GetOffset(), min(req.GetLength(), MaxTailRead))
+	if err != nil {
+		return nil, err
+	}
+	return &pb.ReadTailResponse{Data: data}, nil
+}
+
+// MaxTailRead bounds the bytes one ReadTail answers.
+const MaxTailRead = 4 << 20
 
 // readContentSummary answers from the directory aggregates, without a walk.
 func readContentSummary(m *Machine, r kv.Reader, c namespace.Caller, ns string,

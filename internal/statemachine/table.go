@@ -58,6 +58,20 @@ var (
 		},
 		(*pb.Command).GetCreateNamespace, applyCreateNamespace,
 		func(Result) *pb.CreateNamespaceResponse { return &pb.CreateNamespaceResponse{} })
+	Flush = mutation(Op{Name: "Flush"},
+		func(r *pb.FlushRequest) *pb.Command { return &pb.Command{Op: &pb.Command_Flush{Flush: r}} },
+		(*pb.Command).GetFlush, applyFlush,
+		func(r Result) *pb.FlushResponse { return &pb.FlushResponse{Length: r.Length} })
+	Append = mutation(Op{Name: "Append"},
+		func(r *pb.AppendRequest) *pb.Command { return &pb.Command{Op: &pb.Command_Append{Append: r}} },
+		(*pb.Command).GetAppend, applyAppend,
+		func(r Result) *pb.AppendResponse {
+			return &pb.AppendResponse{Status: FileStatus(r.Inode), InlineData: r.Data}
+		})
+	Truncate = mutation(Op{Name: "Truncate", FreesBlocks: true},
+		func(r *pb.TruncateRequest) *pb.Command { return &pb.Command{Op: &pb.Command_Truncate{Truncate: r}} },
+		(*pb.Command).GetTruncate, applyTruncate,
+		func(Result) *pb.TruncateResponse { return &pb.TruncateResponse{} })
 	Resync = mutation(Op{Name: "Resync"},
 		func(r *pb.ResyncRequest) *pb.Command { return &pb.Command{Op: &pb.Command_Resync{Resync: r}} },
 		(*pb.Command).GetResync, applyResync,
@@ -93,7 +107,7 @@ var (
 		},
 		(*pb.Command).GetExpireLease,
 		func(e env, tx kv.Txn, c *pb.ExpireLeaseCommand) (Result, error) {
-			return Result{}, e.fs.ExpireLease(tx, c.GetHolder(), c.GetInodeId())
+			return Result{}, e.fs.ExpireLease(tx, c.GetHolder(), c.GetInodeId(), blockFromProto(c.GetTailBlock()))
 		})
 	GarbageDone = internal(Op{Name: "GarbageDone"},
 		func(c *pb.GarbageDoneCommand) *pb.Command {
@@ -170,6 +184,7 @@ var (
 	List              = query(Op{Name: "List"}, readList)
 	GetContentSummary = query(Op{Name: "GetContentSummary"}, readContentSummary)
 	ListNamespaces    = query(Op{Name: "ListNamespaces"}, readNamespaces)
+	ReadTail          = query(Op{Name: "ReadTail"}, readTail)
 )
 
 func applyMkdirs(e env, tx kv.Txn, r *pb.MkdirsRequest) (Result, error) {
@@ -225,6 +240,25 @@ func applySetTimes(e env, tx kv.Txn, r *pb.SetTimesRequest) (Result, error) {
 
 func attrResponse(Result) *pb.SetAttrResponse { return &pb.SetAttrResponse{} }
 
+func applyFlush(e env, tx kv.Txn, r *pb.FlushRequest) (Result, error) {
+	h := r.GetHeader()
+	n, err := e.fs.Flush(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), namespace.FlushOptions{
+		Inode: r.GetInodeId(), Holder: h.GetClientName(), Blocks: blocksFromProto(r.GetBlocks()),
+		TailOffset: r.GetTailOffset(), TailData: r.GetTailData()})
+	return Result{Length: n}, err
+}
+
+func applyAppend(e env, tx kv.Txn, r *pb.AppendRequest) (Result, error) {
+	h := r.GetHeader()
+	n, again, err := e.fs.Append(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), h.GetClientName())
+	return Result{Inode: n, Data: again}, err
+}
+
+func applyTruncate(e env, tx kv.Txn, r *pb.TruncateRequest) (Result, error) {
+	h := r.GetHeader()
+	return Result{}, e.fs.Truncate(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), r.GetLength())
+}
+
 func applyResync(e env, tx kv.Txn, r *pb.ResyncRequest) (Result, error) {
 	h := r.GetHeader()
 	n, err := e.fs.Resync(tx, e.now, caller(h), h.GetNamespace(), r.GetPath())
@@ -233,7 +267,7 @@ func applyResync(e env, tx kv.Txn, r *pb.ResyncRequest) (Result, error) {
 
 func applyRecoverLease(e env, tx kv.Txn, r *pb.RecoverLeaseRequest) (Result, error) {
 	h := r.GetHeader()
-	closed, err := e.fs.RecoverLease(tx, e.now, caller(h), h.GetNamespace(), r.GetPath())
+	closed, err := e.fs.RecoverLease(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), blockFromProto(r.GetTailBlock()))
 	return Result{Done: closed}, err
 }
 
@@ -281,6 +315,14 @@ func btoi(b bool) int {
 }
 
 func perm(p uint32) uint16 { return uint16(p & 0o7777) }
+
+// blockFromProto is b, or nil when unset.
+func blockFromProto(b *pb.Block) *kvschema.Block {
+	if b == nil {
+		return nil
+	}
+	return &kvschema.Block{ID: b.GetBlockId(), Offset: b.GetOffset(), Length: b.GetLength()}
+}
 
 func blocksFromProto(bs []*pb.Block) []kvschema.Block {
 	out := make([]kvschema.Block, len(bs))

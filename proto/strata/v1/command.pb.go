@@ -61,6 +61,9 @@ type Command struct {
 	//	*Command_SyncListing
 	//	*Command_Resync
 	//	*Command_MarkStale
+	//	*Command_Flush
+	//	*Command_Append
+	//	*Command_Truncate
 	Op            isCommand_Op `protobuf_oneof:"op"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -322,6 +325,33 @@ func (x *Command) GetMarkStale() *MarkStaleCommand {
 	return nil
 }
 
+func (x *Command) GetFlush() *FlushRequest {
+	if x != nil {
+		if x, ok := x.Op.(*Command_Flush); ok {
+			return x.Flush
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetAppend() *AppendRequest {
+	if x != nil {
+		if x, ok := x.Op.(*Command_Append); ok {
+			return x.Append
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetTruncate() *TruncateRequest {
+	if x != nil {
+		if x, ok := x.Op.(*Command_Truncate); ok {
+			return x.Truncate
+		}
+	}
+	return nil
+}
+
 type isCommand_Op interface {
 	isCommand_Op()
 }
@@ -414,6 +444,18 @@ type Command_MarkStale struct {
 	MarkStale *MarkStaleCommand `protobuf:"bytes,43,opt,name=mark_stale,json=markStale,proto3,oneof"`
 }
 
+type Command_Flush struct {
+	Flush *FlushRequest `protobuf:"bytes,44,opt,name=flush,proto3,oneof"`
+}
+
+type Command_Append struct {
+	Append *AppendRequest `protobuf:"bytes,45,opt,name=append,proto3,oneof"`
+}
+
+type Command_Truncate struct {
+	Truncate *TruncateRequest `protobuf:"bytes,46,opt,name=truncate,proto3,oneof"`
+}
+
 func (*Command_Mkdirs) isCommand_Op() {}
 
 func (*Command_Create) isCommand_Op() {}
@@ -457,6 +499,12 @@ func (*Command_SyncListing) isCommand_Op() {}
 func (*Command_Resync) isCommand_Op() {}
 
 func (*Command_MarkStale) isCommand_Op() {}
+
+func (*Command_Flush) isCommand_Op() {}
+
+func (*Command_Append) isCommand_Op() {}
+
+func (*Command_Truncate) isCommand_Op() {}
 
 // CommandGroup is commands proposed together as one entry, to share its
 // cost. Each is applied as if it came alone, in order, with the group's id,
@@ -743,9 +791,12 @@ func (x *GarbageDoneCommand) GetKeys() [][]byte {
 
 // ExpireLeaseCommand closes a file whose writer stopped renewing its lease.
 type ExpireLeaseCommand struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Holder        string                 `protobuf:"bytes,1,opt,name=holder,proto3" json:"holder,omitempty"`
-	InodeId       uint64                 `protobuf:"varint,2,opt,name=inode_id,json=inodeId,proto3" json:"inode_id,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Holder  string                 `protobuf:"bytes,1,opt,name=holder,proto3" json:"holder,omitempty"`
+	InodeId uint64                 `protobuf:"varint,2,opt,name=inode_id,json=inodeId,proto3" json:"inode_id,omitempty"`
+	// The block the leader made of the file's flushed tail (none if it had
+	// none).
+	TailBlock     *Block `protobuf:"bytes,3,opt,name=tail_block,json=tailBlock,proto3" json:"tail_block,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -792,6 +843,13 @@ func (x *ExpireLeaseCommand) GetInodeId() uint64 {
 		return x.InodeId
 	}
 	return 0
+}
+
+func (x *ExpireLeaseCommand) GetTailBlock() *Block {
+	if x != nil {
+		return x.TailBlock
+	}
+	return nil
 }
 
 // PurgeCommand removes up to limit inodes of subtrees that a delete detached.
@@ -1117,7 +1175,7 @@ var File_strata_v1_command_proto protoreflect.FileDescriptor
 
 const file_strata_v1_command_proto_rawDesc = "" +
 	"\n" +
-	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\"\xe4\v\n" +
+	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\x1a\x16strata/v1/worker.proto\"\x83\r\n" +
 	"\aCommand\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x10\n" +
 	"\x03now\x18\x02 \x01(\x03R\x03now\x128\n" +
@@ -1145,7 +1203,10 @@ const file_strata_v1_command_proto_rawDesc = "" +
 	"\fsync_listing\x18) \x01(\v2\x1d.strata.v1.SyncListingCommandH\x00R\vsyncListing\x122\n" +
 	"\x06resync\x18* \x01(\v2\x18.strata.v1.ResyncRequestH\x00R\x06resync\x12<\n" +
 	"\n" +
-	"mark_stale\x18+ \x01(\v2\x1b.strata.v1.MarkStaleCommandH\x00R\tmarkStaleB\x04\n" +
+	"mark_stale\x18+ \x01(\v2\x1b.strata.v1.MarkStaleCommandH\x00R\tmarkStale\x12/\n" +
+	"\x05flush\x18, \x01(\v2\x17.strata.v1.FlushRequestH\x00R\x05flush\x122\n" +
+	"\x06append\x18- \x01(\v2\x18.strata.v1.AppendRequestH\x00R\x06append\x128\n" +
+	"\btruncate\x18. \x01(\v2\x1a.strata.v1.TruncateRequestH\x00R\btruncateB\x04\n" +
 	"\x02op\">\n" +
 	"\fCommandGroup\x12.\n" +
 	"\bcommands\x18\x01 \x03(\v2\x12.strata.v1.CommandR\bcommands\"\xc1\x01\n" +
@@ -1165,10 +1226,12 @@ const file_strata_v1_command_proto_rawDesc = "" +
 	"\x06before\x18\x01 \x01(\x03R\x06before\x12\x14\n" +
 	"\x05limit\x18\x02 \x01(\rR\x05limit\"(\n" +
 	"\x12GarbageDoneCommand\x12\x12\n" +
-	"\x04keys\x18\x01 \x03(\fR\x04keys\"G\n" +
+	"\x04keys\x18\x01 \x03(\fR\x04keys\"x\n" +
 	"\x12ExpireLeaseCommand\x12\x16\n" +
 	"\x06holder\x18\x01 \x01(\tR\x06holder\x12\x19\n" +
-	"\binode_id\x18\x02 \x01(\x04R\ainodeId\"$\n" +
+	"\binode_id\x18\x02 \x01(\x04R\ainodeId\x12/\n" +
+	"\n" +
+	"tail_block\x18\x03 \x01(\v2\x10.strata.v1.BlockR\ttailBlock\"$\n" +
 	"\fPurgeCommand\x12\x14\n" +
 	"\x05limit\x18\x01 \x01(\rR\x05limit\"\x83\x01\n" +
 	"\vBucketEntry\x12\x12\n" +
@@ -1231,6 +1294,10 @@ var file_strata_v1_command_proto_goTypes = []any{
 	(*DeleteNamespaceRequest)(nil),  // 22: strata.v1.DeleteNamespaceRequest
 	(*RestoreNamespaceRequest)(nil), // 23: strata.v1.RestoreNamespaceRequest
 	(*ResyncRequest)(nil),           // 24: strata.v1.ResyncRequest
+	(*FlushRequest)(nil),            // 25: strata.v1.FlushRequest
+	(*AppendRequest)(nil),           // 26: strata.v1.AppendRequest
+	(*TruncateRequest)(nil),         // 27: strata.v1.TruncateRequest
+	(*Block)(nil),                   // 28: strata.v1.Block
 }
 var file_strata_v1_command_proto_depIdxs = []int32{
 	2,  // 0: strata.v1.Command.settings:type_name -> strata.v1.NamespaceSettings
@@ -1256,14 +1323,18 @@ var file_strata_v1_command_proto_depIdxs = []int32{
 	11, // 20: strata.v1.Command.sync_listing:type_name -> strata.v1.SyncListingCommand
 	24, // 21: strata.v1.Command.resync:type_name -> strata.v1.ResyncRequest
 	10, // 22: strata.v1.Command.mark_stale:type_name -> strata.v1.MarkStaleCommand
-	0,  // 23: strata.v1.CommandGroup.commands:type_name -> strata.v1.Command
-	8,  // 24: strata.v1.SyncPathCommand.entry:type_name -> strata.v1.BucketEntry
-	8,  // 25: strata.v1.SyncListingCommand.entries:type_name -> strata.v1.BucketEntry
-	26, // [26:26] is the sub-list for method output_type
-	26, // [26:26] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	25, // 23: strata.v1.Command.flush:type_name -> strata.v1.FlushRequest
+	26, // 24: strata.v1.Command.append:type_name -> strata.v1.AppendRequest
+	27, // 25: strata.v1.Command.truncate:type_name -> strata.v1.TruncateRequest
+	0,  // 26: strata.v1.CommandGroup.commands:type_name -> strata.v1.Command
+	28, // 27: strata.v1.ExpireLeaseCommand.tail_block:type_name -> strata.v1.Block
+	8,  // 28: strata.v1.SyncPathCommand.entry:type_name -> strata.v1.BucketEntry
+	8,  // 29: strata.v1.SyncListingCommand.entries:type_name -> strata.v1.BucketEntry
+	30, // [30:30] is the sub-list for method output_type
+	30, // [30:30] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_command_proto_init() }
@@ -1272,6 +1343,7 @@ func file_strata_v1_command_proto_init() {
 		return
 	}
 	file_strata_v1_meta_proto_init()
+	file_strata_v1_worker_proto_init()
 	file_strata_v1_command_proto_msgTypes[0].OneofWrappers = []any{
 		(*Command_Mkdirs)(nil),
 		(*Command_Create)(nil),
@@ -1295,6 +1367,9 @@ func file_strata_v1_command_proto_init() {
 		(*Command_SyncListing)(nil),
 		(*Command_Resync)(nil),
 		(*Command_MarkStale)(nil),
+		(*Command_Flush)(nil),
+		(*Command_Append)(nil),
+		(*Command_Truncate)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

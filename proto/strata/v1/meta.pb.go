@@ -1120,6 +1120,9 @@ type OpenResponse struct {
 	// is still this version. Empty in block mode.
 	ObjectKey     string `protobuf:"bytes,20,opt,name=object_key,json=objectKey,proto3" json:"object_key,omitempty"`
 	ObjectVersion string `protobuf:"bytes,21,opt,name=object_version,json=objectVersion,proto3" json:"object_version,omitempty"`
+	// A file being written: the bytes after its blocks, up to its visible
+	// length (status.length), are its flushed tail, read with ReadTail.
+	TailOffset    uint64 `protobuf:"varint,22,opt,name=tail_offset,json=tailOffset,proto3" json:"tail_offset,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1201,6 +1204,13 @@ func (x *OpenResponse) GetObjectVersion() string {
 		return x.ObjectVersion
 	}
 	return ""
+}
+
+func (x *OpenResponse) GetTailOffset() uint64 {
+	if x != nil {
+		return x.TailOffset
+	}
+	return 0
 }
 
 type ListRequest struct {
@@ -2369,9 +2379,12 @@ func (*RenewLeaseResponse) Descriptor() ([]byte, []int) {
 }
 
 type RecoverLeaseRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
-	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Header *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Path   string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	// The block the leader made of the file's flushed tail before it closed
+	// the file (none if it had none). Set by the service, never by a client.
+	TailBlock     *Block `protobuf:"bytes,20,opt,name=tail_block,json=tailBlock,proto3" json:"tail_block,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2420,6 +2433,498 @@ func (x *RecoverLeaseRequest) GetPath() string {
 	return ""
 }
 
+func (x *RecoverLeaseRequest) GetTailBlock() *Block {
+	if x != nil {
+		return x.TailBlock
+	}
+	return nil
+}
+
+type FlushRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Header *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Path   string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	// The inode the writer created or appended to.
+	InodeId uint64 `protobuf:"varint,3,opt,name=inode_id,json=inodeId,proto3" json:"inode_id,omitempty"`
+	// Blocks finished since the last flush, contiguous from the end of the
+	// file's committed blocks, in order.
+	Blocks []*Block `protobuf:"bytes,4,rep,name=blocks,proto3" json:"blocks,omitempty"`
+	// Bytes written after everything flushed before, at tail_offset (the
+	// file's visible length when the writer last flushed).
+	TailOffset uint64 `protobuf:"varint,5,opt,name=tail_offset,json=tailOffset,proto3" json:"tail_offset,omitempty"`
+	TailData   []byte `protobuf:"bytes,6,opt,name=tail_data,json=tailData,proto3" json:"tail_data,omitempty"`
+	// hsync rather than hflush (both are durable once answered: the service
+	// logs them like any mutation).
+	Sync          bool `protobuf:"varint,7,opt,name=sync,proto3" json:"sync,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FlushRequest) Reset() {
+	*x = FlushRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FlushRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FlushRequest) ProtoMessage() {}
+
+func (x *FlushRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FlushRequest.ProtoReflect.Descriptor instead.
+func (*FlushRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *FlushRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *FlushRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *FlushRequest) GetInodeId() uint64 {
+	if x != nil {
+		return x.InodeId
+	}
+	return 0
+}
+
+func (x *FlushRequest) GetBlocks() []*Block {
+	if x != nil {
+		return x.Blocks
+	}
+	return nil
+}
+
+func (x *FlushRequest) GetTailOffset() uint64 {
+	if x != nil {
+		return x.TailOffset
+	}
+	return 0
+}
+
+func (x *FlushRequest) GetTailData() []byte {
+	if x != nil {
+		return x.TailData
+	}
+	return nil
+}
+
+func (x *FlushRequest) GetSync() bool {
+	if x != nil {
+		return x.Sync
+	}
+	return false
+}
+
+type FlushResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The file's visible length now.
+	Length        uint64 `protobuf:"varint,1,opt,name=length,proto3" json:"length,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FlushResponse) Reset() {
+	*x = FlushResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FlushResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FlushResponse) ProtoMessage() {}
+
+func (x *FlushResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FlushResponse.ProtoReflect.Descriptor instead.
+func (*FlushResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *FlushResponse) GetLength() uint64 {
+	if x != nil {
+		return x.Length
+	}
+	return 0
+}
+
+type ReadTailRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	InodeId       uint64                 `protobuf:"varint,3,opt,name=inode_id,json=inodeId,proto3" json:"inode_id,omitempty"`
+	Offset        uint64                 `protobuf:"varint,4,opt,name=offset,proto3" json:"offset,omitempty"`
+	Length        uint64                 `protobuf:"varint,5,opt,name=length,proto3" json:"length,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadTailRequest) Reset() {
+	*x = ReadTailRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadTailRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadTailRequest) ProtoMessage() {}
+
+func (x *ReadTailRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadTailRequest.ProtoReflect.Descriptor instead.
+func (*ReadTailRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *ReadTailRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *ReadTailRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *ReadTailRequest) GetInodeId() uint64 {
+	if x != nil {
+		return x.InodeId
+	}
+	return 0
+}
+
+func (x *ReadTailRequest) GetOffset() uint64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *ReadTailRequest) GetLength() uint64 {
+	if x != nil {
+		return x.Length
+	}
+	return 0
+}
+
+type ReadTailResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// From offset, at most length bytes; fewer at the visible end.
+	Data          []byte `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadTailResponse) Reset() {
+	*x = ReadTailResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadTailResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadTailResponse) ProtoMessage() {}
+
+func (x *ReadTailResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadTailResponse.ProtoReflect.Descriptor instead.
+func (*ReadTailResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *ReadTailResponse) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+type AppendRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppendRequest) Reset() {
+	*x = AppendRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppendRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppendRequest) ProtoMessage() {}
+
+func (x *AppendRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppendRequest.ProtoReflect.Descriptor instead.
+func (*AppendRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *AppendRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *AppendRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+type AppendResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The file as reopened: its length is where writing goes on.
+	Status *FileStatus `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	// Where new blocks go.
+	StoreUri    string `protobuf:"bytes,2,opt,name=store_uri,json=storeUri,proto3" json:"store_uri,omitempty"`
+	InlineLimit uint32 `protobuf:"varint,3,opt,name=inline_limit,json=inlineLimit,proto3" json:"inline_limit,omitempty"`
+	// The content of a file stored inline: the writer writes it again at
+	// offset 0, before what it appends, and the file's blocks replace it.
+	InlineData    []byte `protobuf:"bytes,4,opt,name=inline_data,json=inlineData,proto3" json:"inline_data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppendResponse) Reset() {
+	*x = AppendResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppendResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppendResponse) ProtoMessage() {}
+
+func (x *AppendResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppendResponse.ProtoReflect.Descriptor instead.
+func (*AppendResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *AppendResponse) GetStatus() *FileStatus {
+	if x != nil {
+		return x.Status
+	}
+	return nil
+}
+
+func (x *AppendResponse) GetStoreUri() string {
+	if x != nil {
+		return x.StoreUri
+	}
+	return ""
+}
+
+func (x *AppendResponse) GetInlineLimit() uint32 {
+	if x != nil {
+		return x.InlineLimit
+	}
+	return 0
+}
+
+func (x *AppendResponse) GetInlineData() []byte {
+	if x != nil {
+		return x.InlineData
+	}
+	return nil
+}
+
+type TruncateRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Length        uint64                 `protobuf:"varint,3,opt,name=length,proto3" json:"length,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TruncateRequest) Reset() {
+	*x = TruncateRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TruncateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TruncateRequest) ProtoMessage() {}
+
+func (x *TruncateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TruncateRequest.ProtoReflect.Descriptor instead.
+func (*TruncateRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *TruncateRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *TruncateRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *TruncateRequest) GetLength() uint64 {
+	if x != nil {
+		return x.Length
+	}
+	return 0
+}
+
+type TruncateResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TruncateResponse) Reset() {
+	*x = TruncateResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TruncateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TruncateResponse) ProtoMessage() {}
+
+func (x *TruncateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TruncateResponse.ProtoReflect.Descriptor instead.
+func (*TruncateResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{40}
+}
+
 type RecoverLeaseResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// True when the file is closed now.
@@ -2430,7 +2935,7 @@ type RecoverLeaseResponse struct {
 
 func (x *RecoverLeaseResponse) Reset() {
 	*x = RecoverLeaseResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[33]
+	mi := &file_strata_v1_meta_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2442,7 +2947,7 @@ func (x *RecoverLeaseResponse) String() string {
 func (*RecoverLeaseResponse) ProtoMessage() {}
 
 func (x *RecoverLeaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[33]
+	mi := &file_strata_v1_meta_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2455,7 +2960,7 @@ func (x *RecoverLeaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverLeaseResponse.ProtoReflect.Descriptor instead.
 func (*RecoverLeaseResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{33}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *RecoverLeaseResponse) GetClosed() bool {
@@ -2477,7 +2982,7 @@ type BatchRequest struct {
 
 func (x *BatchRequest) Reset() {
 	*x = BatchRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[34]
+	mi := &file_strata_v1_meta_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2489,7 +2994,7 @@ func (x *BatchRequest) String() string {
 func (*BatchRequest) ProtoMessage() {}
 
 func (x *BatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[34]
+	mi := &file_strata_v1_meta_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2502,7 +3007,7 @@ func (x *BatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchRequest.ProtoReflect.Descriptor instead.
 func (*BatchRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{34}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *BatchRequest) GetCalls() []*BatchCall {
@@ -2530,7 +3035,7 @@ type BatchCall struct {
 
 func (x *BatchCall) Reset() {
 	*x = BatchCall{}
-	mi := &file_strata_v1_meta_proto_msgTypes[35]
+	mi := &file_strata_v1_meta_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2542,7 +3047,7 @@ func (x *BatchCall) String() string {
 func (*BatchCall) ProtoMessage() {}
 
 func (x *BatchCall) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[35]
+	mi := &file_strata_v1_meta_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2555,7 +3060,7 @@ func (x *BatchCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchCall.ProtoReflect.Descriptor instead.
 func (*BatchCall) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{35}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *BatchCall) GetCall() isBatchCall_Call {
@@ -2684,7 +3189,7 @@ type BatchResponse struct {
 
 func (x *BatchResponse) Reset() {
 	*x = BatchResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[36]
+	mi := &file_strata_v1_meta_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2696,7 +3201,7 @@ func (x *BatchResponse) String() string {
 func (*BatchResponse) ProtoMessage() {}
 
 func (x *BatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[36]
+	mi := &file_strata_v1_meta_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2709,7 +3214,7 @@ func (x *BatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchResponse.ProtoReflect.Descriptor instead.
 func (*BatchResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{36}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *BatchResponse) GetResults() []*BatchResult {
@@ -2740,7 +3245,7 @@ type BatchResult struct {
 
 func (x *BatchResult) Reset() {
 	*x = BatchResult{}
-	mi := &file_strata_v1_meta_proto_msgTypes[37]
+	mi := &file_strata_v1_meta_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2752,7 +3257,7 @@ func (x *BatchResult) String() string {
 func (*BatchResult) ProtoMessage() {}
 
 func (x *BatchResult) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[37]
+	mi := &file_strata_v1_meta_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2765,7 +3270,7 @@ func (x *BatchResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchResult.ProtoReflect.Descriptor instead.
 func (*BatchResult) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{37}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *BatchResult) GetError() []byte {
@@ -2913,7 +3418,7 @@ type NamespaceInfo struct {
 
 func (x *NamespaceInfo) Reset() {
 	*x = NamespaceInfo{}
-	mi := &file_strata_v1_meta_proto_msgTypes[38]
+	mi := &file_strata_v1_meta_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2925,7 +3430,7 @@ func (x *NamespaceInfo) String() string {
 func (*NamespaceInfo) ProtoMessage() {}
 
 func (x *NamespaceInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[38]
+	mi := &file_strata_v1_meta_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2938,7 +3443,7 @@ func (x *NamespaceInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NamespaceInfo.ProtoReflect.Descriptor instead.
 func (*NamespaceInfo) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{38}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *NamespaceInfo) GetName() string {
@@ -3000,7 +3505,7 @@ type CreateNamespaceRequest struct {
 
 func (x *CreateNamespaceRequest) Reset() {
 	*x = CreateNamespaceRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[39]
+	mi := &file_strata_v1_meta_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3012,7 +3517,7 @@ func (x *CreateNamespaceRequest) String() string {
 func (*CreateNamespaceRequest) ProtoMessage() {}
 
 func (x *CreateNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[39]
+	mi := &file_strata_v1_meta_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3025,7 +3530,7 @@ func (x *CreateNamespaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*CreateNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{39}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *CreateNamespaceRequest) GetHeader() *Header {
@@ -3050,7 +3555,7 @@ type CreateNamespaceResponse struct {
 
 func (x *CreateNamespaceResponse) Reset() {
 	*x = CreateNamespaceResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[40]
+	mi := &file_strata_v1_meta_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3062,7 +3567,7 @@ func (x *CreateNamespaceResponse) String() string {
 func (*CreateNamespaceResponse) ProtoMessage() {}
 
 func (x *CreateNamespaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[40]
+	mi := &file_strata_v1_meta_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3075,7 +3580,7 @@ func (x *CreateNamespaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateNamespaceResponse.ProtoReflect.Descriptor instead.
 func (*CreateNamespaceResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{40}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{48}
 }
 
 type ListNamespacesRequest struct {
@@ -3087,7 +3592,7 @@ type ListNamespacesRequest struct {
 
 func (x *ListNamespacesRequest) Reset() {
 	*x = ListNamespacesRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[41]
+	mi := &file_strata_v1_meta_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3099,7 +3604,7 @@ func (x *ListNamespacesRequest) String() string {
 func (*ListNamespacesRequest) ProtoMessage() {}
 
 func (x *ListNamespacesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[41]
+	mi := &file_strata_v1_meta_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3112,7 +3617,7 @@ func (x *ListNamespacesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNamespacesRequest.ProtoReflect.Descriptor instead.
 func (*ListNamespacesRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{41}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ListNamespacesRequest) GetHeader() *Header {
@@ -3131,7 +3636,7 @@ type ListNamespacesResponse struct {
 
 func (x *ListNamespacesResponse) Reset() {
 	*x = ListNamespacesResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[42]
+	mi := &file_strata_v1_meta_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3143,7 +3648,7 @@ func (x *ListNamespacesResponse) String() string {
 func (*ListNamespacesResponse) ProtoMessage() {}
 
 func (x *ListNamespacesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[42]
+	mi := &file_strata_v1_meta_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3156,7 +3661,7 @@ func (x *ListNamespacesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNamespacesResponse.ProtoReflect.Descriptor instead.
 func (*ListNamespacesResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{42}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ListNamespacesResponse) GetNamespaces() []*NamespaceInfo {
@@ -3180,7 +3685,7 @@ type DeleteNamespaceRequest struct {
 
 func (x *DeleteNamespaceRequest) Reset() {
 	*x = DeleteNamespaceRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[43]
+	mi := &file_strata_v1_meta_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3192,7 +3697,7 @@ func (x *DeleteNamespaceRequest) String() string {
 func (*DeleteNamespaceRequest) ProtoMessage() {}
 
 func (x *DeleteNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[43]
+	mi := &file_strata_v1_meta_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3205,7 +3710,7 @@ func (x *DeleteNamespaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*DeleteNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{43}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *DeleteNamespaceRequest) GetHeader() *Header {
@@ -3242,7 +3747,7 @@ type DeleteNamespaceResponse struct {
 
 func (x *DeleteNamespaceResponse) Reset() {
 	*x = DeleteNamespaceResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[44]
+	mi := &file_strata_v1_meta_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3254,7 +3759,7 @@ func (x *DeleteNamespaceResponse) String() string {
 func (*DeleteNamespaceResponse) ProtoMessage() {}
 
 func (x *DeleteNamespaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[44]
+	mi := &file_strata_v1_meta_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3267,7 +3772,7 @@ func (x *DeleteNamespaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteNamespaceResponse.ProtoReflect.Descriptor instead.
 func (*DeleteNamespaceResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{44}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *DeleteNamespaceResponse) GetFiles() uint64 {
@@ -3301,7 +3806,7 @@ type RestoreNamespaceRequest struct {
 
 func (x *RestoreNamespaceRequest) Reset() {
 	*x = RestoreNamespaceRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[45]
+	mi := &file_strata_v1_meta_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3313,7 +3818,7 @@ func (x *RestoreNamespaceRequest) String() string {
 func (*RestoreNamespaceRequest) ProtoMessage() {}
 
 func (x *RestoreNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[45]
+	mi := &file_strata_v1_meta_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3326,7 +3831,7 @@ func (x *RestoreNamespaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*RestoreNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{45}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *RestoreNamespaceRequest) GetHeader() *Header {
@@ -3351,7 +3856,7 @@ type RestoreNamespaceResponse struct {
 
 func (x *RestoreNamespaceResponse) Reset() {
 	*x = RestoreNamespaceResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[46]
+	mi := &file_strata_v1_meta_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3363,7 +3868,7 @@ func (x *RestoreNamespaceResponse) String() string {
 func (*RestoreNamespaceResponse) ProtoMessage() {}
 
 func (x *RestoreNamespaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[46]
+	mi := &file_strata_v1_meta_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3376,7 +3881,7 @@ func (x *RestoreNamespaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreNamespaceResponse.ProtoReflect.Descriptor instead.
 func (*RestoreNamespaceResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{46}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{54}
 }
 
 type StatusRequest struct {
@@ -3387,7 +3892,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[47]
+	mi := &file_strata_v1_meta_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3399,7 +3904,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[47]
+	mi := &file_strata_v1_meta_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3412,7 +3917,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{47}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{55}
 }
 
 type StatusResponse struct {
@@ -3438,7 +3943,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[48]
+	mi := &file_strata_v1_meta_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3450,7 +3955,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[48]
+	mi := &file_strata_v1_meta_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3463,7 +3968,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{48}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *StatusResponse) GetMemberId() uint64 {
@@ -3564,7 +4069,7 @@ type Member struct {
 
 func (x *Member) Reset() {
 	*x = Member{}
-	mi := &file_strata_v1_meta_proto_msgTypes[49]
+	mi := &file_strata_v1_meta_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3576,7 +4081,7 @@ func (x *Member) String() string {
 func (*Member) ProtoMessage() {}
 
 func (x *Member) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[49]
+	mi := &file_strata_v1_meta_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3589,7 +4094,7 @@ func (x *Member) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Member.ProtoReflect.Descriptor instead.
 func (*Member) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{49}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *Member) GetId() uint64 {
@@ -3637,7 +4142,7 @@ type AddMemberRequest struct {
 
 func (x *AddMemberRequest) Reset() {
 	*x = AddMemberRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[50]
+	mi := &file_strata_v1_meta_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3649,7 +4154,7 @@ func (x *AddMemberRequest) String() string {
 func (*AddMemberRequest) ProtoMessage() {}
 
 func (x *AddMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[50]
+	mi := &file_strata_v1_meta_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3662,7 +4167,7 @@ func (x *AddMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddMemberRequest.ProtoReflect.Descriptor instead.
 func (*AddMemberRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{50}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *AddMemberRequest) GetHeader() *Header {
@@ -3692,7 +4197,7 @@ type RemoveMemberRequest struct {
 
 func (x *RemoveMemberRequest) Reset() {
 	*x = RemoveMemberRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[51]
+	mi := &file_strata_v1_meta_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3704,7 +4209,7 @@ func (x *RemoveMemberRequest) String() string {
 func (*RemoveMemberRequest) ProtoMessage() {}
 
 func (x *RemoveMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[51]
+	mi := &file_strata_v1_meta_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3717,7 +4222,7 @@ func (x *RemoveMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveMemberRequest.ProtoReflect.Descriptor instead.
 func (*RemoveMemberRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{51}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *RemoveMemberRequest) GetHeader() *Header {
@@ -3751,7 +4256,7 @@ type TransferLeaderRequest struct {
 
 func (x *TransferLeaderRequest) Reset() {
 	*x = TransferLeaderRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[52]
+	mi := &file_strata_v1_meta_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3763,7 +4268,7 @@ func (x *TransferLeaderRequest) String() string {
 func (*TransferLeaderRequest) ProtoMessage() {}
 
 func (x *TransferLeaderRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[52]
+	mi := &file_strata_v1_meta_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3776,7 +4281,7 @@ func (x *TransferLeaderRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferLeaderRequest.ProtoReflect.Descriptor instead.
 func (*TransferLeaderRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{52}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *TransferLeaderRequest) GetHeader() *Header {
@@ -3802,7 +4307,7 @@ type MembershipResponse struct {
 
 func (x *MembershipResponse) Reset() {
 	*x = MembershipResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[53]
+	mi := &file_strata_v1_meta_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3814,7 +4319,7 @@ func (x *MembershipResponse) String() string {
 func (*MembershipResponse) ProtoMessage() {}
 
 func (x *MembershipResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[53]
+	mi := &file_strata_v1_meta_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3827,7 +4332,7 @@ func (x *MembershipResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MembershipResponse.ProtoReflect.Descriptor instead.
 func (*MembershipResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{53}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *MembershipResponse) GetMembers() []*Member {
@@ -3846,7 +4351,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[54]
+	mi := &file_strata_v1_meta_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3858,7 +4363,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[54]
+	mi := &file_strata_v1_meta_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3871,7 +4376,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{54}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *HeartbeatRequest) GetWorker() *WorkerInfo {
@@ -3894,7 +4399,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[55]
+	mi := &file_strata_v1_meta_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3906,7 +4411,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[55]
+	mi := &file_strata_v1_meta_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3919,7 +4424,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{55}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *HeartbeatResponse) GetIntervalSeconds() uint32 {
@@ -3944,7 +4449,7 @@ type ListWorkersRequest struct {
 
 func (x *ListWorkersRequest) Reset() {
 	*x = ListWorkersRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[56]
+	mi := &file_strata_v1_meta_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3956,7 +4461,7 @@ func (x *ListWorkersRequest) String() string {
 func (*ListWorkersRequest) ProtoMessage() {}
 
 func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[56]
+	mi := &file_strata_v1_meta_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3969,7 +4474,7 @@ func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkersRequest.ProtoReflect.Descriptor instead.
 func (*ListWorkersRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{56}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{64}
 }
 
 type ListWorkersResponse struct {
@@ -3981,7 +4486,7 @@ type ListWorkersResponse struct {
 
 func (x *ListWorkersResponse) Reset() {
 	*x = ListWorkersResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[57]
+	mi := &file_strata_v1_meta_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3993,7 +4498,7 @@ func (x *ListWorkersResponse) String() string {
 func (*ListWorkersResponse) ProtoMessage() {}
 
 func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[57]
+	mi := &file_strata_v1_meta_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4006,7 +4511,7 @@ func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkersResponse.ProtoReflect.Descriptor instead.
 func (*ListWorkersResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{57}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *ListWorkersResponse) GetWorkers() []*WorkerInfo {
@@ -4121,7 +4626,7 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\vOpenRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x18\n" +
-	"\arefresh\x18\x03 \x01(\bR\arefresh\"\x83\x02\n" +
+	"\arefresh\x18\x03 \x01(\bR\arefresh\"\xa4\x02\n" +
 	"\fOpenResponse\x12-\n" +
 	"\x06status\x18\x01 \x01(\v2\x15.strata.v1.FileStatusR\x06status\x12(\n" +
 	"\x06blocks\x18\x02 \x03(\v2\x10.strata.v1.BlockR\x06blocks\x12\x1f\n" +
@@ -4131,7 +4636,9 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\tstore_uri\x18\x05 \x01(\tR\bstoreUri\x12\x1d\n" +
 	"\n" +
 	"object_key\x18\x14 \x01(\tR\tobjectKey\x12%\n" +
-	"\x0eobject_version\x18\x15 \x01(\tR\robjectVersion\"\x83\x01\n" +
+	"\x0eobject_version\x18\x15 \x01(\tR\robjectVersion\x12\x1f\n" +
+	"\vtail_offset\x18\x16 \x01(\x04R\n" +
+	"tailOffset\"\x83\x01\n" +
 	"\vListRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x1f\n" +
@@ -4212,10 +4719,45 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x12namespace_trash_ms\x18\x05 \x01(\x03R\x10namespaceTrashMs\">\n" +
 	"\x11RenewLeaseRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\"\x14\n" +
-	"\x12RenewLeaseResponse\"T\n" +
+	"\x12RenewLeaseResponse\"\x85\x01\n" +
 	"\x13RecoverLeaseRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
-	"\x04path\x18\x02 \x01(\tR\x04path\".\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12/\n" +
+	"\n" +
+	"tail_block\x18\x14 \x01(\v2\x10.strata.v1.BlockR\ttailBlock\"\xe4\x01\n" +
+	"\fFlushRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x19\n" +
+	"\binode_id\x18\x03 \x01(\x04R\ainodeId\x12(\n" +
+	"\x06blocks\x18\x04 \x03(\v2\x10.strata.v1.BlockR\x06blocks\x12\x1f\n" +
+	"\vtail_offset\x18\x05 \x01(\x04R\n" +
+	"tailOffset\x12\x1b\n" +
+	"\ttail_data\x18\x06 \x01(\fR\btailData\x12\x12\n" +
+	"\x04sync\x18\a \x01(\bR\x04sync\"'\n" +
+	"\rFlushResponse\x12\x16\n" +
+	"\x06length\x18\x01 \x01(\x04R\x06length\"\x9b\x01\n" +
+	"\x0fReadTailRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x19\n" +
+	"\binode_id\x18\x03 \x01(\x04R\ainodeId\x12\x16\n" +
+	"\x06offset\x18\x04 \x01(\x04R\x06offset\x12\x16\n" +
+	"\x06length\x18\x05 \x01(\x04R\x06length\"&\n" +
+	"\x10ReadTailResponse\x12\x12\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data\"N\n" +
+	"\rAppendRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\"\xa0\x01\n" +
+	"\x0eAppendResponse\x12-\n" +
+	"\x06status\x18\x01 \x01(\v2\x15.strata.v1.FileStatusR\x06status\x12\x1b\n" +
+	"\tstore_uri\x18\x02 \x01(\tR\bstoreUri\x12!\n" +
+	"\finline_limit\x18\x03 \x01(\rR\vinlineLimit\x12\x1f\n" +
+	"\vinline_data\x18\x04 \x01(\fR\n" +
+	"inlineData\"h\n" +
+	"\x0fTruncateRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x16\n" +
+	"\x06length\x18\x03 \x01(\x04R\x06length\"\x12\n" +
+	"\x10TruncateResponse\".\n" +
 	"\x14RecoverLeaseResponse\x12\x16\n" +
 	"\x06closed\x18\x01 \x01(\bR\x06closed\":\n" +
 	"\fBatchRequest\x12*\n" +
@@ -4331,7 +4873,7 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"!NAMESPACE_DELETE_MODE_UNSPECIFIED\x10\x00\x12\"\n" +
 	"\x1eNAMESPACE_DELETE_MODE_IF_EMPTY\x10\x01\x12\x1f\n" +
 	"\x1bNAMESPACE_DELETE_MODE_TRASH\x10\x02\x12\x1d\n" +
-	"\x19NAMESPACE_DELETE_MODE_NOW\x10\x032\xa3\x11\n" +
+	"\x19NAMESPACE_DELETE_MODE_NOW\x10\x032\xc0\x13\n" +
 	"\vMetaService\x12C\n" +
 	"\x06Mkdirs\x12\x18.strata.v1.MkdirsRequest\x1a\x19.strata.v1.MkdirsResponse\"\x04\xa0\xbb\x18\x02\x12C\n" +
 	"\x06Create\x12\x18.strata.v1.CreateRequest\x1a\x19.strata.v1.CreateResponse\"\x04\xa0\xbb\x18\x02\x12I\n" +
@@ -4346,7 +4888,11 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\bSetTimes\x12\x1a.strata.v1.SetTimesRequest\x1a\x1a.strata.v1.SetAttrResponse\"\x04\xa0\xbb\x18\x02\x12d\n" +
 	"\x11GetContentSummary\x12#.strata.v1.GetContentSummaryRequest\x1a$.strata.v1.GetContentSummaryResponse\"\x04\xa0\xbb\x18\x01\x12I\n" +
 	"\n" +
-	"RenewLease\x12\x1c.strata.v1.RenewLeaseRequest\x1a\x1d.strata.v1.RenewLeaseResponse\x12U\n" +
+	"RenewLease\x12\x1c.strata.v1.RenewLeaseRequest\x1a\x1d.strata.v1.RenewLeaseResponse\x12@\n" +
+	"\x05Flush\x12\x17.strata.v1.FlushRequest\x1a\x18.strata.v1.FlushResponse\"\x04\xa0\xbb\x18\x02\x12I\n" +
+	"\bReadTail\x12\x1a.strata.v1.ReadTailRequest\x1a\x1b.strata.v1.ReadTailResponse\"\x04\xa0\xbb\x18\x01\x12C\n" +
+	"\x06Append\x12\x18.strata.v1.AppendRequest\x1a\x19.strata.v1.AppendResponse\"\x04\xa0\xbb\x18\x02\x12I\n" +
+	"\bTruncate\x12\x1a.strata.v1.TruncateRequest\x1a\x1b.strata.v1.TruncateResponse\"\x04\xa0\xbb\x18\x02\x12U\n" +
 	"\fRecoverLease\x12\x1e.strata.v1.RecoverLeaseRequest\x1a\x1f.strata.v1.RecoverLeaseResponse\"\x04\xa0\xbb\x18\x02\x12:\n" +
 	"\x05Batch\x12\x17.strata.v1.BatchRequest\x1a\x18.strata.v1.BatchResponse\x12^\n" +
 	"\x0fCreateNamespace\x12!.strata.v1.CreateNamespaceRequest\x1a\".strata.v1.CreateNamespaceResponse\"\x04\xa0\xbb\x18\x02\x12[\n" +
@@ -4379,7 +4925,7 @@ func file_strata_v1_meta_proto_rawDescGZIP() []byte {
 }
 
 var file_strata_v1_meta_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
+var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 66)
 var file_strata_v1_meta_proto_goTypes = []any{
 	(MethodKind)(0),                    // 0: strata.v1.MethodKind
 	(FileType)(0),                      // 1: strata.v1.FileType
@@ -4418,35 +4964,43 @@ var file_strata_v1_meta_proto_goTypes = []any{
 	(*RenewLeaseRequest)(nil),          // 34: strata.v1.RenewLeaseRequest
 	(*RenewLeaseResponse)(nil),         // 35: strata.v1.RenewLeaseResponse
 	(*RecoverLeaseRequest)(nil),        // 36: strata.v1.RecoverLeaseRequest
-	(*RecoverLeaseResponse)(nil),       // 37: strata.v1.RecoverLeaseResponse
-	(*BatchRequest)(nil),               // 38: strata.v1.BatchRequest
-	(*BatchCall)(nil),                  // 39: strata.v1.BatchCall
-	(*BatchResponse)(nil),              // 40: strata.v1.BatchResponse
-	(*BatchResult)(nil),                // 41: strata.v1.BatchResult
-	(*NamespaceInfo)(nil),              // 42: strata.v1.NamespaceInfo
-	(*CreateNamespaceRequest)(nil),     // 43: strata.v1.CreateNamespaceRequest
-	(*CreateNamespaceResponse)(nil),    // 44: strata.v1.CreateNamespaceResponse
-	(*ListNamespacesRequest)(nil),      // 45: strata.v1.ListNamespacesRequest
-	(*ListNamespacesResponse)(nil),     // 46: strata.v1.ListNamespacesResponse
-	(*DeleteNamespaceRequest)(nil),     // 47: strata.v1.DeleteNamespaceRequest
-	(*DeleteNamespaceResponse)(nil),    // 48: strata.v1.DeleteNamespaceResponse
-	(*RestoreNamespaceRequest)(nil),    // 49: strata.v1.RestoreNamespaceRequest
-	(*RestoreNamespaceResponse)(nil),   // 50: strata.v1.RestoreNamespaceResponse
-	(*StatusRequest)(nil),              // 51: strata.v1.StatusRequest
-	(*StatusResponse)(nil),             // 52: strata.v1.StatusResponse
-	(*Member)(nil),                     // 53: strata.v1.Member
-	(*AddMemberRequest)(nil),           // 54: strata.v1.AddMemberRequest
-	(*RemoveMemberRequest)(nil),        // 55: strata.v1.RemoveMemberRequest
-	(*TransferLeaderRequest)(nil),      // 56: strata.v1.TransferLeaderRequest
-	(*MembershipResponse)(nil),         // 57: strata.v1.MembershipResponse
-	(*HeartbeatRequest)(nil),           // 58: strata.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),          // 59: strata.v1.HeartbeatResponse
-	(*ListWorkersRequest)(nil),         // 60: strata.v1.ListWorkersRequest
-	(*ListWorkersResponse)(nil),        // 61: strata.v1.ListWorkersResponse
-	(*Block)(nil),                      // 62: strata.v1.Block
-	(*WorkerInfo)(nil),                 // 63: strata.v1.WorkerInfo
-	(*BlockRef)(nil),                   // 64: strata.v1.BlockRef
-	(*descriptorpb.MethodOptions)(nil), // 65: google.protobuf.MethodOptions
+	(*FlushRequest)(nil),               // 37: strata.v1.FlushRequest
+	(*FlushResponse)(nil),              // 38: strata.v1.FlushResponse
+	(*ReadTailRequest)(nil),            // 39: strata.v1.ReadTailRequest
+	(*ReadTailResponse)(nil),           // 40: strata.v1.ReadTailResponse
+	(*AppendRequest)(nil),              // 41: strata.v1.AppendRequest
+	(*AppendResponse)(nil),             // 42: strata.v1.AppendResponse
+	(*TruncateRequest)(nil),            // 43: strata.v1.TruncateRequest
+	(*TruncateResponse)(nil),           // 44: strata.v1.TruncateResponse
+	(*RecoverLeaseResponse)(nil),       // 45: strata.v1.RecoverLeaseResponse
+	(*BatchRequest)(nil),               // 46: strata.v1.BatchRequest
+	(*BatchCall)(nil),                  // 47: strata.v1.BatchCall
+	(*BatchResponse)(nil),              // 48: strata.v1.BatchResponse
+	(*BatchResult)(nil),                // 49: strata.v1.BatchResult
+	(*NamespaceInfo)(nil),              // 50: strata.v1.NamespaceInfo
+	(*CreateNamespaceRequest)(nil),     // 51: strata.v1.CreateNamespaceRequest
+	(*CreateNamespaceResponse)(nil),    // 52: strata.v1.CreateNamespaceResponse
+	(*ListNamespacesRequest)(nil),      // 53: strata.v1.ListNamespacesRequest
+	(*ListNamespacesResponse)(nil),     // 54: strata.v1.ListNamespacesResponse
+	(*DeleteNamespaceRequest)(nil),     // 55: strata.v1.DeleteNamespaceRequest
+	(*DeleteNamespaceResponse)(nil),    // 56: strata.v1.DeleteNamespaceResponse
+	(*RestoreNamespaceRequest)(nil),    // 57: strata.v1.RestoreNamespaceRequest
+	(*RestoreNamespaceResponse)(nil),   // 58: strata.v1.RestoreNamespaceResponse
+	(*StatusRequest)(nil),              // 59: strata.v1.StatusRequest
+	(*StatusResponse)(nil),             // 60: strata.v1.StatusResponse
+	(*Member)(nil),                     // 61: strata.v1.Member
+	(*AddMemberRequest)(nil),           // 62: strata.v1.AddMemberRequest
+	(*RemoveMemberRequest)(nil),        // 63: strata.v1.RemoveMemberRequest
+	(*TransferLeaderRequest)(nil),      // 64: strata.v1.TransferLeaderRequest
+	(*MembershipResponse)(nil),         // 65: strata.v1.MembershipResponse
+	(*HeartbeatRequest)(nil),           // 66: strata.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),          // 67: strata.v1.HeartbeatResponse
+	(*ListWorkersRequest)(nil),         // 68: strata.v1.ListWorkersRequest
+	(*ListWorkersResponse)(nil),        // 69: strata.v1.ListWorkersResponse
+	(*Block)(nil),                      // 70: strata.v1.Block
+	(*WorkerInfo)(nil),                 // 71: strata.v1.WorkerInfo
+	(*BlockRef)(nil),                   // 72: strata.v1.BlockRef
+	(*descriptorpb.MethodOptions)(nil), // 73: google.protobuf.MethodOptions
 }
 var file_strata_v1_meta_proto_depIdxs = []int32{
 	1,  // 0: strata.v1.FileStatus.type:type_name -> strata.v1.FileType
@@ -4454,12 +5008,12 @@ var file_strata_v1_meta_proto_depIdxs = []int32{
 	4,  // 2: strata.v1.CreateRequest.header:type_name -> strata.v1.Header
 	5,  // 3: strata.v1.CreateResponse.status:type_name -> strata.v1.FileStatus
 	4,  // 4: strata.v1.CompleteRequest.header:type_name -> strata.v1.Header
-	62, // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
+	70, // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
 	4,  // 6: strata.v1.GetFileStatusRequest.header:type_name -> strata.v1.Header
 	5,  // 7: strata.v1.GetFileStatusResponse.status:type_name -> strata.v1.FileStatus
 	4,  // 8: strata.v1.OpenRequest.header:type_name -> strata.v1.Header
 	5,  // 9: strata.v1.OpenResponse.status:type_name -> strata.v1.FileStatus
-	62, // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
+	70, // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
 	4,  // 11: strata.v1.ListRequest.header:type_name -> strata.v1.Header
 	5,  // 12: strata.v1.ListResponse.entries:type_name -> strata.v1.FileStatus
 	5,  // 13: strata.v1.ListResponse.status:type_name -> strata.v1.FileStatus
@@ -4474,102 +5028,117 @@ var file_strata_v1_meta_proto_depIdxs = []int32{
 	4,  // 22: strata.v1.GetServerDefaultsRequest.header:type_name -> strata.v1.Header
 	4,  // 23: strata.v1.RenewLeaseRequest.header:type_name -> strata.v1.Header
 	4,  // 24: strata.v1.RecoverLeaseRequest.header:type_name -> strata.v1.Header
-	39, // 25: strata.v1.BatchRequest.calls:type_name -> strata.v1.BatchCall
-	12, // 26: strata.v1.BatchCall.get_file_status:type_name -> strata.v1.GetFileStatusRequest
-	14, // 27: strata.v1.BatchCall.open:type_name -> strata.v1.OpenRequest
-	6,  // 28: strata.v1.BatchCall.mkdirs:type_name -> strata.v1.MkdirsRequest
-	8,  // 29: strata.v1.BatchCall.create:type_name -> strata.v1.CreateRequest
-	10, // 30: strata.v1.BatchCall.complete:type_name -> strata.v1.CompleteRequest
-	18, // 31: strata.v1.BatchCall.rename:type_name -> strata.v1.RenameRequest
-	20, // 32: strata.v1.BatchCall.delete:type_name -> strata.v1.DeleteRequest
-	41, // 33: strata.v1.BatchResponse.results:type_name -> strata.v1.BatchResult
-	13, // 34: strata.v1.BatchResult.get_file_status:type_name -> strata.v1.GetFileStatusResponse
-	15, // 35: strata.v1.BatchResult.open:type_name -> strata.v1.OpenResponse
-	7,  // 36: strata.v1.BatchResult.mkdirs:type_name -> strata.v1.MkdirsResponse
-	9,  // 37: strata.v1.BatchResult.create:type_name -> strata.v1.CreateResponse
-	11, // 38: strata.v1.BatchResult.complete:type_name -> strata.v1.CompleteResponse
-	19, // 39: strata.v1.BatchResult.rename:type_name -> strata.v1.RenameResponse
-	21, // 40: strata.v1.BatchResult.delete:type_name -> strata.v1.DeleteResponse
-	2,  // 41: strata.v1.NamespaceInfo.mode:type_name -> strata.v1.NamespaceMode
-	4,  // 42: strata.v1.CreateNamespaceRequest.header:type_name -> strata.v1.Header
-	42, // 43: strata.v1.CreateNamespaceRequest.namespace:type_name -> strata.v1.NamespaceInfo
-	4,  // 44: strata.v1.ListNamespacesRequest.header:type_name -> strata.v1.Header
-	42, // 45: strata.v1.ListNamespacesResponse.namespaces:type_name -> strata.v1.NamespaceInfo
-	4,  // 46: strata.v1.DeleteNamespaceRequest.header:type_name -> strata.v1.Header
-	3,  // 47: strata.v1.DeleteNamespaceRequest.mode:type_name -> strata.v1.NamespaceDeleteMode
-	4,  // 48: strata.v1.RestoreNamespaceRequest.header:type_name -> strata.v1.Header
-	53, // 49: strata.v1.StatusResponse.members:type_name -> strata.v1.Member
-	4,  // 50: strata.v1.AddMemberRequest.header:type_name -> strata.v1.Header
-	53, // 51: strata.v1.AddMemberRequest.member:type_name -> strata.v1.Member
-	4,  // 52: strata.v1.RemoveMemberRequest.header:type_name -> strata.v1.Header
-	4,  // 53: strata.v1.TransferLeaderRequest.header:type_name -> strata.v1.Header
-	53, // 54: strata.v1.MembershipResponse.members:type_name -> strata.v1.Member
-	63, // 55: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
-	64, // 56: strata.v1.HeartbeatResponse.dropped:type_name -> strata.v1.BlockRef
-	63, // 57: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
-	65, // 58: strata.v1.method_kind:extendee -> google.protobuf.MethodOptions
-	0,  // 59: strata.v1.method_kind:type_name -> strata.v1.MethodKind
-	6,  // 60: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
-	8,  // 61: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
-	10, // 62: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
-	12, // 63: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
-	14, // 64: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
-	16, // 65: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
-	18, // 66: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
-	20, // 67: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
-	22, // 68: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
-	23, // 69: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
-	24, // 70: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
-	26, // 71: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
-	34, // 72: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
-	36, // 73: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
-	38, // 74: strata.v1.MetaService.Batch:input_type -> strata.v1.BatchRequest
-	43, // 75: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
-	45, // 76: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
-	47, // 77: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
-	49, // 78: strata.v1.MetaService.RestoreNamespace:input_type -> strata.v1.RestoreNamespaceRequest
-	32, // 79: strata.v1.MetaService.GetServerDefaults:input_type -> strata.v1.GetServerDefaultsRequest
-	51, // 80: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
-	30, // 81: strata.v1.MetaService.Resync:input_type -> strata.v1.ResyncRequest
-	28, // 82: strata.v1.MetaService.GetProgress:input_type -> strata.v1.GetProgressRequest
-	54, // 83: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
-	55, // 84: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
-	56, // 85: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
-	58, // 86: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
-	60, // 87: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
-	7,  // 88: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
-	9,  // 89: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
-	11, // 90: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
-	13, // 91: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
-	15, // 92: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
-	17, // 93: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
-	19, // 94: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
-	21, // 95: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
-	25, // 96: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
-	25, // 97: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
-	25, // 98: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
-	27, // 99: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
-	35, // 100: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
-	37, // 101: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
-	40, // 102: strata.v1.MetaService.Batch:output_type -> strata.v1.BatchResponse
-	44, // 103: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
-	46, // 104: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
-	48, // 105: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
-	50, // 106: strata.v1.MetaService.RestoreNamespace:output_type -> strata.v1.RestoreNamespaceResponse
-	33, // 107: strata.v1.MetaService.GetServerDefaults:output_type -> strata.v1.GetServerDefaultsResponse
-	52, // 108: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
-	31, // 109: strata.v1.MetaService.Resync:output_type -> strata.v1.ResyncResponse
-	29, // 110: strata.v1.MetaService.GetProgress:output_type -> strata.v1.GetProgressResponse
-	57, // 111: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
-	57, // 112: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
-	57, // 113: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
-	59, // 114: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
-	61, // 115: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
-	88, // [88:116] is the sub-list for method output_type
-	60, // [60:88] is the sub-list for method input_type
-	59, // [59:60] is the sub-list for extension type_name
-	58, // [58:59] is the sub-list for extension extendee
-	0,  // [0:58] is the sub-list for field type_name
+	70, // 25: strata.v1.RecoverLeaseRequest.tail_block:type_name -> strata.v1.Block
+	4,  // 26: strata.v1.FlushRequest.header:type_name -> strata.v1.Header
+	70, // 27: strata.v1.FlushRequest.blocks:type_name -> strata.v1.Block
+	4,  // 28: strata.v1.ReadTailRequest.header:type_name -> strata.v1.Header
+	4,  // 29: strata.v1.AppendRequest.header:type_name -> strata.v1.Header
+	5,  // 30: strata.v1.AppendResponse.status:type_name -> strata.v1.FileStatus
+	4,  // 31: strata.v1.TruncateRequest.header:type_name -> strata.v1.Header
+	47, // 32: strata.v1.BatchRequest.calls:type_name -> strata.v1.BatchCall
+	12, // 33: strata.v1.BatchCall.get_file_status:type_name -> strata.v1.GetFileStatusRequest
+	14, // 34: strata.v1.BatchCall.open:type_name -> strata.v1.OpenRequest
+	6,  // 35: strata.v1.BatchCall.mkdirs:type_name -> strata.v1.MkdirsRequest
+	8,  // 36: strata.v1.BatchCall.create:type_name -> strata.v1.CreateRequest
+	10, // 37: strata.v1.BatchCall.complete:type_name -> strata.v1.CompleteRequest
+	18, // 38: strata.v1.BatchCall.rename:type_name -> strata.v1.RenameRequest
+	20, // 39: strata.v1.BatchCall.delete:type_name -> strata.v1.DeleteRequest
+	49, // 40: strata.v1.BatchResponse.results:type_name -> strata.v1.BatchResult
+	13, // 41: strata.v1.BatchResult.get_file_status:type_name -> strata.v1.GetFileStatusResponse
+	15, // 42: strata.v1.BatchResult.open:type_name -> strata.v1.OpenResponse
+	7,  // 43: strata.v1.BatchResult.mkdirs:type_name -> strata.v1.MkdirsResponse
+	9,  // 44: strata.v1.BatchResult.create:type_name -> strata.v1.CreateResponse
+	11, // 45: strata.v1.BatchResult.complete:type_name -> strata.v1.CompleteResponse
+	19, // 46: strata.v1.BatchResult.rename:type_name -> strata.v1.RenameResponse
+	21, // 47: strata.v1.BatchResult.delete:type_name -> strata.v1.DeleteResponse
+	2,  // 48: strata.v1.NamespaceInfo.mode:type_name -> strata.v1.NamespaceMode
+	4,  // 49: strata.v1.CreateNamespaceRequest.header:type_name -> strata.v1.Header
+	50, // 50: strata.v1.CreateNamespaceRequest.namespace:type_name -> strata.v1.NamespaceInfo
+	4,  // 51: strata.v1.ListNamespacesRequest.header:type_name -> strata.v1.Header
+	50, // 52: strata.v1.ListNamespacesResponse.namespaces:type_name -> strata.v1.NamespaceInfo
+	4,  // 53: strata.v1.DeleteNamespaceRequest.header:type_name -> strata.v1.Header
+	3,  // 54: strata.v1.DeleteNamespaceRequest.mode:type_name -> strata.v1.NamespaceDeleteMode
+	4,  // 55: strata.v1.RestoreNamespaceRequest.header:type_name -> strata.v1.Header
+	61, // 56: strata.v1.StatusResponse.members:type_name -> strata.v1.Member
+	4,  // 57: strata.v1.AddMemberRequest.header:type_name -> strata.v1.Header
+	61, // 58: strata.v1.AddMemberRequest.member:type_name -> strata.v1.Member
+	4,  // 59: strata.v1.RemoveMemberRequest.header:type_name -> strata.v1.Header
+	4,  // 60: strata.v1.TransferLeaderRequest.header:type_name -> strata.v1.Header
+	61, // 61: strata.v1.MembershipResponse.members:type_name -> strata.v1.Member
+	71, // 62: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
+	72, // 63: strata.v1.HeartbeatResponse.dropped:type_name -> strata.v1.BlockRef
+	71, // 64: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
+	73, // 65: strata.v1.method_kind:extendee -> google.protobuf.MethodOptions
+	0,  // 66: strata.v1.method_kind:type_name -> strata.v1.MethodKind
+	6,  // 67: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
+	8,  // 68: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
+	10, // 69: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
+	12, // 70: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
+	14, // 71: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
+	16, // 72: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
+	18, // 73: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
+	20, // 74: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
+	22, // 75: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
+	23, // 76: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
+	24, // 77: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
+	26, // 78: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
+	34, // 79: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
+	37, // 80: strata.v1.MetaService.Flush:input_type -> strata.v1.FlushRequest
+	39, // 81: strata.v1.MetaService.ReadTail:input_type -> strata.v1.ReadTailRequest
+	41, // 82: strata.v1.MetaService.Append:input_type -> strata.v1.AppendRequest
+	43, // 83: strata.v1.MetaService.Truncate:input_type -> strata.v1.TruncateRequest
+	36, // 84: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
+	46, // 85: strata.v1.MetaService.Batch:input_type -> strata.v1.BatchRequest
+	51, // 86: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
+	53, // 87: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
+	55, // 88: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
+	57, // 89: strata.v1.MetaService.RestoreNamespace:input_type -> strata.v1.RestoreNamespaceRequest
+	32, // 90: strata.v1.MetaService.GetServerDefaults:input_type -> strata.v1.GetServerDefaultsRequest
+	59, // 91: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
+	30, // 92: strata.v1.MetaService.Resync:input_type -> strata.v1.ResyncRequest
+	28, // 93: strata.v1.MetaService.GetProgress:input_type -> strata.v1.GetProgressRequest
+	62, // 94: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
+	63, // 95: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
+	64, // 96: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
+	66, // 97: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
+	68, // 98: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
+	7,  // 99: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
+	9,  // 100: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
+	11, // 101: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
+	13, // 102: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
+	15, // 103: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
+	17, // 104: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
+	19, // 105: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
+	21, // 106: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
+	25, // 107: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
+	25, // 108: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
+	25, // 109: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
+	27, // 110: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
+	35, // 111: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
+	38, // 112: strata.v1.MetaService.Flush:output_type -> strata.v1.FlushResponse
+	40, // 113: strata.v1.MetaService.ReadTail:output_type -> strata.v1.ReadTailResponse
+	42, // 114: strata.v1.MetaService.Append:output_type -> strata.v1.AppendResponse
+	44, // 115: strata.v1.MetaService.Truncate:output_type -> strata.v1.TruncateResponse
+	45, // 116: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
+	48, // 117: strata.v1.MetaService.Batch:output_type -> strata.v1.BatchResponse
+	52, // 118: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
+	54, // 119: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
+	56, // 120: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
+	58, // 121: strata.v1.MetaService.RestoreNamespace:output_type -> strata.v1.RestoreNamespaceResponse
+	33, // 122: strata.v1.MetaService.GetServerDefaults:output_type -> strata.v1.GetServerDefaultsResponse
+	60, // 123: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
+	31, // 124: strata.v1.MetaService.Resync:output_type -> strata.v1.ResyncResponse
+	29, // 125: strata.v1.MetaService.GetProgress:output_type -> strata.v1.GetProgressResponse
+	65, // 126: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
+	65, // 127: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
+	65, // 128: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
+	67, // 129: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
+	69, // 130: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
+	99, // [99:131] is the sub-list for method output_type
+	67, // [67:99] is the sub-list for method input_type
+	66, // [66:67] is the sub-list for extension type_name
+	65, // [65:66] is the sub-list for extension extendee
+	0,  // [0:65] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_meta_proto_init() }
@@ -4578,7 +5147,7 @@ func file_strata_v1_meta_proto_init() {
 		return
 	}
 	file_strata_v1_worker_proto_init()
-	file_strata_v1_meta_proto_msgTypes[35].OneofWrappers = []any{
+	file_strata_v1_meta_proto_msgTypes[43].OneofWrappers = []any{
 		(*BatchCall_GetFileStatus)(nil),
 		(*BatchCall_Open)(nil),
 		(*BatchCall_Mkdirs)(nil),
@@ -4587,7 +5156,7 @@ func file_strata_v1_meta_proto_init() {
 		(*BatchCall_Rename)(nil),
 		(*BatchCall_Delete)(nil),
 	}
-	file_strata_v1_meta_proto_msgTypes[37].OneofWrappers = []any{
+	file_strata_v1_meta_proto_msgTypes[45].OneofWrappers = []any{
 		(*BatchResult_GetFileStatus)(nil),
 		(*BatchResult_Open)(nil),
 		(*BatchResult_Mkdirs)(nil),
@@ -4602,7 +5171,7 @@ func file_strata_v1_meta_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_v1_meta_proto_rawDesc), len(file_strata_v1_meta_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   58,
+			NumMessages:   66,
 			NumExtensions: 1,
 			NumServices:   1,
 		},

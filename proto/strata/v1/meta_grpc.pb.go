@@ -36,6 +36,10 @@ const (
 	MetaService_SetTimes_FullMethodName          = "/strata.v1.MetaService/SetTimes"
 	MetaService_GetContentSummary_FullMethodName = "/strata.v1.MetaService/GetContentSummary"
 	MetaService_RenewLease_FullMethodName        = "/strata.v1.MetaService/RenewLease"
+	MetaService_Flush_FullMethodName             = "/strata.v1.MetaService/Flush"
+	MetaService_ReadTail_FullMethodName          = "/strata.v1.MetaService/ReadTail"
+	MetaService_Append_FullMethodName            = "/strata.v1.MetaService/Append"
+	MetaService_Truncate_FullMethodName          = "/strata.v1.MetaService/Truncate"
 	MetaService_RecoverLease_FullMethodName      = "/strata.v1.MetaService/RecoverLease"
 	MetaService_Batch_FullMethodName             = "/strata.v1.MetaService/Batch"
 	MetaService_CreateNamespace_FullMethodName   = "/strata.v1.MetaService/CreateNamespace"
@@ -70,6 +74,18 @@ type MetaServiceClient interface {
 	SetTimes(ctx context.Context, in *SetTimesRequest, opts ...grpc.CallOption) (*SetAttrResponse, error)
 	GetContentSummary(ctx context.Context, in *GetContentSummaryRequest, opts ...grpc.CallOption) (*GetContentSummaryResponse, error)
 	RenewLease(ctx context.Context, in *RenewLeaseRequest, opts ...grpc.CallOption) (*RenewLeaseResponse, error)
+	// Flush makes what a writer wrote so far visible to every reader that
+	// opens the file afterwards, and durable (hflush and hsync): the blocks
+	// its workers finished since its last flush, and the bytes after them,
+	// which the service keeps in its log until a block holds them.
+	Flush(ctx context.Context, in *FlushRequest, opts ...grpc.CallOption) (*FlushResponse, error)
+	// ReadTail reads the bytes of a file being written that no block holds
+	// yet (those a Flush made visible).
+	ReadTail(ctx context.Context, in *ReadTailRequest, opts ...grpc.CallOption) (*ReadTailResponse, error)
+	// Append reopens a closed file for writing at its end, taking its lease.
+	Append(ctx context.Context, in *AppendRequest, opts ...grpc.CallOption) (*AppendResponse, error)
+	// Truncate cuts a closed file to a length no longer than its own.
+	Truncate(ctx context.Context, in *TruncateRequest, opts ...grpc.CallOption) (*TruncateResponse, error)
 	RecoverLease(ctx context.Context, in *RecoverLeaseRequest, opts ...grpc.CallOption) (*RecoverLeaseResponse, error)
 	// Batch makes several calls in one round trip, each answered as if it
 	// came alone. The Go and Java clients coalesce the calls their threads
@@ -247,6 +263,46 @@ func (c *metaServiceClient) RenewLease(ctx context.Context, in *RenewLeaseReques
 	return out, nil
 }
 
+func (c *metaServiceClient) Flush(ctx context.Context, in *FlushRequest, opts ...grpc.CallOption) (*FlushResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(FlushResponse)
+	err := c.cc.Invoke(ctx, MetaService_Flush_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *metaServiceClient) ReadTail(ctx context.Context, in *ReadTailRequest, opts ...grpc.CallOption) (*ReadTailResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReadTailResponse)
+	err := c.cc.Invoke(ctx, MetaService_ReadTail_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *metaServiceClient) Append(ctx context.Context, in *AppendRequest, opts ...grpc.CallOption) (*AppendResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AppendResponse)
+	err := c.cc.Invoke(ctx, MetaService_Append_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *metaServiceClient) Truncate(ctx context.Context, in *TruncateRequest, opts ...grpc.CallOption) (*TruncateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TruncateResponse)
+	err := c.cc.Invoke(ctx, MetaService_Truncate_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *metaServiceClient) RecoverLease(ctx context.Context, in *RecoverLeaseRequest, opts ...grpc.CallOption) (*RecoverLeaseResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RecoverLeaseResponse)
@@ -414,6 +470,18 @@ type MetaServiceServer interface {
 	SetTimes(context.Context, *SetTimesRequest) (*SetAttrResponse, error)
 	GetContentSummary(context.Context, *GetContentSummaryRequest) (*GetContentSummaryResponse, error)
 	RenewLease(context.Context, *RenewLeaseRequest) (*RenewLeaseResponse, error)
+	// Flush makes what a writer wrote so far visible to every reader that
+	// opens the file afterwards, and durable (hflush and hsync): the blocks
+	// its workers finished since its last flush, and the bytes after them,
+	// which the service keeps in its log until a block holds them.
+	Flush(context.Context, *FlushRequest) (*FlushResponse, error)
+	// ReadTail reads the bytes of a file being written that no block holds
+	// yet (those a Flush made visible).
+	ReadTail(context.Context, *ReadTailRequest) (*ReadTailResponse, error)
+	// Append reopens a closed file for writing at its end, taking its lease.
+	Append(context.Context, *AppendRequest) (*AppendResponse, error)
+	// Truncate cuts a closed file to a length no longer than its own.
+	Truncate(context.Context, *TruncateRequest) (*TruncateResponse, error)
 	RecoverLease(context.Context, *RecoverLeaseRequest) (*RecoverLeaseResponse, error)
 	// Batch makes several calls in one round trip, each answered as if it
 	// came alone. The Go and Java clients coalesce the calls their threads
@@ -499,6 +567,18 @@ func (UnimplementedMetaServiceServer) GetContentSummary(context.Context, *GetCon
 }
 func (UnimplementedMetaServiceServer) RenewLease(context.Context, *RenewLeaseRequest) (*RenewLeaseResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RenewLease not implemented")
+}
+func (UnimplementedMetaServiceServer) Flush(context.Context, *FlushRequest) (*FlushResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Flush not implemented")
+}
+func (UnimplementedMetaServiceServer) ReadTail(context.Context, *ReadTailRequest) (*ReadTailResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReadTail not implemented")
+}
+func (UnimplementedMetaServiceServer) Append(context.Context, *AppendRequest) (*AppendResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Append not implemented")
+}
+func (UnimplementedMetaServiceServer) Truncate(context.Context, *TruncateRequest) (*TruncateResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Truncate not implemented")
 }
 func (UnimplementedMetaServiceServer) RecoverLease(context.Context, *RecoverLeaseRequest) (*RecoverLeaseResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RecoverLease not implemented")
@@ -796,6 +876,78 @@ func _MetaService_RenewLease_Handler(srv interface{}, ctx context.Context, dec f
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(MetaServiceServer).RenewLease(ctx, req.(*RenewLeaseRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MetaService_Flush_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(FlushRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).Flush(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_Flush_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).Flush(ctx, req.(*FlushRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MetaService_ReadTail_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReadTailRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).ReadTail(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_ReadTail_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).ReadTail(ctx, req.(*ReadTailRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MetaService_Append_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AppendRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).Append(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_Append_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).Append(ctx, req.(*AppendRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MetaService_Truncate_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TruncateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).Truncate(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_Truncate_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).Truncate(ctx, req.(*TruncateRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1128,6 +1280,22 @@ var MetaService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RenewLease",
 			Handler:    _MetaService_RenewLease_Handler,
+		},
+		{
+			MethodName: "Flush",
+			Handler:    _MetaService_Flush_Handler,
+		},
+		{
+			MethodName: "ReadTail",
+			Handler:    _MetaService_ReadTail_Handler,
+		},
+		{
+			MethodName: "Append",
+			Handler:    _MetaService_Append_Handler,
+		},
+		{
+			MethodName: "Truncate",
+			Handler:    _MetaService_Truncate_Handler,
 		},
 		{
 			MethodName: "RecoverLease",
