@@ -209,3 +209,15 @@ func (c *Client) RecoverLease(ctx context.Context, path string) (bool, error) {
 	})
 	return r.GetClosed(), err
 }
+
+// Truncate cuts closed file path to length bytes, no more than it holds.
+func (c *Client) Truncate(ctx context.Context, path string, length uint64) error {
+	ns, p, err := splitPath(path)
+	if err != nil {
+		return err
+	}
+	_, err = call(func() (*pb.TruncateResponse, error) {
+		return c.meta.Truncate(ctx, &pb.TruncateRequest{Header: c.hdr(ns), Path: p, Length: length})
+	})
+	return err
+}
