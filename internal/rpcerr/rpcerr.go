@@ -9,6 +9,7 @@ package rpcerr
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
@@ -62,20 +63,24 @@ func ToStatus(err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return status.FromContextError(err).Err()
 	}
+	// NB: a message may quote a path that is not UTF-8 (the one refused for
+	// it); a status whose message is not UTF-8 cannot be marshalled, as a
+	// batch's results are.
+	msg := strings.ToValidUTF8(err.Error(), "\uFFFD")
 	for _, e := range table {
 		if errors.Is(err, e.err) {
 			info := &errdetails.ErrorInfo{Reason: e.reason, Domain: Domain}
 			if leader := fserr.LeaderOf(err); leader != "" {
 				info.Metadata = map[string]string{leaderKey: leader}
 			}
-			st, derr := status.New(e.code, err.Error()).WithDetails(info)
+			st, derr := status.New(e.code, msg).WithDetails(info)
 			if derr != nil {
-				return status.Error(e.code, err.Error())
+				return status.Error(e.code, msg)
 			}
 			return st.Err()
 		}
 	}
-	return status.Error(codes.Internal, err.Error())
+	return status.Error(codes.Internal, msg)
 }
 
 // FromStatus converts a status error from the service back into an error

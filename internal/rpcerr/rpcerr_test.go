@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/stratafs/strata/internal/fserr"
 )
@@ -50,5 +51,17 @@ func TestNotLeaderCarriesTheLeader(t *testing.T) {
 	}
 	if back := FromStatus(ToStatus(fserr.NotLeader(""))); fserr.LeaderOf(back) != "" || !errors.Is(back, fserr.ErrNotLeader) {
 		t.Fatalf("no leader came back as %v", back)
+	}
+}
+
+// A message quoting a path that is not UTF-8 still makes a status that
+// marshals, as a batch's results must.
+func TestMessagesAreUTF8(t *testing.T) {
+	st := status.Convert(ToStatus(fserr.Errorf(fserr.ErrInvalidPath, "mkdirs /bad\xffname: invalid path")))
+	if _, err := proto.Marshal(st.Proto()); err != nil {
+		t.Fatalf("marshal: %v", err)
+	}
+	if back := FromStatus(st.Err()); !errors.Is(back, fserr.ErrInvalidPath) || back.Error() != "mkdirs /bad\uFFFDname: invalid path" {
+		t.Fatalf("came back as %v", back)
 	}
 }
