@@ -17,7 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/fspath"
 	"github.com/stratafs/strata/internal/rpcerr"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
@@ -150,16 +150,27 @@ func clientName() string {
 const Scheme = "strata://"
 
 // splitPath turns "strata://ns/p", "strata:///p" or "/p" into a namespace
-// and an absolute path.
+// and an absolute path, which must follow the path rule (internal/fspath)
+// before the call leaves.
 func splitPath(p string) (ns, path string, err error) {
+	return split(p, fspath.Split)
+}
+
+// splitNewPath is splitPath for a path whose missing components the call
+// creates: their names must be names a new entry may have.
+func splitNewPath(p string) (ns, path string, err error) {
+	return split(p, fspath.SplitNew)
+}
+
+func split(p string, check func(string) ([]string, error)) (ns, path string, err error) {
 	if rest, ok := strings.CutPrefix(p, Scheme); ok {
 		ns, path, _ = strings.Cut(rest, "/")
 		path = "/" + path
 	} else {
 		path = p
 	}
-	if !strings.HasPrefix(path, "/") {
-		return "", "", fserr.Errorf(fserr.ErrInvalidPath, "%s: not an absolute path", p)
+	if _, err := check(path); err != nil {
+		return "", "", fmt.Errorf("%s: %w", p, err)
 	}
 	return ns, path, nil
 }

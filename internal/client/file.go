@@ -41,7 +41,7 @@ type Writer struct {
 
 // Create creates path for writing and takes its lease.
 func (c *Client) Create(ctx context.Context, path string, o CreateOptions) (*Writer, error) {
-	ns, p, err := splitPath(path)
+	ns, p, err := splitNewPath(path)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +149,7 @@ func errCond(err error) error {
 // through a Writer.
 func (c *Client) WriteFile(ctx context.Context, path string, data []byte, o CreateOptions) error {
 	if len(data) == 0 || int64(len(data)) <= c.inlineLimit.Load() {
-		ns, p, err := splitPath(path)
+		ns, p, err := splitNewPath(path)
 		if err != nil {
 			return err
 		}

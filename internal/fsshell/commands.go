@@ -111,7 +111,8 @@ modificationDate(yyyy-MM-dd HH:mm) fileName
   -d  Directories are listed as plain files.
   -h  Formats the sizes of files in a human-readable fashion
       rather than a number of bytes.
-  -q  Print ? instead of non-printable characters.
+  -q  Print ? instead of non-printable characters (-ls always does, so
+      that every entry is one line; -q is accepted as in Hadoop).
   -R  Recursively list the contents of directories.
   -t  Sort files by modification time (most recent first).
   -S  Sort files by size.

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/stratafs/strata/internal/client"
+	"github.com/stratafs/strata/internal/fspath"
 )
 
 // copyingSuffix names the file a copy writes before renaming it into place,
@@ -126,6 +127,10 @@ func (c *toRemote) upload(src source, target *pathData) error {
 	sh := c.sh
 	if target.exists() && (target.isDir() || !c.overwrite) {
 		return errPath(target.text, msgExists)
+	}
+	// The target's name, not its temporary one's, is what the rule refuses.
+	if _, err := fspath.SplitNew(target.abs); err != nil {
+		return errInvalidPath(target.text, err)
 	}
 	tmp := target
 	if !c.direct {

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/fspath"
 )
 
 // The texts of Hadoop's PathIOException family (PathExceptions.java), which
@@ -33,9 +34,11 @@ func (e *pathError) Error() string {
 	if e.op != "" {
 		b.WriteString(e.op + " ")
 	}
-	b.WriteString("`" + e.path + "'")
+	// NB: a path may hold what the terminal must not see (a newline, bytes
+	// that are not UTF-8): it is shown as -ls shows names.
+	b.WriteString("`" + printable(e.path) + "'")
 	if e.target != "" {
-		b.WriteString(" to `" + e.target + "'")
+		b.WriteString(" to `" + printable(e.target) + "'")
 	}
 	b.WriteString(": " + e.msg)
 	return b.String()
@@ -44,6 +47,16 @@ func (e *pathError) Error() string {
 func errPath(path, msg string) error { return &pathError{path: path, msg: msg} }
 
 func errNotFound(path string) error { return errPath(path, msgNotFound) }
+
+// errInvalidPath is a path that breaks Strata's path rule, with the reason
+// the rule gives (internal/fspath).
+func errInvalidPath(path string, err error) error {
+	msg := "Invalid path name"
+	if r := fspath.Reason(err); r != "" {
+		msg += ": " + r
+	}
+	return errPath(path, msg)
+}
 
 // explain turns an error of the client about the path displayed as text
 // (absolute path abs) into what FsShell would print for it.
@@ -66,7 +79,7 @@ func (sh *shell) explain(text, abs string, err error) error {
 		// service only says that one did, so the path asked for is shown.
 		return fmt.Errorf("Permission denied: user=%s, path=\"%s\"", sh.user(), abs)
 	case errors.Is(err, fserr.ErrInvalidPath):
-		return errPath(text, "Invalid path name")
+		return errInvalidPath(text, err)
 	case errors.Is(err, fserr.ErrRoot):
 		return errPath(text, msgNotPermit)
 	case errors.Is(err, fserr.ErrNoNamespace):
