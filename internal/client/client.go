@@ -27,9 +27,13 @@ type Config struct {
 	// Meta is the namespace service address, host:port, or the addresses
 	// of its members, comma-separated.
 	Meta string
-	// RetryTimeout bounds how long a call keeps looking for a leader (0:
-	// DefaultRetryTimeout).
+	// RetryTimeout bounds how long a call keeps looking for a leader once
+	// the client reached the service: a failover (0: DefaultRetryTimeout).
 	RetryTimeout time.Duration
+	// ConnectTimeout bounds how long the client waits for a first member
+	// to accept a connection, after which a call fails naming each address
+	// and why it could not be reached (0: DefaultConnectTimeout).
+	ConnectTimeout time.Duration
 	// Namespace is used for bare paths; empty means "default".
 	Namespace string
 	// User and Groups identify the caller (HDFS "simple" authentication);
@@ -72,10 +76,11 @@ type Client struct {
 	}
 }
 
-// New connects to the service named in cfg. It does not wait for the
-// service to answer; the first call does.
+// New connects to the service named in cfg; a malformed address is an
+// fserr.ErrInvalidArgument. It does not wait for the service to answer;
+// the first call does (or Connect).
 func New(cfg Config) (*Client, error) {
-	ms, err := newMembers(cfg.Meta, cfg.RetryTimeout)
+	ms, err := newMembers(cfg.Meta, cfg.RetryTimeout, cfg.ConnectTimeout)
 	if err != nil {
 		return nil, err
 	}

@@ -122,13 +122,19 @@ func (w *Writer) Close() error {
 	return err
 }
 
+// abandonTimeout bounds the removal of a failed write's file: the caller
+// waits for it to hear of the failure, and when the service is what failed
+// the file is left to lease recovery rather than waited for through a whole
+// failover budget.
+const abandonTimeout = 5 * time.Second
+
 // abandon removes the file of a failed write; what the worker uploaded is
 // collected once the deletion commits.
 func (w *Writer) abandon() {
 	if w.bs != nil {
 		w.bs.cancel()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), abandonTimeout)
 	defer cancel()
 	_, _ = w.c.meta.Delete(ctx, &pb.DeleteRequest{Header: w.hdr, Path: w.path, InodeId: w.ino})
 }

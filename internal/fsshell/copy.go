@@ -141,7 +141,8 @@ func (c *toRemote) upload(src source, target *pathData) error {
 		return sh.explain(target.text, target.abs, err)
 	}
 	_, err = sh.transfer(w, src.r, src.size, src.label)
-	if cerr := w.Close(); err == nil {
+	cerr := w.Close()
+	if err == nil {
 		err = cerr
 	}
 	if err == nil && tmp != target {
@@ -150,7 +151,9 @@ func (c *toRemote) upload(src source, target *pathData) error {
 	if err == nil {
 		return nil
 	}
-	_, _ = sh.fs.Delete(sh.ctx, tmp.uri(), false)
+	if cerr == nil { // a writer that failed removed its file itself
+		_, _ = sh.fs.Delete(sh.ctx, tmp.uri(), false)
+	}
 	if re := (*readError)(nil); errors.As(err, &re) {
 		return src.fail(re.err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/fspath"
+	"github.com/stratafs/strata/internal/rpcerr"
 )
 
 // The texts of Hadoop's PathIOException family (PathExceptions.java), which
@@ -101,17 +102,17 @@ func detail(err error) string {
 	return msg
 }
 
-// message is the one line displayed for err.
+// message is the one line displayed for err. The client hands back its
+// service's answers and its transport failures translated already
+// (internal/rpcerr); a gRPC status that escaped that is translated here, so
+// that gRPC's wrapping ("rpc error: code = ...") never reaches the user.
 func message(err error) string {
 	var pe *pathError
 	if errors.As(err, &pe) {
 		return pe.Error()
 	}
-	var fe *fserr.Error
-	if !errors.As(err, &fe) {
-		if st, ok := status.FromError(err); ok {
-			return fmt.Sprintf("%s: %s", st.Code(), st.Message())
-		}
+	if _, ok := status.FromError(err); ok {
+		err = rpcerr.FromStatus(err)
 	}
 	msg, _, _ := strings.Cut(err.Error(), "\n")
 	return msg

@@ -84,11 +84,12 @@ func ToStatus(err error) error {
 }
 
 // FromStatus converts a status error from the service back into an error
-// that wraps the condition's sentinel and carries the server's message.
-// Other errors are returned as they are.
+// that wraps the condition's sentinel and carries the server's message; a
+// status without a Strata ErrorInfo (the call got no answer of a service)
+// becomes a *TransportError. Other errors are returned as they are.
 func FromStatus(err error) error {
 	st, ok := status.FromError(err)
-	if !ok || err == nil {
+	if !ok || err == nil || isTransport(err) {
 		return err
 	}
 	for _, d := range st.Details() {
@@ -102,7 +103,7 @@ func FromStatus(err error) error {
 			}
 		}
 	}
-	return err
+	return transport(st)
 }
 
 // UnaryServerInterceptor translates the error of every unary handler.

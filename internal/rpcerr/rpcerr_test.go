@@ -1,6 +1,7 @@
 package rpcerr
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -32,9 +33,9 @@ func TestUnknownErrorsStayOpaque(t *testing.T) {
 	if c := status.Code(ToStatus(errors.New("disk on fire"))); c != codes.Internal {
 		t.Fatalf("code %v", c)
 	}
-	plain := status.Error(codes.Unavailable, "no leader")
-	if got := FromStatus(plain); got != plain {
-		t.Fatalf("status without details changed: %v", got)
+	plain := status.Error(codes.Internal, "disk on fire")
+	if got := FromStatus(plain); status.Code(got) != codes.Internal || got.Error() != "disk on fire" {
+		t.Fatalf("status without details came back as %v", got)
 	}
 	if ToStatus(nil) != nil || FromStatus(nil) != nil {
 		t.Fatal("nil is not nil")
@@ -63,5 +64,45 @@ func TestMessagesAreUTF8(t *testing.T) {
 	}
 	if back := FromStatus(st.Err()); !errors.Is(back, fserr.ErrInvalidPath) || back.Error() != "mkdirs /bad\uFFFDname: invalid path" {
 		t.Fatalf("came back as %v", back)
+	}
+}
+
+// A call that got no answer of a service is said in words, without gRPC's
+// wrapping, and is still what it was for errors.Is and status.Code.
+func TestTransportErrorsInWords(t *testing.T) {
+	for _, c := range []struct {
+		st   error
+		want string
+		is   error
+	}{
+		{status.Error(codes.Unavailable, `connection error: desc = "transport: Error while dialing: dial tcp 127.0.0.1:1: connect: connection refused"`),
+			"connection refused", fserr.ErrUnavailable},
+		{status.Error(codes.Unavailable, "error reading from server: EOF"),
+			"the connection was closed", fserr.ErrUnavailable},
+		{status.Error(codes.Unavailable, "error reading from server: read tcp 127.0.0.1:5->127.0.0.1:6: read: connection reset by peer"),
+			"connection reset by peer", fserr.ErrUnavailable},
+		{status.Error(codes.Unavailable, "error reading from server: connection reset by peer"),
+			"connection reset by peer", fserr.ErrUnavailable},
+		{status.Error(codes.Unavailable, "name resolver error: produced zero addresses"),
+			"its host name has no address", fserr.ErrUnavailable},
+		{status.Error(codes.DeadlineExceeded, "context deadline exceeded"), "no answer in time", context.DeadlineExceeded},
+		{status.Error(codes.Canceled, "context canceled"), "canceled", context.Canceled},
+		{status.Error(codes.Internal, "grpc: error while marshaling: string field contains invalid UTF-8"),
+			"error while marshaling: string field contains invalid UTF-8", nil},
+	} {
+		got := FromStatus(c.st)
+		if got.Error() != c.want || status.Code(got) != status.Code(c.st) {
+			t.Errorf("%v: came back as %q (%v), want %q", c.st, got, status.Code(got), c.want)
+		}
+		if c.is != nil && !errors.Is(got, c.is) {
+			t.Errorf("%v: not %v", c.st, c.is)
+		}
+		if again := FromStatus(got); again != got {
+			t.Errorf("%v: translated twice: %v", c.st, again)
+		}
+		var fe *fserr.Error
+		if errors.As(got, &fe) {
+			t.Errorf("%v: a transport failure became the service's answer %v", c.st, fe)
+		}
 	}
 }
