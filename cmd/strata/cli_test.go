@@ -5,8 +5,10 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"os/exec"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -246,5 +248,41 @@ func TestServiceDyingMidPut(t *testing.T) {
 		`(connection refused|connection reset by peer|the connection was closed|broken pipe)\n$`)
 	if r.code != 1 || !want.MatchString(r.err) {
 		t.Fatalf("exit %d, stderr %q; want 1 and %v", r.code, r.err, want)
+	}
+}
+
+// -appendToFile says, in its help and when run, that Strata cannot append
+// yet, and changes nothing.
+func TestAppendToFileSaysItIsNotImplemented(t *testing.T) {
+	help := strata(t, 10*time.Second, nil, nil, "fs", "-help", "appendToFile")
+	if help.code != 0 || !strings.Contains(help.out, "NOT SUPPORTED YET: Strata cannot append to a file yet") ||
+		strings.Contains(help.out, "data path") {
+		t.Errorf("-help appendToFile: exit %d\n%s", help.code, help.out)
+	}
+	env := []string{"STRATA_META=" + testcluster.StartDev(t, t.TempDir()).Addr}
+	strata(t, 30*time.Second, env, strings.NewReader("old"), "fs", "-put", "-", "/f").expect(t, 0, "")
+	local := t.TempDir() + "/more"
+	if err := os.WriteFile(local, []byte("more"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"fs", "-appendToFile", local, "/f"}
+	strata(t, 30*time.Second, env, nil, args...).expect(t, 1,
+		"appendToFile: `/f': Operation not supported: Strata cannot append to a file yet\n", args...)
+	if r := strata(t, 30*time.Second, env, nil, "fs", "-cat", "/f"); r.out != "old" {
+		t.Errorf("after -appendToFile, /f holds %q", r.out)
+	}
+}
+
+// `strata version` and `strata --version` say what the binary is.
+func TestVersion(t *testing.T) {
+	r := strata(t, 10*time.Second, nil, nil, "version")
+	lines := strings.Split(strings.TrimSuffix(r.out, "\n"), "\n")
+	if r.code != 0 || r.err != "" || len(lines) < 3 || lines[0] != "strata dev" ||
+		!strings.HasPrefix(lines[1], "revision: ") ||
+		lines[len(lines)-1] != "go: "+runtime.Version()+" "+runtime.GOOS+"/"+runtime.GOARCH {
+		t.Errorf("strata version: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+	if flag := strata(t, 10*time.Second, nil, nil, "--version"); flag.code != 0 || flag.out != r.out {
+		t.Errorf("strata --version: exit %d\n%s\nwant\n%s", flag.code, flag.out, r.out)
 	}
 }

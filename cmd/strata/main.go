@@ -26,6 +26,7 @@ lives in object storage. One binary runs every part:
   strata fs -ls /         the hadoop fs-style client
   strata admin ...        namespaces and cluster status
   strata bench meta       metadata benchmark
+  strata version          version, source revision and Go version
 
 Clients find the namespace service with --meta HOST:PORT or $STRATA_META
 (default 127.0.0.1:7700); for a Raft group of several members, give them
@@ -34,7 +35,8 @@ all, comma-separated: calls follow the leader across failovers.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(metaCmd(), workerCmd(), serverCmd(), fsCmd(), adminCmd(), benchCmd())
+	root.SetVersionTemplate(versionText())
+	root.AddCommand(metaCmd(), workerCmd(), serverCmd(), fsCmd(), adminCmd(), benchCmd(), versionCmd())
 	markUsageErrors(root)
 	if err := root.Execute(); err != nil {
 		var ec exitCode

@@ -52,7 +52,7 @@ func runAppendToFile(sh *shell, args []string) error {
 	if len(args) < 2 {
 		return errors.New("missing destination argument")
 	}
-	return errPath(args[len(args)-1], msgUnsupported+": Strata files are written once; appending is not implemented yet")
+	return errPath(args[len(args)-1], msgUnsupported+": Strata cannot append to a file yet")
 }
 
 // copyFlags are the options -put, -get and -cp share.
