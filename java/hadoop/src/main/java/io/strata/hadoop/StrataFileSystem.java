@@ -127,6 +127,9 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
           .retryTimeout(java.time.Duration.ofMillis(conf.getTimeDuration(
               StrataConfigKeys.META_RETRY_TIMEOUT,
               ClientConfig.DEFAULT_RETRY_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)))
+          .connectTimeout(java.time.Duration.ofMillis(conf.getTimeDuration(
+              StrataConfigKeys.META_CONNECT_TIMEOUT,
+              ClientConfig.DEFAULT_CONNECT_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)))
           .listPageSize(conf.getInt(StrataConfigKeys.LIST_PAGE_SIZE,
               ClientConfig.DEFAULT_LIST_PAGE_SIZE))
           .batchesInFlight(conf.getInt(StrataConfigKeys.META_BATCHES_IN_FLIGHT,
