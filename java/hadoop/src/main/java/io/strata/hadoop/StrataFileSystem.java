@@ -7,6 +7,7 @@ import io.strata.core.CreateOptions;
 import io.strata.core.FileInfo;
 import io.strata.core.IOIterator;
 import io.strata.core.StrataClient;
+import io.strata.core.PathRule;
 import io.strata.core.StrataPath;
 import io.strata.core.error.Reason;
 import io.strata.core.error.StrataError;
@@ -26,6 +27,7 @@ import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.InvalidPathException;
 import org.apache.hadoop.fs.LeaseRecoverable;
 import org.apache.hadoop.fs.LocatedFileStatus;
 import org.apache.hadoop.fs.Options;
@@ -197,10 +199,18 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
     return client;
   }
 
-  /** Converts a Hadoop path of this file system into a Strata path. */
+  /**
+   * Converts a Hadoop path of this file system into a Strata path. One that breaks the path rule
+   * is an {@link InvalidPathException} (an IllegalArgumentException, as HDFS's "not a valid DFS
+   * filename"), as the service's refusal of it would have been.
+   */
   StrataPath toStrata(Path p) {
     Path q = makeQualified(p);
     String path = q.toUri().getPath();
+    String problem = PathRule.problem(path.isEmpty() ? "/" : path).orElse(null);
+    if (problem != null) {
+      throw new InvalidPathException(path, PathRule.PREFIX + problem);
+    }
     return new StrataPath(namespace, path.isEmpty() ? "/" : path);
   }
 
