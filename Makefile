@@ -18,8 +18,12 @@ help: ## list the targets
 	@echo "Strata: make TARGET"
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12 | sed 's/^/  /'
 
+# The source revision `strata version` prints (Go's own stamp is missing in a
+# git worktree): HEAD, with -modified when tracked files have changes.
+REVISION = $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -modified)
+
 build: ## build bin/strata
-	@GO=$(GO) scripts/build/strata.sh $(BIN)
+	@GO=$(GO) LDFLAGS="-X main.revision=$(REVISION)" scripts/build/strata.sh $(BIN)
 
 run: build ## start Strata on its embedded default (one process, a local directory as the bucket)
 	@echo "Starting strata server --dev on $(RUN_LISTEN), data in $(RUN_DATA) (delete it to start over)."

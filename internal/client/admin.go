@@ -101,14 +101,18 @@ type MemberStatus struct {
 
 // MemberStatuses asks every member for its status: those the client was
 // given and those the group's configuration names, each directly (not
-// through the leader), in address order.
+// through the leader), in address order, each within the client's
+// ConnectTimeout.
 func (c *Client) MemberStatuses(ctx context.Context) []MemberStatus {
 	var out []MemberStatus
 	ask := func(addr string) MemberStatus {
 		ms := MemberStatus{Address: addr}
 		conn, err := c.members.conn(addr)
 		if err == nil {
+			// A member that accepts no connection is reported, not waited for.
+			ctx, cancel := context.WithTimeout(ctx, c.members.connectTimeout)
 			ms.Status, err = pb.NewMetaServiceClient(conn).Status(ctx, &pb.StatusRequest{})
+			cancel()
 		}
 		ms.Err = rpcerr.FromStatus(err)
 		return ms

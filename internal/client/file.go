@@ -48,7 +48,7 @@ type Writer struct {
 }
 // Create creates path for writing and takes its lease.
 func (c *Client) Create(ctx context.Context, path string, o CreateOptions) (*Writer, error) {
-	ns, p, err := splitPath(path)
+	ns, p, err := splitNewPath(path)
 	if err != nil {
 		return nil, err
 	}
@@ -263,6 +263,12 @@ func (w *Writer) completeContent(req *pb.CompleteRequest) error {
 	req.Blocks = done
 	return err
 }
+// abandonTimeout bounds the removal of a failed write's file: the caller
+// waits for it to hear of the failure, and when the service is what failed
+// the file is left to lease recovery rather than waited for through a whole
+// failover budget.
+const abandonTimeout = 5 * time.Second
+
 // abandon removes the file of a failed write; what the worker uploaded is
 // collected once the deletion commits. An appended file is left to lease
 // recovery, which closes it with what it had and what was flushed.
@@ -274,7 +280,7 @@ func (w *Writer) abandon() {
 	if w.visible > 0 || w.base > 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), abandonTimeout)
 	defer cancel()
 	_, _ = w.c.meta.Delete(ctx, &pb.DeleteRequest{Header: w.hdr, Path: w.path, InodeId: w.ino})
 }
@@ -295,7 +301,7 @@ func errCond(err error) error {
 // through a Writer.
 func (c *Client) WriteFile(ctx context.Context, path string, data []byte, o CreateOptions) error {
 	if len(data) == 0 || int64(len(data)) <= c.inlineLimit.Load() {
-		ns, p, err := splitPath(path)
+		ns, p, err := splitNewPath(path)
 		if err != nil {
 			return err
 		}

@@ -153,6 +153,13 @@ func TestBadInput(t *testing.T) {
 		{"NUL", func() error { _, err := c.Mkdirs(ctx, "/bad/a\x00b", 0o755); return err }, fserr.ErrInvalidPath},
 		{"name over 255 bytes", func() error { _, err := c.Mkdirs(ctx, "/bad/"+long, 0o755); return err }, fserr.ErrInvalidPath},
 		{"relative", func() error { _, err := c.Stat(ctx, "bad"); return err }, fserr.ErrInvalidPath},
+		{"not UTF-8", func() error { return c.WriteFile(ctx, "/bad/\xffname", nil, client.CreateOptions{}) }, fserr.ErrInvalidPath},
+		{"stat of not UTF-8", func() error { _, err := c.Stat(ctx, "/bad/\xffname"); return err }, fserr.ErrInvalidPath},
+		{"colon", func() error { _, err := c.Mkdirs(ctx, "/bad/a:b", 0o755); return err }, fserr.ErrInvalidPath},
+		{"newline", func() error { _, err := c.Create(ctx, "/bad/nl\nx", client.CreateOptions{}); return err }, fserr.ErrInvalidPath},
+		{"rename to a tab", func() error { _, err := c.Rename(ctx, "/bad/file", "/bad/tab\tx"); return err }, fserr.ErrInvalidPath},
+		{"stat of a colon", func() error { _, err := c.Stat(ctx, "/bad/a:b"); return err }, fserr.ErrNotFound},
+		{"owner not UTF-8", func() error { return c.SetOwner(ctx, "/bad/file", "\xff", "") }, fserr.ErrInvalidArgument},
 		{"missing parent", func() error { _, err := c.Mkdir(ctx, "/bad/no/x", 0o755); return err }, fserr.ErrNotFound},
 		{"create non-recursive", func() error {
 			_, err := c.Create(ctx, "/bad/no/f", client.CreateOptions{NonRecursive: true})

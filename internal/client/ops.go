@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stratafs/strata/internal/fserr"
 	pb "github.com/stratafs/strata/proto/strata/v1"
@@ -79,7 +80,7 @@ func (c *Client) Mkdir(ctx context.Context, path string, perm uint32) (bool, err
 }
 
 func (c *Client) mkdir(ctx context.Context, path string, perm uint32, parents bool) (bool, error) {
-	ns, p, err := splitPath(path)
+	ns, p, err := splitNewPath(path)
 	if err != nil {
 		return false, err
 	}
@@ -108,7 +109,7 @@ func (c *Client) rename(ctx context.Context, src, dst string, overwrite, noDesce
 	if err != nil {
 		return "", err
 	}
-	dns, dp, err := splitPath(dst)
+	dns, dp, err := splitNewPath(dst)
 	if err != nil {
 		return "", err
 	}
@@ -151,6 +152,11 @@ func (c *Client) SetOwner(ctx context.Context, path, owner, group string) error 
 	ns, p, err := splitPath(path)
 	if err != nil {
 		return err
+	}
+	for _, name := range []string{owner, group} {
+		if !utf8.ValidString(name) {
+			return fserr.Errorf(fserr.ErrInvalidArgument, "setOwner %s: %q is not valid UTF-8", path, name)
+		}
 	}
 	_, err = call(func() (*pb.SetAttrResponse, error) {
 		return c.meta.SetOwner(ctx, &pb.SetOwnerRequest{Header: c.hdr(ns), Path: p, Owner: owner, Group: group})

@@ -285,7 +285,7 @@ func (r *Reader) readBlock(b *pb.Block, p []byte, off int64) error {
 			if answered(err) {
 				return err // the worker answered: the block itself is the problem
 			}
-			errs = append(errs, fmt.Errorf("worker %s: %w", w.Id, err))
+			errs = append(errs, fmt.Errorf("worker %s at %s: %w", w.Id, w.Address, err))
 		}
 	}
 	return fserr.Errorf(fserr.ErrUnavailable, "read %s: no worker could serve block %016x: %v", r.Status.Path, b.BlockId, errors.Join(errs...))

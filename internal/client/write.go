@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/stratafs/strata/internal/fserr"
-	"github.com/stratafs/strata/internal/rpcerr"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -22,6 +21,7 @@ const blocksInFlight = 4
 // each block has a stream of its own, so that the writer learns of each
 // block as it is finished), or the whole object of a cache-mode file.
 type blockStream struct {
+	addr   string // the worker's
 	stream pb.WorkerService_WriteClient
 	cancel context.CancelFunc
 	chunk  []byte
@@ -50,10 +50,10 @@ func (w *Writer) openStream() (*blockStream, error) {
 		}
 		if err != nil {
 			cancel()
-			lastErr = err
+			lastErr = fromWorker(wk.Address, err)
 			continue
 		}
-		return &blockStream{stream: stream, cancel: cancel, chunk: make([]byte, 0, sendChunk)}, nil
+		return &blockStream{addr: wk.Address, stream: stream, cancel: cancel, chunk: make([]byte, 0, sendChunk)}, nil
 	}
 	return nil, lastErr
 }
@@ -76,7 +76,7 @@ func (b *blockStream) flush() error {
 		return nil
 	}
 	if err := b.stream.Send(&pb.WriteRequest{Msg: &pb.WriteRequest_Data{Data: b.chunk}}); err != nil {
-		return streamErr(b.stream, err)
+		return b.streamErr(err)
 	}
 	b.n += int64(len(b.chunk))
 	b.chunk = b.chunk[:0]
@@ -91,7 +91,7 @@ func (b *blockStream) finish() (*pb.WriteResponse, error) {
 	}
 	resp, err := b.stream.CloseAndRecv()
 	if err != nil {
-		return nil, rpcerr.FromStatus(err)
+		return nil, fromWorker(b.addr, err)
 	}
 	if int64(resp.Length) != b.n {
 		return nil, fserr.Errorf(fserr.ErrInvalidArgument, "worker stored %d bytes of %d", resp.Length, b.n)
@@ -101,11 +101,11 @@ func (b *blockStream) finish() (*pb.WriteResponse, error) {
 
 // streamErr turns a failed Send into the stream's real error: gRPC reports
 // io.EOF from Send and the status from the receiving side.
-func streamErr(stream pb.WorkerService_WriteClient, err error) error {
-	if _, rerr := stream.CloseAndRecv(); rerr != nil {
-		return rpcerr.FromStatus(rerr)
+func (b *blockStream) streamErr(err error) error {
+	if _, rerr := b.stream.CloseAndRecv(); rerr != nil {
+		return fromWorker(b.addr, rerr)
 	}
-	return errors.Join(err, errors.New("worker closed the write stream"))
+	return fmt.Errorf("worker at %s closed the write stream: %w", b.addr, err)
 }
 
 // pendingBlock is a finished block stream whose worker is uploading it.

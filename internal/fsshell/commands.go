@@ -6,8 +6,9 @@ func init() {
 	register(
 		&command{name: "appendToFile", usage: "<localsrc> ... <dst>", run: runAppendToFile, desc: `
 Appends the contents of all the given local files to the given dst file.
-NOT SUPPORTED YET: Strata files are written once; appending needs the data
-path, which this build does not have. The command always fails.`},
+NOT SUPPORTED YET: Strata cannot append to a file yet (docs/semantics.md,
+"Not yet"). The command fails without reading or changing anything; to add
+to a file, write a new one with -put.`},
 		&command{name: "cat", usage: "[-ignoreCrc] <src> ...", run: runCat, desc: `
 Fetch all files that match the file pattern <src> and display their content on
 stdout.
@@ -119,7 +120,8 @@ modificationDate(yyyy-MM-dd HH:mm) fileName
   -d  Directories are listed as plain files.
   -h  Formats the sizes of files in a human-readable fashion
       rather than a number of bytes.
-  -q  Print ? instead of non-printable characters.
+  -q  Print ? instead of non-printable characters (-ls always does, so
+      that every entry is one line; -q is accepted as in Hadoop).
   -R  Recursively list the contents of directories.
   -t  Sort files by modification time (most recent first).
   -S  Sort files by size.

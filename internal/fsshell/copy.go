@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/stratafs/strata/internal/client"
+	"github.com/stratafs/strata/internal/fspath"
 )
 
 // copyingSuffix names the file a copy writes before renaming it into place,
@@ -51,7 +52,7 @@ func runAppendToFile(sh *shell, args []string) error {
 	if len(args) < 2 {
 		return errors.New("missing destination argument")
 	}
-	return errPath(args[len(args)-1], msgUnsupported+": Strata files are written once; appending is not implemented yet")
+	return errPath(args[len(args)-1], msgUnsupported+": Strata cannot append to a file yet")
 }
 
 // copyFlags are the options -put, -get and -cp share.
@@ -127,6 +128,10 @@ func (c *toRemote) upload(src source, target *pathData) error {
 	if target.exists() && (target.isDir() || !c.overwrite) {
 		return errPath(target.text, msgExists)
 	}
+	// The target's name, not its temporary one's, is what the rule refuses.
+	if _, err := fspath.SplitNew(target.abs); err != nil {
+		return errInvalidPath(target.text, err)
+	}
 	tmp := target
 	if !c.direct {
 		tmp = &pathData{text: target.text + copyingSuffix, ns: target.ns, abs: target.abs + copyingSuffix}
@@ -136,7 +141,8 @@ func (c *toRemote) upload(src source, target *pathData) error {
 		return sh.explain(target.text, target.abs, err)
 	}
 	_, err = sh.transfer(w, src.r, src.size, src.label)
-	if cerr := w.Close(); err == nil {
+	cerr := w.Close()
+	if err == nil {
 		err = cerr
 	}
 	if err == nil && tmp != target {
@@ -145,7 +151,9 @@ func (c *toRemote) upload(src source, target *pathData) error {
 	if err == nil {
 		return nil
 	}
-	_, _ = sh.fs.Delete(sh.ctx, tmp.uri(), false)
+	if cerr == nil { // a writer that failed removed its file itself
+		_, _ = sh.fs.Delete(sh.ctx, tmp.uri(), false)
+	}
 	if re := (*readError)(nil); errors.As(err, &re) {
 		return src.fail(re.err)
 	}

@@ -84,6 +84,6 @@ func TestPutFromStdinAndAppend(t *testing.T) {
 	e.expect(0, "from stdin", "", "-cat", "/in/s")
 	big := writeTemp(t, []byte("appended"))
 	e.expect(0, lines("/in/s"), "", "-ls", "-C", "/in")
-	e.expect(1, "", lines("appendToFile: `/in/s': Operation not supported: Strata files are written once; appending is not implemented yet"),
+	e.expect(1, "", lines("appendToFile: `/in/s': Operation not supported: Strata cannot append to a file yet"),
 		"-appendToFile", big, "/in/s")
 }

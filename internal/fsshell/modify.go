@@ -275,6 +275,8 @@ func (sh *shell) move(src, dst *pathData) error {
 		return &pathError{path: src.text, target: target.text, msg: "is a subdirectory of itself"}
 	case errors.Is(err, fserr.ErrRoot):
 		return errPath(src.text, msgIO)
+	case errors.Is(err, fserr.ErrInvalidPath):
+		return errInvalidPath(target.text, err) // src exists: the new name is refused
 	}
 	return sh.explain(src.text, src.abs, err)
 }

@@ -15,7 +15,7 @@ func TestMkdir(t *testing.T) {
 	e.expect(1, "", lines("mkdir: `/m/f': Is not a directory", "mkdir: `/m/f/g': Is not a directory"), "-mkdir", "-p", "/m/f", "/m/f/g")
 	e.expect(1, "", lines("mkdir: `/m/f/g': Is not a directory"), "-mkdir", "/m/f/g")
 	e.expect(0, lines("755 rwxr-xr-x"), "", "-stat", "%a %A", "/m/p/q")
-	e.expect(1, "", lines("mkdir: `/m/a\x00b': Invalid path name"), "-mkdir", "/m/a\x00b")
+	e.expect(1, "", lines("mkdir: `/m/a?b': Invalid path name: the name \"a\\x00b\" holds a NUL character"), "-mkdir", "/m/a\x00b")
 }
 
 func TestRmAndRmdir(t *testing.T) {

@@ -58,6 +58,9 @@ func (s *Server) admit(op *statemachine.Op, req request) error {
 	if err := checkHeader(req.GetHeader()); err != nil {
 		return err
 	}
+	if err := checkNewNames(req); err != nil {
+		return err
+	}
 	if r, ok := req.(*pb.CreateRequest); ok && op == statemachine.Create && r.GetHeader().GetClientName() == "" {
 		return fserr.Errorf(fserr.ErrInvalidArgument, "create %s: request header has no client name", r.GetPath())
 	}

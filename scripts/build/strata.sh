@@ -2,7 +2,8 @@
 # Builds bin/strata (make build), first saying how long it will take when Go has much to do: go
 # build prints a line per module it downloads, then nothing while it compiles, which on a first
 # build of a 2-core machine lasts minutes.
-#   GO  the go command (default go); the argument: the binary to write (default bin/strata)
+#   GO  the go command (default go); LDFLAGS  flags for the linker; the argument: the binary to
+#   write (default bin/strata)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 go=${GO:-go}
@@ -20,4 +21,4 @@ if list=$(GOPROXY=off "$go" list -deps -f '{{if .Stale}}x{{end}}' ./cmd/strata 2
 else
   echo "building $out: the first build downloads its Go modules (about 100 MiB) and compiles them (about 4 minutes on 2 cores)..."
 fi
-"$go" build -o "$out" ./cmd/strata
+"$go" build ${LDFLAGS:+-ldflags "$LDFLAGS"} -o "$out" ./cmd/strata

@@ -9,6 +9,8 @@ import io.strata.core.block.ReadTarget;
 import io.strata.core.block.WriteTarget;
 import io.strata.core.error.ErrorTranslator;
 import io.strata.core.error.Op;
+import io.strata.core.error.Reason;
+import io.strata.core.error.StrataException;
 import io.strata.core.rpc.Coalescer;
 import io.strata.core.rpc.MetaCaller;
 import io.strata.core.rpc.MethodKinds;
@@ -99,7 +101,8 @@ public final class StrataClient implements Closeable {
    */
   public static StrataClient connect(ClientConfig cfg) {
     return new StrataClient(cfg,
-        new MetaCaller(cfg.members(), cfg.rpcTimeout(), cfg.retryTimeout()));
+        new MetaCaller(cfg.members(), cfg.rpcTimeout(), cfg.retryTimeout(),
+            cfg.connectTimeout()));
   }
 
   /** The configuration the client was made with. */
@@ -131,6 +134,7 @@ public final class StrataClient implements Closeable {
    * parents if {@code createParents}. Returns false when the directory existed already.
    */
   public boolean mkdirs(StrataPath p, int permission, boolean createParents) throws IOException {
+    checkNewNames(Op.MKDIRS, p);
     MkdirsRequest req = MkdirsRequest.newBuilder()
         .setHeader(header(MetaServiceGrpc.getMkdirsMethod(), p.namespace()))
         .setPath(p.path()).setPermission(permission).setUmask(cfg.umask())
@@ -144,6 +148,7 @@ public final class StrataClient implements Closeable {
    * close.
    */
   public FileWriter create(StrataPath p, CreateOptions o) throws IOException {
+    checkNewNames(Op.CREATE, p);
     CreateRequest req = CreateRequest.newBuilder()
         .setHeader(header(MetaServiceGrpc.getCreateMethod(), p.namespace()))
         .setPath(p.path()).setPermission(o.permission()).setUmask(cfg.umask())
@@ -228,6 +233,7 @@ public final class StrataClient implements Closeable {
     if (!src.namespace().equals(dst.namespace())) {
       throw new IOException("rename " + src + " to " + dst + ": not in the same namespace");
     }
+    checkNewNames(Op.RENAME, dst);
     RenameRequest req = RenameRequest.newBuilder()
         .setHeader(header(MetaServiceGrpc.getRenameMethod(), src.namespace()))
         .setSrc(src.path()).setDst(dst.path()).setOverwrite(overwrite).setNoDescend(noDescend)
@@ -387,6 +393,19 @@ public final class StrataClient implements Closeable {
       throws IOException {
     checkOpen(op, p);
     return meta.call(op, p.toString(), bound, c);
+  }
+
+  /**
+   * Refuses, before it leaves, a call that would create entries with names the service refuses
+   * (':' or a control character), with the exception the service's answer would have become.
+   */
+  private static void checkNewNames(Op op, StrataPath p) throws IOException {
+    String problem = p.newNameProblem().orElse(null);
+    if (problem != null) {
+      String verb = op.name().toLowerCase(java.util.Locale.ROOT);
+      throw new StrataException(Reason.INVALID_PATH, op, p.toString(),
+          verb + " " + p.path() + ": " + PathRule.PREFIX + problem, null);
+    }
   }
 
   private void checkOpen(Op op, StrataPath p) throws IOException {

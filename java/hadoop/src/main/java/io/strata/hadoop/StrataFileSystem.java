@@ -8,6 +8,7 @@ import io.strata.core.FileInfo;
 import io.strata.core.IOIterator;
 import io.strata.core.ServerDefaults;
 import io.strata.core.StrataClient;
+import io.strata.core.PathRule;
 import io.strata.core.StrataPath;
 import io.strata.core.error.Reason;
 import io.strata.core.error.StrataError;
@@ -29,6 +30,7 @@ import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.FsServerDefaults;
+import org.apache.hadoop.fs.InvalidPathException;
 import org.apache.hadoop.fs.LeaseRecoverable;
 import org.apache.hadoop.fs.LocatedFileStatus;
 import org.apache.hadoop.fs.Options;
@@ -131,6 +133,9 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
           .retryTimeout(java.time.Duration.ofMillis(conf.getTimeDuration(
               StrataConfigKeys.META_RETRY_TIMEOUT,
               ClientConfig.DEFAULT_RETRY_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)))
+          .connectTimeout(java.time.Duration.ofMillis(conf.getTimeDuration(
+              StrataConfigKeys.META_CONNECT_TIMEOUT,
+              ClientConfig.DEFAULT_CONNECT_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)))
           .listPageSize(conf.getInt(StrataConfigKeys.LIST_PAGE_SIZE,
               ClientConfig.DEFAULT_LIST_PAGE_SIZE))
           .batchesInFlight(conf.getInt(StrataConfigKeys.META_BATCHES_IN_FLIGHT,
@@ -239,10 +244,18 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
     return client;
   }
 
-  /** Converts a Hadoop path of this file system into a Strata path. */
+  /**
+   * Converts a Hadoop path of this file system into a Strata path. One that breaks the path rule
+   * is an {@link InvalidPathException} (an IllegalArgumentException, as HDFS's "not a valid DFS
+   * filename"), as the service's refusal of it would have been.
+   */
   StrataPath toStrata(Path p) {
     Path q = makeQualified(p);
     String path = q.toUri().getPath();
+    String problem = PathRule.problem(path.isEmpty() ? "/" : path).orElse(null);
+    if (problem != null) {
+      throw new InvalidPathException(path, PathRule.PREFIX + problem);
+    }
     return new StrataPath(namespace, path.isEmpty() ? "/" : path);
   }
 
