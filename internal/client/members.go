@@ -100,6 +100,9 @@ func (m *members) conn(addr string) (*grpc.ClientConn, error) {
 	if c := m.conns[addr]; c != nil {
 		return c, nil
 	}
+	if m.conns == nil {
+		return nil, fserr.Errorf(fserr.ErrInvalidArgument, "client: closed")
+	}
 	c, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))
 	if err != nil {
