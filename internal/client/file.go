@@ -46,6 +46,7 @@ type Writer struct {
 	closed  bool
 	failed  error
 }
+
 // Create creates path for writing and takes its lease.
 func (c *Client) Create(ctx context.Context, path string, o CreateOptions) (*Writer, error) {
 	ns, p, err := splitNewPath(path)
@@ -263,6 +264,7 @@ func (w *Writer) completeContent(req *pb.CompleteRequest) error {
 	req.Blocks = done
 	return err
 }
+
 // abandonTimeout bounds the removal of a failed write's file: the caller
 // waits for it to hear of the failure, and when the service is what failed
 // the file is left to lease recovery rather than waited for through a whole
