@@ -58,12 +58,6 @@ func New(svc Service, fs *namespace.FS, log *slog.Logger) *Mode {
 	return m
 }
 
-// request is a client's request: every one has a header.
-type request interface {
-	proto.Message
-	GetHeader() *pb.Header
-}
-
 // Prepare does the bucket side of op for req in cache-mode namespace ns
 // (its record) and returns the request for the service to carry out: req,
 // or a copy with what the service sets (an object's version). An operation

@@ -59,7 +59,8 @@ func syncingWriter(spec string) int {
 		b := make([]byte, size)
 		_, _ = rand.Read(b)
 		all = append(all, b...)
-		if _, err := w.Write(b); err == nil {
+		_, err := w.Write(b)
+		if err == nil {
 			err = w.Sync()
 		}
 		if err != nil {

@@ -110,14 +110,6 @@ func (fs *FS) resolveExisting(r kv.Reader, c Caller, ns, path string) (*resolved
 	return res, err
 }
 
-func (fs *FS) nsRoot(r kv.Reader, name string) (*kvschema.Inode, error) {
-	rec, err := getNamespace(r, name)
-	if err != nil {
-		return nil, err
-	}
-	return getInode(r, rec.Root)
-}
-
 // getNamespace returns the record of live namespace name: one in the
 // trash is no namespace to the file system's operations.
 func getNamespace(r kv.Reader, name string) (*kvschema.Namespace, error) {
