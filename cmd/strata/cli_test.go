@@ -251,12 +251,11 @@ func TestServiceDyingMidPut(t *testing.T) {
 	}
 }
 
-// -appendToFile says, in its help and when run, that Strata cannot append
-// yet, and changes nothing.
-func TestAppendToFileSaysItIsNotImplemented(t *testing.T) {
+// -appendToFile appends, and says so in its help.
+func TestAppendToFile(t *testing.T) {
 	help := strata(t, 10*time.Second, nil, nil, "fs", "-help", "appendToFile")
-	if help.code != 0 || !strings.Contains(help.out, "NOT SUPPORTED YET: Strata cannot append to a file yet") ||
-		strings.Contains(help.out, "data path") {
+	if help.code != 0 || !strings.Contains(help.out, "will be created if it does not exist") ||
+		strings.Contains(help.out, "data path") || strings.Contains(help.out, "NOT SUPPORTED") {
 		t.Errorf("-help appendToFile: exit %d\n%s", help.code, help.out)
 	}
 	env := []string{"STRATA_META=" + testcluster.StartDev(t, t.TempDir()).Addr}
@@ -265,10 +264,8 @@ func TestAppendToFileSaysItIsNotImplemented(t *testing.T) {
 	if err := os.WriteFile(local, []byte("more"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"fs", "-appendToFile", local, "/f"}
-	strata(t, 30*time.Second, env, nil, args...).expect(t, 1,
-		"appendToFile: `/f': Operation not supported: Strata cannot append to a file yet\n", args...)
-	if r := strata(t, 30*time.Second, env, nil, "fs", "-cat", "/f"); r.out != "old" {
+	strata(t, 30*time.Second, env, nil, "fs", "-appendToFile", local, "/f").expect(t, 0, "")
+	if r := strata(t, 30*time.Second, env, nil, "fs", "-cat", "/f"); r.out != "oldmore" {
 		t.Errorf("after -appendToFile, /f holds %q", r.out)
 	}
 }

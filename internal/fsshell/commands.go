@@ -5,10 +5,12 @@ package fsshell
 func init() {
 	register(
 		&command{name: "appendToFile", usage: "<localsrc> ... <dst>", run: runAppendToFile, desc: `
-Appends the contents of all the given local files to the given dst file.
-NOT SUPPORTED YET: Strata cannot append to a file yet (docs/semantics.md,
-"Not yet"). The command fails without reading or changing anything; to add
-to a file, write a new one with -put.`},
+Appends the contents of all the given local files to the given dst file. The
+dst file will be created if it does not exist. If <localSrc> is -, then the
+input is read from stdin.
+
+The appended bytes become visible together when the command ends; a file of
+a cache-mode namespace (one object in its bucket) cannot be appended to.`},
 		&command{name: "cat", usage: "[-ignoreCrc] <src> ...", run: runCat, desc: `
 Fetch all files that match the file pattern <src> and display their content on
 stdout.
@@ -195,6 +197,11 @@ yyyyMMddHHmmss, in local time) instead of current time
 		&command{name: "touchz", usage: "<path> ...", run: runTouchz, desc: `
 Creates a file of zero length at <path> with current time as the timestamp of
 that <path>. An error is returned if the file exists with non-zero length`},
+		&command{name: "truncate", usage: "[-w] <length> <path> ...", run: runTruncate, desc: `
+Truncate all files that match the specified file pattern to the
+specified length.
+-w  Requests that the command waits for block recovery to complete, if
+    necessary. (Strata cuts a file at once: there is nothing to wait for.)`},
 		&command{name: "usage", usage: "[cmd ...]", run: runUsage, desc: `
 Displays the usage for given command or all commands if none is specified.`},
 	)

@@ -47,12 +47,80 @@ func (sh *shell) cat(item *pathData) error {
 	return sh.explain(item.text, item.abs, err)
 }
 
-// runAppendToFile is -appendToFile, which Strata cannot do yet.
+// runAppendToFile is -appendToFile: the local sources (- for stdin), in
+// order, after what dst holds, or as a new dst.
 func runAppendToFile(sh *shell, args []string) error {
 	if len(args) < 2 {
 		return errors.New("missing destination argument")
 	}
-	return errPath(args[len(args)-1], msgUnsupported+": Strata cannot append to a file yet")
+	srcs, dstArg := args[:len(args)-1], args[len(args)-1]
+	if err := sh.connect(); err != nil {
+		return err
+	}
+	for _, s := range srcs {
+		if s == "-" {
+			continue
+		}
+		if src, err := statLocal(s); err != nil {
+			return err
+		} else if !src.exists() {
+			return errNotFound(s)
+		} else if src.isDir() {
+			return errPath(s, msgIsDir)
+		}
+	}
+	dst, _, err := sh.resolve(dstArg)
+	if err != nil {
+		return err
+	}
+	st, err := sh.stat(dst)
+	if err != nil {
+		return err
+	}
+	var w *client.Writer
+	switch {
+	case st != nil && st.IsDir:
+		return errPath(dstArg, msgIsDir)
+	case st != nil:
+		w, err = sh.fs.Append(sh.ctx, dst.uri())
+	default:
+		w, err = sh.fs.Create(sh.ctx, dst.uri(), client.CreateOptions{NonRecursive: true})
+	}
+	if err != nil {
+		return sh.explain(dstArg, dst.abs, err)
+	}
+	for _, s := range srcs {
+		if err := sh.appendFrom(w, s); err != nil {
+			w.Close()
+			return err
+		}
+	}
+	return sh.explain(dstArg, dst.abs, w.Close())
+}
+
+// appendFrom copies local file s (- for stdin) to w.
+func (sh *shell) appendFrom(w *client.Writer, s string) error {
+	var r io.Reader = sh.stdin
+	size := int64(-1)
+	if s != "-" {
+		f, err := os.Open(s)
+		if err != nil {
+			return localError(s, err)
+		}
+		defer f.Close()
+		if fi, err := f.Stat(); err == nil {
+			size = fi.Size()
+		}
+		r = f
+	}
+	if _, err := sh.transfer(w, r, size, s); err != nil {
+		var re *readError
+		if errors.As(err, &re) {
+			return localError(s, re.err)
+		}
+		return err
+	}
+	return nil
 }
 
 // copyFlags are the options -put, -get and -cp share.

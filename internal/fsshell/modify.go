@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"strconv"
 	"strings"
 
 	"github.com/stratafs/strata/internal/client"
@@ -335,4 +336,41 @@ func runTouchz(sh *shell, args []string) error {
 func (sh *shell) createEmpty(item *pathData) error {
 	err := sh.fs.WriteFile(sh.ctx, item.uri(), nil, client.CreateOptions{Overwrite: true, NonRecursive: true})
 	return sh.explain(item.text, item.abs, err)
+}
+
+// runTruncate is -truncate: each matching file cut to length, at once
+// (Strata keeps the block the cut falls in, read up to the cut, so there
+// is no block recovery to wait for, and -w changes nothing).
+func runTruncate(sh *shell, args []string) error {
+	cf := newFormat(2, unbounded, "w")
+	args, err := cf.parse(args)
+	if err != nil {
+		return err
+	}
+	length, err := strconv.ParseUint(args[0], 10, 63)
+	if err != nil {
+		return usagef("Illegal length %s", args[0])
+	}
+	if err := sh.connect(); err != nil {
+		return err
+	}
+	for _, item := range sh.expandAll(args[1:]) {
+		switch {
+		case item.isDir():
+			err = errPath(item.text, msgIsDir)
+		case !item.exists():
+			err = errNotFound(item.text)
+		case item.st.Length < length:
+			err = errPath(item.text, fmt.Sprintf("Cannot truncate to a larger file size. Current size: %d, truncate size: %d.",
+				item.st.Length, length))
+		default:
+			err = sh.explain(item.text, item.abs, sh.fs.Truncate(sh.ctx, item.uri(), length))
+		}
+		if err != nil {
+			sh.fail(err)
+			continue
+		}
+		sh.printf("Truncated %s to length: %d\n", item.text, length)
+	}
+	return nil
 }
