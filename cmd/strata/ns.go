@@ -101,6 +101,9 @@ func nsListCmd() *cobra.Command {
 			fmt.Fprintln(w, "NAME\tMODE\tSTORE\tCREATED\tSTATE")
 			for _, ns := range list {
 				mode := strings.ToLower(strings.TrimPrefix(ns.Mode.String(), "NAMESPACE_MODE_"))
+				if ns.Mode == pb.NamespaceMode_NAMESPACE_MODE_CACHE {
+					mode += " (sync " + syncText(ns.SyncInterval) + ")"
+				}
 				state := "live"
 				if ns.Deleted != 0 {
 					state = "in the trash until " + namespace.Stamp(ns.PurgeAt)
@@ -276,4 +279,15 @@ func shortDuration(d time.Duration) string {
 		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
+}
+
+// syncText says a cache-mode namespace's sync interval.
+func syncText(seconds int64) string {
+	switch {
+	case seconds < 0:
+		return "never"
+	case seconds == 0:
+		return "always"
+	}
+	return (time.Duration(seconds) * time.Second).String()
 }
