@@ -186,6 +186,9 @@ func (c *Client) SetTimes(ctx context.Context, path string, mtime, atime time.Ti
 // ContentSummary is the aggregate size of a subtree.
 type ContentSummary struct {
 	Length, FileCount, DirectoryCount, SpaceConsumed uint64
+	// LoadedOnly: in a cache-mode namespace the counts are of what the
+	// service has loaded from the bucket, which may be less than it holds.
+	LoadedOnly bool
 }
 
 // ContentSummary returns path's aggregates, kept exact by the service.
@@ -200,7 +203,7 @@ func (c *Client) ContentSummary(ctx context.Context, path string) (*ContentSumma
 	if err != nil {
 		return nil, err
 	}
-	return &ContentSummary{r.Length, r.FileCount, r.DirectoryCount, r.SpaceConsumed}, nil
+	return &ContentSummary{r.Length, r.FileCount, r.DirectoryCount, r.SpaceConsumed, r.LoadedOnly}, nil
 }
 
 // RecoverLease closes a file its writer left open; it reports whether the

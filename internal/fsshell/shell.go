@@ -60,6 +60,8 @@ type shell struct {
 	// unreachable is the last message that said the service could not be
 	// reached.
 	unreachable string
+	// notedLoaded: the cache-mode note of -du and -count was said.
+	notedLoaded bool
 }
 
 func newShell(ctx context.Context, stdout, stderr io.Writer, newClient func() (*client.Client, error)) *shell {
