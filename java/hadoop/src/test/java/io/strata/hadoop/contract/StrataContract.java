@@ -8,6 +8,7 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.contract.AbstractFSContract;
+import org.apache.hadoop.fs.contract.ContractTestUtils;
 
 /**
  * The FileSystem contract of strata://, for Hadoop's contract suites: the options in
@@ -49,6 +50,15 @@ public class StrataContract extends AbstractFSContract {
   public static StrataContract cache(Configuration conf, CacheLakes lakes, String backend) {
     return new StrataContract(conf, lakes.address(), URI.create(CacheLakes.uri(backend)),
         CACHE_CONTRACT_XML);
+  }
+
+  /**
+   * Asserts that a 10,000-byte file written at {@code f} (with 4 KiB blocks configured) has 3
+   * blocks: the small-block suites' datasets do span blocks.
+   */
+  public static void assertSpansBlocks(FileSystem fs, Path f) throws IOException {
+    ContractTestUtils.createFile(fs, f, true, ContractTestUtils.dataset(10_000, 0, 255));
+    org.junit.Assert.assertEquals(3, fs.getFileBlockLocations(f, 0, 10_000).length);
   }
 
   @Override
