@@ -4,4 +4,4 @@
 # Tests: java/test.sh (needs bin/strata). See docs/java.md.
 set -euo pipefail
 cd "$(dirname "$0")"
-exec mvn -B -ntp package -DskipTests "$@"
+exec ./mvn.sh package -DskipTests "$@"

@@ -14,7 +14,7 @@ BIN=$(realpath "${STRATA_BINARY:-../bin/strata}")
 MINIO=$(realpath -m "${STRATA_MINIO:-../.cache/bin/minio}")
 [ -x "$MINIO" ] || { echo "test.sh: $MINIO is missing: run 'make minio' first (or set STRATA_MINIO)" >&2; exit 1; }
 
-mvn -B -ntp install -Dstrata.binary="$BIN" -Dstrata.minio="$MINIO" "$@"
+./mvn.sh install -Dstrata.binary="$BIN" -Dstrata.minio="$MINIO" "$@"
 echo "test.sh: checking the shaded jar"
 
 JAR=$(ls hadoop/target/strata-hadoop-*-shaded.jar)
@@ -43,7 +43,7 @@ cat >"$work/pom.xml" <<POM
   </dependencies>
 </project>
 POM
-mvn -B -ntp -q -f "$work/pom.xml" \
+./mvn.sh -q -f "$work/pom.xml" \
   org.apache.maven.plugins:maven-dependency-plugin:3.8.1:build-classpath \
   -Dmdep.outputFile="$work/hadoop.classpath"
 "$BIN" server --dev --data-dir "$work/data" --listen 127.0.0.1:0 2>"$work/server.log" >/dev/null &

@@ -4,9 +4,9 @@ package benchkit
 
 import "syscall"
 
-// diskFree returns the bytes available to this user on dir's file system
+// DiskFree returns the bytes available to this user on dir's file system
 // and the file system's type number, 0, 0 if unknown.
-func diskFree(dir string) (free uint64, fsType int64) {
+func DiskFree(dir string) (free uint64, fsType int64) {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(dir, &st); err != nil {
 		return 0, 0

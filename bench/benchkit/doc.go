@@ -3,7 +3,8 @@
 // per-goroutine latency recorders merged into percentiles (Recorder,
 // Summarize), the median of rounds, and the layout of aligned text tables
 // (AlignRows). bench/databench, bench/metabench and "strata bench failover"
-// use it, so that their headers and tables read alike.
+// use it, so that their headers and tables read alike ("strata server
+// --dev" also prints DiskFree of its data directory).
 //
 // What it is not: a benchmark framework. It runs and times nothing itself,
 // and it does not decide what a report holds, which columns a table has or

@@ -46,7 +46,7 @@ func DescribeMachine() Machine {
 // WithDisk adds to m what a benchmark of file data needs to know fits: the
 // memory available now and the free space and type of dir's file system.
 func (m Machine) WithDisk(dir string) Machine {
-	free, fsType := diskFree(dir)
+	free, fsType := DiskFree(dir)
 	m.MemAvailable = memInfo("MemAvailable")
 	m.DiskDir, m.DiskFree, m.FSType = dir, free, fsName(fsType)
 	return m

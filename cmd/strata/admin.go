@@ -5,128 +5,15 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-
-	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
 func adminCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "admin", Short: "Administer namespaces and the cluster"}
 	cmd.AddCommand(nsCmd(), statusCmd(), workersCmd(), memberCmd(), loadCmd(), uncacheCmd(), syncCmd())
-	return cmd
-}
-
-func nsCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "ns", Short: "Create, list and delete namespaces"}
-	cmd.AddCommand(nsCreateCmd(), nsListCmd(), nsDeleteCmd())
-	return cmd
-}
-
-func nsCreateCmd() *cobra.Command {
-	var f clientFlags
-	var mode, store string
-	var syncInterval int64
-	cmd := &cobra.Command{
-		Use:   "create NAME --store URI [--mode cache --sync-interval SECONDS]",
-		Short: "Create a namespace",
-		Long: `Create a namespace, addressed afterwards as strata://NAME/path. Its data goes
-to the bucket named by --store: file:///dir or s3://bucket/prefix. Only a
-superuser may create namespaces. Names are 1-63 lower-case letters, digits,
-'-' and '_'.
-
---mode block (the default): Strata owns the namespace; files are cut into
-blocks stored as objects under blocks/ in the bucket, renames are atomic.
-
---mode cache: the namespace is a view of the bucket as it is. Every object
-is a file at its key, every prefix a directory; what other tools put there
-shows, and what Strata writes is a plain object any S3 client reads. Strata
-caches the listings and the data. --sync-interval says how long what it
-loaded from the bucket is trusted: -1 for ever (only Strata writes the
-bucket; 'strata admin sync PATH' forces a check), 0 not at all (the bucket
-is asked on every access), N for N seconds. Renames copy and delete, object
-by object, as S3A's do. See docs/cachemode.md.`,
-		Example: `  strata admin ns create warehouse --store 's3://bucket/strata?endpoint=http://minio:9000'
-  strata admin ns create lake --mode cache --sync-interval 60 --store s3://datalake/`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			m, ok := map[string]pb.NamespaceMode{"block": pb.NamespaceMode_NAMESPACE_MODE_BLOCK, "cache": pb.NamespaceMode_NAMESPACE_MODE_CACHE}[mode]
-			if !ok {
-				return fmt.Errorf("--mode must be block or cache, not %q", mode)
-			}
-			if store == "" {
-				return fmt.Errorf("--store is required (file:///dir or s3://bucket/prefix)")
-			}
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			if m != pb.NamespaceMode_NAMESPACE_MODE_CACHE && cmd.Flags().Changed("sync-interval") {
-				return fmt.Errorf("--sync-interval is for --mode cache only")
-			}
-			if syncInterval < -1 {
-				return fmt.Errorf("--sync-interval must be -1, 0 or a number of seconds, not %d", syncInterval)
-			}
-			return c.CreateNamespace(cmd.Context(), &pb.NamespaceInfo{Name: args[0], Mode: m, StoreUri: store,
-				SyncInterval: syncInterval})
-		},
-	}
-	cmd.Flags().Int64Var(&syncInterval, "sync-interval", 0, "cache mode: seconds what was loaded from the bucket is trusted (-1 for ever, 0 not at all)")
-	cmd.Flags().StringVar(&mode, "mode", "block", "block (Strata owns the namespace) or cache (in front of an existing bucket)")
-	cmd.Flags().StringVar(&store, "store", "", "bucket URI: file:///dir or s3://bucket/prefix")
-	f.register(cmd)
-	return cmd
-}
-
-func nsListCmd() *cobra.Command {
-	var f clientFlags
-	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List namespaces",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			list, err := c.Namespaces(cmd.Context())
-			if err != nil {
-				return err
-			}
-			w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "NAME\tMODE\tSTORE\tCREATED")
-			for _, ns := range list {
-				mode := strings.ToLower(strings.TrimPrefix(ns.Mode.String(), "NAMESPACE_MODE_"))
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", ns.Name, mode, ns.StoreUri, time.UnixMilli(ns.Created).Format("2006-01-02 15:04"))
-			}
-			return w.Flush()
-		},
-	}
-	f.register(cmd)
-	return cmd
-}
-
-func nsDeleteCmd() *cobra.Command {
-	var f clientFlags
-	cmd := &cobra.Command{
-		Use:   "delete NAME",
-		Short: "Delete a namespace and everything in it",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			return c.DeleteNamespace(cmd.Context(), args[0])
-		},
-	}
-	f.register(cmd)
 	return cmd
 }
 

@@ -211,9 +211,14 @@ func runBenchMeta(ctx context.Context, f *benchMetaFlags, stdout, stderr io.Writ
 
 // clients makes the --conns clients of the service at addr.
 func (f *benchMetaFlags) clients(addr, ns string) ([]*client.Client, error) {
+	cfg, err := clientConfig(addr, ns, f.timeout)
+	if err != nil {
+		return nil, err
+	}
+	cfg.BatchesInFlight = f.batches
 	var cs []*client.Client
 	for range f.conns {
-		c, err := client.New(client.Config{Meta: addr, Namespace: ns, BatchesInFlight: f.batches})
+		c, err := client.New(cfg)
 		if err != nil {
 			closeClients(cs)
 			return nil, err

@@ -18,7 +18,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stratafs/strata/bench/databench"
-	"github.com/stratafs/strata/internal/client"
 )
 
 // benchDataFlags are the settings of "strata bench data".
@@ -295,7 +294,7 @@ func (f *benchDataFlags) scratchDir() (string, func(), error) {
 // cluster connects to --meta, or starts the embedded cluster under dir.
 func (f *benchDataFlags) cluster(ctx context.Context, dir string, cfg databench.Config, stderr io.Writer) (databench.Cluster, func() error, error) {
 	if f.meta != "" {
-		c, err := client.New(client.Config{Meta: f.meta, Namespace: f.ns})
+		c, err := f.client()
 		if err != nil {
 			return nil, nil, err
 		}

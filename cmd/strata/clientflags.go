@@ -1,7 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -22,17 +25,76 @@ func metaAddr(flag string) string {
 	return defaultMeta
 }
 
+// timeoutHelp says what --timeout is, for every command that has it.
+const timeoutHelp = "how long to wait for the namespace service to accept a first connection, as 10s or 1m " +
+	"(default $STRATA_TIMEOUT, else 3s); a failover once it did is waited for up to 30s"
+
 // clientFlags are the flags of every command that talks to the service.
 type clientFlags struct {
-	meta string
-	ns   string
+	meta    string
+	ns      string
+	timeout string
 }
 
 func (f *clientFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.meta, "meta", "", "namespace service address HOST:PORT, or its members' HOST:PORT,... (default $STRATA_META or "+defaultMeta+")")
 	cmd.Flags().StringVar(&f.ns, "namespace", "", "namespace of bare paths (default \"default\")")
+	cmd.Flags().StringVar(&f.timeout, "timeout", "", timeoutHelp)
 }
 
 func (f *clientFlags) client() (*client.Client, error) {
-	return client.New(client.Config{Meta: metaAddr(f.meta), Namespace: f.ns})
+	cfg, err := clientConfig(f.meta, f.ns, f.timeout)
+	if err != nil {
+		return nil, err
+	}
+	return client.New(cfg)
+}
+
+// clientConfig is the configuration of a client of the service at meta
+// (a flag, else $STRATA_META, else the default), waiting timeout (a flag,
+// else $STRATA_TIMEOUT, else the client's default) for a first connection.
+// A malformed address or duration is a usage error, found before anything
+// is dialled.
+func clientConfig(meta, ns, timeout string) (client.Config, error) {
+	cfg := client.Config{Meta: metaAddr(meta), Namespace: ns}
+	if _, err := client.ParseMembers(cfg.Meta); err != nil {
+		return cfg, usagef("%s%v", fromEnv(meta, "STRATA_META"), err)
+	}
+	var err error
+	if cfg.ConnectTimeout, err = connectTimeout(timeout); err != nil {
+		return cfg, usagef("%s%v", fromEnv(timeout, "STRATA_TIMEOUT"), err)
+	}
+	return cfg, nil
+}
+
+// fromEnv says where a setting came from when no flag gave it.
+func fromEnv(flag, env string) string {
+	if flag == "" && os.Getenv(env) != "" {
+		return "$" + env + ": "
+	}
+	return ""
+}
+
+// connectTimeout parses flag, else $STRATA_TIMEOUT: a duration ("10s",
+// "1m") or a number of seconds; 0 when neither is set (the default).
+func connectTimeout(flag string) (time.Duration, error) {
+	s := flag
+	if s == "" {
+		s = os.Getenv("STRATA_TIMEOUT")
+	}
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		secs, serr := strconv.ParseFloat(s, 64)
+		if serr != nil {
+			return 0, fmt.Errorf("timeout %q is not a duration such as 10s or 1m", s)
+		}
+		d = time.Duration(secs * float64(time.Second))
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("timeout %q is not positive", s)
+	}
+	return d, nil
 }

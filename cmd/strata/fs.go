@@ -12,7 +12,7 @@ import (
 
 func fsCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "fs [--meta HOST:PORT] [--namespace NS] -CMD [options] [args...]",
+		Use:   "fs [--meta HOST:PORT] [--namespace NS] [--timeout DURATION] -CMD [options] [args...]",
 		Short: "hadoop fs-style client commands",
 		Long: `The file system shell, as "hadoop fs": -ls, -mkdir, -put, -get, -cat, -mv,
 -rm, -du, -count, -stat, -chmod, -chown, -touchz, -test, ... with Hadoop's
@@ -24,16 +24,22 @@ or relative to /user/<user>; globs (* ? [...] {a,b}) are expanded by listing.
   strata fs -help ls       one command
 
 The namespace service is --meta HOST:PORT, else $STRATA_META, else
-127.0.0.1:7700.`,
+127.0.0.1:7700. A service that accepts no connection within --timeout
+(else $STRATA_TIMEOUT, else 3s) is reported at once, with the address and
+the cause.`,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, rest, err := fsshell.ParseOptions(args)
+			var cfg client.Config
+			if err == nil {
+				cfg, err = clientConfig(opts.Meta, opts.Namespace, opts.Timeout)
+			}
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "fs:", err)
-				return exitCode(255)
+				return exitCode(255) // the shell's usage status, as Hadoop's -1
 			}
 			code := fsshell.Run(cmd.Context(), rest, os.Stdout, os.Stderr, func() (*client.Client, error) {
-				return client.New(client.Config{Meta: metaAddr(opts.Meta), Namespace: opts.Namespace})
+				return client.New(cfg)
 			})
 			// The shell reported every failure itself, in Hadoop's words.
 			if code != 0 {

@@ -64,6 +64,10 @@ func memberListCmd() *cobra.Command {
 			if err != nil {
 				return nil, 0, err
 			}
+			for _, m := range st.Members {
+				// Only the leader knows who answers.
+				m.Answering = m.Answering || st.MemberId != st.LeaderId
+			}
 			return st.Members, st.LeaderId, nil
 		})
 }
@@ -76,8 +80,11 @@ func printMembers(members []*pb.Member, leader uint64) error {
 		if m.Learner {
 			kind = "learner"
 		}
-		if m.Id == leader {
+		switch {
+		case m.Id == leader:
 			kind += " (leader)"
+		case leader != 0 && !m.Answering:
+			kind += " (not answering the leader)"
 		}
 		fmt.Fprintf(w, "%d\t%s\t%s\n", m.Id, m.Address, kind)
 	}
@@ -113,15 +120,22 @@ func memberAddCmd() *cobra.Command {
 }
 
 func memberRemoveCmd() *cobra.Command {
-	return memberSubcmd("remove ID", "Remove a member (the leader hands over first if it is the one)", 1,
+	var force bool
+	cmd := memberSubcmd("remove ID", "Remove a member (the leader hands over first if it is the one)", 1,
 		func(ctx context.Context, c *client.Client, args []string) ([]*pb.Member, uint64, error) {
 			ids, err := parseIDs(args[0])
 			if err != nil {
 				return nil, 0, err
 			}
-			members, err := c.RemoveMember(ctx, ids[0])
+			members, err := c.RemoveMember(ctx, ids[0], force)
 			return members, 0, err
 		})
+	cmd.Long = `Remove a member from the group. The leader refuses if the voters left that
+answer it would not be a majority of them (say, removing a live member of
+three while another is down): the group would stop serving until enough of
+them came back. --force removes it all the same.`
+	cmd.Flags().BoolVar(&force, "force", false, "remove it even if the group would lose its quorum")
+	return cmd
 }
 
 func memberReplaceCmd() *cobra.Command {
@@ -134,7 +148,7 @@ func memberReplaceCmd() *cobra.Command {
 			if _, err := c.AddMember(ctx, ids[1], args[2], false); err != nil {
 				return nil, 0, err
 			}
-			members, err := c.RemoveMember(ctx, ids[0])
+			members, err := c.RemoveMember(ctx, ids[0], false)
 			return members, 0, err
 		})
 }

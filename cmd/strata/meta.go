@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -43,6 +44,8 @@ type metaFlags struct {
 	leaseSoft   time.Duration
 	leaseHard   time.Duration
 	pprofListen string
+	// The trash of fs -rm, and of deleted namespaces.
+	trashInterval, namespaceTrash time.Duration
 }
 
 func (f *metaFlags) register(cmd *cobra.Command) {
@@ -63,6 +66,8 @@ func (f *metaFlags) register(cmd *cobra.Command) {
 	fl.Int64Var(&f.hotCache, "hot-cache", 256<<20, "cache of hot metadata records, bytes")
 	fl.DurationVar(&f.leaseSoft, "lease-soft-limit", 60*time.Second, "time after which another writer may take over a file whose writer stopped renewing")
 	fl.DurationVar(&f.leaseHard, "lease-hard-limit", 20*time.Minute, "time after which the service closes a file whose writer stopped renewing")
+	fl.DurationVar(&f.trashInterval, "trash-interval", 24*time.Hour, "how long fs -rm keeps what it deletes in the user's trash, /user/USER/.Trash, before the service removes it (HDFS's fs.trash.interval); 0 turns the trash off")
+	fl.DurationVar(&f.namespaceTrash, "namespace-trash", time.Duration(namespace.DefaultNamespaceTrash)*time.Millisecond, "how long a deleted namespace that held anything stays in the trash, restorable with 'strata admin ns restore', before it and its bucket's objects are removed; 0 removes it at once")
 	fl.StringVar(&f.pprofListen, "pprof-listen", "", "serve Go's profiles (/debug/pprof/, as net/http/pprof) on this address, e.g. 127.0.0.1:6060; off by default")
 }
 
@@ -87,6 +92,10 @@ func (f *metaFlags) servePprof() error {
 func (f *metaFlags) config() (metaserver.Config, error) {
 	ns := namespace.DefaultConfig(f.superuser)
 	ns.Supergroup, ns.InlineLimit = f.supergroup, f.inlineLimit
+	if f.trashInterval < 0 || f.namespaceTrash < 0 {
+		return metaserver.Config{}, errors.New("--trash-interval and --namespace-trash cannot be negative")
+	}
+	ns.NamespaceTrash = f.namespaceTrash.Milliseconds()
 	if f.blockSize != "" {
 		bs, err := parseBytes(f.blockSize)
 		if err != nil || bs <= 0 {
@@ -98,7 +107,7 @@ func (f *metaFlags) config() (metaserver.Config, error) {
 		ns.BlockSize = uint64(bs)
 	}
 	cfg := metaserver.Config{DataDir: f.dataDir, Namespace: ns, LeaseSoftLimit: f.leaseSoft, LeaseHardLimit: f.leaseHard,
-		MemberID: f.memberID, ClusterID: f.clusterID, Address: f.advertise, Tick: f.raftTick}
+		MemberID: f.memberID, ClusterID: f.clusterID, Address: f.advertise, Tick: f.raftTick, TrashInterval: f.trashInterval}
 	cfg.Store.BlockCacheBytes, cfg.Store.HotBytes = f.blockCache, f.hotCache
 	if f.memberID == 0 {
 		return cfg, errors.New("--member-id must be at least 1")
@@ -203,11 +212,13 @@ func serveMeta(ctx context.Context, cfg metaserver.Config, listen string, ensure
 	tuneGC()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	cfg.Log = log
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+	start := time.Now()
+	// The address first: a start that cannot serve creates nothing.
+	lis, err := listenOn(listen)
+	if err != nil {
 		return err
 	}
-	start := time.Now()
-	srv, err := metaserver.Listen(cfg, listen)
+	srv, err := openMember(cfg, lis)
 	if err != nil {
 		return err
 	}
@@ -240,6 +251,37 @@ func serveMeta(ctx context.Context, cfg metaserver.Config, listen string, ensure
 	case <-srv.Done():
 		return fmt.Errorf("namespace service stopped: %w", srv.Err())
 	}
+}
+
+// listenOn listens on addr, the --listen flag, with an error that names
+// the flag and says why in a few words ("address already in use").
+func listenOn(addr string) (net.Listener, error) {
+	lis, err := net.Listen("tcp", addr)
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		err = op.Err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--listen %s: %w", addr, err)
+	}
+	return lis, nil
+}
+
+// openMember opens a member on cfg.DataDir and serves it on lis. A data
+// directory this start created is removed again if the member cannot be
+// opened: it holds nothing but what the failed start wrote.
+func openMember(cfg metaserver.Config, lis net.Listener) (*metaserver.Serving, error) {
+	_, statErr := os.Stat(cfg.DataDir)
+	created := errors.Is(statErr, fs.ErrNotExist)
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		lis.Close()
+		return nil, err
+	}
+	srv, err := metaserver.Serve(cfg, lis)
+	if err != nil && created {
+		_ = os.RemoveAll(cfg.DataDir)
+	}
+	return srv, err
 }
 
 // tuneGC makes the collector run less often in a server process: its heap

@@ -10,9 +10,16 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/stratafs/strata/bench/benchkit"
 	"github.com/stratafs/strata/internal/metaserver"
+	"github.com/stratafs/strata/internal/worker"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
+
+// devCacheSize is the dev server's worker cache capacity: small, since a
+// development machine's disk holds other things and the bucket beside it
+// already keeps every block (a worker's own default is 10GiB).
+const devCacheSize = "1GiB"
 
 func serverCmd() *cobra.Command {
 	var f metaFlags
@@ -24,6 +31,12 @@ func serverCmd() *cobra.Command {
 		Long: `Run the namespace service and a cache worker in one process, with a namespace
 called "default" whose bucket is a local directory under --data-dir (the
 worker's cache and socket are there too). This is what "make run" starts.
+
+Everything lives in --data-dir; delete it to start over. The namespace's
+state (state/, raft/, snapshots/) stays small; the bucket (bucket/) holds
+every block of every file larger than --inline-limit for as long as the file
+exists, so it grows with what you store; the worker's cache (worker/cache/)
+keeps copies of recently used blocks, up to --worker-cache-size (` + devCacheSize + `).
 
 Try it from another shell:
   strata fs -mkdir -p /a/b && strata fs -touchz /a/b/f && strata fs -ls -R /`,
@@ -59,13 +72,17 @@ Try it from another shell:
 						fmt.Fprintln(os.Stderr, "strata: worker:", err)
 					}
 				}()
-				return waitForWorker(ctx, s.Server)
+				if err := waitForWorker(ctx, s.Server); err != nil {
+					return err
+				}
+				printDevData(abs, wcfg)
+				return nil
 			})
 		},
 	}
 	cmd.Flags().BoolVar(&dev, "dev", false, "run everything in one process on the embedded default")
 	f.register(cmd)
-	wf.register(cmd, "worker-")
+	wf.register(cmd, "worker-", devCacheSize)
 	return cmd
 }
 
@@ -85,5 +102,16 @@ func waitForWorker(ctx context.Context, s *metaserver.Server) error {
 			return fmt.Errorf("the dev worker did not register: %w", ctx.Err())
 		case <-t.C:
 		}
+	}
+}
+
+// printDevData tells where the dev server keeps its data and how large it can
+// grow, so that a newcomer's disk holds no surprise.
+func printDevData(dataDir string, w worker.Config) {
+	free, _ := benchkit.DiskFree(dataDir)
+	fmt.Fprintf(os.Stderr, "strata: data in %s (%s free there); its bucket/ grows with the files you store\n",
+		dataDir, human(free))
+	for _, d := range w.Cache.Dirs {
+		fmt.Fprintf(os.Stderr, "strata: worker cache in %s: at most %s (--worker-cache-size)\n", d.Path, human(uint64(d.Capacity)))
 	}
 }

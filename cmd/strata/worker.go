@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -31,18 +30,24 @@ type workerFlags struct {
 	cacheSync bool
 }
 
-func (f *workerFlags) register(cmd *cobra.Command, prefix string) {
+// register adds the worker's flags to cmd, each name prefixed with prefix;
+// cacheSize is --cache-size's default.
+func (f *workerFlags) register(cmd *cobra.Command, prefix, cacheSize string) {
 	fl := cmd.Flags()
+	stateDir := "STATE-DIR" // the dev server's is DATA-DIR/worker
+	if prefix != "" {
+		stateDir = "DATA-DIR/worker"
+	}
 	if prefix == "" {
 		fl.StringVar(&f.listen, "listen", "127.0.0.1:7701", "address to serve the worker's gRPC on")
 		fl.StringVar(&f.advertise, "advertise", "", "address clients dial (default: the listen address)")
 		fl.StringVar(&f.meta, "meta", "", "namespace service address HOST:PORT (default $STRATA_META or "+defaultMeta+")")
 		fl.StringVar(&f.stateDir, "state-dir", "./strata-worker", "directory for the worker's id and socket")
 	}
-	fl.StringSliceVar(&f.cacheDirs, prefix+"cache-dir", nil, "cache directory, repeatable (one per disk; default STATE-DIR/cache)")
-	fl.StringVar(&f.cacheSize, prefix+"cache-size", "10GiB", "cache capacity per directory (e.g. 512MiB, 20GiB)")
+	fl.StringSliceVar(&f.cacheDirs, prefix+"cache-dir", nil, "cache directory, repeatable (one per disk; default "+stateDir+"/cache)")
+	fl.StringVar(&f.cacheSize, prefix+"cache-size", cacheSize, "cache capacity per directory (e.g. 512MiB, 20GiB)")
 	fl.StringVar(&f.pageSize, prefix+"page-size", "1MiB", "cache granularity: the smallest range fetched and checksummed")
-	fl.StringVar(&f.socket, prefix+"unix-socket", "", "short-circuit socket path (default STATE-DIR/worker.sock)")
+	fl.StringVar(&f.socket, prefix+"unix-socket", "", "short-circuit socket path (default "+stateDir+"/worker.sock)")
 	fl.BoolVar(&f.cacheSync, prefix+"cache-sync", false, "fdatasync cached pages before recording them (off by default: every cached page is in the bucket too, and every read checks its CRC, so a page a power cut lost is refetched)")
 }
 
@@ -89,7 +94,7 @@ spreads blocks over the live workers by rendezvous hashing.`,
 			return runWorker(ctx, cfg, f.listen)
 		},
 	}
-	f.register(cmd, "")
+	f.register(cmd, "", "10GiB")
 	return cmd
 }
 
@@ -97,15 +102,17 @@ spreads blocks over the live workers by rendezvous hashing.`,
 func runWorker(ctx context.Context, cfg worker.Config, listen string) error {
 	tuneGC()
 	cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	// The address first: a start that cannot serve creates nothing.
+	lis, err := listenOn(listen)
+	if err != nil {
+		return err
+	}
 	w, err := worker.New(cfg)
 	if err != nil {
+		lis.Close()
 		return err
 	}
 	defer w.Close()
-	lis, err := net.Listen("tcp", listen)
-	if err != nil {
-		return err
-	}
 	fmt.Fprintf(os.Stderr, "strata: worker %s serving on %s\n", w.ID(), lis.Addr())
 	return w.Serve(ctx, lis)
 }

@@ -45,7 +45,8 @@ type Mode struct {
 	log *slog.Logger
 	mu  struct {
 		sync.Mutex
-		flights map[flightKey]*flight
+		flights  map[flightKey]*flight
+		progress map[progressKey]*progress
 	}
 }
 
@@ -53,13 +54,8 @@ type Mode struct {
 func New(svc Service, fs *namespace.FS, log *slog.Logger) *Mode {
 	m := &Mode{svc: svc, fs: fs, log: log}
 	m.mu.flights = map[flightKey]*flight{}
+	m.mu.progress = map[progressKey]*progress{}
 	return m
-}
-
-// request is a client's request: every one has a header.
-type request interface {
-	proto.Message
-	GetHeader() *pb.Header
 }
 
 // Prepare does the bucket side of op for req in cache-mode namespace ns

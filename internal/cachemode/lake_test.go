@@ -68,8 +68,11 @@ func eachBackend(t *testing.T, fn func(t *testing.T, backend string)) {
 }
 
 type lakeOptions struct {
-	interval int64                           // the namespace's sync interval
-	wrap     func(object.Store) object.Store // faults between the worker and the bucket
+	interval  int64                           // the namespace's sync interval
+	blockSize uint64                          // the service's block size; 0: its default
+	wrap      func(object.Store) object.Store // faults between the worker and the bucket
+	// wrapService, faults between the namespace service and the bucket.
+	wrapService func(object.Store) object.Store
 }
 
 func startLake(t *testing.T, backend string, o lakeOptions) *lake {
@@ -99,7 +102,21 @@ func startLake(t *testing.T, backend string, o lakeOptions) *lake {
 	default:
 		t.Fatalf("no backend %q", backend)
 	}
-	l.svc = testcluster.StartInProcess(t, func(cfg *metaserver.Config) { cfg.Clock = l.clock.now })
+	l.svc = testcluster.StartInProcess(t, func(cfg *metaserver.Config) {
+		cfg.Clock = l.clock.now
+		if o.blockSize != 0 {
+			cfg.Namespace.BlockSize = o.blockSize
+		}
+		if o.wrapService != nil {
+			cfg.OpenStore = func(ctx context.Context, uri string) (object.Store, error) {
+				st, err := objstore.Open(ctx, uri)
+				if err != nil {
+					return nil, err
+				}
+				return retry.New(o.wrapService(st), retry.Policy{}), nil
+			}
+		}
+	})
 	wcfg := worker.Config{StateDir: t.TempDir(), Meta: l.svc.Addr,
 		Cache: cache.Config{Dirs: []cache.Dir{{Path: l.cacheDir, Capacity: 512 << 20}}}}
 	wcfg.OpenStore = func(ctx context.Context, uri string) (object.Store, error) {

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/kvschema"
 	"github.com/stratafs/strata/internal/namespace"
 	"github.com/stratafs/strata/internal/object"
 	"github.com/stratafs/strata/internal/statemachine"
@@ -126,7 +127,9 @@ func prepareDelete(ctx context.Context, c *call, req proto.Message) (proto.Messa
 	}
 	key := namespace.ObjectKey(r.GetPath())
 	if v.Node.IsDir() {
-		err = c.deleteTree(ctx, key+"/")
+		p, done := c.track(r.GetPath(), objectsIn(v.Node))
+		err = c.deleteTree(ctx, p, key+"/")
+		done()
 	} else {
 		err = c.store.Delete(ctx, key)
 	}
@@ -173,7 +176,9 @@ func prepareRename(ctx context.Context, c *call, req proto.Message) (proto.Messa
 	}
 	from, to := namespace.ObjectKey(r.GetSrc()), namespace.ObjectKey(res.Path)
 	if src.Node.IsDir() {
-		err = c.moveTree(ctx, from+"/", to+"/")
+		p, done := c.track(r.GetSrc(), 2*objectsIn(src.Node))
+		err = c.moveTree(ctx, p, from+"/", to+"/")
+		done()
 	} else {
 		err = c.moveObject(ctx, from, src.State.ETag, to)
 	}
@@ -201,6 +206,10 @@ func (c *call) moveObject(ctx context.Context, from, etag, to string) error {
 	}
 	return c.store.Delete(ctx, from)
 }
+
+// objectsIn is about how many objects the bucket holds for directory n,
+// as the namespace knows it: its files and a marker per directory.
+func objectsIn(n *kvschema.Inode) uint64 { return n.SubFiles + n.SubDirs + 1 }
 
 func parentOf(p string) string {
 	d := path.Dir(p)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -11,6 +12,8 @@ import (
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/object"
+	"github.com/stratafs/strata/internal/object/faulty"
+	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
 // Objects another client put are files at their keys, prefixes and
@@ -192,4 +195,50 @@ func TestMutationsInTheBucket(t *testing.T) {
 			t.Fatalf("after rm -r, the bucket holds %v %v", left, err)
 		}
 	})
+}
+
+// A rename of a directory reports how many of its objects it copied and
+// deleted while it runs.
+func TestRenameReportsProgress(t *testing.T) {
+	inj := faulty.NewInjector(3)
+	l := startLake(t, "localfs", lakeOptions{interval: -1,
+		wrapService: func(s object.Store) object.Store { return faulty.New(s, inj) }})
+	ctx := context.Background()
+	for i := range 200 {
+		l.put(t, fmt.Sprintf("d/%03d", i), []byte("x"))
+	}
+	if got := l.names(t, "/d"); len(got) != 200 {
+		t.Fatalf("%d entries", len(got))
+	}
+	// Copies slowed, so that the rename lasts long enough to be seen.
+	inj.Set(faulty.Rule{Kind: faulty.Latency, Ops: []object.Op{object.OpCopy}, Delay: 20 * time.Millisecond})
+	done := make(chan error, 1)
+	go func() {
+		_, err := l.c.Rename(ctx, "strata://lake/d", "strata://lake/e")
+		done <- err
+	}()
+	var seen *pb.GetProgressResponse
+	for running := true; running; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			running = false
+		default:
+			p, err := l.c.Progress(ctx, "strata://lake/d")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Running && p.Done > 0 {
+				seen = p
+			}
+		}
+	}
+	if seen == nil || seen.Total < 200 || seen.Operation == "" {
+		t.Fatalf("progress seen while renaming: %v", seen)
+	}
+	if p, err := l.c.Progress(ctx, "strata://lake/d"); err != nil || p.Running {
+		t.Fatalf("progress after the rename: %v %v", p, err)
+	}
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/object"
+	"github.com/stratafs/strata/internal/object/faulty"
 	"github.com/stratafs/strata/internal/testcluster"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
@@ -156,4 +158,58 @@ func workerStats(t *testing.T, l *lake) *pb.WorkerStats {
 		t.Fatalf("worker stats %v %v", st, err)
 	}
 	return st[0]
+}
+
+// A storm of 503s and broken reads between the worker and the bucket costs
+// time, never bytes: every read is the object's.
+func TestFaultStormGivesRightBytes(t *testing.T) {
+	eachBackend(t, func(t *testing.T, backend string) {
+		inj := faulty.NewInjector(7)
+		l := startLake(t, backend, lakeOptions{interval: -1,
+			wrap: func(s object.Store) object.Store { return faulty.New(s, inj) }})
+		data := randomBytes(t, 6<<20+3)
+		l.put(t, "f", data)
+		inj.Set(faulty.Rule{Kind: faulty.Throttle, Ops: []object.Op{object.OpGet}, Prob: 0.3},
+			faulty.Rule{Kind: faulty.ShortRead, Ops: []object.Op{object.OpGet}, Prob: 0.3})
+		if got := l.read(t, "/f"); !bytes.Equal(got, data) {
+			t.Fatal("a read through the storm differs")
+		}
+		if inj.Fired() == 0 {
+			t.Fatal("no fault fired")
+		}
+	})
+}
+
+// A dead worker costs its cache, never the read: its blocks are read
+// through the next worker in rendezvous order.
+func TestDeadWorkerIsReadAround(t *testing.T) {
+	l := startLake(t, "localfs", lakeOptions{interval: -1, blockSize: 1 << 20})
+	other := testcluster.StartWorker(t, l.svc.Addr, t.TempDir(), "--cache-size", "256MiB")
+	ctx := context.Background()
+	for {
+		if st, err := l.c.WorkerStats(ctx); err == nil && len(st) == 2 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond) // polling for the worker's registration
+	}
+	data := randomBytes(t, 16<<20)
+	l.put(t, "f", data)
+	if got := l.read(t, "/f"); !bytes.Equal(got, data) {
+		t.Fatal("read with two workers differs")
+	}
+	// 1 MiB blocks: both workers are home to some of the sixteen (all on
+	// one has a chance of 2^-15).
+	st, err := l.c.WorkerStats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range st {
+		if s.BucketBytesRead == 0 {
+			t.Fatalf("worker %s read nothing: the test needs blocks homed on both", s.WorkerId)
+		}
+	}
+	other.Kill()
+	if got := l.read(t, "/f"); !bytes.Equal(got, data) {
+		t.Fatal("read after a worker died differs")
+	}
 }

@@ -16,14 +16,18 @@ const treeConcurrency = 16
 // eachObject calls fn for every object whose key starts with prefix (the
 // prefix's own marker included), treeConcurrency at a time, page by page,
 // and logs its progress through large trees.
-func (c *call) eachObject(ctx context.Context, what, prefix string, fn func(ctx context.Context, info object.Info) error) (int, error) {
+func (c *call) eachObject(ctx context.Context, p *progress, what, prefix string, fn func(ctx context.Context, info object.Info) error) (int, error) {
 	done := 0
 	for after := ""; ; {
 		page, err := c.store.List(ctx, prefix, after, listPage)
 		if err != nil {
 			return done, err
 		}
-		if err := parallel(ctx, page, fn); err != nil {
+		if err := parallel(ctx, page, func(ctx context.Context, info object.Info) error {
+			err := fn(ctx, info)
+			p.step(what)
+			return err
+		}); err != nil {
 			return done, err
 		}
 		done += len(page)
@@ -37,9 +41,10 @@ func (c *call) eachObject(ctx context.Context, what, prefix string, fn func(ctx 
 	}
 }
 
-// deleteTree deletes every object under prefix, its marker included.
-func (c *call) deleteTree(ctx context.Context, prefix string) error {
-	_, err := c.eachObject(ctx, "deleting", prefix, func(ctx context.Context, info object.Info) error {
+// deleteTree deletes every object under prefix, its marker included,
+// counting them in p.
+func (c *call) deleteTree(ctx context.Context, p *progress, prefix string) error {
+	_, err := c.eachObject(ctx, p, "deleting", prefix, func(ctx context.Context, info object.Info) error {
 		return c.store.Delete(ctx, info.Key)
 	})
 	if err != nil {
@@ -50,9 +55,10 @@ func (c *call) deleteTree(ctx context.Context, prefix string) error {
 
 // moveTree copies every object under from to the same key under to, puts
 // to's marker (so that an empty directory moves too), then deletes the
-// sources. A failure leaves what was copied: a second rename finishes.
-func (c *call) moveTree(ctx context.Context, from, to string) error {
-	_, err := c.eachObject(ctx, "copying", from, func(ctx context.Context, info object.Info) error {
+// sources, counting them in p. A failure leaves what was copied: a second
+// rename finishes.
+func (c *call) moveTree(ctx context.Context, p *progress, from, to string) error {
+	_, err := c.eachObject(ctx, p, "copying", from, func(ctx context.Context, info object.Info) error {
 		_, err := c.store.Copy(ctx, info.Key, info.ETag, to+strings.TrimPrefix(info.Key, from))
 		return err
 	})
@@ -62,7 +68,7 @@ func (c *call) moveTree(ctx context.Context, from, to string) error {
 	if _, err := c.store.Put(ctx, to, bytes.NewReader(nil), 0); err != nil {
 		return err
 	}
-	return c.deleteTree(ctx, from)
+	return c.deleteTree(ctx, p, from)
 }
 
 // parallel calls fn for each of infos, treeConcurrency at a time, and

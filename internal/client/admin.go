@@ -19,12 +19,31 @@ func (c *Client) CreateNamespace(ctx context.Context, info *pb.NamespaceInfo) er
 	return err
 }
 
-// DeleteNamespace deletes a namespace and, in the background, its content.
-func (c *Client) DeleteNamespace(ctx context.Context, name string) error {
-	_, err := call(func() (*pb.DeleteNamespaceResponse, error) {
-		return c.meta.DeleteNamespace(ctx, &pb.DeleteNamespaceRequest{Header: c.header, Name: name})
+// DeleteNamespace deletes a namespace (superusers only) as mode says:
+// only if it is empty (fserr.ErrNotEmpty otherwise), to the trash, or for
+// good at once; its content goes in the background. It returns what the
+// namespace held.
+func (c *Client) DeleteNamespace(ctx context.Context, name string, mode pb.NamespaceDeleteMode) (*pb.DeleteNamespaceResponse, error) {
+	return call(func() (*pb.DeleteNamespaceResponse, error) {
+		return c.meta.DeleteNamespace(ctx, &pb.DeleteNamespaceRequest{Header: c.header, Name: name, Mode: mode})
+	})
+}
+
+// RestoreNamespace brings a namespace back from the trash (superusers
+// only).
+func (c *Client) RestoreNamespace(ctx context.Context, name string) error {
+	_, err := call(func() (*pb.RestoreNamespaceResponse, error) {
+		return c.meta.RestoreNamespace(ctx, &pb.RestoreNamespaceRequest{Header: c.header, Name: name})
 	})
 	return err
+}
+
+// ServerDefaults returns the settings of the service that clients follow,
+// such as the trash interval.
+func (c *Client) ServerDefaults(ctx context.Context) (*pb.GetServerDefaultsResponse, error) {
+	return call(func() (*pb.GetServerDefaultsResponse, error) {
+		return c.meta.GetServerDefaults(ctx, &pb.GetServerDefaultsRequest{Header: c.hdr("")})
+	})
 }
 
 // Namespaces lists the namespaces.
@@ -54,10 +73,12 @@ func (c *Client) AddMember(ctx context.Context, id uint64, addr string, learner 
 }
 
 // RemoveMember removes a member from the group (superusers only); removing
-// the leader hands leadership over first.
-func (c *Client) RemoveMember(ctx context.Context, id uint64) ([]*pb.Member, error) {
+// the leader hands leadership over first. Unless force, the service refuses
+// (fserr.ErrQuorum) when the voters left that it hears from would not be a
+// majority of them.
+func (c *Client) RemoveMember(ctx context.Context, id uint64, force bool) ([]*pb.Member, error) {
 	r, err := call(func() (*pb.MembershipResponse, error) {
-		return c.meta.RemoveMember(ctx, &pb.RemoveMemberRequest{Header: c.header, Id: id})
+		return c.meta.RemoveMember(ctx, &pb.RemoveMemberRequest{Header: c.header, Id: id, Force: force})
 	})
 	return r.GetMembers(), err
 }
@@ -80,14 +101,18 @@ type MemberStatus struct {
 
 // MemberStatuses asks every member for its status: those the client was
 // given and those the group's configuration names, each directly (not
-// through the leader), in address order.
+// through the leader), in address order, each within the client's
+// ConnectTimeout.
 func (c *Client) MemberStatuses(ctx context.Context) []MemberStatus {
 	var out []MemberStatus
 	ask := func(addr string) MemberStatus {
 		ms := MemberStatus{Address: addr}
 		conn, err := c.members.conn(addr)
 		if err == nil {
+			// A member that accepts no connection is reported, not waited for.
+			ctx, cancel := context.WithTimeout(ctx, c.members.connectTimeout)
 			ms.Status, err = pb.NewMetaServiceClient(conn).Status(ctx, &pb.StatusRequest{})
+			cancel()
 		}
 		ms.Err = rpcerr.FromStatus(err)
 		return ms

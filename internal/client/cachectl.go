@@ -136,3 +136,16 @@ func (c *Client) Resync(ctx context.Context, path string) (uint64, error) {
 	}
 	return r.Entries, nil
 }
+
+// Progress reports how far the bucket side of an operation on path (a
+// rename or delete of a cache-mode directory) has got; Running is false
+// when none is under way.
+func (c *Client) Progress(ctx context.Context, path string) (*pb.GetProgressResponse, error) {
+	ns, p, err := splitPath(path)
+	if err != nil {
+		return nil, err
+	}
+	return call(func() (*pb.GetProgressResponse, error) {
+		return c.meta.GetProgress(ctx, &pb.GetProgressRequest{Header: c.hdr(ns), Path: p})
+	})
+}

@@ -17,7 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/fspath"
 	"github.com/stratafs/strata/internal/rpcerr"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
@@ -27,9 +27,13 @@ type Config struct {
 	// Meta is the namespace service address, host:port, or the addresses
 	// of its members, comma-separated.
 	Meta string
-	// RetryTimeout bounds how long a call keeps looking for a leader (0:
-	// DefaultRetryTimeout).
+	// RetryTimeout bounds how long a call keeps looking for a leader once
+	// the client reached the service: a failover (0: DefaultRetryTimeout).
 	RetryTimeout time.Duration
+	// ConnectTimeout bounds how long the client waits for a first member
+	// to accept a connection, after which a call fails naming each address
+	// and why it could not be reached (0: DefaultConnectTimeout).
+	ConnectTimeout time.Duration
 	// Namespace is used for bare paths; empty means "default".
 	Namespace string
 	// User and Groups identify the caller (HDFS "simple" authentication);
@@ -72,10 +76,11 @@ type Client struct {
 	}
 }
 
-// New connects to the service named in cfg. It does not wait for the
-// service to answer; the first call does.
+// New connects to the service named in cfg; a malformed address is an
+// fserr.ErrInvalidArgument. It does not wait for the service to answer;
+// the first call does (or Connect).
 func New(cfg Config) (*Client, error) {
-	ms, err := newMembers(cfg.Meta, cfg.RetryTimeout)
+	ms, err := newMembers(cfg.Meta, cfg.RetryTimeout, cfg.ConnectTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -150,16 +155,27 @@ func clientName() string {
 const Scheme = "strata://"
 
 // splitPath turns "strata://ns/p", "strata:///p" or "/p" into a namespace
-// and an absolute path.
+// and an absolute path, which must follow the path rule (internal/fspath)
+// before the call leaves.
 func splitPath(p string) (ns, path string, err error) {
+	return split(p, fspath.Split)
+}
+
+// splitNewPath is splitPath for a path whose missing components the call
+// creates: their names must be names a new entry may have.
+func splitNewPath(p string) (ns, path string, err error) {
+	return split(p, fspath.SplitNew)
+}
+
+func split(p string, check func(string) ([]string, error)) (ns, path string, err error) {
 	if rest, ok := strings.CutPrefix(p, Scheme); ok {
 		ns, path, _ = strings.Cut(rest, "/")
 		path = "/" + path
 	} else {
 		path = p
 	}
-	if !strings.HasPrefix(path, "/") {
-		return "", "", fserr.Errorf(fserr.ErrInvalidPath, "%s: not an absolute path", p)
+	if _, err := check(path); err != nil {
+		return "", "", fmt.Errorf("%s: %w", p, err)
 	}
 	return ns, path, nil
 }

@@ -21,9 +21,9 @@ type CreateOptions struct {
 	BlockSize    uint64 // 0: the service's default
 }
 
-// Writer writes a new file. The file exists, empty, from Create on; its
-// content becomes visible, whole, on Close. It is not safe for concurrent
-// use.
+// Writer writes a new file, or appends to one. The file exists from Create
+// (or Append) on; its content becomes visible, whole, on Close, or as far
+// as written on Flush and Sync. It is not safe for concurrent use.
 type Writer struct {
 	c         *Client
 	ctx       context.Context
@@ -34,15 +34,22 @@ type Writer struct {
 	storeURI  string
 	objectKey string // cache mode: the object the content goes to, whole
 	blockSize uint64
-	buf       bytes.Buffer // the content while it fits inline
-	bs        *blockStream // the stream to a worker once it does not
-	closed    bool
-	failed    error
+	// base is the offset of the writer's first byte: 0, or where an
+	// append's first block starts; off is the offset of the next byte.
+	base, off uint64
+	// visible is the file's length the service last stated: where the
+	// next flush's tail starts.
+	visible uint64
+	buf     bytes.Buffer // the content while it fits inline
+	bl      *blockSet    // block mode: the blocks once it does not
+	obj     *blockStream // cache mode: the object's stream once it does not
+	closed  bool
+	failed  error
 }
 
 // Create creates path for writing and takes its lease.
 func (c *Client) Create(ctx context.Context, path string, o CreateOptions) (*Writer, error) {
-	ns, p, err := splitPath(path)
+	ns, p, err := splitNewPath(path)
 	if err != nil {
 		return nil, err
 	}
@@ -54,6 +61,36 @@ func (c *Client) Create(ctx context.Context, path string, o CreateOptions) (*Wri
 	c.startWriter()
 	return &Writer{c: c, ctx: ctx, hdr: hdr, path: p, ino: r.Status.InodeId, limit: int(r.InlineLimit),
 		storeURI: r.StoreUri, objectKey: r.ObjectKey, blockSize: r.Status.BlockSize}, nil
+}
+
+// Append opens closed file path for writing at its end and takes its
+// lease; what is written goes after what the file holds, visible on Close
+// (or Flush). A cache-mode file cannot be appended to.
+func (c *Client) Append(ctx context.Context, path string) (*Writer, error) {
+	ns, p, err := splitPath(path)
+	if err != nil {
+		return nil, err
+	}
+	hdr := c.hdr(ns)
+	r, err := call(func() (*pb.AppendResponse, error) {
+		return c.meta.Append(ctx, &pb.AppendRequest{Header: hdr, Path: p})
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.startWriter()
+	length := r.Status.Length
+	w := &Writer{c: c, ctx: ctx, hdr: hdr, path: p, ino: r.Status.InodeId, limit: int(r.InlineLimit),
+		storeURI: r.StoreUri, blockSize: r.Status.BlockSize, visible: length}
+	// A file that was stored inline: its bytes start the writer's content
+	// again, to end up in its first block (or inline once more).
+	w.base = length - uint64(len(r.InlineData))
+	w.off = w.base
+	w.buf.Write(r.InlineData)
+	if len(r.InlineData) > 0 {
+		w.off = length
+	}
+	return w, nil
 }
 
 func (c *Client) createRequest(hdr *pb.Header, p string, o CreateOptions) *pb.CreateRequest {
@@ -71,48 +108,127 @@ func (c *Client) create(ctx context.Context, r *pb.CreateRequest) (*pb.CreateRes
 }
 
 // Write implements io.Writer. Content up to the inline limit is buffered;
-// past it, everything streams to a worker.
+// past it, everything streams to workers.
 func (w *Writer) Write(p []byte) (int, error) {
 	switch {
 	case w.closed:
 		return 0, fserr.Errorf(fserr.ErrInvalidArgument, "write %s: file already closed", w.path)
 	case w.failed != nil:
 		return 0, w.failed
-	case w.bs == nil && w.buf.Len()+len(p) <= w.limit:
+	case w.bl == nil && w.obj == nil && w.buf.Len()+len(p) <= w.limit:
+		w.off += uint64(len(p))
 		return w.buf.Write(p)
 	}
-	var err error
-	if w.bs == nil {
-		err = w.openStream()
-	}
-	if err == nil {
-		err = w.bs.write(p)
-	}
-	if err != nil {
+	if err := w.stream(p); err != nil {
 		w.failed = fserr.Errorf(errCond(err), "write %s: %v", w.path, err)
 		return 0, w.failed
 	}
 	return len(p), nil
 }
 
+// stream sends p to workers, beginning with what was buffered.
+func (w *Writer) stream(p []byte) error {
+	if w.objectKey != "" {
+		if w.obj == nil {
+			s, err := w.openStream()
+			if err != nil {
+				return err
+			}
+			w.obj = s
+			if err := s.write(w.buf.Bytes()); err != nil {
+				return err
+			}
+		}
+		w.off += uint64(len(p))
+		return w.obj.write(p)
+	}
+	if w.bl == nil {
+		w.bl = &blockSet{sem: make(chan struct{}, blocksInFlight)}
+		buffered := w.buf.Bytes()
+		w.off = w.base
+		if err := w.streamBlocks(buffered); err != nil {
+			return err
+		}
+	}
+	return w.streamBlocks(p)
+}
+
+// Flush makes what was written so far visible to every reader that opens
+// the file afterwards (HDFS's hflush), and durable: the service logs it
+// before it answers, so it survives the writer and any worker. Sync is
+// the same (hsync).
+func (w *Writer) Flush() error {
+	switch {
+	case w.closed:
+		return fserr.Errorf(fserr.ErrInvalidArgument, "flush %s: file already closed", w.path)
+	case w.failed != nil:
+		return w.failed
+	case w.objectKey != "":
+		return fserr.Errorf(fserr.ErrUnsupported, "flush %s: a file of a cache-mode namespace is visible once closed only (it is one object in the bucket)", w.path)
+	}
+	req := &pb.FlushRequest{Header: w.hdr, Path: w.path, InodeId: w.ino}
+	if err := w.flushContent(req); err != nil {
+		w.failed = fserr.Errorf(errCond(err), "flush %s: %v", w.path, err)
+		return w.failed
+	}
+	if len(req.Blocks) == 0 && len(req.TailData) == 0 {
+		return nil
+	}
+	resp, err := call(func() (*pb.FlushResponse, error) { return w.c.meta.Flush(w.ctx, req) })
+	if err != nil {
+		return err
+	}
+	w.visible = resp.Length
+	return nil
+}
+
+// Sync is Flush (HDFS's hsync): every flush is durable once answered.
+func (w *Writer) Sync() error { return w.Flush() }
+
+// flushContent fills req with what to commit: the blocks finished since the
+// last flush and the bytes written after them and after the last flush.
+func (w *Writer) flushContent(req *pb.FlushRequest) error {
+	if w.bl == nil {
+		data := w.buf.Bytes()
+		req.TailOffset, req.TailData = w.visible, data[w.visible-w.base:]
+		return nil
+	}
+	bs := w.bl
+	if !bs.flushed {
+		// The first flush: end the current block early, so that blocks
+		// hold everything written so far; from now on the current block's
+		// bytes are kept, to be sent as the tail.
+		w.endBlock()
+		bs.flushed = true
+	}
+	done, err := w.finished()
+	if err != nil {
+		return err
+	}
+	req.Blocks = done
+	end := w.visible
+	if len(done) > 0 {
+		end = max(end, done[len(done)-1].Offset+done[len(done)-1].Length)
+	}
+	if bs.cur != nil && end < w.off {
+		req.TailOffset, req.TailData = end, bs.keep[end-bs.curStart:]
+	}
+	return nil
+}
+
 // Close commits the content and releases the lease. If the write failed,
-// the file is deleted: a partial file is never left visible.
+// the file is deleted (a new file; an appended one keeps what it had): a
+// partial file is never left visible.
 func (w *Writer) Close() error {
 	if w.closed {
 		return w.failed
 	}
 	w.closed = true
 	defer w.c.endWriter()
-	req := &pb.CompleteRequest{Header: w.hdr, Path: w.path, InodeId: w.ino}
-	if w.bs == nil {
-		data := w.buf.Bytes()
-		req.Length, req.InlineData, req.Inline = uint64(len(data)), data, len(data) > 0
-	} else if w.failed == nil {
-		resp, err := w.bs.finish()
-		if err != nil {
+	req := &pb.CompleteRequest{Header: w.hdr, Path: w.path, InodeId: w.ino, Length: w.off}
+	if w.failed == nil {
+		if err := w.completeContent(req); err != nil {
 			w.failed = fserr.Errorf(errCond(err), "write %s: %v", w.path, err)
-		} else {
-			req.Length, req.Blocks = resp.Length, resp.Blocks
 		}
 	}
 	if w.failed != nil {
@@ -123,13 +239,50 @@ func (w *Writer) Close() error {
 	return err
 }
 
-// abandon removes the file of a failed write; what the worker uploaded is
-// collected once the deletion commits.
-func (w *Writer) abandon() {
-	if w.bs != nil {
-		w.bs.cancel()
+// completeContent fills req with the content to commit: inline, or the
+// blocks not committed by a flush (none in cache mode, whose object the
+// worker completed).
+func (w *Writer) completeContent(req *pb.CompleteRequest) error {
+	switch {
+	case w.obj != nil:
+		_, err := w.obj.finish()
+		return err
+	case w.bl == nil && w.objectKey == "" && w.base > 0:
+		// Appended to a file of blocks: what was written becomes a block,
+		// however small (inline content cannot follow blocks).
+		if err := w.stream(nil); err != nil {
+			return err
+		}
+		return w.completeContent(req)
+	case w.bl == nil:
+		data := w.buf.Bytes()
+		req.InlineData, req.Inline = data, len(data) > 0
+		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	w.endBlock()
+	done, err := w.finished()
+	req.Blocks = done
+	return err
+}
+
+// abandonTimeout bounds the removal of a failed write's file: the caller
+// waits for it to hear of the failure, and when the service is what failed
+// the file is left to lease recovery rather than waited for through a whole
+// failover budget.
+const abandonTimeout = 5 * time.Second
+
+// abandon removes the file of a failed write; what the worker uploaded is
+// collected once the deletion commits. An appended file is left to lease
+// recovery, which closes it with what it had and what was flushed.
+func (w *Writer) abandon() {
+	w.cancelBlocks()
+	if w.obj != nil {
+		w.obj.cancel()
+	}
+	if w.visible > 0 || w.base > 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), abandonTimeout)
 	defer cancel()
 	_, _ = w.c.meta.Delete(ctx, &pb.DeleteRequest{Header: w.hdr, Path: w.path, InodeId: w.ino})
 }
@@ -150,7 +303,7 @@ func errCond(err error) error {
 // through a Writer.
 func (c *Client) WriteFile(ctx context.Context, path string, data []byte, o CreateOptions) error {
 	if len(data) == 0 || int64(len(data)) <= c.inlineLimit.Load() {
-		ns, p, err := splitPath(path)
+		ns, p, err := splitNewPath(path)
 		if err != nil {
 			return err
 		}

@@ -153,6 +153,13 @@ func TestBadInput(t *testing.T) {
 		{"NUL", func() error { _, err := c.Mkdirs(ctx, "/bad/a\x00b", 0o755); return err }, fserr.ErrInvalidPath},
 		{"name over 255 bytes", func() error { _, err := c.Mkdirs(ctx, "/bad/"+long, 0o755); return err }, fserr.ErrInvalidPath},
 		{"relative", func() error { _, err := c.Stat(ctx, "bad"); return err }, fserr.ErrInvalidPath},
+		{"not UTF-8", func() error { return c.WriteFile(ctx, "/bad/\xffname", nil, client.CreateOptions{}) }, fserr.ErrInvalidPath},
+		{"stat of not UTF-8", func() error { _, err := c.Stat(ctx, "/bad/\xffname"); return err }, fserr.ErrInvalidPath},
+		{"colon", func() error { _, err := c.Mkdirs(ctx, "/bad/a:b", 0o755); return err }, fserr.ErrInvalidPath},
+		{"newline", func() error { _, err := c.Create(ctx, "/bad/nl\nx", client.CreateOptions{}); return err }, fserr.ErrInvalidPath},
+		{"rename to a tab", func() error { _, err := c.Rename(ctx, "/bad/file", "/bad/tab\tx"); return err }, fserr.ErrInvalidPath},
+		{"stat of a colon", func() error { _, err := c.Stat(ctx, "/bad/a:b"); return err }, fserr.ErrNotFound},
+		{"owner not UTF-8", func() error { return c.SetOwner(ctx, "/bad/file", "\xff", "") }, fserr.ErrInvalidArgument},
 		{"missing parent", func() error { _, err := c.Mkdir(ctx, "/bad/no/x", 0o755); return err }, fserr.ErrNotFound},
 		{"create non-recursive", func() error {
 			_, err := c.Create(ctx, "/bad/no/f", client.CreateOptions{NonRecursive: true})
@@ -232,16 +239,17 @@ func TestPermissionDenied(t *testing.T) {
 func TestNamespaces(t *testing.T) {
 	ctx := context.Background()
 	c := testcluster.Client(t, dev(t), "")
+	bucket := "file://" + t.TempDir()
 	if err := c.CreateNamespace(ctx, &pb.NamespaceInfo{Name: "warehouse",
-		Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK, StoreUri: "file:///tmp/wh"}); err != nil {
+		Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK, StoreUri: bucket}); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.CreateNamespace(ctx, &pb.NamespaceInfo{Name: "warehouse",
-		Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK, StoreUri: "file:///tmp/wh"}); !errors.Is(err, fserr.ErrExists) {
+		Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK, StoreUri: bucket}); !errors.Is(err, fserr.ErrExists) {
 		t.Fatalf("duplicate namespace: %v", err)
 	}
 	if err := c.CreateNamespace(ctx, &pb.NamespaceInfo{Name: "Bad Name",
-		Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK, StoreUri: "file:///tmp/wh"}); !errors.Is(err, fserr.ErrInvalidArgument) {
+		Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK, StoreUri: bucket}); !errors.Is(err, fserr.ErrInvalidArgument) {
 		t.Fatalf("bad name: %v", err)
 	}
 	if _, err := c.Mkdirs(ctx, "strata://warehouse/t1", 0o755); err != nil {
@@ -254,11 +262,27 @@ func TestNamespaces(t *testing.T) {
 	if err != nil || len(list) != 2 || list[0].Name != "default" || list[1].Name != "warehouse" {
 		t.Fatalf("namespaces: %v %v", list, err)
 	}
-	if err := c.DeleteNamespace(ctx, "warehouse"); err != nil {
-		t.Fatal(err)
+	if _, err := c.DeleteNamespace(ctx, "warehouse", pb.NamespaceDeleteMode_NAMESPACE_DELETE_MODE_IF_EMPTY); !errors.Is(err, fserr.ErrNotEmpty) {
+		t.Fatalf("delete of a namespace that holds a directory, if empty: %v", err)
+	}
+	r, err := c.DeleteNamespace(ctx, "warehouse", pb.NamespaceDeleteMode_NAMESPACE_DELETE_MODE_TRASH)
+	if err != nil || r.Directories != 2 {
+		t.Fatalf("delete to the trash: %v %v", r, err)
 	}
 	if _, err := c.Stat(ctx, "strata://warehouse/t1"); !errors.Is(err, fserr.ErrNoNamespace) {
 		t.Fatalf("after delete: %v", err)
+	}
+	if err := c.RestoreNamespace(ctx, "warehouse"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Stat(ctx, "strata://warehouse/t1"); err != nil {
+		t.Fatalf("after restore: %v", err)
+	}
+	if _, err := c.DeleteNamespace(ctx, "warehouse", pb.NamespaceDeleteMode_NAMESPACE_DELETE_MODE_NOW); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.RestoreNamespace(ctx, "warehouse"); !errors.Is(err, fserr.ErrNoNamespace) {
+		t.Fatalf("restore after a delete for good: %v", err)
 	}
 }
 

@@ -1,12 +1,14 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	crand "crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,39 +27,71 @@ import (
 )
 
 // DefaultRetryTimeout bounds how long a call keeps looking for a leader
-// (an election takes about a second; a restart a few).
+// once the client reached the service (an election takes about a second;
+// a restart a few).
 const DefaultRetryTimeout = 30 * time.Second
+
+// DefaultConnectTimeout bounds how long a client waits for a first member
+// to accept a connection: a wrong address says so quickly.
+const DefaultConnectTimeout = 3 * time.Second
 
 // members is a grpc.ClientConnInterface over the namespace service's
 // members: a call goes to the member the client last found leading; on
 // NOT_LEADER it moves to the leader named, on a transport failure to the
-// next member, backing off once it has tried them all. Mutations carry a
-// request id, the same on every retry, so that the service applies each
-// one once however often it is sent.
+// next member, backing off once it has tried them all. This is the one
+// layer that retries the service's calls. Mutations carry a request id, the
+// same on every retry, so that the service applies each one once however
+// often it is sent.
+//
+// Two budgets bound the retries. Until some member has accepted a
+// connection, nothing may be listening at all (a wrong address, a service
+// not started): the first call waits connectTimeout for one, then fails
+// naming each address and its cause (contact). After that a failure is a
+// failover (a leader change, a member restarting), retried for
+// retryTimeout.
 type members struct {
-	addrs        []string
-	retryTimeout time.Duration
+	addrs          []string
+	retryTimeout   time.Duration
+	connectTimeout time.Duration
+	reached        atomic.Bool // some member accepted a connection once
 
 	mu     sync.Mutex
 	conns  map[string]*grpc.ClientConn
 	leader string
+	// unreached is the error of the last contact that failed, and when:
+	// calls made within connectTimeout of it fail at once with it, so that
+	// a command with many paths waits once.
+	unreached   error
+	unreachedAt time.Time
 }
 
-func newMembers(list string, retryTimeout time.Duration) (*members, error) {
-	m := &members{conns: map[string]*grpc.ClientConn{}, retryTimeout: retryTimeout}
-	for _, a := range strings.Split(list, ",") {
-		if a = strings.TrimSpace(a); a != "" {
-			m.addrs = append(m.addrs, a)
-		}
+func newMembers(list string, retryTimeout, connectTimeout time.Duration) (*members, error) {
+	addrs, err := ParseMembers(list)
+	if err != nil {
+		return nil, err
 	}
-	if len(m.addrs) == 0 {
-		return nil, errors.New("client: no namespace service address (set --meta or STRATA_META)")
-	}
-	if m.retryTimeout == 0 {
-		m.retryTimeout = DefaultRetryTimeout
-	}
+	m := &members{addrs: addrs, conns: map[string]*grpc.ClientConn{},
+		retryTimeout: cmp.Or(retryTimeout, DefaultRetryTimeout), connectTimeout: cmp.Or(connectTimeout, DefaultConnectTimeout)}
 	m.leader = m.addrs[0]
 	return m, nil
+}
+
+// noLeader is the error of a call whose retries found no leader in time:
+// each member tried and how it failed last, in one line.
+func (m *members) noLeader(causes map[string]string) error {
+	var tried []string
+	for _, a := range m.addrs {
+		if c, ok := causes[a]; ok {
+			tried = append(tried, a+" ("+c+")")
+		}
+	}
+	for a, c := range causes { // leaders named that were not listed
+		if !slices.Contains(m.addrs, a) {
+			tried = append(tried, a+" ("+c+")")
+		}
+	}
+	return &rpcerr.TransportError{Code: codes.Unavailable, Msg: fmt.Sprintf(
+		"found no leader of the namespace service within %v: %s", m.retryTimeout, strings.Join(tried, ", "))}
 }
 
 func (m *members) conn(addr string) (*grpc.ClientConn, error) {
@@ -65,6 +99,9 @@ func (m *members) conn(addr string) (*grpc.ClientConn, error) {
 	defer m.mu.Unlock()
 	if c := m.conns[addr]; c != nil {
 		return c, nil
+	}
+	if m.conns == nil {
+		return nil, fserr.Errorf(fserr.ErrInvalidArgument, "client: closed")
 	}
 	c, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))
@@ -110,6 +147,9 @@ func (m *members) after(addr string) string {
 
 // Invoke implements grpc.ClientConnInterface.
 func (m *members) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	if err := m.contact(ctx); err != nil {
+		return err
+	}
 	var h *pb.Header // a mutation's header, with its request id
 	fresh := false   // the id is this call's: its first attempt is the first
 	if mutations[method] {
@@ -118,7 +158,8 @@ func (m *members) Invoke(ctx context.Context, method string, args, reply any, op
 	deadline := time.Now().Add(m.retryTimeout)
 	backoff := 10 * time.Millisecond
 	target := m.current()
-	misses := 0 // members tried since the last backoff
+	misses := 0                   // members tried since the last backoff
+	causes := map[string]string{} // why each member tried failed last
 	for attempt := 0; ; attempt++ {
 		if h != nil {
 			h.FirstAttempt = fresh && attempt == 0
@@ -137,10 +178,12 @@ func (m *members) Invoke(ctx context.Context, method string, args, reply any, op
 		if status.Code(err) != codes.Unavailable || ctx.Err() != nil {
 			return err
 		}
+		answer := rpcerr.FromStatus(err)
+		causes[target] = answer.Error()
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%w (no leader found among %s within %v)", err, strings.Join(m.addrs, ", "), m.retryTimeout)
+			return m.noLeader(causes)
 		}
-		next := fserr.LeaderOf(rpcerr.FromStatus(err))
+		next := fserr.LeaderOf(answer)
 		if next == "" || next == target {
 			next = m.after(target)
 			misses++

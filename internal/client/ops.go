@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stratafs/strata/internal/fserr"
 	pb "github.com/stratafs/strata/proto/strata/v1"
@@ -79,7 +80,7 @@ func (c *Client) Mkdir(ctx context.Context, path string, perm uint32) (bool, err
 }
 
 func (c *Client) mkdir(ctx context.Context, path string, perm uint32, parents bool) (bool, error) {
-	ns, p, err := splitPath(path)
+	ns, p, err := splitNewPath(path)
 	if err != nil {
 		return false, err
 	}
@@ -108,7 +109,7 @@ func (c *Client) rename(ctx context.Context, src, dst string, overwrite, noDesce
 	if err != nil {
 		return "", err
 	}
-	dns, dp, err := splitPath(dst)
+	dns, dp, err := splitNewPath(dst)
 	if err != nil {
 		return "", err
 	}
@@ -152,6 +153,11 @@ func (c *Client) SetOwner(ctx context.Context, path, owner, group string) error 
 	if err != nil {
 		return err
 	}
+	for _, name := range []string{owner, group} {
+		if !utf8.ValidString(name) {
+			return fserr.Errorf(fserr.ErrInvalidArgument, "setOwner %s: %q is not valid UTF-8", path, name)
+		}
+	}
 	_, err = call(func() (*pb.SetAttrResponse, error) {
 		return c.meta.SetOwner(ctx, &pb.SetOwnerRequest{Header: c.hdr(ns), Path: p, Owner: owner, Group: group})
 	})
@@ -180,6 +186,9 @@ func (c *Client) SetTimes(ctx context.Context, path string, mtime, atime time.Ti
 // ContentSummary is the aggregate size of a subtree.
 type ContentSummary struct {
 	Length, FileCount, DirectoryCount, SpaceConsumed uint64
+	// LoadedOnly: in a cache-mode namespace the counts are of what the
+	// service has loaded from the bucket, which may be less than it holds.
+	LoadedOnly bool
 }
 
 // ContentSummary returns path's aggregates, kept exact by the service.
@@ -194,7 +203,7 @@ func (c *Client) ContentSummary(ctx context.Context, path string) (*ContentSumma
 	if err != nil {
 		return nil, err
 	}
-	return &ContentSummary{r.Length, r.FileCount, r.DirectoryCount, r.SpaceConsumed}, nil
+	return &ContentSummary{r.Length, r.FileCount, r.DirectoryCount, r.SpaceConsumed, r.LoadedOnly}, nil
 }
 
 // RecoverLease closes a file its writer left open; it reports whether the
@@ -208,4 +217,16 @@ func (c *Client) RecoverLease(ctx context.Context, path string) (bool, error) {
 		return c.meta.RecoverLease(ctx, &pb.RecoverLeaseRequest{Header: c.hdr(ns), Path: p})
 	})
 	return r.GetClosed(), err
+}
+
+// Truncate cuts closed file path to length bytes, no more than it holds.
+func (c *Client) Truncate(ctx context.Context, path string, length uint64) error {
+	ns, p, err := splitPath(path)
+	if err != nil {
+		return err
+	}
+	_, err = call(func() (*pb.TruncateResponse, error) {
+		return c.meta.Truncate(ctx, &pb.TruncateRequest{Header: c.hdr(ns), Path: p, Length: length})
+	})
+	return err
 }

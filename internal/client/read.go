@@ -35,6 +35,9 @@ type Reader struct {
 	// Cache mode: the blocks are ranges of this object, of this version.
 	objectKey, version string
 	started            bool // Read returned bytes
+	// tailStart is where the blocks end: a file being written that was
+	// flushed has its bytes from there to size in the service (ReadTail).
+	tailStart int64
 
 	off    int64  // position of Read
 	buf    []byte // read-ahead of Read, starting at bufOff
@@ -56,9 +59,40 @@ func (c *Client) open(ctx context.Context, req *pb.OpenRequest, path string) (*R
 	if err != nil {
 		return nil, err
 	}
-	return &Reader{Status: statusFromProto(parentOf(req.Path), r.Status), c: c, ctx: ctx, inline: r.InlineData,
+	rd := &Reader{Status: statusFromProto(parentOf(req.Path), r.Status), c: c, ctx: ctx, inline: r.InlineData,
 		blocks: r.Blocks, storeURI: r.StoreUri, size: int64(r.Status.Length), path: path, objectKey: r.ObjectKey,
-		version: r.ObjectVersion}, nil
+		version: r.ObjectVersion}
+	rd.tailStart = rd.size
+	if !r.Inline && r.ObjectKey == "" {
+		rd.tailStart = 0
+		if k := len(r.Blocks); k > 0 {
+			rd.tailStart = int64(r.Blocks[k-1].Offset + r.Blocks[k-1].Length)
+		}
+	}
+	return rd, nil
+}
+
+// readTail reads p at off from the file's flushed tail, in the service.
+func (r *Reader) readTail(p []byte, off int64) error {
+	ns, path, err := splitPath(r.path)
+	if err != nil {
+		return err
+	}
+	for len(p) > 0 {
+		resp, err := call(func() (*pb.ReadTailResponse, error) {
+			return r.c.meta.ReadTail(r.ctx, &pb.ReadTailRequest{Header: r.c.hdr(ns), Path: path,
+				InodeId: r.Status.InodeID, Offset: uint64(off), Length: uint64(len(p))})
+		})
+		if err != nil {
+			return err
+		}
+		if len(resp.Data) == 0 {
+			return fserr.Errorf(fserr.ErrNotFound, "read %s: the file's flushed bytes at %d are gone (it was closed or cut meanwhile): open it again", r.path, off)
+		}
+		n := copy(p, resp.Data)
+		p, off = p[n:], off+int64(n)
+	}
+	return nil
 }
 
 // blockRef names block b for a worker.
@@ -199,13 +233,20 @@ func (r *Reader) ReadAt(p []byte, off int64) (int, error) {
 	}
 	want := len(p)
 	p = p[:min(int64(len(p)), r.size-off)]
-	if r.inline != nil || len(r.blocks) == 0 {
+	if r.inline != nil || len(r.blocks) == 0 && r.tailStart >= r.size {
 		n := copy(p, r.inline[off:])
 		return n, eofIf(n < want)
 	}
 	done := 0
 	for done < len(p) {
 		pos := off + int64(done)
+		if pos >= r.tailStart {
+			if err := r.readTail(p[done:], pos); err != nil {
+				return done, err
+			}
+			done = len(p)
+			break
+		}
 		i := sort.Search(len(r.blocks), func(i int) bool { return int64(r.blocks[i].Offset+r.blocks[i].Length) > pos })
 		b := r.blocks[i]
 		in := pos - int64(b.Offset)
@@ -244,7 +285,7 @@ func (r *Reader) readBlock(b *pb.Block, p []byte, off int64) error {
 			if answered(err) {
 				return err // the worker answered: the block itself is the problem
 			}
-			errs = append(errs, fmt.Errorf("worker %s: %w", w.Id, err))
+			errs = append(errs, fmt.Errorf("worker %s at %s: %w", w.Id, w.Address, err))
 		}
 	}
 	return fserr.Errorf(fserr.ErrUnavailable, "read %s: no worker could serve block %016x: %v", r.Status.Path, b.BlockId, errors.Join(errs...))

@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"sync"
 	"time"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/stratafs/strata/internal/blocks"
 	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/rpcerr"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -112,6 +115,17 @@ func (ws *workerSet) writerOrder(list []*pb.WorkerInfo, inode uint64) []*pb.Work
 		}
 	}
 	return order
+}
+
+// fromWorker translates err, the status of a call to the worker at addr;
+// a call that got no answer names the worker.
+func fromWorker(addr string, err error) error {
+	err = rpcerr.FromStatus(err)
+	var te *rpcerr.TransportError
+	if errors.As(err, &te) {
+		return fmt.Errorf("worker at %s: %w", addr, err)
+	}
+	return err
 }
 
 func (ws *workerSet) conn(w *pb.WorkerInfo) (pb.WorkerServiceClient, error) {

@@ -3,29 +3,37 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/stratafs/strata/internal/fserr"
-	"github.com/stratafs/strata/internal/rpcerr"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
 // sendChunk is the size of one message of a write stream.
 const sendChunk = 1 << 20
 
-// blockStream is a write in progress to a worker, past the inline limit.
+// blocksInFlight bounds the finished blocks of one writer that its
+// workers are still uploading: the writer goes on with the next block
+// meanwhile, and waits beyond that.
+const blocksInFlight = 4
+
+// blockStream is one stream to a worker: a block of a file (in block mode
+// each block has a stream of its own, so that the writer learns of each
+// block as it is finished), or the whole object of a cache-mode file.
 type blockStream struct {
+	addr   string // the worker's
 	stream pb.WorkerService_WriteClient
 	cancel context.CancelFunc
 	chunk  []byte
 	n      int64
 }
 
-// openStream starts streaming the file to a worker, beginning with what
-// was buffered so far.
-func (w *Writer) openStream() error {
+// openStream opens a stream to a worker for the content from offset at:
+// one on this host first, then by rendezvous on the inode.
+func (w *Writer) openStream() (*blockStream, error) {
 	list, err := w.c.workers.live(w.ctx, false)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var lastErr error
 	for _, wk := range w.c.workers.writerOrder(list, w.ino) {
@@ -42,13 +50,12 @@ func (w *Writer) openStream() error {
 		}
 		if err != nil {
 			cancel()
-			lastErr = err
+			lastErr = fromWorker(wk.Address, err)
 			continue
 		}
-		w.bs = &blockStream{stream: stream, cancel: cancel, chunk: make([]byte, 0, sendChunk)}
-		return w.bs.write(w.buf.Bytes())
+		return &blockStream{addr: wk.Address, stream: stream, cancel: cancel, chunk: make([]byte, 0, sendChunk)}, nil
 	}
-	return lastErr
+	return nil, lastErr
 }
 
 func (b *blockStream) write(p []byte) error {
@@ -69,14 +76,14 @@ func (b *blockStream) flush() error {
 		return nil
 	}
 	if err := b.stream.Send(&pb.WriteRequest{Msg: &pb.WriteRequest_Data{Data: b.chunk}}); err != nil {
-		return streamErr(b.stream, err)
+		return b.streamErr(err)
 	}
 	b.n += int64(len(b.chunk))
 	b.chunk = b.chunk[:0]
 	return nil
 }
 
-// finish ends the stream and returns the blocks the worker made.
+// finish ends the stream and returns what the worker made of it.
 func (b *blockStream) finish() (*pb.WriteResponse, error) {
 	defer b.cancel()
 	if err := b.flush(); err != nil {
@@ -84,7 +91,7 @@ func (b *blockStream) finish() (*pb.WriteResponse, error) {
 	}
 	resp, err := b.stream.CloseAndRecv()
 	if err != nil {
-		return nil, rpcerr.FromStatus(err)
+		return nil, fromWorker(b.addr, err)
 	}
 	if int64(resp.Length) != b.n {
 		return nil, fserr.Errorf(fserr.ErrInvalidArgument, "worker stored %d bytes of %d", resp.Length, b.n)
@@ -94,9 +101,115 @@ func (b *blockStream) finish() (*pb.WriteResponse, error) {
 
 // streamErr turns a failed Send into the stream's real error: gRPC reports
 // io.EOF from Send and the status from the receiving side.
-func streamErr(stream pb.WorkerService_WriteClient, err error) error {
-	if _, rerr := stream.CloseAndRecv(); rerr != nil {
-		return rpcerr.FromStatus(rerr)
+func (b *blockStream) streamErr(err error) error {
+	if _, rerr := b.stream.CloseAndRecv(); rerr != nil {
+		return fromWorker(b.addr, rerr)
 	}
-	return errors.Join(err, errors.New("worker closed the write stream"))
+	return fmt.Errorf("worker at %s closed the write stream: %w", b.addr, err)
+}
+
+// pendingBlock is a finished block stream whose worker is uploading it.
+type pendingBlock struct {
+	done  chan struct{}
+	block *pb.Block
+	err   error
+}
+
+// blockSet is a block-mode writer's content past the inline limit: the
+// current block, streamed to a worker as it is written, and the blocks
+// before it, finished, uploaded and not yet committed.
+type blockSet struct {
+	cur      *blockStream
+	curStart uint64 // file offset of the current block's first byte
+	curLen   uint64 // bytes in the current block so far
+	// keep holds the current block's bytes once the writer has flushed:
+	// a flush sends those written since the last as the file's tail.
+	keep    []byte
+	flushed bool
+	pending []*pendingBlock // in file order
+	sem     chan struct{}   // one token per block in flight
+}
+
+// streamBlocks writes p to the writer's blocks, which start at w.off.
+func (w *Writer) streamBlocks(p []byte) error {
+	bs := w.bl
+	for len(p) > 0 {
+		if bs.cur == nil {
+			s, err := w.openStream()
+			if err != nil {
+				return err
+			}
+			bs.cur, bs.curStart, bs.curLen, bs.keep = s, w.off, 0, bs.keep[:0]
+		}
+		n := min(uint64(len(p)), w.blockSize-bs.curLen)
+		if err := bs.cur.write(p[:n]); err != nil {
+			return err
+		}
+		if bs.flushed {
+			bs.keep = append(bs.keep, p[:n]...)
+		}
+		bs.curLen += n
+		w.off += n
+		p = p[n:]
+		if bs.curLen == w.blockSize {
+			w.endBlock()
+		}
+	}
+	return nil
+}
+
+// endBlock finishes the current block's stream; the worker's answer comes
+// in the background, with at most blocksInFlight blocks awaited at once.
+func (w *Writer) endBlock() {
+	bs := w.bl
+	if bs.cur == nil {
+		return
+	}
+	s, start := bs.cur, bs.curStart
+	bs.cur = nil
+	p := &pendingBlock{done: make(chan struct{})}
+	bs.pending = append(bs.pending, p)
+	bs.sem <- struct{}{}
+	go func() {
+		defer func() { <-bs.sem; close(p.done) }()
+		resp, err := s.finish()
+		switch {
+		case err != nil:
+			p.err = err
+		case len(resp.Blocks) != 1:
+			p.err = fmt.Errorf("worker made %d blocks of one block's stream", len(resp.Blocks))
+		default:
+			p.block = resp.Blocks[0]
+			p.block.Offset = start
+		}
+	}()
+}
+
+// finished waits for the blocks in flight and returns them, in order, no
+// longer pending.
+func (w *Writer) finished() ([]*pb.Block, error) {
+	bs := w.bl
+	var out []*pb.Block
+	var errs []error
+	for _, p := range bs.pending {
+		<-p.done
+		if p.err != nil {
+			errs = append(errs, p.err)
+			continue
+		}
+		out = append(out, p.block)
+	}
+	bs.pending = nil
+	return out, errors.Join(errs...)
+}
+
+// cancelBlocks abandons the streams of a failed write.
+func (w *Writer) cancelBlocks() {
+	if w.bl == nil {
+		return
+	}
+	if w.bl.cur != nil {
+		w.bl.cur.cancel()
+	}
+	_, _ = w.finished()
 }

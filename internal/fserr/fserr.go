@@ -30,6 +30,9 @@ var (
 	// ErrChanged: a cache-mode file's object changed in the bucket since
 	// the file was opened; open it again to read the new version.
 	ErrChanged = errors.New("the file's object changed in the bucket")
+	// ErrQuorum: a membership change refused because the group would lose
+	// its quorum (the voters left that answer would not be a majority).
+	ErrQuorum = errors.New("the group would lose its quorum")
 	// ErrUnavailable: a service or worker could not be reached.
 	ErrUnavailable = errors.New("unavailable")
 	// ErrNotLeader: the member asked is not the namespace service's leader;

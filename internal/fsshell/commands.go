@@ -5,9 +5,12 @@ package fsshell
 func init() {
 	register(
 		&command{name: "appendToFile", usage: "<localsrc> ... <dst>", run: runAppendToFile, desc: `
-Appends the contents of all the given local files to the given dst file.
-NOT SUPPORTED YET: Strata files are written once; appending needs the data
-path, which this build does not have. The command always fails.`},
+Appends the contents of all the given local files to the given dst file. The
+dst file will be created if it does not exist. If <localSrc> is -, then the
+input is read from stdin.
+
+The appended bytes become visible together when the command ends; a file of
+a cache-mode namespace (one object in its bucket) cannot be appended to.`},
 		&command{name: "cat", usage: "[-ignoreCrc] <src> ...", run: runCat, desc: `
 Fetch all files that match the file pattern <src> and display their content on
 stdout.
@@ -92,6 +95,14 @@ The output is in the form
 When copying multiple files, the destination must be a directory. Passing -f
 overwrites the destination if it already exists and -p preserves access and
 modification times, ownership and the mode.`),
+		&command{name: "expunge", usage: "[-immediate] [-fs <path>]", run: runExpunge, desc: `
+Delete files from the trash that are older than the retention threshold: in
+the user's trash, /user/<user>/.Trash (in the namespace of -fs's path, or the
+default one), delete the checkpoints older than the trash interval and make
+Current a checkpoint, as the service does on its own every interval (an hour
+at most).
+
+-immediate  delete everything in the trash now.`},
 		&command{name: "help", usage: "[cmd ...]", run: runHelp, desc: `
 Displays help for given command or all commands if none is specified.`},
 		&command{name: "ls", usage: "[-C] [-d] [-h] [-q] [-R] [-t] [-S] [-r] [-u] [<path> ...]", run: runLs, desc: `
@@ -111,7 +122,8 @@ modificationDate(yyyy-MM-dd HH:mm) fileName
   -d  Directories are listed as plain files.
   -h  Formats the sizes of files in a human-readable fashion
       rather than a number of bytes.
-  -q  Print ? instead of non-printable characters.
+  -q  Print ? instead of non-printable characters (-ls always does, so
+      that every entry is one line; -q is accepted as in Hadoop).
   -R  Recursively list the contents of directories.
   -t  Sort files by modification time (most recent first).
   -S  Sort files by size.
@@ -135,8 +147,12 @@ command "rm <src>"
 -f          If the file does not exist, do not display a diagnostic message or
             modify the exit status to reflect an error.
 -[rR]       Recursively deletes directories.
--skipTrash  accepted for compatibility: Strata has no trash yet, so every
-            delete is immediate and final.`},
+-skipTrash  option bypasses trash, if enabled, and immediately deletes <src>.
+
+While the service's trash is on (strata meta --trash-interval, a day by
+default; 0 turns it off), each <src> is moved to /user/<user>/.Trash/Current
+in its namespace instead, and the service deletes it once the interval is
+over. A path in the trash already is deleted at once.`},
 		&command{name: "rmdir", usage: "[--ignore-fail-on-non-empty] <dir> ...", run: runRmdir, desc: `
 Removes the directory entry specified by each directory argument, provided it is
 empty.`},
@@ -181,6 +197,11 @@ yyyyMMddHHmmss, in local time) instead of current time
 		&command{name: "touchz", usage: "<path> ...", run: runTouchz, desc: `
 Creates a file of zero length at <path> with current time as the timestamp of
 that <path>. An error is returned if the file exists with non-zero length`},
+		&command{name: "truncate", usage: "[-w] <length> <path> ...", run: runTruncate, desc: `
+Truncate all files that match the specified file pattern to the
+specified length.
+-w  Requests that the command waits for block recovery to complete, if
+    necessary. (Strata cuts a file at once: there is nothing to wait for.)`},
 		&command{name: "usage", usage: "[cmd ...]", run: runUsage, desc: `
 Displays the usage for given command or all commands if none is specified.`},
 	)

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/stratafs/strata/internal/client"
+	"github.com/stratafs/strata/internal/fspath"
 )
 
 // copyingSuffix names the file a copy writes before renaming it into place,
@@ -46,12 +47,80 @@ func (sh *shell) cat(item *pathData) error {
 	return sh.explain(item.text, item.abs, err)
 }
 
-// runAppendToFile is -appendToFile, which Strata cannot do yet.
+// runAppendToFile is -appendToFile: the local sources (- for stdin), in
+// order, after what dst holds, or as a new dst.
 func runAppendToFile(sh *shell, args []string) error {
 	if len(args) < 2 {
 		return errors.New("missing destination argument")
 	}
-	return errPath(args[len(args)-1], msgUnsupported+": Strata files are written once; appending is not implemented yet")
+	srcs, dstArg := args[:len(args)-1], args[len(args)-1]
+	if err := sh.connect(); err != nil {
+		return err
+	}
+	for _, s := range srcs {
+		if s == "-" {
+			continue
+		}
+		if src, err := statLocal(s); err != nil {
+			return err
+		} else if !src.exists() {
+			return errNotFound(s)
+		} else if src.isDir() {
+			return errPath(s, msgIsDir)
+		}
+	}
+	dst, _, err := sh.resolve(dstArg)
+	if err != nil {
+		return err
+	}
+	st, err := sh.stat(dst)
+	if err != nil {
+		return err
+	}
+	var w *client.Writer
+	switch {
+	case st != nil && st.IsDir:
+		return errPath(dstArg, msgIsDir)
+	case st != nil:
+		w, err = sh.fs.Append(sh.ctx, dst.uri())
+	default:
+		w, err = sh.fs.Create(sh.ctx, dst.uri(), client.CreateOptions{NonRecursive: true})
+	}
+	if err != nil {
+		return sh.explain(dstArg, dst.abs, err)
+	}
+	for _, s := range srcs {
+		if err := sh.appendFrom(w, s); err != nil {
+			w.Close()
+			return err
+		}
+	}
+	return sh.explain(dstArg, dst.abs, w.Close())
+}
+
+// appendFrom copies local file s (- for stdin) to w.
+func (sh *shell) appendFrom(w *client.Writer, s string) error {
+	var r io.Reader = sh.stdin
+	size := int64(-1)
+	if s != "-" {
+		f, err := os.Open(s)
+		if err != nil {
+			return localError(s, err)
+		}
+		defer f.Close()
+		if fi, err := f.Stat(); err == nil {
+			size = fi.Size()
+		}
+		r = f
+	}
+	if _, err := sh.transfer(w, r, size, s); err != nil {
+		var re *readError
+		if errors.As(err, &re) {
+			return localError(s, re.err)
+		}
+		return err
+	}
+	return nil
 }
 
 // copyFlags are the options -put, -get and -cp share.
@@ -127,6 +196,10 @@ func (c *toRemote) upload(src source, target *pathData) error {
 	if target.exists() && (target.isDir() || !c.overwrite) {
 		return errPath(target.text, msgExists)
 	}
+	// The target's name, not its temporary one's, is what the rule refuses.
+	if _, err := fspath.SplitNew(target.abs); err != nil {
+		return errInvalidPath(target.text, err)
+	}
 	tmp := target
 	if !c.direct {
 		tmp = &pathData{text: target.text + copyingSuffix, ns: target.ns, abs: target.abs + copyingSuffix}
@@ -136,7 +209,8 @@ func (c *toRemote) upload(src source, target *pathData) error {
 		return sh.explain(target.text, target.abs, err)
 	}
 	_, err = sh.transfer(w, src.r, src.size, src.label)
-	if cerr := w.Close(); err == nil {
+	cerr := w.Close()
+	if err == nil {
 		err = cerr
 	}
 	if err == nil && tmp != target {
@@ -145,7 +219,9 @@ func (c *toRemote) upload(src source, target *pathData) error {
 	if err == nil {
 		return nil
 	}
-	_, _ = sh.fs.Delete(sh.ctx, tmp.uri(), false)
+	if cerr == nil { // a writer that failed removed its file itself
+		_, _ = sh.fs.Delete(sh.ctx, tmp.uri(), false)
+	}
 	if re := (*readError)(nil); errors.As(err, &re) {
 		return src.fail(re.err)
 	}

@@ -84,6 +84,15 @@ func TestPutFromStdinAndAppend(t *testing.T) {
 	e.expect(0, "from stdin", "", "-cat", "/in/s")
 	big := writeTemp(t, []byte("appended"))
 	e.expect(0, lines("/in/s"), "", "-ls", "-C", "/in")
-	e.expect(1, "", lines("appendToFile: `/in/s': Operation not supported: Strata files are written once; appending is not implemented yet"),
-		"-appendToFile", big, "/in/s")
+	e.expect(0, "", "", "-appendToFile", big, "/in/s")
+	e.expect(0, "from stdinappended", "", "-cat", "/in/s")
+	c.stdin = strings.NewReader(" and more")
+	c.expect(t, 0, "", "", "-appendToFile", big, "-", "/in/new")
+	e.expect(0, "appended and more", "", "-cat", "/in/new")
+	e.expect(1, "", lines("appendToFile: `/in': Is a directory"), "-appendToFile", big, "/in")
+	e.expect(1, "", lines("appendToFile: `/nope/x': No such file or directory"), "-appendToFile", big, "/nope/x")
+	e.expect(0, lines("Truncated /in/s to length: 4"), "", "-truncate", "-w", "4", "/in/s")
+	e.expect(0, "from", "", "-cat", "/in/s")
+	e.expect(1, "", lines("truncate: `/in/s': Cannot truncate to a larger file size. Current size: 4, truncate size: 5."), "-truncate", "5", "/in/s")
+	e.expect(1, "", lines("truncate: `/in': Is a directory"), "-truncate", "0", "/in")
 }

@@ -8,6 +8,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/fspath"
+	"github.com/stratafs/strata/internal/rpcerr"
 )
 
 // The texts of Hadoop's PathIOException family (PathExceptions.java), which
@@ -33,9 +35,11 @@ func (e *pathError) Error() string {
 	if e.op != "" {
 		b.WriteString(e.op + " ")
 	}
-	b.WriteString("`" + e.path + "'")
+	// NB: a path may hold what the terminal must not see (a newline, bytes
+	// that are not UTF-8): it is shown as -ls shows names.
+	b.WriteString("`" + printable(e.path) + "'")
 	if e.target != "" {
-		b.WriteString(" to `" + e.target + "'")
+		b.WriteString(" to `" + printable(e.target) + "'")
 	}
 	b.WriteString(": " + e.msg)
 	return b.String()
@@ -44,6 +48,16 @@ func (e *pathError) Error() string {
 func errPath(path, msg string) error { return &pathError{path: path, msg: msg} }
 
 func errNotFound(path string) error { return errPath(path, msgNotFound) }
+
+// errInvalidPath is a path that breaks Strata's path rule, with the reason
+// the rule gives (internal/fspath).
+func errInvalidPath(path string, err error) error {
+	msg := "Invalid path name"
+	if r := fspath.Reason(err); r != "" {
+		msg += ": " + r
+	}
+	return errPath(path, msg)
+}
 
 // explain turns an error of the client about the path displayed as text
 // (absolute path abs) into what FsShell would print for it.
@@ -66,7 +80,7 @@ func (sh *shell) explain(text, abs string, err error) error {
 		// service only says that one did, so the path asked for is shown.
 		return fmt.Errorf("Permission denied: user=%s, path=\"%s\"", sh.user(), abs)
 	case errors.Is(err, fserr.ErrInvalidPath):
-		return errPath(text, "Invalid path name")
+		return errInvalidPath(text, err)
 	case errors.Is(err, fserr.ErrRoot):
 		return errPath(text, msgNotPermit)
 	case errors.Is(err, fserr.ErrNoNamespace):
@@ -88,17 +102,17 @@ func detail(err error) string {
 	return msg
 }
 
-// message is the one line displayed for err.
+// message is the one line displayed for err. The client hands back its
+// service's answers and its transport failures translated already
+// (internal/rpcerr); a gRPC status that escaped that is translated here, so
+// that gRPC's wrapping ("rpc error: code = ...") never reaches the user.
 func message(err error) string {
 	var pe *pathError
 	if errors.As(err, &pe) {
 		return pe.Error()
 	}
-	var fe *fserr.Error
-	if !errors.As(err, &fe) {
-		if st, ok := status.FromError(err); ok {
-			return fmt.Sprintf("%s: %s", st.Code(), st.Message())
-		}
+	if _, ok := status.FromError(err); ok {
+		err = rpcerr.FromStatus(err)
 	}
 	msg, _, _ := strings.Cut(err.Error(), "\n")
 	return msg

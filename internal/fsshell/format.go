@@ -70,6 +70,7 @@ func roundTenths(n, unit uint64) uint64 {
 
 // printable is Hadoop's PrintableString: what -ls -q prints, with '?' for
 // control, format, private-use, surrogate, unassigned and invalid code points.
+// -ls always prints names so, -q or not, so that an entry is one line.
 func printable(s string) string {
 	var b strings.Builder
 	for _, r := range s {
@@ -85,7 +86,7 @@ func printable(s string) string {
 // grow, over every group of entries the command prints.
 type lsFormat struct {
 	maxRepl, maxLen, maxOwner, maxGroup int
-	human, atime, hideNonPrintable      bool
+	human, atime                        bool
 	loc                                 *time.Location
 }
 
@@ -119,12 +120,9 @@ func (f *lsFormat) line(text string, st *client.FileStatus) string {
 	if f.atime {
 		t = st.AccTime
 	}
-	if f.hideNonPrintable {
-		text = printable(text)
-	}
 	return fmt.Sprintf("%s%s %*s %s%s%*s %s %s", typ, permString(st.Perm), f.maxRepl, repl,
 		padded(st.Owner, f.maxOwner), padded(st.Group, f.maxGroup), f.maxLen, size,
-		t.In(f.loc).Format("2006-01-02 15:04"), text)
+		t.In(f.loc).Format("2006-01-02 15:04"), printable(text))
 }
 
 // padded is Java's "%-Ns " for N > 0 and "%s" for N == 0.

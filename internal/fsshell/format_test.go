@@ -1,6 +1,9 @@
 package fsshell
 
 import (
+	"bytes"
+	"context"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -87,7 +90,7 @@ func TestLsLines(t *testing.T) {
 
 func TestLsLineOptions(t *testing.T) {
 	f := newLsFormat(time.FixedZone("X", 2*3600))
-	f.human, f.atime, f.hideNonPrintable = true, true, true
+	f.human, f.atime = true, true
 	f.adjust([]*pathData{{st: fileA}})
 	got := f.line("/a/f\x01", fileA)
 	want := "-rw-r--r--   3 alice supergroup      1.2 K 2024-01-02 18:04 /a/f?"
@@ -100,6 +103,33 @@ func TestLsLineOptions(t *testing.T) {
 	f.adjust([]*pathData{{st: &sticky}})
 	if got, want := f.line("/tmp", &sticky), "drwxrwxrwt   -          0 2024-01-02 15:04 /tmp"; got != want {
 		t.Fatalf("got  %q\nwant %q", got, want)
+	}
+}
+
+// Names that may not be created any more can still come from elsewhere
+// (an older service, a bucket's keys in cache mode): -ls prints each entry
+// on one line, -q or not, with -C too.
+func TestLsPrintsEachEntryOnOneLine(t *testing.T) {
+	nl, ctl := *fileA, *fileA
+	nl.Name, ctl.Name = "nl\nx", "a\x01b"
+	for _, c := range []struct {
+		pathOnly bool
+		want     string
+	}{
+		{false, "Found 2 items\n" +
+			"-rw-r--r--   3 alice supergroup       1234 2024-01-02 15:04 /q/a?b\n" +
+			"-rw-r--r--   3 alice supergroup       1234 2024-01-02 15:04 /q/nl?x\n"},
+		{true, "/q/a?b\n/q/nl?x\n"},
+	} {
+		var out bytes.Buffer
+		sh := newShell(context.Background(), &out, io.Discard, nil)
+		ls := &lsCmd{sh: sh, f: newLsFormat(time.UTC), pathOnly: c.pathOnly, dirRecurse: true}
+		dir := &pathData{text: "/q", abs: "/q", st: dirB}
+		ls.paths(dir, []*pathData{dir.child(&ctl), dir.child(&nl)})
+		sh.close()
+		if out.String() != c.want {
+			t.Errorf("-C %v: got\n%q\nwant\n%q", c.pathOnly, out.String(), c.want)
+		}
 	}
 }
 

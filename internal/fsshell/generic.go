@@ -10,6 +10,7 @@ import (
 type Options struct {
 	Meta      string // --meta HOST:PORT: the namespace service
 	Namespace string // --namespace NS: the namespace of bare paths
+	Timeout   string // --timeout DURATION: the wait for a first connection
 }
 
 // ParseOptions takes the generic options off the front of args and returns
@@ -24,6 +25,8 @@ func ParseOptions(args []string) (Options, []string, error) {
 			dst = &o.Meta
 		case "--namespace":
 			dst = &o.Namespace
+		case "--timeout":
+			dst = &o.Timeout
 		case "--help":
 			return o, append([]string{"-help"}, args[1:]...), nil
 		default:

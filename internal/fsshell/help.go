@@ -37,6 +37,9 @@ const genericUsage = `Generic options supported are:
 --meta <host:port>    the namespace service (default $STRATA_META, else 127.0.0.1:7700)
 --namespace <name>    the namespace of paths that do not name one with
                       strata://<name>/ (default "default")
+--timeout <duration>  how long to wait for the namespace service to accept
+                      a first connection, as 10s or 1m (default
+                      $STRATA_TIMEOUT, else 3s)
 
 The general command line syntax is:
 strata fs [genericOptions] [commandOptions]

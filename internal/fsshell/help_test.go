@@ -49,8 +49,8 @@ func TestHelpAndUsage(t *testing.T) {
 		!strings.HasSuffix(out, "for a usage error or an unknown command.\n") {
 		t.Fatalf("-help: %d\n%s", code, out)
 	}
-	if !strings.Contains(out, "no trash yet") {
-		t.Error("-help rm does not say there is no trash")
+	if !strings.Contains(out, "/user/<user>/.Trash/Current") {
+		t.Error("-help rm does not say where the trash is")
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stratafs/strata/internal/client"
+	"github.com/stratafs/strata/internal/metaserver"
 	"github.com/stratafs/strata/internal/testcluster"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
@@ -22,9 +23,12 @@ type env struct {
 	super string // the OS user running the test, the service's superuser
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { return newEnvWith(t, nil) }
+
+// newEnvWith is newEnv with the service's configuration adjusted by edit.
+func newEnvWith(t *testing.T, edit func(*metaserver.Config)) *env {
 	t.Helper()
-	srv := testcluster.StartInProcess(t, nil)
+	srv := testcluster.StartInProcess(t, edit)
 	return &env{t: t, srv: srv, addr: srv.Addr, super: testcluster.Superuser()}
 }
 

@@ -34,7 +34,9 @@ func runLs(sh *shell, args []string) error {
 	ls := &lsCmd{sh: sh, f: newLsFormat(sh.loc), pathOnly: cf.opt("C"), dirRecurse: !cf.opt("d"),
 		reverse: cf.opt("r"), byTime: cf.opt("t"), bySize: !cf.opt("t") && cf.opt("S")}
 	ls.recursive = cf.opt("R") && ls.dirRecurse
-	ls.f.human, ls.f.hideNonPrintable, ls.f.atime = cf.opt("h"), cf.opt("q"), cf.opt("u")
+	// -q (Hadoop's: print ? for what is not printable) is what -ls always
+	// does, so that every entry is one line; it is accepted for scripts.
+	ls.f.human, ls.f.atime = cf.opt("h"), cf.opt("u")
 	if len(args) == 0 {
 		args = []string{"."}
 	}
@@ -66,7 +68,7 @@ func (ls *lsCmd) paths(parent *pathData, items []*pathData) {
 	}
 	for _, it := range items {
 		if ls.pathOnly {
-			ls.sh.printf("%s\n", it.text)
+			ls.sh.printf("%s\n", printable(it.text))
 		} else {
 			ls.sh.printf("%s\n", ls.f.line(it.text, it.st))
 		}

@@ -93,16 +93,6 @@ func TestLsSortsByTime(t *testing.T) {
 	}
 }
 
-func TestLsHidesNonPrintable(t *testing.T) {
-	e := newEnv(t)
-	e.ok("-mkdir", "/q")
-	e.ok("-touchz", "/q/a\x01b")
-	e.expect(0, lines("/q/a\x01b"), "", "-ls", "-C", "/q")
-	if out := e.ok("-ls", "-q", "/q"); !strings.HasSuffix(out, " /q/a?b\n") {
-		t.Fatalf("-q: %q", out)
-	}
-}
-
 func TestDuAndCount(t *testing.T) {
 	e := newEnv(t)
 	e.tree()

@@ -2,7 +2,9 @@ package fsshell
 
 import (
 	"errors"
+	"fmt"
 	"path"
+	"strconv"
 	"strings"
 
 	"github.com/stratafs/strata/internal/client"
@@ -46,8 +48,9 @@ func (sh *shell) mkdir(item *pathData, parents bool) error {
 	return sh.explain(item.text, item.abs, err)
 }
 
-// runRm is -rm [-f] [-r|-R] [-skipTrash]: "Deleted <path>" for each path
-// removed. There is no trash, so -skipTrash changes nothing.
+// runRm is -rm [-f] [-r|-R] [-skipTrash]: each path goes to the user's
+// trash when the service's trash is on (trash.go), and -skipTrash or a
+// path in the trash already is deleted for good: "Deleted <path>".
 func runRm(sh *shell, args []string) error {
 	cf := newFormat(1, unbounded, "f", "r", "R", "skipTrash")
 	args, err := cf.parse(args)
@@ -57,7 +60,7 @@ func runRm(sh *shell, args []string) error {
 	if err := sh.connect(); err != nil {
 		return err
 	}
-	force, recursive := cf.opt("f"), cf.opt("r") || cf.opt("R")
+	force, recursive, skipTrash := cf.opt("f"), cf.opt("r") || cf.opt("R"), cf.opt("skipTrash")
 	var items []*pathData
 	for _, a := range args {
 		got, err := sh.expand(a)
@@ -70,14 +73,14 @@ func runRm(sh *shell, args []string) error {
 		items = append(items, got...)
 	}
 	for _, item := range items {
-		if err := sh.rm(item, force, recursive); err != nil {
+		if err := sh.rm(item, force, recursive, skipTrash); err != nil {
 			sh.fail(err)
 		}
 	}
 	return nil
 }
 
-func (sh *shell) rm(item *pathData, force, recursive bool) error {
+func (sh *shell) rm(item *pathData, force, recursive, skipTrash bool) error {
 	switch {
 	case !item.exists() && force:
 		return nil
@@ -85,16 +88,33 @@ func (sh *shell) rm(item *pathData, force, recursive bool) error {
 		return errNotFound(item.text)
 	case item.isDir() && !recursive:
 		return errPath(item.text, msgIsDir)
+	case item.abs == "/":
+		return errRootDelete(item.text)
+	}
+	if !skipTrash {
+		if moved, err := sh.moveToTrash(item); moved || err != nil {
+			return err
+		}
 	}
 	deleted, err := sh.fs.Delete(sh.ctx, item.uri(), recursive)
 	switch {
-	case errors.Is(err, fserr.ErrRoot), err == nil && !deleted:
+	case errors.Is(err, fserr.ErrRoot):
+		return errRootDelete(item.text)
+	case err == nil && !deleted:
 		return errPath(item.text, msgIO) // HDFS's delete answers false
 	case err != nil:
 		return sh.explain(item.text, item.abs, err)
 	}
 	sh.printf("Deleted %s\n", item.text)
 	return nil
+}
+
+// errRootDelete refuses to delete a namespace's root. NB: HDFS's NameNode
+// refuses it too but only says false, which FsShell prints as "rm: `/':
+// Input/output error" (or, with the trash on, that "/" contains the trash);
+// the reason is what HDFS logs ("the root is not allowed to be deleted").
+func errRootDelete(text string) error {
+	return fmt.Errorf("Cannot delete %s: the root directory is not allowed to be deleted", text)
 }
 
 func isNotFound(err error) bool {
@@ -256,6 +276,8 @@ func (sh *shell) move(src, dst *pathData) error {
 		return &pathError{path: src.text, target: target.text, msg: "is a subdirectory of itself"}
 	case errors.Is(err, fserr.ErrRoot):
 		return errPath(src.text, msgIO)
+	case errors.Is(err, fserr.ErrInvalidPath):
+		return errInvalidPath(target.text, err) // src exists: the new name is refused
 	}
 	return sh.explain(src.text, src.abs, err)
 }
@@ -314,4 +336,41 @@ func runTouchz(sh *shell, args []string) error {
 func (sh *shell) createEmpty(item *pathData) error {
 	err := sh.fs.WriteFile(sh.ctx, item.uri(), nil, client.CreateOptions{Overwrite: true, NonRecursive: true})
 	return sh.explain(item.text, item.abs, err)
+}
+
+// runTruncate is -truncate: each matching file cut to length, at once
+// (Strata keeps the block the cut falls in, read up to the cut, so there
+// is no block recovery to wait for, and -w changes nothing).
+func runTruncate(sh *shell, args []string) error {
+	cf := newFormat(2, unbounded, "w")
+	args, err := cf.parse(args)
+	if err != nil {
+		return err
+	}
+	length, err := strconv.ParseUint(args[0], 10, 63)
+	if err != nil {
+		return usagef("Illegal length %s", args[0])
+	}
+	if err := sh.connect(); err != nil {
+		return err
+	}
+	for _, item := range sh.expandAll(args[1:]) {
+		switch {
+		case item.isDir():
+			err = errPath(item.text, msgIsDir)
+		case !item.exists():
+			err = errNotFound(item.text)
+		case item.st.Length < length:
+			err = errPath(item.text, fmt.Sprintf("Cannot truncate to a larger file size. Current size: %d, truncate size: %d.",
+				item.st.Length, length))
+		default:
+			err = sh.explain(item.text, item.abs, sh.fs.Truncate(sh.ctx, item.uri(), length))
+		}
+		if err != nil {
+			sh.fail(err)
+			continue
+		}
+		sh.printf("Truncated %s to length: %d\n", item.text, length)
+	}
+	return nil
 }

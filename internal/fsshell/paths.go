@@ -8,6 +8,7 @@ import (
 
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/fspath"
 )
 
 // pathData is Hadoop's PathData: a path as the shell prints it, where it
@@ -108,13 +109,20 @@ func (sh *shell) resolve(arg string) (*pathData, pathForm, error) {
 			f.authority, rest, _ = strings.Cut(rest[2:], "/")
 			rest = "/" + rest
 		}
-		p.ns, p.abs = f.authority, path.Clean(rest)
+		p.ns, p.abs = f.authority, rest
 	case strings.HasPrefix(arg, "/"):
-		p.abs = path.Clean(arg)
+		p.abs = arg
 	default:
 		f.relative = true
-		p.abs = path.Join(sh.home(), arg)
+		p.abs = sh.home() + "/" + arg
 	}
+	// As Hadoop's Path: "//" is "/", "." and "name/.." go; ".." above the
+	// root is refused, as HDFS refuses "/..".
+	abs, err := fspath.Clean(p.abs)
+	if err != nil {
+		return nil, f, errInvalidPath(arg, err)
+	}
+	p.abs = abs
 	return p, f, nil
 }
 

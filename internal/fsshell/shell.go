@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stratafs/strata/internal/client"
+	"github.com/stratafs/strata/internal/fserr"
 )
 
 // Exit statuses, as FsShell returns them.
@@ -54,6 +55,13 @@ type shell struct {
 	numErrors int         // errors displayed; any makes the exit status 1
 	exitCode  int         // the status without errors (-test sets 1)
 	usage     *usageError // a usage error met while processing paths
+
+	trash *time.Duration // the service's trash interval, once asked (trash.go)
+	// unreachable is the last message that said the service could not be
+	// reached.
+	unreachable string
+	// notedLoaded: the cache-mode note of -du and -count was said.
+	notedLoaded bool
 }
 
 func newShell(ctx context.Context, stdout, stderr io.Writer, newClient func() (*client.Client, error)) *shell {
@@ -102,7 +110,9 @@ func (sh *shell) run(args []string) int {
 	return sh.exitCode
 }
 
-// connect makes the client, once.
+// connect makes the client, once. It does not dial: an argument the
+// command refuses is refused before anything reaches the service, as in
+// Hadoop.
 func (sh *shell) connect() error {
 	if sh.fs != nil {
 		return nil
@@ -128,10 +138,18 @@ func (sh *shell) printf(format string, args ...any) {
 }
 
 // fail displays err as Command.displayError does ("ls: message") and counts
-// it; only the first line of a message is shown.
+// it; only the first line of a message is shown. A service that cannot be
+// reached is said once, not once per path.
 func (sh *shell) fail(err error) {
 	sh.numErrors++
-	sh.warn(message(err))
+	msg := message(err)
+	if errors.Is(err, fserr.ErrUnavailable) {
+		if msg == sh.unreachable {
+			return
+		}
+		sh.unreachable = msg
+	}
+	sh.warn(msg)
 }
 
 // warn displays a message without counting an error.

@@ -1,6 +1,11 @@
 package fsshell
 
-import "strconv"
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/stratafs/strata/internal/client"
+)
 
 // runDu is -du, Hadoop's FsUsage.Du: one row per file or directory, a
 // directory argument showing its children unless -s. Sizes come from the
@@ -29,6 +34,7 @@ func runDu(sh *shell, args []string) error {
 		if sum, err := sh.fs.ContentSummary(sh.ctx, it.uri()); err != nil {
 			sh.fail(sh.explain(it.text, it.abs, err))
 		} else {
+			sh.noteLoadedOnly("du", it, sum)
 			t.add(size(sum.Length), size(sum.SpaceConsumed), it.text)
 		}
 	}
@@ -82,7 +88,19 @@ func runCount(sh *shell, args []string) error {
 			sh.fail(sh.explain(item.text, item.abs, err))
 			continue
 		}
+		sh.noteLoadedOnly("count", item, sum)
 		sh.printf("%s%s\n", countLine(sum, quotas, human), item.text)
 	}
 	return nil
+}
+
+// noteLoadedOnly says once, on standard error, that the figures of a
+// cache-mode path count only what Strata has loaded from its bucket.
+func (sh *shell) noteLoadedOnly(cmd string, item *pathData, sum *client.ContentSummary) {
+	if !sum.LoadedOnly || sh.notedLoaded {
+		return
+	}
+	sh.notedLoaded = true
+	fmt.Fprintf(sh.errw, "%s: note: %s is in a cache-mode namespace: the figures count what Strata has loaded "+
+		"from its bucket ('strata admin load --metadata PATH' loads a subtree whole)\n", cmd, item.text)
 }

@@ -11,7 +11,8 @@
 //	key                                   value
 //	0x00 "applied"                        uint64 index, uint64 term of the last applied log entry
 //	0x00 "nextid"                         uint64 next inode id to allocate
-//	0x01 name                             Namespace record (EncodeNamespace)
+//	0x01 name                             Namespace record (EncodeNamespace); in the trash,
+//	                                      with the times it was deleted and is to be purged
 //	0x02 parent(8) name                   Dentry: child inode id(8), type(1)
 //	0x03 inode(8)                         Inode record (EncodeInode)
 //	0x04 inode(8)                         inline content of a small file (raw bytes)
@@ -26,6 +27,8 @@
 //	0x0C inode(8)                         a cache-mode entry's bucket state: its object's ETag,
 //	                                      when the bucket last confirmed it, when a directory was
 //	                                      last listed whole (EncodeObjectState)
+//	0x0D inode(8) offset(8)               bytes a writer flushed (hflush/hsync) at offset that no
+//	                                      block holds yet: a file being written's tail (raw bytes)
 //
 // The applied index is written in the same batch as the state it covers, so
 // the state and the position in the log never disagree after a crash.

@@ -17,6 +17,7 @@ const (
 	prefixGarbage   = 0x07
 	prefixLease     = 0x08
 	prefixObject    = 0x0C
+	prefixTail      = 0x0D
 )
 
 // ErrCorrupt reports a key or record that does not decode.
@@ -74,6 +75,25 @@ func InlineKey(ino uint64) []byte { return idKey(prefixInline, ino) }
 func BlockKey(ino uint64, index uint32) []byte {
 	k := idKey(prefixBlock, ino)
 	return binary.BigEndian.AppendUint32(k, index)
+}
+
+// TailKey holds the bytes a writer flushed at offset of file ino that no
+// block holds yet.
+func TailKey(ino, offset uint64) []byte {
+	return binary.BigEndian.AppendUint64(idKey(prefixTail, ino), offset)
+}
+
+// TailRange is the key range [start, end) of a file's flushed tail.
+func TailRange(ino uint64) (start, end []byte) {
+	return idKey(prefixTail, ino), idKey(prefixTail, ino+1)
+}
+
+// TailOffset decodes the offset of a tail key.
+func TailOffset(key []byte) (uint64, error) {
+	if len(key) != 17 || key[0] != prefixTail {
+		return 0, ErrCorrupt
+	}
+	return binary.BigEndian.Uint64(key[9:]), nil
 }
 
 // BlockRange is the key range [start, end) of a file's blocks.

@@ -138,12 +138,19 @@ type Namespace struct {
 	// -1 trusts what was loaded from the bucket for ever, 0 checks the
 	// bucket on every access, N trusts it for N seconds.
 	SyncInterval int64
+	// Deleted is when the namespace was moved to the trash (0: it is not
+	// in the trash), PurgeAt when it is to be removed for good.
+	Deleted, PurgeAt int64
 }
 
 // IsCache reports whether the namespace is a cache-mode view of its bucket.
 func (ns *Namespace) IsCache() bool { return ns.Mode == ModeCache }
 
-// namespaceVersion 2 added SyncInterval; version 1 records read as 0.
+// InTrash reports whether the namespace was deleted and awaits its purge.
+func (ns *Namespace) InTrash() bool { return ns.Deleted != 0 }
+
+// namespaceVersion 2 added the sync interval and the trash times; version
+// 1 records read with them 0.
 const namespaceVersion = 2
 
 // EncodeNamespace encodes a namespace record.
@@ -153,7 +160,9 @@ func EncodeNamespace(ns *Namespace) []byte {
 	b = appendString(b, ns.StoreURI)
 	b = binary.AppendUvarint(b, ns.Root)
 	b = binary.AppendVarint(b, ns.Created)
-	return binary.AppendVarint(b, ns.SyncInterval)
+	b = binary.AppendVarint(b, ns.SyncInterval)
+	b = binary.AppendVarint(b, ns.Deleted)
+	return binary.AppendVarint(b, ns.PurgeAt)
 }
 
 // DecodeNamespace decodes a namespace record.
@@ -169,7 +178,7 @@ func DecodeNamespace(b []byte) (*Namespace, error) {
 	ns.Root = d.uvarint()
 	ns.Created = d.varint()
 	if v >= 2 {
-		ns.SyncInterval = d.varint()
+		ns.SyncInterval, ns.Deleted, ns.PurgeAt = d.varint(), d.varint(), d.varint()
 	}
 	return ns, d.finish()
 }

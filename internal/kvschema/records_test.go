@@ -66,6 +66,16 @@ func TestOtherRecordsRoundTrip(t *testing.T) {
 	if got, err := DecodeNamespace(v1); err != nil || *got != (Namespace{Name: "n", Mode: ModeBlock, StoreURI: "uri", Root: 7, Created: 5}) {
 		t.Fatalf("version 1 namespace: %+v %v", got, err)
 	}
+	ns.Deleted, ns.PurgeAt = 1000, 2000
+	trashed := EncodeNamespace(ns)
+	if got, err := DecodeNamespace(trashed); err != nil || !reflect.DeepEqual(got, ns) || !got.InTrash() {
+		t.Fatalf("namespace in the trash: %+v %v", got, err)
+	}
+	for i := 1; i < len(trashed); i++ {
+		if _, err := DecodeNamespace(trashed[:i]); err == nil {
+			t.Errorf("a record cut at %d of %d decoded", i, len(trashed))
+		}
+	}
 	o := ObjectState{ETag: `"abc"`, Synced: 1234, Listed: -1}
 	if got, err := DecodeObjectState(EncodeObjectState(o)); err != nil || got != o {
 		t.Fatalf("object state: %+v %v", got, err)

@@ -48,6 +48,9 @@ func (s *Server) Apply(entries []*raftpb.Entry) error {
 	if out.Collect {
 		s.kickGC()
 	}
+	if out.Namespaces {
+		s.namespacesChanged()
+	}
 	return nil
 }
 
@@ -68,5 +71,6 @@ func (s *Server) Restore(dir string) error {
 		return err
 	}
 	s.applied.Store(applied)
+	s.namespacesChanged()
 	return s.loadMembers()
 }

@@ -61,15 +61,46 @@ func (s *Server) prepareBatch(ctx context.Context, calls []batched, results []*p
 
 // cacheNamespace returns the record of namespace name if it is in cache
 // mode, else nil (a missing namespace is left for the operation to report).
+// It costs a map lookup: every call of every namespace asks.
 func (s *Server) cacheNamespace(name string) *kvschema.Namespace {
-	var rec *kvschema.Namespace
-	_ = s.store.View(func(r kv.Reader) error {
-		if ns, err := namespace.Lookup(r, name); err == nil && ns.IsCache() {
-			rec = ns
+	name = namespaceName(name)
+	m := s.cacheNS.Load()
+	if m == nil {
+		m = s.loadCacheNamespaces()
+	}
+	return (*m)[name]
+}
+
+func (s *Server) loadCacheNamespaces() *map[string]*kvschema.Namespace {
+	s.nsMu.Lock()
+	defer s.nsMu.Unlock()
+	if m := s.cacheNS.Load(); m != nil {
+		return m
+	}
+	var list []*kvschema.Namespace
+	m := map[string]*kvschema.Namespace{}
+	if err := s.store.View(func(r kv.Reader) (err error) {
+		list, err = namespace.Namespaces(r)
+		return err
+	}); err != nil {
+		return &m // not kept: asked again next time
+	}
+	for _, ns := range list {
+		if ns.IsCache() {
+			m[ns.Name] = ns
 		}
-		return nil
-	})
-	return rec
+	}
+	s.cacheNS.Store(&m)
+	return &m
+}
+
+// namespacesChanged drops what cacheNamespace knows, after commands that
+// created or deleted namespaces were committed (or a snapshot replaced the
+// state).
+func (s *Server) namespacesChanged() {
+	s.nsMu.Lock()
+	defer s.nsMu.Unlock()
+	s.cacheNS.Store(nil)
 }
 
 // cacheService is the Server as cache mode sees it.
@@ -129,4 +160,23 @@ func (s *Server) SweepUploads(ctx context.Context) error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// GetProgress implements MetaService: the bucket side of an operation on a
+// cache-mode path, as far as it got, from the leader's memory.
+func (s *Server) GetProgress(_ context.Context, r *pb.GetProgressRequest) (*pb.GetProgressResponse, error) {
+	if err := checkHeader(r.GetHeader()); err != nil {
+		return nil, err
+	}
+	if !s.isLeader() {
+		return nil, s.notLeader()
+	}
+	return s.cache.Progress(namespaceName(r.GetHeader().GetNamespace()), r.GetPath()), nil
+}
+
+func namespaceName(ns string) string {
+	if ns == "" {
+		return namespace.DefaultNamespace
+	}
+	return ns
 }

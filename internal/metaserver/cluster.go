@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	raftpb "go.etcd.io/raft/v3/raftpb"
@@ -87,6 +88,7 @@ func (s *Server) Status(context.Context, *pb.StatusRequest) (*pb.StatusResponse,
 	for _, m := range resp.Members {
 		if pr, ok := st.Progress[m.Id]; ok {
 			m.MatchIndex = pr.Match
+			m.Answering = m.Id == s.cfg.MemberID || s.node.HeardFrom(m.Id)
 		}
 	}
 	return resp, nil
@@ -160,6 +162,14 @@ func (s *Server) RemoveMember(ctx context.Context, r *pb.RemoveMemberRequest) (*
 	if _, ok := (*s.members.Load())[r.GetId()]; !ok {
 		return s.membershipResponse(), nil // removed already (or a retry)
 	}
+	if !s.isLeader() {
+		return nil, s.notLeader() // only the leader knows who answers
+	}
+	if !r.GetForce() {
+		if err := s.quorumWithout(r.GetId(), what); err != nil {
+			return nil, err
+		}
+	}
 	if r.GetId() == s.cfg.MemberID {
 		if err := s.handOver(ctx); err != nil {
 			return nil, err
@@ -170,6 +180,50 @@ func (s *Server) RemoveMember(ctx context.Context, r *pb.RemoveMemberRequest) (*
 		return nil, err
 	}
 	return s.membershipResponse(), nil
+}
+
+// quorumWithout refuses to remove member id when the voters left that this
+// leader hears from would not be a majority of them: the group would stop
+// serving until enough of the others came back.
+func (s *Server) quorumWithout(id uint64, what string) error {
+	var left, silent []uint64
+	for mid, m := range *s.members.Load() {
+		if m.Learner || mid == id {
+			continue
+		}
+		left = append(left, mid)
+		if mid != s.cfg.MemberID && !s.node.HeardFrom(mid) {
+			silent = append(silent, mid)
+		}
+	}
+	need := len(left)/2 + 1
+	if len(left)-len(silent) >= need {
+		return nil
+	}
+	slices.Sort(left)
+	slices.Sort(silent)
+	verb, them := "does", "it"
+	if len(silent) > 1 {
+		verb, them = "do", "them"
+	}
+	return fserr.Errorf(fserr.ErrQuorum, "%s: the group would lose its quorum: %s would be left, %d of them must answer, "+
+		"and %s %s not (start %s again first, or remove member %d with --force)",
+		what, memberList("voter", left), need, memberList("member", silent), verb, them, id)
+}
+
+// memberList names members as kind: "member 2", "voters 1 and 3".
+func memberList(kind string, ids []uint64) string {
+	switch len(ids) {
+	case 0:
+		return "no " + kind
+	case 1:
+		return fmt.Sprintf("%s %d", kind, ids[0])
+	}
+	names := make([]string, len(ids))
+	for i, id := range ids {
+		names[i] = fmt.Sprint(id)
+	}
+	return fmt.Sprintf("%ss %s and %s", kind, strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
 }
 
 // TransferLeader implements MetaService.

@@ -27,7 +27,14 @@ func (s *Server) kickGC() {
 // object store fails (the entries then stay queued for the next round). It
 // deletes the objects of deleted files' blocks from their buckets; entries
 // are queued by committed commands only, so an object is never deleted
-// before the deletion that freed it is durable.
+// before the deletion that freed it is durable. The live workers hear of
+// the deleted blocks with their next heartbeat, and drop them from their
+// caches.
+//
+// An entry whose bucket URI cannot be opened at all (an unknown scheme, a
+// malformed URI: something no retry mends) is dropped, with a warning, and
+// its objects, if any, stay where they are: retrying it would warn every
+// round, across restarts, for ever.
 func (s *Server) CollectGarbage(ctx context.Context) error {
 	for s.isLeader() {
 		var items []namespace.GarbageItem
@@ -37,15 +44,7 @@ func (s *Server) CollectGarbage(ctx context.Context) error {
 		}); err != nil || len(items) == 0 {
 			return err
 		}
-		var done [][]byte
-		var failed error
-		for _, it := range items {
-			if err := s.collect(ctx, it); err != nil {
-				failed = errors.Join(failed, err)
-				continue
-			}
-			done = append(done, it.Key)
-		}
+		done, failed := s.collectBatch(ctx, items)
 		if len(done) > 0 {
 			if _, err := s.propose(ctx, statemachine.GarbageDone.Command(&pb.GarbageDoneCommand{Keys: done})); err != nil {
 				return err
@@ -58,45 +57,86 @@ func (s *Server) CollectGarbage(ctx context.Context) error {
 	return nil
 }
 
-// collect deletes one entry's object, or the orphans of one file.
-func (s *Server) collect(ctx context.Context, it namespace.GarbageItem) error {
+// collectBatch deals with items and returns the keys of those done, and
+// why the others are not.
+func (s *Server) collectBatch(ctx context.Context, items []namespace.GarbageItem) (done [][]byte, failed error) {
+	unusable := map[string]error{} // why, by bucket
+	var deleted []*pb.BlockRef
+	for _, it := range items {
+		refs, err := s.collect(ctx, it)
+		deleted = append(deleted, refs...)
+		var bad *unusableBucket
+		switch {
+		case errors.As(err, &bad):
+			unusable[bad.uri] = bad.err
+		case err != nil:
+			failed = errors.Join(failed, err)
+			continue
+		}
+		done = append(done, it.Key)
+	}
+	s.workers.drop(deleted)
+	for uri, err := range unusable {
+		s.cfg.Log.Warn("block garbage collection: a bucket cannot be opened; its entries are dropped, "+
+			"and whatever objects they name stay in it", "bucket", uri, "err", err)
+	}
+	return done, failed
+}
+
+// collect deletes one entry's object, or the orphans of one file, and
+// returns the blocks it deleted.
+func (s *Server) collect(ctx context.Context, it namespace.GarbageItem) ([]*pb.BlockRef, error) {
 	if it.StoreURI == "" {
-		return nil // a namespace without a bucket holds no objects
+		return nil, nil // a namespace without a bucket holds no objects
 	}
 	store, err := s.stores.Get(ctx, it.StoreURI)
 	if err != nil {
-		return err
+		return nil, &unusableBucket{uri: it.StoreURI, err: err}
 	}
 	if it.Block != 0 {
-		return store.Delete(ctx, blocks.ObjectKey(it.Inode, it.Block))
+		if err := store.Delete(ctx, blocks.ObjectKey(it.Inode, it.Block)); err != nil {
+			return nil, err
+		}
+		return []*pb.BlockRef{{InodeId: it.Inode, BlockId: it.Block}}, nil
 	}
 	var keep map[uint64]bool
 	if err := s.store.View(func(r kv.Reader) (err error) {
 		keep, _, err = namespace.CommittedBlocks(r, it.Inode)
 		return err
 	}); err != nil {
-		return err
+		return nil, err
 	}
 	return deleteOrphans(ctx, store, it.Inode, keep)
 }
 
-// deleteOrphans deletes the objects of file inode that keep does not name.
-func deleteOrphans(ctx context.Context, store object.Store, inode uint64, keep map[uint64]bool) error {
+// unusableBucket is a garbage entry's bucket whose URI cannot be opened.
+type unusableBucket struct {
+	uri string
+	err error
+}
+
+func (e *unusableBucket) Error() string { return e.err.Error() }
+
+// deleteOrphans deletes the objects of file inode that keep does not name,
+// and returns their blocks.
+func deleteOrphans(ctx context.Context, store object.Store, inode uint64, keep map[uint64]bool) ([]*pb.BlockRef, error) {
 	prefix, after := blocks.ObjectPrefix(inode), ""
+	var deleted []*pb.BlockRef
 	for {
 		page, err := store.List(ctx, prefix, after, 1000)
 		if err != nil {
-			return err
+			return deleted, err
 		}
 		for _, info := range page {
 			if id, ok := blocks.ParseObjectKey(inode, info.Key); ok && !keep[id] {
 				if err := store.Delete(ctx, info.Key); err != nil {
-					return err
+					return deleted, err
 				}
+				deleted = append(deleted, &pb.BlockRef{InodeId: inode, BlockId: id})
 			}
 		}
 		if len(page) < 1000 {
-			return nil
+			return deleted, nil
 		}
 		after = page[len(page)-1].Key
 	}

@@ -260,7 +260,7 @@ func TestWipedMemberCatchesUpFromSnapshot(t *testing.T) {
 	if l, _ := g.Leader(ctx); l == victim {
 		victim = 2
 	}
-	if _, err := c.RemoveMember(ctx, uint64(victim)); err != nil {
+	if _, err := c.RemoveMember(ctx, uint64(victim), false); err != nil {
 		t.Fatal(err)
 	}
 	g.Kill(victim)
@@ -329,7 +329,7 @@ func TestMembersOfAnotherClusterAreRefused(t *testing.T) {
 		victim = 2
 	}
 	g.Kill(victim)
-	if _, err := c.RemoveMember(ctx, uint64(victim)); err != nil {
+	if _, err := c.RemoveMember(ctx, uint64(victim), false); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Mkdirs(ctx, "/after-removal", 0o755); err != nil {

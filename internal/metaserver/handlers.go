@@ -50,21 +50,6 @@ func (s *Server) SetTimes(ctx context.Context, r *pb.SetTimesRequest) (*pb.SetAt
 	return call[*pb.SetAttrResponse](ctx, s, sm.SetTimes, r)
 }
 
-// RecoverLease implements MetaService.
-func (s *Server) RecoverLease(ctx context.Context, r *pb.RecoverLeaseRequest) (*pb.RecoverLeaseResponse, error) {
-	return call[*pb.RecoverLeaseResponse](ctx, s, sm.RecoverLease, r)
-}
-
-// CreateNamespace implements MetaService.
-func (s *Server) CreateNamespace(ctx context.Context, r *pb.CreateNamespaceRequest) (*pb.CreateNamespaceResponse, error) {
-	return call[*pb.CreateNamespaceResponse](ctx, s, sm.CreateNamespace, r)
-}
-
-// DeleteNamespace implements MetaService.
-func (s *Server) DeleteNamespace(ctx context.Context, r *pb.DeleteNamespaceRequest) (*pb.DeleteNamespaceResponse, error) {
-	return call[*pb.DeleteNamespaceResponse](ctx, s, sm.DeleteNamespace, r)
-}
-
 // GetFileStatus implements MetaService.
 func (s *Server) GetFileStatus(ctx context.Context, r *pb.GetFileStatusRequest) (*pb.GetFileStatusResponse, error) {
 	return call[*pb.GetFileStatusResponse](ctx, s, sm.GetFileStatus, r)
@@ -89,11 +74,6 @@ func (s *Server) GetContentSummary(ctx context.Context, r *pb.GetContentSummaryR
 // ListNamespaces implements MetaService.
 func (s *Server) ListNamespaces(ctx context.Context, r *pb.ListNamespacesRequest) (*pb.ListNamespacesResponse, error) {
 	return call[*pb.ListNamespacesResponse](ctx, s, sm.ListNamespaces, r)
-}
-
-// GetServerDefaults implements MetaService.
-func (s *Server) GetServerDefaults(ctx context.Context, r *pb.GetServerDefaultsRequest) (*pb.GetServerDefaultsResponse, error) {
-	return call[*pb.GetServerDefaultsResponse](ctx, s, sm.GetServerDefaults, r)
 }
 
 // Resync implements MetaService.

@@ -8,8 +8,6 @@ import (
 	"github.com/stratafs/strata/internal/kv"
 	"github.com/stratafs/strata/internal/kvschema"
 	"github.com/stratafs/strata/internal/namespace"
-	"github.com/stratafs/strata/internal/statemachine"
-	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
 // leaseMonitor tracks when each lease holder last renewed. Renewals are not
@@ -108,7 +106,7 @@ func (s *Server) expireHolder(ctx context.Context, holder string) error {
 			break
 		}
 		s.cfg.Log.Info("lease expired; closing file", "holder", holder, "inode", ino)
-		_, err = s.propose(ctx, statemachine.ExpireLease.Command(&pb.ExpireLeaseCommand{Holder: holder, InodeId: ino}))
+		err = s.expire(ctx, holder, ino)
 	}
 	return err
 }

@@ -50,6 +50,11 @@ type Config struct {
 	// another client may take its file over; LeaseHardLimit is when the
 	// service recovers the file on its own. HDFS uses 60 s and 20 min.
 	LeaseSoftLimit, LeaseHardLimit time.Duration
+	// TrashInterval is how long `fs -rm` keeps what it deletes in the
+	// user's trash before the leader removes it (HDFS's fs.trash.interval);
+	// 0 turns the trash off. How long a deleted namespace stays in the
+	// trash is Namespace.NamespaceTrash.
+	TrashInterval time.Duration
 	// PurgeBatch bounds the inodes one purge command removes.
 	PurgeBatch int
 	Clock      func() time.Time // nil means time.Now
@@ -109,8 +114,13 @@ type Server struct {
 	gcCh      chan struct{}
 	stores    objstore.Set
 	cache     *cachemode.Mode
-	stop      chan struct{}
-	wg        sync.WaitGroup
+	// cacheNS holds the records of the cache-mode namespaces, read from
+	// the state when first needed and dropped when commands create or
+	// delete namespaces; nsMu serialises the two.
+	cacheNS atomic.Pointer[map[string]*kvschema.Namespace]
+	nsMu    sync.Mutex
+	stop    chan struct{}
+	wg      sync.WaitGroup
 
 	nextProposal atomic.Uint64
 	applied      atomic.Uint64
@@ -150,6 +160,10 @@ func Open(cfg Config) (*Server, error) {
 	s.every(10*time.Second, s.gcCh, "block garbage collection", s.CollectGarbage)
 	s.every(time.Minute, nil, "forget requests", s.ForgetRequests)
 	s.every(time.Hour, nil, "upload sweep", s.SweepUploads)
+	s.every(time.Second, nil, "namespace trash", s.PurgeExpiredNamespaces)
+	if cfg.TrashInterval > 0 {
+		s.every(cfg.trashPeriod(), nil, "trash emptier", s.EmptyTrash)
+	}
 	return s, nil
 }
 
@@ -277,15 +291,4 @@ func (s *Server) WaitReady(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
-}
-
-// EnsureNamespace creates namespace info unless it exists; the dev server
-// uses it for "default".
-func (s *Server) EnsureNamespace(ctx context.Context, info *pb.NamespaceInfo) error {
-	_, err := s.propose(ctx, statemachine.CreateNamespace.Command(&pb.CreateNamespaceRequest{
-		Header: &pb.Header{User: s.cfg.Namespace.Superuser}, Namespace: info}))
-	if errors.Is(err, namespace.ErrExists) {
-		return nil
-	}
-	return err
 }

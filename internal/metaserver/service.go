@@ -58,6 +58,9 @@ func (s *Server) admit(op *statemachine.Op, req request) error {
 	if err := checkHeader(req.GetHeader()); err != nil {
 		return err
 	}
+	if err := checkNewNames(req); err != nil {
+		return err
+	}
 	if r, ok := req.(*pb.CreateRequest); ok && op == statemachine.Create && r.GetHeader().GetClientName() == "" {
 		return fserr.Errorf(fserr.ErrInvalidArgument, "create %s: request header has no client name", r.GetPath())
 	}
@@ -145,8 +148,7 @@ func (s *Server) takeOverExpired(ctx context.Context, r *pb.CreateRequest) bool 
 		!s.leases.expired(n.Holder, s.cfg.LeaseSoftLimit) {
 		return false
 	}
-	_, err = s.propose(ctx, statemachine.ExpireLease.Command(&pb.ExpireLeaseCommand{Holder: n.Holder, InodeId: n.ID}))
-	return err == nil
+	return s.expire(ctx, n.Holder, n.ID) == nil
 }
 
 func caller(h *pb.Header) namespace.Caller {

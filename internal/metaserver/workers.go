@@ -20,6 +20,15 @@ const (
 	workerTimeout     = 5 * time.Second
 )
 
+// maxDropped bounds the deleted blocks queued for one worker to drop from
+// its cache; past it the oldest are forgotten, and their pages leave the
+// cache by eviction instead. A heartbeat's answer carries at most
+// droppedPerHeartbeat of them.
+const (
+	maxDropped          = 100_000
+	droppedPerHeartbeat = 10_000
+)
+
 // workerRegistry knows the live workers. It is soft state, rebuilt from
 // heartbeats, and not replicated: a new leader learns the workers within one
 // heartbeat.
@@ -31,17 +40,46 @@ type workerRegistry struct {
 }
 
 type liveWorker struct {
-	info *pb.WorkerInfo
-	seen time.Time
+	info    *pb.WorkerInfo
+	seen    time.Time
+	dropped []*pb.BlockRef // deleted blocks the worker has not heard of
 }
 
-func (r *workerRegistry) heartbeat(info *pb.WorkerInfo, now time.Time) {
+// heartbeat records that worker info is live, and returns deleted blocks
+// for it to drop from its cache.
+func (r *workerRegistry) heartbeat(info *pb.WorkerInfo, now time.Time) []*pb.BlockRef {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.mu.workers == nil {
 		r.mu.workers = map[string]*liveWorker{}
 	}
-	r.mu.workers[info.Id] = &liveWorker{info: proto.Clone(info).(*pb.WorkerInfo), seen: now}
+	w := r.mu.workers[info.Id]
+	if w == nil {
+		w = &liveWorker{}
+		r.mu.workers[info.Id] = w
+	}
+	w.info, w.seen = proto.Clone(info).(*pb.WorkerInfo), now
+	n := min(len(w.dropped), droppedPerHeartbeat)
+	out := slices.Clone(w.dropped[:n])
+	w.dropped = w.dropped[n:]
+	return out
+}
+
+// drop queues deleted blocks for every live worker to drop from its cache.
+// NB: the queue is the leader's, in memory; a worker that misses it (a new
+// leader, a worker that was away) keeps the pages until it evicts them.
+func (r *workerRegistry) drop(refs []*pb.BlockRef) {
+	if len(refs) == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, w := range r.mu.workers {
+		w.dropped = append(w.dropped, refs...)
+		if over := len(w.dropped) - maxDropped; over > 0 {
+			w.dropped = slices.Clone(w.dropped[over:])
+		}
+	}
 }
 
 // live returns the workers heard from recently, sorted by id.
@@ -69,8 +107,8 @@ func (s *Server) Heartbeat(_ context.Context, r *pb.HeartbeatRequest) (*pb.Heart
 	if !s.isLeader() {
 		return nil, s.notLeader()
 	}
-	s.workers.heartbeat(w, s.cfg.Clock())
-	return &pb.HeartbeatResponse{IntervalSeconds: uint32(heartbeatInterval / time.Second)}, nil
+	dropped := s.workers.heartbeat(w, s.cfg.Clock())
+	return &pb.HeartbeatResponse{IntervalSeconds: uint32(heartbeatInterval / time.Second), Dropped: dropped}, nil
 }
 
 // ListWorkers implements MetaService.

@@ -25,8 +25,8 @@ type mutator interface {
 	SetPermission(tx kv.Txn, c namespace.Caller, ns, path string, perm uint16) error
 	SetOwner(tx kv.Txn, c namespace.Caller, ns, path, owner, group string) error
 	SetTimes(tx kv.Txn, c namespace.Caller, ns, path string, mtime, atime int64) error
-	RecoverLease(tx kv.Txn, now int64, c namespace.Caller, ns, path string) (bool, error)
-	ExpireLease(tx kv.Txn, holder string, ino uint64) error
+	RecoverLease(tx kv.Txn, now int64, c namespace.Caller, ns, path string, tail *kvschema.Block) (bool, error)
+	ExpireLease(tx kv.Txn, holder string, ino uint64, tail *kvschema.Block) error
 }
 
 // TestDifferentialThroughCommands runs the differential test with every
@@ -137,14 +137,14 @@ func (c *commands) SetTimes(tx kv.Txn, cl namespace.Caller, ns, path string, mti
 	return err
 }
 
-func (c *commands) RecoverLease(tx kv.Txn, now int64, cl namespace.Caller, ns, path string) (bool, error) {
+func (c *commands) RecoverLease(tx kv.Txn, now int64, cl namespace.Caller, ns, path string, _ *kvschema.Block) (bool, error) {
 	h := header(cl, ns)
 	r, err := c.apply(tx, now, statemachine.RecoverLease, h, &pb.RecoverLeaseRequest{Header: h, Path: path})
 	return r.Done, err
 }
 
 // ExpireLease is the service's own command: no header, no request id.
-func (c *commands) ExpireLease(tx kv.Txn, holder string, ino uint64) error {
+func (c *commands) ExpireLease(tx kv.Txn, holder string, ino uint64, _ *kvschema.Block) error {
 	cmd := statemachine.ExpireLease.Command(&pb.ExpireLeaseCommand{Holder: holder, InodeId: ino})
 	cmd.Now, cmd.Settings = c.d.now, c.m.Settings()
 	res, err := c.m.Apply(tx.(*kv.Overlay), cmd)

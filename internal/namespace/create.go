@@ -170,7 +170,7 @@ func (fs *FS) complete(tx kv.Txn, now int64, n *kvschema.Inode, o CompleteOption
 	if n.ID != o.Inode || n.Holder == "" || n.Holder != o.Holder {
 		return ErrNoLease
 	}
-	if err := checkContent(o, fs.cfg.InlineLimit); err != nil {
+	if err := checkContent(o, fs.cfg.InlineLimit, n.Blocks); err != nil {
 		return err
 	}
 	if o.ETag != "" {
@@ -180,36 +180,39 @@ func (fs *FS) complete(tx kv.Txn, now int64, n *kvschema.Inode, o CompleteOption
 		tx.Set(kvschema.InlineKey(n.ID), o.Data)
 		n.Inline = true
 	}
-	for i, b := range o.Blocks {
-		tx.Set(kvschema.BlockKey(n.ID, uint32(i)), kvschema.EncodeBlock(b))
+	// The blocks continue those a flush (or an earlier writer, for an
+	// append) committed; they then hold the whole file, tail included.
+	end, err := appendBlocks(tx, n, o.Blocks)
+	if err != nil {
+		return err
 	}
-	n.Blocks = uint32(len(o.Blocks))
+	if !n.Inline && o.ETag == "" && end != o.Length {
+		return ErrInvalidArgument
+	}
+	if n.Length > 0 {
+		// Only a flushed or appended file (never a fresh one) may have a tail.
+		if err := dropTail(tx, n.ID, ^uint64(0)); err != nil {
+			return err
+		}
+	}
 	grown := int64(o.Length) - int64(n.Length)
 	n.Length, n.Mtime = o.Length, now
 	return closeFile(tx, n, grown)
 }
 
-func checkContent(o CompleteOptions, inlineLimit int) error {
-	if o.ETag != "" {
+// checkContent checks what a writer says it wrote to a file that has
+// committed blocks already (flushed, or appended to).
+func checkContent(o CompleteOptions, inlineLimit int, committed uint32) error {
+	switch {
+	case o.ETag != "":
 		if o.Inline || len(o.Blocks) > 0 || len(o.Data) > 0 {
 			return ErrInvalidArgument
 		}
-		return nil
-	}
-	if o.Inline {
-		if len(o.Blocks) > 0 || uint64(len(o.Data)) != o.Length || len(o.Data) > inlineLimit {
+	case o.Inline:
+		if len(o.Blocks) > 0 || committed > 0 || uint64(len(o.Data)) != o.Length || len(o.Data) > inlineLimit {
 			return ErrInvalidArgument
 		}
-		return nil
-	}
-	var off uint64
-	for _, b := range o.Blocks {
-		if b.Offset != off || b.Length == 0 {
-			return ErrInvalidArgument
-		}
-		off += b.Length
-	}
-	if off != o.Length || len(o.Data) > 0 {
+	case len(o.Data) > 0:
 		return ErrInvalidArgument
 	}
 	return nil
@@ -225,9 +228,13 @@ func closeFile(tx kv.Txn, n *kvschema.Inode, grown int64) error {
 }
 
 // RecoverLease closes a file left open by its writer at its last committed
-// length, as HDFS lease recovery does. It reports whether the file is closed.
-func (fs *FS) RecoverLease(tx kv.Txn, now int64, c Caller, ns, path string) (bool, error) {
+// length, its flushed bytes included, as HDFS lease recovery does. A file
+// with a flushed tail needs tail, the block the leader made of it (OpenTail);
+// if the writer flushed more meanwhile, the file stays open and RecoverLease
+// reports false, to be called again. It reports whether the file is closed.
+func (fs *FS) RecoverLease(tx kv.Txn, now int64, c Caller, ns, path string, tail *kvschema.Block) (bool, error) {
 	res, err := fs.resolveExisting(tx, c, ns, path)
+	closed := true
 	switch {
 	case err != nil:
 	case res.node.IsDir():
@@ -238,18 +245,41 @@ func (fs *FS) RecoverLease(tx kv.Txn, now int64, c Caller, ns, path string) (boo
 		// Its object never reached the bucket: the write did not happen.
 		err = removeEntry(tx, now, res.ns, res.node)
 	case res.node.Holder != "":
-		queueOrphanScan(tx, res.node.ID, res.ns.StoreURI)
-		err = closeFile(tx, res.node, 0)
+		closed, err = recoverFile(tx, res.node, res.ns.StoreURI, tail)
 	}
 	if err != nil {
 		return false, pathErr("recoverLease", path, err)
 	}
-	return true, nil
+	return closed, nil
+}
+
+// recoverFile closes file n, whose writer left, at its visible length: its
+// blocks, and tail, the block made of its flushed tail. It reports false,
+// and changes nothing, when tail does not hold the tail as it is now.
+func recoverFile(tx kv.Txn, n *kvschema.Inode, uri string, tail *kvschema.Block) (bool, error) {
+	end, err := blocksEnd(tx, n)
+	if err != nil {
+		return false, err
+	}
+	if n.Length > end || tail != nil {
+		if tail == nil || tail.Offset != end || tail.Offset+tail.Length != n.Length {
+			return false, nil
+		}
+		if _, err := appendBlocks(tx, n, []kvschema.Block{*tail}); err != nil {
+			return false, err
+		}
+		if err := dropTail(tx, n.ID, ^uint64(0)); err != nil {
+			return false, err
+		}
+	}
+	queueOrphanScan(tx, n.ID, uri)
+	return true, closeFile(tx, n, 0)
 }
 
 // ExpireLease closes file ino if holder still writes it; the lease monitor
-// calls it when holder stopped renewing. It is a no-op otherwise.
-func (fs *FS) ExpireLease(tx kv.Txn, holder string, ino uint64) error {
+// calls it when holder stopped renewing. It is a no-op otherwise. tail is
+// the block the leader made of the file's flushed tail, as RecoverLease's.
+func (fs *FS) ExpireLease(tx kv.Txn, holder string, ino uint64, tail *kvschema.Block) error {
 	v, ok, err := tx.Get(kvschema.InodeKey(ino))
 	if err != nil || !ok {
 		tx.Delete(kvschema.LeaseKey(holder, ino))
@@ -275,8 +305,8 @@ func (fs *FS) ExpireLease(tx kv.Txn, holder string, ino uint64) error {
 		}
 		return dropFile(tx, n, uri)
 	}
-	queueOrphanScan(tx, n.ID, uri)
-	return closeFile(tx, n, 0)
+	_, err = recoverFile(tx, n, uri, tail)
+	return err
 }
 
 // storeOf returns the bucket URI of the blocks of n (blockStore: none in

@@ -86,6 +86,9 @@ func dropFile(tx kv.Txn, n *kvschema.Inode, uri string) error {
 	if n.Holder != "" {
 		tx.Delete(kvschema.LeaseKey(n.Holder, n.ID))
 		queueOrphanScan(tx, n.ID, uri)
+		if err := dropTail(tx, n.ID, ^uint64(0)); err != nil {
+			return err
+		}
 	}
 	blocks, err := fileBlocks(tx, n)
 	if err != nil {

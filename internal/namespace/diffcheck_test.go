@@ -115,7 +115,7 @@ func (d *diff) opInvalid() {
 		err = d.apply(func(tx kv.Txn) error { return d.mut.SetTimes(tx, c, ns, p, 1, 1) })
 	case 6:
 		err = d.apply(func(tx kv.Txn) error {
-			_, err := d.mut.RecoverLease(tx, d.now, c, ns, p)
+			_, err := d.mut.RecoverLease(tx, d.now, c, ns, p, nil)
 			return err
 		})
 	case 7:

@@ -397,7 +397,7 @@ func (d *diff) opRecoverLease() {
 	c, p := d.caller(), d.file(70)
 	var got bool
 	err := d.apply(func(tx kv.Txn) (err error) {
-		got, err = d.mut.RecoverLease(tx, d.now, c, dflt, p)
+		got, err = d.mut.RecoverLease(tx, d.now, c, dflt, p, nil)
 		return err
 	})
 	want, werr := runModel(d, func(m *model) (bool, error) { return m.recoverLease(c, p) })
@@ -420,7 +420,7 @@ func (d *diff) opExpireLease() {
 			l.holder = pick(d, holders) // maybe not the file's holder
 		}
 	}
-	err := d.apply(func(tx kv.Txn) error { return d.mut.ExpireLease(tx, l.holder, l.ino) })
+	err := d.apply(func(tx kv.Txn) error { return d.mut.ExpireLease(tx, l.holder, l.ino, nil) })
 	if err != nil {
 		d.fatalf("expireLease %+v: %v", l, err)
 	}

@@ -25,6 +25,9 @@ var (
 	ErrRoot = fserr.ErrRoot
 	// ErrNoNamespace: the namespace does not exist.
 	ErrNoNamespace = fserr.ErrNoNamespace
+	// ErrUnsupported: the namespace cannot do that (a cache-mode
+	// namespace's files are objects: no append, flush or truncate).
+	ErrUnsupported = fserr.ErrUnsupported
 )
 
 // PathError records an error and the operation and path that caused it.

@@ -18,11 +18,20 @@ type Config struct {
 	Supergroup  string // members bypass checks too
 	InlineLimit int    // largest file content stored in its inode
 	BlockSize   uint64 // block size of files whose creator sets none
+	// NamespaceTrash is how long, in milliseconds, a deleted namespace
+	// that held anything stays in the trash, restorable; 0 removes it at
+	// once.
+	NamespaceTrash int64
 }
+
+// DefaultNamespaceTrash is how long a deleted namespace stays restorable
+// unless the service is told otherwise: a day.
+const DefaultNamespaceTrash = 24 * 60 * 60 * 1000
 
 // DefaultConfig returns the defaults for superuser.
 func DefaultConfig(superuser string) Config {
-	return Config{Superuser: superuser, Supergroup: "supergroup", InlineLimit: 4096, BlockSize: DefaultBlockSize}
+	return Config{Superuser: superuser, Supergroup: "supergroup", InlineLimit: 4096, BlockSize: DefaultBlockSize,
+		NamespaceTrash: DefaultNamespaceTrash}
 }
 
 // FS runs namespace operations. It holds no state besides its Config; all
@@ -101,15 +110,19 @@ func (fs *FS) resolveExisting(r kv.Reader, c Caller, ns, path string) (*resolved
 	return res, err
 }
 
-func (fs *FS) nsRoot(r kv.Reader, name string) (*kvschema.Inode, error) {
-	rec, err := getNamespace(r, name)
-	if err != nil {
-		return nil, err
+// getNamespace returns the record of live namespace name: one in the
+// trash is no namespace to the file system's operations.
+func getNamespace(r kv.Reader, name string) (*kvschema.Namespace, error) {
+	rec, err := getNamespaceRecord(r, name)
+	if err == nil && rec.InTrash() {
+		return nil, ErrNoNamespace
 	}
-	return getInode(r, rec.Root)
+	return rec, err
 }
 
-func getNamespace(r kv.Reader, name string) (*kvschema.Namespace, error) {
+// getNamespaceRecord returns the record of namespace name, in the trash or
+// not.
+func getNamespaceRecord(r kv.Reader, name string) (*kvschema.Namespace, error) {
 	if name == "" {
 		name = DefaultNamespace
 	}

@@ -23,7 +23,7 @@ func allLeases(t testing.TB, e *env) []lease {
 
 func (e *env) expire(holder string, ino uint64) {
 	e.t.Helper()
-	if err := e.apply(func(tx kv.Txn, _ int64) error { return e.fs.ExpireLease(tx, holder, ino) }); err != nil {
+	if err := e.apply(func(tx kv.Txn, _ int64) error { return e.fs.ExpireLease(tx, holder, ino, nil) }); err != nil {
 		e.t.Fatal(err)
 	}
 }
@@ -31,7 +31,7 @@ func (e *env) expire(holder string, ino uint64) {
 func (e *env) recoverLease(c namespace.Caller, path string) (bool, error) {
 	var ok bool
 	err := e.apply(func(tx kv.Txn, now int64) (err error) {
-		ok, err = e.fs.RecoverLease(tx, now, c, dflt, path)
+		ok, err = e.fs.RecoverLease(tx, now, c, dflt, path, nil)
 		return err
 	})
 	return ok, err

@@ -1,40 +1,32 @@
 package namespace
 
-import "strings"
+import (
+	"strings"
 
-// Limits on paths, as HDFS sets them by default.
+	"github.com/stratafs/strata/internal/fspath"
+)
+
+// Limits on paths: internal/fspath's, as HDFS sets them by default.
 const (
-	MaxNameLen = 255
-	MaxPathLen = 8000
-	MaxDepth   = 1000
+	MaxNameLen = fspath.MaxNameLen
+	MaxPathLen = fspath.MaxPathLen
+	MaxDepth   = fspath.MaxDepth
 )
 
 // SplitPath validates an absolute path and returns its components; the root
-// is "/" and has none. A single trailing slash is accepted.
-func SplitPath(p string) ([]string, error) {
-	if len(p) == 0 || p[0] != '/' || len(p) > MaxPathLen {
-		return nil, ErrInvalidPath
-	}
-	p = strings.TrimSuffix(p[1:], "/")
-	if p == "" {
-		return nil, nil
-	}
-	parts := strings.Split(p, "/")
-	if len(parts) > MaxDepth {
-		return nil, ErrInvalidPath
-	}
-	for _, c := range parts {
-		if !ValidName(c) {
-			return nil, ErrInvalidPath
-		}
-	}
-	return parts, nil
-}
+// is "/" and has none. A single trailing slash is accepted. The rule is
+// internal/fspath's Split; the names a call creates are checked further
+// before it is proposed (internal/metaserver), not here, so that commands
+// already in the log apply as they did.
+func SplitPath(p string) ([]string, error) { return fspath.Split(p) }
 
-// ValidName reports whether c may name a directory entry.
+// ValidName reports whether c passes SplitPath as a component.
 func ValidName(c string) bool {
-	return c != "" && c != "." && c != ".." && len(c) <= MaxNameLen &&
-		!strings.ContainsAny(c, "/\x00")
+	if c == "" || strings.Contains(c, "/") {
+		return false
+	}
+	_, err := fspath.Split("/" + c)
+	return err == nil
 }
 
 // JoinPath joins components into an absolute path.

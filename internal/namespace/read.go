@@ -20,6 +20,10 @@ type Content struct {
 	Inline []byte // the content of an inline file
 	// Cache mode: the blocks are ranges of this object, of this version.
 	ObjectKey, Version string
+	// A file being written that was flushed: its bytes from TailOffset to
+	// its length are its tail (ReadTail); HasTail says there is one.
+	TailOffset uint64
+	HasTail    bool
 }
 
 // Open returns a file's attributes and content for reading.
@@ -54,8 +58,17 @@ func (fs *FS) open(r kv.Reader, c Caller, ns, path string) (*kvschema.Inode, *Co
 		}
 		content.Inline = append([]byte(nil), v...)
 	}
-	content.Blocks, err = fileBlocks(r, n)
-	return n, content, err
+	if content.Blocks, err = fileBlocks(r, n); err != nil {
+		return nil, nil, err
+	}
+	if !n.Inline {
+		end := uint64(0)
+		if k := len(content.Blocks); k > 0 {
+			end = content.Blocks[k-1].Offset + content.Blocks[k-1].Length
+		}
+		content.TailOffset, content.HasTail = end, n.Length > end
+	}
+	return n, content, nil
 }
 
 // Listing is one page of a directory listing.

@@ -171,7 +171,7 @@ func pathOps(e *env) map[string]func(tx kv.Txn, ns, p string) error {
 		"setOwner":      func(tx kv.Txn, ns, p string) error { return e.fs.SetOwner(tx, super, ns, p, "x", "y") },
 		"setTimes":      func(tx kv.Txn, ns, p string) error { return e.fs.SetTimes(tx, super, ns, p, 1, 1) },
 		"recoverLease": func(tx kv.Txn, ns, p string) error {
-			_, err := e.fs.RecoverLease(tx, 1, super, ns, p)
+			_, err := e.fs.RecoverLease(tx, 1, super, ns, p, nil)
 			return err
 		},
 		"stat":    func(tx kv.Txn, ns, p string) error { _, err := e.fs.Stat(tx, super, ns, p); return err },

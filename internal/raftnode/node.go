@@ -106,10 +106,15 @@ type Node struct {
 	last     atomic.Uint64
 
 	reads readIndex
+	heard heardFrom
 
 	errMu sync.Mutex
 	err   error // the fatal error that stopped the loop
 }
+
+// electionTicks is the ticks without a leader after which a member
+// campaigns (raft waits between one and two times that).
+const electionTicks = 10
 
 // ErrStopped is returned by proposals to a node that stopped.
 var ErrStopped = errors.New("raftnode: stopped")
@@ -159,7 +164,7 @@ func Start(cfg Config, sm StateMachine) (*Node, error) {
 		return nil, err
 	}
 	rc := &raft.Config{
-		ID: cfg.ID, ElectionTick: 10, HeartbeatTick: 1, Storage: ls.mem,
+		ID: cfg.ID, ElectionTick: electionTicks, HeartbeatTick: 1, Storage: ls.mem,
 		Applied: min(snap.GetMetadata().GetIndex(), hs.GetCommit()), MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256,
 		MaxCommittedSizePerReady: maxCommittedPerReady, MaxUncommittedEntriesSize: 256 << 20,
 		PreVote: true, CheckQuorum: true, DisableProposalForwarding: true, StepDownOnRemoval: true,
@@ -213,6 +218,7 @@ func (n *Node) TransferLeadership(ctx context.Context, to uint64) error {
 
 // Step hands a message from another member to the node.
 func (n *Node) Step(ctx context.Context, m *pb.Message) error {
+	n.heard.from(m.GetFrom())
 	return n.translate(n.rn.Step(ctx, m))
 }
 
@@ -323,6 +329,7 @@ func (n *Node) run() {
 		case <-n.stopc:
 			return
 		case <-ticker.C:
+			n.heard.tick()
 			n.rn.Tick()
 		case rd := <-n.rn.Ready():
 			if err := n.handle(rd); err != nil {

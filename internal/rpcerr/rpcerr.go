@@ -9,6 +9,7 @@ package rpcerr
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
@@ -43,6 +44,7 @@ var table = []struct {
 	{fserr.ErrNoNamespace, "NO_NAMESPACE", codes.NotFound},
 	{fserr.ErrUnsupported, "UNSUPPORTED", codes.Unimplemented},
 	{fserr.ErrChanged, "CHANGED", codes.FailedPrecondition},
+	{fserr.ErrQuorum, "QUORUM", codes.FailedPrecondition},
 	{fserr.ErrUnavailable, "UNAVAILABLE", codes.Unavailable},
 	{fserr.ErrNotLeader, "NOT_LEADER", codes.Unavailable},
 }
@@ -63,28 +65,33 @@ func ToStatus(err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return status.FromContextError(err).Err()
 	}
+	// NB: a message may quote a path that is not UTF-8 (the one refused for
+	// it); a status whose message is not UTF-8 cannot be marshalled, as a
+	// batch's results are.
+	msg := strings.ToValidUTF8(err.Error(), "\uFFFD")
 	for _, e := range table {
 		if errors.Is(err, e.err) {
 			info := &errdetails.ErrorInfo{Reason: e.reason, Domain: Domain}
 			if leader := fserr.LeaderOf(err); leader != "" {
 				info.Metadata = map[string]string{leaderKey: leader}
 			}
-			st, derr := status.New(e.code, err.Error()).WithDetails(info)
+			st, derr := status.New(e.code, msg).WithDetails(info)
 			if derr != nil {
-				return status.Error(e.code, err.Error())
+				return status.Error(e.code, msg)
 			}
 			return st.Err()
 		}
 	}
-	return status.Error(codes.Internal, err.Error())
+	return status.Error(codes.Internal, msg)
 }
 
 // FromStatus converts a status error from the service back into an error
-// that wraps the condition's sentinel and carries the server's message.
-// Other errors are returned as they are.
+// that wraps the condition's sentinel and carries the server's message; a
+// status without a Strata ErrorInfo (the call got no answer of a service)
+// becomes a *TransportError. Other errors are returned as they are.
 func FromStatus(err error) error {
 	st, ok := status.FromError(err)
-	if !ok || err == nil {
+	if !ok || err == nil || isTransport(err) {
 		return err
 	}
 	for _, d := range st.Details() {
@@ -98,7 +105,7 @@ func FromStatus(err error) error {
 			}
 		}
 	}
-	return err
+	return transport(st)
 }
 
 // UnaryServerInterceptor translates the error of every unary handler.

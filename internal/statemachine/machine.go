@@ -44,10 +44,16 @@ type Result struct {
 	Done bool
 	// Path answers rename: the path the source ended up at.
 	Path string
-	// Inode answers create: the file as created.
+	// Inode answers create (the file as created) and delete namespace
+	// (its root as it was, whose aggregates say what it held).
 	Inode *kvschema.Inode
-	// Count answers purge and forget requests: how many they removed.
+	// Count answers purge, purge namespace and forget requests: how many
+	// they removed.
 	Count int
+	// Length answers flush: the file's visible length.
+	Length uint64
+	// Data answers append: the bytes the writer writes again first.
+	Data []byte
 }
 
 // Applied is what applying a run of log entries produced, for the service
@@ -60,8 +66,9 @@ type Applied struct {
 	MembersChanged bool
 	Removed        []uint64
 	// Purge tells that a command may have left detached subtrees to purge;
-	// Collect, that one may have queued block garbage.
-	Purge, Collect bool
+	// Collect, that one may have queued block garbage; Namespaces, that
+	// one may have created or deleted namespaces.
+	Purge, Collect, Namespaces bool
 }
 
 // Answer is the results of one proposal: one per command of its entry (a
@@ -150,6 +157,7 @@ func (m *Machine) applyOne(tx *kv.Overlay, cmd *pb.Command, out *Applied) (Resul
 	}
 	out.Purge = out.Purge || op.Detaches
 	out.Collect = out.Collect || op.FreesBlocks
+	out.Namespaces = out.Namespaces || op.Namespaces
 	return r, nil
 }
 
@@ -181,10 +189,10 @@ func isOutcome(err error) bool {
 
 func settingsOf(c namespace.Config) *pb.NamespaceSettings {
 	return &pb.NamespaceSettings{Superuser: c.Superuser, Supergroup: c.Supergroup,
-		InlineLimit: uint32(c.InlineLimit), BlockSize: c.BlockSize}
+		InlineLimit: uint32(c.InlineLimit), BlockSize: c.BlockSize, NamespaceTrashMs: c.NamespaceTrash}
 }
 
 func settingsConfig(st *pb.NamespaceSettings) namespace.Config {
 	return namespace.Config{Superuser: st.Superuser, Supergroup: st.Supergroup,
-		InlineLimit: int(st.InlineLimit), BlockSize: st.BlockSize}
+		InlineLimit: int(st.InlineLimit), BlockSize: st.BlockSize, NamespaceTrash: st.NamespaceTrashMs}
 }

@@ -40,6 +40,8 @@ type Op struct {
 	FreesBlocks bool
 	// Detaches tells that applying it may leave detached subtrees to purge.
 	Detaches bool
+	// Namespaces tells that applying it may create or delete namespaces.
+	Namespaces bool
 
 	request protoreflect.MessageType // the request (or command) message
 	cmdType reflect.Type             // its Command.op wrapper

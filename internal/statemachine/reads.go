@@ -1,8 +1,6 @@
 package statemachine
 
 import (
-	"cmp"
-
 	"github.com/stratafs/strata/internal/kv"
 	"github.com/stratafs/strata/internal/kvschema"
 	"github.com/stratafs/strata/internal/namespace"
@@ -35,6 +33,9 @@ func readOpen(m *Machine, r kv.Reader, c namespace.Caller, ns string, req *pb.Op
 	}
 	resp := &pb.OpenResponse{Status: FileStatus(n), InlineData: content.Inline, Inline: n.Inline, StoreUri: rec.StoreURI,
 		ObjectKey: content.ObjectKey, ObjectVersion: content.Version}
+	if content.HasTail {
+		resp.TailOffset = content.TailOffset
+	}
 	for _, b := range content.Blocks {
 		resp.Blocks = append(resp.Blocks, &pb.Block{BlockId: b.ID, Offset: b.Offset, Length: b.Length})
 	}
@@ -58,6 +59,19 @@ func readList(m *Machine, r kv.Reader, c namespace.Caller, ns string, req *pb.Li
 	}
 	return resp, nil
 }
+
+// readTail answers a reader of a file being written: bytes of its flushed
+// tail.
+func readTail(m *Machine, r kv.Reader, c namespace.Caller, ns string, req *pb.ReadTailRequest) (*pb.ReadTailResponse, error) {
+	data, err := m.fs.ReadTail(r, c, ns, req.GetPath(), req.GetInodeId(), req.GetOffset(), min(req.GetLength(), MaxTailRead))
+	if err != nil {
+		return nil, err
+	}
+	return &pb.ReadTailResponse{Data: data}, nil
+}
+
+// MaxTailRead bounds the bytes one ReadTail answers.
+const MaxTailRead = 4 << 20
 
 // readContentSummary answers from the directory aggregates, without a walk.
 func readContentSummary(m *Machine, r kv.Reader, c namespace.Caller, ns string,
@@ -90,19 +104,10 @@ func readNamespaces(_ *Machine, r kv.Reader, _ namespace.Caller, _ string, _ *pb
 	resp := &pb.ListNamespacesResponse{}
 	for _, ns := range list {
 		resp.Namespaces = append(resp.Namespaces, &pb.NamespaceInfo{Name: ns.Name,
-			Mode: pb.NamespaceMode(ns.Mode), StoreUri: ns.StoreURI, Created: ns.Created, SyncInterval: ns.SyncInterval})
+			Mode: pb.NamespaceMode(ns.Mode), StoreUri: ns.StoreURI, Created: ns.Created,
+			Deleted: ns.Deleted, PurgeAt: ns.PurgeAt, SyncInterval: ns.SyncInterval})
 	}
 	return resp, nil
-}
-
-// readServerDefaults answers with this member's settings: the leader's,
-// since only the leader answers reads, which are the ones it stamps on the
-// creates it proposes.
-func readServerDefaults(m *Machine, _ kv.Reader, _ namespace.Caller, _ string,
-	_ *pb.GetServerDefaultsRequest) (*pb.GetServerDefaultsResponse, error) {
-	cfg := m.fs.Config()
-	return &pb.GetServerDefaultsResponse{BlockSize: cmp.Or(cfg.BlockSize, namespace.DefaultBlockSize),
-		Replication: namespace.DefaultReplication, InlineLimit: uint32(cfg.InlineLimit)}, nil
 }
 
 // FileStatus is the wire form of inode n.

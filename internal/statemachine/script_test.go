@@ -26,8 +26,9 @@ import (
 // A case's arguments fill in the header: user= (default super), groups=,
 // ns=, client= (the lease holder), rid= (a request id; with retry, the
 // request is not a first attempt), now= (the command's time, default one
-// more than the last). Operations are applied to one store per file, in
-// order; Internal ops take their command message.
+// more than the last), trash= (the namespace trash time, in ms, of the
+// settings the command is stamped with; default 0). Operations are applied
+// to one store per file, in order; Internal ops take their command message.
 func TestScripts(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
 		s := newScript(t)
@@ -39,6 +40,7 @@ type script struct {
 	m     *statemachine.Machine
 	store *kv.Mem
 	now   int64
+	trash int64 // the namespace trash time of the next command
 }
 
 func newScript(t *testing.T) *script {
@@ -95,6 +97,8 @@ func (s *script) request(t *testing.T, td *datadriven.TestData, op *statemachine
 			h.FirstAttempt = false
 		case "now":
 			td.ScanArgs(t, "now", &s.now)
+		case "trash":
+			td.ScanArgs(t, "trash", &s.trash)
 		default:
 			td.Fatalf(t, "unknown argument %q", a.Key)
 		}
@@ -109,7 +113,8 @@ func (s *script) request(t *testing.T, td *datadriven.TestData, op *statemachine
 // response or the error.
 func (s *script) apply(t *testing.T, op *statemachine.Op, req proto.Message) string {
 	cmd := op.Command(req)
-	cmd.Now, cmd.Settings = s.now, s.m.Settings()
+	cmd.Now, cmd.Settings = s.now, proto.CloneOf(s.m.Settings())
+	cmd.Settings.NamespaceTrashMs, s.trash = s.trash, 0
 	tx := kv.NewOverlay(s.store)
 	rs, err := s.m.Apply(tx, cmd)
 	if err != nil {

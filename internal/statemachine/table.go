@@ -1,6 +1,7 @@
 package statemachine
 
 import (
+	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/kv"
 	"github.com/stratafs/strata/internal/kvschema"
 	"github.com/stratafs/strata/internal/namespace"
@@ -51,22 +52,44 @@ var (
 		},
 		(*pb.Command).GetRecoverLease, applyRecoverLease,
 		func(r Result) *pb.RecoverLeaseResponse { return &pb.RecoverLeaseResponse{Closed: r.Done} })
-	CreateNamespace = mutation(Op{Name: "CreateNamespace"},
+	CreateNamespace = mutation(Op{Name: "CreateNamespace", Namespaces: true},
 		func(r *pb.CreateNamespaceRequest) *pb.Command {
 			return &pb.Command{Op: &pb.Command_CreateNamespace{CreateNamespace: r}}
 		},
 		(*pb.Command).GetCreateNamespace, applyCreateNamespace,
 		func(Result) *pb.CreateNamespaceResponse { return &pb.CreateNamespaceResponse{} })
+	Flush = mutation(Op{Name: "Flush"},
+		func(r *pb.FlushRequest) *pb.Command { return &pb.Command{Op: &pb.Command_Flush{Flush: r}} },
+		(*pb.Command).GetFlush, applyFlush,
+		func(r Result) *pb.FlushResponse { return &pb.FlushResponse{Length: r.Length} })
+	Append = mutation(Op{Name: "Append"},
+		func(r *pb.AppendRequest) *pb.Command { return &pb.Command{Op: &pb.Command_Append{Append: r}} },
+		(*pb.Command).GetAppend, applyAppend,
+		func(r Result) *pb.AppendResponse {
+			return &pb.AppendResponse{Status: FileStatus(r.Inode), InlineData: r.Data}
+		})
+	Truncate = mutation(Op{Name: "Truncate", FreesBlocks: true},
+		func(r *pb.TruncateRequest) *pb.Command { return &pb.Command{Op: &pb.Command_Truncate{Truncate: r}} },
+		(*pb.Command).GetTruncate, applyTruncate,
+		func(Result) *pb.TruncateResponse { return &pb.TruncateResponse{} })
 	Resync = mutation(Op{Name: "Resync"},
 		func(r *pb.ResyncRequest) *pb.Command { return &pb.Command{Op: &pb.Command_Resync{Resync: r}} },
 		(*pb.Command).GetResync, applyResync,
 		func(r Result) *pb.ResyncResponse { return &pb.ResyncResponse{Entries: uint64(r.Count)} })
-	DeleteNamespace = mutation(Op{Name: "DeleteNamespace", FreesBlocks: true, Detaches: true},
+	DeleteNamespace = mutation(Op{Name: "DeleteNamespace", FreesBlocks: true, Detaches: true, Namespaces: true},
 		func(r *pb.DeleteNamespaceRequest) *pb.Command {
 			return &pb.Command{Op: &pb.Command_DeleteNamespace{DeleteNamespace: r}}
 		},
-		(*pb.Command).GetDeleteNamespace, applyDeleteNamespace,
-		func(Result) *pb.DeleteNamespaceResponse { return &pb.DeleteNamespaceResponse{} })
+		(*pb.Command).GetDeleteNamespace, applyDeleteNamespace, deletedNamespace)
+	RestoreNamespace = mutation(Op{Name: "RestoreNamespace"},
+		func(r *pb.RestoreNamespaceRequest) *pb.Command {
+			return &pb.Command{Op: &pb.Command_RestoreNamespace{RestoreNamespace: r}}
+		},
+		(*pb.Command).GetRestoreNamespace,
+		func(e env, tx kv.Txn, r *pb.RestoreNamespaceRequest) (Result, error) {
+			return Result{}, e.fs.RestoreNamespace(tx, caller(r.GetHeader()), r.GetName())
+		},
+		func(Result) *pb.RestoreNamespaceResponse { return &pb.RestoreNamespaceResponse{} })
 )
 
 // The service's own commands.
@@ -84,7 +107,7 @@ var (
 		},
 		(*pb.Command).GetExpireLease,
 		func(e env, tx kv.Txn, c *pb.ExpireLeaseCommand) (Result, error) {
-			return Result{}, e.fs.ExpireLease(tx, c.GetHolder(), c.GetInodeId())
+			return Result{}, e.fs.ExpireLease(tx, c.GetHolder(), c.GetInodeId(), blockFromProto(c.GetTailBlock()))
 		})
 	GarbageDone = internal(Op{Name: "GarbageDone"},
 		func(c *pb.GarbageDoneCommand) *pb.Command {
@@ -93,6 +116,15 @@ var (
 		(*pb.Command).GetGarbageDone,
 		func(_ env, tx kv.Txn, c *pb.GarbageDoneCommand) (Result, error) {
 			return Result{}, namespace.GarbageDone(tx, c.GetKeys())
+		})
+	PurgeNamespace = internal(Op{Name: "PurgeNamespace", FreesBlocks: true, Detaches: true},
+		func(c *pb.PurgeNamespaceCommand) *pb.Command {
+			return &pb.Command{Op: &pb.Command_PurgeNamespace{PurgeNamespace: c}}
+		},
+		(*pb.Command).GetPurgeNamespace,
+		func(e env, tx kv.Txn, c *pb.PurgeNamespaceCommand) (Result, error) {
+			done, err := namespace.PurgeNamespace(tx, e.now, c.GetName(), c.GetDeleted())
+			return Result{Count: btoi(done)}, err
 		})
 	ForgetRequests = internal(Op{Name: "ForgetRequests"},
 		func(c *pb.ForgetRequestsCommand) *pb.Command {
@@ -152,7 +184,7 @@ var (
 	List              = query(Op{Name: "List"}, readList)
 	GetContentSummary = query(Op{Name: "GetContentSummary"}, readContentSummary)
 	ListNamespaces    = query(Op{Name: "ListNamespaces"}, readNamespaces)
-	GetServerDefaults = query(Op{Name: "GetServerDefaults"}, readServerDefaults)
+	ReadTail          = query(Op{Name: "ReadTail"}, readTail)
 )
 
 func applyMkdirs(e env, tx kv.Txn, r *pb.MkdirsRequest) (Result, error) {
@@ -208,6 +240,25 @@ func applySetTimes(e env, tx kv.Txn, r *pb.SetTimesRequest) (Result, error) {
 
 func attrResponse(Result) *pb.SetAttrResponse { return &pb.SetAttrResponse{} }
 
+func applyFlush(e env, tx kv.Txn, r *pb.FlushRequest) (Result, error) {
+	h := r.GetHeader()
+	n, err := e.fs.Flush(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), namespace.FlushOptions{
+		Inode: r.GetInodeId(), Holder: h.GetClientName(), Blocks: blocksFromProto(r.GetBlocks()),
+		TailOffset: r.GetTailOffset(), TailData: r.GetTailData()})
+	return Result{Length: n}, err
+}
+
+func applyAppend(e env, tx kv.Txn, r *pb.AppendRequest) (Result, error) {
+	h := r.GetHeader()
+	n, again, err := e.fs.Append(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), h.GetClientName())
+	return Result{Inode: n, Data: again}, err
+}
+
+func applyTruncate(e env, tx kv.Txn, r *pb.TruncateRequest) (Result, error) {
+	h := r.GetHeader()
+	return Result{}, e.fs.Truncate(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), r.GetLength())
+}
+
 func applyResync(e env, tx kv.Txn, r *pb.ResyncRequest) (Result, error) {
 	h := r.GetHeader()
 	n, err := e.fs.Resync(tx, e.now, caller(h), h.GetNamespace(), r.GetPath())
@@ -216,7 +267,7 @@ func applyResync(e env, tx kv.Txn, r *pb.ResyncRequest) (Result, error) {
 
 func applyRecoverLease(e env, tx kv.Txn, r *pb.RecoverLeaseRequest) (Result, error) {
 	h := r.GetHeader()
-	closed, err := e.fs.RecoverLease(tx, e.now, caller(h), h.GetNamespace(), r.GetPath())
+	closed, err := e.fs.RecoverLease(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), blockFromProto(r.GetTailBlock()))
 	return Result{Done: closed}, err
 }
 
@@ -227,11 +278,51 @@ func applyCreateNamespace(e env, tx kv.Txn, r *pb.CreateNamespaceRequest) (Resul
 		SyncInterval: info.GetSyncInterval()})
 }
 
+// deleteModes maps the request's mode to the namespace's. An unset mode is
+// what commands logged before the field existed meant: remove at once
+// (the service sets NAMESPACE_DELETE_MODE_IF_EMPTY on requests that leave it
+// unset, before they are logged).
+var deleteModes = map[pb.NamespaceDeleteMode]namespace.NamespaceDelete{
+	pb.NamespaceDeleteMode_NAMESPACE_DELETE_MODE_UNSPECIFIED: namespace.DeleteNow,
+	pb.NamespaceDeleteMode_NAMESPACE_DELETE_MODE_IF_EMPTY:    namespace.DeleteIfEmpty,
+	pb.NamespaceDeleteMode_NAMESPACE_DELETE_MODE_TRASH:       namespace.DeleteToTrash,
+	pb.NamespaceDeleteMode_NAMESPACE_DELETE_MODE_NOW:         namespace.DeleteNow,
+}
+
 func applyDeleteNamespace(e env, tx kv.Txn, r *pb.DeleteNamespaceRequest) (Result, error) {
-	return Result{}, e.fs.DeleteNamespace(tx, caller(r.GetHeader()), r.GetName())
+	mode, ok := deleteModes[r.GetMode()]
+	if !ok {
+		return Result{}, &namespace.PathError{Op: "deleteNamespace", Path: r.GetName(),
+			Err: fserr.Errorf(fserr.ErrInvalidArgument, "unknown delete mode %d", r.GetMode())}
+	}
+	root, err := e.fs.DeleteNamespace(tx, e.now, caller(r.GetHeader()), r.GetName(), mode)
+	return Result{Inode: root}, err
+}
+
+// deletedNamespace answers a namespace's deletion with what it held.
+func deletedNamespace(r Result) *pb.DeleteNamespaceResponse {
+	if r.Inode == nil {
+		return &pb.DeleteNamespaceResponse{}
+	}
+	return &pb.DeleteNamespaceResponse{Files: r.Inode.SubFiles, Directories: r.Inode.SubDirs + 1, Length: r.Inode.SubLength}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func perm(p uint32) uint16 { return uint16(p & 0o7777) }
+
+// blockFromProto is b, or nil when unset.
+func blockFromProto(b *pb.Block) *kvschema.Block {
+	if b == nil {
+		return nil
+	}
+	return &kvschema.Block{ID: b.GetBlockId(), Offset: b.GetOffset(), Length: b.GetLength()}
+}
 
 func blocksFromProto(bs []*pb.Block) []kvschema.Block {
 	out := make([]kvschema.Block, len(bs))

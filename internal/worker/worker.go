@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/stratafs/strata/internal/blocks"
 	"github.com/stratafs/strata/internal/cache"
 	"github.com/stratafs/strata/internal/object"
 	"github.com/stratafs/strata/internal/object/objstore"
@@ -183,17 +184,26 @@ func (w *Worker) heartbeatLoop(ctx context.Context, meta pb.MetaServiceClient, a
 	defer t.Stop()
 	for {
 		hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := meta.Heartbeat(hctx, &pb.HeartbeatRequest{Worker: &pb.WorkerInfo{Id: w.id, Address: advertise,
+		resp, err := meta.Heartbeat(hctx, &pb.HeartbeatRequest{Worker: &pb.WorkerInfo{Id: w.id, Address: advertise,
 			Host: w.host, UnixSocket: w.cfg.UnixSocket, Stats: w.statsProto()}})
 		cancel()
 		if err != nil && ctx.Err() == nil {
 			w.cfg.Log.Warn("heartbeat to the namespace service failed", "err", err)
 		}
+		w.dropBlocks(resp.GetDropped())
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// dropBlocks drops from the cache blocks that were deleted from their
+// buckets: nothing will read them again.
+func (w *Worker) dropBlocks(refs []*pb.BlockRef) {
+	for _, r := range refs {
+		w.cache.Drop(blocks.CacheKey(r.GetInodeId(), r.GetBlockId()))
 	}
 }
 

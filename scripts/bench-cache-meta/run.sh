@@ -54,7 +54,7 @@ free_port() {
 if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
   log "building bin/strata and the Java modules (java/bench with S3A)"
   make build >&2
-  (cd java && mvn -B -ntp -q install -DskipTests -Ps3a) >&2
+  (cd java && ./mvn.sh -q install -DskipTests -Ps3a) >&2
 fi
 jar=java/bench/target/classes
 cp_file=java/bench/target/bench.classpath

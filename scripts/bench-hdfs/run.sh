@@ -64,7 +64,7 @@ BENCH_NAME=bench-hdfs
 if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
   log "building bin/strata and the Java modules"
   make build >&2
-  (cd java && mvn -B -ntp -q install -DskipTests) >&2
+  (cd java && ./mvn.sh -q install -DskipTests) >&2
 fi
 jar=java/bench/target/classes
 [ -f java/bench/target/bench.classpath ] || { log "java/bench is not built"; exit 1; }

@@ -3,8 +3,10 @@
 #
 # MinIO is built from source with `go install` at one pinned version (the
 # upstream repository is archived, so it is a test fixture only) into a
-# project-local bin dir, so tests find it without touching the system. It takes
-# about 3 minutes on a 2-core machine; a second run is a no-op.
+# project-local bin dir, so tests find it without touching the system. On a
+# 2-core machine a first build takes up to 10 minutes (about 250 MiB of modules
+# to download, then compile; measured 9m43s on a busy machine, Go's caches
+# empty); a second run is a no-op.
 #
 # Usage: scripts/minio/install.sh
 #   env STRATA_BIN overrides the bin dir (then point STRATA_MINIO at $STRATA_BIN/minio).
@@ -30,7 +32,7 @@ mkdir -p "$bin_dir"
 # Keep build products out of git without touching the repo's .gitignore.
 [[ -f "$repo/.cache/.gitignore" ]] || { mkdir -p "$repo/.cache" && echo '*' >"$repo/.cache/.gitignore"; }
 
-echo "building minio $VERSION into $bin_dir (about 3 minutes)..."
+echo "building minio $VERSION into $bin_dir (up to 10 minutes on 2 cores, about 250 MiB of Go modules to download first)..."
 # Build outside the repo so Strata's go.mod neither constrains nor records it.
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT

@@ -55,10 +55,15 @@ type Command struct {
 	//	*Command_GarbageDone
 	//	*Command_ForgetRequests
 	//	*Command_Group
+	//	*Command_RestoreNamespace
+	//	*Command_PurgeNamespace
 	//	*Command_SyncPath
 	//	*Command_SyncListing
 	//	*Command_Resync
 	//	*Command_MarkStale
+	//	*Command_Flush
+	//	*Command_Append
+	//	*Command_Truncate
 	Op            isCommand_Op `protobuf_oneof:"op"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -266,6 +271,24 @@ func (x *Command) GetGroup() *CommandGroup {
 	return nil
 }
 
+func (x *Command) GetRestoreNamespace() *RestoreNamespaceRequest {
+	if x != nil {
+		if x, ok := x.Op.(*Command_RestoreNamespace); ok {
+			return x.RestoreNamespace
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetPurgeNamespace() *PurgeNamespaceCommand {
+	if x != nil {
+		if x, ok := x.Op.(*Command_PurgeNamespace); ok {
+			return x.PurgeNamespace
+		}
+	}
+	return nil
+}
+
 func (x *Command) GetSyncPath() *SyncPathCommand {
 	if x != nil {
 		if x, ok := x.Op.(*Command_SyncPath); ok {
@@ -297,6 +320,33 @@ func (x *Command) GetMarkStale() *MarkStaleCommand {
 	if x != nil {
 		if x, ok := x.Op.(*Command_MarkStale); ok {
 			return x.MarkStale
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetFlush() *FlushRequest {
+	if x != nil {
+		if x, ok := x.Op.(*Command_Flush); ok {
+			return x.Flush
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetAppend() *AppendRequest {
+	if x != nil {
+		if x, ok := x.Op.(*Command_Append); ok {
+			return x.Append
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetTruncate() *TruncateRequest {
+	if x != nil {
+		if x, ok := x.Op.(*Command_Truncate); ok {
+			return x.Truncate
 		}
 	}
 	return nil
@@ -370,6 +420,14 @@ type Command_Group struct {
 	Group *CommandGroup `protobuf:"bytes,25,opt,name=group,proto3,oneof"`
 }
 
+type Command_RestoreNamespace struct {
+	RestoreNamespace *RestoreNamespaceRequest `protobuf:"bytes,26,opt,name=restore_namespace,json=restoreNamespace,proto3,oneof"`
+}
+
+type Command_PurgeNamespace struct {
+	PurgeNamespace *PurgeNamespaceCommand `protobuf:"bytes,27,opt,name=purge_namespace,json=purgeNamespace,proto3,oneof"`
+}
+
 type Command_SyncPath struct {
 	SyncPath *SyncPathCommand `protobuf:"bytes,40,opt,name=sync_path,json=syncPath,proto3,oneof"`
 }
@@ -384,6 +442,18 @@ type Command_Resync struct {
 
 type Command_MarkStale struct {
 	MarkStale *MarkStaleCommand `protobuf:"bytes,43,opt,name=mark_stale,json=markStale,proto3,oneof"`
+}
+
+type Command_Flush struct {
+	Flush *FlushRequest `protobuf:"bytes,44,opt,name=flush,proto3,oneof"`
+}
+
+type Command_Append struct {
+	Append *AppendRequest `protobuf:"bytes,45,opt,name=append,proto3,oneof"`
+}
+
+type Command_Truncate struct {
+	Truncate *TruncateRequest `protobuf:"bytes,46,opt,name=truncate,proto3,oneof"`
 }
 
 func (*Command_Mkdirs) isCommand_Op() {}
@@ -418,6 +488,10 @@ func (*Command_ForgetRequests) isCommand_Op() {}
 
 func (*Command_Group) isCommand_Op() {}
 
+func (*Command_RestoreNamespace) isCommand_Op() {}
+
+func (*Command_PurgeNamespace) isCommand_Op() {}
+
 func (*Command_SyncPath) isCommand_Op() {}
 
 func (*Command_SyncListing) isCommand_Op() {}
@@ -425,6 +499,12 @@ func (*Command_SyncListing) isCommand_Op() {}
 func (*Command_Resync) isCommand_Op() {}
 
 func (*Command_MarkStale) isCommand_Op() {}
+
+func (*Command_Flush) isCommand_Op() {}
+
+func (*Command_Append) isCommand_Op() {}
+
+func (*Command_Truncate) isCommand_Op() {}
 
 // CommandGroup is commands proposed together as one entry, to share its
 // cost. Each is applied as if it came alone, in order, with the group's id,
@@ -476,13 +556,17 @@ func (x *CommandGroup) GetCommands() []*Command {
 // NamespaceSettings are the flags of `strata meta` that decide what a
 // command does (namespace.Config).
 type NamespaceSettings struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Superuser     string                 `protobuf:"bytes,1,opt,name=superuser,proto3" json:"superuser,omitempty"`
-	Supergroup    string                 `protobuf:"bytes,2,opt,name=supergroup,proto3" json:"supergroup,omitempty"`
-	InlineLimit   uint32                 `protobuf:"varint,3,opt,name=inline_limit,json=inlineLimit,proto3" json:"inline_limit,omitempty"`
-	BlockSize     uint64                 `protobuf:"varint,4,opt,name=block_size,json=blockSize,proto3" json:"block_size,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Superuser   string                 `protobuf:"bytes,1,opt,name=superuser,proto3" json:"superuser,omitempty"`
+	Supergroup  string                 `protobuf:"bytes,2,opt,name=supergroup,proto3" json:"supergroup,omitempty"`
+	InlineLimit uint32                 `protobuf:"varint,3,opt,name=inline_limit,json=inlineLimit,proto3" json:"inline_limit,omitempty"`
+	BlockSize   uint64                 `protobuf:"varint,4,opt,name=block_size,json=blockSize,proto3" json:"block_size,omitempty"`
+	// How long a deleted namespace that held anything stays in the trash,
+	// restorable, before it is removed for good (milliseconds). Zero: it is
+	// removed at once, as every namespace was before this field existed.
+	NamespaceTrashMs int64 `protobuf:"varint,5,opt,name=namespace_trash_ms,json=namespaceTrashMs,proto3" json:"namespace_trash_ms,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *NamespaceSettings) Reset() {
@@ -543,6 +627,68 @@ func (x *NamespaceSettings) GetBlockSize() uint64 {
 	return 0
 }
 
+func (x *NamespaceSettings) GetNamespaceTrashMs() int64 {
+	if x != nil {
+		return x.NamespaceTrashMs
+	}
+	return 0
+}
+
+// PurgeNamespaceCommand removes for good a namespace whose time in the
+// trash is over: the one called name that was deleted at time deleted (a
+// namespace restored and deleted again meanwhile is left alone).
+type PurgeNamespaceCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Deleted       int64                  `protobuf:"varint,2,opt,name=deleted,proto3" json:"deleted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PurgeNamespaceCommand) Reset() {
+	*x = PurgeNamespaceCommand{}
+	mi := &file_strata_v1_command_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PurgeNamespaceCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PurgeNamespaceCommand) ProtoMessage() {}
+
+func (x *PurgeNamespaceCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_command_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PurgeNamespaceCommand.ProtoReflect.Descriptor instead.
+func (*PurgeNamespaceCommand) Descriptor() ([]byte, []int) {
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *PurgeNamespaceCommand) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PurgeNamespaceCommand) GetDeleted() int64 {
+	if x != nil {
+		return x.Deleted
+	}
+	return 0
+}
+
 // ForgetRequestsCommand drops the answers kept for retried requests that
 // were applied before the given time (milliseconds since the epoch).
 type ForgetRequestsCommand struct {
@@ -555,7 +701,7 @@ type ForgetRequestsCommand struct {
 
 func (x *ForgetRequestsCommand) Reset() {
 	*x = ForgetRequestsCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[3]
+	mi := &file_strata_v1_command_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -567,7 +713,7 @@ func (x *ForgetRequestsCommand) String() string {
 func (*ForgetRequestsCommand) ProtoMessage() {}
 
 func (x *ForgetRequestsCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[3]
+	mi := &file_strata_v1_command_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -580,7 +726,7 @@ func (x *ForgetRequestsCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForgetRequestsCommand.ProtoReflect.Descriptor instead.
 func (*ForgetRequestsCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{3}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ForgetRequestsCommand) GetBefore() int64 {
@@ -608,7 +754,7 @@ type GarbageDoneCommand struct {
 
 func (x *GarbageDoneCommand) Reset() {
 	*x = GarbageDoneCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[4]
+	mi := &file_strata_v1_command_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -620,7 +766,7 @@ func (x *GarbageDoneCommand) String() string {
 func (*GarbageDoneCommand) ProtoMessage() {}
 
 func (x *GarbageDoneCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[4]
+	mi := &file_strata_v1_command_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -633,7 +779,7 @@ func (x *GarbageDoneCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GarbageDoneCommand.ProtoReflect.Descriptor instead.
 func (*GarbageDoneCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{4}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *GarbageDoneCommand) GetKeys() [][]byte {
@@ -645,16 +791,19 @@ func (x *GarbageDoneCommand) GetKeys() [][]byte {
 
 // ExpireLeaseCommand closes a file whose writer stopped renewing its lease.
 type ExpireLeaseCommand struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Holder        string                 `protobuf:"bytes,1,opt,name=holder,proto3" json:"holder,omitempty"`
-	InodeId       uint64                 `protobuf:"varint,2,opt,name=inode_id,json=inodeId,proto3" json:"inode_id,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Holder  string                 `protobuf:"bytes,1,opt,name=holder,proto3" json:"holder,omitempty"`
+	InodeId uint64                 `protobuf:"varint,2,opt,name=inode_id,json=inodeId,proto3" json:"inode_id,omitempty"`
+	// The block the leader made of the file's flushed tail (none if it had
+	// none).
+	TailBlock     *Block `protobuf:"bytes,3,opt,name=tail_block,json=tailBlock,proto3" json:"tail_block,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ExpireLeaseCommand) Reset() {
 	*x = ExpireLeaseCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[5]
+	mi := &file_strata_v1_command_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -666,7 +815,7 @@ func (x *ExpireLeaseCommand) String() string {
 func (*ExpireLeaseCommand) ProtoMessage() {}
 
 func (x *ExpireLeaseCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[5]
+	mi := &file_strata_v1_command_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -679,7 +828,7 @@ func (x *ExpireLeaseCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExpireLeaseCommand.ProtoReflect.Descriptor instead.
 func (*ExpireLeaseCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{5}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ExpireLeaseCommand) GetHolder() string {
@@ -696,6 +845,13 @@ func (x *ExpireLeaseCommand) GetInodeId() uint64 {
 	return 0
 }
 
+func (x *ExpireLeaseCommand) GetTailBlock() *Block {
+	if x != nil {
+		return x.TailBlock
+	}
+	return nil
+}
+
 // PurgeCommand removes up to limit inodes of subtrees that a delete detached.
 type PurgeCommand struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -706,7 +862,7 @@ type PurgeCommand struct {
 
 func (x *PurgeCommand) Reset() {
 	*x = PurgeCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[6]
+	mi := &file_strata_v1_command_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -718,7 +874,7 @@ func (x *PurgeCommand) String() string {
 func (*PurgeCommand) ProtoMessage() {}
 
 func (x *PurgeCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[6]
+	mi := &file_strata_v1_command_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -731,7 +887,7 @@ func (x *PurgeCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeCommand.ProtoReflect.Descriptor instead.
 func (*PurgeCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{6}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PurgeCommand) GetLimit() uint32 {
@@ -757,7 +913,7 @@ type BucketEntry struct {
 
 func (x *BucketEntry) Reset() {
 	*x = BucketEntry{}
-	mi := &file_strata_v1_command_proto_msgTypes[7]
+	mi := &file_strata_v1_command_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -769,7 +925,7 @@ func (x *BucketEntry) String() string {
 func (*BucketEntry) ProtoMessage() {}
 
 func (x *BucketEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[7]
+	mi := &file_strata_v1_command_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -782,7 +938,7 @@ func (x *BucketEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BucketEntry.ProtoReflect.Descriptor instead.
 func (*BucketEntry) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{7}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *BucketEntry) GetName() string {
@@ -833,7 +989,7 @@ type SyncPathCommand struct {
 
 func (x *SyncPathCommand) Reset() {
 	*x = SyncPathCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[8]
+	mi := &file_strata_v1_command_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -845,7 +1001,7 @@ func (x *SyncPathCommand) String() string {
 func (*SyncPathCommand) ProtoMessage() {}
 
 func (x *SyncPathCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[8]
+	mi := &file_strata_v1_command_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -858,7 +1014,7 @@ func (x *SyncPathCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SyncPathCommand.ProtoReflect.Descriptor instead.
 func (*SyncPathCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{8}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SyncPathCommand) GetNamespace() string {
@@ -894,7 +1050,7 @@ type MarkStaleCommand struct {
 
 func (x *MarkStaleCommand) Reset() {
 	*x = MarkStaleCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[9]
+	mi := &file_strata_v1_command_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -906,7 +1062,7 @@ func (x *MarkStaleCommand) String() string {
 func (*MarkStaleCommand) ProtoMessage() {}
 
 func (x *MarkStaleCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[9]
+	mi := &file_strata_v1_command_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -919,7 +1075,7 @@ func (x *MarkStaleCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MarkStaleCommand.ProtoReflect.Descriptor instead.
 func (*MarkStaleCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{9}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *MarkStaleCommand) GetNamespace() string {
@@ -952,7 +1108,7 @@ type SyncListingCommand struct {
 
 func (x *SyncListingCommand) Reset() {
 	*x = SyncListingCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[10]
+	mi := &file_strata_v1_command_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -964,7 +1120,7 @@ func (x *SyncListingCommand) String() string {
 func (*SyncListingCommand) ProtoMessage() {}
 
 func (x *SyncListingCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[10]
+	mi := &file_strata_v1_command_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -977,7 +1133,7 @@ func (x *SyncListingCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SyncListingCommand.ProtoReflect.Descriptor instead.
 func (*SyncListingCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{10}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SyncListingCommand) GetNamespace() string {
@@ -1019,8 +1175,7 @@ var File_strata_v1_command_proto protoreflect.FileDescriptor
 
 const file_strata_v1_command_proto_rawDesc = "" +
 	"\n" +
-	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\"\xc4\n" +
-	"\n" +
+	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\x1a\x16strata/v1/worker.proto\"\x83\r\n" +
 	"\aCommand\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x10\n" +
 	"\x03now\x18\x02 \x01(\x03R\x03now\x128\n" +
@@ -1041,15 +1196,20 @@ const file_strata_v1_command_proto_rawDesc = "" +
 	"\fexpire_lease\x18\x16 \x01(\v2\x1d.strata.v1.ExpireLeaseCommandH\x00R\vexpireLease\x12B\n" +
 	"\fgarbage_done\x18\x17 \x01(\v2\x1d.strata.v1.GarbageDoneCommandH\x00R\vgarbageDone\x12K\n" +
 	"\x0fforget_requests\x18\x18 \x01(\v2 .strata.v1.ForgetRequestsCommandH\x00R\x0eforgetRequests\x12/\n" +
-	"\x05group\x18\x19 \x01(\v2\x17.strata.v1.CommandGroupH\x00R\x05group\x129\n" +
+	"\x05group\x18\x19 \x01(\v2\x17.strata.v1.CommandGroupH\x00R\x05group\x12Q\n" +
+	"\x11restore_namespace\x18\x1a \x01(\v2\".strata.v1.RestoreNamespaceRequestH\x00R\x10restoreNamespace\x12K\n" +
+	"\x0fpurge_namespace\x18\x1b \x01(\v2 .strata.v1.PurgeNamespaceCommandH\x00R\x0epurgeNamespace\x129\n" +
 	"\tsync_path\x18( \x01(\v2\x1a.strata.v1.SyncPathCommandH\x00R\bsyncPath\x12B\n" +
 	"\fsync_listing\x18) \x01(\v2\x1d.strata.v1.SyncListingCommandH\x00R\vsyncListing\x122\n" +
 	"\x06resync\x18* \x01(\v2\x18.strata.v1.ResyncRequestH\x00R\x06resync\x12<\n" +
 	"\n" +
-	"mark_stale\x18+ \x01(\v2\x1b.strata.v1.MarkStaleCommandH\x00R\tmarkStaleB\x04\n" +
+	"mark_stale\x18+ \x01(\v2\x1b.strata.v1.MarkStaleCommandH\x00R\tmarkStale\x12/\n" +
+	"\x05flush\x18, \x01(\v2\x17.strata.v1.FlushRequestH\x00R\x05flush\x122\n" +
+	"\x06append\x18- \x01(\v2\x18.strata.v1.AppendRequestH\x00R\x06append\x128\n" +
+	"\btruncate\x18. \x01(\v2\x1a.strata.v1.TruncateRequestH\x00R\btruncateB\x04\n" +
 	"\x02op\">\n" +
 	"\fCommandGroup\x12.\n" +
-	"\bcommands\x18\x01 \x03(\v2\x12.strata.v1.CommandR\bcommands\"\x93\x01\n" +
+	"\bcommands\x18\x01 \x03(\v2\x12.strata.v1.CommandR\bcommands\"\xc1\x01\n" +
 	"\x11NamespaceSettings\x12\x1c\n" +
 	"\tsuperuser\x18\x01 \x01(\tR\tsuperuser\x12\x1e\n" +
 	"\n" +
@@ -1057,15 +1217,21 @@ const file_strata_v1_command_proto_rawDesc = "" +
 	"supergroup\x12!\n" +
 	"\finline_limit\x18\x03 \x01(\rR\vinlineLimit\x12\x1d\n" +
 	"\n" +
-	"block_size\x18\x04 \x01(\x04R\tblockSize\"E\n" +
+	"block_size\x18\x04 \x01(\x04R\tblockSize\x12,\n" +
+	"\x12namespace_trash_ms\x18\x05 \x01(\x03R\x10namespaceTrashMs\"E\n" +
+	"\x15PurgeNamespaceCommand\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
+	"\adeleted\x18\x02 \x01(\x03R\adeleted\"E\n" +
 	"\x15ForgetRequestsCommand\x12\x16\n" +
 	"\x06before\x18\x01 \x01(\x03R\x06before\x12\x14\n" +
 	"\x05limit\x18\x02 \x01(\rR\x05limit\"(\n" +
 	"\x12GarbageDoneCommand\x12\x12\n" +
-	"\x04keys\x18\x01 \x03(\fR\x04keys\"G\n" +
+	"\x04keys\x18\x01 \x03(\fR\x04keys\"x\n" +
 	"\x12ExpireLeaseCommand\x12\x16\n" +
 	"\x06holder\x18\x01 \x01(\tR\x06holder\x12\x19\n" +
-	"\binode_id\x18\x02 \x01(\x04R\ainodeId\"$\n" +
+	"\binode_id\x18\x02 \x01(\x04R\ainodeId\x12/\n" +
+	"\n" +
+	"tail_block\x18\x03 \x01(\v2\x10.strata.v1.BlockR\ttailBlock\"$\n" +
 	"\fPurgeCommand\x12\x14\n" +
 	"\x05limit\x18\x01 \x01(\rR\x05limit\"\x83\x01\n" +
 	"\vBucketEntry\x12\x12\n" +
@@ -1101,62 +1267,74 @@ func file_strata_v1_command_proto_rawDescGZIP() []byte {
 	return file_strata_v1_command_proto_rawDescData
 }
 
-var file_strata_v1_command_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_strata_v1_command_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_strata_v1_command_proto_goTypes = []any{
-	(*Command)(nil),                // 0: strata.v1.Command
-	(*CommandGroup)(nil),           // 1: strata.v1.CommandGroup
-	(*NamespaceSettings)(nil),      // 2: strata.v1.NamespaceSettings
-	(*ForgetRequestsCommand)(nil),  // 3: strata.v1.ForgetRequestsCommand
-	(*GarbageDoneCommand)(nil),     // 4: strata.v1.GarbageDoneCommand
-	(*ExpireLeaseCommand)(nil),     // 5: strata.v1.ExpireLeaseCommand
-	(*PurgeCommand)(nil),           // 6: strata.v1.PurgeCommand
-	(*BucketEntry)(nil),            // 7: strata.v1.BucketEntry
-	(*SyncPathCommand)(nil),        // 8: strata.v1.SyncPathCommand
-	(*MarkStaleCommand)(nil),       // 9: strata.v1.MarkStaleCommand
-	(*SyncListingCommand)(nil),     // 10: strata.v1.SyncListingCommand
-	(*MkdirsRequest)(nil),          // 11: strata.v1.MkdirsRequest
-	(*CreateRequest)(nil),          // 12: strata.v1.CreateRequest
-	(*CompleteRequest)(nil),        // 13: strata.v1.CompleteRequest
-	(*RenameRequest)(nil),          // 14: strata.v1.RenameRequest
-	(*DeleteRequest)(nil),          // 15: strata.v1.DeleteRequest
-	(*SetPermissionRequest)(nil),   // 16: strata.v1.SetPermissionRequest
-	(*SetOwnerRequest)(nil),        // 17: strata.v1.SetOwnerRequest
-	(*SetTimesRequest)(nil),        // 18: strata.v1.SetTimesRequest
-	(*RecoverLeaseRequest)(nil),    // 19: strata.v1.RecoverLeaseRequest
-	(*CreateNamespaceRequest)(nil), // 20: strata.v1.CreateNamespaceRequest
-	(*DeleteNamespaceRequest)(nil), // 21: strata.v1.DeleteNamespaceRequest
-	(*ResyncRequest)(nil),          // 22: strata.v1.ResyncRequest
+	(*Command)(nil),                 // 0: strata.v1.Command
+	(*CommandGroup)(nil),            // 1: strata.v1.CommandGroup
+	(*NamespaceSettings)(nil),       // 2: strata.v1.NamespaceSettings
+	(*PurgeNamespaceCommand)(nil),   // 3: strata.v1.PurgeNamespaceCommand
+	(*ForgetRequestsCommand)(nil),   // 4: strata.v1.ForgetRequestsCommand
+	(*GarbageDoneCommand)(nil),      // 5: strata.v1.GarbageDoneCommand
+	(*ExpireLeaseCommand)(nil),      // 6: strata.v1.ExpireLeaseCommand
+	(*PurgeCommand)(nil),            // 7: strata.v1.PurgeCommand
+	(*BucketEntry)(nil),             // 8: strata.v1.BucketEntry
+	(*SyncPathCommand)(nil),         // 9: strata.v1.SyncPathCommand
+	(*MarkStaleCommand)(nil),        // 10: strata.v1.MarkStaleCommand
+	(*SyncListingCommand)(nil),      // 11: strata.v1.SyncListingCommand
+	(*MkdirsRequest)(nil),           // 12: strata.v1.MkdirsRequest
+	(*CreateRequest)(nil),           // 13: strata.v1.CreateRequest
+	(*CompleteRequest)(nil),         // 14: strata.v1.CompleteRequest
+	(*RenameRequest)(nil),           // 15: strata.v1.RenameRequest
+	(*DeleteRequest)(nil),           // 16: strata.v1.DeleteRequest
+	(*SetPermissionRequest)(nil),    // 17: strata.v1.SetPermissionRequest
+	(*SetOwnerRequest)(nil),         // 18: strata.v1.SetOwnerRequest
+	(*SetTimesRequest)(nil),         // 19: strata.v1.SetTimesRequest
+	(*RecoverLeaseRequest)(nil),     // 20: strata.v1.RecoverLeaseRequest
+	(*CreateNamespaceRequest)(nil),  // 21: strata.v1.CreateNamespaceRequest
+	(*DeleteNamespaceRequest)(nil),  // 22: strata.v1.DeleteNamespaceRequest
+	(*RestoreNamespaceRequest)(nil), // 23: strata.v1.RestoreNamespaceRequest
+	(*ResyncRequest)(nil),           // 24: strata.v1.ResyncRequest
+	(*FlushRequest)(nil),            // 25: strata.v1.FlushRequest
+	(*AppendRequest)(nil),           // 26: strata.v1.AppendRequest
+	(*TruncateRequest)(nil),         // 27: strata.v1.TruncateRequest
+	(*Block)(nil),                   // 28: strata.v1.Block
 }
 var file_strata_v1_command_proto_depIdxs = []int32{
 	2,  // 0: strata.v1.Command.settings:type_name -> strata.v1.NamespaceSettings
-	11, // 1: strata.v1.Command.mkdirs:type_name -> strata.v1.MkdirsRequest
-	12, // 2: strata.v1.Command.create:type_name -> strata.v1.CreateRequest
-	13, // 3: strata.v1.Command.complete:type_name -> strata.v1.CompleteRequest
-	14, // 4: strata.v1.Command.rename:type_name -> strata.v1.RenameRequest
-	15, // 5: strata.v1.Command.delete:type_name -> strata.v1.DeleteRequest
-	16, // 6: strata.v1.Command.set_permission:type_name -> strata.v1.SetPermissionRequest
-	17, // 7: strata.v1.Command.set_owner:type_name -> strata.v1.SetOwnerRequest
-	18, // 8: strata.v1.Command.set_times:type_name -> strata.v1.SetTimesRequest
-	19, // 9: strata.v1.Command.recover_lease:type_name -> strata.v1.RecoverLeaseRequest
-	20, // 10: strata.v1.Command.create_namespace:type_name -> strata.v1.CreateNamespaceRequest
-	21, // 11: strata.v1.Command.delete_namespace:type_name -> strata.v1.DeleteNamespaceRequest
-	6,  // 12: strata.v1.Command.purge:type_name -> strata.v1.PurgeCommand
-	5,  // 13: strata.v1.Command.expire_lease:type_name -> strata.v1.ExpireLeaseCommand
-	4,  // 14: strata.v1.Command.garbage_done:type_name -> strata.v1.GarbageDoneCommand
-	3,  // 15: strata.v1.Command.forget_requests:type_name -> strata.v1.ForgetRequestsCommand
+	12, // 1: strata.v1.Command.mkdirs:type_name -> strata.v1.MkdirsRequest
+	13, // 2: strata.v1.Command.create:type_name -> strata.v1.CreateRequest
+	14, // 3: strata.v1.Command.complete:type_name -> strata.v1.CompleteRequest
+	15, // 4: strata.v1.Command.rename:type_name -> strata.v1.RenameRequest
+	16, // 5: strata.v1.Command.delete:type_name -> strata.v1.DeleteRequest
+	17, // 6: strata.v1.Command.set_permission:type_name -> strata.v1.SetPermissionRequest
+	18, // 7: strata.v1.Command.set_owner:type_name -> strata.v1.SetOwnerRequest
+	19, // 8: strata.v1.Command.set_times:type_name -> strata.v1.SetTimesRequest
+	20, // 9: strata.v1.Command.recover_lease:type_name -> strata.v1.RecoverLeaseRequest
+	21, // 10: strata.v1.Command.create_namespace:type_name -> strata.v1.CreateNamespaceRequest
+	22, // 11: strata.v1.Command.delete_namespace:type_name -> strata.v1.DeleteNamespaceRequest
+	7,  // 12: strata.v1.Command.purge:type_name -> strata.v1.PurgeCommand
+	6,  // 13: strata.v1.Command.expire_lease:type_name -> strata.v1.ExpireLeaseCommand
+	5,  // 14: strata.v1.Command.garbage_done:type_name -> strata.v1.GarbageDoneCommand
+	4,  // 15: strata.v1.Command.forget_requests:type_name -> strata.v1.ForgetRequestsCommand
 	1,  // 16: strata.v1.Command.group:type_name -> strata.v1.CommandGroup
-	8,  // 17: strata.v1.Command.sync_path:type_name -> strata.v1.SyncPathCommand
-	10, // 18: strata.v1.Command.sync_listing:type_name -> strata.v1.SyncListingCommand
-	22, // 19: strata.v1.Command.resync:type_name -> strata.v1.ResyncRequest
-	9,  // 20: strata.v1.Command.mark_stale:type_name -> strata.v1.MarkStaleCommand
-	0,  // 21: strata.v1.CommandGroup.commands:type_name -> strata.v1.Command
-	7,  // 22: strata.v1.SyncPathCommand.entry:type_name -> strata.v1.BucketEntry
-	7,  // 23: strata.v1.SyncListingCommand.entries:type_name -> strata.v1.BucketEntry
-	24, // [24:24] is the sub-list for method output_type
-	24, // [24:24] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	23, // 17: strata.v1.Command.restore_namespace:type_name -> strata.v1.RestoreNamespaceRequest
+	3,  // 18: strata.v1.Command.purge_namespace:type_name -> strata.v1.PurgeNamespaceCommand
+	9,  // 19: strata.v1.Command.sync_path:type_name -> strata.v1.SyncPathCommand
+	11, // 20: strata.v1.Command.sync_listing:type_name -> strata.v1.SyncListingCommand
+	24, // 21: strata.v1.Command.resync:type_name -> strata.v1.ResyncRequest
+	10, // 22: strata.v1.Command.mark_stale:type_name -> strata.v1.MarkStaleCommand
+	25, // 23: strata.v1.Command.flush:type_name -> strata.v1.FlushRequest
+	26, // 24: strata.v1.Command.append:type_name -> strata.v1.AppendRequest
+	27, // 25: strata.v1.Command.truncate:type_name -> strata.v1.TruncateRequest
+	0,  // 26: strata.v1.CommandGroup.commands:type_name -> strata.v1.Command
+	28, // 27: strata.v1.ExpireLeaseCommand.tail_block:type_name -> strata.v1.Block
+	8,  // 28: strata.v1.SyncPathCommand.entry:type_name -> strata.v1.BucketEntry
+	8,  // 29: strata.v1.SyncListingCommand.entries:type_name -> strata.v1.BucketEntry
+	30, // [30:30] is the sub-list for method output_type
+	30, // [30:30] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_command_proto_init() }
@@ -1165,6 +1343,7 @@ func file_strata_v1_command_proto_init() {
 		return
 	}
 	file_strata_v1_meta_proto_init()
+	file_strata_v1_worker_proto_init()
 	file_strata_v1_command_proto_msgTypes[0].OneofWrappers = []any{
 		(*Command_Mkdirs)(nil),
 		(*Command_Create)(nil),
@@ -1182,10 +1361,15 @@ func file_strata_v1_command_proto_init() {
 		(*Command_GarbageDone)(nil),
 		(*Command_ForgetRequests)(nil),
 		(*Command_Group)(nil),
+		(*Command_RestoreNamespace)(nil),
+		(*Command_PurgeNamespace)(nil),
 		(*Command_SyncPath)(nil),
 		(*Command_SyncListing)(nil),
 		(*Command_Resync)(nil),
 		(*Command_MarkStale)(nil),
+		(*Command_Flush)(nil),
+		(*Command_Append)(nil),
+		(*Command_Truncate)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1193,7 +1377,7 @@ func file_strata_v1_command_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_v1_command_proto_rawDesc), len(file_strata_v1_command_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   11,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -180,6 +180,64 @@ func (NamespaceMode) EnumDescriptor() ([]byte, []int) {
 	return file_strata_v1_meta_proto_rawDescGZIP(), []int{2}
 }
 
+// NamespaceDeleteMode says how a namespace is deleted. An empty namespace
+// is removed at once whatever the mode.
+type NamespaceDeleteMode int32
+
+const (
+	NamespaceDeleteMode_NAMESPACE_DELETE_MODE_UNSPECIFIED NamespaceDeleteMode = 0
+	// Refuse (DIRECTORY_NOT_EMPTY) if the namespace holds anything.
+	NamespaceDeleteMode_NAMESPACE_DELETE_MODE_IF_EMPTY NamespaceDeleteMode = 1
+	// Move it to the trash for the service's namespace trash period (at once
+	// if that is zero); a namespace in the trash is removed for good.
+	NamespaceDeleteMode_NAMESPACE_DELETE_MODE_TRASH NamespaceDeleteMode = 2
+	// Remove it for good at once, with everything in it.
+	NamespaceDeleteMode_NAMESPACE_DELETE_MODE_NOW NamespaceDeleteMode = 3
+)
+
+// Enum value maps for NamespaceDeleteMode.
+var (
+	NamespaceDeleteMode_name = map[int32]string{
+		0: "NAMESPACE_DELETE_MODE_UNSPECIFIED",
+		1: "NAMESPACE_DELETE_MODE_IF_EMPTY",
+		2: "NAMESPACE_DELETE_MODE_TRASH",
+		3: "NAMESPACE_DELETE_MODE_NOW",
+	}
+	NamespaceDeleteMode_value = map[string]int32{
+		"NAMESPACE_DELETE_MODE_UNSPECIFIED": 0,
+		"NAMESPACE_DELETE_MODE_IF_EMPTY":    1,
+		"NAMESPACE_DELETE_MODE_TRASH":       2,
+		"NAMESPACE_DELETE_MODE_NOW":         3,
+	}
+)
+
+func (x NamespaceDeleteMode) Enum() *NamespaceDeleteMode {
+	p := new(NamespaceDeleteMode)
+	*p = x
+	return p
+}
+
+func (x NamespaceDeleteMode) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (NamespaceDeleteMode) Descriptor() protoreflect.EnumDescriptor {
+	return file_strata_v1_meta_proto_enumTypes[3].Descriptor()
+}
+
+func (NamespaceDeleteMode) Type() protoreflect.EnumType {
+	return &file_strata_v1_meta_proto_enumTypes[3]
+}
+
+func (x NamespaceDeleteMode) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use NamespaceDeleteMode.Descriptor instead.
+func (NamespaceDeleteMode) EnumDescriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{3}
+}
+
 // Header is carried by every namespace request.
 type Header struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1062,6 +1120,9 @@ type OpenResponse struct {
 	// is still this version. Empty in block mode.
 	ObjectKey     string `protobuf:"bytes,20,opt,name=object_key,json=objectKey,proto3" json:"object_key,omitempty"`
 	ObjectVersion string `protobuf:"bytes,21,opt,name=object_version,json=objectVersion,proto3" json:"object_version,omitempty"`
+	// A file being written: the bytes after its blocks, up to its visible
+	// length (status.length), are its flushed tail, read with ReadTail.
+	TailOffset    uint64 `protobuf:"varint,22,opt,name=tail_offset,json=tailOffset,proto3" json:"tail_offset,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1143,6 +1204,13 @@ func (x *OpenResponse) GetObjectVersion() string {
 		return x.ObjectVersion
 	}
 	return ""
+}
+
+func (x *OpenResponse) GetTailOffset() uint64 {
+	if x != nil {
+		return x.TailOffset
+	}
+	return 0
 }
 
 type ListRequest struct {
@@ -1883,6 +1951,129 @@ func (x *GetContentSummaryResponse) GetLoadedOnly() bool {
 	return false
 }
 
+type GetProgressRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetProgressRequest) Reset() {
+	*x = GetProgressRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetProgressRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetProgressRequest) ProtoMessage() {}
+
+func (x *GetProgressRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetProgressRequest.ProtoReflect.Descriptor instead.
+func (*GetProgressRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *GetProgressRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *GetProgressRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+type GetProgressResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// False when no operation on the path is under way.
+	Running bool `protobuf:"varint,1,opt,name=running,proto3" json:"running,omitempty"`
+	// What it is doing: "copying" or "deleting".
+	Operation string `protobuf:"bytes,2,opt,name=operation,proto3" json:"operation,omitempty"`
+	// Objects done, of about total (the objects the namespace holds there).
+	Done          uint64 `protobuf:"varint,3,opt,name=done,proto3" json:"done,omitempty"`
+	Total         uint64 `protobuf:"varint,4,opt,name=total,proto3" json:"total,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetProgressResponse) Reset() {
+	*x = GetProgressResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetProgressResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetProgressResponse) ProtoMessage() {}
+
+func (x *GetProgressResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetProgressResponse.ProtoReflect.Descriptor instead.
+func (*GetProgressResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *GetProgressResponse) GetRunning() bool {
+	if x != nil {
+		return x.Running
+	}
+	return false
+}
+
+func (x *GetProgressResponse) GetOperation() string {
+	if x != nil {
+		return x.Operation
+	}
+	return ""
+}
+
+func (x *GetProgressResponse) GetDone() uint64 {
+	if x != nil {
+		return x.Done
+	}
+	return 0
+}
+
+func (x *GetProgressResponse) GetTotal() uint64 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
 type ResyncRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
@@ -1893,7 +2084,7 @@ type ResyncRequest struct {
 
 func (x *ResyncRequest) Reset() {
 	*x = ResyncRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[24]
+	mi := &file_strata_v1_meta_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1905,7 +2096,7 @@ func (x *ResyncRequest) String() string {
 func (*ResyncRequest) ProtoMessage() {}
 
 func (x *ResyncRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[24]
+	mi := &file_strata_v1_meta_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1918,7 +2109,7 @@ func (x *ResyncRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResyncRequest.ProtoReflect.Descriptor instead.
 func (*ResyncRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{24}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ResyncRequest) GetHeader() *Header {
@@ -1945,7 +2136,7 @@ type ResyncResponse struct {
 
 func (x *ResyncResponse) Reset() {
 	*x = ResyncResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[25]
+	mi := &file_strata_v1_meta_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1957,7 +2148,7 @@ func (x *ResyncResponse) String() string {
 func (*ResyncResponse) ProtoMessage() {}
 
 func (x *ResyncResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[25]
+	mi := &file_strata_v1_meta_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1970,7 +2161,7 @@ func (x *ResyncResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResyncResponse.ProtoReflect.Descriptor instead.
 func (*ResyncResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{25}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ResyncResponse) GetEntries() uint64 {
@@ -1989,7 +2180,7 @@ type GetServerDefaultsRequest struct {
 
 func (x *GetServerDefaultsRequest) Reset() {
 	*x = GetServerDefaultsRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[26]
+	mi := &file_strata_v1_meta_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2001,7 +2192,7 @@ func (x *GetServerDefaultsRequest) String() string {
 func (*GetServerDefaultsRequest) ProtoMessage() {}
 
 func (x *GetServerDefaultsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[26]
+	mi := &file_strata_v1_meta_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2014,7 +2205,7 @@ func (x *GetServerDefaultsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerDefaultsRequest.ProtoReflect.Descriptor instead.
 func (*GetServerDefaultsRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{26}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *GetServerDefaultsRequest) GetHeader() *Header {
@@ -2031,14 +2222,20 @@ type GetServerDefaultsResponse struct {
 	// The replication of a file created without one.
 	Replication uint32 `protobuf:"varint,2,opt,name=replication,proto3" json:"replication,omitempty"`
 	// Files up to this many bytes are stored inline in their inode.
-	InlineLimit   uint32 `protobuf:"varint,3,opt,name=inline_limit,json=inlineLimit,proto3" json:"inline_limit,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	InlineLimit uint32 `protobuf:"varint,3,opt,name=inline_limit,json=inlineLimit,proto3" json:"inline_limit,omitempty"`
+	// How long `fs -rm` keeps what it deletes in the user's trash
+	// (/user/<user>/.Trash) before the service removes it, milliseconds; 0:
+	// the trash is off (HDFS's fs.trash.interval).
+	TrashIntervalMs int64 `protobuf:"varint,4,opt,name=trash_interval_ms,json=trashIntervalMs,proto3" json:"trash_interval_ms,omitempty"`
+	// How long a deleted namespace that held anything stays restorable.
+	NamespaceTrashMs int64 `protobuf:"varint,5,opt,name=namespace_trash_ms,json=namespaceTrashMs,proto3" json:"namespace_trash_ms,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *GetServerDefaultsResponse) Reset() {
 	*x = GetServerDefaultsResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[27]
+	mi := &file_strata_v1_meta_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2050,7 +2247,7 @@ func (x *GetServerDefaultsResponse) String() string {
 func (*GetServerDefaultsResponse) ProtoMessage() {}
 
 func (x *GetServerDefaultsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[27]
+	mi := &file_strata_v1_meta_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2063,7 +2260,7 @@ func (x *GetServerDefaultsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerDefaultsResponse.ProtoReflect.Descriptor instead.
 func (*GetServerDefaultsResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{27}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetServerDefaultsResponse) GetBlockSize() uint64 {
@@ -2087,6 +2284,20 @@ func (x *GetServerDefaultsResponse) GetInlineLimit() uint32 {
 	return 0
 }
 
+func (x *GetServerDefaultsResponse) GetTrashIntervalMs() int64 {
+	if x != nil {
+		return x.TrashIntervalMs
+	}
+	return 0
+}
+
+func (x *GetServerDefaultsResponse) GetNamespaceTrashMs() int64 {
+	if x != nil {
+		return x.NamespaceTrashMs
+	}
+	return 0
+}
+
 type RenewLeaseRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
@@ -2096,7 +2307,7 @@ type RenewLeaseRequest struct {
 
 func (x *RenewLeaseRequest) Reset() {
 	*x = RenewLeaseRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[28]
+	mi := &file_strata_v1_meta_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2108,7 +2319,7 @@ func (x *RenewLeaseRequest) String() string {
 func (*RenewLeaseRequest) ProtoMessage() {}
 
 func (x *RenewLeaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[28]
+	mi := &file_strata_v1_meta_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2121,7 +2332,7 @@ func (x *RenewLeaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewLeaseRequest.ProtoReflect.Descriptor instead.
 func (*RenewLeaseRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{28}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *RenewLeaseRequest) GetHeader() *Header {
@@ -2139,7 +2350,7 @@ type RenewLeaseResponse struct {
 
 func (x *RenewLeaseResponse) Reset() {
 	*x = RenewLeaseResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[29]
+	mi := &file_strata_v1_meta_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2151,7 +2362,7 @@ func (x *RenewLeaseResponse) String() string {
 func (*RenewLeaseResponse) ProtoMessage() {}
 
 func (x *RenewLeaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[29]
+	mi := &file_strata_v1_meta_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2164,20 +2375,23 @@ func (x *RenewLeaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewLeaseResponse.ProtoReflect.Descriptor instead.
 func (*RenewLeaseResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{29}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{31}
 }
 
 type RecoverLeaseRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
-	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Header *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Path   string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	// The block the leader made of the file's flushed tail before it closed
+	// the file (none if it had none). Set by the service, never by a client.
+	TailBlock     *Block `protobuf:"bytes,20,opt,name=tail_block,json=tailBlock,proto3" json:"tail_block,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RecoverLeaseRequest) Reset() {
 	*x = RecoverLeaseRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[30]
+	mi := &file_strata_v1_meta_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2189,7 +2403,7 @@ func (x *RecoverLeaseRequest) String() string {
 func (*RecoverLeaseRequest) ProtoMessage() {}
 
 func (x *RecoverLeaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[30]
+	mi := &file_strata_v1_meta_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2202,7 +2416,7 @@ func (x *RecoverLeaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverLeaseRequest.ProtoReflect.Descriptor instead.
 func (*RecoverLeaseRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{30}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *RecoverLeaseRequest) GetHeader() *Header {
@@ -2219,6 +2433,498 @@ func (x *RecoverLeaseRequest) GetPath() string {
 	return ""
 }
 
+func (x *RecoverLeaseRequest) GetTailBlock() *Block {
+	if x != nil {
+		return x.TailBlock
+	}
+	return nil
+}
+
+type FlushRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Header *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Path   string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	// The inode the writer created or appended to.
+	InodeId uint64 `protobuf:"varint,3,opt,name=inode_id,json=inodeId,proto3" json:"inode_id,omitempty"`
+	// Blocks finished since the last flush, contiguous from the end of the
+	// file's committed blocks, in order.
+	Blocks []*Block `protobuf:"bytes,4,rep,name=blocks,proto3" json:"blocks,omitempty"`
+	// Bytes written after everything flushed before, at tail_offset (the
+	// file's visible length when the writer last flushed).
+	TailOffset uint64 `protobuf:"varint,5,opt,name=tail_offset,json=tailOffset,proto3" json:"tail_offset,omitempty"`
+	TailData   []byte `protobuf:"bytes,6,opt,name=tail_data,json=tailData,proto3" json:"tail_data,omitempty"`
+	// hsync rather than hflush (both are durable once answered: the service
+	// logs them like any mutation).
+	Sync          bool `protobuf:"varint,7,opt,name=sync,proto3" json:"sync,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FlushRequest) Reset() {
+	*x = FlushRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FlushRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FlushRequest) ProtoMessage() {}
+
+func (x *FlushRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FlushRequest.ProtoReflect.Descriptor instead.
+func (*FlushRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *FlushRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *FlushRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *FlushRequest) GetInodeId() uint64 {
+	if x != nil {
+		return x.InodeId
+	}
+	return 0
+}
+
+func (x *FlushRequest) GetBlocks() []*Block {
+	if x != nil {
+		return x.Blocks
+	}
+	return nil
+}
+
+func (x *FlushRequest) GetTailOffset() uint64 {
+	if x != nil {
+		return x.TailOffset
+	}
+	return 0
+}
+
+func (x *FlushRequest) GetTailData() []byte {
+	if x != nil {
+		return x.TailData
+	}
+	return nil
+}
+
+func (x *FlushRequest) GetSync() bool {
+	if x != nil {
+		return x.Sync
+	}
+	return false
+}
+
+type FlushResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The file's visible length now.
+	Length        uint64 `protobuf:"varint,1,opt,name=length,proto3" json:"length,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FlushResponse) Reset() {
+	*x = FlushResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FlushResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FlushResponse) ProtoMessage() {}
+
+func (x *FlushResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FlushResponse.ProtoReflect.Descriptor instead.
+func (*FlushResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *FlushResponse) GetLength() uint64 {
+	if x != nil {
+		return x.Length
+	}
+	return 0
+}
+
+type ReadTailRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	InodeId       uint64                 `protobuf:"varint,3,opt,name=inode_id,json=inodeId,proto3" json:"inode_id,omitempty"`
+	Offset        uint64                 `protobuf:"varint,4,opt,name=offset,proto3" json:"offset,omitempty"`
+	Length        uint64                 `protobuf:"varint,5,opt,name=length,proto3" json:"length,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadTailRequest) Reset() {
+	*x = ReadTailRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadTailRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadTailRequest) ProtoMessage() {}
+
+func (x *ReadTailRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadTailRequest.ProtoReflect.Descriptor instead.
+func (*ReadTailRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *ReadTailRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *ReadTailRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *ReadTailRequest) GetInodeId() uint64 {
+	if x != nil {
+		return x.InodeId
+	}
+	return 0
+}
+
+func (x *ReadTailRequest) GetOffset() uint64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *ReadTailRequest) GetLength() uint64 {
+	if x != nil {
+		return x.Length
+	}
+	return 0
+}
+
+type ReadTailResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// From offset, at most length bytes; fewer at the visible end.
+	Data          []byte `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadTailResponse) Reset() {
+	*x = ReadTailResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadTailResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadTailResponse) ProtoMessage() {}
+
+func (x *ReadTailResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadTailResponse.ProtoReflect.Descriptor instead.
+func (*ReadTailResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *ReadTailResponse) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+type AppendRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppendRequest) Reset() {
+	*x = AppendRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppendRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppendRequest) ProtoMessage() {}
+
+func (x *AppendRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppendRequest.ProtoReflect.Descriptor instead.
+func (*AppendRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *AppendRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *AppendRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+type AppendResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The file as reopened: its length is where writing goes on.
+	Status *FileStatus `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	// Where new blocks go.
+	StoreUri    string `protobuf:"bytes,2,opt,name=store_uri,json=storeUri,proto3" json:"store_uri,omitempty"`
+	InlineLimit uint32 `protobuf:"varint,3,opt,name=inline_limit,json=inlineLimit,proto3" json:"inline_limit,omitempty"`
+	// The content of a file stored inline: the writer writes it again at
+	// offset 0, before what it appends, and the file's blocks replace it.
+	InlineData    []byte `protobuf:"bytes,4,opt,name=inline_data,json=inlineData,proto3" json:"inline_data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppendResponse) Reset() {
+	*x = AppendResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppendResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppendResponse) ProtoMessage() {}
+
+func (x *AppendResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppendResponse.ProtoReflect.Descriptor instead.
+func (*AppendResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *AppendResponse) GetStatus() *FileStatus {
+	if x != nil {
+		return x.Status
+	}
+	return nil
+}
+
+func (x *AppendResponse) GetStoreUri() string {
+	if x != nil {
+		return x.StoreUri
+	}
+	return ""
+}
+
+func (x *AppendResponse) GetInlineLimit() uint32 {
+	if x != nil {
+		return x.InlineLimit
+	}
+	return 0
+}
+
+func (x *AppendResponse) GetInlineData() []byte {
+	if x != nil {
+		return x.InlineData
+	}
+	return nil
+}
+
+type TruncateRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Length        uint64                 `protobuf:"varint,3,opt,name=length,proto3" json:"length,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TruncateRequest) Reset() {
+	*x = TruncateRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TruncateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TruncateRequest) ProtoMessage() {}
+
+func (x *TruncateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TruncateRequest.ProtoReflect.Descriptor instead.
+func (*TruncateRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *TruncateRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *TruncateRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *TruncateRequest) GetLength() uint64 {
+	if x != nil {
+		return x.Length
+	}
+	return 0
+}
+
+type TruncateResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TruncateResponse) Reset() {
+	*x = TruncateResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TruncateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TruncateResponse) ProtoMessage() {}
+
+func (x *TruncateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TruncateResponse.ProtoReflect.Descriptor instead.
+func (*TruncateResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{40}
+}
+
 type RecoverLeaseResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// True when the file is closed now.
@@ -2229,7 +2935,7 @@ type RecoverLeaseResponse struct {
 
 func (x *RecoverLeaseResponse) Reset() {
 	*x = RecoverLeaseResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[31]
+	mi := &file_strata_v1_meta_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2241,7 +2947,7 @@ func (x *RecoverLeaseResponse) String() string {
 func (*RecoverLeaseResponse) ProtoMessage() {}
 
 func (x *RecoverLeaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[31]
+	mi := &file_strata_v1_meta_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2254,7 +2960,7 @@ func (x *RecoverLeaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverLeaseResponse.ProtoReflect.Descriptor instead.
 func (*RecoverLeaseResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{31}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *RecoverLeaseResponse) GetClosed() bool {
@@ -2276,7 +2982,7 @@ type BatchRequest struct {
 
 func (x *BatchRequest) Reset() {
 	*x = BatchRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[32]
+	mi := &file_strata_v1_meta_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2288,7 +2994,7 @@ func (x *BatchRequest) String() string {
 func (*BatchRequest) ProtoMessage() {}
 
 func (x *BatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[32]
+	mi := &file_strata_v1_meta_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2301,7 +3007,7 @@ func (x *BatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchRequest.ProtoReflect.Descriptor instead.
 func (*BatchRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{32}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *BatchRequest) GetCalls() []*BatchCall {
@@ -2329,7 +3035,7 @@ type BatchCall struct {
 
 func (x *BatchCall) Reset() {
 	*x = BatchCall{}
-	mi := &file_strata_v1_meta_proto_msgTypes[33]
+	mi := &file_strata_v1_meta_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2341,7 +3047,7 @@ func (x *BatchCall) String() string {
 func (*BatchCall) ProtoMessage() {}
 
 func (x *BatchCall) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[33]
+	mi := &file_strata_v1_meta_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2354,7 +3060,7 @@ func (x *BatchCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchCall.ProtoReflect.Descriptor instead.
 func (*BatchCall) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{33}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *BatchCall) GetCall() isBatchCall_Call {
@@ -2483,7 +3189,7 @@ type BatchResponse struct {
 
 func (x *BatchResponse) Reset() {
 	*x = BatchResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[34]
+	mi := &file_strata_v1_meta_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2495,7 +3201,7 @@ func (x *BatchResponse) String() string {
 func (*BatchResponse) ProtoMessage() {}
 
 func (x *BatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[34]
+	mi := &file_strata_v1_meta_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2508,7 +3214,7 @@ func (x *BatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchResponse.ProtoReflect.Descriptor instead.
 func (*BatchResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{34}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *BatchResponse) GetResults() []*BatchResult {
@@ -2539,7 +3245,7 @@ type BatchResult struct {
 
 func (x *BatchResult) Reset() {
 	*x = BatchResult{}
-	mi := &file_strata_v1_meta_proto_msgTypes[35]
+	mi := &file_strata_v1_meta_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2551,7 +3257,7 @@ func (x *BatchResult) String() string {
 func (*BatchResult) ProtoMessage() {}
 
 func (x *BatchResult) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[35]
+	mi := &file_strata_v1_meta_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2564,7 +3270,7 @@ func (x *BatchResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchResult.ProtoReflect.Descriptor instead.
 func (*BatchResult) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{35}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *BatchResult) GetError() []byte {
@@ -2697,6 +3403,11 @@ type NamespaceInfo struct {
 	// Where data lives: file:///dir or s3://bucket/prefix.
 	StoreUri string `protobuf:"bytes,3,opt,name=store_uri,json=storeUri,proto3" json:"store_uri,omitempty"`
 	Created  int64  `protobuf:"varint,4,opt,name=created,proto3" json:"created,omitempty"`
+	// Set while the namespace is in the trash: when it was deleted, and when
+	// it is to be removed for good (milliseconds since the epoch). Until
+	// then RestoreNamespace brings it back.
+	Deleted int64 `protobuf:"varint,5,opt,name=deleted,proto3" json:"deleted,omitempty"`
+	PurgeAt int64 `protobuf:"varint,6,opt,name=purge_at,json=purgeAt,proto3" json:"purge_at,omitempty"`
 	// Cache mode: how long what was loaded from the bucket is trusted, in
 	// seconds; -1 for ever (only Strata writes the bucket), 0 not at all (the
 	// bucket is asked on every access).
@@ -2707,7 +3418,7 @@ type NamespaceInfo struct {
 
 func (x *NamespaceInfo) Reset() {
 	*x = NamespaceInfo{}
-	mi := &file_strata_v1_meta_proto_msgTypes[36]
+	mi := &file_strata_v1_meta_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2719,7 +3430,7 @@ func (x *NamespaceInfo) String() string {
 func (*NamespaceInfo) ProtoMessage() {}
 
 func (x *NamespaceInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[36]
+	mi := &file_strata_v1_meta_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2732,7 +3443,7 @@ func (x *NamespaceInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NamespaceInfo.ProtoReflect.Descriptor instead.
 func (*NamespaceInfo) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{36}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *NamespaceInfo) GetName() string {
@@ -2763,6 +3474,20 @@ func (x *NamespaceInfo) GetCreated() int64 {
 	return 0
 }
 
+func (x *NamespaceInfo) GetDeleted() int64 {
+	if x != nil {
+		return x.Deleted
+	}
+	return 0
+}
+
+func (x *NamespaceInfo) GetPurgeAt() int64 {
+	if x != nil {
+		return x.PurgeAt
+	}
+	return 0
+}
+
 func (x *NamespaceInfo) GetSyncInterval() int64 {
 	if x != nil {
 		return x.SyncInterval
@@ -2780,7 +3505,7 @@ type CreateNamespaceRequest struct {
 
 func (x *CreateNamespaceRequest) Reset() {
 	*x = CreateNamespaceRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[37]
+	mi := &file_strata_v1_meta_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2792,7 +3517,7 @@ func (x *CreateNamespaceRequest) String() string {
 func (*CreateNamespaceRequest) ProtoMessage() {}
 
 func (x *CreateNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[37]
+	mi := &file_strata_v1_meta_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2805,7 +3530,7 @@ func (x *CreateNamespaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*CreateNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{37}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *CreateNamespaceRequest) GetHeader() *Header {
@@ -2830,7 +3555,7 @@ type CreateNamespaceResponse struct {
 
 func (x *CreateNamespaceResponse) Reset() {
 	*x = CreateNamespaceResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[38]
+	mi := &file_strata_v1_meta_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2842,7 +3567,7 @@ func (x *CreateNamespaceResponse) String() string {
 func (*CreateNamespaceResponse) ProtoMessage() {}
 
 func (x *CreateNamespaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[38]
+	mi := &file_strata_v1_meta_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2855,7 +3580,7 @@ func (x *CreateNamespaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateNamespaceResponse.ProtoReflect.Descriptor instead.
 func (*CreateNamespaceResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{38}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{48}
 }
 
 type ListNamespacesRequest struct {
@@ -2867,7 +3592,7 @@ type ListNamespacesRequest struct {
 
 func (x *ListNamespacesRequest) Reset() {
 	*x = ListNamespacesRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[39]
+	mi := &file_strata_v1_meta_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2879,7 +3604,7 @@ func (x *ListNamespacesRequest) String() string {
 func (*ListNamespacesRequest) ProtoMessage() {}
 
 func (x *ListNamespacesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[39]
+	mi := &file_strata_v1_meta_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2892,7 +3617,7 @@ func (x *ListNamespacesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNamespacesRequest.ProtoReflect.Descriptor instead.
 func (*ListNamespacesRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{39}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ListNamespacesRequest) GetHeader() *Header {
@@ -2911,7 +3636,7 @@ type ListNamespacesResponse struct {
 
 func (x *ListNamespacesResponse) Reset() {
 	*x = ListNamespacesResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[40]
+	mi := &file_strata_v1_meta_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2923,7 +3648,7 @@ func (x *ListNamespacesResponse) String() string {
 func (*ListNamespacesResponse) ProtoMessage() {}
 
 func (x *ListNamespacesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[40]
+	mi := &file_strata_v1_meta_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2936,7 +3661,7 @@ func (x *ListNamespacesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNamespacesResponse.ProtoReflect.Descriptor instead.
 func (*ListNamespacesResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{40}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ListNamespacesResponse) GetNamespaces() []*NamespaceInfo {
@@ -2947,16 +3672,20 @@ func (x *ListNamespacesResponse) GetNamespaces() []*NamespaceInfo {
 }
 
 type DeleteNamespaceRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
-	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Header *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Name   string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// What to do with a namespace that holds anything. The service treats an
+	// unset mode as NAMESPACE_DELETE_MODE_IF_EMPTY; only commands logged before the
+	// field existed are applied with its old meaning, NAMESPACE_DELETE_MODE_NOW.
+	Mode          NamespaceDeleteMode `protobuf:"varint,3,opt,name=mode,proto3,enum=strata.v1.NamespaceDeleteMode" json:"mode,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DeleteNamespaceRequest) Reset() {
 	*x = DeleteNamespaceRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[41]
+	mi := &file_strata_v1_meta_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2968,7 +3697,7 @@ func (x *DeleteNamespaceRequest) String() string {
 func (*DeleteNamespaceRequest) ProtoMessage() {}
 
 func (x *DeleteNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[41]
+	mi := &file_strata_v1_meta_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2981,7 +3710,7 @@ func (x *DeleteNamespaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*DeleteNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{41}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *DeleteNamespaceRequest) GetHeader() *Header {
@@ -2998,15 +3727,27 @@ func (x *DeleteNamespaceRequest) GetName() string {
 	return ""
 }
 
+func (x *DeleteNamespaceRequest) GetMode() NamespaceDeleteMode {
+	if x != nil {
+		return x.Mode
+	}
+	return NamespaceDeleteMode_NAMESPACE_DELETE_MODE_UNSPECIFIED
+}
+
 type DeleteNamespaceResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What the namespace held when it was deleted (its root's content
+	// summary): files, directories (the root included) and bytes.
+	Files         uint64 `protobuf:"varint,1,opt,name=files,proto3" json:"files,omitempty"`
+	Directories   uint64 `protobuf:"varint,2,opt,name=directories,proto3" json:"directories,omitempty"`
+	Length        uint64 `protobuf:"varint,3,opt,name=length,proto3" json:"length,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DeleteNamespaceResponse) Reset() {
 	*x = DeleteNamespaceResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[42]
+	mi := &file_strata_v1_meta_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3018,7 +3759,7 @@ func (x *DeleteNamespaceResponse) String() string {
 func (*DeleteNamespaceResponse) ProtoMessage() {}
 
 func (x *DeleteNamespaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[42]
+	mi := &file_strata_v1_meta_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3031,7 +3772,116 @@ func (x *DeleteNamespaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteNamespaceResponse.ProtoReflect.Descriptor instead.
 func (*DeleteNamespaceResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{42}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *DeleteNamespaceResponse) GetFiles() uint64 {
+	if x != nil {
+		return x.Files
+	}
+	return 0
+}
+
+func (x *DeleteNamespaceResponse) GetDirectories() uint64 {
+	if x != nil {
+		return x.Directories
+	}
+	return 0
+}
+
+func (x *DeleteNamespaceResponse) GetLength() uint64 {
+	if x != nil {
+		return x.Length
+	}
+	return 0
+}
+
+type RestoreNamespaceRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RestoreNamespaceRequest) Reset() {
+	*x = RestoreNamespaceRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RestoreNamespaceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RestoreNamespaceRequest) ProtoMessage() {}
+
+func (x *RestoreNamespaceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RestoreNamespaceRequest.ProtoReflect.Descriptor instead.
+func (*RestoreNamespaceRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *RestoreNamespaceRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *RestoreNamespaceRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type RestoreNamespaceResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RestoreNamespaceResponse) Reset() {
+	*x = RestoreNamespaceResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RestoreNamespaceResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RestoreNamespaceResponse) ProtoMessage() {}
+
+func (x *RestoreNamespaceResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RestoreNamespaceResponse.ProtoReflect.Descriptor instead.
+func (*RestoreNamespaceResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{54}
 }
 
 type StatusRequest struct {
@@ -3042,7 +3892,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[43]
+	mi := &file_strata_v1_meta_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3054,7 +3904,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[43]
+	mi := &file_strata_v1_meta_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3067,7 +3917,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{43}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{55}
 }
 
 type StatusResponse struct {
@@ -3093,7 +3943,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[44]
+	mi := &file_strata_v1_meta_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3105,7 +3955,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[44]
+	mi := &file_strata_v1_meta_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3118,7 +3968,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{44}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *StatusResponse) GetMemberId() uint64 {
@@ -3208,14 +4058,18 @@ type Member struct {
 	Learner bool `protobuf:"varint,3,opt,name=learner,proto3" json:"learner,omitempty"`
 	// As the leader sees it (only in the leader's answer): the index up to
 	// which the member's log matches the leader's.
-	MatchIndex    uint64 `protobuf:"varint,4,opt,name=match_index,json=matchIndex,proto3" json:"match_index,omitempty"`
+	MatchIndex uint64 `protobuf:"varint,4,opt,name=match_index,json=matchIndex,proto3" json:"match_index,omitempty"`
+	// As the leader sees it (only in the leader's answer): the member
+	// answered within the last two election timeouts (the leader itself
+	// always has).
+	Answering     bool `protobuf:"varint,5,opt,name=answering,proto3" json:"answering,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Member) Reset() {
 	*x = Member{}
-	mi := &file_strata_v1_meta_proto_msgTypes[45]
+	mi := &file_strata_v1_meta_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3227,7 +4081,7 @@ func (x *Member) String() string {
 func (*Member) ProtoMessage() {}
 
 func (x *Member) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[45]
+	mi := &file_strata_v1_meta_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3240,7 +4094,7 @@ func (x *Member) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Member.ProtoReflect.Descriptor instead.
 func (*Member) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{45}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *Member) GetId() uint64 {
@@ -3271,6 +4125,13 @@ func (x *Member) GetMatchIndex() uint64 {
 	return 0
 }
 
+func (x *Member) GetAnswering() bool {
+	if x != nil {
+		return x.Answering
+	}
+	return false
+}
+
 type AddMemberRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
@@ -3281,7 +4142,7 @@ type AddMemberRequest struct {
 
 func (x *AddMemberRequest) Reset() {
 	*x = AddMemberRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[46]
+	mi := &file_strata_v1_meta_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3293,7 +4154,7 @@ func (x *AddMemberRequest) String() string {
 func (*AddMemberRequest) ProtoMessage() {}
 
 func (x *AddMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[46]
+	mi := &file_strata_v1_meta_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3306,7 +4167,7 @@ func (x *AddMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddMemberRequest.ProtoReflect.Descriptor instead.
 func (*AddMemberRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{46}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *AddMemberRequest) GetHeader() *Header {
@@ -3324,16 +4185,19 @@ func (x *AddMemberRequest) GetMember() *Member {
 }
 
 type RemoveMemberRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
-	Id            uint64                 `protobuf:"varint,2,opt,name=id,proto3" json:"id,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Header *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Id     uint64                 `protobuf:"varint,2,opt,name=id,proto3" json:"id,omitempty"`
+	// Remove it even if the voters left that the leader hears from would not
+	// be a majority of them (the group would stop until enough come back).
+	Force         bool `protobuf:"varint,3,opt,name=force,proto3" json:"force,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RemoveMemberRequest) Reset() {
 	*x = RemoveMemberRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[47]
+	mi := &file_strata_v1_meta_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3345,7 +4209,7 @@ func (x *RemoveMemberRequest) String() string {
 func (*RemoveMemberRequest) ProtoMessage() {}
 
 func (x *RemoveMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[47]
+	mi := &file_strata_v1_meta_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3358,7 +4222,7 @@ func (x *RemoveMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveMemberRequest.ProtoReflect.Descriptor instead.
 func (*RemoveMemberRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{47}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *RemoveMemberRequest) GetHeader() *Header {
@@ -3375,6 +4239,13 @@ func (x *RemoveMemberRequest) GetId() uint64 {
 	return 0
 }
 
+func (x *RemoveMemberRequest) GetForce() bool {
+	if x != nil {
+		return x.Force
+	}
+	return false
+}
+
 type TransferLeaderRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
@@ -3385,7 +4256,7 @@ type TransferLeaderRequest struct {
 
 func (x *TransferLeaderRequest) Reset() {
 	*x = TransferLeaderRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[48]
+	mi := &file_strata_v1_meta_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3397,7 +4268,7 @@ func (x *TransferLeaderRequest) String() string {
 func (*TransferLeaderRequest) ProtoMessage() {}
 
 func (x *TransferLeaderRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[48]
+	mi := &file_strata_v1_meta_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3410,7 +4281,7 @@ func (x *TransferLeaderRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferLeaderRequest.ProtoReflect.Descriptor instead.
 func (*TransferLeaderRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{48}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *TransferLeaderRequest) GetHeader() *Header {
@@ -3436,7 +4307,7 @@ type MembershipResponse struct {
 
 func (x *MembershipResponse) Reset() {
 	*x = MembershipResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[49]
+	mi := &file_strata_v1_meta_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3448,7 +4319,7 @@ func (x *MembershipResponse) String() string {
 func (*MembershipResponse) ProtoMessage() {}
 
 func (x *MembershipResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[49]
+	mi := &file_strata_v1_meta_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3461,7 +4332,7 @@ func (x *MembershipResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MembershipResponse.ProtoReflect.Descriptor instead.
 func (*MembershipResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{49}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *MembershipResponse) GetMembers() []*Member {
@@ -3480,7 +4351,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[50]
+	mi := &file_strata_v1_meta_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3492,7 +4363,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[50]
+	mi := &file_strata_v1_meta_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3505,7 +4376,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{50}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *HeartbeatRequest) GetWorker() *WorkerInfo {
@@ -3519,13 +4390,16 @@ type HeartbeatResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Seconds between heartbeats the service expects.
 	IntervalSeconds uint32 `protobuf:"varint,1,opt,name=interval_seconds,json=intervalSeconds,proto3" json:"interval_seconds,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Blocks deleted from their buckets since the worker's last heartbeat
+	// (inode_id and block_id set): it drops its cached pages of them.
+	Dropped       []*BlockRef `protobuf:"bytes,2,rep,name=dropped,proto3" json:"dropped,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[51]
+	mi := &file_strata_v1_meta_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3537,7 +4411,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[51]
+	mi := &file_strata_v1_meta_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3550,7 +4424,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{51}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *HeartbeatResponse) GetIntervalSeconds() uint32 {
@@ -3558,6 +4432,13 @@ func (x *HeartbeatResponse) GetIntervalSeconds() uint32 {
 		return x.IntervalSeconds
 	}
 	return 0
+}
+
+func (x *HeartbeatResponse) GetDropped() []*BlockRef {
+	if x != nil {
+		return x.Dropped
+	}
+	return nil
 }
 
 type ListWorkersRequest struct {
@@ -3568,7 +4449,7 @@ type ListWorkersRequest struct {
 
 func (x *ListWorkersRequest) Reset() {
 	*x = ListWorkersRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[52]
+	mi := &file_strata_v1_meta_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3580,7 +4461,7 @@ func (x *ListWorkersRequest) String() string {
 func (*ListWorkersRequest) ProtoMessage() {}
 
 func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[52]
+	mi := &file_strata_v1_meta_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3593,7 +4474,7 @@ func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkersRequest.ProtoReflect.Descriptor instead.
 func (*ListWorkersRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{52}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{64}
 }
 
 type ListWorkersResponse struct {
@@ -3605,7 +4486,7 @@ type ListWorkersResponse struct {
 
 func (x *ListWorkersResponse) Reset() {
 	*x = ListWorkersResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[53]
+	mi := &file_strata_v1_meta_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3617,7 +4498,7 @@ func (x *ListWorkersResponse) String() string {
 func (*ListWorkersResponse) ProtoMessage() {}
 
 func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[53]
+	mi := &file_strata_v1_meta_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3630,7 +4511,7 @@ func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkersResponse.ProtoReflect.Descriptor instead.
 func (*ListWorkersResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{53}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *ListWorkersResponse) GetWorkers() []*WorkerInfo {
@@ -3745,7 +4626,7 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\vOpenRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x18\n" +
-	"\arefresh\x18\x03 \x01(\bR\arefresh\"\x83\x02\n" +
+	"\arefresh\x18\x03 \x01(\bR\arefresh\"\xa4\x02\n" +
 	"\fOpenResponse\x12-\n" +
 	"\x06status\x18\x01 \x01(\v2\x15.strata.v1.FileStatusR\x06status\x12(\n" +
 	"\x06blocks\x18\x02 \x03(\v2\x10.strata.v1.BlockR\x06blocks\x12\x1f\n" +
@@ -3755,7 +4636,9 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\tstore_uri\x18\x05 \x01(\tR\bstoreUri\x12\x1d\n" +
 	"\n" +
 	"object_key\x18\x14 \x01(\tR\tobjectKey\x12%\n" +
-	"\x0eobject_version\x18\x15 \x01(\tR\robjectVersion\"\x83\x01\n" +
+	"\x0eobject_version\x18\x15 \x01(\tR\robjectVersion\x12\x1f\n" +
+	"\vtail_offset\x18\x16 \x01(\x04R\n" +
+	"tailOffset\"\x83\x01\n" +
 	"\vListRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x1f\n" +
@@ -3811,25 +4694,70 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x0fdirectory_count\x18\x03 \x01(\x04R\x0edirectoryCount\x12%\n" +
 	"\x0espace_consumed\x18\x04 \x01(\x04R\rspaceConsumed\x12\x1f\n" +
 	"\vloaded_only\x18\x14 \x01(\bR\n" +
-	"loadedOnly\"N\n" +
+	"loadedOnly\"S\n" +
+	"\x12GetProgressRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\"w\n" +
+	"\x13GetProgressResponse\x12\x18\n" +
+	"\arunning\x18\x01 \x01(\bR\arunning\x12\x1c\n" +
+	"\toperation\x18\x02 \x01(\tR\toperation\x12\x12\n" +
+	"\x04done\x18\x03 \x01(\x04R\x04done\x12\x14\n" +
+	"\x05total\x18\x04 \x01(\x04R\x05total\"N\n" +
 	"\rResyncRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\"*\n" +
 	"\x0eResyncResponse\x12\x18\n" +
 	"\aentries\x18\x01 \x01(\x04R\aentries\"E\n" +
 	"\x18GetServerDefaultsRequest\x12)\n" +
-	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\"\x7f\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\"\xd9\x01\n" +
 	"\x19GetServerDefaultsResponse\x12\x1d\n" +
 	"\n" +
 	"block_size\x18\x01 \x01(\x04R\tblockSize\x12 \n" +
 	"\vreplication\x18\x02 \x01(\rR\vreplication\x12!\n" +
-	"\finline_limit\x18\x03 \x01(\rR\vinlineLimit\">\n" +
+	"\finline_limit\x18\x03 \x01(\rR\vinlineLimit\x12*\n" +
+	"\x11trash_interval_ms\x18\x04 \x01(\x03R\x0ftrashIntervalMs\x12,\n" +
+	"\x12namespace_trash_ms\x18\x05 \x01(\x03R\x10namespaceTrashMs\">\n" +
 	"\x11RenewLeaseRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\"\x14\n" +
-	"\x12RenewLeaseResponse\"T\n" +
+	"\x12RenewLeaseResponse\"\x85\x01\n" +
 	"\x13RecoverLeaseRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
-	"\x04path\x18\x02 \x01(\tR\x04path\".\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12/\n" +
+	"\n" +
+	"tail_block\x18\x14 \x01(\v2\x10.strata.v1.BlockR\ttailBlock\"\xe4\x01\n" +
+	"\fFlushRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x19\n" +
+	"\binode_id\x18\x03 \x01(\x04R\ainodeId\x12(\n" +
+	"\x06blocks\x18\x04 \x03(\v2\x10.strata.v1.BlockR\x06blocks\x12\x1f\n" +
+	"\vtail_offset\x18\x05 \x01(\x04R\n" +
+	"tailOffset\x12\x1b\n" +
+	"\ttail_data\x18\x06 \x01(\fR\btailData\x12\x12\n" +
+	"\x04sync\x18\a \x01(\bR\x04sync\"'\n" +
+	"\rFlushResponse\x12\x16\n" +
+	"\x06length\x18\x01 \x01(\x04R\x06length\"\x9b\x01\n" +
+	"\x0fReadTailRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x19\n" +
+	"\binode_id\x18\x03 \x01(\x04R\ainodeId\x12\x16\n" +
+	"\x06offset\x18\x04 \x01(\x04R\x06offset\x12\x16\n" +
+	"\x06length\x18\x05 \x01(\x04R\x06length\"&\n" +
+	"\x10ReadTailResponse\x12\x12\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data\"N\n" +
+	"\rAppendRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\"\xa0\x01\n" +
+	"\x0eAppendResponse\x12-\n" +
+	"\x06status\x18\x01 \x01(\v2\x15.strata.v1.FileStatusR\x06status\x12\x1b\n" +
+	"\tstore_uri\x18\x02 \x01(\tR\bstoreUri\x12!\n" +
+	"\finline_limit\x18\x03 \x01(\rR\vinlineLimit\x12\x1f\n" +
+	"\vinline_data\x18\x04 \x01(\fR\n" +
+	"inlineData\"h\n" +
+	"\x0fTruncateRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x16\n" +
+	"\x06length\x18\x03 \x01(\x04R\x06length\"\x12\n" +
+	"\x10TruncateResponse\".\n" +
 	"\x14RecoverLeaseResponse\x12\x16\n" +
 	"\x06closed\x18\x01 \x01(\bR\x06closed\":\n" +
 	"\fBatchRequest\x12*\n" +
@@ -3854,12 +4782,14 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\bcomplete\x18\x06 \x01(\v2\x1b.strata.v1.CompleteResponseH\x00R\bcomplete\x123\n" +
 	"\x06rename\x18\a \x01(\v2\x19.strata.v1.RenameResponseH\x00R\x06rename\x123\n" +
 	"\x06delete\x18\b \x01(\v2\x19.strata.v1.DeleteResponseH\x00R\x06deleteB\b\n" +
-	"\x06result\"\xad\x01\n" +
+	"\x06result\"\xe2\x01\n" +
 	"\rNamespaceInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12,\n" +
 	"\x04mode\x18\x02 \x01(\x0e2\x18.strata.v1.NamespaceModeR\x04mode\x12\x1b\n" +
 	"\tstore_uri\x18\x03 \x01(\tR\bstoreUri\x12\x18\n" +
-	"\acreated\x18\x04 \x01(\x03R\acreated\x12#\n" +
+	"\acreated\x18\x04 \x01(\x03R\acreated\x12\x18\n" +
+	"\adeleted\x18\x05 \x01(\x03R\adeleted\x12\x19\n" +
+	"\bpurge_at\x18\x06 \x01(\x03R\apurgeAt\x12#\n" +
 	"\rsync_interval\x18\x14 \x01(\x03R\fsyncInterval\"{\n" +
 	"\x16CreateNamespaceRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x126\n" +
@@ -3870,11 +4800,19 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x16ListNamespacesResponse\x128\n" +
 	"\n" +
 	"namespaces\x18\x01 \x03(\v2\x18.strata.v1.NamespaceInfoR\n" +
-	"namespaces\"W\n" +
+	"namespaces\"\x8b\x01\n" +
 	"\x16DeleteNamespaceRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name\"\x19\n" +
-	"\x17DeleteNamespaceResponse\"\x0f\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x122\n" +
+	"\x04mode\x18\x03 \x01(\x0e2\x1e.strata.v1.NamespaceDeleteModeR\x04mode\"i\n" +
+	"\x17DeleteNamespaceResponse\x12\x14\n" +
+	"\x05files\x18\x01 \x01(\x04R\x05files\x12 \n" +
+	"\vdirectories\x18\x02 \x01(\x04R\vdirectories\x12\x16\n" +
+	"\x06length\x18\x03 \x01(\x04R\x06length\"X\n" +
+	"\x17RestoreNamespaceRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"\x1a\n" +
+	"\x18RestoreNamespaceResponse\"\x0f\n" +
 	"\rStatusRequest\"\xec\x02\n" +
 	"\x0eStatusResponse\x12\x1b\n" +
 	"\tmember_id\x18\x01 \x01(\x04R\bmemberId\x12\x12\n" +
@@ -3890,28 +4828,31 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\amembers\x18\n" +
 	" \x03(\v2\x11.strata.v1.MemberR\amembers\x12\x1d\n" +
 	"\n" +
-	"last_index\x18\v \x01(\x04R\tlastIndex\"m\n" +
+	"last_index\x18\v \x01(\x04R\tlastIndex\"\x8b\x01\n" +
 	"\x06Member\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x18\n" +
 	"\aaddress\x18\x02 \x01(\tR\aaddress\x12\x18\n" +
 	"\alearner\x18\x03 \x01(\bR\alearner\x12\x1f\n" +
 	"\vmatch_index\x18\x04 \x01(\x04R\n" +
-	"matchIndex\"h\n" +
+	"matchIndex\x12\x1c\n" +
+	"\tanswering\x18\x05 \x01(\bR\tanswering\"h\n" +
 	"\x10AddMemberRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12)\n" +
-	"\x06member\x18\x02 \x01(\v2\x11.strata.v1.MemberR\x06member\"P\n" +
+	"\x06member\x18\x02 \x01(\v2\x11.strata.v1.MemberR\x06member\"f\n" +
 	"\x13RemoveMemberRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x0e\n" +
-	"\x02id\x18\x02 \x01(\x04R\x02id\"R\n" +
+	"\x02id\x18\x02 \x01(\x04R\x02id\x12\x14\n" +
+	"\x05force\x18\x03 \x01(\bR\x05force\"R\n" +
 	"\x15TransferLeaderRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\x04R\x02id\"A\n" +
 	"\x12MembershipResponse\x12+\n" +
 	"\amembers\x18\x01 \x03(\v2\x11.strata.v1.MemberR\amembers\"A\n" +
 	"\x10HeartbeatRequest\x12-\n" +
-	"\x06worker\x18\x01 \x01(\v2\x15.strata.v1.WorkerInfoR\x06worker\">\n" +
+	"\x06worker\x18\x01 \x01(\v2\x15.strata.v1.WorkerInfoR\x06worker\"m\n" +
 	"\x11HeartbeatResponse\x12)\n" +
-	"\x10interval_seconds\x18\x01 \x01(\rR\x0fintervalSeconds\"\x14\n" +
+	"\x10interval_seconds\x18\x01 \x01(\rR\x0fintervalSeconds\x12-\n" +
+	"\adropped\x18\x02 \x03(\v2\x13.strata.v1.BlockRefR\adropped\"\x14\n" +
 	"\x12ListWorkersRequest\"F\n" +
 	"\x13ListWorkersResponse\x12/\n" +
 	"\aworkers\x18\x01 \x03(\v2\x15.strata.v1.WorkerInfoR\aworkers*Y\n" +
@@ -3927,7 +4868,12 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\rNamespaceMode\x12\x1e\n" +
 	"\x1aNAMESPACE_MODE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14NAMESPACE_MODE_BLOCK\x10\x01\x12\x18\n" +
-	"\x14NAMESPACE_MODE_CACHE\x10\x022\xf8\x0f\n" +
+	"\x14NAMESPACE_MODE_CACHE\x10\x02*\xa0\x01\n" +
+	"\x13NamespaceDeleteMode\x12%\n" +
+	"!NAMESPACE_DELETE_MODE_UNSPECIFIED\x10\x00\x12\"\n" +
+	"\x1eNAMESPACE_DELETE_MODE_IF_EMPTY\x10\x01\x12\x1f\n" +
+	"\x1bNAMESPACE_DELETE_MODE_TRASH\x10\x02\x12\x1d\n" +
+	"\x19NAMESPACE_DELETE_MODE_NOW\x10\x032\xc0\x13\n" +
 	"\vMetaService\x12C\n" +
 	"\x06Mkdirs\x12\x18.strata.v1.MkdirsRequest\x1a\x19.strata.v1.MkdirsResponse\"\x04\xa0\xbb\x18\x02\x12C\n" +
 	"\x06Create\x12\x18.strata.v1.CreateRequest\x1a\x19.strata.v1.CreateResponse\"\x04\xa0\xbb\x18\x02\x12I\n" +
@@ -3940,17 +4886,23 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\rSetPermission\x12\x1f.strata.v1.SetPermissionRequest\x1a\x1a.strata.v1.SetAttrResponse\"\x04\xa0\xbb\x18\x02\x12H\n" +
 	"\bSetOwner\x12\x1a.strata.v1.SetOwnerRequest\x1a\x1a.strata.v1.SetAttrResponse\"\x04\xa0\xbb\x18\x02\x12H\n" +
 	"\bSetTimes\x12\x1a.strata.v1.SetTimesRequest\x1a\x1a.strata.v1.SetAttrResponse\"\x04\xa0\xbb\x18\x02\x12d\n" +
-	"\x11GetContentSummary\x12#.strata.v1.GetContentSummaryRequest\x1a$.strata.v1.GetContentSummaryResponse\"\x04\xa0\xbb\x18\x01\x12d\n" +
-	"\x11GetServerDefaults\x12#.strata.v1.GetServerDefaultsRequest\x1a$.strata.v1.GetServerDefaultsResponse\"\x04\xa0\xbb\x18\x01\x12I\n" +
+	"\x11GetContentSummary\x12#.strata.v1.GetContentSummaryRequest\x1a$.strata.v1.GetContentSummaryResponse\"\x04\xa0\xbb\x18\x01\x12I\n" +
 	"\n" +
-	"RenewLease\x12\x1c.strata.v1.RenewLeaseRequest\x1a\x1d.strata.v1.RenewLeaseResponse\x12U\n" +
+	"RenewLease\x12\x1c.strata.v1.RenewLeaseRequest\x1a\x1d.strata.v1.RenewLeaseResponse\x12@\n" +
+	"\x05Flush\x12\x17.strata.v1.FlushRequest\x1a\x18.strata.v1.FlushResponse\"\x04\xa0\xbb\x18\x02\x12I\n" +
+	"\bReadTail\x12\x1a.strata.v1.ReadTailRequest\x1a\x1b.strata.v1.ReadTailResponse\"\x04\xa0\xbb\x18\x01\x12C\n" +
+	"\x06Append\x12\x18.strata.v1.AppendRequest\x1a\x19.strata.v1.AppendResponse\"\x04\xa0\xbb\x18\x02\x12I\n" +
+	"\bTruncate\x12\x1a.strata.v1.TruncateRequest\x1a\x1b.strata.v1.TruncateResponse\"\x04\xa0\xbb\x18\x02\x12U\n" +
 	"\fRecoverLease\x12\x1e.strata.v1.RecoverLeaseRequest\x1a\x1f.strata.v1.RecoverLeaseResponse\"\x04\xa0\xbb\x18\x02\x12:\n" +
 	"\x05Batch\x12\x17.strata.v1.BatchRequest\x1a\x18.strata.v1.BatchResponse\x12^\n" +
 	"\x0fCreateNamespace\x12!.strata.v1.CreateNamespaceRequest\x1a\".strata.v1.CreateNamespaceResponse\"\x04\xa0\xbb\x18\x02\x12[\n" +
 	"\x0eListNamespaces\x12 .strata.v1.ListNamespacesRequest\x1a!.strata.v1.ListNamespacesResponse\"\x04\xa0\xbb\x18\x01\x12^\n" +
-	"\x0fDeleteNamespace\x12!.strata.v1.DeleteNamespaceRequest\x1a\".strata.v1.DeleteNamespaceResponse\"\x04\xa0\xbb\x18\x02\x12=\n" +
+	"\x0fDeleteNamespace\x12!.strata.v1.DeleteNamespaceRequest\x1a\".strata.v1.DeleteNamespaceResponse\"\x04\xa0\xbb\x18\x02\x12a\n" +
+	"\x10RestoreNamespace\x12\".strata.v1.RestoreNamespaceRequest\x1a#.strata.v1.RestoreNamespaceResponse\"\x04\xa0\xbb\x18\x02\x12^\n" +
+	"\x11GetServerDefaults\x12#.strata.v1.GetServerDefaultsRequest\x1a$.strata.v1.GetServerDefaultsResponse\x12=\n" +
 	"\x06Status\x12\x18.strata.v1.StatusRequest\x1a\x19.strata.v1.StatusResponse\x12C\n" +
-	"\x06Resync\x12\x18.strata.v1.ResyncRequest\x1a\x19.strata.v1.ResyncResponse\"\x04\xa0\xbb\x18\x02\x12G\n" +
+	"\x06Resync\x12\x18.strata.v1.ResyncRequest\x1a\x19.strata.v1.ResyncResponse\"\x04\xa0\xbb\x18\x02\x12L\n" +
+	"\vGetProgress\x12\x1d.strata.v1.GetProgressRequest\x1a\x1e.strata.v1.GetProgressResponse\x12G\n" +
 	"\tAddMember\x12\x1b.strata.v1.AddMemberRequest\x1a\x1d.strata.v1.MembershipResponse\x12M\n" +
 	"\fRemoveMember\x12\x1e.strata.v1.RemoveMemberRequest\x1a\x1d.strata.v1.MembershipResponse\x12Q\n" +
 	"\x0eTransferLeader\x12 .strata.v1.TransferLeaderRequest\x1a\x1d.strata.v1.MembershipResponse\x12F\n" +
@@ -3972,184 +4924,221 @@ func file_strata_v1_meta_proto_rawDescGZIP() []byte {
 	return file_strata_v1_meta_proto_rawDescData
 }
 
-var file_strata_v1_meta_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
+var file_strata_v1_meta_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 66)
 var file_strata_v1_meta_proto_goTypes = []any{
 	(MethodKind)(0),                    // 0: strata.v1.MethodKind
 	(FileType)(0),                      // 1: strata.v1.FileType
 	(NamespaceMode)(0),                 // 2: strata.v1.NamespaceMode
-	(*Header)(nil),                     // 3: strata.v1.Header
-	(*FileStatus)(nil),                 // 4: strata.v1.FileStatus
-	(*MkdirsRequest)(nil),              // 5: strata.v1.MkdirsRequest
-	(*MkdirsResponse)(nil),             // 6: strata.v1.MkdirsResponse
-	(*CreateRequest)(nil),              // 7: strata.v1.CreateRequest
-	(*CreateResponse)(nil),             // 8: strata.v1.CreateResponse
-	(*CompleteRequest)(nil),            // 9: strata.v1.CompleteRequest
-	(*CompleteResponse)(nil),           // 10: strata.v1.CompleteResponse
-	(*GetFileStatusRequest)(nil),       // 11: strata.v1.GetFileStatusRequest
-	(*GetFileStatusResponse)(nil),      // 12: strata.v1.GetFileStatusResponse
-	(*OpenRequest)(nil),                // 13: strata.v1.OpenRequest
-	(*OpenResponse)(nil),               // 14: strata.v1.OpenResponse
-	(*ListRequest)(nil),                // 15: strata.v1.ListRequest
-	(*ListResponse)(nil),               // 16: strata.v1.ListResponse
-	(*RenameRequest)(nil),              // 17: strata.v1.RenameRequest
-	(*RenameResponse)(nil),             // 18: strata.v1.RenameResponse
-	(*DeleteRequest)(nil),              // 19: strata.v1.DeleteRequest
-	(*DeleteResponse)(nil),             // 20: strata.v1.DeleteResponse
-	(*SetPermissionRequest)(nil),       // 21: strata.v1.SetPermissionRequest
-	(*SetOwnerRequest)(nil),            // 22: strata.v1.SetOwnerRequest
-	(*SetTimesRequest)(nil),            // 23: strata.v1.SetTimesRequest
-	(*SetAttrResponse)(nil),            // 24: strata.v1.SetAttrResponse
-	(*GetContentSummaryRequest)(nil),   // 25: strata.v1.GetContentSummaryRequest
-	(*GetContentSummaryResponse)(nil),  // 26: strata.v1.GetContentSummaryResponse
-	(*ResyncRequest)(nil),              // 27: strata.v1.ResyncRequest
-	(*ResyncResponse)(nil),             // 28: strata.v1.ResyncResponse
-	(*GetServerDefaultsRequest)(nil),   // 29: strata.v1.GetServerDefaultsRequest
-	(*GetServerDefaultsResponse)(nil),  // 30: strata.v1.GetServerDefaultsResponse
-	(*RenewLeaseRequest)(nil),          // 31: strata.v1.RenewLeaseRequest
-	(*RenewLeaseResponse)(nil),         // 32: strata.v1.RenewLeaseResponse
-	(*RecoverLeaseRequest)(nil),        // 33: strata.v1.RecoverLeaseRequest
-	(*RecoverLeaseResponse)(nil),       // 34: strata.v1.RecoverLeaseResponse
-	(*BatchRequest)(nil),               // 35: strata.v1.BatchRequest
-	(*BatchCall)(nil),                  // 36: strata.v1.BatchCall
-	(*BatchResponse)(nil),              // 37: strata.v1.BatchResponse
-	(*BatchResult)(nil),                // 38: strata.v1.BatchResult
-	(*NamespaceInfo)(nil),              // 39: strata.v1.NamespaceInfo
-	(*CreateNamespaceRequest)(nil),     // 40: strata.v1.CreateNamespaceRequest
-	(*CreateNamespaceResponse)(nil),    // 41: strata.v1.CreateNamespaceResponse
-	(*ListNamespacesRequest)(nil),      // 42: strata.v1.ListNamespacesRequest
-	(*ListNamespacesResponse)(nil),     // 43: strata.v1.ListNamespacesResponse
-	(*DeleteNamespaceRequest)(nil),     // 44: strata.v1.DeleteNamespaceRequest
-	(*DeleteNamespaceResponse)(nil),    // 45: strata.v1.DeleteNamespaceResponse
-	(*StatusRequest)(nil),              // 46: strata.v1.StatusRequest
-	(*StatusResponse)(nil),             // 47: strata.v1.StatusResponse
-	(*Member)(nil),                     // 48: strata.v1.Member
-	(*AddMemberRequest)(nil),           // 49: strata.v1.AddMemberRequest
-	(*RemoveMemberRequest)(nil),        // 50: strata.v1.RemoveMemberRequest
-	(*TransferLeaderRequest)(nil),      // 51: strata.v1.TransferLeaderRequest
-	(*MembershipResponse)(nil),         // 52: strata.v1.MembershipResponse
-	(*HeartbeatRequest)(nil),           // 53: strata.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),          // 54: strata.v1.HeartbeatResponse
-	(*ListWorkersRequest)(nil),         // 55: strata.v1.ListWorkersRequest
-	(*ListWorkersResponse)(nil),        // 56: strata.v1.ListWorkersResponse
-	(*Block)(nil),                      // 57: strata.v1.Block
-	(*WorkerInfo)(nil),                 // 58: strata.v1.WorkerInfo
-	(*descriptorpb.MethodOptions)(nil), // 59: google.protobuf.MethodOptions
+	(NamespaceDeleteMode)(0),           // 3: strata.v1.NamespaceDeleteMode
+	(*Header)(nil),                     // 4: strata.v1.Header
+	(*FileStatus)(nil),                 // 5: strata.v1.FileStatus
+	(*MkdirsRequest)(nil),              // 6: strata.v1.MkdirsRequest
+	(*MkdirsResponse)(nil),             // 7: strata.v1.MkdirsResponse
+	(*CreateRequest)(nil),              // 8: strata.v1.CreateRequest
+	(*CreateResponse)(nil),             // 9: strata.v1.CreateResponse
+	(*CompleteRequest)(nil),            // 10: strata.v1.CompleteRequest
+	(*CompleteResponse)(nil),           // 11: strata.v1.CompleteResponse
+	(*GetFileStatusRequest)(nil),       // 12: strata.v1.GetFileStatusRequest
+	(*GetFileStatusResponse)(nil),      // 13: strata.v1.GetFileStatusResponse
+	(*OpenRequest)(nil),                // 14: strata.v1.OpenRequest
+	(*OpenResponse)(nil),               // 15: strata.v1.OpenResponse
+	(*ListRequest)(nil),                // 16: strata.v1.ListRequest
+	(*ListResponse)(nil),               // 17: strata.v1.ListResponse
+	(*RenameRequest)(nil),              // 18: strata.v1.RenameRequest
+	(*RenameResponse)(nil),             // 19: strata.v1.RenameResponse
+	(*DeleteRequest)(nil),              // 20: strata.v1.DeleteRequest
+	(*DeleteResponse)(nil),             // 21: strata.v1.DeleteResponse
+	(*SetPermissionRequest)(nil),       // 22: strata.v1.SetPermissionRequest
+	(*SetOwnerRequest)(nil),            // 23: strata.v1.SetOwnerRequest
+	(*SetTimesRequest)(nil),            // 24: strata.v1.SetTimesRequest
+	(*SetAttrResponse)(nil),            // 25: strata.v1.SetAttrResponse
+	(*GetContentSummaryRequest)(nil),   // 26: strata.v1.GetContentSummaryRequest
+	(*GetContentSummaryResponse)(nil),  // 27: strata.v1.GetContentSummaryResponse
+	(*GetProgressRequest)(nil),         // 28: strata.v1.GetProgressRequest
+	(*GetProgressResponse)(nil),        // 29: strata.v1.GetProgressResponse
+	(*ResyncRequest)(nil),              // 30: strata.v1.ResyncRequest
+	(*ResyncResponse)(nil),             // 31: strata.v1.ResyncResponse
+	(*GetServerDefaultsRequest)(nil),   // 32: strata.v1.GetServerDefaultsRequest
+	(*GetServerDefaultsResponse)(nil),  // 33: strata.v1.GetServerDefaultsResponse
+	(*RenewLeaseRequest)(nil),          // 34: strata.v1.RenewLeaseRequest
+	(*RenewLeaseResponse)(nil),         // 35: strata.v1.RenewLeaseResponse
+	(*RecoverLeaseRequest)(nil),        // 36: strata.v1.RecoverLeaseRequest
+	(*FlushRequest)(nil),               // 37: strata.v1.FlushRequest
+	(*FlushResponse)(nil),              // 38: strata.v1.FlushResponse
+	(*ReadTailRequest)(nil),            // 39: strata.v1.ReadTailRequest
+	(*ReadTailResponse)(nil),           // 40: strata.v1.ReadTailResponse
+	(*AppendRequest)(nil),              // 41: strata.v1.AppendRequest
+	(*AppendResponse)(nil),             // 42: strata.v1.AppendResponse
+	(*TruncateRequest)(nil),            // 43: strata.v1.TruncateRequest
+	(*TruncateResponse)(nil),           // 44: strata.v1.TruncateResponse
+	(*RecoverLeaseResponse)(nil),       // 45: strata.v1.RecoverLeaseResponse
+	(*BatchRequest)(nil),               // 46: strata.v1.BatchRequest
+	(*BatchCall)(nil),                  // 47: strata.v1.BatchCall
+	(*BatchResponse)(nil),              // 48: strata.v1.BatchResponse
+	(*BatchResult)(nil),                // 49: strata.v1.BatchResult
+	(*NamespaceInfo)(nil),              // 50: strata.v1.NamespaceInfo
+	(*CreateNamespaceRequest)(nil),     // 51: strata.v1.CreateNamespaceRequest
+	(*CreateNamespaceResponse)(nil),    // 52: strata.v1.CreateNamespaceResponse
+	(*ListNamespacesRequest)(nil),      // 53: strata.v1.ListNamespacesRequest
+	(*ListNamespacesResponse)(nil),     // 54: strata.v1.ListNamespacesResponse
+	(*DeleteNamespaceRequest)(nil),     // 55: strata.v1.DeleteNamespaceRequest
+	(*DeleteNamespaceResponse)(nil),    // 56: strata.v1.DeleteNamespaceResponse
+	(*RestoreNamespaceRequest)(nil),    // 57: strata.v1.RestoreNamespaceRequest
+	(*RestoreNamespaceResponse)(nil),   // 58: strata.v1.RestoreNamespaceResponse
+	(*StatusRequest)(nil),              // 59: strata.v1.StatusRequest
+	(*StatusResponse)(nil),             // 60: strata.v1.StatusResponse
+	(*Member)(nil),                     // 61: strata.v1.Member
+	(*AddMemberRequest)(nil),           // 62: strata.v1.AddMemberRequest
+	(*RemoveMemberRequest)(nil),        // 63: strata.v1.RemoveMemberRequest
+	(*TransferLeaderRequest)(nil),      // 64: strata.v1.TransferLeaderRequest
+	(*MembershipResponse)(nil),         // 65: strata.v1.MembershipResponse
+	(*HeartbeatRequest)(nil),           // 66: strata.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),          // 67: strata.v1.HeartbeatResponse
+	(*ListWorkersRequest)(nil),         // 68: strata.v1.ListWorkersRequest
+	(*ListWorkersResponse)(nil),        // 69: strata.v1.ListWorkersResponse
+	(*Block)(nil),                      // 70: strata.v1.Block
+	(*WorkerInfo)(nil),                 // 71: strata.v1.WorkerInfo
+	(*BlockRef)(nil),                   // 72: strata.v1.BlockRef
+	(*descriptorpb.MethodOptions)(nil), // 73: google.protobuf.MethodOptions
 }
 var file_strata_v1_meta_proto_depIdxs = []int32{
 	1,  // 0: strata.v1.FileStatus.type:type_name -> strata.v1.FileType
-	3,  // 1: strata.v1.MkdirsRequest.header:type_name -> strata.v1.Header
-	3,  // 2: strata.v1.CreateRequest.header:type_name -> strata.v1.Header
-	4,  // 3: strata.v1.CreateResponse.status:type_name -> strata.v1.FileStatus
-	3,  // 4: strata.v1.CompleteRequest.header:type_name -> strata.v1.Header
-	57, // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
-	3,  // 6: strata.v1.GetFileStatusRequest.header:type_name -> strata.v1.Header
-	4,  // 7: strata.v1.GetFileStatusResponse.status:type_name -> strata.v1.FileStatus
-	3,  // 8: strata.v1.OpenRequest.header:type_name -> strata.v1.Header
-	4,  // 9: strata.v1.OpenResponse.status:type_name -> strata.v1.FileStatus
-	57, // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
-	3,  // 11: strata.v1.ListRequest.header:type_name -> strata.v1.Header
-	4,  // 12: strata.v1.ListResponse.entries:type_name -> strata.v1.FileStatus
-	4,  // 13: strata.v1.ListResponse.status:type_name -> strata.v1.FileStatus
-	3,  // 14: strata.v1.RenameRequest.header:type_name -> strata.v1.Header
-	3,  // 15: strata.v1.DeleteRequest.header:type_name -> strata.v1.Header
-	3,  // 16: strata.v1.SetPermissionRequest.header:type_name -> strata.v1.Header
-	3,  // 17: strata.v1.SetOwnerRequest.header:type_name -> strata.v1.Header
-	3,  // 18: strata.v1.SetTimesRequest.header:type_name -> strata.v1.Header
-	3,  // 19: strata.v1.GetContentSummaryRequest.header:type_name -> strata.v1.Header
-	3,  // 20: strata.v1.ResyncRequest.header:type_name -> strata.v1.Header
-	3,  // 21: strata.v1.GetServerDefaultsRequest.header:type_name -> strata.v1.Header
-	3,  // 22: strata.v1.RenewLeaseRequest.header:type_name -> strata.v1.Header
-	3,  // 23: strata.v1.RecoverLeaseRequest.header:type_name -> strata.v1.Header
-	36, // 24: strata.v1.BatchRequest.calls:type_name -> strata.v1.BatchCall
-	11, // 25: strata.v1.BatchCall.get_file_status:type_name -> strata.v1.GetFileStatusRequest
-	13, // 26: strata.v1.BatchCall.open:type_name -> strata.v1.OpenRequest
-	5,  // 27: strata.v1.BatchCall.mkdirs:type_name -> strata.v1.MkdirsRequest
-	7,  // 28: strata.v1.BatchCall.create:type_name -> strata.v1.CreateRequest
-	9,  // 29: strata.v1.BatchCall.complete:type_name -> strata.v1.CompleteRequest
-	17, // 30: strata.v1.BatchCall.rename:type_name -> strata.v1.RenameRequest
-	19, // 31: strata.v1.BatchCall.delete:type_name -> strata.v1.DeleteRequest
-	38, // 32: strata.v1.BatchResponse.results:type_name -> strata.v1.BatchResult
-	12, // 33: strata.v1.BatchResult.get_file_status:type_name -> strata.v1.GetFileStatusResponse
-	14, // 34: strata.v1.BatchResult.open:type_name -> strata.v1.OpenResponse
-	6,  // 35: strata.v1.BatchResult.mkdirs:type_name -> strata.v1.MkdirsResponse
-	8,  // 36: strata.v1.BatchResult.create:type_name -> strata.v1.CreateResponse
-	10, // 37: strata.v1.BatchResult.complete:type_name -> strata.v1.CompleteResponse
-	18, // 38: strata.v1.BatchResult.rename:type_name -> strata.v1.RenameResponse
-	20, // 39: strata.v1.BatchResult.delete:type_name -> strata.v1.DeleteResponse
-	2,  // 40: strata.v1.NamespaceInfo.mode:type_name -> strata.v1.NamespaceMode
-	3,  // 41: strata.v1.CreateNamespaceRequest.header:type_name -> strata.v1.Header
-	39, // 42: strata.v1.CreateNamespaceRequest.namespace:type_name -> strata.v1.NamespaceInfo
-	3,  // 43: strata.v1.ListNamespacesRequest.header:type_name -> strata.v1.Header
-	39, // 44: strata.v1.ListNamespacesResponse.namespaces:type_name -> strata.v1.NamespaceInfo
-	3,  // 45: strata.v1.DeleteNamespaceRequest.header:type_name -> strata.v1.Header
-	48, // 46: strata.v1.StatusResponse.members:type_name -> strata.v1.Member
-	3,  // 47: strata.v1.AddMemberRequest.header:type_name -> strata.v1.Header
-	48, // 48: strata.v1.AddMemberRequest.member:type_name -> strata.v1.Member
-	3,  // 49: strata.v1.RemoveMemberRequest.header:type_name -> strata.v1.Header
-	3,  // 50: strata.v1.TransferLeaderRequest.header:type_name -> strata.v1.Header
-	48, // 51: strata.v1.MembershipResponse.members:type_name -> strata.v1.Member
-	58, // 52: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
-	58, // 53: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
-	59, // 54: strata.v1.method_kind:extendee -> google.protobuf.MethodOptions
-	0,  // 55: strata.v1.method_kind:type_name -> strata.v1.MethodKind
-	5,  // 56: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
-	7,  // 57: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
-	9,  // 58: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
-	11, // 59: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
-	13, // 60: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
-	15, // 61: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
-	17, // 62: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
-	19, // 63: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
-	21, // 64: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
-	22, // 65: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
-	23, // 66: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
-	25, // 67: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
-	29, // 68: strata.v1.MetaService.GetServerDefaults:input_type -> strata.v1.GetServerDefaultsRequest
-	31, // 69: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
-	33, // 70: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
-	35, // 71: strata.v1.MetaService.Batch:input_type -> strata.v1.BatchRequest
-	40, // 72: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
-	42, // 73: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
-	44, // 74: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
-	46, // 75: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
-	27, // 76: strata.v1.MetaService.Resync:input_type -> strata.v1.ResyncRequest
-	49, // 77: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
-	50, // 78: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
-	51, // 79: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
-	53, // 80: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
-	55, // 81: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
-	6,  // 82: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
-	8,  // 83: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
-	10, // 84: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
-	12, // 85: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
-	14, // 86: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
-	16, // 87: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
-	18, // 88: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
-	20, // 89: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
-	24, // 90: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
-	24, // 91: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
-	24, // 92: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
-	26, // 93: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
-	30, // 94: strata.v1.MetaService.GetServerDefaults:output_type -> strata.v1.GetServerDefaultsResponse
-	32, // 95: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
-	34, // 96: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
-	37, // 97: strata.v1.MetaService.Batch:output_type -> strata.v1.BatchResponse
-	41, // 98: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
-	43, // 99: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
-	45, // 100: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
-	47, // 101: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
-	28, // 102: strata.v1.MetaService.Resync:output_type -> strata.v1.ResyncResponse
-	52, // 103: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
-	52, // 104: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
-	52, // 105: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
-	54, // 106: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
-	56, // 107: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
-	82, // [82:108] is the sub-list for method output_type
-	56, // [56:82] is the sub-list for method input_type
-	55, // [55:56] is the sub-list for extension type_name
-	54, // [54:55] is the sub-list for extension extendee
-	0,  // [0:54] is the sub-list for field type_name
+	4,  // 1: strata.v1.MkdirsRequest.header:type_name -> strata.v1.Header
+	4,  // 2: strata.v1.CreateRequest.header:type_name -> strata.v1.Header
+	5,  // 3: strata.v1.CreateResponse.status:type_name -> strata.v1.FileStatus
+	4,  // 4: strata.v1.CompleteRequest.header:type_name -> strata.v1.Header
+	70, // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
+	4,  // 6: strata.v1.GetFileStatusRequest.header:type_name -> strata.v1.Header
+	5,  // 7: strata.v1.GetFileStatusResponse.status:type_name -> strata.v1.FileStatus
+	4,  // 8: strata.v1.OpenRequest.header:type_name -> strata.v1.Header
+	5,  // 9: strata.v1.OpenResponse.status:type_name -> strata.v1.FileStatus
+	70, // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
+	4,  // 11: strata.v1.ListRequest.header:type_name -> strata.v1.Header
+	5,  // 12: strata.v1.ListResponse.entries:type_name -> strata.v1.FileStatus
+	5,  // 13: strata.v1.ListResponse.status:type_name -> strata.v1.FileStatus
+	4,  // 14: strata.v1.RenameRequest.header:type_name -> strata.v1.Header
+	4,  // 15: strata.v1.DeleteRequest.header:type_name -> strata.v1.Header
+	4,  // 16: strata.v1.SetPermissionRequest.header:type_name -> strata.v1.Header
+	4,  // 17: strata.v1.SetOwnerRequest.header:type_name -> strata.v1.Header
+	4,  // 18: strata.v1.SetTimesRequest.header:type_name -> strata.v1.Header
+	4,  // 19: strata.v1.GetContentSummaryRequest.header:type_name -> strata.v1.Header
+	4,  // 20: strata.v1.GetProgressRequest.header:type_name -> strata.v1.Header
+	4,  // 21: strata.v1.ResyncRequest.header:type_name -> strata.v1.Header
+	4,  // 22: strata.v1.GetServerDefaultsRequest.header:type_name -> strata.v1.Header
+	4,  // 23: strata.v1.RenewLeaseRequest.header:type_name -> strata.v1.Header
+	4,  // 24: strata.v1.RecoverLeaseRequest.header:type_name -> strata.v1.Header
+	70, // 25: strata.v1.RecoverLeaseRequest.tail_block:type_name -> strata.v1.Block
+	4,  // 26: strata.v1.FlushRequest.header:type_name -> strata.v1.Header
+	70, // 27: strata.v1.FlushRequest.blocks:type_name -> strata.v1.Block
+	4,  // 28: strata.v1.ReadTailRequest.header:type_name -> strata.v1.Header
+	4,  // 29: strata.v1.AppendRequest.header:type_name -> strata.v1.Header
+	5,  // 30: strata.v1.AppendResponse.status:type_name -> strata.v1.FileStatus
+	4,  // 31: strata.v1.TruncateRequest.header:type_name -> strata.v1.Header
+	47, // 32: strata.v1.BatchRequest.calls:type_name -> strata.v1.BatchCall
+	12, // 33: strata.v1.BatchCall.get_file_status:type_name -> strata.v1.GetFileStatusRequest
+	14, // 34: strata.v1.BatchCall.open:type_name -> strata.v1.OpenRequest
+	6,  // 35: strata.v1.BatchCall.mkdirs:type_name -> strata.v1.MkdirsRequest
+	8,  // 36: strata.v1.BatchCall.create:type_name -> strata.v1.CreateRequest
+	10, // 37: strata.v1.BatchCall.complete:type_name -> strata.v1.CompleteRequest
+	18, // 38: strata.v1.BatchCall.rename:type_name -> strata.v1.RenameRequest
+	20, // 39: strata.v1.BatchCall.delete:type_name -> strata.v1.DeleteRequest
+	49, // 40: strata.v1.BatchResponse.results:type_name -> strata.v1.BatchResult
+	13, // 41: strata.v1.BatchResult.get_file_status:type_name -> strata.v1.GetFileStatusResponse
+	15, // 42: strata.v1.BatchResult.open:type_name -> strata.v1.OpenResponse
+	7,  // 43: strata.v1.BatchResult.mkdirs:type_name -> strata.v1.MkdirsResponse
+	9,  // 44: strata.v1.BatchResult.create:type_name -> strata.v1.CreateResponse
+	11, // 45: strata.v1.BatchResult.complete:type_name -> strata.v1.CompleteResponse
+	19, // 46: strata.v1.BatchResult.rename:type_name -> strata.v1.RenameResponse
+	21, // 47: strata.v1.BatchResult.delete:type_name -> strata.v1.DeleteResponse
+	2,  // 48: strata.v1.NamespaceInfo.mode:type_name -> strata.v1.NamespaceMode
+	4,  // 49: strata.v1.CreateNamespaceRequest.header:type_name -> strata.v1.Header
+	50, // 50: strata.v1.CreateNamespaceRequest.namespace:type_name -> strata.v1.NamespaceInfo
+	4,  // 51: strata.v1.ListNamespacesRequest.header:type_name -> strata.v1.Header
+	50, // 52: strata.v1.ListNamespacesResponse.namespaces:type_name -> strata.v1.NamespaceInfo
+	4,  // 53: strata.v1.DeleteNamespaceRequest.header:type_name -> strata.v1.Header
+	3,  // 54: strata.v1.DeleteNamespaceRequest.mode:type_name -> strata.v1.NamespaceDeleteMode
+	4,  // 55: strata.v1.RestoreNamespaceRequest.header:type_name -> strata.v1.Header
+	61, // 56: strata.v1.StatusResponse.members:type_name -> strata.v1.Member
+	4,  // 57: strata.v1.AddMemberRequest.header:type_name -> strata.v1.Header
+	61, // 58: strata.v1.AddMemberRequest.member:type_name -> strata.v1.Member
+	4,  // 59: strata.v1.RemoveMemberRequest.header:type_name -> strata.v1.Header
+	4,  // 60: strata.v1.TransferLeaderRequest.header:type_name -> strata.v1.Header
+	61, // 61: strata.v1.MembershipResponse.members:type_name -> strata.v1.Member
+	71, // 62: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
+	72, // 63: strata.v1.HeartbeatResponse.dropped:type_name -> strata.v1.BlockRef
+	71, // 64: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
+	73, // 65: strata.v1.method_kind:extendee -> google.protobuf.MethodOptions
+	0,  // 66: strata.v1.method_kind:type_name -> strata.v1.MethodKind
+	6,  // 67: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
+	8,  // 68: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
+	10, // 69: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
+	12, // 70: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
+	14, // 71: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
+	16, // 72: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
+	18, // 73: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
+	20, // 74: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
+	22, // 75: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
+	23, // 76: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
+	24, // 77: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
+	26, // 78: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
+	34, // 79: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
+	37, // 80: strata.v1.MetaService.Flush:input_type -> strata.v1.FlushRequest
+	39, // 81: strata.v1.MetaService.ReadTail:input_type -> strata.v1.ReadTailRequest
+	41, // 82: strata.v1.MetaService.Append:input_type -> strata.v1.AppendRequest
+	43, // 83: strata.v1.MetaService.Truncate:input_type -> strata.v1.TruncateRequest
+	36, // 84: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
+	46, // 85: strata.v1.MetaService.Batch:input_type -> strata.v1.BatchRequest
+	51, // 86: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
+	53, // 87: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
+	55, // 88: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
+	57, // 89: strata.v1.MetaService.RestoreNamespace:input_type -> strata.v1.RestoreNamespaceRequest
+	32, // 90: strata.v1.MetaService.GetServerDefaults:input_type -> strata.v1.GetServerDefaultsRequest
+	59, // 91: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
+	30, // 92: strata.v1.MetaService.Resync:input_type -> strata.v1.ResyncRequest
+	28, // 93: strata.v1.MetaService.GetProgress:input_type -> strata.v1.GetProgressRequest
+	62, // 94: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
+	63, // 95: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
+	64, // 96: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
+	66, // 97: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
+	68, // 98: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
+	7,  // 99: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
+	9,  // 100: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
+	11, // 101: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
+	13, // 102: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
+	15, // 103: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
+	17, // 104: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
+	19, // 105: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
+	21, // 106: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
+	25, // 107: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
+	25, // 108: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
+	25, // 109: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
+	27, // 110: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
+	35, // 111: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
+	38, // 112: strata.v1.MetaService.Flush:output_type -> strata.v1.FlushResponse
+	40, // 113: strata.v1.MetaService.ReadTail:output_type -> strata.v1.ReadTailResponse
+	42, // 114: strata.v1.MetaService.Append:output_type -> strata.v1.AppendResponse
+	44, // 115: strata.v1.MetaService.Truncate:output_type -> strata.v1.TruncateResponse
+	45, // 116: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
+	48, // 117: strata.v1.MetaService.Batch:output_type -> strata.v1.BatchResponse
+	52, // 118: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
+	54, // 119: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
+	56, // 120: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
+	58, // 121: strata.v1.MetaService.RestoreNamespace:output_type -> strata.v1.RestoreNamespaceResponse
+	33, // 122: strata.v1.MetaService.GetServerDefaults:output_type -> strata.v1.GetServerDefaultsResponse
+	60, // 123: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
+	31, // 124: strata.v1.MetaService.Resync:output_type -> strata.v1.ResyncResponse
+	29, // 125: strata.v1.MetaService.GetProgress:output_type -> strata.v1.GetProgressResponse
+	65, // 126: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
+	65, // 127: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
+	65, // 128: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
+	67, // 129: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
+	69, // 130: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
+	99, // [99:131] is the sub-list for method output_type
+	67, // [67:99] is the sub-list for method input_type
+	66, // [66:67] is the sub-list for extension type_name
+	65, // [65:66] is the sub-list for extension extendee
+	0,  // [0:65] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_meta_proto_init() }
@@ -4158,7 +5147,7 @@ func file_strata_v1_meta_proto_init() {
 		return
 	}
 	file_strata_v1_worker_proto_init()
-	file_strata_v1_meta_proto_msgTypes[33].OneofWrappers = []any{
+	file_strata_v1_meta_proto_msgTypes[43].OneofWrappers = []any{
 		(*BatchCall_GetFileStatus)(nil),
 		(*BatchCall_Open)(nil),
 		(*BatchCall_Mkdirs)(nil),
@@ -4167,7 +5156,7 @@ func file_strata_v1_meta_proto_init() {
 		(*BatchCall_Rename)(nil),
 		(*BatchCall_Delete)(nil),
 	}
-	file_strata_v1_meta_proto_msgTypes[35].OneofWrappers = []any{
+	file_strata_v1_meta_proto_msgTypes[45].OneofWrappers = []any{
 		(*BatchResult_GetFileStatus)(nil),
 		(*BatchResult_Open)(nil),
 		(*BatchResult_Mkdirs)(nil),
@@ -4181,8 +5170,8 @@ func file_strata_v1_meta_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_v1_meta_proto_rawDesc), len(file_strata_v1_meta_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   54,
+			NumEnums:      4,
+			NumMessages:   66,
 			NumExtensions: 1,
 			NumServices:   1,
 		},

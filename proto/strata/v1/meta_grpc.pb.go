@@ -35,15 +35,21 @@ const (
 	MetaService_SetOwner_FullMethodName          = "/strata.v1.MetaService/SetOwner"
 	MetaService_SetTimes_FullMethodName          = "/strata.v1.MetaService/SetTimes"
 	MetaService_GetContentSummary_FullMethodName = "/strata.v1.MetaService/GetContentSummary"
-	MetaService_GetServerDefaults_FullMethodName = "/strata.v1.MetaService/GetServerDefaults"
 	MetaService_RenewLease_FullMethodName        = "/strata.v1.MetaService/RenewLease"
+	MetaService_Flush_FullMethodName             = "/strata.v1.MetaService/Flush"
+	MetaService_ReadTail_FullMethodName          = "/strata.v1.MetaService/ReadTail"
+	MetaService_Append_FullMethodName            = "/strata.v1.MetaService/Append"
+	MetaService_Truncate_FullMethodName          = "/strata.v1.MetaService/Truncate"
 	MetaService_RecoverLease_FullMethodName      = "/strata.v1.MetaService/RecoverLease"
 	MetaService_Batch_FullMethodName             = "/strata.v1.MetaService/Batch"
 	MetaService_CreateNamespace_FullMethodName   = "/strata.v1.MetaService/CreateNamespace"
 	MetaService_ListNamespaces_FullMethodName    = "/strata.v1.MetaService/ListNamespaces"
 	MetaService_DeleteNamespace_FullMethodName   = "/strata.v1.MetaService/DeleteNamespace"
+	MetaService_RestoreNamespace_FullMethodName  = "/strata.v1.MetaService/RestoreNamespace"
+	MetaService_GetServerDefaults_FullMethodName = "/strata.v1.MetaService/GetServerDefaults"
 	MetaService_Status_FullMethodName            = "/strata.v1.MetaService/Status"
 	MetaService_Resync_FullMethodName            = "/strata.v1.MetaService/Resync"
+	MetaService_GetProgress_FullMethodName       = "/strata.v1.MetaService/GetProgress"
 	MetaService_AddMember_FullMethodName         = "/strata.v1.MetaService/AddMember"
 	MetaService_RemoveMember_FullMethodName      = "/strata.v1.MetaService/RemoveMember"
 	MetaService_TransferLeader_FullMethodName    = "/strata.v1.MetaService/TransferLeader"
@@ -67,10 +73,19 @@ type MetaServiceClient interface {
 	SetOwner(ctx context.Context, in *SetOwnerRequest, opts ...grpc.CallOption) (*SetAttrResponse, error)
 	SetTimes(ctx context.Context, in *SetTimesRequest, opts ...grpc.CallOption) (*SetAttrResponse, error)
 	GetContentSummary(ctx context.Context, in *GetContentSummaryRequest, opts ...grpc.CallOption) (*GetContentSummaryResponse, error)
-	// GetServerDefaults returns what the service gives a file whose creator
-	// leaves a setting unset (HDFS's getServerDefaults).
-	GetServerDefaults(ctx context.Context, in *GetServerDefaultsRequest, opts ...grpc.CallOption) (*GetServerDefaultsResponse, error)
 	RenewLease(ctx context.Context, in *RenewLeaseRequest, opts ...grpc.CallOption) (*RenewLeaseResponse, error)
+	// Flush makes what a writer wrote so far visible to every reader that
+	// opens the file afterwards, and durable (hflush and hsync): the blocks
+	// its workers finished since its last flush, and the bytes after them,
+	// which the service keeps in its log until a block holds them.
+	Flush(ctx context.Context, in *FlushRequest, opts ...grpc.CallOption) (*FlushResponse, error)
+	// ReadTail reads the bytes of a file being written that no block holds
+	// yet (those a Flush made visible).
+	ReadTail(ctx context.Context, in *ReadTailRequest, opts ...grpc.CallOption) (*ReadTailResponse, error)
+	// Append reopens a closed file for writing at its end, taking its lease.
+	Append(ctx context.Context, in *AppendRequest, opts ...grpc.CallOption) (*AppendResponse, error)
+	// Truncate cuts a closed file to a length no longer than its own.
+	Truncate(ctx context.Context, in *TruncateRequest, opts ...grpc.CallOption) (*TruncateResponse, error)
 	RecoverLease(ctx context.Context, in *RecoverLeaseRequest, opts ...grpc.CallOption) (*RecoverLeaseResponse, error)
 	// Batch makes several calls in one round trip, each answered as if it
 	// came alone. The Go and Java clients coalesce the calls their threads
@@ -79,11 +94,23 @@ type MetaServiceClient interface {
 	CreateNamespace(ctx context.Context, in *CreateNamespaceRequest, opts ...grpc.CallOption) (*CreateNamespaceResponse, error)
 	ListNamespaces(ctx context.Context, in *ListNamespacesRequest, opts ...grpc.CallOption) (*ListNamespacesResponse, error)
 	DeleteNamespace(ctx context.Context, in *DeleteNamespaceRequest, opts ...grpc.CallOption) (*DeleteNamespaceResponse, error)
+	// RestoreNamespace brings a namespace back from the trash.
+	RestoreNamespace(ctx context.Context, in *RestoreNamespaceRequest, opts ...grpc.CallOption) (*RestoreNamespaceResponse, error)
+	// GetServerDefaults returns the settings of the service that clients
+	// follow (as HDFS's getServerDefaults): what a file whose creator leaves
+	// a setting unset gets, the trash interval of `fs -rm`. Any member
+	// answers, with its own settings (the leader's are what count).
+	GetServerDefaults(ctx context.Context, in *GetServerDefaultsRequest, opts ...grpc.CallOption) (*GetServerDefaultsResponse, error)
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
 	// Resync makes a cache-mode namespace forget when it last checked a
 	// subtree against its bucket, so that the next access to each of its
 	// paths asks the bucket again (strata admin sync).
 	Resync(ctx context.Context, in *ResyncRequest, opts ...grpc.CallOption) (*ResyncResponse, error)
+	// GetProgress reports how far the bucket side of an operation on a path
+	// of a cache-mode namespace has got (a rename or delete of a directory
+	// copies or deletes its objects one by one), so that a client waiting on
+	// it can show progress. Answered by the leader from memory.
+	GetProgress(ctx context.Context, in *GetProgressRequest, opts ...grpc.CallOption) (*GetProgressResponse, error)
 	// Membership of the Raft group (superuser only). A new member starts
 	// empty with --join and catches up from a snapshot; AddMember first.
 	AddMember(ctx context.Context, in *AddMemberRequest, opts ...grpc.CallOption) (*MembershipResponse, error)
@@ -226,20 +253,50 @@ func (c *metaServiceClient) GetContentSummary(ctx context.Context, in *GetConten
 	return out, nil
 }
 
-func (c *metaServiceClient) GetServerDefaults(ctx context.Context, in *GetServerDefaultsRequest, opts ...grpc.CallOption) (*GetServerDefaultsResponse, error) {
+func (c *metaServiceClient) RenewLease(ctx context.Context, in *RenewLeaseRequest, opts ...grpc.CallOption) (*RenewLeaseResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(GetServerDefaultsResponse)
-	err := c.cc.Invoke(ctx, MetaService_GetServerDefaults_FullMethodName, in, out, cOpts...)
+	out := new(RenewLeaseResponse)
+	err := c.cc.Invoke(ctx, MetaService_RenewLease_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (c *metaServiceClient) RenewLease(ctx context.Context, in *RenewLeaseRequest, opts ...grpc.CallOption) (*RenewLeaseResponse, error) {
+func (c *metaServiceClient) Flush(ctx context.Context, in *FlushRequest, opts ...grpc.CallOption) (*FlushResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(RenewLeaseResponse)
-	err := c.cc.Invoke(ctx, MetaService_RenewLease_FullMethodName, in, out, cOpts...)
+	out := new(FlushResponse)
+	err := c.cc.Invoke(ctx, MetaService_Flush_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *metaServiceClient) ReadTail(ctx context.Context, in *ReadTailRequest, opts ...grpc.CallOption) (*ReadTailResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReadTailResponse)
+	err := c.cc.Invoke(ctx, MetaService_ReadTail_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *metaServiceClient) Append(ctx context.Context, in *AppendRequest, opts ...grpc.CallOption) (*AppendResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AppendResponse)
+	err := c.cc.Invoke(ctx, MetaService_Append_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *metaServiceClient) Truncate(ctx context.Context, in *TruncateRequest, opts ...grpc.CallOption) (*TruncateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TruncateResponse)
+	err := c.cc.Invoke(ctx, MetaService_Truncate_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -296,6 +353,26 @@ func (c *metaServiceClient) DeleteNamespace(ctx context.Context, in *DeleteNames
 	return out, nil
 }
 
+func (c *metaServiceClient) RestoreNamespace(ctx context.Context, in *RestoreNamespaceRequest, opts ...grpc.CallOption) (*RestoreNamespaceResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RestoreNamespaceResponse)
+	err := c.cc.Invoke(ctx, MetaService_RestoreNamespace_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *metaServiceClient) GetServerDefaults(ctx context.Context, in *GetServerDefaultsRequest, opts ...grpc.CallOption) (*GetServerDefaultsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetServerDefaultsResponse)
+	err := c.cc.Invoke(ctx, MetaService_GetServerDefaults_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *metaServiceClient) Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(StatusResponse)
@@ -310,6 +387,16 @@ func (c *metaServiceClient) Resync(ctx context.Context, in *ResyncRequest, opts 
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ResyncResponse)
 	err := c.cc.Invoke(ctx, MetaService_Resync_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *metaServiceClient) GetProgress(ctx context.Context, in *GetProgressRequest, opts ...grpc.CallOption) (*GetProgressResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetProgressResponse)
+	err := c.cc.Invoke(ctx, MetaService_GetProgress_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -382,10 +469,19 @@ type MetaServiceServer interface {
 	SetOwner(context.Context, *SetOwnerRequest) (*SetAttrResponse, error)
 	SetTimes(context.Context, *SetTimesRequest) (*SetAttrResponse, error)
 	GetContentSummary(context.Context, *GetContentSummaryRequest) (*GetContentSummaryResponse, error)
-	// GetServerDefaults returns what the service gives a file whose creator
-	// leaves a setting unset (HDFS's getServerDefaults).
-	GetServerDefaults(context.Context, *GetServerDefaultsRequest) (*GetServerDefaultsResponse, error)
 	RenewLease(context.Context, *RenewLeaseRequest) (*RenewLeaseResponse, error)
+	// Flush makes what a writer wrote so far visible to every reader that
+	// opens the file afterwards, and durable (hflush and hsync): the blocks
+	// its workers finished since its last flush, and the bytes after them,
+	// which the service keeps in its log until a block holds them.
+	Flush(context.Context, *FlushRequest) (*FlushResponse, error)
+	// ReadTail reads the bytes of a file being written that no block holds
+	// yet (those a Flush made visible).
+	ReadTail(context.Context, *ReadTailRequest) (*ReadTailResponse, error)
+	// Append reopens a closed file for writing at its end, taking its lease.
+	Append(context.Context, *AppendRequest) (*AppendResponse, error)
+	// Truncate cuts a closed file to a length no longer than its own.
+	Truncate(context.Context, *TruncateRequest) (*TruncateResponse, error)
 	RecoverLease(context.Context, *RecoverLeaseRequest) (*RecoverLeaseResponse, error)
 	// Batch makes several calls in one round trip, each answered as if it
 	// came alone. The Go and Java clients coalesce the calls their threads
@@ -394,11 +490,23 @@ type MetaServiceServer interface {
 	CreateNamespace(context.Context, *CreateNamespaceRequest) (*CreateNamespaceResponse, error)
 	ListNamespaces(context.Context, *ListNamespacesRequest) (*ListNamespacesResponse, error)
 	DeleteNamespace(context.Context, *DeleteNamespaceRequest) (*DeleteNamespaceResponse, error)
+	// RestoreNamespace brings a namespace back from the trash.
+	RestoreNamespace(context.Context, *RestoreNamespaceRequest) (*RestoreNamespaceResponse, error)
+	// GetServerDefaults returns the settings of the service that clients
+	// follow (as HDFS's getServerDefaults): what a file whose creator leaves
+	// a setting unset gets, the trash interval of `fs -rm`. Any member
+	// answers, with its own settings (the leader's are what count).
+	GetServerDefaults(context.Context, *GetServerDefaultsRequest) (*GetServerDefaultsResponse, error)
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
 	// Resync makes a cache-mode namespace forget when it last checked a
 	// subtree against its bucket, so that the next access to each of its
 	// paths asks the bucket again (strata admin sync).
 	Resync(context.Context, *ResyncRequest) (*ResyncResponse, error)
+	// GetProgress reports how far the bucket side of an operation on a path
+	// of a cache-mode namespace has got (a rename or delete of a directory
+	// copies or deletes its objects one by one), so that a client waiting on
+	// it can show progress. Answered by the leader from memory.
+	GetProgress(context.Context, *GetProgressRequest) (*GetProgressResponse, error)
 	// Membership of the Raft group (superuser only). A new member starts
 	// empty with --join and catches up from a snapshot; AddMember first.
 	AddMember(context.Context, *AddMemberRequest) (*MembershipResponse, error)
@@ -457,11 +565,20 @@ func (UnimplementedMetaServiceServer) SetTimes(context.Context, *SetTimesRequest
 func (UnimplementedMetaServiceServer) GetContentSummary(context.Context, *GetContentSummaryRequest) (*GetContentSummaryResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetContentSummary not implemented")
 }
-func (UnimplementedMetaServiceServer) GetServerDefaults(context.Context, *GetServerDefaultsRequest) (*GetServerDefaultsResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method GetServerDefaults not implemented")
-}
 func (UnimplementedMetaServiceServer) RenewLease(context.Context, *RenewLeaseRequest) (*RenewLeaseResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RenewLease not implemented")
+}
+func (UnimplementedMetaServiceServer) Flush(context.Context, *FlushRequest) (*FlushResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Flush not implemented")
+}
+func (UnimplementedMetaServiceServer) ReadTail(context.Context, *ReadTailRequest) (*ReadTailResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReadTail not implemented")
+}
+func (UnimplementedMetaServiceServer) Append(context.Context, *AppendRequest) (*AppendResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Append not implemented")
+}
+func (UnimplementedMetaServiceServer) Truncate(context.Context, *TruncateRequest) (*TruncateResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Truncate not implemented")
 }
 func (UnimplementedMetaServiceServer) RecoverLease(context.Context, *RecoverLeaseRequest) (*RecoverLeaseResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RecoverLease not implemented")
@@ -478,11 +595,20 @@ func (UnimplementedMetaServiceServer) ListNamespaces(context.Context, *ListNames
 func (UnimplementedMetaServiceServer) DeleteNamespace(context.Context, *DeleteNamespaceRequest) (*DeleteNamespaceResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteNamespace not implemented")
 }
+func (UnimplementedMetaServiceServer) RestoreNamespace(context.Context, *RestoreNamespaceRequest) (*RestoreNamespaceResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RestoreNamespace not implemented")
+}
+func (UnimplementedMetaServiceServer) GetServerDefaults(context.Context, *GetServerDefaultsRequest) (*GetServerDefaultsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetServerDefaults not implemented")
+}
 func (UnimplementedMetaServiceServer) Status(context.Context, *StatusRequest) (*StatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Status not implemented")
 }
 func (UnimplementedMetaServiceServer) Resync(context.Context, *ResyncRequest) (*ResyncResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Resync not implemented")
+}
+func (UnimplementedMetaServiceServer) GetProgress(context.Context, *GetProgressRequest) (*GetProgressResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetProgress not implemented")
 }
 func (UnimplementedMetaServiceServer) AddMember(context.Context, *AddMemberRequest) (*MembershipResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method AddMember not implemented")
@@ -736,24 +862,6 @@ func _MetaService_GetContentSummary_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
-func _MetaService_GetServerDefaults_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(GetServerDefaultsRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(MetaServiceServer).GetServerDefaults(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: MetaService_GetServerDefaults_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(MetaServiceServer).GetServerDefaults(ctx, req.(*GetServerDefaultsRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
 func _MetaService_RenewLease_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(RenewLeaseRequest)
 	if err := dec(in); err != nil {
@@ -768,6 +876,78 @@ func _MetaService_RenewLease_Handler(srv interface{}, ctx context.Context, dec f
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(MetaServiceServer).RenewLease(ctx, req.(*RenewLeaseRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MetaService_Flush_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(FlushRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).Flush(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_Flush_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).Flush(ctx, req.(*FlushRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MetaService_ReadTail_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReadTailRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).ReadTail(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_ReadTail_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).ReadTail(ctx, req.(*ReadTailRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MetaService_Append_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AppendRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).Append(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_Append_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).Append(ctx, req.(*AppendRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MetaService_Truncate_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TruncateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).Truncate(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_Truncate_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).Truncate(ctx, req.(*TruncateRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -862,6 +1042,42 @@ func _MetaService_DeleteNamespace_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MetaService_RestoreNamespace_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RestoreNamespaceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).RestoreNamespace(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_RestoreNamespace_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).RestoreNamespace(ctx, req.(*RestoreNamespaceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MetaService_GetServerDefaults_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetServerDefaultsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).GetServerDefaults(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_GetServerDefaults_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).GetServerDefaults(ctx, req.(*GetServerDefaultsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _MetaService_Status_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(StatusRequest)
 	if err := dec(in); err != nil {
@@ -894,6 +1110,24 @@ func _MetaService_Resync_Handler(srv interface{}, ctx context.Context, dec func(
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(MetaServiceServer).Resync(ctx, req.(*ResyncRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MetaService_GetProgress_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetProgressRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).GetProgress(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_GetProgress_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).GetProgress(ctx, req.(*GetProgressRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1044,12 +1278,24 @@ var MetaService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _MetaService_GetContentSummary_Handler,
 		},
 		{
-			MethodName: "GetServerDefaults",
-			Handler:    _MetaService_GetServerDefaults_Handler,
-		},
-		{
 			MethodName: "RenewLease",
 			Handler:    _MetaService_RenewLease_Handler,
+		},
+		{
+			MethodName: "Flush",
+			Handler:    _MetaService_Flush_Handler,
+		},
+		{
+			MethodName: "ReadTail",
+			Handler:    _MetaService_ReadTail_Handler,
+		},
+		{
+			MethodName: "Append",
+			Handler:    _MetaService_Append_Handler,
+		},
+		{
+			MethodName: "Truncate",
+			Handler:    _MetaService_Truncate_Handler,
 		},
 		{
 			MethodName: "RecoverLease",
@@ -1072,12 +1318,24 @@ var MetaService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _MetaService_DeleteNamespace_Handler,
 		},
 		{
+			MethodName: "RestoreNamespace",
+			Handler:    _MetaService_RestoreNamespace_Handler,
+		},
+		{
+			MethodName: "GetServerDefaults",
+			Handler:    _MetaService_GetServerDefaults_Handler,
+		},
+		{
 			MethodName: "Status",
 			Handler:    _MetaService_Status_Handler,
 		},
 		{
 			MethodName: "Resync",
 			Handler:    _MetaService_Resync_Handler,
+		},
+		{
+			MethodName: "GetProgress",
+			Handler:    _MetaService_GetProgress_Handler,
 		},
 		{
 			MethodName: "AddMember",

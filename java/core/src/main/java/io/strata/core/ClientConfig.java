@@ -22,6 +22,13 @@ public final class ClientConfig {
    */
   public static final Duration DEFAULT_RETRY_TIMEOUT = Duration.ofSeconds(60);
 
+  /**
+   * How long a client that has reached no member yet waits for one, its calls' retries included,
+   * before it says that the service cannot be reached; see {@link
+   * io.strata.core.rpc.MetaCaller}.
+   */
+  public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(3);
+
   /** Entries asked for per listing page (the service's default and a tenth of its maximum). */
   public static final int DEFAULT_LIST_PAGE_SIZE = 1000;
 
@@ -42,6 +49,7 @@ public final class ClientConfig {
   private final int umask;
   private final Duration rpcTimeout;
   private final Duration retryTimeout;
+  private final Duration connectTimeout;
   private final Duration leaseRenewInterval;
   private final int listPageSize;
   private final int batchesInFlight;
@@ -61,6 +69,7 @@ public final class ClientConfig {
     this.umask = b.umask & 0777;
     this.rpcTimeout = b.rpcTimeout;
     this.retryTimeout = b.retryTimeout;
+    this.connectTimeout = b.connectTimeout;
     this.leaseRenewInterval = b.leaseRenewInterval;
     this.listPageSize = b.listPageSize;
     this.batchesInFlight = b.batchesInFlight;
@@ -115,6 +124,14 @@ public final class ClientConfig {
     return retryTimeout;
   }
 
+  /**
+   * How long a call waits for a first member to be reached, when none was yet, before it fails
+   * saying that the service cannot be reached.
+   */
+  public Duration connectTimeout() {
+    return connectTimeout;
+  }
+
   /** How often leases are renewed while files are open for writing. */
   public Duration leaseRenewInterval() {
     return leaseRenewInterval;
@@ -159,6 +176,7 @@ public final class ClientConfig {
     private int umask = 0022;
     private Duration rpcTimeout = DEFAULT_RPC_TIMEOUT;
     private Duration retryTimeout = DEFAULT_RETRY_TIMEOUT;
+    private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
     private Duration leaseRenewInterval = DEFAULT_LEASE_RENEW_INTERVAL;
     private int listPageSize = DEFAULT_LIST_PAGE_SIZE;
     private int batchesInFlight = DEFAULT_BATCHES_IN_FLIGHT;
@@ -200,6 +218,15 @@ public final class ClientConfig {
         throw new IllegalArgumentException("retry timeout must not be negative: " + d);
       }
       this.retryTimeout = d;
+      return this;
+    }
+
+    /**
+     * Sets how long a client that reached no member yet waits for one (default 3 s): a wrong
+     * address fails that soon.
+     */
+    public Builder connectTimeout(Duration d) {
+      this.connectTimeout = positive(d, "connect timeout");
       return this;
     }
 

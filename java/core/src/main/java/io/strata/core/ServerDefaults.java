@@ -7,5 +7,8 @@ package io.strata.core;
  * @param blockSize the block size of a file created without one
  * @param replication the replication of a file created without one
  * @param inlineLimit files up to this many bytes are stored inline in their inode
+ * @param trashIntervalMs how long {@code fs -rm} keeps what it deletes in the user's trash; 0:
+ *     the trash is off
  */
-public record ServerDefaults(long blockSize, int replication, int inlineLimit) {}
+public record ServerDefaults(long blockSize, int replication, int inlineLimit,
+    long trashIntervalMs) {}

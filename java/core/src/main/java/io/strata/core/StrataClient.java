@@ -10,6 +10,7 @@ import io.strata.core.block.WriteTarget;
 import io.strata.core.error.ErrorTranslator;
 import io.strata.core.error.Op;
 import io.strata.core.error.Reason;
+import io.strata.core.error.StrataException;
 import io.strata.core.rpc.Coalescer;
 import io.strata.core.rpc.MetaCaller;
 import io.strata.core.rpc.MethodKinds;
@@ -111,7 +112,8 @@ public final class StrataClient implements Closeable {
    */
   public static StrataClient connect(ClientConfig cfg) {
     return new StrataClient(cfg,
-        new MetaCaller(cfg.members(), cfg.rpcTimeout(), cfg.retryTimeout()));
+        new MetaCaller(cfg.members(), cfg.rpcTimeout(), cfg.retryTimeout(),
+            cfg.connectTimeout()));
   }
 
   /** The configuration the client was made with. */
@@ -143,6 +145,7 @@ public final class StrataClient implements Closeable {
    * parents if {@code createParents}. Returns false when the directory existed already.
    */
   public boolean mkdirs(StrataPath p, int permission, boolean createParents) throws IOException {
+    checkNewNames(Op.MKDIRS, p);
     MkdirsRequest req = MkdirsRequest.newBuilder()
         .setHeader(header(MetaServiceGrpc.getMkdirsMethod(), p.namespace()))
         .setPath(p.path()).setPermission(permission).setUmask(cfg.umask())
@@ -156,6 +159,7 @@ public final class StrataClient implements Closeable {
    * close.
    */
   public FileWriter create(StrataPath p, CreateOptions o) throws IOException {
+    checkNewNames(Op.CREATE, p);
     CreateRequest req = CreateRequest.newBuilder()
         .setHeader(header(MetaServiceGrpc.getCreateMethod(), p.namespace()))
         .setPath(p.path()).setPermission(o.permission()).setUmask(cfg.umask())
@@ -249,6 +253,7 @@ public final class StrataClient implements Closeable {
     if (!src.namespace().equals(dst.namespace())) {
       throw new IOException("rename " + src + " to " + dst + ": not in the same namespace");
     }
+    checkNewNames(Op.RENAME, dst);
     RenameRequest req = RenameRequest.newBuilder()
         .setHeader(header(MetaServiceGrpc.getRenameMethod(), src.namespace()))
         .setSrc(src.path()).setDst(dst.path()).setOverwrite(overwrite).setNoDescend(noDescend)
@@ -307,7 +312,8 @@ public final class StrataClient implements Closeable {
           .setHeader(header(MetaServiceGrpc.getGetServerDefaultsMethod(), "")).build();
       GetServerDefaultsResponse r = call(Op.SERVER_DEFAULTS, root,
           s -> s.getServerDefaults(req));
-      d = new ServerDefaults(r.getBlockSize(), r.getReplication(), r.getInlineLimit());
+      d = new ServerDefaults(r.getBlockSize(), r.getReplication(), r.getInlineLimit(),
+          r.getTrashIntervalMs());
       defaults = d;
     }
     return d;
@@ -437,6 +443,19 @@ public final class StrataClient implements Closeable {
       throws IOException {
     checkOpen(op, p);
     return meta.call(op, p.toString(), bound, c);
+  }
+
+  /**
+   * Refuses, before it leaves, a call that would create entries with names the service refuses
+   * (':' or a control character), with the exception the service's answer would have become.
+   */
+  private static void checkNewNames(Op op, StrataPath p) throws IOException {
+    String problem = p.newNameProblem().orElse(null);
+    if (problem != null) {
+      String verb = op.name().toLowerCase(java.util.Locale.ROOT);
+      throw new StrataException(Reason.INVALID_PATH, op, p.toString(),
+          verb + " " + p.path() + ": " + PathRule.PREFIX + problem, null);
+    }
   }
 
   private void checkOpen(Op op, StrataPath p) throws IOException {

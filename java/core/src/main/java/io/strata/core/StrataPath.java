@@ -5,9 +5,11 @@ import java.util.Objects;
 
 /**
  * An absolute path in one namespace: {@code strata://<namespace>/<path>}. The empty namespace is
- * the service's default ({@code strata:///path} or a bare {@code /path}). Names are checked by
- * the service, not here (docs/semantics.md, "Paths"); the client only insists on an absolute
- * path and drops one trailing slash.
+ * the service's default ({@code strata:///path} or a bare {@code /path}). The path follows the
+ * rule of every call ({@link PathRule#problem}; docs/semantics.md, "Paths"), checked here as the
+ * service checks it: an empty component ({@code /a//b}), "." or ".." is refused, not cleaned
+ * (Hadoop's {@code Path} cleans what a user types before it gets here). One trailing slash is
+ * dropped.
  *
  * @param namespace the namespace, "" for the default one
  * @param path the absolute path within it, "/" for the root
@@ -20,8 +22,9 @@ public record StrataPath(String namespace, String path) {
   public StrataPath {
     Objects.requireNonNull(namespace, "namespace");
     Objects.requireNonNull(path, "path");
-    if (!path.startsWith("/")) {
-      throw new IllegalArgumentException("not an absolute path: " + path);
+    String problem = PathRule.problem(path).orElse(null);
+    if (problem != null) {
+      throw new IllegalArgumentException(PathRule.PREFIX + problem);
     }
     if (path.length() > 1 && path.endsWith("/")) {
       path = path.substring(0, path.length() - 1);
@@ -97,6 +100,15 @@ public record StrataPath(String namespace, String path) {
       return false;
     }
     return isRoot() || other.path.equals(path) || other.path.startsWith(path + "/");
+  }
+
+  /**
+   * Returns why this path may not name the entries a call would create here (create, mkdirs, a
+   * rename's destination), or empty: a name with ':' or a control character, which the service
+   * refuses too ({@link PathRule#newNameProblem}).
+   */
+  public java.util.Optional<String> newNameProblem() {
+    return PathRule.newNameProblem(path);
   }
 
   /** Returns the {@code strata://} form of the path. */

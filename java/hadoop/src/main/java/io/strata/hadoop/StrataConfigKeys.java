@@ -16,6 +16,14 @@ public final class StrataConfigKeys {
   public static final String META_RETRY_TIMEOUT = "fs.strata.meta.retry.timeout";
 
   /**
+   * How long a FileSystem that has reached no member of the service yet waits for one, its calls'
+   * retries included, before a call fails saying the service cannot be reached (a time duration,
+   * such as 10s); default 3 s. Once a member was reached, {@link #META_RETRY_TIMEOUT} bounds a
+   * failover instead.
+   */
+  public static final String META_CONNECT_TIMEOUT = "fs.strata.meta.connect.timeout";
+
+  /**
    * How many calls of reads (getFileStatus, open), and as many of mutations (mkdirs, create,
    * complete, rename, delete), each FileSystem keeps in flight to the service; the calls its
    * threads make meanwhile wait, and leave together in one Batch RPC when one returns. Default 2;

@@ -7,7 +7,9 @@ import io.strata.core.CreateOptions;
 import io.strata.core.FileInfo;
 import io.strata.core.IOIterator;
 import io.strata.core.Namespace;
+import io.strata.core.ServerDefaults;
 import io.strata.core.StrataClient;
+import io.strata.core.PathRule;
 import io.strata.core.StrataPath;
 import io.strata.core.error.Reason;
 import io.strata.core.error.StrataError;
@@ -28,6 +30,8 @@ import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.FsServerDefaults;
+import org.apache.hadoop.fs.InvalidPathException;
 import org.apache.hadoop.fs.LeaseRecoverable;
 import org.apache.hadoop.fs.LocatedFileStatus;
 import org.apache.hadoop.fs.Options;
@@ -37,6 +41,7 @@ import org.apache.hadoop.fs.RemoteIterator;
 import org.apache.hadoop.fs.StorageStatistics;
 import org.apache.hadoop.fs.permission.FsPermission;
 import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.util.DataChecksum;
 import org.apache.hadoop.util.Progressable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -134,6 +139,9 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
           .retryTimeout(java.time.Duration.ofMillis(conf.getTimeDuration(
               StrataConfigKeys.META_RETRY_TIMEOUT,
               ClientConfig.DEFAULT_RETRY_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)))
+          .connectTimeout(java.time.Duration.ofMillis(conf.getTimeDuration(
+              StrataConfigKeys.META_CONNECT_TIMEOUT,
+              ClientConfig.DEFAULT_CONNECT_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)))
           .listPageSize(conf.getInt(StrataConfigKeys.LIST_PAGE_SIZE,
               ClientConfig.DEFAULT_LIST_PAGE_SIZE))
           .batchesInFlight(conf.getInt(StrataConfigKeys.META_BATCHES_IN_FLIGHT,
@@ -197,6 +205,23 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
   }
 
   /**
+   * The service's defaults, as HDFS's NameNode gives them: the block size of {@link
+   * #getDefaultBlockSize}, and the trash interval that {@code hadoop fs -rm} follows (Hadoop's
+   * trash policy takes a server's over the client's {@code fs.trash.interval}).
+   */
+  @Override
+  public FsServerDefaults getServerDefaults(Path p) throws IOException {
+    try {
+      ServerDefaults d = client.serverDefaults();
+      return new FsServerDefaults(getDefaultBlockSize(p), 512, 64 * 1024,
+          (short) Math.max(1, d.replication()), 4096, false,
+          TimeUnit.MILLISECONDS.toMinutes(d.trashIntervalMs()), DataChecksum.Type.CRC32C);
+    } catch (IOException e) {
+      throw HadoopErrors.translate(e);
+    }
+  }
+
+  /**
    * The block size a create sends: none (the service's default) unless the user asked for
    * one, in {@value StrataConfigKeys#BLOCK_SIZE} or by passing another size than the default.
    */
@@ -242,10 +267,18 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
     return client;
   }
 
-  /** Converts a Hadoop path of this file system into a Strata path. */
+  /**
+   * Converts a Hadoop path of this file system into a Strata path. One that breaks the path rule
+   * is an {@link InvalidPathException} (an IllegalArgumentException, as HDFS's "not a valid DFS
+   * filename"), as the service's refusal of it would have been.
+   */
   StrataPath toStrata(Path p) {
     Path q = makeQualified(p);
     String path = q.toUri().getPath();
+    String problem = PathRule.problem(path.isEmpty() ? "/" : path).orElse(null);
+    if (problem != null) {
+      throw new InvalidPathException(path, PathRule.PREFIX + problem);
+    }
     return new StrataPath(namespace, path.isEmpty() ? "/" : path);
   }
 

@@ -152,6 +152,22 @@ public class TestStrataFileSystem extends StrataTestBase {
     assertThrows(InvalidPathException.class, () -> fs.mkdirs(new Path(base, longName)));
   }
 
+  /** The path rule (docs/semantics.md, "Paths"), as the Go client and the service apply it. */
+  @Test
+  public void namesTheRuleRefuses() throws IOException {
+    Path colon = new Path(base + "/a:b");
+    InvalidPathException e = assertThrows(InvalidPathException.class, () -> fs.mkdirs(colon));
+    assertTrue(e.getMessage(), e.getMessage().contains("the name \"a:b\" holds ':'"));
+    assertThrows(InvalidPathException.class, () -> fs.create(new Path(base + "/nl\nx")));
+    Path f = new Path(base, "f");
+    write(fs, f, "x");
+    assertThrows(InvalidPathException.class, () -> fs.rename(f, new Path(base + "/t\tx")));
+    // Looking such a name up is no error: it may have come from elsewhere.
+    assertFalse(fs.exists(colon));
+    assertThrows(InvalidPathException.class, () -> fs.getFileStatus(new Path("/..")));
+    assertEquals(1, fs.listStatus(base).length);
+  }
+
   @Test
   public void anotherUserGetsAccessControlException() throws IOException {
     Path priv = new Path(base, "private");

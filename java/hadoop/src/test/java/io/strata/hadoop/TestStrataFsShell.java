@@ -11,7 +11,6 @@ import java.io.File;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.time.Duration;
 import java.util.Random;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
@@ -129,17 +128,13 @@ public class TestStrataFsShell {
     assertTrue(r.err(), r.err().contains("strata://no-such-ns: no such namespace"));
   }
 
-  @Test
+  /** With the defaults, a wrong address is said well within 10 s (within about 3 s). */
+  @Test(timeout = 10_000)
   public void unreachableServiceFailsFastAndClearly() throws Exception {
-    Configuration conf = conf("127.0.0.1:1");
-    conf.set(StrataConfigKeys.RPC_TIMEOUT, "10s");
-    conf.set(StrataConfigKeys.META_RETRY_TIMEOUT, "1s");
-    long start = System.nanoTime();
-    Run r = shell(conf, "-ls", "/");
+    Run r = shell(conf("127.0.0.1:1"), "-ls", "/");
     assertNotEquals(0, r.rc());
     assertTrue(r.err(), r.err().contains("cannot reach the Strata namespace service at "
-        + "127.0.0.1:1"));
-    assertTrue("bounded wait", System.nanoTime() - start < Duration.ofSeconds(30).toNanos());
+        + "127.0.0.1:1 (Connection refused)"));
   }
 
   @Test

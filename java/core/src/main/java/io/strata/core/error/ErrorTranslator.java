@@ -123,7 +123,10 @@ public final class ErrorTranslator {
     }
     Throwable cause = st.getCause();
     if (cause != null && cause.getMessage() != null) {
-      return cause.getMessage();
+      // Netty's "finishConnect(..) failed: Connection refused: /127.0.0.1:1": the address is
+      // named already, and the rest is the transport's plumbing.
+      return cause.getMessage().replaceFirst("^finishConnect\\(\\.\\.\\) failed: ", "")
+          .replaceFirst(": /[^ ]*$", "");
     }
     return st.getDescription() != null ? st.getDescription() : st.getCode().toString();
   }

@@ -44,6 +44,12 @@ import java.util.stream.Collectors;
  * after about max(attemptTimeout, retryTimeout) at most, with {@link ErrorTranslator#gaveUp}'s
  * exception naming the members tried.
  *
+ * <p>That budget is for a failover (a leader change, a member restarting). Until some member has
+ * been reached (a call answered, or its channel connected), nothing may be listening at all: a
+ * wrong address, a service not started. Then {@code connectTimeout} bounds the call, its
+ * attempts included, and the exception says that the service could not be reached, naming each
+ * member and its cause (as the Go client does, docs/errors.md).
+ *
  * <p>A {@code Batch} of several callers' calls ({@link Coalescer}) is retried here like any
  * call ({@link #callForMany}); if it fails as a whole, each caller words the {@link Failure} for
  * its own operation and path.
@@ -85,6 +91,7 @@ public final class MetaCaller implements Closeable {
   private final List<HostPort> members;
   private final Duration attemptTimeout;
   private final Duration retryTimeout;
+  private final Duration connectTimeout;
   private final ErrorTranslator errors;
   private final Function<HostPort, ManagedChannel> dial;
   private final LongSupplier nanoTime;
@@ -92,6 +99,9 @@ public final class MetaCaller implements Closeable {
 
   /** The member the next call goes to; updated without mu, as a hint. */
   private final AtomicReference<HostPort> leader;
+
+  /** Whether some member was reached once: failures since are failovers. */
+  private volatile boolean reached;
 
   private final Object mu = new Object();
   // Guarded by mu.
@@ -102,19 +112,22 @@ public final class MetaCaller implements Closeable {
    * Creates a caller for the service whose members are {@code members}; nothing is dialled
    * until the first call.
    */
-  public MetaCaller(List<HostPort> members, Duration attemptTimeout, Duration retryTimeout) {
-    this(members, attemptTimeout, retryTimeout, Channels::open, System::nanoTime,
-        TimeUnit.NANOSECONDS::sleep);
+  public MetaCaller(List<HostPort> members, Duration attemptTimeout, Duration retryTimeout,
+      Duration connectTimeout) {
+    this(members, attemptTimeout, retryTimeout, connectTimeout, Channels::open,
+        System::nanoTime, TimeUnit.NANOSECONDS::sleep);
   }
 
   MetaCaller(List<HostPort> members, Duration attemptTimeout, Duration retryTimeout,
-      Function<HostPort, ManagedChannel> dial, LongSupplier nanoTime, Sleeper sleeper) {
+      Duration connectTimeout, Function<HostPort, ManagedChannel> dial, LongSupplier nanoTime,
+      Sleeper sleeper) {
     if (members.isEmpty()) {
       throw new IllegalArgumentException("no namespace service address");
     }
     this.members = List.copyOf(members);
     this.attemptTimeout = attemptTimeout;
     this.retryTimeout = retryTimeout;
+    this.connectTimeout = connectTimeout;
     this.errors = new ErrorTranslator(
         this.members.stream().map(HostPort::toString).collect(Collectors.joining(",")));
     this.dial = dial;
@@ -186,10 +199,14 @@ public final class MetaCaller implements Closeable {
 
   private <T> T run(Duration attempt, Duration retry, Call<T> c) throws Failure {
     long start = nanoTime.getAsLong();
-    long deadline = start + retry.toNanos();
+    boolean contacted = reached;
+    long deadline = start + (contacted ? retry : min(retry, connectTimeout)).toNanos();
     HostPort target = leader();
     Search search = new Search(members, target, start);
-    long timeout = attempt.toNanos();
+    // Before contact an attempt waits no longer than the contact may: a connection that hangs
+    // (a black-holed address) is no reason to wait the whole attempt deadline.
+    long timeout = contacted ? attempt.toNanos()
+        : Math.min(attempt.toNanos(), connectTimeout.toNanos());
     // The last failure that was an answer, not an attempt the retry
     // deadline cut short: what the caller is told when the search ends.
     StatusRuntimeException answer = null;
@@ -198,8 +215,14 @@ public final class MetaCaller implements Closeable {
       try {
         T r = c.run(m.stub.withDeadlineAfter(timeout, TimeUnit.NANOSECONDS));
         found(target);
+        reached = true;
         return r;
       } catch (StatusRuntimeException e) {
+        if (!contacted && m.channel.getState(false) == ConnectivityState.READY) {
+          // A member is there: from now on a failure is a failover.
+          contacted = reached = true;
+          deadline = start + retry.toNanos();
+        }
         if (!ErrorTranslator.retryable(e)) {
           throw new Failure((op, what) -> errors.translate(e, op, what));
         }

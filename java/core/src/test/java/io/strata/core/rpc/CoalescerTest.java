@@ -89,7 +89,7 @@ public class CoalescerTest {
     });
     // A fake clock that only the pauses between rounds move: retries take no time.
     meta = new MetaCaller(List.of(HostPort.parse(member.address())), Duration.ofSeconds(20),
-        Duration.ofSeconds(2), Channels::open, now::get, now::addAndGet);
+        Duration.ofSeconds(2), Duration.ofSeconds(2), Channels::open, now::get, now::addAndGet);
     coalescer = new Coalescer(meta, 1, senders);
   }
 

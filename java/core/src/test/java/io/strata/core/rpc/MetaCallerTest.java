@@ -5,6 +5,7 @@ import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
 import io.strata.core.error.NotLeaderException;
+import io.strata.core.error.ServiceUnavailableException;
 import io.strata.core.error.Op;
 import io.strata.core.testing.FakeMember;
 import io.strata.proto.v1.GetFileStatusRequest;
@@ -23,6 +24,11 @@ import org.junit.Test;
  */
 public class MetaCallerTest {
   private static final Duration RETRY = Duration.ofSeconds(2);
+  /**
+   * The connect timeout of the tests of first contact; the others wait 20 s for it, which real
+   * time (that bounds the first attempts too) never reaches, so that they count pauses only.
+   */
+  private static final Duration CONNECT = Duration.ofSeconds(1);
 
   private final List<FakeMember> members = new ArrayList<>();
   private final AtomicLong now = new AtomicLong(1_000_000_000L);
@@ -46,11 +52,15 @@ public class MetaCallerTest {
   }
 
   private MetaCaller caller(String... addresses) {
+    return caller(Duration.ofSeconds(20), addresses);
+  }
+
+  private MetaCaller caller(Duration connect, String... addresses) {
     List<HostPort> hps = new ArrayList<>();
     for (String a : addresses) {
       hps.add(HostPort.parse(a));
     }
-    caller = new MetaCaller(hps, Duration.ofSeconds(20), RETRY, Channels::open, now::get,
+    caller = new MetaCaller(hps, Duration.ofSeconds(20), RETRY, connect, Channels::open, now::get,
         nanos -> {
           pauses.add(nanos);
           now.addAndGet(nanos);
@@ -146,10 +156,45 @@ public class MetaCallerTest {
     FakeMember a = member();
     a.follow(null);
     caller = new MetaCaller(List.of(HostPort.parse(a.address())), Duration.ofSeconds(20), RETRY,
-        Channels::open, now::get, nanos -> {
+        CONNECT, Channels::open, now::get, nanos -> {
           throw new InterruptedException();
         });
     assertThrows(InterruptedIOException.class, this::getFileStatus);
     assertTrue(Thread.interrupted());
+  }
+
+  private long paused() {
+    return pauses.stream().mapToLong(Long::longValue).sum();
+  }
+
+  @Test
+  public void nothingListeningIsSaidWithinTheConnectTimeout() throws Exception {
+    String a = FakeMember.deadAddress();
+    String b = FakeMember.deadAddress();
+    caller(CONNECT, a, b);
+
+    ServiceUnavailableException e =
+        assertThrows(ServiceUnavailableException.class, this::getFileStatus);
+    assertTrue(e.getMessage(), e.getMessage().startsWith("get_file_status strata://ns/a: "
+        + "cannot reach the Strata namespace service at " + a + " (Connection refused), "
+        + b + " (Connection refused); "));
+    // It gave up by the connect timeout, not the retry deadline.
+    assertTrue(paused() + " <= " + CONNECT, paused() <= CONNECT.toNanos());
+    assertTrue(paused() + " >= connect timeout - one pause",
+        paused() >= CONNECT.toNanos() - MetaCaller.BACKOFF_MAX_NANOS);
+  }
+
+  @Test
+  public void onceReachedAMemberThatGoesAwayIsAFailover() throws Exception {
+    FakeMember a = member();
+    caller(CONNECT, a.address());
+    getFileStatus();
+    a.close();
+
+    assertThrows(ServiceUnavailableException.class, this::getFileStatus);
+    // The retry deadline, not the connect timeout, bounded the search.
+    assertTrue(paused() + " > " + CONNECT, paused() > CONNECT.toNanos());
+    assertTrue(paused() + " >= retry deadline - one pause",
+        paused() >= RETRY.toNanos() - MetaCaller.BACKOFF_MAX_NANOS);
   }
 }

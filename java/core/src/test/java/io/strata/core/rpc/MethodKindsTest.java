@@ -23,10 +23,11 @@ public class MethodKindsTest {
     }
     for (MethodDescriptor<?, ?> m : new MethodDescriptor<?, ?>[] {
         MetaServiceGrpc.getGetFileStatusMethod(), MetaServiceGrpc.getOpenMethod(),
-        MetaServiceGrpc.getListMethod(), MetaServiceGrpc.getGetServerDefaultsMethod()}) {
+        MetaServiceGrpc.getListMethod(), MetaServiceGrpc.getGetContentSummaryMethod()}) {
       assertEquals(m.getFullMethodName(), MethodKind.METHOD_KIND_READ, MethodKinds.kind(m));
     }
     assertFalse(MethodKinds.isMutation(MetaServiceGrpc.getRenewLeaseMethod()));
+    assertFalse(MethodKinds.isMutation(MetaServiceGrpc.getGetServerDefaultsMethod()));
     assertEquals(MethodKind.METHOD_KIND_UNSPECIFIED,
         MethodKinds.kind(MetaServiceGrpc.getBatchMethod()));
   }

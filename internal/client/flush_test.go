@@ -1,0 +1,304 @@
+package client_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stratafs/strata/internal/client"
+	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/testcluster"
+	pb "github.com/stratafs/strata/proto/strata/v1"
+)
+
+// writerEnv makes the test binary a writer process (TestMain): it writes a
+// file, syncs, says how much it synced, and waits to be killed.
+const writerEnv = "STRATA_TEST_SYNCING_WRITER"
+
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(writerEnv); spec != "" {
+		os.Exit(syncingWriter(spec))
+	}
+	os.Exit(m.Run())
+}
+
+// syncingWriter writes to the file spec names ("META PATH SIZE ROUNDS"):
+// rounds of size random bytes, each followed by a Sync, printing "synced N
+// SUM" after each, then blocks. The parent kills it at some point.
+func syncingWriter(spec string) int {
+	var meta, path string
+	var size, rounds int
+	if _, err := fmt.Sscan(spec, &meta, &path, &size, &rounds); err != nil {
+		fmt.Fprintln(os.Stderr, "writer:", err)
+		return 2
+	}
+	c, err := client.New(client.Config{Meta: meta, User: testcluster.Superuser()})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "writer:", err)
+		return 1
+	}
+	ctx := context.Background()
+	w, err := c.Create(ctx, path, client.CreateOptions{BlockSize: 1 << 20})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "writer:", err)
+		return 1
+	}
+	var all []byte
+	for range rounds {
+		b := make([]byte, size)
+		_, _ = rand.Read(b)
+		all = append(all, b...)
+		_, err := w.Write(b)
+		if err == nil {
+			err = w.Sync()
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "writer:", err)
+			return 1
+		}
+		fmt.Printf("synced %d %x\n", len(all), all)
+	}
+	select {}
+}
+
+// startSyncingWriter runs the writer process and returns it and the
+// content it had synced when it said so rounds times.
+func startSyncingWriter(t *testing.T, meta, path string, size, rounds int) (*exec.Cmd, []byte) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s %d %d", writerEnv, meta, path, size, rounds))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	sc := bufio.NewScanner(out)
+	sc.Buffer(nil, 64<<20)
+	var synced []byte
+	for range rounds {
+		if !sc.Scan() {
+			t.Fatalf("the writer stopped: %v", sc.Err())
+		}
+		f := strings.Fields(sc.Text())
+		n, _ := strconv.Atoi(f[1])
+		if _, err := fmt.Sscanf(f[2], "%x", &synced); err != nil || len(synced) != n {
+			t.Fatalf("writer said %q", sc.Text()[:40])
+		}
+	}
+	return cmd, synced
+}
+
+// A writer's flushed bytes are visible to a reader that opens the file
+// afterwards, before the writer closes it; the file's status says their
+// length.
+func TestFlushedBytesAreVisible(t *testing.T) {
+	ctx := context.Background()
+	addr := dev(t)
+	wc := testcluster.Client(t, addr, "")
+	rc := testcluster.Client(t, addr, "")
+	w, err := wc.Create(ctx, "/wal", client.CreateOptions{BlockSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []byte
+	for i, n := range []int{10, 3000, 5000, 2 << 20, 100, 1<<20 + 7} {
+		b := make([]byte, n)
+		_, _ = rand.Read(b)
+		want = append(want, b...)
+		if _, err := w.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			err = w.Flush()
+		} else {
+			err = w.Sync()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := rc.Stat(ctx, "/wal")
+		if err != nil || st.Length != uint64(len(want)) || !st.UnderConstruction {
+			t.Fatalf("after flush %d: %+v %v", i, st, err)
+		}
+		got, err := rc.ReadFile(ctx, "/wal")
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("after flush %d: read %d bytes (%v), want %d", i, len(got), err, len(want))
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := rc.ReadFile(ctx, "/wal"); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("after close: read %d bytes (%v), want %d", len(got), err, len(want))
+	}
+}
+
+// A writer that synced and was then killed loses nothing it synced: lease
+// recovery closes the file with every synced byte, the ones no block held
+// yet made a block by the service.
+func TestSyncedBytesSurviveAKilledWriter(t *testing.T) {
+	addr := dev(t)
+	ctx := context.Background()
+	cmd, synced := startSyncingWriter(t, addr, "/synced", 700_000, 4)
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	c := testcluster.Client(t, addr, "")
+	recoverAll(t, c, "/synced")
+	got, err := c.ReadFile(ctx, "/synced")
+	if err != nil || !bytes.HasPrefix(got, synced) {
+		t.Fatalf("after recovery: %d bytes (%v); %d were synced", len(got), err, len(synced))
+	}
+}
+
+// A worker killed after the writer synced loses nothing synced either:
+// finished blocks are in the bucket and the rest in the service's log.
+func TestSyncedBytesSurviveAKilledWorker(t *testing.T) {
+	dir := t.TempDir()
+	meta := testcluster.Start(t, dir, "meta")
+	ctx := context.Background()
+	admin := testcluster.Client(t, meta.Addr, "")
+	if err := admin.CreateNamespace(ctx, nsInfo("default", "file://"+t.TempDir())); err != nil {
+		t.Fatal(err)
+	}
+	wk := testcluster.StartWorker(t, meta.Addr, t.TempDir())
+	waitForWorkers(t, admin, 1)
+	cmd, synced := startSyncingWriter(t, meta.Addr, "/w", 600_000, 3)
+	wk.Kill()
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	testcluster.StartWorker(t, meta.Addr, t.TempDir())
+	recoverAll(t, admin, "/w")
+	got, err := admin.ReadFile(ctx, "/w")
+	if err != nil || !bytes.HasPrefix(got, synced) {
+		t.Fatalf("after recovery: %d bytes (%v); %d were synced", len(got), err, len(synced))
+	}
+}
+
+// recoverAll recovers the lease of path until the service says it is
+// closed.
+func recoverAll(t *testing.T, c *client.Client, path string) {
+	t.Helper()
+	for range 100 {
+		closed, err := c.RecoverLease(context.Background(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if closed {
+			return
+		}
+		time.Sleep(10 * time.Millisecond) // polling the recovery
+	}
+	t.Fatal("the file was never closed")
+}
+
+// A file written by one client is appended to by another, in a later
+// session, while a third reads it: the reader of each flush sees the old
+// bytes and the flushed new ones, and the closed file holds both.
+func TestAppendByAnotherClient(t *testing.T) {
+	ctx := context.Background()
+	addr := dev(t)
+	first := testcluster.Client(t, addr, "")
+	old := make([]byte, 1500_000)
+	_, _ = rand.Read(old)
+	if err := first.WriteFile(ctx, "/log", old, client.CreateOptions{BlockSize: 1 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+	second := testcluster.Client(t, addr, "")
+	reader := testcluster.Client(t, addr, "")
+	w, err := second.Append(ctx, "/log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append([]byte(nil), old...)
+	for _, n := range []int{100, 900_000} {
+		b := make([]byte, n)
+		_, _ = rand.Read(b)
+		want = append(want, b...)
+		if _, err := w.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := reader.ReadFile(ctx, "/log"); err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("a reader during the append read %d bytes (%v), want %d", len(got), err, len(want))
+		}
+	}
+	if _, err := reader.Append(ctx, "/log"); !errors.Is(err, fserr.ErrLeaseConflict) {
+		t.Fatalf("a second appender: %v", err)
+	}
+	if _, err := first.Stat(ctx, "/log"); err == nil {
+		t.Fatal("a closed client answered")
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := reader.ReadFile(ctx, "/log"); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("after the append: %d bytes (%v), want %d", len(got), err, len(want))
+	}
+	// Small appends, to a small file and to the result.
+	if err := reader.WriteFile(ctx, "/tiny", []byte("abc"), client.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"def", strings.Repeat("x", 5000)} {
+		aw, err := reader.Append(ctx, "/tiny")
+		if err == nil {
+			_, err = io.WriteString(aw, s)
+		}
+		if err == nil {
+			err = aw.Close()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := reader.ReadFile(ctx, "/tiny"); err != nil || string(got) != "abcdef"+strings.Repeat("x", 5000) {
+		t.Fatalf("tiny: %d bytes %v", len(got), err)
+	}
+	// Truncate cuts a closed file.
+	if err := reader.Truncate(ctx, "/log", 1000); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := reader.ReadFile(ctx, "/log"); err != nil || !bytes.Equal(got, old[:1000]) {
+		t.Fatalf("truncated: %d bytes %v", len(got), err)
+	}
+	if err := reader.Truncate(ctx, "/log", 2000); !errors.Is(err, fserr.ErrInvalidArgument) {
+		t.Fatalf("a truncate past the end: %v", err)
+	}
+}
+
+func nsInfo(name, uri string) *pb.NamespaceInfo {
+	return &pb.NamespaceInfo{Name: name, Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK, StoreUri: uri}
+}
+
+// waitForWorkers polls until n workers have registered.
+func waitForWorkers(t *testing.T, c *client.Client, n int) {
+	t.Helper()
+	for range 3000 {
+		if st, err := c.WorkerStats(context.Background()); err == nil && len(st) >= n {
+			return
+		}
+		time.Sleep(10 * time.Millisecond) // polling for the registration
+	}
+	t.Fatalf("fewer than %d workers registered", n)
+}
