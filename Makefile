@@ -46,7 +46,7 @@ java: deps ## build the Java client and its shaded jar (java/hadoop/target/*-sha
 	java/build.sh
 
 test-java: deps build minio ## Java tests (Hadoop contract suites, block and cache mode) against a real strata server and MinIO, then check the shaded jar
-	@echo "test-java: the Java client's tests against bin/strata and MinIO (about 6 minutes on 2 cores, more when Maven downloads first)"
+	@echo "test-java: the Java client's tests against bin/strata and MinIO (about 4 minutes on 2 cores, more when Maven downloads first)"
 	STRATA_BINARY=$(CURDIR)/$(BIN) STRATA_MINIO=$${STRATA_MINIO:-$(CACHE_BIN)/minio} java/test.sh
 
 minio: ## build the MinIO test server from source at its pinned version
