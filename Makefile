@@ -12,7 +12,7 @@ RUN_DATA    ?= ./strata-data
 RUN_LISTEN  ?= 127.0.0.1:7700
 
 .DEFAULT_GOAL := help
-.PHONY: help build run deps test test-go test-java java minio lint proto-release generate bench bench-hdfs fuzz clean
+.PHONY: help build run deps test test-go test-java java minio lint proto-release generate bench bench-hdfs bench-cache-meta fuzz clean
 
 help: ## list the targets
 	@echo "Strata: make TARGET"
@@ -45,9 +45,9 @@ test-go: deps minio ## run the Go tests (race detector on)
 java: deps ## build the Java client and its shaded jar (java/hadoop/target/*-shaded.jar)
 	java/build.sh
 
-test-java: deps build ## Java tests (Hadoop contract suites) against a real strata server, then check the shaded jar
-	@echo "test-java: the Java client's tests against bin/strata (about 3 minutes on 2 cores, 5 when Maven downloads first)"
-	STRATA_BINARY=$(CURDIR)/$(BIN) java/test.sh
+test-java: deps build minio ## Java tests (Hadoop contract suites, block and cache mode) against a real strata server and MinIO, then check the shaded jar
+	@echo "test-java: the Java client's tests against bin/strata and MinIO (about 4 minutes on 2 cores, more when Maven downloads first)"
+	STRATA_BINARY=$(CURDIR)/$(BIN) STRATA_MINIO=$${STRATA_MINIO:-$(CACHE_BIN)/minio} java/test.sh
 
 minio: ## build the MinIO test server from source at its pinned version
 	scripts/minio/install.sh
@@ -73,6 +73,9 @@ bench: build ## run the benchmarks against an embedded service and print the tab
 
 bench-hdfs: ## Strata and a real HDFS side by side through the Hadoop API; updates docs/benchmarks.md (BENCH_QUICK=1: small)
 	scripts/bench-hdfs/run.sh $(ARGS)
+
+bench-cache-meta: ## cache mode's metadata against S3A on the same MinIO bucket, through the Hadoop API (prints a table)
+	scripts/bench-cache-meta/run.sh $(ARGS)
 
 fuzz: ## run every fuzz target for a while (FUZZTIME, default 30s each)
 	@for pkg in $$($(GO) list ./...); do \

@@ -5,13 +5,16 @@
 # classpath (so Hadoop's own protobuf and Guava do not meet ours), small files
 # and a multi-block one through the worker (read back short-circuit).
 #   STRATA_BINARY  the strata binary (default: bin/strata at the repository root)
+#   STRATA_MINIO   the MinIO the cache-mode tests start (default: .cache/bin/minio, `make minio`)
 #   extra arguments go to Maven, e.g. -Dtest=TestStrataDataPath -Dsurefire.failIfNoSpecifiedTests=false.
 set -euo pipefail
 cd "$(dirname "$0")"
 BIN=$(realpath "${STRATA_BINARY:-../bin/strata}")
 [ -x "$BIN" ] || { echo "test.sh: $BIN is missing: run 'make build' first" >&2; exit 1; }
+MINIO=$(realpath -m "${STRATA_MINIO:-../.cache/bin/minio}")
+[ -x "$MINIO" ] || { echo "test.sh: $MINIO is missing: run 'make minio' first (or set STRATA_MINIO)" >&2; exit 1; }
 
-./mvn.sh install -Dstrata.binary="$BIN" "$@"
+./mvn.sh install -Dstrata.binary="$BIN" -Dstrata.minio="$MINIO" "$@"
 echo "test.sh: checking the shaded jar"
 
 JAR=$(ls hadoop/target/strata-hadoop-*-shaded.jar)

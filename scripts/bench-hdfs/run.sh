@@ -57,34 +57,9 @@ WRITE_DOC=${BENCH_WRITE_DOC:-$d_write_doc}
 settings=$(env | grep -E '^BENCH_[A-Z_]+=' | grep -v '^BENCH_\(WORK\|DOC\|WRITE_DOC\|SKIP_BUILD\)=' | sort | tr '\n' ' ' || true)
 COMMAND="${settings}make bench-hdfs${*:+ ARGS=\"$*\"}"
 
-log() { echo "bench-hdfs: $*" >&2; }
-
-pids=()
-cleanup() {
-  local rc=$?
-  trap - EXIT INT TERM
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do
-    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  done
-  [ "$rc" = 0 ] || log "failed (exit $rc); logs in $WORK"
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-# wait_for FILE PATTERN SECONDS PID: until FILE has a line matching PATTERN, or PID dies.
-wait_for() {
-  for _ in $(seq $(($3 * 10))); do
-    grep -q "$2" "$1" 2>/dev/null && return 0
-    kill -0 "$4" 2>/dev/null || { log "$1: the process exited:"; tail -20 "$1" >&2; return 1; }
-    sleep 0.1
-  done
-  log "$1: no '$2' after $3 s:"; tail -20 "$1" >&2; return 1
-}
+BENCH_NAME=bench-hdfs
+# shellcheck source=../lib/bench.sh
+. scripts/lib/bench.sh
 
 if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
   log "building bin/strata and the Java modules"
@@ -104,22 +79,7 @@ java -Xmx6g @"$WORK/cp.args" io.strata.bench.MiniHdfs --base-dir "$WORK/hdfs" --
 hdfs_pid=$!
 pids+=("$hdfs_pid")
 
-log "starting Strata: strata meta and strata worker in $WORK"
-GOMEMLIMIT=4GiB bin/strata meta --data-dir "$WORK/meta" --listen 127.0.0.1:0 2>"$WORK/meta.log" &
-meta_pid=$!
-pids+=("$meta_pid")
-wait_for "$WORK/meta.log" 'strata: serving on' 60 "$meta_pid"
-meta=$(sed -n 's/^strata: serving on //p' "$WORK/meta.log")
-bin/strata admin ns create default --store "file://$WORK/bucket" --meta "$meta" >&2
-bin/strata worker --meta "$meta" --listen 127.0.0.1:0 --state-dir "$WORK/worker" \
-  --cache-dir "$WORK/cache" --cache-size 20GiB 2>"$WORK/worker.log" &
-worker_pid=$!
-pids+=("$worker_pid")
-wait_for "$WORK/worker.log" 'serving on' 60 "$worker_pid"
-for _ in $(seq 100); do
-  [ "$(bin/strata admin workers --meta "$meta" | wc -l)" -ge 2 ] && break
-  sleep 0.1
-done
+start_strata 20GiB default --store "file://$WORK/bucket"
 wait_for "$WORK/hdfs.uri" '^hdfs://' 180 "$hdfs_pid"
 hdfs=$(head -1 "$WORK/hdfs.uri")
 log "HDFS at $hdfs, Strata at $meta"
@@ -138,10 +98,7 @@ COMMIT=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- java scripts/benc
 log "machine: $MACHINE; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 log "running FsBench (progress below; results in $WORK/results.tsv)"
-: >"$WORK/fsbench.log" # before tail -f below opens it
-# In the background, so that a signal to this script is handled at once (bash runs traps only
-# between foreground commands) and FsBench is stopped with the rest.
-java -Xmx6g @"$WORK/cp.args" io.strata.bench.FsBench \
+run_fsbench 6g \
   --target strata=strata://default/ --target "hdfs=$hdfs/" \
   --conf "fs.strata.meta.address=$meta" \
   --pids "strata=$meta_pid,$worker_pid" --pids "hdfs=$hdfs_pid" \
@@ -149,11 +106,7 @@ java -Xmx6g @"$WORK/cp.args" io.strata.bench.FsBench \
   --tree-files "$TREE_FILES" --big-dir "$BIG_DIR" --prep-threads "$PREP_THREADS" \
   --tree-repeat "$TREE_REPEAT" --io-files "$IO_FILES" --io-size "$IO_SIZE" \
   --small-files "$SMALL_FILES" --small-size "$SMALL_SIZE" --small-threads "$SMALL_THREADS" \
-  --out "$WORK/results.tsv" "$@" >"$WORK/fsbench.log" 2>&1 </dev/null &
-bench_pid=$!
-pids+=("$bench_pid")
-tail -n +1 -f --pid="$bench_pid" "$WORK/fsbench.log" | grep --line-buffered -v $'^fsbench: [a-z]*\t' >&2 &
-wait "$bench_pid" || { log "FsBench failed"; exit 1; }
+  --out "$WORK/results.tsv" "$@"
 
 java @"$WORK/cp.args" io.strata.bench.Join --subject strata --baseline hdfs "$WORK/results.tsv" \
   >"$WORK/table.txt"

@@ -24,6 +24,9 @@ import org.apache.hadoop.conf.Configuration;
  *     --out results.tsv [--sections meta,tree,io] [--threads 1,4,16,64] ...
  * </pre>
  *
+ * <p>The cache section ({@link CacheWorkload}) compares targets that are views of one bucket
+ * (Strata in cache mode and S3A): {@code make bench-cache-meta} runs it.
+ *
  * {@code --pids} names a target's server processes on this host: each row's detail then says
  * how busy they and this client were during the phase ({@link Cpu}).
  *
@@ -43,7 +46,8 @@ public final class FsBench {
       System.err.println("usage: FsBench --target label=URI [--target label=URI]"
           + " [--conf key=value] [--out FILE] [--sections meta,tree,io] [--threads 1,4,16,64]"
           + " [--meta-ops N] [--meta-secs S] [--tree-files N] [--big-dir N] [--io-files N]"
-          + " [--io-size SIZE] [--small-files N] [--small-size SIZE] (see Params)");
+          + " [--io-size SIZE] [--small-files N] [--small-size SIZE] [--cache-dirs N]"
+          + " [--cache-files N] [--cache-file-size SIZE] [--cache-writer label] (see Params)");
       System.exit(2);
       return;
     }
@@ -95,6 +99,7 @@ public final class FsBench {
       case "meta" -> new MetaWorkload(p, targets, out).run();
       case "tree" -> new TreeWorkload(p, targets, conf, out).run();
       case "io" -> new IoWorkload(p, targets, out).run();
+      case "cache" -> new CacheWorkload(p, targets, out).run();
       default -> throw new IllegalArgumentException("unknown section " + section);
     }
   }

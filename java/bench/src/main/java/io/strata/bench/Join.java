@@ -80,11 +80,25 @@ public final class Join {
   String table() {
     StringBuilder b = new StringBuilder();
     b.append(parameters()).append('\n');
-    b.append(meta()).append('\n');
-    b.append(tree()).append('\n');
-    b.append(io()).append('\n');
+    if (has("meta")) {
+      b.append(meta()).append('\n');
+    }
+    if (has("tree")) {
+      b.append(tree()).append('\n');
+    }
+    if (has("io")) {
+      b.append(io()).append('\n');
+    }
+    if (has("cache")) {
+      b.append(cache()).append('\n');
+    }
     b.append(verdicts());
     return b.toString();
+  }
+
+  /** Whether the results have rows of {@code section}. */
+  private boolean has(String section) {
+    return keys.stream().anyMatch(k -> k.startsWith(section + "\t"));
   }
 
   private String parameters() {
@@ -208,6 +222,49 @@ public final class Join {
     }
     return "Throughput (TestDFSIO-style): MB/s = 10^6 bytes/s over the phase's wall time; ratio = "
         + s + " / " + h + "\n" + t.render();
+  }
+
+  /**
+   * The cache section: one bucket's objects through the subject (Strata in cache mode) and the
+   * baseline (S3A). Ratios as in the metadata table (the first walk's, of seconds, inverted);
+   * issue 18's target is getFileStatus and listStatus ≥10x at every thread count.
+   */
+  private String cache() {
+    String s = subject;
+    String h = baseline;
+    TextTable t = new TextTable(true, "op", "threads", s + " ops/s", h + " ops/s", "ratio",
+        "p50 ms " + s + "/" + h, "p99", "max", "srv cpu%", "cli cpu%", "target");
+    StringBuilder notes = new StringBuilder();
+    for (String k : keys) {
+      if (!k.startsWith("cache\t")) {
+        continue;
+      }
+      Row a = rows.get(s + "\t" + k);
+      Row b = rows.get(h + "\t" + k);
+      if (a == null || b == null) {
+        Row w = a != null ? a : b;
+        notes.append(w.target()).append(' ').append(w.op()).append(": ").append(w.count())
+            .append(" in ").append(secs(w.secs())).append(" s (").append(num(w.opsPerSec()))
+            .append("/s); ").append(w.detail()).append('\n');
+        continue;
+      }
+      if (a.op().equals("first walk")) {
+        double ratio = b.secs() / a.secs();
+        t.add(a.op() + errors(a, b), "1", secs(a.secs()) + " s", secs(b.secs()) + " s",
+            ratio(ratio), "-", "-", "-", cpu(a, b, "srv_cpu"), cpu(a, b, "cli_cpu"),
+            a.count() + " entries");
+        continue;
+      }
+      double ratio = a.opsPerSec() / b.opsPerSec();
+      String target = !a.op().equals("getFileStatus") && !a.op().equals("listStatus") ? ""
+          : verdict(a.op() + " x" + a.threads() + " ≥10x", ratio >= 10, ratio(ratio))
+              .replace(a.op() + " x" + a.threads() + " ", "");
+      t.add(a.op() + errors(a, b), Integer.toString(a.threads()), num(a.opsPerSec()),
+          num(b.opsPerSec()), ratio(ratio), pair(a.p50(), b.p50()), pair(a.p99(), b.p99()),
+          pair(a.max(), b.max()), cpu(a, b, "srv_cpu"), cpu(a, b, "cli_cpu"), target);
+    }
+    return "Cache mode (one bucket's objects through both): ops/s, latency in ms; ratio = " + s
+        + " / " + h + " (first walk: " + h + " s / " + s + " s)\n" + t.render() + notes;
   }
 
   private String verdicts() {

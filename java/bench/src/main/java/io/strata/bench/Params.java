@@ -19,7 +19,7 @@ final class Params {
   final Map<String, String> conf = new LinkedHashMap<>();
   /** Directory, in every target, that the benchmark owns (deleted first). */
   String dir = "/strata-bench";
-  /** Sections to run: meta, tree, io. */
+  /** Sections to run: meta, tree, io; cache (only on targets over one bucket). */
   List<String> sections = List.of("meta", "tree", "io");
   /** Client thread counts of the metadata section. */
   List<Integer> threads = List.of(1, 4, 16, 64);
@@ -48,6 +48,12 @@ final class Params {
   int smallFiles = 5_000;
   long smallSize = 64L << 10;
   int smallThreads = 16;
+  /** The cache section's objects: directories, objects in each, their size. */
+  int cacheDirs = 100;
+  int cacheFiles = 100;
+  long cacheFileSize = 1 << 10;
+  /** The target that writes them (null: the last one); the others see them in the bucket. */
+  String cacheWriter;
   /** Where the results go (TSV); null for stdout. */
   String out;
 
@@ -101,6 +107,10 @@ final class Params {
       case "small-files" -> smallFiles = Integer.parseInt(v);
       case "small-size" -> smallSize = bytes(v);
       case "small-threads" -> smallThreads = Integer.parseInt(v);
+      case "cache-dirs" -> cacheDirs = Integer.parseInt(v);
+      case "cache-files" -> cacheFiles = Integer.parseInt(v);
+      case "cache-file-size" -> cacheFileSize = bytes(v);
+      case "cache-writer" -> cacheWriter = v;
       case "out" -> out = v;
       default -> throw new IllegalArgumentException("unknown flag --" + name);
     }
@@ -127,6 +137,12 @@ final class Params {
     m.put("small-files", Integer.toString(smallFiles));
     m.put("small-size", size(smallSize));
     m.put("small-threads", Integer.toString(smallThreads));
+    if (sections.contains("cache")) {
+      m.put("cache-dirs", Integer.toString(cacheDirs));
+      m.put("cache-files", Integer.toString(cacheFiles));
+      m.put("cache-file-size", size(cacheFileSize));
+      m.put("cache-writer", cacheWriter == null ? "(last target)" : cacheWriter);
+    }
     conf.forEach((k, v) -> m.put("conf." + k, v));
     return m;
   }

@@ -36,6 +36,12 @@ record Row(String target, String section, String op, int threads, long count, lo
         nan, nan, detail);
   }
 
+  /** This row, in section {@code s}. */
+  Row in(String s) {
+    return new Row(target, s, op, threads, count, errors, secs, opsPerSec, mbPerSec, p50, p95,
+        p99, p999, max, detail);
+  }
+
   String tsv() {
     return String.join("\t", target, section, op, Integer.toString(threads), Long.toString(count),
         Long.toString(errors), num(secs), num(opsPerSec), num(mbPerSec), num(p50), num(p95),

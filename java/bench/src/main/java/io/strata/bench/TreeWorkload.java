@@ -199,7 +199,7 @@ final class TreeWorkload {
   }
 
   /** Thread th's i-th item when items are dealt round-robin to the threads. */
-  private static long stripe(long i, int th, int threads) {
+  static long stripe(long i, int th, int threads) {
     return i * threads + th;
   }
 

@@ -78,4 +78,50 @@ public class FsBenchTest {
     assertTrue(table, table.contains("read small"));
     assertTrue(table, table.contains("errors: none"));
   }
+
+  /** The cache section on two targets that are one directory, as Strata and S3A are one bucket. */
+  @Test
+  public void cacheSectionOnOneStore() throws Exception {
+    java.io.File out = tmp.newFile("cache.tsv");
+    String lake = tmp.newFolder("lake").toURI().toString();
+    String[] args = {
+      "--target", "a=" + lake, "--target", "b=" + lake, "--sections", "cache",
+      "--threads", "1,3", "--meta-ops", "20", "--prep-threads", "2",
+      "--cache-dirs", "3", "--cache-files", "4", "--cache-file-size", "100",
+      "--out", out.getPath(),
+    };
+    FsBench.run(Params.parse(args));
+
+    List<String> lines = Files.readAllLines(out.toPath(), StandardCharsets.UTF_8);
+    Map<String, Row> rows = new HashMap<>();
+    for (String line : lines.subList(1, lines.size())) {
+      if (!line.startsWith("#")) {
+        Row r = Row.parse(line);
+        assertEquals(line, 0, r.errors());
+        assertEquals(line, "cache", r.section());
+        rows.put(r.target() + " " + r.op() + " " + r.threads(), r);
+      }
+    }
+    assertEquals(12, rows.get("b prepare: write objects 2").count());
+    assertEquals(null, rows.get("a prepare: write objects 2"));
+    for (String t : List.of("a", "b")) {
+      assertEquals(12 + 3, rows.get(t + " first walk 1").count());
+      assertEquals(12, rows.get(t + " first read 2").count());
+      for (int threads : List.of(1, 3)) {
+        for (String op : CacheWorkload.OPS) {
+          assertEquals(t + " " + op + " " + threads, 20,
+              rows.get(t + " " + op + " " + threads).count());
+        }
+      }
+    }
+    Join j = new Join("a", "b");
+    j.read(lines);
+    String table = j.table();
+    assertTrue(table, table.contains("Cache mode (one bucket's objects through both)"));
+    assertTrue(table, table.contains("b prepare: write objects: 12 in"));
+    assertTrue(table, table.matches("(?s).*first walk +1 .*15 entries.*"));
+    assertTrue(table, table.matches("(?s).*first read +2 .*"));
+    assertTrue(table, table.matches("(?s).*listStatus +3 .*"));
+    assertTrue(table, !table.contains("Metadata (NNBench-style)"));
+  }
 }

@@ -7,6 +7,9 @@ package io.strata.core;
  * @param fileCount number of files
  * @param directoryCount number of directories, including the directory itself
  * @param spaceConsumed length times replication
+ * @param loadedOnly cache mode: the counts are of what the service has loaded from the bucket,
+ *     which may be less than the bucket holds ({@code strata admin load --metadata PATH} loads a
+ *     subtree whole; docs/cachemode.md)
  */
 public record ContentSummary(long length, long fileCount, long directoryCount,
-    long spaceConsumed) {}
+    long spaceConsumed, boolean loadedOnly) {}

@@ -1,6 +1,7 @@
 package io.strata.core;
 
 import io.strata.core.block.BlockReader;
+import io.strata.core.error.ObjectChangedException;
 import java.io.Closeable;
 import java.io.IOException;
 
@@ -9,30 +10,55 @@ import java.io.IOException;
  * read through the {@link io.strata.core.block.BlockIO} (the workers). A read fills as much of
  * the request as the file holds, across blocks. Positioned reads are safe for concurrent use;
  * streams keep their own position (and buffer) on top.
+ *
+ * <p>In a cache-mode namespace a file is a version of an object, and a worker reads only that
+ * version. If the object changed in the bucket since the namespace last checked it (by its sync
+ * interval) the read fails with {@link ObjectChangedException}; a reader that has returned no
+ * byte yet then opens the file again, checked against the bucket, and reads the new version, as
+ * the Go client does. Once it has returned bytes it never does (it would mix two versions): the
+ * exception reaches the caller, who opens the file again.
  */
 public final class FileReader implements Closeable {
-  private final FileInfo info;
-  private final byte[] inline;
-  private final BlockReader blocks;
-  private final long length;
-  private volatile boolean closed;
-
-  FileReader(FileInfo info, byte[] inline, BlockReader blocks) {
-    this.info = info;
-    this.inline = inline;
-    this.blocks = blocks;
-    // The inline content is the file: trust its size over the status (they agree).
-    this.length = blocks == null ? inline.length : info.length();
+  /** Opens the file again, checked against the bucket first (OpenRequest.refresh). */
+  @FunctionalInterface
+  interface Reopener {
+    Content reopen() throws IOException;
   }
 
-  /** The file's attributes at open. */
+  /**
+   * What one Open gave.
+   *
+   * @param info the file's attributes
+   * @param inline the whole content of a small file, or null
+   * @param blocks the reader of its blocks, or null for a small file
+   * @param object whether the blocks are ranges of one version of an object (cache mode)
+   */
+  record Content(FileInfo info, byte[] inline, BlockReader blocks, boolean object) {
+    /** The inline content is the file: its size is trusted over the status (they agree). */
+    long length() {
+      return blocks == null ? inline.length : info.length();
+    }
+  }
+
+  private final Reopener reopener;
+  private volatile Content content;
+  /** A read returned bytes of {@link #content}: it is never replaced after that. */
+  private volatile boolean started;
+  private volatile boolean closed;
+
+  FileReader(Content content, Reopener reopener) {
+    this.content = content;
+    this.reopener = reopener;
+  }
+
+  /** The file's attributes at open (at the last open, if it was opened again). */
   public FileInfo info() {
-    return info;
+    return content.info();
   }
 
   /** The file's length at open: reads end there. */
   public long length() {
-    return length;
+    return content.length();
   }
 
   /**
@@ -42,24 +68,74 @@ public final class FileReader implements Closeable {
    */
   public int read(long position, byte[] b, int off, int len) throws IOException {
     if (closed) {
-      throw new IOException("read " + info.path() + ": stream is closed");
+      throw new IOException("read " + info().path() + ": stream is closed");
     }
     java.util.Objects.checkFromIndexSize(off, len, b.length);
     if (position < 0) {
-      throw new java.io.EOFException("read " + info.path() + ": negative position " + position);
+      throw new java.io.EOFException("read " + info().path() + ": negative position "
+          + position);
     }
     if (len == 0) {
       return 0;
     }
-    if (position >= length) {
-      return -1;
+    boolean reopened = false;
+    while (true) {
+      Content c = content;
+      if (position >= c.length()) {
+        return -1;
+      }
+      int n;
+      try {
+        n = readFrom(c, position, b, off, len);
+      } catch (ObjectChangedException e) {
+        if (reopened || !reopen(c)) {
+          throw e;
+        }
+        reopened = true;
+        continue;
+      }
+      if (started ? content == c : start(c)) {
+        return n;
+      }
+      // Opened again meanwhile by another read: these bytes are of the old version.
     }
-    if (blocks != null) {
-      return blocks.read(position, b, off, len);
+  }
+
+  private static int readFrom(Content c, long position, byte[] b, int off, int len)
+      throws IOException {
+    if (c.blocks() != null) {
+      return c.blocks().read(position, b, off, len);
     }
-    int n = (int) Math.min(len, length - position);
-    System.arraycopy(inline, (int) position, b, off, n);
+    int n = (int) Math.min(len, c.length() - position);
+    System.arraycopy(c.inline(), (int) position, b, off, n);
     return n;
+  }
+
+  /** Records that a read of {@code c} returns bytes; false if {@code c} was replaced. */
+  private synchronized boolean start(Content c) {
+    if (content != c) {
+      return false;
+    }
+    started = true;
+    return true;
+  }
+
+  /**
+   * Opens the file again after a read of {@code failed} met a changed object, if no read has
+   * returned bytes yet. Returns whether there is other content to read now.
+   */
+  private synchronized boolean reopen(Content failed) throws IOException {
+    if (content != failed) {
+      return true; // another read opened it again
+    }
+    if (started || closed || !failed.object()) {
+      return false;
+    }
+    content = reopener.reopen();
+    if (failed.blocks() != null) {
+      failed.blocks().close();
+    }
+    return true;
   }
 
   /**
@@ -67,7 +143,7 @@ public final class FileReader implements Closeable {
    * I/O, so callers need not buffer them.
    */
   public boolean inMemory() {
-    return blocks == null;
+    return content.blocks() == null;
   }
 
   /** Reports whether {@link #close} was called. */
@@ -77,10 +153,14 @@ public final class FileReader implements Closeable {
 
   @Override
   public void close() throws IOException {
-    if (closed) {
-      return;
+    BlockReader blocks;
+    synchronized (this) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      blocks = content.blocks();
     }
-    closed = true;
     if (blocks != null) {
       blocks.close();
     }

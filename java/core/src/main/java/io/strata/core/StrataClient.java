@@ -27,9 +27,12 @@ import io.strata.proto.v1.GetFileStatusRequest;
 import io.strata.proto.v1.GetServerDefaultsRequest;
 import io.strata.proto.v1.GetServerDefaultsResponse;
 import io.strata.proto.v1.Header;
+import io.strata.proto.v1.ListNamespacesRequest;
+import io.strata.proto.v1.ListNamespacesResponse;
 import io.strata.proto.v1.ListWorkersRequest;
 import io.strata.proto.v1.MetaServiceGrpc;
 import io.strata.proto.v1.MkdirsRequest;
+import io.strata.proto.v1.NamespaceInfo;
 import io.strata.proto.v1.OpenRequest;
 import io.strata.proto.v1.OpenResponse;
 import io.strata.proto.v1.RecoverLeaseRequest;
@@ -49,6 +52,9 @@ import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A connection to a Strata namespace service: every metadata operation of every namespace, as
@@ -70,6 +76,9 @@ import java.util.List;
 public final class StrataClient implements Closeable {
   private static final System.Logger LOG = System.getLogger(StrataClient.class.getName());
 
+  /** The namespace of an empty name (the service's "default"). */
+  public static final String DEFAULT_NAMESPACE = "default";
+
   private final ClientConfig cfg;
   private final MetaCaller meta;
   private final Coalescer reads;
@@ -80,6 +89,8 @@ public final class StrataClient implements Closeable {
   private final BlockIO blockIO;
   private volatile boolean closed;
   private volatile ServerDefaults defaults;
+  /** The namespaces the service described, by name: their modes never change. */
+  private final Map<String, Namespace> namespaces = new ConcurrentHashMap<>();
 
   private StrataClient(ClientConfig cfg, MetaCaller meta) {
     this.cfg = cfg;
@@ -162,15 +173,24 @@ public final class StrataClient implements Closeable {
     return new FileWriter(this, t, blockIO);
   }
 
-  /** Opens file {@code p} for reading. */
+  /**
+   * Opens file {@code p} for reading. In a cache-mode namespace the reader opens the file again,
+   * checked against the bucket, if its object changed before any byte was read ({@link
+   * FileReader}).
+   */
   public FileReader open(StrataPath p) throws IOException {
-    OpenResponse r = openCall(p);
+    return new FileReader(openContent(p, false), () -> openContent(p, true));
+  }
+
+  /** Opens {@code p}, checked against the bucket first if {@code refresh} (cache mode). */
+  private FileReader.Content openContent(StrataPath p, boolean refresh) throws IOException {
+    OpenResponse r = openCall(p, refresh);
     FileInfo info = FileInfo.of(p, r.getStatus());
     if (r.getBlocksCount() == 0) {
-      return new FileReader(info, r.getInlineData().toByteArray(), null);
+      return new FileReader.Content(info, r.getInlineData().toByteArray(), null, false);
     }
     BlockReader br = blockIO.openReader(readTarget(p, info, r));
-    return new FileReader(info, null, br);
+    return new FileReader.Content(info, null, br, !r.getObjectKey().isEmpty());
   }
 
   /**
@@ -178,7 +198,7 @@ public final class StrataClient implements Closeable {
    * Empty for a file without blocks (empty, or small enough to be stored inline).
    */
   public List<BlockLocation> blockLocations(StrataPath p) throws IOException {
-    OpenResponse r = openCall(p);
+    OpenResponse r = openCall(p, false);
     if (r.getBlocksCount() == 0) {
       return List.of();
     }
@@ -191,10 +211,10 @@ public final class StrataClient implements Closeable {
     return workers.stats();
   }
 
-  private OpenResponse openCall(StrataPath p) throws IOException {
+  private OpenResponse openCall(StrataPath p, boolean refresh) throws IOException {
     OpenRequest req = OpenRequest.newBuilder()
         .setHeader(header(MetaServiceGrpc.getOpenMethod(), p.namespace()))
-        .setPath(p.path()).build();
+        .setPath(p.path()).setRefresh(refresh).build();
     return batch(MetaServiceGrpc.getOpenMethod(), Op.OPEN, p, BatchCall.newBuilder().setOpen(req))
         .getOpen();
   }
@@ -299,13 +319,17 @@ public final class StrataClient implements Closeable {
     return d;
   }
 
-  /** Returns the aggregates of the subtree at {@code p}, kept exact by the service. */
+  /**
+   * Returns the aggregates of the subtree at {@code p}, kept exact by the service; in a cache-mode
+   * namespace, of what the service has loaded from the bucket ({@link
+   * ContentSummary#loadedOnly}).
+   */
   public ContentSummary getContentSummary(StrataPath p) throws IOException {
     GetContentSummaryRequest req = GetContentSummaryRequest.newBuilder()
         .setHeader(header(MetaServiceGrpc.getGetContentSummaryMethod(), p.namespace())).setPath(p.path()).build();
     GetContentSummaryResponse r = call(Op.CONTENT_SUMMARY, p, s -> s.getContentSummary(req));
     return new ContentSummary(r.getLength(), r.getFileCount(), r.getDirectoryCount(),
-        r.getSpaceConsumed());
+        r.getSpaceConsumed(), r.getLoadedOnly());
   }
 
   /** Closes file {@code p} that its writer left open; reports whether it is closed now. */
@@ -317,27 +341,53 @@ public final class StrataClient implements Closeable {
   }
 
   /**
+   * Returns what namespace {@code ns} ("" for "default") is: its mode and, in cache mode, its
+   * sync interval. Asked of the service once per namespace and client (a namespace keeps its
+   * mode for its life); throws a {@link io.strata.core.error.StrataFileNotFoundException}
+   * (NO_NAMESPACE) if the service has no such namespace.
+   */
+  public Namespace namespace(String ns) throws IOException {
+    return namespace(ns, null);
+  }
+
+  /**
    * Checks that namespace {@code ns} exists, waiting at most {@code timeout}: throws a {@link
    * io.strata.core.error.StrataFileNotFoundException} (NO_NAMESPACE) if the service says it does
-   * not, and reports false if the service could not say (unreachable, no permission on its
-   * root), true if it exists.
+   * not; returns what it is if it exists, and empty if the service could not say (unreachable).
    */
-  public boolean probeNamespace(String ns, java.time.Duration timeout) throws IOException {
-    StrataPath root = StrataPath.root(ns);
-    GetFileStatusRequest req = GetFileStatusRequest.newBuilder()
-        .setHeader(header(MetaServiceGrpc.getGetFileStatusMethod(), ns)).setPath("/").build();
+  public Optional<Namespace> probeNamespace(String ns, java.time.Duration timeout)
+      throws IOException {
     try {
-      // NB: alone, not through the coalescer, which knows no per-call bound.
-      call(Op.GET_FILE_STATUS, root, timeout, s -> s.getFileStatus(req));
-      return true;
+      return Optional.of(namespace(ns, timeout));
     } catch (io.strata.core.error.StrataFileNotFoundException e) {
-      if (e.reason() == io.strata.core.error.Reason.NO_NAMESPACE) {
-        throw e;
-      }
-      return false;
+      throw e;
     } catch (IOException e) {
-      return false;
+      return Optional.empty();
     }
+  }
+
+  /** {@link #namespace(String)}, each attempt bounded by {@code timeout} if it is not null. */
+  private Namespace namespace(String ns, java.time.Duration timeout) throws IOException {
+    String name = ns.isEmpty() ? DEFAULT_NAMESPACE : ns;
+    Namespace known = namespaces.get(name);
+    if (known != null) {
+      return known;
+    }
+    StrataPath root = StrataPath.root(ns);
+    ListNamespacesRequest req = ListNamespacesRequest.newBuilder()
+        .setHeader(header(MetaServiceGrpc.getListNamespacesMethod(), "")).build();
+    MetaCaller.Call<ListNamespacesResponse> c = s -> s.listNamespaces(req);
+    ListNamespacesResponse r = timeout == null ? call(Op.LIST_NAMESPACES, root, c)
+        : call(Op.LIST_NAMESPACES, root, timeout, c);
+    for (NamespaceInfo info : r.getNamespacesList()) {
+      if (info.getName().equals(name)) {
+        Namespace n = Namespace.of(info);
+        namespaces.put(name, n);
+        return n;
+      }
+    }
+    throw ErrorTranslator.forReason(Reason.NO_NAMESPACE, Op.LIST_NAMESPACES, root.toString(),
+        root + ": no such namespace", null);
   }
 
   /** Number of Batch RPCs this client sent, of reads and of mutations (for tests and metrics). */

@@ -6,6 +6,7 @@ import io.strata.core.ClientConfig;
 import io.strata.core.CreateOptions;
 import io.strata.core.FileInfo;
 import io.strata.core.IOIterator;
+import io.strata.core.Namespace;
 import io.strata.core.ServerDefaults;
 import io.strata.core.StrataClient;
 import io.strata.core.PathRule;
@@ -20,9 +21,9 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.BlockLocation;
-import org.apache.hadoop.fs.CommonPathCapabilities;
 import org.apache.hadoop.fs.ContentSummary;
 import org.apache.hadoop.fs.CreateFlag;
 import org.apache.hadoop.fs.FSDataInputStream;
@@ -70,6 +71,10 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
   private StrataClient client;
   private Path workingDir;
   private int readBuffer;
+  /** What the namespace is (its mode), once the service said; null until then. */
+  private volatile Namespace namespaceInfo;
+  /** A cache-mode getContentSummary warned that its counts are of what is loaded. */
+  private final AtomicBoolean warnedLoadedOnly = new AtomicBoolean();
 
   @Override
   public void initialize(URI name, Configuration conf) throws IOException {
@@ -92,14 +97,15 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
   }
 
   /**
-   * Fails initialization for a namespace the service says does not exist. NB: without this, a
-   * misspelt namespace surfaces as "No such file or directory" wherever Hadoop turns a
-   * FileNotFoundException into "no match" (globbing, FsShell). Any other failure of the probe is
-   * left for the first real operation to report.
+   * Fails initialization for a namespace the service says does not exist, and learns its mode.
+   * NB: without this, a misspelt namespace surfaces as "No such file or directory" wherever Hadoop
+   * turns a FileNotFoundException into "no match" (globbing, FsShell). Any other failure of the
+   * probe is left for the first real operation to report (the mode is then asked for when it is
+   * needed).
    */
   private void checkNamespace() throws IOException {
     try {
-      client.probeNamespace(namespace, NAMESPACE_PROBE_TIMEOUT);
+      namespaceInfo = client.probeNamespace(namespace, NAMESPACE_PROBE_TIMEOUT).orElse(null);
     } catch (FileNotFoundException e) {
       FileNotFoundException fnf = new FileNotFoundException(uri + ": no such namespace");
       fnf.initCause(e);
@@ -237,6 +243,23 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
   @Override
   public StorageStatistics getStorageStatistics() {
     return FileSystem.getGlobalStorageStatistics().get(SCHEME);
+  }
+
+  /**
+   * What this file system's namespace is: its mode (block or cache) and, in cache mode, its sync
+   * interval. Asked of the service at {@link #initialize}, or now if it could not say then.
+   */
+  public Namespace getNamespace() throws IOException {
+    Namespace ns = namespaceInfo;
+    if (ns == null) {
+      try {
+        ns = client.namespace(namespace);
+      } catch (IOException e) {
+        throw HadoopErrors.translate(e);
+      }
+      namespaceInfo = ns;
+    }
+    return ns;
   }
 
   /** The core client behind this file system (for tests and tools). */
@@ -514,18 +537,36 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
     }
   }
 
-  /** Exact, from the service's per-directory aggregates, without a walk. */
+  /**
+   * Exact, from the service's per-directory aggregates, without a walk. In a cache-mode namespace,
+   * of what the service has loaded from the bucket: the first such answer of this instance says
+   * so in a warning, the later ones at debug level (Hadoop's ContentSummary has no place for it).
+   */
   @Override
   public ContentSummary getContentSummary(Path f) throws IOException {
     StrataPath p = toStrata(f);
     statistics.incrementReadOps(1);
     try {
       io.strata.core.ContentSummary cs = client.getContentSummary(p);
+      if (cs.loadedOnly()) {
+        warnLoadedOnly(f);
+      }
       return new ContentSummary.Builder().length(cs.length()).fileCount(cs.fileCount())
           .directoryCount(cs.directoryCount()).spaceConsumed(cs.spaceConsumed())
           .quota(-1).spaceQuota(-1).build();
     } catch (IOException e) {
       throw HadoopErrors.translate(e);
+    }
+  }
+
+  private void warnLoadedOnly(Path f) {
+    String m = "{}: the counts are of what Strata has loaded from the bucket of cache-mode "
+        + "namespace {}, which may be less than the bucket holds (strata admin load --metadata "
+        + "PATH loads a subtree whole)";
+    if (warnedLoadedOnly.compareAndSet(false, true)) {
+      LOG.warn(m, makeQualified(f), namespace);
+    } else {
+      LOG.debug(m, makeQualified(f), namespace);
     }
   }
 
@@ -600,17 +641,15 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
     return fi;
   }
 
+  /**
+   * By the namespace's mode ({@link Capabilities}): HDFS's answers in block mode, S3A's for
+   * object-store semantics in cache mode (renames not atomic, directory markers kept).
+   */
   @Override
   public boolean hasPathCapability(Path path, String capability) throws IOException {
-    switch (validatePathCapabilityArgs(makeQualified(path), capability)) {
-      case CommonPathCapabilities.FS_PERMISSIONS:
-      case CommonPathCapabilities.LEASE_RECOVERABLE:
-        return true;
-      case CommonPathCapabilities.BULK_DELETE:
-        return super.hasPathCapability(path, capability);
-      default:
-        return false;
-    }
+    String c = validatePathCapabilityArgs(makeQualified(path), capability);
+    java.util.Optional<Boolean> answer = Capabilities.of(getNamespace(), c);
+    return answer.isPresent() ? answer.get() : super.hasPathCapability(path, capability);
   }
 
   @Override

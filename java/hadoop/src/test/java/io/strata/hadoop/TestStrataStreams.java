@@ -94,7 +94,10 @@ public class TestStrataStreams extends StrataTestBase {
   public void pathCapabilitiesAreHonest() throws IOException {
     assertTrue(fs.hasPathCapability(base, CommonPathCapabilities.FS_PERMISSIONS));
     assertTrue(fs.hasPathCapability(base, CommonPathCapabilities.LEASE_RECOVERABLE));
+    assertTrue(fs.hasPathCapability(base, Capabilities.ATOMIC_RENAME));
     for (String no : new String[] {CommonPathCapabilities.FS_APPEND,
+        Capabilities.MARKER_AWARE, Capabilities.MARKER_POLICY_KEEP,
+        Capabilities.MARKER_ACTION_KEEP, CommonPathCapabilities.VIRTUAL_BLOCK_LOCATIONS,
         CommonPathCapabilities.FS_TRUNCATE, CommonPathCapabilities.FS_CONCAT,
         CommonPathCapabilities.FS_SYMLINKS, CommonPathCapabilities.FS_SNAPSHOTS,
         CommonPathCapabilities.FS_ACLS, CommonPathCapabilities.FS_XATTRS,

@@ -152,6 +152,8 @@ public final class ErrorTranslator {
         return new LeaseExpiredException(op, path, message, cause);
       case NOT_LEADER:
         return new NotLeaderException(op, path, message, cause);
+      case CHANGED:
+        return new ObjectChangedException(op, path, message, cause);
       default:
         return new StrataException(reason, op, path, message, cause);
     }

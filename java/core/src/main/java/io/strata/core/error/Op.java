@@ -24,5 +24,6 @@ public enum Op {
   RENEW_LEASE,
   RECOVER_LEASE,
   LIST_WORKERS,
+  LIST_NAMESPACES,
   ADMIN
 }

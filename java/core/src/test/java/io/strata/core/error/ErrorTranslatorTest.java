@@ -34,8 +34,29 @@ public class ErrorTranslatorTest {
       assertTrue(r + " -> " + e, e instanceof StrataError);
       assertEquals(r, ((StrataError) e).reason());
       assertEquals(Op.CREATE, ((StrataError) e).op());
-      assertEquals("create /a/b: " + r.name(), e.getMessage());
+      if (r != Reason.CHANGED) { // says what to do about it: changedObjects
+        assertEquals("create /a/b: " + r.name(), e.getMessage());
+      }
     }
+  }
+
+  /** A worker's CHANGED names the object's key: the exception names the path and what to do. */
+  @Test
+  public void changedObjects() {
+    com.google.rpc.Status st = com.google.rpc.Status.newBuilder()
+        .setCode(Code.FAILED_PRECONDITION.getNumber())
+        .setMessage("read: t/f.bin changed in the bucket since it was opened (version \"e1\"): "
+            + "open it again")
+        .addDetails(Any.pack(ErrorInfo.newBuilder().setReason("CHANGED")
+            .setDomain(Reason.DOMAIN).build()))
+        .build();
+    IOException e = ErrorTranslator.forWorker("w-1", "127.0.0.1:1")
+        .translate(StatusProto.toStatusRuntimeException(st), Op.READ, "strata://lake/t/f.bin");
+    assertTrue(e.toString(), e instanceof ObjectChangedException);
+    assertEquals(Reason.CHANGED, ((StrataError) e).reason());
+    assertEquals("read strata://lake/t/f.bin: the file changed in the bucket since it was "
+        + "opened; open it again (read: t/f.bin changed in the bucket since it was opened "
+        + "(version \"e1\"): open it again)", e.getMessage());
   }
 
   @Test

@@ -8,7 +8,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -40,15 +43,24 @@ public final class DevCluster implements AutoCloseable {
 
   /** Starts a server and waits until it serves. */
   public static DevCluster start() throws IOException {
+    return start(Map.of());
+  }
+
+  /**
+   * Starts a server with {@code env} added to its environment (say, the credentials of an S3
+   * bucket that a cache-mode namespace is a view of) and waits until it serves.
+   */
+  public static DevCluster start(Map<String, String> env) throws IOException {
     Path binary = binary();
     Path dataDir = Files.createTempDirectory("strata-dev-");
     Path logDir = Paths.get("target", "strata-logs");
     Files.createDirectories(logDir);
     Path log = Files.createTempFile(logDir, "server-", ".log");
-    Process p = new ProcessBuilder(binary.toString(), "server", "--dev",
+    ProcessBuilder pb = new ProcessBuilder(binary.toString(), "server", "--dev",
         "--data-dir", dataDir.toString(), "--listen", "127.0.0.1:0")
-        .redirectOutput(ProcessBuilder.Redirect.DISCARD)
-        .start();
+        .redirectOutput(ProcessBuilder.Redirect.DISCARD);
+    pb.environment().putAll(env);
+    Process p = pb.start();
     CompletableFuture<String> ready = new CompletableFuture<>();
     Thread pump = new Thread(() -> pumpStderr(p, log, ready), "strata-server-stderr");
     pump.setDaemon(true);
@@ -77,35 +89,85 @@ public final class DevCluster implements AutoCloseable {
     return dataDir;
   }
 
+  /**
+   * Runs {@code strata admin ARGS --meta ADDRESS} against this server (creating a namespace,
+   * dropping a cache...), failing with the command's output if it does not exit 0 within a
+   * minute; returns its standard output.
+   */
+  public String admin(String... args) throws IOException {
+    List<String> cmd = new ArrayList<>(List.of(binary().toString(), "admin"));
+    cmd.addAll(List.of(args));
+    cmd.addAll(List.of("--meta", address));
+    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+    CompletableFuture<String> out = CompletableFuture.supplyAsync(() -> {
+      try {
+        return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      } catch (IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    });
+    try {
+      if (!p.waitFor(60, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+        throw new IOException(String.join(" ", cmd) + ": did not finish in 60 s");
+      }
+      String text = out.get(10, TimeUnit.SECONDS);
+      if (p.exitValue() != 0) {
+        throw new IOException(String.join(" ", cmd) + ": exit status " + p.exitValue() + ":\n"
+            + text);
+      }
+      return text;
+    } catch (InterruptedException e) {
+      p.destroyForcibly();
+      Thread.currentThread().interrupt();
+      throw new java.io.InterruptedIOException(String.join(" ", cmd) + ": interrupted");
+    } catch (ExecutionException | TimeoutException e) {
+      throw new IOException(String.join(" ", cmd) + ": " + e, e);
+    }
+  }
+
   /** Stops the server and removes its data. */
   @Override
   public void close() throws IOException {
-    process.destroy();
+    stop(process);
+    deleteTree(dataDir);
+  }
+
+  /** Stops {@code p}: SIGTERM, then SIGKILL if it has not exited after 10 s. */
+  static void stop(Process p) {
+    p.destroy();
     try {
-      if (!process.waitFor(10, TimeUnit.SECONDS)) {
-        process.destroyForcibly();
-        process.waitFor(10, TimeUnit.SECONDS);
+      if (!p.waitFor(10, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+        p.waitFor(10, TimeUnit.SECONDS);
       }
     } catch (InterruptedException e) {
-      process.destroyForcibly();
+      p.destroyForcibly();
       Thread.currentThread().interrupt();
     }
-    deleteTree(dataDir);
   }
 
   /** The strata binary named by {@value #BINARY_PROPERTY}, checked to be executable. */
   static Path binary() {
-    String prop = System.getProperty(BINARY_PROPERTY);
+    return executable(BINARY_PROPERTY, "strata", "build it first with `make build` (go build "
+        + "-o bin/strata ./cmd/strata) at the repository root");
+  }
+
+  /**
+   * The {@code what} binary named by system property {@code property}, checked to be
+   * executable; else an IllegalStateException saying how to {@code build} it.
+   */
+  static Path executable(String property, String what, String build) {
+    String prop = System.getProperty(property);
     if (prop == null || prop.isEmpty()) {
-      throw new IllegalStateException("system property " + BINARY_PROPERTY + " is not set: run "
-          + "the tests through Maven (java/pom.xml sets it to bin/strata) or pass -D"
-          + BINARY_PROPERTY + "=/path/to/strata");
+      throw new IllegalStateException("system property " + property + " is not set: run "
+          + "the tests through Maven (java/pom.xml sets it) or pass -D" + property + "=/path/to/"
+          + what);
     }
     Path b = Paths.get(prop).toAbsolutePath().normalize();
     if (!Files.isExecutable(b)) {
-      throw new IllegalStateException("the strata binary " + b + " (from -D" + BINARY_PROPERTY
-          + ") does not exist or is not executable: build it first with `make build` "
-          + "(go build -o bin/strata ./cmd/strata) at the repository root");
+      throw new IllegalStateException("the " + what + " binary " + b + " (from -D" + property
+          + ") does not exist or is not executable: " + build);
     }
     return b;
   }

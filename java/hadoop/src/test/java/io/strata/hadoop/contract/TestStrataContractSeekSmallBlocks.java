@@ -4,10 +4,8 @@ import io.strata.core.testing.DevClusterRule;
 import io.strata.hadoop.StrataConfigKeys;
 import java.io.IOException;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.contract.AbstractContractSeekTest;
 import org.apache.hadoop.fs.contract.AbstractFSContract;
-import org.apache.hadoop.fs.contract.ContractTestUtils;
 import org.junit.ClassRule;
 import org.junit.Test;
 
@@ -28,9 +26,6 @@ public class TestStrataContractSeekSmallBlocks extends AbstractContractSeekTest 
 
   @Test
   public void theDatasetsSpanManyBlocks() throws IOException {
-    Path f = path("spans");
-    ContractTestUtils.createFile(getFileSystem(), f, true, ContractTestUtils.dataset(10_000, 0,
-        255));
-    assertEquals(3, getFileSystem().getFileBlockLocations(f, 0, 10_000).length);
+    StrataContract.assertSpansBlocks(getFileSystem(), path("spans"));
   }
 }
