@@ -17,17 +17,25 @@ import (
 )
 
 // prepare does the bucket side of op for req when req's namespace is in
-// cache mode (internal/cachemode), and returns the request to carry out.
-func (s *Server) prepare(ctx context.Context, op *statemachine.Op, req request) (request, error) {
+// cache mode (internal/cachemode), and returns the request to carry out
+// and the context to carry it out with: a read's has passed the read
+// barrier that the preparation's views and the read itself then share.
+func (s *Server) prepare(ctx context.Context, op *statemachine.Op, req request) (request, context.Context, error) {
 	rec := s.cacheNamespace(req.GetHeader().GetNamespace())
 	if rec == nil {
-		return req, nil
+		return req, ctx, nil
+	}
+	if op.Kind == statemachine.Read && !passedBarrier(ctx) {
+		if err := s.node.ReadBarrier(ctx); err != nil {
+			return nil, ctx, s.raftError(err)
+		}
+		ctx = context.WithValue(ctx, barrierKey{}, true)
 	}
 	out, err := s.cache.Prepare(ctx, rec, op, req)
 	if err != nil {
-		return nil, err
+		return nil, ctx, err
 	}
-	return out.(request), nil
+	return out.(request), ctx, nil
 }
 
 // prepareBatchConcurrency bounds the calls of one batch whose bucket
@@ -48,7 +56,7 @@ func (s *Server) prepareBatch(ctx context.Context, calls []batched, results []*p
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			req, err := s.prepare(ctx, b.op, b.req)
+			req, _, err := s.prepare(ctx, b.op, b.req)
 			if err != nil {
 				results[i] = failed(err)
 				return

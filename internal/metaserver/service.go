@@ -42,7 +42,7 @@ func (s *Server) do(ctx context.Context, op *statemachine.Op, req request) (prot
 	if err := s.admit(op, req); err != nil {
 		return nil, err
 	}
-	req, err := s.prepare(ctx, op, req)
+	req, ctx, err := s.prepare(ctx, op, req)
 	if err != nil {
 		return nil, err
 	}
