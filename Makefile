@@ -12,7 +12,7 @@ RUN_DATA    ?= ./strata-data
 RUN_LISTEN  ?= 127.0.0.1:7700
 
 .DEFAULT_GOAL := help
-.PHONY: help build run test test-go test-java java minio lint proto-release generate bench bench-hdfs fuzz clean
+.PHONY: help build run test test-go test-java test-spark java minio lint proto-release generate bench bench-hdfs bench-tpcds fuzz clean
 
 help: ## list the targets
 	@echo "Strata: make TARGET"
@@ -29,7 +29,7 @@ run: build ## start Strata on its embedded default (one process, a local directo
 	@echo "Stop with Ctrl-C."
 	$(BIN) server --dev --listen $(RUN_LISTEN) --data-dir $(RUN_DATA)
 
-test: minio test-go test-java ## install what the tests need, then run them all
+test: minio test-go test-java test-spark ## install what the tests need, then run them all
 
 test-go: ## run the Go tests (race detector on)
 	STRATA_MINIO=$(CACHE_BIN)/minio $(GO) test -race -timeout 30m ./...
@@ -39,6 +39,9 @@ java: ## build the Java client and its shaded jar (java/hadoop/target/*-shaded.j
 
 test-java: build ## Java tests (Hadoop contract suites) against a real strata server, then check the shaded jar
 	STRATA_BINARY=$(CURDIR)/$(BIN) java/test.sh
+
+test-spark: build minio ## PySpark (installed into .cache/venv) on Strata: Parquet tables, INSERT OVERWRITE, a retried task (about 2 minutes; 4 more to install pyspark)
+	STRATA_BINARY=$(CURDIR)/$(BIN) STRATA_MINIO=$${STRATA_MINIO:-$(CACHE_BIN)/minio} scripts/spark/test.sh
 
 minio: ## build the MinIO test server from source at its pinned version
 	scripts/minio/install.sh
