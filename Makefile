@@ -68,6 +68,9 @@ bench: build ## run the benchmarks against an embedded service and print the tab
 bench-hdfs: ## Strata and a real HDFS side by side through the Hadoop API; updates docs/benchmarks.md (BENCH_QUICK=1: small)
 	scripts/bench-hdfs/run.sh $(ARGS)
 
+bench-tpcds: minio ## TPC-DS on Spark: s3a:// direct, strata:// cold and warm, behind one bandwidth limit; updates docs/benchmarks.md (about 1 hour)
+	STRATA_MINIO=$${STRATA_MINIO:-$(CACHE_BIN)/minio} scripts/bench-tpcds/run.sh
+
 fuzz: ## run every fuzz target for a while (FUZZTIME, default 30s each)
 	@for pkg in $$($(GO) list ./...); do \
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
