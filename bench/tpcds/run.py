@@ -205,7 +205,8 @@ class Runner:
             try:
                 rows = self.spark.sql(self.queries[q]).collect()
             except Exception as e:  # noqa: BLE001 - a query Spark cannot run is reported, not fatal
-                per_query[q] = {"error": str(e).splitlines()[0][:200]}
+                first = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), type(e).__name__)
+                per_query[q] = {"error": first[:200]}
                 log(f"{label} {way} {q}: {per_query[q]['error']}")
                 continue
             secs = time.monotonic() - t0
