@@ -332,7 +332,7 @@ def main():
     ap.add_argument("--secret-key", required=True)
     ap.add_argument("--control", required=True, help="the proxy's HTTP control")
     ap.add_argument("--classpath", required=True, help="the Strata jar and S3A's jars")
-    ap.add_argument("--bandwidths", type=lambda s: [parse_bytes(x) for x in s.split(",")], default="8MB,16MB,40MB")
+    ap.add_argument("--bandwidths", type=lambda s: [parse_bytes(x) for x in s.split(",")], default="8MB,40MB")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--queries", default="", help="comma list (q03,q07); empty: select --pick of all")
     ap.add_argument("--pick", type=int, default=8)

@@ -15,7 +15,7 @@
 #
 # Parameters (environment):
 #   BENCH_SCALE        TPC-DS scale factor (1)
-#   BENCH_BANDWIDTHS   the limit's settings, each way (8MB,16MB,40MB: seed 000's 10, 20 and
+#   BENCH_BANDWIDTHS   the limit's settings, each way (8MB,40MB; 8MB,16MB,40MB are seed 000's 10, 20 and
 #                      50 Gb/s per core of its cluster, times this machine's 2 cores)
 #   BENCH_ROUNDS       rounds per setting; medians are reported (3)
 #   BENCH_QUERIES      comma list of queries (q03,q07,...); empty: select the 8 IO-heavy ones
@@ -29,7 +29,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
 
 SCALE=${BENCH_SCALE:-1}
-BANDWIDTHS=${BENCH_BANDWIDTHS:-8MB,16MB,40MB}
+BANDWIDTHS=${BENCH_BANDWIDTHS:-8MB,40MB}
 ROUNDS=${BENCH_ROUNDS:-3}
 QUERIES=${BENCH_QUERIES:-}
 ALL_AT=${BENCH_ALL_AT:-}
