@@ -12,7 +12,7 @@ RUN_DATA    ?= ./strata-data
 RUN_LISTEN  ?= 127.0.0.1:7700
 
 .DEFAULT_GOAL := help
-.PHONY: help build run deps test test-go test-java java minio lint proto-release generate bench bench-hdfs bench-cache-meta fuzz clean
+.PHONY: help build run deps test test-go test-java test-spark java minio lint proto-release generate bench bench-hdfs bench-cache-meta bench-tpcds fuzz clean
 
 help: ## list the targets
 	@echo "Strata: make TARGET"
@@ -33,7 +33,7 @@ run: build ## start Strata on its embedded default (one process, a local directo
 	@echo "Stop with Ctrl-C."
 	$(BIN) server --dev --listen $(RUN_LISTEN) --data-dir $(RUN_DATA)
 
-test: deps minio test-go test-java ## install what the tests need, then run them all
+test: deps minio test-go test-java test-spark ## install what the tests need, then run them all
 
 deps: ## check for what make test needs (a C compiler, Java 17, Maven, unzip); apt-get the rest as root on Debian
 	@scripts/deps/install.sh
@@ -48,6 +48,9 @@ java: deps ## build the Java client and its shaded jar (java/hadoop/target/*-sha
 test-java: deps build minio ## Java tests (Hadoop contract suites, block and cache mode) against a real strata server and MinIO, then check the shaded jar
 	@echo "test-java: the Java client's tests against bin/strata and MinIO (about 4 minutes on 2 cores, more when Maven downloads first)"
 	STRATA_BINARY=$(CURDIR)/$(BIN) STRATA_MINIO=$${STRATA_MINIO:-$(CACHE_BIN)/minio} java/test.sh
+
+test-spark: build minio ## PySpark (installed into .cache/venv) on Strata: Parquet tables, INSERT OVERWRITE, a retried task (about 2 minutes; 4 more to install pyspark)
+	STRATA_BINARY=$(CURDIR)/$(BIN) STRATA_MINIO=$${STRATA_MINIO:-$(CACHE_BIN)/minio} scripts/spark/test.sh
 
 minio: ## build the MinIO test server from source at its pinned version
 	scripts/minio/install.sh
@@ -76,6 +79,9 @@ bench-hdfs: ## Strata and a real HDFS side by side through the Hadoop API; updat
 
 bench-cache-meta: ## cache mode's metadata against S3A on the same MinIO bucket, through the Hadoop API (prints a table)
 	scripts/bench-cache-meta/run.sh $(ARGS)
+
+bench-tpcds: minio ## TPC-DS on Spark: s3a:// direct, strata:// cold and warm, behind one bandwidth limit; updates docs/benchmarks.md (about 1 hour)
+	STRATA_MINIO=$${STRATA_MINIO:-$(CACHE_BIN)/minio} scripts/bench-tpcds/run.sh
 
 fuzz: ## run every fuzz target for a while (FUZZTIME, default 30s each)
 	@for pkg in $$($(GO) list ./...); do \

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# splice.sh DOC TABLE COMMAND MACHINE COMMIT: replaces what stands between the bench-hdfs markers
-# in DOC (appending markers and section at the end if DOC has none) with the section made of the
-# table file, the command that produced it, the machine and the commit. Used by run.sh.
+# splice.sh DOC TABLE COMMAND MACHINE COMMIT [NAME [FORMAT]]: replaces what stands between the
+# NAME markers (default bench-hdfs) in DOC (appending markers and section at the end if DOC has
+# none) with the section made of the table file, the command that produced it, the machine and
+# the commit. FORMAT text (the default) puts the table in a code block, markdown as it is. Used
+# by run.sh and by scripts/bench-tpcds/run.sh.
 set -euo pipefail
-doc=$1 table=$2 command=$3 machine=$4 commit=$5
-begin='<!-- bench-hdfs:begin (written by make bench-hdfs; edits up to the end marker are lost on the next run) -->'
-end='<!-- bench-hdfs:end -->'
+doc=$1 table=$2 command=$3 machine=$4 commit=$5 name=${6:-bench-hdfs} format=${7:-text}
+begin="<!-- $name:begin (written by make $name; edits up to the end marker are lost on the next run) -->"
+end="<!-- $name:end -->"
+fence='```'
+[ "$format" = text ] || fence=
 
 section=$(mktemp)
 trap 'rm -f "$section" "$section.doc"' EXIT
@@ -18,17 +22,17 @@ trap 'rm -f "$section" "$section.doc"' EXIT
   echo
   echo "$(date -u +%Y-%m-%d), commit $commit. Machine: $machine."
   echo
-  echo '```'
+  [ -z "$fence" ] || echo "$fence"
   cat "$table"
-  echo '```'
+  [ -z "$fence" ] || echo "$fence"
   echo
   echo "$end"
 } >"$section"
 
-if grep -qF '<!-- bench-hdfs:begin' "$doc" && grep -qF "$end" "$doc"; then
-  awk -v sec="$section" '
-    index($0, "<!-- bench-hdfs:begin") == 1 { while ((getline l < sec) > 0) print l; skip = 1; next }
-    skip && index($0, "<!-- bench-hdfs:end -->") == 1 { skip = 0; next }
+if grep -qF "<!-- $name:begin" "$doc" && grep -qF "$end" "$doc"; then
+  awk -v sec="$section" -v b="<!-- $name:begin" -v e="$end" '
+    index($0, b) == 1 { while ((getline l < sec) > 0) print l; skip = 1; next }
+    skip && index($0, e) == 1 { skip = 0; next }
     !skip { print }
   ' "$doc" >"$section.doc"
 else

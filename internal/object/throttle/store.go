@@ -13,7 +13,7 @@ type store struct {
 }
 
 func (s *store) upload(ctx context.Context, r io.Reader) io.Reader {
-	return &shaped{ctx: ctx, link: s.link, dir: s.link.write, r: r}
+	return s.link.ShapeWrite(ctx, r)
 }
 
 // call waits out the link's latency, then makes the request.

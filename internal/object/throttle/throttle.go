@@ -112,6 +112,19 @@ func (s *shaped) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// ShapeRead returns r with its bytes paced on the link as a store's
+// responses are (the Read and Total limits): for a TCP proxy that puts the
+// link between a store and clients this package does not wrap, so that
+// they share its bandwidth (bench/linkproxy).
+func (l *Link) ShapeRead(ctx context.Context, r io.Reader) io.Reader {
+	return &shaped{ctx: ctx, link: l, dir: l.read, r: r}
+}
+
+// ShapeWrite is ShapeRead for requests' bytes (the Write and Total limits).
+func (l *Link) ShapeWrite(ctx context.Context, r io.Reader) io.Reader {
+	return &shaped{ctx: ctx, link: l, dir: l.write, r: r}
+}
+
 // New wraps inner behind link.
 func New(inner object.Store, link *Link) object.Store {
 	return &store{inner: inner, link: link}
