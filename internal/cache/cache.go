@@ -171,6 +171,9 @@ func Open(cfg Config) (*Cache, error) {
 // Close waits for the Puts and other writes in flight, then refuses every
 // further call with ErrClosed (Missing answers everything missing). Handles
 // stay readable until released.
+// PageSize is the cache's unit of caching and checksumming.
+func (c *Cache) PageSize() int64 { return c.ps }
+
 func (c *Cache) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -151,7 +151,7 @@ func (r *Reader) read(p []byte) (int, error) {
 	if r.off < r.bufOff || r.off >= r.bufOff+int64(len(r.buf)) {
 		r.warmNext()
 		if len(p) >= directRead {
-			n, err := r.ReadAt(p, r.off)
+			n, err := r.readAt(p, r.off, false)
 			r.off += int64(n)
 			if errors.Is(err, io.EOF) && n > 0 {
 				err = nil
@@ -164,7 +164,7 @@ func (r *Reader) read(p []byte) (int, error) {
 			r.buf = make([]byte, readBuffer)
 		}
 		r.buf = r.buf[:n]
-		if _, err := r.ReadAt(r.buf, start); err != nil && !errors.Is(err, io.EOF) {
+		if _, err := r.readAt(r.buf, start, false); err != nil && !errors.Is(err, io.EOF) {
 			r.buf = r.buf[:0]
 			return 0, err
 		}
@@ -223,8 +223,12 @@ func (r *Reader) Seek(offset int64, whence int) (int64, error) {
 	return offset, nil
 }
 
-// ReadAt implements io.ReaderAt.
-func (r *Reader) ReadAt(p []byte, off int64) (int, error) {
+// ReadAt implements io.ReaderAt. Its reads are taken for random access
+// (columnar formats read so): the workers fetch what they ask for and
+// nothing ahead; Read's are sequential.
+func (r *Reader) ReadAt(p []byte, off int64) (int, error) { return r.readAt(p, off, true) }
+
+func (r *Reader) readAt(p []byte, off int64, random bool) (int, error) {
 	if off < 0 {
 		return 0, fserr.Errorf(fserr.ErrInvalidArgument, "read %s: negative offset", r.Status.Path)
 	}
@@ -251,7 +255,7 @@ func (r *Reader) ReadAt(p []byte, off int64) (int, error) {
 		b := r.blocks[i]
 		in := pos - int64(b.Offset)
 		n := min(int64(len(p)-done), int64(b.Length)-in)
-		if err := r.readBlock(b, p[done:done+int(n)], in); err != nil {
+		if err := r.readBlock(b, p[done:done+int(n)], in, random); err != nil {
 			return done, err
 		}
 		done += int(n)
@@ -269,7 +273,7 @@ func eofIf(short bool) error {
 // readBlock reads [off, off+len(p)) of block b from its home worker,
 // short-circuit when that worker shares this host, falling back to the
 // next workers in rendezvous order when one fails.
-func (r *Reader) readBlock(b *pb.Block, p []byte, off int64) error {
+func (r *Reader) readBlock(b *pb.Block, p []byte, off int64, random bool) error {
 	ref := r.blockRef(b)
 	var errs []error
 	for attempt := range 2 {
@@ -278,7 +282,7 @@ func (r *Reader) readBlock(b *pb.Block, p []byte, off int64) error {
 			return err
 		}
 		for _, w := range rank(list, ref.InodeId, ref.BlockId) {
-			err := r.readFrom(w, ref, p, off)
+			err := r.readFrom(w, ref, p, off, random)
 			if err == nil {
 				return nil
 			}
@@ -291,9 +295,9 @@ func (r *Reader) readBlock(b *pb.Block, p []byte, off int64) error {
 	return fserr.Errorf(fserr.ErrUnavailable, "read %s: no worker could serve block %016x: %v", r.Status.Path, b.BlockId, errors.Join(errs...))
 }
 
-func (r *Reader) readFrom(w *pb.WorkerInfo, ref *pb.BlockRef, p []byte, off int64) error {
+func (r *Reader) readFrom(w *pb.WorkerInfo, ref *pb.BlockRef, p []byte, off int64, random bool) error {
 	if r.c.workers.local(w) {
-		if err := shortCircuitRead(r.c.workers.scPool(w.UnixSocket), ref, p, off); err == nil {
+		if err := shortCircuitRead(r.c.workers.scPool(w.UnixSocket), ref, p, off, random); err == nil {
 			return nil
 		}
 		// Fall through to the worker's RPC, which reports the real error.
@@ -302,7 +306,7 @@ func (r *Reader) readFrom(w *pb.WorkerInfo, ref *pb.BlockRef, p []byte, off int6
 	if err != nil {
 		return err
 	}
-	stream, err := wc.Read(r.ctx, &pb.ReadRequest{Block: ref, Offset: uint64(off), Length: uint64(len(p))})
+	stream, err := wc.Read(r.ctx, &pb.ReadRequest{Block: ref, Offset: uint64(off), Length: uint64(len(p)), Random: random})
 	if err != nil {
 		return rpcerr.FromStatus(err)
 	}

@@ -29,7 +29,7 @@ func (w *Worker) Read(r *pb.ReadRequest, stream pb.WorkerService_ReadServer) err
 	buf := make([]byte, min(chunkSize, end-off))
 	for off < end {
 		n := min(int64(len(buf)), end-off)
-		if err := w.readInto(ctx, ref, buf[:n], off); err != nil {
+		if err := w.readInto(ctx, ref, buf[:n], off, r.Random); err != nil {
 			return err
 		}
 		if err := stream.Send(&pb.ReadResponse{Data: buf[:n]}); err != nil {
@@ -38,7 +38,9 @@ func (w *Worker) Read(r *pb.ReadRequest, stream pb.WorkerService_ReadServer) err
 		w.stats.rpcBytesRead.Add(uint64(n))
 		off += n
 	}
-	w.readAhead(ref, int64(r.Offset), int64(r.Length))
+	if !r.Random {
+		w.readAhead(ref, int64(r.Offset), int64(r.Length))
+	}
 	return nil
 }
 
@@ -57,12 +59,13 @@ func checkRange(ref *pb.BlockRef, off, length uint64) error {
 
 // readInto fills p from the block at off, through the cache. A page found
 // corrupt is dropped by the cache and fetched again; a page evicted between
-// the fetch and the read is fetched again.
-func (w *Worker) readInto(ctx context.Context, ref *pb.BlockRef, p []byte, off int64) error {
+// the fetch and the read is fetched again. random fetches only the pages
+// of the range (see ensureCached).
+func (w *Worker) readInto(ctx context.Context, ref *pb.BlockRef, p []byte, off int64, random bool) error {
 	key := blocks.CacheKey(ref.InodeId, ref.BlockId)
 	var err error
 	for range 3 {
-		if err = w.ensureCached(ctx, ref, off, int64(len(p))); err != nil {
+		if err = w.ensureCached(ctx, ref, off, int64(len(p)), random); err != nil {
 			return err
 		}
 		_, err = w.cache.ReadAt(key, p, off)
@@ -82,17 +85,26 @@ func (w *Worker) readInto(ctx context.Context, ref *pb.BlockRef, p []byte, off i
 // NB: the fetches are not canceled with ctx: other readers may be waiting
 // for them, and the bytes are worth caching anyway (the retry layer bounds
 // each attempt). Only the wait is.
-func (w *Worker) ensureCached(ctx context.Context, ref *pb.BlockRef, off, n int64) error {
-	return w.ensure(ctx, ref, off, n, nil)
+//
+// Missing pages are fetched up to the next multiple of FetchChunk from the
+// block's start (so that a reader going on finds them fetched, in whole
+// chunks); a random reader's (random) only up to their own end: it will
+// not go on.
+func (w *Worker) ensureCached(ctx context.Context, ref *pb.BlockRef, off, n int64, random bool) error {
+	chunk := w.cfg.FetchChunk
+	if random {
+		chunk = w.cache.PageSize()
+	}
+	return w.ensure(ctx, ref, off, n, chunk, nil)
 }
 
 // ensure is ensureCached with the fetches it starts bounded by FetchConcurrency
 // GETs at once, or, when ahead is not nil (read-ahead), by the bytes ahead
 // lets be outstanding.
-func (w *Worker) ensure(ctx context.Context, ref *pb.BlockRef, off, n int64, ahead *byteBudget) error {
+func (w *Worker) ensure(ctx context.Context, ref *pb.BlockRef, off, n, chunk int64, ahead *byteBudget) error {
 	key := blocks.CacheKey(ref.InodeId, ref.BlockId)
 	wait, mine := w.fetch.claim(key, func() []cache.Range { return w.cache.Missing(key, off, n) },
-		w.cfg.FetchChunk, int64(ref.Length))
+		chunk, int64(ref.Length))
 	fetchCtx := context.WithoutCancel(ctx)
 	sem := make(chan struct{}, w.cfg.FetchConcurrency)
 	for _, f := range mine {
@@ -192,8 +204,9 @@ func (w *Worker) readAhead(ref *pb.BlockRef, off, n int64) {
 	}
 	start := off + n
 	length := readAheadEnd(start, w.cfg.ReadAhead, w.cfg.FetchChunk, int64(ref.Length)) - start
+	w.stats.readAheads.Add(1)
 	go func() {
-		if err := w.ensure(context.Background(), ref, start, length, w.ahead); err != nil {
+		if err := w.ensure(context.Background(), ref, start, length, w.cfg.FetchChunk, w.ahead); err != nil {
 			w.cfg.Log.Debug("read-ahead failed", "key", key, "err", err)
 		}
 	}()

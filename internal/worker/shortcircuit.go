@@ -61,7 +61,7 @@ func (w *Worker) shortCircuit(ctx context.Context, req *pb.ShortCircuitRequest) 
 	if req.Invalidate {
 		w.cache.Invalidate(key, int64(req.Offset), int64(req.Length))
 	}
-	if err := w.ensureCached(ctx, ref, int64(req.Offset), int64(req.Length)); err != nil {
+	if err := w.ensureCached(ctx, ref, int64(req.Offset), int64(req.Length), req.Random); err != nil {
 		return &pb.ShortCircuitResponse{Error: err.Error()}, -1, none
 	}
 	off := int64(req.Offset)
@@ -75,7 +75,9 @@ func (w *Worker) shortCircuit(ctx context.Context, req *pb.ShortCircuitRequest) 
 	}
 	w.stats.shortCircuitOpens.Add(1)
 	w.stats.shortCircuitBytes.Add(uint64(h.FirstPage + h.Length - off)) // lent, read now or later
-	w.readAhead(ref, off, h.FirstPage+h.Length-off)
+	if !req.Random {
+		w.readAhead(ref, off, h.FirstPage+h.Length-off)
+	}
 	return &pb.ShortCircuitResponse{Ok: true, PageSize: uint64(h.PageSize), FirstPage: uint64(h.FirstPage),
 		Crcs: h.CRCs, BlockLength: ref.Length, Path: h.Path}, int(h.File.Fd()), h.Release
 }

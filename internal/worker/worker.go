@@ -104,6 +104,7 @@ type Worker struct {
 type counters struct {
 	rpcBytesRead, shortCircuitBytes, shortCircuitOpens atomic.Uint64
 	bucketBytesRead, bucketBytesWritten, blocksWritten atomic.Uint64
+	readAheads                                         atomic.Uint64 // read-aheads started
 }
 
 // New opens the worker's cache and identity.

@@ -410,8 +410,11 @@ type ReadRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Block *BlockRef              `protobuf:"bytes,1,opt,name=block,proto3" json:"block,omitempty"`
 	// Range within the block.
-	Offset        uint64 `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
-	Length        uint64 `protobuf:"varint,3,opt,name=length,proto3" json:"length,omitempty"`
+	Offset uint64 `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
+	Length uint64 `protobuf:"varint,3,opt,name=length,proto3" json:"length,omitempty"`
+	// The reader reads here and there (columnar formats, positioned reads):
+	// the worker fetches the range's pages only, and nothing ahead of it.
+	Random        bool `protobuf:"varint,4,opt,name=random,proto3" json:"random,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -465,6 +468,13 @@ func (x *ReadRequest) GetLength() uint64 {
 		return x.Length
 	}
 	return 0
+}
+
+func (x *ReadRequest) GetRandom() bool {
+	if x != nil {
+		return x.Random
+	}
+	return false
 }
 
 type ReadResponse struct {
@@ -981,11 +991,13 @@ func (x *WorkerStats) GetBlocksWritten() uint64 {
 // pages itself and verifies them with the CRCs. A CRC mismatch is reported
 // with a request whose invalidate flag is set; the worker drops the pages.
 type ShortCircuitRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Block         *BlockRef              `protobuf:"bytes,1,opt,name=block,proto3" json:"block,omitempty"`
-	Offset        uint64                 `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
-	Length        uint64                 `protobuf:"varint,3,opt,name=length,proto3" json:"length,omitempty"`
-	Invalidate    bool                   `protobuf:"varint,4,opt,name=invalidate,proto3" json:"invalidate,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Block      *BlockRef              `protobuf:"bytes,1,opt,name=block,proto3" json:"block,omitempty"`
+	Offset     uint64                 `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
+	Length     uint64                 `protobuf:"varint,3,opt,name=length,proto3" json:"length,omitempty"`
+	Invalidate bool                   `protobuf:"varint,4,opt,name=invalidate,proto3" json:"invalidate,omitempty"`
+	// As ReadRequest's.
+	Random        bool `protobuf:"varint,5,opt,name=random,proto3" json:"random,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1044,6 +1056,13 @@ func (x *ShortCircuitRequest) GetLength() uint64 {
 func (x *ShortCircuitRequest) GetInvalidate() bool {
 	if x != nil {
 		return x.Invalidate
+	}
+	return false
+}
+
+func (x *ShortCircuitRequest) GetRandom() bool {
+	if x != nil {
+		return x.Random
 	}
 	return false
 }
@@ -1259,11 +1278,12 @@ const file_strata_v1_worker_proto_rawDesc = "" +
 	"\rWriteResponse\x12(\n" +
 	"\x06blocks\x18\x01 \x03(\v2\x10.strata.v1.BlockR\x06blocks\x12\x16\n" +
 	"\x06length\x18\x02 \x01(\x04R\x06length\x12\x12\n" +
-	"\x04etag\x18\x03 \x01(\tR\x04etag\"h\n" +
+	"\x04etag\x18\x03 \x01(\tR\x04etag\"\x80\x01\n" +
 	"\vReadRequest\x12)\n" +
 	"\x05block\x18\x01 \x01(\v2\x13.strata.v1.BlockRefR\x05block\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x04R\x06offset\x12\x16\n" +
-	"\x06length\x18\x03 \x01(\x04R\x06length\"\"\n" +
+	"\x06length\x18\x03 \x01(\x04R\x06length\x12\x16\n" +
+	"\x06random\x18\x04 \x01(\bR\x06random\"\"\n" +
 	"\fReadResponse\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\":\n" +
 	"\vLoadRequest\x12+\n" +
@@ -1295,14 +1315,15 @@ const file_strata_v1_worker_proto_rawDesc = "" +
 	"\x13short_circuit_opens\x18\v \x01(\x04R\x11shortCircuitOpens\x12*\n" +
 	"\x11bucket_bytes_read\x18\f \x01(\x04R\x0fbucketBytesRead\x120\n" +
 	"\x14bucket_bytes_written\x18\r \x01(\x04R\x12bucketBytesWritten\x12%\n" +
-	"\x0eblocks_written\x18\x0e \x01(\x04R\rblocksWritten\"\x90\x01\n" +
+	"\x0eblocks_written\x18\x0e \x01(\x04R\rblocksWritten\"\xa8\x01\n" +
 	"\x13ShortCircuitRequest\x12)\n" +
 	"\x05block\x18\x01 \x01(\v2\x13.strata.v1.BlockRefR\x05block\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x04R\x06offset\x12\x16\n" +
 	"\x06length\x18\x03 \x01(\x04R\x06length\x12\x1e\n" +
 	"\n" +
 	"invalidate\x18\x04 \x01(\bR\n" +
-	"invalidate\"\xc3\x01\n" +
+	"invalidate\x12\x16\n" +
+	"\x06random\x18\x05 \x01(\bR\x06random\"\xc3\x01\n" +
 	"\x14ShortCircuitResponse\x12\x0e\n" +
 	"\x02ok\x18\x01 \x01(\bR\x02ok\x12\x14\n" +
 	"\x05error\x18\x02 \x01(\tR\x05error\x12\x1b\n" +
