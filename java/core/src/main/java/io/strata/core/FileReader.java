@@ -67,6 +67,15 @@ public final class FileReader implements Closeable {
    * if {@code len} is 0, or -1 at or past the end.
    */
   public int read(long position, byte[] b, int off, int len) throws IOException {
+    return read(position, b, off, len, false);
+  }
+
+  /**
+   * Reads as {@link #read(long, byte[], int, int)} does; {@code random} says the caller reads
+   * here and there (columnar formats, positioned reads), so that the workers fetch only what it
+   * asks for and nothing ahead.
+   */
+  public int read(long position, byte[] b, int off, int len, boolean random) throws IOException {
     if (closed) {
       throw new IOException("read " + info().path() + ": stream is closed");
     }
@@ -86,7 +95,7 @@ public final class FileReader implements Closeable {
       }
       int n;
       try {
-        n = readFrom(c, position, b, off, len);
+        n = readFrom(c, position, b, off, len, random);
       } catch (ObjectChangedException e) {
         if (reopened || !reopen(c)) {
           throw e;
@@ -101,10 +110,11 @@ public final class FileReader implements Closeable {
     }
   }
 
-  private static int readFrom(Content c, long position, byte[] b, int off, int len)
-      throws IOException {
+  private static int readFrom(Content c, long position, byte[] b, int off, int len,
+      boolean random) throws IOException {
     if (c.blocks() != null) {
-      return c.blocks().read(position, b, off, len);
+      return random ? c.blocks().readRandom(position, b, off, len)
+          : c.blocks().read(position, b, off, len);
     }
     int n = (int) Math.min(len, c.length() - position);
     System.arraycopy(c.inline(), (int) position, b, off, n);

@@ -7,9 +7,9 @@ import io.strata.core.CreateOptions;
 import io.strata.core.FileInfo;
 import io.strata.core.IOIterator;
 import io.strata.core.Namespace;
+import io.strata.core.PathRule;
 import io.strata.core.ServerDefaults;
 import io.strata.core.StrataClient;
-import io.strata.core.PathRule;
 import io.strata.core.StrataPath;
 import io.strata.core.error.Reason;
 import io.strata.core.error.StrataError;
@@ -20,6 +20,7 @@ import java.net.URI;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.hadoop.conf.Configuration;
@@ -39,9 +40,12 @@ import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.PathIsNotEmptyDirectoryException;
 import org.apache.hadoop.fs.RemoteIterator;
 import org.apache.hadoop.fs.StorageStatistics;
+import org.apache.hadoop.fs.impl.AbstractFSBuilderImpl;
+import org.apache.hadoop.fs.impl.OpenFileParameters;
 import org.apache.hadoop.fs.permission.FsPermission;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.util.DataChecksum;
+import org.apache.hadoop.util.LambdaUtils;
 import org.apache.hadoop.util.Progressable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -305,14 +309,48 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
    */
   @Override
   public FSDataInputStream open(Path f, int bufferSize) throws IOException {
+    return open(f, false);
+  }
+
+  private FSDataInputStream open(Path f, boolean random) throws IOException {
     StrataPath p = toStrata(f);
     statistics.incrementReadOps(1);
     try {
       return new FSDataInputStream(new StrataInputStream(client.open(p), statistics,
-          readBuffer));
+          readBuffer, random));
     } catch (IOException e) {
       throw HadoopErrors.translate(e);
     }
+  }
+
+  /**
+   * {@code openFile}: a read policy of random access ({@code fs.option.openfile.read.policy}:
+   * the first of its list that Strata knows) opens the stream in random access (see {@link
+   * StrataInputStream}); the others, and none, adaptive.
+   */
+  @Override
+  protected CompletableFuture<FSDataInputStream> openFileWithOptions(Path path,
+      OpenFileParameters parameters) throws IOException {
+    AbstractFSBuilderImpl.rejectUnknownMandatoryKeys(parameters.getMandatoryKeys(),
+        Options.OpenFileOptions.FS_OPTION_OPENFILE_STANDARD_OPTIONS, "for " + path);
+    boolean random = randomPolicy(parameters.getOptions()
+        .get(Options.OpenFileOptions.FS_OPTION_OPENFILE_READ_POLICY, ""));
+    return LambdaUtils.eval(new CompletableFuture<>(), () -> open(path, random));
+  }
+
+  /** Whether read policy list {@code policies} asks for random access first. */
+  static boolean randomPolicy(String policies) {
+    for (String p : policies.split(",")) {
+      switch (p.trim().toLowerCase(java.util.Locale.ROOT)) {
+        case "random", "columnar", "vector", "parquet", "orc", "hbase":
+          return true;
+        case "sequential", "whole-file", "adaptive", "default", "avro", "csv", "json":
+          return false;
+        default:
+          // a policy Strata does not know: the next one decides
+      }
+    }
+    return false;
   }
 
   /**

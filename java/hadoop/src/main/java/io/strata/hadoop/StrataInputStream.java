@@ -18,22 +18,48 @@ import org.apache.hadoop.fs.StreamCapabilities;
  * not move the position and are safe for concurrent use; the sequential methods are
  * synchronized. {@link #unbuffer} drops the buffer. Seeks past the end are rejected, as in HDFS.
  * Counts the bytes it returns into the FileSystem statistics.
+ *
+ * <p>Random access, as S3A's adaptive input policy: a stream opened with a random-access read
+ * policy ({@code openFile}'s {@code fs.option.openfile.read.policy}: random, columnar, vector,
+ * parquet, orc), or that seeks backwards out of its buffer or makes a positioned read (columnar
+ * formats read a footer, then column chunks), reads from then on with a small buffer ({@link
+ * #RANDOM_BUFFER}) and has the workers fetch only what it asks for, nothing ahead: a query
+ * reading a few columns of a cold file does not pull the rest from the bucket.
  */
 final class StrataInputStream extends FSInputStream implements StreamCapabilities, CanUnbuffer {
+  /** The buffer of a stream in random access. */
+  static final int RANDOM_BUFFER = 64 << 10;
+
   private final FileReader reader;
   private final FileSystem.Statistics stats;
-  private final int bufferSize;
+  private int bufferSize;
+  private volatile boolean random;
   private final byte[] one = new byte[1];
   private long pos;
   private byte[] buf;
   private long bufStart;
   private int bufLen;
 
-  StrataInputStream(FileReader reader, FileSystem.Statistics stats, int bufferSize) {
+  StrataInputStream(FileReader reader, FileSystem.Statistics stats, int bufferSize,
+      boolean random) {
     this.reader = reader;
     this.stats = stats;
     // A small file's content is in memory already: buffering would only copy it.
     this.bufferSize = reader.inMemory() ? 0 : bufferSize;
+    if (random) {
+      goRandom();
+    }
+  }
+
+  /** From now on, reads here and there: a small buffer, nothing fetched ahead. */
+  private void goRandom() {
+    random = true;
+    bufferSize = Math.min(bufferSize, RANDOM_BUFFER);
+  }
+
+  /** Whether the stream reads in random access (for tests). */
+  boolean isRandom() {
+    return random;
   }
 
   @Override
@@ -45,6 +71,9 @@ final class StrataInputStream extends FSInputStream implements StreamCapabilitie
     if (target > reader.length()) {
       throw new EOFException(FSExceptionMessages.CANNOT_SEEK_PAST_EOF + ": " + target
           + " > " + reader.length() + " in " + reader.info().path());
+    }
+    if (!random && target < pos && (buf == null || target < bufStart)) {
+      goRandom(); // a backward seek out of the buffer: columnar access, as S3A's adaptive policy
     }
     pos = target;
   }
@@ -83,7 +112,7 @@ final class StrataInputStream extends FSInputStream implements StreamCapabilitie
         n = (int) Math.min(len - done, bufStart + bufLen - pos);
         System.arraycopy(buf, (int) (pos - bufStart), b, off + done, n);
       } else if (len - done >= bufferSize) {
-        n = reader.read(pos, b, off + done, len - done);
+        n = reader.read(pos, b, off + done, len - done, random);
       } else {
         fill();
         continue;
@@ -107,7 +136,7 @@ final class StrataInputStream extends FSInputStream implements StreamCapabilitie
     bufLen = 0;
     bufStart = pos;
     while (bufLen < want) {
-      int n = reader.read(pos + bufLen, buf, bufLen, want - bufLen);
+      int n = reader.read(pos + bufLen, buf, bufLen, want - bufLen, random);
       if (n <= 0) {
         throw new EOFException("read " + reader.info().path() + ": the file ended at "
             + (pos + bufLen) + ", before its length " + reader.length());
@@ -120,7 +149,12 @@ final class StrataInputStream extends FSInputStream implements StreamCapabilitie
   public int read(long position, byte[] b, int off, int len) throws IOException {
     checkOpen();
     validatePositionedReadArgs(position, b, off, len);
-    int n = reader.read(position, b, off, len);
+    if (!random) {
+      synchronized (this) {
+        goRandom();
+      }
+    }
+    int n = reader.read(position, b, off, len, true);
     if (n > 0) {
       count(n);
     }

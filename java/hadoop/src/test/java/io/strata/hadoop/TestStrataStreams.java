@@ -126,4 +126,50 @@ public class TestStrataStreams extends StrataTestBase {
     assertTrue(st.getLong("readOps") - ro0 >= 3);
     assertTrue(st.getLong("writeOps") - wo0 >= 1);
   }
+
+  /**
+   * A stream goes random (small buffer, nothing fetched ahead) when opened with a random-access
+   * read policy, on a backward seek out of its buffer, or on a positioned read; it starts
+   * sequential otherwise, and reads the same bytes either way.
+   */
+  @Test
+  public void randomAccessIsDetected() throws Exception {
+    Path f = new Path(base, "cols");
+    byte[] d = data(3 << 20);
+    try (FSDataOutputStream out = fs.create(f)) {
+      out.write(d);
+    }
+    try (FSDataInputStream in = fs.open(f)) {
+      assertFalse(stream(in).isRandom());
+      in.seek(2 << 20);
+      assertEquals(d[2 << 20] & 0xff, in.read());
+      assertFalse("a forward seek is sequential", stream(in).isRandom());
+      in.seek(100);
+      assertTrue("a backward seek out of the buffer goes random", stream(in).isRandom());
+      assertEquals(d[100] & 0xff, in.read());
+    }
+    try (FSDataInputStream in = fs.open(f)) {
+      byte[] buf = new byte[10];
+      in.readFully(5000, buf);
+      assertTrue("a positioned read goes random", stream(in).isRandom());
+    }
+    for (String policy : new String[] {"parquet, columnar, vector, random, adaptive", "random",
+        "unknown, columnar"}) {
+      try (FSDataInputStream in = fs.openFile(f)
+          .opt("fs.option.openfile.read.policy", policy).build().get()) {
+        assertTrue(policy, stream(in).isRandom());
+        byte[] buf = new byte[1000];
+        in.readFully(buf);
+        assertArrayEquals(java.util.Arrays.copyOf(d, 1000), buf);
+      }
+    }
+    try (FSDataInputStream in = fs.openFile(f)
+        .opt("fs.option.openfile.read.policy", "sequential").build().get()) {
+      assertFalse(stream(in).isRandom());
+    }
+  }
+
+  private static StrataInputStream stream(FSDataInputStream in) {
+    return (StrataInputStream) in.getWrappedStream();
+  }
 }

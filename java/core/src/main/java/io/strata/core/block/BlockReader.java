@@ -14,4 +14,13 @@ public interface BlockReader extends Closeable {
    * the file, or -1 at or past the end.
    */
   int read(long position, byte[] b, int off, int len) throws IOException;
+
+  /**
+   * Reads as {@link #read} does, for a reader that reads here and there (columnar formats,
+   * positioned reads): the workers fetch only the pages asked for, and nothing ahead. By
+   * default, {@link #read}.
+   */
+  default int readRandom(long position, byte[] b, int off, int len) throws IOException {
+    return read(position, b, off, len);
+  }
 }

@@ -50,18 +50,19 @@ final class ShortCircuit implements AutoCloseable {
    * Fills {@code len} bytes of {@code b} at {@code off} from {@code [in, in+len)} of block
    * {@code ref}, read from the worker's cache file.
    */
-  void read(BlockRef ref, byte[] b, int off, int len, long in) throws IOException {
+  void read(BlockRef ref, byte[] b, int off, int len, long in, boolean random)
+      throws IOException {
     try {
-      readOnce(ref, b, off, len, in, false);
+      readOnce(ref, b, off, len, in, false, random);
     } catch (CorruptPageException e) {
-      readOnce(ref, b, off, len, in, true);
+      readOnce(ref, b, off, len, in, true, random);
     }
   }
 
-  private void readOnce(BlockRef ref, byte[] b, int off, int len, long in, boolean invalidate)
-      throws IOException {
+  private void readOnce(BlockRef ref, byte[] b, int off, int len, long in, boolean invalidate,
+      boolean random) throws IOException {
     ShortCircuitResponse r = request(ShortCircuitRequest.newBuilder().setBlock(ref)
-        .setOffset(in).setLength(len).setInvalidate(invalidate).build());
+        .setOffset(in).setLength(len).setInvalidate(invalidate).setRandom(random).build());
     if (!r.getOk()) {
       throw new IOException("short-circuit read refused: " + r.getError());
     }

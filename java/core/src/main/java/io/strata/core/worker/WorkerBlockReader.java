@@ -46,6 +46,16 @@ final class WorkerBlockReader implements BlockReader {
 
   @Override
   public int read(long position, byte[] b, int off, int len) throws IOException {
+    return read(position, b, off, len, false);
+  }
+
+  @Override
+  public int readRandom(long position, byte[] b, int off, int len) throws IOException {
+    return read(position, b, off, len, true);
+  }
+
+  private int read(long position, byte[] b, int off, int len, boolean random)
+      throws IOException {
     java.util.Objects.checkFromIndexSize(off, len, b.length);
     if (position < 0) {
       throw new java.io.EOFException("read " + path + ": negative position " + position);
@@ -60,7 +70,7 @@ final class WorkerBlockReader implements BlockReader {
       BlockExtent e = blockAt(pos);
       long in = pos - e.offset();
       int k = (int) Math.min(n - done, e.length() - in);
-      readBlock(e, b, off + done, k, in);
+      readBlock(e, b, off + done, k, in, random);
       done += k;
     }
     return done;
@@ -88,7 +98,8 @@ final class WorkerBlockReader implements BlockReader {
   }
 
   /** Fills {@code b[off, off+len)} from {@code [in, in+len)} of block {@code e}. */
-  private void readBlock(BlockExtent e, byte[] b, int off, int len, long in) throws IOException {
+  private void readBlock(BlockExtent e, byte[] b, int off, int len, long in, boolean random)
+      throws IOException {
     BlockRef.Builder rb = BlockRef.newBuilder().setStoreUri(target.storeUri())
         .setInodeId(target.inodeId()).setBlockId(e.blockId()).setLength(e.length());
     if (!target.objectKey().isEmpty()) {
@@ -102,7 +113,7 @@ final class WorkerBlockReader implements BlockReader {
       List<WorkerInfo> live = workers.live(Op.READ, path, attempt > 0);
       for (WorkerInfo w : WorkerSet.rank(live, target.inodeId(), e.blockId())) {
         try {
-          readFrom(w, ref, b, off, len, in);
+          readFrom(w, ref, b, off, len, in, random);
           return;
         } catch (IOException ex) {
           if (ex instanceof StrataError) {
@@ -117,11 +128,11 @@ final class WorkerBlockReader implements BlockReader {
         + "%016x: %s", path, e.blockId(), String.join("; ", errs)), last);
   }
 
-  private void readFrom(WorkerInfo w, BlockRef ref, byte[] b, int off, int len, long in)
-      throws IOException {
+  private void readFrom(WorkerInfo w, BlockRef ref, byte[] b, int off, int len, long in,
+      boolean random) throws IOException {
     if (workers.local(w)) {
       try {
-        workers.shortCircuit(w.getUnixSocket()).read(ref, b, off, len, in);
+        workers.shortCircuit(w.getUnixSocket()).read(ref, b, off, len, in, random);
         return;
       } catch (IOException | RuntimeException ex) {
         // The worker's RPC serves the range, or reports the real error.
@@ -131,14 +142,15 @@ final class WorkerBlockReader implements BlockReader {
     }
     for (int done = 0; done < len; ) {
       int piece = Math.min(RPC_PIECE, len - done);
-      rpcRead(w, ref, b, off + done, piece, in + done);
+      rpcRead(w, ref, b, off + done, piece, in + done, random);
       done += piece;
     }
   }
 
-  private void rpcRead(WorkerInfo w, BlockRef ref, byte[] b, int off, int len, long in)
-      throws IOException {
-    ReadRequest req = ReadRequest.newBuilder().setBlock(ref).setOffset(in).setLength(len).build();
+  private void rpcRead(WorkerInfo w, BlockRef ref, byte[] b, int off, int len, long in,
+      boolean random) throws IOException {
+    ReadRequest req = ReadRequest.newBuilder().setBlock(ref).setOffset(in).setLength(len)
+        .setRandom(random).build();
     Context.CancellableContext ctx = Context.current().withCancellation();
     Context prev = ctx.attach();
     try {
