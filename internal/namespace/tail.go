@@ -127,7 +127,9 @@ func dropTail(tx kv.Txn, ino, end uint64) error {
 	return errors.Join(err, derr)
 }
 
-// ReadTail returns up to length bytes at off of path's flushed tail.
+// ReadTail returns up to length bytes at off of path's flushed tail; none
+// if off is past the file's length, or no longer in its tail (a block holds
+// it now: the reader opens the file again).
 func (fs *FS) ReadTail(r kv.Reader, c Caller, ns, path string, ino, off, length uint64) ([]byte, error) {
 	b, err := fs.readTail(r, c, ns, path, ino, off, length)
 	if err != nil {
@@ -149,6 +151,16 @@ func (fs *FS) readTail(r kv.Reader, c Caller, ns, path string, ino, off, length 
 		return nil, ErrNotFound // replaced since it was opened
 	case !fs.check(c, n, accessRead):
 		return nil, ErrPermission
+	}
+	end, err := blocksEnd(r, n)
+	if err != nil {
+		return nil, err
+	}
+	if n.Inline || off < end {
+		// NB: a block holds these bytes now (a flush or close came after
+		// the reader's open): nothing, so that the reader opens the file
+		// again, rather than a hole in the tail taken for corruption.
+		return nil, nil
 	}
 	return tailBytes(r, n, off, min(n.Length, off+length))
 }
