@@ -12,7 +12,7 @@ RUN_DATA    ?= ./strata-data
 RUN_LISTEN  ?= 127.0.0.1:7700
 
 .DEFAULT_GOAL := help
-.PHONY: help build run deps test test-go test-java java minio lint proto-release generate bench bench-hdfs fuzz clean
+.PHONY: help build run deps test test-go test-java java minio lint proto-release generate bench bench-hdfs bench-hbase fuzz clean
 
 help: ## list the targets
 	@echo "Strata: make TARGET"
@@ -73,6 +73,9 @@ bench: build ## run the benchmarks against an embedded service and print the tab
 
 bench-hdfs: ## Strata and a real HDFS side by side through the Hadoop API; updates docs/benchmarks.md (BENCH_QUICK=1: small)
 	scripts/bench-hdfs/run.sh $(ARGS)
+
+bench-hbase: ## YCSB on HBase with its root directory and log on Strata, then on HDFS; updates docs/benchmarks.md (BENCH_QUICK=1: small)
+	scripts/bench-hbase/run.sh $(ARGS)
 
 fuzz: ## run every fuzz target for a while (FUZZTIME, default 30s each)
 	@for pkg in $$($(GO) list ./...); do \

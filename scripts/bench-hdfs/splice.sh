@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# splice.sh DOC TABLE COMMAND MACHINE COMMIT: replaces what stands between the bench-hdfs markers
-# in DOC (appending markers and section at the end if DOC has none) with the section made of the
-# table file, the command that produced it, the machine and the commit. Used by run.sh.
+# splice.sh DOC TABLE COMMAND MACHINE COMMIT [NAME]: replaces what stands between the NAME markers
+# (bench-hdfs unless given) in DOC (appending markers and section at the end if DOC has none) with
+# the section made of the table file, the command that produced it, the machine and the commit.
+# Used by run.sh here and by scripts/bench-hbase/run.sh.
 set -euo pipefail
-doc=$1 table=$2 command=$3 machine=$4 commit=$5
-begin='<!-- bench-hdfs:begin (written by make bench-hdfs; edits up to the end marker are lost on the next run) -->'
-end='<!-- bench-hdfs:end -->'
+doc=$1 table=$2 command=$3 machine=$4 commit=$5 name=${6:-bench-hdfs}
+begin="<!-- $name:begin (written by make $name; edits up to the end marker are lost on the next run) -->"
+end="<!-- $name:end -->"
 
 section=$(mktemp)
 trap 'rm -f "$section" "$section.doc"' EXIT
@@ -25,10 +26,10 @@ trap 'rm -f "$section" "$section.doc"' EXIT
   echo "$end"
 } >"$section"
 
-if grep -qF '<!-- bench-hdfs:begin' "$doc" && grep -qF "$end" "$doc"; then
-  awk -v sec="$section" '
-    index($0, "<!-- bench-hdfs:begin") == 1 { while ((getline l < sec) > 0) print l; skip = 1; next }
-    skip && index($0, "<!-- bench-hdfs:end -->") == 1 { skip = 0; next }
+if grep -qF "<!-- $name:begin" "$doc" && grep -qF "$end" "$doc"; then
+  awk -v sec="$section" -v b="<!-- $name:begin" -v e="$end" '
+    index($0, b) == 1 { while ((getline l < sec) > 0) print l; skip = 1; next }
+    skip && index($0, e) == 1 { skip = 0; next }
     !skip { print }
   ' "$doc" >"$section.doc"
 else

@@ -1,0 +1,97 @@
+# Shell shared by the side-by-side benchmarks (scripts/bench-hdfs/run.sh, scripts/bench-hbase/run.sh):
+# sourced, after NAME (the make target, for messages) and WORK are set. It defines log, pids (the
+# processes to stop on exit, Ctrl-C included, with their traps), bench_command, wait_for,
+# build_all, start_minihdfs, start_strata and machine_info.
+
+log() { echo "$NAME: $*" >&2; }
+
+pids=()
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  [ "$rc" = 0 ] || log "failed (exit $rc); logs in $WORK"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# bench_command ARGS...: sets COMMAND, the command as it was given, for the doc: make NAME with
+# the BENCH_ settings in force and the extra arguments.
+bench_command() {
+  local settings
+  settings=$(env | grep -E '^BENCH_[A-Z_]+=' | grep -v '^BENCH_\(WORK\|DOC\|WRITE_DOC\|SKIP_BUILD\)=' | sort | tr '\n' ' ' || true)
+  COMMAND="${settings}make $NAME${*:+ ARGS=\"$*\"}"
+}
+
+# wait_for FILE PATTERN SECONDS PID: until FILE has a line matching PATTERN, or PID dies.
+wait_for() {
+  for _ in $(seq $(($3 * 10))); do
+    grep -q "$2" "$1" 2>/dev/null && return 0
+    kill -0 "$4" 2>/dev/null || { log "$1: the process exited:"; tail -20 "$1" >&2; return 1; }
+    sleep 0.1
+  done
+  log "$1: no '$2' after $3 s:"; tail -20 "$1" >&2; return 1
+}
+
+# build_all: bin/strata and the Java modules, unless BENCH_SKIP_BUILD=1.
+build_all() {
+  if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
+    log "building bin/strata and the Java modules"
+    make build >&2
+    (cd java && ./mvn.sh -q install -DskipTests) >&2
+  fi
+}
+
+# start_minihdfs HEAP [MiniHdfs arguments]: HDFS (MiniDFSCluster) in its own JVM in $WORK/hdfs,
+# with java/bench's classpath ($WORK/cp.args); sets hdfs_pid (its URI comes in $WORK/hdfs.uri).
+start_minihdfs() {
+  local heap=$1
+  shift
+  log "starting HDFS (MiniDFSCluster) in $WORK/hdfs"
+  java "-Xmx$heap" @"$WORK/cp.args" io.strata.bench.MiniHdfs --base-dir "$WORK/hdfs" \
+    --exit-with $$ "$@" >"$WORK/hdfs.uri" 2>"$WORK/hdfs.log" </dev/null &
+  hdfs_pid=$!
+  pids+=("$hdfs_pid")
+}
+
+# start_strata MEMLIMIT CACHE: `strata meta` and `strata worker` in $WORK, namespace default on a
+# file:// bucket there; sets meta (its address), meta_pid and worker_pid.
+start_strata() {
+  log "starting Strata: strata meta and strata worker in $WORK"
+  GOMEMLIMIT=$1 bin/strata meta --data-dir "$WORK/meta" --listen 127.0.0.1:0 2>"$WORK/meta.log" &
+  meta_pid=$!
+  pids+=("$meta_pid")
+  wait_for "$WORK/meta.log" 'strata: serving on' 60 "$meta_pid"
+  meta=$(sed -n 's/^strata: serving on //p' "$WORK/meta.log")
+  bin/strata admin ns create default --store "file://$WORK/bucket" --meta "$meta" >&2
+  bin/strata worker --meta "$meta" --listen 127.0.0.1:0 --state-dir "$WORK/worker" \
+    --cache-dir "$WORK/cache" --cache-size "$2" 2>"$WORK/worker.log" &
+  worker_pid=$!
+  pids+=("$worker_pid")
+  wait_for "$WORK/worker.log" 'serving on' 60 "$worker_pid"
+  for _ in $(seq 100); do
+    [ "$(bin/strata admin workers --meta "$meta" | wc -l)" -ge 2 ] && break
+    sleep 0.1
+  done
+}
+
+# machine_info: sets MACHINE, the machine for the doc's header.
+machine_info() {
+  local cpu_model mem disk_dev disk_size disk_fs blk rot disk_kind
+  cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+  mem=$(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
+  disk_dev=$(df --output=source "$WORK" | tail -1)
+  disk_size=$(df -h --output=size "$WORK" | tail -1 | tr -d ' ')
+  disk_fs=$(df --output=fstype "$WORK" | tail -1)
+  blk=$(basename "$disk_dev")
+  rot=$(cat "/sys/block/$blk/queue/rotational" 2>/dev/null || echo "?")
+  case "$rot" in 0) disk_kind="not rotational";; 1) disk_kind=rotational;; *) disk_kind="kind unknown";; esac
+  MACHINE="$(nproc) cores ($cpu_model), $mem memory, disk $disk_dev $disk_size $disk_fs ($disk_kind); $(uname -sr); $(java -version 2>&1 | head -1); $(go version 2>/dev/null | cut -d' ' -f3)"
+}
