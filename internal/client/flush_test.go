@@ -287,6 +287,33 @@ func TestAppendByAnotherClient(t *testing.T) {
 	}
 }
 
+// A failed append to an empty file leaves the file: it existed before the
+// writer (a new file's failed write removes it).
+func TestFailedAppendKeepsAnEmptyFile(t *testing.T) {
+	meta := testcluster.Start(t, t.TempDir(), "meta") // no worker: past the inline limit, writes fail
+	ctx := context.Background()
+	c := testcluster.Client(t, meta.Addr, "")
+	if err := c.CreateNamespace(ctx, nsInfo("default", "file://"+t.TempDir())); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WriteFile(ctx, "/empty", nil, client.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := c.Append(ctx, "/empty")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(make([]byte, 10_000)); err == nil {
+		t.Fatal("a write with no worker succeeded")
+	}
+	if err := w.Close(); err == nil {
+		t.Fatal("close after a failed write succeeded")
+	}
+	if _, err := c.Stat(ctx, "/empty"); err != nil {
+		t.Fatalf("the appended file is gone: %v", err)
+	}
+}
+
 func nsInfo(name, uri string) *pb.NamespaceInfo {
 	return &pb.NamespaceInfo{Name: name, Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK, StoreUri: uri}
 }
