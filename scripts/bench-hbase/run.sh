@@ -71,7 +71,9 @@ log "machine: $MACHINE; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 # run TARGET FS ROUND [CONF]: one HBaseBench JVM; its log in $WORK/TARGET-ROUND.log.
 run() {
   log "round $3: $1 (log in $WORK/$1-$3.log)"
-  java -Xmx4g @"$WORK/hbase.args" io.strata.hbase.bench.HBaseBench --target "$1" --fs "$2" \
+  # NB: HBase's testing utility keeps ZooKeeper's data and its own under this directory.
+  java -Xmx4g -Dtest.build.data.basedirectory="$WORK/hbase-$1-$3" @"$WORK/hbase.args" \
+    io.strata.hbase.bench.HBaseBench --target "$1" --fs "$2" \
     ${4:+--conf "$4"} --records "$RECORDS" --ops "$OPS" --threads "$THREADS" \
     --hsyncs "$HSYNCS" --regionservers "$REGIONSERVERS" --out "$WORK/results.tsv" "${@:5}" \
     >"$WORK/$1-$3.log" 2>&1 </dev/null &

@@ -32,6 +32,12 @@ import org.apache.hadoop.hbase.util.CommonFSUtils;
  * closes its own, and its open files are left to lease recovery, as a dead process's would be.
  */
 public final class MiniHBase implements AutoCloseable {
+  /**
+   * HBase's check that the log's streams declare hflush and hsync (CommonFSUtils), true unless
+   * set otherwise.
+   */
+  public static final String ENFORCE_CAPABILITIES = "hbase.unsafe.stream.capability.enforce";
+
   private final HBaseTestingUtility util;
   private final StartMiniClusterOption option;
 
@@ -55,6 +61,10 @@ public final class MiniHBase implements AutoCloseable {
     // own; the directories go where the caller said instead.
     util.getConfiguration().set(FileSystem.FS_DEFAULT_NAME_KEY,
         conf.get(FileSystem.FS_DEFAULT_NAME_KEY));
+    // NB: it also turns the log's hflush/hsync check off (a local file system has neither),
+    // and on again only when it starts an HDFS: on again, unless the caller said otherwise.
+    util.getConfiguration().setBoolean(ENFORCE_CAPABILITIES,
+        conf.getBoolean(ENFORCE_CAPABILITIES, true));
     StartMiniClusterOption.Builder b = StartMiniClusterOption.builder().numMasters(1)
         .numRegionServers(regionServers).createRootDir(true).createWALDir(true);
     if (!"hdfs".equals(FileSystem.getDefaultUri(conf).getScheme())) {

@@ -74,6 +74,8 @@ public class TestHBaseOnStrata {
       assertEquals("strata", hbase.rootDir().toUri().getScheme());
       assertEquals("strata", hbase.walDir().toUri().getScheme());
       assertTrue(!hbase.walDir().toString().startsWith(hbase.rootDir() + "/"));
+      // The logs' streams must declare hflush and hsync (no safety turned off).
+      assertTrue(hbase.conf().getBoolean(MiniHBase.ENFORCE_CAPABILITIES, false));
       Admin admin = hbase.admin();
       admin.createTable(TableDescriptorBuilder.newBuilder(TABLE)
           .setColumnFamily(ColumnFamilyDescriptorBuilder.of(FAMILY)).build(),
