@@ -8,6 +8,6 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 m2=${STRATA_M2:-$repo/.cache/m2}
 if [ ! -d "$m2" ]; then
-  echo "mvn.sh: first run: downloading the Java build's plugins and dependencies from Maven Central into $m2 (about 210 MiB: 2 to 3 minutes)" >&2
+  echo "mvn.sh: first run: downloading the Java build's plugins and dependencies from Maven Central into $m2 (about 290 MiB: 3 to 4 minutes)" >&2
 fi
 exec mvn -B -ntp -Dmaven.repo.local="$m2" "$@"

@@ -43,8 +43,11 @@ type Writer struct {
 	buf     bytes.Buffer // the content while it fits inline
 	bl      *blockSet    // block mode: the blocks once it does not
 	obj     *blockStream // cache mode: the object's stream once it does not
-	closed  bool
-	failed  error
+	// appended: the file existed before this writer, so a failed write
+	// never removes it (even an empty one, whose base and visible are 0).
+	appended bool
+	closed   bool
+	failed   error
 }
 
 // Create creates path for writing and takes its lease.
@@ -81,7 +84,7 @@ func (c *Client) Append(ctx context.Context, path string) (*Writer, error) {
 	c.startWriter()
 	length := r.Status.Length
 	w := &Writer{c: c, ctx: ctx, hdr: hdr, path: p, ino: r.Status.InodeId, limit: int(r.InlineLimit),
-		storeURI: r.StoreUri, blockSize: r.Status.BlockSize, visible: length}
+		storeURI: r.StoreUri, blockSize: r.Status.BlockSize, visible: length, appended: true}
 	// A file that was stored inline: its bytes start the writer's content
 	// again, to end up in its first block (or inline once more).
 	w.base = length - uint64(len(r.InlineData))
@@ -279,7 +282,7 @@ func (w *Writer) abandon() {
 	if w.obj != nil {
 		w.obj.cancel()
 	}
-	if w.visible > 0 || w.base > 0 {
+	if w.visible > 0 || w.appended {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), abandonTimeout)

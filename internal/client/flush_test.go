@@ -148,6 +148,50 @@ func TestFlushedBytesAreVisible(t *testing.T) {
 	}
 }
 
+// A reader that opened a flushed file reads the bytes it took for the tail
+// from the block that a later flush, or the close, committed over them.
+func TestAReaderReadsBytesABlockTookOver(t *testing.T) {
+	ctx := context.Background()
+	addr := dev(t)
+	wc := testcluster.Client(t, addr, "")
+	rc := testcluster.Client(t, addr, "")
+	w, err := wc.Create(ctx, "/f", client.CreateOptions{BlockSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := make([]byte, 3<<20)
+	_, _ = rand.Read(d)
+	const visible = 300_100
+	for _, part := range [][]byte{d[:5000], d[5000:visible]} { // a block, then a tail
+		if _, err := w.Write(part); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := rc.Open(ctx, "/f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(d[visible:]); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Sync(); err != nil { // blocks hold [0, 2 MiB + 5000) now
+		t.Fatal(err)
+	}
+	got := make([]byte, visible)
+	if n, err := r.ReadAt(got, 0); n != visible || err != nil || !bytes.Equal(got, d[:visible]) {
+		t.Fatalf("read %d bytes (%v) of %d, equal %v", n, err, visible, bytes.Equal(got, d[:visible]))
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := r.ReadAt(got[:1000], 6000); n != 1000 || err != nil || !bytes.Equal(got[:1000], d[6000:7000]) {
+		t.Fatalf("after close: %d bytes (%v)", n, err)
+	}
+}
+
 // A writer that synced and was then killed loses nothing it synced: lease
 // recovery closes the file with every synced byte, the ones no block held
 // yet made a block by the service.
@@ -284,6 +328,33 @@ func TestAppendByAnotherClient(t *testing.T) {
 	}
 	if err := reader.Truncate(ctx, "/log", 2000); !errors.Is(err, fserr.ErrInvalidArgument) {
 		t.Fatalf("a truncate past the end: %v", err)
+	}
+}
+
+// A failed append to an empty file leaves the file: it existed before the
+// writer (a new file's failed write removes it).
+func TestFailedAppendKeepsAnEmptyFile(t *testing.T) {
+	meta := testcluster.Start(t, t.TempDir(), "meta") // no worker: past the inline limit, writes fail
+	ctx := context.Background()
+	c := testcluster.Client(t, meta.Addr, "")
+	if err := c.CreateNamespace(ctx, nsInfo("default", "file://"+t.TempDir())); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WriteFile(ctx, "/empty", nil, client.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := c.Append(ctx, "/empty")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(make([]byte, 10_000)); err == nil {
+		t.Fatal("a write with no worker succeeded")
+	}
+	if err := w.Close(); err == nil {
+		t.Fatal("close after a failed write succeeded")
+	}
+	if _, err := c.Stat(ctx, "/empty"); err != nil {
+		t.Fatalf("the appended file is gone: %v", err)
 	}
 }
 

@@ -87,12 +87,35 @@ func (r *Reader) readTail(p []byte, off int64) error {
 			return err
 		}
 		if len(resp.Data) == 0 {
-			return fserr.Errorf(fserr.ErrNotFound, "read %s: the file's flushed bytes at %d are gone (it was closed or cut meanwhile): open it again", r.path, off)
+			return r.readTakenOver(p, off)
 		}
 		n := copy(p, resp.Data)
 		p, off = p[n:], off+int64(n)
 	}
 	return nil
+}
+
+// readTakenOver reads p at off, bytes this reader took for the tail that a
+// block holds now (a flush or the close came after its open; the service
+// answers nothing for them): from the file's blocks as they are now, the
+// same inode's (blocks never change).
+func (r *Reader) readTakenOver(p []byte, off int64) error {
+	ns, path, err := splitPath(r.path)
+	if err != nil {
+		return err
+	}
+	again, err := r.c.open(r.ctx, &pb.OpenRequest{Header: r.c.hdr(ns), Path: path}, r.path)
+	if err != nil {
+		return err
+	}
+	if again.Status.InodeID == r.Status.InodeID && off < again.tailStart {
+		if n, err := again.ReadAt(p, off); n == len(p) {
+			return nil
+		} else if !errors.Is(err, io.EOF) {
+			return err
+		}
+	}
+	return fserr.Errorf(fserr.ErrNotFound, "read %s: the file's flushed bytes at %d are gone (it was replaced or cut meanwhile): open it again", r.path, off)
 }
 
 // blockRef names block b for a worker.

@@ -148,9 +148,10 @@ type CompleteOptions struct {
 }
 
 // Complete closes a file its holder has written: it records the content and
-// releases the lease. The file's new length becomes visible at once.
+// releases the lease. The file's new length becomes visible at once. A file
+// renamed since its writer opened it is closed where it is now.
 func (fs *FS) Complete(tx kv.Txn, now int64, c Caller, ns, path string, o CompleteOptions) error {
-	res, err := fs.resolveExisting(tx, c, ns, path)
+	res, err := fs.resolveHeld(tx, c, ns, path, o.Inode, o.Holder)
 	if err == nil && res.ns.IsCache() != (o.ETag != "") {
 		err = ErrInvalidArgument
 	}

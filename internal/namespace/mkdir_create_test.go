@@ -242,26 +242,30 @@ func TestComplete(t *testing.T) {
 		name string
 		path string
 		o    namespace.CompleteOptions // Inode 0 and Holder "" mean the right ones
-		err  error
+		// inodeOf names the file whose inode o gets instead (the writer
+		// follows its inode, not its path: a file at another path is not
+		// found otherwise).
+		inodeOf string
+		err     error
 	}{
-		{"empty", "/f", namespace.CompleteOptions{}, nil},
-		{"inline", "/f", namespace.CompleteOptions{Inline: true, Length: 3, Data: []byte("abc")}, nil},
-		{"inline at the limit", "/f", namespace.CompleteOptions{Inline: true, Length: limit, Data: make([]byte, limit)}, nil},
-		{"inline over the limit", "/f", namespace.CompleteOptions{Inline: true, Length: limit + 1, Data: make([]byte, limit+1)}, namespace.ErrInvalidArgument},
-		{"inline, wrong length", "/f", namespace.CompleteOptions{Inline: true, Length: 4, Data: []byte("abc")}, namespace.ErrInvalidArgument},
-		{"inline with blocks", "/f", namespace.CompleteOptions{Inline: true, Length: 3, Data: []byte("abc"), Blocks: blocks(3)}, namespace.ErrInvalidArgument},
-		{"blocks", "/f", namespace.CompleteOptions{Length: 30, Blocks: blocks(10, 15, 5)}, nil},
-		{"blocks with a gap", "/f", namespace.CompleteOptions{Length: 21, Blocks: gap}, namespace.ErrInvalidArgument},
-		{"blocks not from 0", "/f", namespace.CompleteOptions{Length: 10, Blocks: []kvschema.Block{{ID: 1, Offset: 1, Length: 10}}}, namespace.ErrInvalidArgument},
-		{"empty block", "/f", namespace.CompleteOptions{Length: 10, Blocks: blocks(10, 0)}, namespace.ErrInvalidArgument},
-		{"blocks short of the length", "/f", namespace.CompleteOptions{Length: 31, Blocks: blocks(10, 20)}, namespace.ErrInvalidArgument},
-		{"blocks beyond the length", "/f", namespace.CompleteOptions{Length: 29, Blocks: blocks(10, 20)}, namespace.ErrInvalidArgument},
-		{"data with blocks", "/f", namespace.CompleteOptions{Length: 10, Blocks: blocks(10), Data: []byte("x")}, namespace.ErrInvalidArgument},
-		{"wrong holder", "/f", namespace.CompleteOptions{Holder: "h2"}, namespace.ErrNoLease},
-		{"wrong inode", "/f", namespace.CompleteOptions{Inode: 999}, namespace.ErrNoLease},
-		{"closed file", "/closed", namespace.CompleteOptions{}, namespace.ErrNoLease},
-		{"directory", "/d", namespace.CompleteOptions{}, namespace.ErrIsDir},
-		{"missing", "/nope", namespace.CompleteOptions{}, namespace.ErrNotFound},
+		{"empty", "/f", namespace.CompleteOptions{}, "", nil},
+		{"inline", "/f", namespace.CompleteOptions{Inline: true, Length: 3, Data: []byte("abc")}, "", nil},
+		{"inline at the limit", "/f", namespace.CompleteOptions{Inline: true, Length: limit, Data: make([]byte, limit)}, "", nil},
+		{"inline over the limit", "/f", namespace.CompleteOptions{Inline: true, Length: limit + 1, Data: make([]byte, limit+1)}, "", namespace.ErrInvalidArgument},
+		{"inline, wrong length", "/f", namespace.CompleteOptions{Inline: true, Length: 4, Data: []byte("abc")}, "", namespace.ErrInvalidArgument},
+		{"inline with blocks", "/f", namespace.CompleteOptions{Inline: true, Length: 3, Data: []byte("abc"), Blocks: blocks(3)}, "", namespace.ErrInvalidArgument},
+		{"blocks", "/f", namespace.CompleteOptions{Length: 30, Blocks: blocks(10, 15, 5)}, "", nil},
+		{"blocks with a gap", "/f", namespace.CompleteOptions{Length: 21, Blocks: gap}, "", namespace.ErrInvalidArgument},
+		{"blocks not from 0", "/f", namespace.CompleteOptions{Length: 10, Blocks: []kvschema.Block{{ID: 1, Offset: 1, Length: 10}}}, "", namespace.ErrInvalidArgument},
+		{"empty block", "/f", namespace.CompleteOptions{Length: 10, Blocks: blocks(10, 0)}, "", namespace.ErrInvalidArgument},
+		{"blocks short of the length", "/f", namespace.CompleteOptions{Length: 31, Blocks: blocks(10, 20)}, "", namespace.ErrInvalidArgument},
+		{"blocks beyond the length", "/f", namespace.CompleteOptions{Length: 29, Blocks: blocks(10, 20)}, "", namespace.ErrInvalidArgument},
+		{"data with blocks", "/f", namespace.CompleteOptions{Length: 10, Blocks: blocks(10), Data: []byte("x")}, "", namespace.ErrInvalidArgument},
+		{"wrong holder", "/f", namespace.CompleteOptions{Holder: "h2"}, "", namespace.ErrNoLease},
+		{"wrong inode", "/f", namespace.CompleteOptions{Inode: 999}, "", namespace.ErrNoLease},
+		{"closed file", "/closed", namespace.CompleteOptions{}, "/closed", namespace.ErrNoLease},
+		{"directory", "/d", namespace.CompleteOptions{}, "/d", namespace.ErrIsDir},
+		{"missing", "/nope", namespace.CompleteOptions{Inode: 999}, "", namespace.ErrNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := namespace.DefaultConfig("super")
@@ -275,6 +279,9 @@ func TestComplete(t *testing.T) {
 			o := tc.o
 			if o.Inode == 0 {
 				o.Inode = n.ID
+			}
+			if tc.inodeOf != "" {
+				o.Inode = e.stat(tc.inodeOf).ID
 			}
 			if o.Holder == "" {
 				o.Holder = "h1"

@@ -119,8 +119,9 @@ func TestRenameAggregates(t *testing.T) {
 	e.check()
 }
 
-// An open file moves with its lease: its writer completes it at the new
-// path.
+// An open file moves with its lease: its writer completes it where it is
+// now, by the path it created or by the new one (as HDFS, whose writers
+// follow their file's inode).
 func TestRenameOpenFile(t *testing.T) {
 	e := newEnv(t)
 	e.mkdir("/a")
@@ -133,8 +134,8 @@ func TestRenameOpenFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := namespace.CompleteOptions{Inode: n.ID, Holder: "h", Length: 2, Inline: true, Data: []byte("hi")}
-	wantErr(t, e.complete(super, "/a/f", o), namespace.ErrNotFound)
-	if err := e.complete(super, "/b/a/f", o); err != nil {
+	wantErr(t, e.complete(super, "/a/f", namespace.CompleteOptions{Inode: n.ID, Holder: "other", Length: 2, Inline: true, Data: []byte("hi")}), namespace.ErrNotFound)
+	if err := e.complete(super, "/a/f", o); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.summary("/b"); got != (namespace.Summary{Length: 2, Files: 1, Dirs: 2}) {

@@ -40,7 +40,7 @@ func (fs *FS) Flush(tx kv.Txn, now int64, c Caller, ns, path string, o FlushOpti
 }
 
 func (fs *FS) flush(tx kv.Txn, now int64, c Caller, ns, path string, o FlushOptions) (uint64, error) {
-	res, err := fs.resolveExisting(tx, c, ns, path)
+	res, err := fs.resolveHeld(tx, c, ns, path, o.Inode, o.Holder)
 	if err != nil {
 		return 0, err
 	}
@@ -127,7 +127,9 @@ func dropTail(tx kv.Txn, ino, end uint64) error {
 	return errors.Join(err, derr)
 }
 
-// ReadTail returns up to length bytes at off of path's flushed tail.
+// ReadTail returns up to length bytes at off of path's flushed tail; none
+// if off is past the file's length, or no longer in its tail (a block holds
+// it now: the reader opens the file again).
 func (fs *FS) ReadTail(r kv.Reader, c Caller, ns, path string, ino, off, length uint64) ([]byte, error) {
 	b, err := fs.readTail(r, c, ns, path, ino, off, length)
 	if err != nil {
@@ -149,6 +151,16 @@ func (fs *FS) readTail(r kv.Reader, c Caller, ns, path string, ino, off, length 
 		return nil, ErrNotFound // replaced since it was opened
 	case !fs.check(c, n, accessRead):
 		return nil, ErrPermission
+	}
+	end, err := blocksEnd(r, n)
+	if err != nil {
+		return nil, err
+	}
+	if n.Inline || off < end {
+		// NB: a block holds these bytes now (a flush or close came after
+		// the reader's open): nothing, so that the reader opens the file
+		// again, rather than a hole in the tail taken for corruption.
+		return nil, nil
 	}
 	return tailBytes(r, n, off, min(n.Length, off+length))
 }
@@ -323,25 +335,57 @@ func cutBlocks(tx kv.Txn, n *kvschema.Inode, length uint64, uri string) error {
 	return nil
 }
 
-// NamespaceOf names the namespace that inode ino is in; ErrNotFound if it
-// is in none (gone, or in a deleted subtree awaiting purge).
-func NamespaceOf(r kv.Reader, ino uint64) (string, error) {
+// resolveHeld finds the file that holder writes, inode ino: at path, or,
+// when path no longer names it, wherever it is in namespace ns. HDFS lets a
+// file being written be renamed, and its writer follows it: its flushes and
+// its close reach the file at its new path (the lease proves the writer).
+func (fs *FS) resolveHeld(r kv.Reader, c Caller, ns, path string, ino uint64, holder string) (*resolved, error) {
+	res, err := fs.resolveExisting(r, c, ns, path)
+	if err == nil && res.node.ID == ino || err != nil && !errors.Is(err, ErrNotFound) || ino == 0 || holder == "" {
+		return res, err
+	}
+	n, nerr := getInode(r, ino)
+	if nerr != nil || n.IsDir() || n.Holder != holder {
+		return res, err // the path's own answer
+	}
+	rec, nerr := getNamespace(r, ns)
+	if nerr != nil {
+		return nil, nerr
+	}
+	if root, rerr := rootOf(r, ino); rerr != nil || root != rec.Root {
+		return res, err
+	}
+	return &resolved{ns: rec, node: n}, nil
+}
+
+// rootOf returns the root of the tree that inode ino is in; ErrNotFound if
+// it is gone.
+func rootOf(r kv.Reader, ino uint64) (uint64, error) {
 	for {
 		v, ok, err := r.Get(kvschema.InodeKey(ino))
 		if err != nil {
-			return "", err
+			return 0, err
 		}
 		if !ok {
-			return "", ErrNotFound
+			return 0, ErrNotFound
 		}
 		n, err := kvschema.DecodeInode(v)
 		if err != nil {
-			return "", err
+			return 0, err
 		}
 		if n.Parent == 0 {
-			break
+			return ino, nil
 		}
 		ino = n.Parent
+	}
+}
+
+// NamespaceOf names the namespace that inode ino is in; ErrNotFound if it
+// is in none (gone, or in a deleted subtree awaiting purge).
+func NamespaceOf(r kv.Reader, ino uint64) (string, error) {
+	ino, err := rootOf(r, ino)
+	if err != nil {
+		return "", err
 	}
 	list, err := Namespaces(r)
 	if err != nil {

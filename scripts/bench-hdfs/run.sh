@@ -61,11 +61,7 @@ BENCH_NAME=bench-hdfs
 # shellcheck source=../lib/bench.sh
 . scripts/lib/bench.sh
 
-if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
-  log "building bin/strata and the Java modules"
-  make build >&2
-  (cd java && ./mvn.sh -q install -DskipTests) >&2
-fi
+build_all
 jar=java/bench/target/classes
 [ -f java/bench/target/bench.classpath ] || { log "java/bench is not built"; exit 1; }
 
@@ -73,27 +69,14 @@ rm -rf "$WORK"
 mkdir -p "$WORK"
 printf -- '-cp\n%s\n' "$ROOT/$jar:$(cat java/bench/target/bench.classpath)" >"$WORK/cp.args"
 
-log "starting HDFS (MiniDFSCluster) in $WORK/hdfs"
-java -Xmx6g @"$WORK/cp.args" io.strata.bench.MiniHdfs --base-dir "$WORK/hdfs" --exit-with $$ \
-  >"$WORK/hdfs.uri" 2>"$WORK/hdfs.log" </dev/null &
-hdfs_pid=$!
-pids+=("$hdfs_pid")
+start_minihdfs 6g
 
 start_strata 20GiB default --store "file://$WORK/bucket"
 wait_for "$WORK/hdfs.uri" '^hdfs://' 180 "$hdfs_pid"
 hdfs=$(head -1 "$WORK/hdfs.uri")
 log "HDFS at $hdfs, Strata at $meta"
 
-# The machine, for the doc's header.
-cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
-mem=$(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
-disk_dev=$(df --output=source "$WORK" | tail -1)
-disk_size=$(df -h --output=size "$WORK" | tail -1 | tr -d ' ')
-disk_fs=$(df --output=fstype "$WORK" | tail -1)
-blk=$(basename "$disk_dev")
-rot=$(cat "/sys/block/$blk/queue/rotational" 2>/dev/null || echo "?")
-case "$rot" in 0) disk_kind="not rotational";; 1) disk_kind=rotational;; *) disk_kind="kind unknown";; esac
-MACHINE="$(nproc) cores ($cpu_model), $mem memory, disk $disk_dev $disk_size $disk_fs ($disk_kind); $(uname -sr); $(java -version 2>&1 | head -1); $(go version 2>/dev/null | cut -d' ' -f3)"
+machine_info
 COMMIT=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- java scripts/bench-hdfs 2>/dev/null || echo " + uncommitted changes")
 log "machine: $MACHINE; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 

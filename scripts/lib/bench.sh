@@ -1,7 +1,7 @@
 # Shared by the side-by-side benchmark scripts (scripts/bench-*/run.sh), sourced after they set
 # BENCH_NAME (the prefix of their messages) and WORK (their scratch directory): logging, the
 # processes they start (in pids: stopped on exit, Ctrl-C included), waiting for a server's
-# line, Strata's processes and FsBench.
+# line, building, HDFS's and Strata's processes, the machine's description and FsBench.
 
 log() { echo "$BENCH_NAME: $*" >&2; }
 
@@ -71,4 +71,39 @@ run_fsbench() {
   tail -n +1 -f --pid="$bench_pid" "$WORK/fsbench.log" \
     | grep --line-buffered -v $'^fsbench: [a-z0-9]*\t' >&2 &
   wait "$bench_pid" || { log "FsBench failed"; exit 1; }
+}
+
+# build_all: bin/strata and the Java modules, unless BENCH_SKIP_BUILD=1.
+build_all() {
+  if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
+    log "building bin/strata and the Java modules"
+    make build >&2
+    (cd java && ./mvn.sh -q install -DskipTests) >&2
+  fi
+}
+
+# start_minihdfs HEAP [MiniHdfs arguments]: HDFS (MiniDFSCluster) in its own JVM in $WORK/hdfs,
+# with java/bench's classpath ($WORK/cp.args); sets hdfs_pid (its URI comes in $WORK/hdfs.uri).
+start_minihdfs() {
+  local heap=$1
+  shift
+  log "starting HDFS (MiniDFSCluster) in $WORK/hdfs"
+  java "-Xmx$heap" @"$WORK/cp.args" io.strata.bench.MiniHdfs --base-dir "$WORK/hdfs" \
+    --exit-with $$ "$@" >"$WORK/hdfs.uri" 2>"$WORK/hdfs.log" </dev/null &
+  hdfs_pid=$!
+  pids+=("$hdfs_pid")
+}
+
+# machine_info: sets MACHINE, the machine for the doc's header.
+machine_info() {
+  local cpu_model mem disk_dev disk_size disk_fs blk rot disk_kind
+  cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+  mem=$(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
+  disk_dev=$(df --output=source "$WORK" | tail -1)
+  disk_size=$(df -h --output=size "$WORK" | tail -1 | tr -d ' ')
+  disk_fs=$(df --output=fstype "$WORK" | tail -1)
+  blk=$(basename "$disk_dev")
+  rot=$(cat "/sys/block/$blk/queue/rotational" 2>/dev/null || echo "?")
+  case "$rot" in 0) disk_kind="not rotational";; 1) disk_kind=rotational;; *) disk_kind="kind unknown";; esac
+  MACHINE="$(nproc) cores ($cpu_model), $mem memory, disk $disk_dev $disk_size $disk_fs ($disk_kind); $(uname -sr); $(java -version 2>&1 | head -1); $(go version 2>/dev/null | cut -d' ' -f3)"
 }

@@ -8,8 +8,8 @@ import io.strata.proto.v1.FileType;
  *
  * @param path where the entry is
  * @param directory whether it is a directory
- * @param length file length in bytes (0 for a directory); for a file being written, the last
- *     committed length
+ * @param length file length in bytes (0 for a directory); for a file being written, its visible
+ *     length: what was committed by its writer's last flush
  * @param permission mode bits, 0o7777
  * @param owner owning user
  * @param group owning group

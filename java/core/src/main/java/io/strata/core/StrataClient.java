@@ -15,12 +15,15 @@ import io.strata.core.rpc.Coalescer;
 import io.strata.core.rpc.MetaCaller;
 import io.strata.core.rpc.MethodKinds;
 import io.strata.core.worker.WorkerBlockIO;
+import io.strata.proto.v1.AppendRequest;
+import io.strata.proto.v1.AppendResponse;
 import io.strata.proto.v1.BatchCall;
 import io.strata.proto.v1.BatchResult;
 import io.strata.proto.v1.Block;
 import io.strata.proto.v1.CreateRequest;
 import io.strata.proto.v1.CreateResponse;
 import io.strata.proto.v1.DeleteRequest;
+import io.strata.proto.v1.FlushRequest;
 import io.strata.proto.v1.GetContentSummaryRequest;
 import io.strata.proto.v1.GetContentSummaryResponse;
 import io.strata.proto.v1.GetFileStatusRequest;
@@ -35,12 +38,14 @@ import io.strata.proto.v1.MkdirsRequest;
 import io.strata.proto.v1.NamespaceInfo;
 import io.strata.proto.v1.OpenRequest;
 import io.strata.proto.v1.OpenResponse;
+import io.strata.proto.v1.ReadTailRequest;
 import io.strata.proto.v1.RecoverLeaseRequest;
 import io.strata.proto.v1.RenameRequest;
 import io.strata.proto.v1.RenewLeaseRequest;
 import io.strata.proto.v1.SetOwnerRequest;
 import io.strata.proto.v1.SetPermissionRequest;
 import io.strata.proto.v1.SetTimesRequest;
+import io.strata.proto.v1.TruncateRequest;
 import io.strata.proto.v1.WorkerInfo;
 import io.strata.proto.v1.WorkerStats;
 import java.io.Closeable;
@@ -174,9 +179,38 @@ public final class StrataClient implements Closeable {
   }
 
   /**
-   * Opens file {@code p} for reading. In a cache-mode namespace the reader opens the file again,
-   * checked against the bucket, if its object changed before any byte was read ({@link
-   * FileReader}).
+   * Reopens closed file {@code p} for writing at its end and takes its lease; what the returned
+   * stream writes goes after what the file holds, visible on close (or flush). A cache-mode file
+   * cannot be appended to (UNSUPPORTED).
+   */
+  public FileWriter append(StrataPath p) throws IOException {
+    AppendRequest req = AppendRequest.newBuilder()
+        .setHeader(header(MetaServiceGrpc.getAppendMethod(), p.namespace()))
+        .setPath(p.path()).build();
+    AppendResponse r = call(Op.APPEND, p, s -> s.append(req));
+    WriteTarget t = new WriteTarget(p, r.getStoreUri(), r.getStatus().getInodeId(),
+        r.getStatus().getBlockSize(), r.getInlineLimit(), "");
+    renewer.acquire();
+    return FileWriter.appending(this, t, blockIO, r.getStatus().getLength(),
+        r.getInlineData().toByteArray());
+  }
+
+  /**
+   * Cuts closed file {@code p} to {@code length} bytes, no more than it holds (INVALID_ARGUMENT
+   * otherwise); at once, whole blocks past the cut going to the service's garbage queue.
+   */
+  public void truncate(StrataPath p, long length) throws IOException {
+    TruncateRequest req = TruncateRequest.newBuilder()
+        .setHeader(header(MetaServiceGrpc.getTruncateMethod(), p.namespace()))
+        .setPath(p.path()).setLength(length).build();
+    call(Op.TRUNCATE, p, s -> s.truncate(req));
+  }
+
+  /**
+   * Opens file {@code p} for reading. A file being written reads up to its visible length: its
+   * blocks, then the bytes its writer flushed after them, from the service ({@link TailReader}).
+   * In a cache-mode namespace the reader opens the file again, checked against the bucket, if
+   * its object changed before any byte was read ({@link FileReader}).
    */
   public FileReader open(StrataPath p) throws IOException {
     return new FileReader(openContent(p, false), () -> openContent(p, true));
@@ -186,11 +220,56 @@ public final class StrataClient implements Closeable {
   private FileReader.Content openContent(StrataPath p, boolean refresh) throws IOException {
     OpenResponse r = openCall(p, refresh);
     FileInfo info = FileInfo.of(p, r.getStatus());
-    if (r.getBlocksCount() == 0) {
+    long blocksEnd = blocksEnd(r);
+    boolean tail = !r.getInline() && r.getObjectKey().isEmpty() && info.length() > blocksEnd;
+    if (r.getBlocksCount() == 0 && !tail) {
       return new FileReader.Content(info, r.getInlineData().toByteArray(), null, false);
     }
-    BlockReader br = blockIO.openReader(readTarget(p, info, r));
-    return new FileReader.Content(info, null, br, !r.getObjectKey().isEmpty());
+    BlockReader br = r.getBlocksCount() == 0 ? null
+        : blockIO.openReader(readTarget(p, info, r));
+    return new FileReader.Content(info, null,
+        tail ? new TailReader(this, info, new TailReader.View(br, blocksEnd)) : br,
+        !r.getObjectKey().isEmpty());
+  }
+
+  /**
+   * The blocks of file {@code f} as the service holds them now, for a reader of it being written
+   * whose tail a block took over since it opened it ({@link TailReader}). The file must still be
+   * the same inode.
+   */
+  TailReader.View blocksOf(FileInfo f) throws IOException {
+    OpenResponse r = openCall(f.path(), false);
+    FileInfo now = FileInfo.of(f.path(), r.getStatus());
+    if (now.inodeId() != f.inodeId()) {
+      throw ErrorTranslator.forReason(Reason.NOT_FOUND, Op.READ, f.path().toString(), "read "
+          + f.path() + ": the file was replaced since it was opened: open it again", null);
+    }
+    BlockReader br = r.getBlocksCount() == 0 ? null : blockIO.openReader(readTarget(f.path(),
+        now, r));
+    return new TailReader.View(br, blocksEnd(r));
+  }
+
+  /** Where the blocks of {@code r} end. */
+  private static long blocksEnd(OpenResponse r) {
+    int n = r.getBlocksCount();
+    return n == 0 ? 0 : r.getBlocks(n - 1).getOffset() + r.getBlocks(n - 1).getLength();
+  }
+
+  /** Commits a writer's flush ({@link FileWriter#hflush}); returns the file's visible length. */
+  long flush(StrataPath p, FlushRequest req) throws IOException {
+    return call(Op.FLUSH, p, s -> s.flush(req)).getLength();
+  }
+
+  /**
+   * Reads up to {@code length} bytes at {@code offset} of the flushed tail of file {@code f}
+   * (the inode it was opened as); fewer, or none, past its visible length now.
+   */
+  byte[] readTail(FileInfo f, long offset, int length) throws IOException {
+    ReadTailRequest req = ReadTailRequest.newBuilder()
+        .setHeader(header(MetaServiceGrpc.getReadTailMethod(), f.path().namespace()))
+        .setPath(f.path().path()).setInodeId(f.inodeId()).setOffset(offset).setLength(length)
+        .build();
+    return call(Op.READ_TAIL, f.path(), s -> s.readTail(req)).getData().toByteArray();
   }
 
   /**
@@ -224,8 +303,9 @@ public final class StrataClient implements Closeable {
     for (Block b : r.getBlocksList()) {
       blocks.add(new BlockExtent(b.getBlockId(), b.getOffset(), b.getLength()));
     }
-    return new ReadTarget(p, r.getStoreUri(), info.inodeId(), info.length(), blocks,
-        r.getObjectKey(), r.getObjectVersion());
+    // The blocks end before the length of a file being written: its tail is not theirs to read.
+    return new ReadTarget(p, r.getStoreUri(), info.inodeId(), Math.min(info.length(),
+        blocksEnd(r)), blocks, r.getObjectKey(), r.getObjectVersion());
   }
 
   private List<WorkerInfo> listWorkers() throws IOException {

@@ -40,6 +40,9 @@ final class Capabilities {
         // A bucket keeps no permissions: chmod changes what Strata shows until it reloads.
         return java.util.Optional.of(!cache);
       case ATOMIC_RENAME:
+      case CommonPathCapabilities.FS_APPEND:
+      case CommonPathCapabilities.FS_TRUNCATE:
+        // A cache-mode namespace's files are objects: no append, no truncate.
         return java.util.Optional.of(!cache);
       case CommonPathCapabilities.LEASE_RECOVERABLE:
         // Writers hold leases in both modes; in cache mode recovery ends the upload.

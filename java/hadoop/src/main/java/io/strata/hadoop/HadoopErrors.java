@@ -57,12 +57,17 @@ final class HadoopErrors {
     }
   }
 
-  /** HDFS: "is a directory" means "file exists" to create, "not found" to open. */
+  /**
+   * HDFS: "is a directory" means "file exists" to create, "not found" to open, append and
+   * truncate (which want a file).
+   */
   private static IOException isDirectory(Op op, String m, IOException cause) {
     switch (op) {
       case CREATE:
         return withCause(new FileAlreadyExistsException(m), cause);
       case OPEN:
+      case APPEND:
+      case TRUNCATE:
         return withCause(new FileNotFoundException(m), cause);
       default:
         return cause;

@@ -5,6 +5,7 @@ import static org.apache.hadoop.fs.impl.PathCapabilitiesSupport.validatePathCapa
 import io.strata.core.ClientConfig;
 import io.strata.core.CreateOptions;
 import io.strata.core.FileInfo;
+import io.strata.core.FileWriter;
 import io.strata.core.IOIterator;
 import io.strata.core.Namespace;
 import io.strata.core.PathRule;
@@ -23,6 +24,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.hadoop.HadoopIllegalArgumentException;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.BlockLocation;
 import org.apache.hadoop.fs.ContentSummary;
@@ -58,8 +60,9 @@ import org.slf4j.LoggerFactory;
  * docs/java.md.
  *
  * <p>Files over the inline limit (4 KiB) go through the workers (core's data path);
- * {@link #getFileBlockLocations} names each block's home worker. Not supported yet, and declared
- * so: append, truncate, hflush/hsync, concat, symlinks, snapshots, ACLs, extended attributes.
+ * {@link #getFileBlockLocations} names each block's home worker. A file being written is read up
+ * to what its writer flushed (hflush/hsync), as in HDFS; append and truncate are the service's.
+ * Not supported yet, and declared so: concat, symlinks, snapshots, ACLs, extended attributes.
  */
 public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
   /** The URI scheme. */
@@ -401,16 +404,41 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
     return create(f, permission, overwrite, true, replication, blockSize);
   }
 
+  /**
+   * createNonRecursive: the parent must exist. Flags as HDFS's: {@code APPEND} appends to the
+   * file (with {@code CREATE}, creates it if it is missing), {@code OVERWRITE} replaces it.
+   */
   @Override
   public FSDataOutputStream createNonRecursive(Path f, FsPermission permission,
       EnumSet<CreateFlag> flags, int bufferSize, short replication, long blockSize,
       Progressable progress) throws IOException {
-    if (flags.contains(CreateFlag.APPEND)) {
-      throw new UnsupportedOperationException("createNonRecursive " + f
-          + ": APPEND is not supported by Strata yet");
+    return create(f, permission, flags, false, replication, blockSize);
+  }
+
+  /** create with flags (FileSystem.createFile's builder comes here): as createNonRecursive. */
+  @Override
+  public FSDataOutputStream create(Path f, FsPermission permission, EnumSet<CreateFlag> flags,
+      int bufferSize, short replication, long blockSize, Progressable progress,
+      Options.ChecksumOpt checksumOpt) throws IOException {
+    return create(f, permission, flags, true, replication, blockSize);
+  }
+
+  private FSDataOutputStream create(Path f, FsPermission permission, EnumSet<CreateFlag> flags,
+      boolean createParents, short replication, long blockSize) throws IOException {
+    CreateFlag.validate(flags);
+    if (!flags.contains(CreateFlag.APPEND)) {
+      return create(f, permission, flags.contains(CreateFlag.OVERWRITE), createParents,
+          replication, blockSize);
     }
-    return create(f, permission, flags.contains(CreateFlag.OVERWRITE), false, replication,
-        blockSize);
+    if (!flags.contains(CreateFlag.CREATE)) {
+      return append(f, 0, null);
+    }
+    try {
+      return append(f, 0, null);
+    } catch (FileNotFoundException e) {
+      LOG.debug("create {} with APPEND: not there, created", f);
+      return create(f, permission, false, createParents, replication, blockSize);
+    }
   }
 
   private FSDataOutputStream create(Path f, FsPermission permission, boolean overwrite,
@@ -427,14 +455,44 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
     }
   }
 
+  /**
+   * Reopens closed file {@code f} at its end for writing, under this client's lease (HDFS's
+   * append): what is written goes after what it holds, visible on hflush or close. The stream's
+   * position starts at the file's length. A file being written is {@code
+   * AlreadyBeingCreatedException}; a missing one FileNotFoundException.
+   */
   @Override
-  public FSDataOutputStream append(Path f, int bufferSize, Progressable progress) {
-    throw new UnsupportedOperationException("append " + f + ": not supported by Strata yet");
+  public FSDataOutputStream append(Path f, int bufferSize, Progressable progress)
+      throws IOException {
+    StrataPath p = toStrata(f);
+    statistics.incrementWriteOps(1);
+    try {
+      FileWriter w = client.append(p);
+      return new FSDataOutputStream(new StrataOutputStream(w), statistics, w.length());
+    } catch (IOException e) {
+      throw HadoopErrors.translate(e);
+    }
   }
 
+  /**
+   * Cuts closed file {@code f} to {@code newLength}, at most its length. The cut is done when
+   * this returns, so the answer is always true (HDFS answers false while it recovers the last
+   * block in the background).
+   */
   @Override
-  public boolean truncate(Path f, long newLength) {
-    throw new UnsupportedOperationException("truncate " + f + ": not supported by Strata yet");
+  public boolean truncate(Path f, long newLength) throws IOException {
+    if (newLength < 0) {
+      throw new HadoopIllegalArgumentException("truncate " + f
+          + ": cannot truncate to a negative file size: " + newLength);
+    }
+    StrataPath p = toStrata(f);
+    statistics.incrementWriteOps(1);
+    try {
+      client.truncate(p, newLength);
+      return true;
+    } catch (IOException e) {
+      throw HadoopErrors.translate(e);
+    }
   }
 
   /**

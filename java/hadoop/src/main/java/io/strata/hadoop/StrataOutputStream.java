@@ -7,10 +7,13 @@ import org.apache.hadoop.fs.StreamCapabilities;
 import org.apache.hadoop.fs.Syncable;
 
 /**
- * A Strata file open for writing: the core writer, with Hadoop's Syncable declared and refused.
- * Content becomes visible, whole, on close; hflush and hsync throw UnsupportedOperationException
- * (rather than letting FSDataOutputStream downgrade them silently to flush) so that a caller that
- * needs durability before close learns it does not have it.
+ * A Strata file open for writing: the core writer, with Hadoop's Syncable. In a block-mode
+ * namespace hflush and hsync commit what was written to the service (visible to new readers and
+ * durable, {@link FileWriter#hflush}) and the stream declares both capabilities, as HBase's
+ * write-ahead log requires. In a cache-mode namespace a file is one object, visible on close
+ * only: hflush and hsync throw UnsupportedOperationException (rather than letting
+ * FSDataOutputStream downgrade them silently to flush), so that a caller that needs durability
+ * before close learns it does not have it, and the capabilities are not declared.
  */
 final class StrataOutputStream extends OutputStream implements Syncable, StreamCapabilities {
   private final FileWriter writer;
@@ -29,6 +32,7 @@ final class StrataOutputStream extends OutputStream implements Syncable, StreamC
     writer.write(b, off, len);
   }
 
+  /** Has nothing to do (see {@link FileWriter#flush}); {@link #hflush} commits. */
   @Override
   public void flush() throws IOException {
     writer.flush();
@@ -40,21 +44,29 @@ final class StrataOutputStream extends OutputStream implements Syncable, StreamC
   }
 
   @Override
-  public void hflush() {
-    throw new UnsupportedOperationException("hflush " + writer.path()
-        + ": not supported by Strata yet; content becomes visible on close");
+  public void hflush() throws IOException {
+    writer.hflush();
   }
 
   @Override
-  public void hsync() {
-    throw new UnsupportedOperationException("hsync " + writer.path()
-        + ": not supported by Strata yet; content becomes durable on close");
+  public void hsync() throws IOException {
+    writer.hsync();
   }
 
-  /** Neither hflush nor hsync, nor any other stream capability, is offered. */
+  /**
+   * hflush and hsync in a block-mode namespace; no other stream capability. NB: Hadoop
+   * deprecates the hflush name in favour of probing hsync, but HBase probes both.
+   */
   @Override
+  @SuppressWarnings("deprecation")
   public boolean hasCapability(String capability) {
-    return false;
+    switch (capability.toLowerCase(java.util.Locale.ROOT)) {
+      case StreamCapabilities.HFLUSH:
+      case StreamCapabilities.HSYNC:
+        return writer.canSync();
+      default:
+        return false;
+    }
   }
 
   @Override

@@ -16,7 +16,7 @@ import org.apache.hadoop.fs.StorageStatistics;
 import org.apache.hadoop.fs.StreamCapabilities;
 import org.junit.Test;
 
-/** Reading and writing through StrataFileSystem: streams, capabilities, statistics. */
+/** Reading and writing through StrataFileSystem: streams, Syncable, capabilities, statistics. */
 public class TestStrataStreams extends StrataTestBase {
   private byte[] data(int n) {
     byte[] b = new byte[n];
@@ -64,16 +64,21 @@ public class TestStrataStreams extends StrataTestBase {
   }
 
   @Test
-  public void syncableIsRefusedAndUndeclared() throws IOException {
-    try (FSDataOutputStream out = fs.create(new Path(base, "s"))) {
-      assertFalse(out.hasCapability("hflush"));
-      assertFalse(out.hasCapability("hsync"));
+  public void syncableIsDeclaredAndWorks() throws IOException {
+    Path s = new Path(base, "s");
+    try (FSDataOutputStream out = fs.create(s)) {
+      assertTrue(out.hasCapability("hflush"));
+      assertTrue(out.hasCapability("hsync"));
+      assertFalse(out.hasCapability(StreamCapabilities.IOSTATISTICS));
       out.write('x');
-      assertThrows(UnsupportedOperationException.class, out::hflush);
-      assertThrows(UnsupportedOperationException.class, out::hsync);
+      out.hflush();
+      assertEquals("x", read(fs, s));
+      out.write('y');
+      out.hsync();
+      assertEquals("xy", read(fs, s));
       out.flush();
     }
-    try (FSDataInputStream in = fs.open(new Path(base, "s"))) {
+    try (FSDataInputStream in = fs.open(s)) {
       assertTrue(in.hasCapability(StreamCapabilities.UNBUFFER));
       assertFalse(in.hasCapability(StreamCapabilities.READBYTEBUFFER));
       assertFalse(in.hasCapability(StreamCapabilities.PREADBYTEBUFFER));
@@ -86,19 +91,20 @@ public class TestStrataStreams extends StrataTestBase {
   public void unsupportedOperations() throws IOException {
     Path f = new Path(base, "u");
     write(fs, f, "x");
-    assertThrows(UnsupportedOperationException.class, () -> fs.append(f));
-    assertThrows(UnsupportedOperationException.class, () -> fs.truncate(f, 0));
+    assertThrows(UnsupportedOperationException.class,
+        () -> fs.concat(f, new Path[] {new Path(base, "v")}));
   }
 
   @Test
   public void pathCapabilitiesAreHonest() throws IOException {
-    assertTrue(fs.hasPathCapability(base, CommonPathCapabilities.FS_PERMISSIONS));
-    assertTrue(fs.hasPathCapability(base, CommonPathCapabilities.LEASE_RECOVERABLE));
-    assertTrue(fs.hasPathCapability(base, Capabilities.ATOMIC_RENAME));
-    for (String no : new String[] {CommonPathCapabilities.FS_APPEND,
-        Capabilities.MARKER_AWARE, Capabilities.MARKER_POLICY_KEEP,
+    for (String yes : new String[] {CommonPathCapabilities.FS_PERMISSIONS,
+        CommonPathCapabilities.LEASE_RECOVERABLE, Capabilities.ATOMIC_RENAME,
+        CommonPathCapabilities.FS_APPEND, CommonPathCapabilities.FS_TRUNCATE}) {
+      assertTrue(yes, fs.hasPathCapability(base, yes));
+    }
+    for (String no : new String[] {Capabilities.MARKER_AWARE, Capabilities.MARKER_POLICY_KEEP,
         Capabilities.MARKER_ACTION_KEEP, CommonPathCapabilities.VIRTUAL_BLOCK_LOCATIONS,
-        CommonPathCapabilities.FS_TRUNCATE, CommonPathCapabilities.FS_CONCAT,
+        CommonPathCapabilities.FS_CONCAT,
         CommonPathCapabilities.FS_SYMLINKS, CommonPathCapabilities.FS_SNAPSHOTS,
         CommonPathCapabilities.FS_ACLS, CommonPathCapabilities.FS_XATTRS,
         CommonPathCapabilities.FS_CHECKSUMS, CommonPathCapabilities.FS_PATHHANDLES,

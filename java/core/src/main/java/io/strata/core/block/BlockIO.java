@@ -14,7 +14,11 @@ import java.util.List;
  * failures).
  */
 public interface BlockIO extends Closeable {
-  /** Starts writing the blocks of {@code target}, whose content outgrew the inline limit. */
+  /**
+   * Starts writing content of {@code target}, whose content outgrew the inline limit: in block
+   * mode one block (the caller opens one writer per block, and sends at most the block size to
+   * each), in cache mode the whole object ({@link WriteTarget#objectKey}).
+   */
   BlockWriter openWriter(WriteTarget target) throws IOException;
 
   /** Opens {@code target}'s blocks for reading. */

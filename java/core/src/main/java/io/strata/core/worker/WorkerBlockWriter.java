@@ -21,11 +21,15 @@ import java.net.SocketTimeoutException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
 
 /**
- * A file's content streaming to one worker ({@code WorkerService.Write}): a header, then the data
- * in 1 MiB messages; the worker cuts it into blocks, uploads them and answers with the block list
- * once every block is in the bucket. Sends respect gRPC flow control (a write waits while the
+ * Content streaming to one worker ({@code WorkerService.Write}): a header, then the data in 1 MiB
+ * messages; the worker cuts it into blocks (one, in block mode, where a file's writer opens a
+ * stream per block), uploads them and answers with the block list once every block is in the
+ * bucket. Sends respect gRPC flow control (a write waits while the
  * stream is not ready), so a writer holds about two messages in memory however fast it writes.
  * Each wait is bounded by the client's RPC timeout. Not safe for concurrent use (one writer per
  * file), except {@link #abort}.
@@ -52,6 +56,8 @@ final class WorkerBlockWriter implements BlockWriter {
   private WriteResponse response;
   private IOException failure;
   private boolean done;
+  /** Completed (outside the lock) when the stream has ended, answered or failed. */
+  private final CompletableFuture<Void> ended = new CompletableFuture<>();
 
   private WorkerBlockWriter(WorkerInfo worker, WriteTarget target, Duration timeout) {
     this.worker = worker;
@@ -116,6 +122,7 @@ final class WorkerBlockWriter implements BlockWriter {
           done = true;
           lock.notifyAll();
         }
+        ended.complete(null);
       }
 
       @Override
@@ -124,6 +131,7 @@ final class WorkerBlockWriter implements BlockWriter {
           done = true;
           lock.notifyAll();
         }
+        ended.complete(null);
       }
     });
     send(WriteRequest.newBuilder().setHeader(WriteHeader.newBuilder()
@@ -159,25 +167,50 @@ final class WorkerBlockWriter implements BlockWriter {
 
   @Override
   public List<BlockExtent> finish() throws IOException {
-    if (count > 0) {
-      sendData(chunk, 0, count);
-      count = 0;
-    }
-    synchronized (lock) {
-      checkFailed();
-      requests.onCompleted();
-      long deadline = System.nanoTime() + timeoutNanos;
-      while (!done) {
-        waitUntil(deadline, "answer with the blocks");
+    return BlockWriter.await(finishAsync(), this::abort);
+  }
+
+  /**
+   * Sends what is left and half-closes the stream; the future completes once the worker
+   * answered with the blocks (every one in the bucket), or failed, or did not answer within the
+   * RPC timeout (the stream is then cancelled).
+   */
+  @Override
+  public CompletableFuture<List<BlockExtent>> finishAsync() {
+    try {
+      if (count > 0) {
+        sendData(chunk, 0, count);
+        count = 0;
       }
-      checkFailed();
-      if (response == null) {
-        throw new IOException("write " + target.path() + ": worker " + worker.getId()
+      synchronized (lock) {
+        checkFailed();
+        requests.onCompleted();
+      }
+    } catch (IOException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    return ended.orTimeout(timeoutNanos, TimeUnit.NANOSECONDS).handle((v, err) -> answer(err));
+  }
+
+  /** The blocks the worker answered with; {@code timedOut} is the wait's failure, if any. */
+  private List<BlockExtent> answer(Throwable timedOut) {
+    synchronized (lock) {
+      if (timedOut != null && failure == null) {
+        requests.cancel("timed out", null);
+        failure = new SocketTimeoutException("write " + target.path() + ": worker "
+            + worker.getId() + " at " + worker.getAddress() + " did not answer with the blocks"
+            + " within " + Duration.ofNanos(timeoutNanos).toMillis() + " ms");
+      }
+      if (failure == null && response == null) {
+        failure = new IOException("write " + target.path() + ": worker " + worker.getId()
             + " ended the stream without an answer");
       }
-      if (response.getLength() != sent) {
-        throw new IOException("write " + target.path() + ": worker " + worker.getId()
+      if (failure == null && response.getLength() != sent) {
+        failure = new IOException("write " + target.path() + ": worker " + worker.getId()
             + " stored " + response.getLength() + " bytes of " + sent);
+      }
+      if (failure != null) {
+        throw new CompletionException(failure);
       }
       List<BlockExtent> out = new ArrayList<>(response.getBlocksCount());
       for (Block blk : response.getBlocksList()) {

@@ -16,6 +16,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 import java.util.stream.Stream;
 
 /**
@@ -51,30 +52,46 @@ public final class DevCluster implements AutoCloseable {
    * bucket that a cache-mode namespace is a view of) and waits until it serves.
    */
   public static DevCluster start(Map<String, String> env) throws IOException {
-    Path binary = binary();
-    Path dataDir = Files.createTempDirectory("strata-dev-");
+    Launched l = launch("server", READY, env, d -> List.of("server", "--dev", "--data-dir",
+        d.toString(), "--listen", "127.0.0.1:0"));
+    return new DevCluster(l.process(), l.dir(), l.address());
+  }
+
+  /** A strata process that serves: its own directory and the address it said. */
+  record Launched(Process process, Path dir, String address) {}
+
+  /**
+   * Runs the strata binary with {@code args} of a fresh temporary directory, and {@code env}
+   * added to its environment, and waits until its stderr has a line with {@code marker}
+   * (followed by its address); its stderr goes to target/strata-logs/KIND-*.log. A process that
+   * does not serve is killed, its directory removed.
+   */
+  static Launched launch(String kind, String marker, Map<String, String> env,
+      Function<Path, List<String>> args) throws IOException {
+    Path dir = Files.createTempDirectory("strata-" + kind + "-");
     Path logDir = Paths.get("target", "strata-logs");
     Files.createDirectories(logDir);
-    Path log = Files.createTempFile(logDir, "server-", ".log");
-    ProcessBuilder pb = new ProcessBuilder(binary.toString(), "server", "--dev",
-        "--data-dir", dataDir.toString(), "--listen", "127.0.0.1:0")
-        .redirectOutput(ProcessBuilder.Redirect.DISCARD);
+    Path log = Files.createTempFile(logDir, kind + "-", ".log");
+    List<String> cmd = new ArrayList<>();
+    cmd.add(binary().toString());
+    cmd.addAll(args.apply(dir));
+    ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(ProcessBuilder.Redirect.DISCARD);
     pb.environment().putAll(env);
     Process p = pb.start();
     CompletableFuture<String> ready = new CompletableFuture<>();
-    Thread pump = new Thread(() -> pumpStderr(p, log, ready), "strata-server-stderr");
+    Thread pump = new Thread(() -> pumpStderr(p, log, ready, marker), "strata-" + kind
+        + "-stderr");
     pump.setDaemon(true);
     pump.start();
     try {
-      String addr = ready.get(START_TIMEOUT_SECONDS, TimeUnit.SECONDS);
-      return new DevCluster(p, dataDir, addr);
+      return new Launched(p, dir, ready.get(START_TIMEOUT_SECONDS, TimeUnit.SECONDS));
     } catch (InterruptedException | ExecutionException | TimeoutException e) {
       p.destroyForcibly();
-      deleteTree(dataDir);
+      deleteTree(dir);
       if (e instanceof InterruptedException) {
         Thread.currentThread().interrupt();
       }
-      throw new IOException("strata server did not start (" + e + "); its log: " + log
+      throw new IOException("strata " + kind + " did not start (" + e + "); its log: " + log
           + "\n" + Files.readString(log), e);
     }
   }
@@ -177,6 +194,14 @@ public final class DevCluster implements AutoCloseable {
    * address of the first "strata: serving on ADDR" line (exceptionally if it exits first).
    */
   static void pumpStderr(Process p, Path log, CompletableFuture<String> ready) {
+    pumpStderr(p, log, ready, READY);
+  }
+
+  /**
+   * As above, for the line holding {@code marker} (a worker says "strata: worker ID serving on
+   * ADDR"): {@code ready} gets what follows the marker.
+   */
+  static void pumpStderr(Process p, Path log, CompletableFuture<String> ready, String marker) {
     try (BufferedReader r = new BufferedReader(
             new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8));
         PrintWriter w = new PrintWriter(Files.newBufferedWriter(log, StandardCharsets.UTF_8),
@@ -184,8 +209,9 @@ public final class DevCluster implements AutoCloseable {
       String line;
       while ((line = r.readLine()) != null) {
         w.println(line);
-        if (line.startsWith(READY)) {
-          ready.complete(line.substring(READY.length()).trim());
+        int at = line.indexOf(marker);
+        if (at >= 0) {
+          ready.complete(line.substring(at + marker.length()).trim());
         }
       }
       ready.completeExceptionally(new IOException("strata exited with status "
