@@ -40,3 +40,7 @@ func countLeases(c *Client) (n, mapped int) {
 
 // BatchesSent returns how many Batch RPCs c made.
 func BatchesSent(c *Client) int64 { return c.batches.sent() }
+
+// TailStart returns where r's blocks end: past it, r reads the flushed
+// tail from the service.
+func TailStart(r *Reader) int64 { return r.tailStart }

@@ -44,8 +44,10 @@ type Writer struct {
 	bl      *blockSet    // block mode: the blocks once it does not
 	obj     *blockStream // cache mode: the object's stream once it does not
 	// appended: the file existed before this writer, so a failed write
-	// never removes it (even an empty one, whose base and visible are 0).
-	appended bool
+	// never removes it (even an empty one, whose base and visible are 0);
+	// nor once a flush was sent, which may have committed.
+	appended  bool
+	flushSent bool
 	closed   bool
 	failed   error
 }
@@ -177,11 +179,18 @@ func (w *Writer) Flush() error {
 	if len(req.Blocks) == 0 && len(req.TailData) == 0 {
 		return nil
 	}
+	w.flushSent = true
 	resp, err := call(func() (*pb.FlushResponse, error) { return w.c.meta.Flush(w.ctx, req) })
 	if err != nil {
-		return err
+		// The blocks it carried are no longer the writer's to send again:
+		// the write fails, and lease recovery keeps what did commit.
+		w.failed = fserr.Errorf(errCond(err), "flush %s: %v", w.path, err)
+		return w.failed
 	}
 	w.visible = resp.Length
+	if w.bl != nil {
+		w.bl.committed(resp.Length)
+	}
 	return nil
 }
 
@@ -197,10 +206,11 @@ func (w *Writer) flushContent(req *pb.FlushRequest) error {
 		return nil
 	}
 	bs := w.bl
-	if !bs.flushed {
-		// The first flush: end the current block early, so that blocks
-		// hold everything written so far; from now on the current block's
-		// bytes are kept, to be sent as the tail.
+	if !bs.flushed || bs.overflow {
+		// The first flush, or too much for a tail: end the current block
+		// early, so that blocks hold everything written so far; from the
+		// first flush on the current block's bytes are kept, to be sent
+		// as the tail.
 		w.endBlock()
 		bs.flushed = true
 	}
@@ -214,7 +224,7 @@ func (w *Writer) flushContent(req *pb.FlushRequest) error {
 		end = max(end, done[len(done)-1].Offset+done[len(done)-1].Length)
 	}
 	if bs.cur != nil && end < w.off {
-		req.TailOffset, req.TailData = end, bs.keep[end-bs.curStart:]
+		req.TailOffset, req.TailData = end, bs.keep[end-bs.keepStart:]
 	}
 	return nil
 }
@@ -282,7 +292,7 @@ func (w *Writer) abandon() {
 	if w.obj != nil {
 		w.obj.cancel()
 	}
-	if w.visible > 0 || w.appended {
+	if w.visible > 0 || w.appended || w.flushSent {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), abandonTimeout)

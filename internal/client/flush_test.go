@@ -192,6 +192,96 @@ func TestAReaderReadsBytesABlockTookOver(t *testing.T) {
 	}
 }
 
+// A flush after more than a tail's worth (8 MiB) since the last ends the
+// block instead of sending it as the tail; smaller flushes after it send
+// tails again.
+func TestALargeFlushEndsTheBlock(t *testing.T) {
+	ctx := context.Background()
+	addr := dev(t)
+	wc := testcluster.Client(t, addr, "")
+	rc := testcluster.Client(t, addr, "")
+	w, err := wc.Create(ctx, "/big", client.CreateOptions{BlockSize: 32 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []byte
+	for _, step := range []struct {
+		n         int
+		tailStart int
+	}{
+		{100_000, 100_000},         // the first flush ends the block
+		{1000, 100_000},            // a tail
+		{9 << 20, 101_000 + 9<<20}, // too much for a tail
+		{5000, 101_000 + 9<<20},    // a tail again
+		{3 << 20, 101_000 + 9<<20}, // and one that grows it
+	} {
+		b := make([]byte, step.n)
+		_, _ = rand.Read(b)
+		want = append(want, b...)
+		if _, err := w.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		r, err := rc.Open(ctx, "/big")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := client.TailStart(r); got != int64(step.tailStart) {
+			t.Errorf("after %d bytes: the blocks end at %d, want %d", len(want), got, step.tailStart)
+		}
+		if got, err := io.ReadAll(r); err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("after %d bytes: read %d (%v)", len(want), len(got), err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := rc.ReadFile(ctx, "/big"); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("after close: read %d bytes (%v), want %d", len(got), err, len(want))
+	}
+}
+
+// A flush the service refuses (another client recovered the lease) fails
+// the writer: what it carried cannot be sent again, so later writes fail
+// too, and the close does not remove the file, which keeps what was
+// flushed before.
+func TestAFailedFlushFailsTheWriter(t *testing.T) {
+	ctx := context.Background()
+	addr := dev(t)
+	wc := testcluster.Client(t, addr, "")
+	other := testcluster.Client(t, addr, "")
+	w, err := wc.Create(ctx, "/lost", client.CreateOptions{BlockSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	flushed := make([]byte, 300_000)
+	_, _ = rand.Read(flushed)
+	if _, err := w.Write(flushed); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	recoverAll(t, other, "/lost")
+	if _, err := w.Write(make([]byte, 2<<20)); err != nil {
+		t.Fatal(err) // the blocks stream to a worker: the service is not asked yet
+	}
+	if err := w.Flush(); err == nil {
+		t.Fatal("a flush after the lease was recovered succeeded")
+	}
+	if _, err := w.Write([]byte("more")); err == nil {
+		t.Fatal("a write after a failed flush succeeded")
+	}
+	if err := w.Close(); err == nil {
+		t.Fatal("close after a failed flush succeeded")
+	}
+	if got, err := other.ReadFile(ctx, "/lost"); err != nil || !bytes.Equal(got, flushed) {
+		t.Fatalf("after the failed flush: %d bytes (%v), want the %d flushed", len(got), err, len(flushed))
+	}
+}
+
 // A writer that synced and was then killed loses nothing it synced: lease
 // recovery closes the file with every synced byte, the ones no block held
 // yet made a block by the service.

@@ -108,6 +108,21 @@ func (b *blockStream) streamErr(err error) error {
 	return fmt.Errorf("worker at %s closed the write stream: %w", b.addr, err)
 }
 
+// maxFlushTail bounds the tail a flush sends (the service keeps it in its
+// log until a block covers it): a writer that wrote more since its last
+// flush ends its block at the flush instead.
+const maxFlushTail = 8 << 20
+
+// committed drops the kept bytes a flush made visible up to length.
+func (bs *blockSet) committed(length uint64) {
+	if bs.cur == nil || length <= bs.keepStart {
+		return
+	}
+	drop := min(uint64(len(bs.keep)), length-bs.keepStart)
+	bs.keep = append(bs.keep[:0], bs.keep[drop:]...)
+	bs.keepStart += drop
+}
+
 // pendingBlock is a finished block stream whose worker is uploading it.
 type pendingBlock struct {
 	done  chan struct{}
@@ -122,10 +137,14 @@ type blockSet struct {
 	cur      *blockStream
 	curStart uint64 // file offset of the current block's first byte
 	curLen   uint64 // bytes in the current block so far
-	// keep holds the current block's bytes once the writer has flushed:
-	// a flush sends those written since the last as the file's tail.
-	keep    []byte
-	flushed bool
+	// keep holds the current block's bytes from keepStart, the last
+	// flush's end, once the writer has flushed: the next flush sends them
+	// as the file's tail. Past maxFlushTail it overflows and stops, and
+	// the next flush ends the block instead.
+	keep      []byte
+	keepStart uint64
+	overflow  bool
+	flushed   bool
 	pending []*pendingBlock // in file order
 	sem     chan struct{}   // one token per block in flight
 }
@@ -139,14 +158,18 @@ func (w *Writer) streamBlocks(p []byte) error {
 			if err != nil {
 				return err
 			}
-			bs.cur, bs.curStart, bs.curLen, bs.keep = s, w.off, 0, bs.keep[:0]
+			bs.cur, bs.curStart, bs.curLen = s, w.off, 0
+			bs.keep, bs.keepStart, bs.overflow = bs.keep[:0], w.off, false
 		}
 		n := min(uint64(len(p)), w.blockSize-bs.curLen)
 		if err := bs.cur.write(p[:n]); err != nil {
 			return err
 		}
-		if bs.flushed {
-			bs.keep = append(bs.keep, p[:n]...)
+		if bs.flushed && !bs.overflow {
+			bs.overflow = uint64(len(bs.keep))+n > maxFlushTail
+			if !bs.overflow {
+				bs.keep = append(bs.keep, p[:n]...)
+			}
 		}
 		bs.curLen += n
 		w.off += n
