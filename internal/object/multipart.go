@@ -34,6 +34,10 @@ type Part struct {
 type ParallelOptions struct {
 	PartSize    int64 // default 16 MiB, raised to MinPartSize and to fit MaxParts
 	Concurrency int   // parts in flight at once; default 4
+	// Abandon, if set, takes a failed upload to abort later instead of
+	// PutParallel aborting it before it returns: a store that does not
+	// answer would hold the caller's error back for the abort's budget too.
+	Abandon func(Upload)
 }
 
 // abortTimeout bounds the cleanup of a failed upload, which runs even after
@@ -56,6 +60,10 @@ func PutParallel(ctx context.Context, s Store, key string, r io.ReaderAt, size i
 	parts, err := uploadParts(ctx, s, u, r, size, partSize, conc)
 	if err == nil {
 		_, err = s.CompleteMultipart(ctx, u, parts)
+	}
+	if err != nil && o.Abandon != nil {
+		o.Abandon(u)
+		return err
 	}
 	if err != nil {
 		return errors.Join(err, AbortUpload(ctx, s, u))

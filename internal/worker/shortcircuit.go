@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/stratafs/strata/internal/blocks"
+	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/scproto"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
@@ -61,8 +62,15 @@ func (w *Worker) shortCircuit(ctx context.Context, req *pb.ShortCircuitRequest) 
 	if req.Invalidate {
 		w.cache.Invalidate(key, int64(req.Offset), int64(req.Length))
 	}
-	if err := w.ensureCached(ctx, ref, int64(req.Offset), int64(req.Length), req.Random); err != nil {
-		return &pb.ShortCircuitResponse{Error: err.Error()}, -1, none
+	held, err := w.ensureCached(ctx, ref, int64(req.Offset), int64(req.Length), req.Random)
+	if err != nil {
+		// A bucket that did not answer would make the RPC wait as long.
+		return &pb.ShortCircuitResponse{Error: err.Error(), Unavailable: errors.Is(err, fserr.ErrUnavailable)}, -1, none
+	}
+	if len(held) > 0 {
+		// Nothing to lend: the reader asks the RPC, which serves what the
+		// cache could not store.
+		return &pb.ShortCircuitResponse{Error: "the cache could not store the range"}, -1, none
 	}
 	off := int64(req.Offset)
 	h, err := w.cache.Acquire(key, off, w.grantEnd(ref, off, int64(req.Length))-off)
