@@ -39,8 +39,8 @@ func (w *Worker) abandon(store object.Store) func(object.Upload) {
 // an abort that waits on the same unresponsive bucket, and an abort that
 // fails is tried again every interval until it succeeds (the bucket came
 // back) or the worker closes. It also sweeps each bucket the worker uses
-// for uploads under blocks/ older than maxUploadAge, which a worker that
-// died mid-write left, where the store can list uploads by prefix (not
+// for uploads under blocks/ older than Config.AbandonedUploadAge, which a
+// worker that died mid-write left, where the store can list uploads by prefix (not
 // MinIO, which lists by whole key only and expires stale uploads itself).
 type aborter struct {
 	log      *slog.Logger
@@ -60,10 +60,6 @@ type abandoned struct {
 	store object.Store
 	u     object.Upload
 }
-
-// maxUploadAge is how old an upload under blocks/ must be for the sweep to
-// abort it: block uploads take seconds, so one an hour old has no writer.
-const maxUploadAge = time.Hour
 
 func newAborter(log *slog.Logger, interval time.Duration) *aborter {
 	a := &aborter{log: log, interval: interval, done: make(chan struct{})}
@@ -136,10 +132,10 @@ func (a *aborter) pending() int {
 	return len(a.mu.pending)
 }
 
-// sweep aborts the uploads under blocks/ of store older than maxUploadAge,
-// now and every sweepEvery, until the worker closes. A store that cannot
-// list uploads by prefix ends it.
-func (a *aborter) sweep(uri string, store object.Store, every time.Duration) {
+// sweep aborts the uploads under blocks/ of store older than age, now and
+// every interval, until the worker closes. A store that cannot list
+// uploads by prefix ends it.
+func (a *aborter) sweep(uri string, store object.Store, every, age time.Duration) {
 	for {
 		ups, err := store.ListUploads(context.Background(), blocks.Prefix)
 		switch {
@@ -150,7 +146,7 @@ func (a *aborter) sweep(uri string, store object.Store, every time.Duration) {
 			a.log.Warn("listing abandoned uploads failed", "bucket", uri, "err", err)
 		}
 		for _, u := range ups {
-			if time.Since(u.Started) > maxUploadAge {
+			if time.Since(u.Started) > age {
 				a.log.Info("aborting an abandoned upload", "bucket", uri, "key", u.Key, "started", u.Started)
 				a.abandon(store, u)
 			}

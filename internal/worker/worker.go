@@ -68,9 +68,10 @@ type Config struct {
 	// AbortRetryInterval is how often the abort of an abandoned multipart
 	// upload is tried again while the bucket refuses it (default 30 s);
 	// SweepInterval how often each bucket's uploads are listed for ones
-	// abandoned by a worker that died (default 1 h).
-	AbortRetryInterval, SweepInterval time.Duration
-	Log                               *slog.Logger
+	// abandoned by a worker that died (default 1 h), which are those older
+	// than AbandonedUploadAge (default 1 h: a block's upload takes seconds).
+	AbortRetryInterval, SweepInterval, AbandonedUploadAge time.Duration
+	Log                                                   *slog.Logger
 }
 
 func (c *Config) setDefaults() {
@@ -101,6 +102,9 @@ func (c *Config) setDefaults() {
 	if c.SweepInterval == 0 {
 		c.SweepInterval = time.Hour
 	}
+	if c.AbandonedUploadAge == 0 {
+		c.AbandonedUploadAge = time.Hour
+	}
 }
 
 // openStore opens the bucket uri: with OpenStore, or behind the retry
@@ -120,7 +124,7 @@ func (w *Worker) openStore(ctx context.Context, uri string) (object.Store, error
 	}
 	st, err := open(ctx, uri)
 	if err == nil {
-		go w.aborts.sweep(uri, st, w.cfg.SweepInterval)
+		go w.aborts.sweep(uri, st, w.cfg.SweepInterval, w.cfg.AbandonedUploadAge)
 	}
 	return st, err
 }
