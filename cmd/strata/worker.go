@@ -32,6 +32,7 @@ type workerFlags struct {
 	cacheSync bool
 	// Bounds of a request to a bucket that stops answering.
 	bucketStall, bucketBudget time.Duration
+	abortInterval             time.Duration
 }
 
 // register adds the worker's flags to cmd, each name prefixed with prefix;
@@ -54,6 +55,7 @@ func (f *workerFlags) register(cmd *cobra.Command, prefix, cacheSize string) {
 	fl.StringVar(&f.socket, prefix+"unix-socket", "", "short-circuit socket path (default "+stateDir+"/worker.sock)")
 	fl.DurationVar(&f.bucketStall, prefix+"bucket-stall-timeout", objstore.StallTimeout, "abandon (and retry) a bucket request that sends or receives no byte for this long")
 	fl.DurationVar(&f.bucketBudget, prefix+"bucket-retry-budget", objstore.RetryBudget, "start no retry of a bucket request this long after its first attempt (or a read's last byte): a hung bucket fails a request within about this plus --"+prefix+"bucket-stall-timeout")
+	fl.DurationVar(&f.abortInterval, prefix+"bucket-abort-interval", 30*time.Second, "how often to try again to abort the multipart uploads of failed writes while the bucket does not answer")
 	fl.BoolVar(&f.cacheSync, prefix+"cache-sync", false, "fdatasync cached pages before recording them (off by default: every cached page is in the bucket too, and every read checks its CRC, so a page a power cut lost is refetched)")
 }
 
@@ -75,7 +77,7 @@ func (f *workerFlags) config() (worker.Config, error) {
 	}
 	cfg := worker.Config{StateDir: f.stateDir, Advertise: f.advertise, UnixSocket: f.socket,
 		Meta: metaAddr(f.meta), Cache: cache.Config{PageSize: page, NoSync: !f.cacheSync},
-		BucketStallTimeout: f.bucketStall, BucketRetryBudget: f.bucketBudget}
+		BucketStallTimeout: f.bucketStall, BucketRetryBudget: f.bucketBudget, AbortRetryInterval: f.abortInterval}
 	for _, d := range dirs {
 		cfg.Cache.Dirs = append(cfg.Cache.Dirs, cache.Dir{Path: d, Capacity: size})
 	}

@@ -37,6 +37,10 @@ type ParallelOptions struct {
 	// Abandon, if set, takes a failed upload to abort later instead of
 	// PutParallel aborting it before it returns: a store that does not
 	// answer would hold the caller's error back for the abort's budget too.
+	// It also takes the key (an Upload with no ID) when CreateMultipart
+	// failed, since attempts whose answers were lost (a hung store queues
+	// requests and runs them when it resumes) may have started uploads of
+	// the key: set it only for keys no one else uploads to.
 	Abandon func(Upload)
 }
 
@@ -55,6 +59,9 @@ func PutParallel(ctx context.Context, s Store, key string, r io.ReaderAt, size i
 	}
 	u, err := s.CreateMultipart(ctx, key)
 	if err != nil {
+		if o.Abandon != nil && IsRetryable(err) {
+			o.Abandon(Upload{Key: key})
+		}
 		return err
 	}
 	parts, err := uploadParts(ctx, s, u, r, size, partSize, conc)

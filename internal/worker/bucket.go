@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/stratafs/strata/internal/blocks"
@@ -46,7 +45,6 @@ type aborter struct {
 	log      *slog.Logger
 	interval time.Duration
 	done     chan struct{} // closed by close
-	aborted  atomic.Uint64 // uploads aborted, by either path
 	mu       struct {
 		sync.Mutex
 		pending map[string]abandoned // by upload id
@@ -55,10 +53,24 @@ type aborter struct {
 	}
 }
 
-// abandoned is an upload to abort, with the store it is in.
+// abandoned is an upload to abort, with the store it is in; an Upload
+// with no ID stands for every upload of its key (a CreateMultipart whose
+// answers were lost), aborted by listing the key's uploads, until a
+// listing at least one interval after the first that answered finds none:
+// a store that was hung runs the requests it had queued when it resumes,
+// maybe after the first listing.
 type abandoned struct {
-	store object.Store
-	u     object.Upload
+	store  object.Store
+	u      object.Upload
+	passes int // listings of the key that answered
+}
+
+// id is the upload's key in the pending map.
+func (p abandoned) id() string {
+	if p.u.ID == "" {
+		return "key " + p.u.Key
+	}
+	return p.u.ID
 }
 
 func newAborter(log *slog.Logger, interval time.Duration) *aborter {
@@ -74,7 +86,8 @@ func (a *aborter) abandon(store object.Store, u object.Upload) {
 	if a.mu.closed {
 		return
 	}
-	a.mu.pending[u.ID] = abandoned{store: store, u: u}
+	p := abandoned{store: store, u: u}
+	a.mu.pending[p.id()] = p
 	if !a.mu.running {
 		a.mu.running = true
 		go a.retryLoop()
@@ -115,14 +128,43 @@ func (a *aborter) abort(p abandoned) {
 		case <-ctx.Done():
 		}
 	}()
-	if err := p.store.AbortMultipart(ctx, p.u); err != nil {
-		a.log.Warn("aborting an abandoned upload failed; will try again", "key", p.u.Key, "upload", p.u.ID, "in", a.interval, "err", err)
-		return
-	}
-	a.aborted.Add(1)
+	done, err := a.abortOnce(ctx, p)
 	a.mu.Lock()
-	delete(a.mu.pending, p.u.ID)
-	a.mu.Unlock()
+	defer a.mu.Unlock()
+	switch {
+	case err != nil:
+		a.log.Warn("aborting an abandoned upload failed; will try again", "key", p.u.Key, "upload", p.u.ID, "in", a.interval, "err", err)
+	case done:
+		delete(a.mu.pending, p.id())
+	default:
+		p.passes++
+		a.mu.pending[p.id()] = p
+	}
+}
+
+// abortOnce aborts p's upload, or the uploads of its key, and reports
+// whether p is done.
+func (a *aborter) abortOnce(ctx context.Context, p abandoned) (bool, error) {
+	if p.u.ID != "" {
+		err := p.store.AbortMultipart(ctx, p.u)
+		return err == nil, err
+	}
+	ups, err := p.store.ListUploads(ctx, p.u.Key)
+	if err != nil {
+		return false, err
+	}
+	found := false
+	for _, u := range ups {
+		if u.Key != p.u.Key {
+			continue
+		}
+		found = true
+		if err := p.store.AbortMultipart(ctx, u); err != nil {
+			return false, err
+		}
+		a.log.Info("aborted an upload a lost answer had started", "key", u.Key, "upload", u.ID)
+	}
+	return !found && p.passes >= 1, nil
 }
 
 // pending returns how many uploads wait to be aborted.

@@ -163,12 +163,28 @@ func (s *Server) waitReady() error {
 
 // stop terminates MinIO gracefully, then forcibly, and reaps it.
 func (s *Server) stop() {
+	_ = s.cmd.Process.Signal(syscall.SIGCONT) // if paused
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-s.exited:
 	case <-time.After(stopTimeout):
 		_ = s.cmd.Process.Kill()
 		<-s.exited
+	}
+}
+
+// Pause stops the server (SIGSTOP): it keeps its connections and queues
+// what arrives, answering nothing, as a hung server does. Resume continues
+// it.
+func (s *Server) Pause(t testing.TB) { s.signal(t, syscall.SIGSTOP) }
+
+// Resume continues a paused server (SIGCONT).
+func (s *Server) Resume(t testing.TB) { s.signal(t, syscall.SIGCONT) }
+
+func (s *Server) signal(t testing.TB, sig syscall.Signal) {
+	t.Helper()
+	if err := s.cmd.Process.Signal(sig); err != nil {
+		t.Fatalf("miniotest: %v: %v", sig, err)
 	}
 }
 
