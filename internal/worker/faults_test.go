@@ -138,3 +138,31 @@ func TestSweepAbortsOldUploads(t *testing.T) {
 		pollPause()
 	}
 }
+
+// A writer stops at the first block that failed, instead of streaming the
+// rest of the file to workers whose uploads are doomed too (with a bucket
+// that does not answer, each would wait out the retry budget, and the put
+// would take that many budgets).
+func TestWriterStopsAtTheFirstFailedBlock(t *testing.T) {
+	inj := faulty.NewInjector(1)
+	l := startLocal(t, 256<<20, func(s object.Store) object.Store { return faulty.New(s, inj) })
+	c := testcluster.Client(t, l.svc.Addr, "")
+	inj.Set(faulty.Rule{Kind: faulty.Error, Ops: []object.Op{object.OpPut}, Err: object.ErrTransient})
+	w, err := c.Create(context.Background(), "/doomed", client.CreateOptions{BlockSize: testBlockSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const blocks = 64
+	chunk := randomBytes(13, 1<<20)
+	written := 0
+	for ; written < blocks*testBlockSize; written += len(chunk) {
+		if _, err = w.Write(chunk); err != nil {
+			break
+		}
+	}
+	cerr := w.Close()
+	if err == nil || !errors.Is(cerr, fserr.ErrUnavailable) {
+		t.Fatalf("wrote all %d blocks (%v), close: %v; want a write to fail and the unavailable class", blocks, err, cerr)
+	}
+	t.Logf("the writer stopped after %d of %d MiB: %v", written>>20, blocks*testBlockSize>>20, err)
+}
