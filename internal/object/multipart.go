@@ -59,7 +59,7 @@ func PutParallel(ctx context.Context, s Store, key string, r io.ReaderAt, size i
 	}
 	u, err := s.CreateMultipart(ctx, key)
 	if err != nil {
-		if o.Abandon != nil && IsRetryable(err) {
+		if o.Abandon != nil && unknownOutcome(err) {
 			o.Abandon(Upload{Key: key})
 		}
 		return err
@@ -76,6 +76,13 @@ func PutParallel(ctx context.Context, s Store, key string, r io.ReaderAt, size i
 		return errors.Join(err, AbortUpload(ctx, s, u))
 	}
 	return nil
+}
+
+// unknownOutcome reports whether a request that failed with err may have
+// been carried out all the same: it timed out or broke, or its caller gave
+// up on it (a request already sent runs on).
+func unknownOutcome(err error) bool {
+	return IsRetryable(err) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // AbortUpload aborts u on a context of its own, detached from ctx's
