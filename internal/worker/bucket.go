@@ -167,13 +167,6 @@ func (a *aborter) abortOnce(ctx context.Context, p abandoned) (bool, error) {
 	return !found && p.passes >= 1, nil
 }
 
-// pending returns how many uploads wait to be aborted.
-func (a *aborter) pending() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return len(a.mu.pending)
-}
-
 // sweep aborts the uploads under blocks/ of store older than age, now and
 // every interval, until the worker closes. A store that cannot list
 // uploads by prefix ends it.
