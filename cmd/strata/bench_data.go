@@ -117,10 +117,11 @@ host.
 
 Output: a header (machine: cores, memory, free disk, load, Go version;
 cluster; link; parameters), tables, the targets and whether they are met,
-and how many bytes warm reads moved over RPC (0 when all short-circuit).
-Columns bucket/rpc/lent MB are the workers' counters per round (lent: the
-cache file bytes lent to short-circuit readers, who may read them in later
-rounds too); cpu s/GB is this process's CPU time per 10^9 bytes (steadier
+in cache mode cold sequential reads as a share of the direct ones, and how
+many bytes warm reads moved over RPC (0 when all short-circuit). Columns
+bucket/rpc/lent MB are the workers' counters per round (lent: the cache
+file bytes lent to short-circuit readers, who may read them in later rounds
+too; direct rows: the benchmark's own bytes from or to the bucket); cpu s/GB is this process's CPU time per 10^9 bytes (steadier
 than MB/s on a busy machine); in RAM is the share of the local files a round reads that was in
 the page cache as it began (mincore). Progress goes to stderr. --json FILE writes the report as JSON too ("-": to stdout
 instead of the table).
