@@ -42,8 +42,8 @@ type EmbeddedConfig struct {
 	BlockSize int64
 	// Worker tuning, passed to worker.Config as they are (zero: the
 	// worker's defaults).
-	FetchChunk, ReadAhead               int64
-	FetchConcurrency, UploadConcurrency int
+	FetchChunk, ReadAhead, ReadAheadInFlight int64
+	FetchConcurrency, UploadConcurrency      int
 	// Log receives the services' logs; nil discards them.
 	Log *slog.Logger
 	// Mode is the namespace the cluster's client works in: block (the
@@ -152,7 +152,7 @@ func (e *Embedded) startWorker(meta string) error {
 	wcfg := worker.Config{StateDir: filepath.Join(cfg.Dir, "worker"), Meta: meta, Log: cfg.Log,
 		Cache: cache.Config{Dirs: []cache.Dir{{Path: filepath.Join(cfg.Dir, "cache"), Capacity: capacity}},
 			PageSize: cfg.PageSize, NoSync: cfg.CacheNoSync},
-		FetchChunk: cfg.FetchChunk, ReadAhead: cfg.ReadAhead,
+		FetchChunk: cfg.FetchChunk, ReadAhead: cfg.ReadAhead, ReadAheadInFlight: cfg.ReadAheadInFlight,
 		FetchConcurrency: cfg.FetchConcurrency, UploadConcurrency: cfg.UploadConcurrency, OpenStore: e.openStore}
 	w, err := worker.New(wcfg)
 	if err != nil {

@@ -36,7 +36,7 @@ type benchDataFlags struct {
 	bandwidth                           string
 	latency                             time.Duration
 	cacheSize, pageSize                 string
-	fetchChunk, readAhead               string
+	fetchChunk, readAhead, aheadFlight  string
 	fetchConcurrency, uploadConcurrency int
 	verify, keep, quiet, verbose        bool
 	cacheNoSync                         bool
@@ -170,6 +170,7 @@ func benchDataCmd() *cobra.Command {
 	fl.StringVar(&f.pageSize, "page-size", "1MiB", "embedded: the cache's page size")
 	fl.StringVar(&f.fetchChunk, "fetch-chunk", "", "embedded: the worker's ranged GET size (default: the worker's, 4MiB)")
 	fl.StringVar(&f.readAhead, "read-ahead", "", "embedded: the worker's read-ahead (default: the worker's, 16MiB)")
+	fl.StringVar(&f.aheadFlight, "read-ahead-in-flight", "", "embedded: the bytes the worker's read-ahead may have asked of the bucket and not yet received, over all blocks (default: the worker's, two fetch chunks)")
 	fl.IntVar(&f.fetchConcurrency, "fetch-concurrency", 0, "embedded: the worker's concurrent GETs per miss (default: the worker's, 4)")
 	fl.IntVar(&f.uploadConcurrency, "upload-concurrency", 0, "embedded: the worker's concurrent block uploads per write (default: the worker's, 4)")
 	fl.BoolVar(&f.cacheNoSync, "cache-nosync", false, "embedded: the cache skips its fdatasync before recording pages (see internal/cache Config.NoSync)")
@@ -371,7 +372,8 @@ func (f *benchDataFlags) embeddedConfig(dir string, cfg databench.Config, stderr
 		flag, val string
 		dst       *int64
 	}{{"--cache-size", f.cacheSize, &e.CacheBytes}, {"--page-size", f.pageSize, &e.PageSize},
-		{"--fetch-chunk", f.fetchChunk, &e.FetchChunk}, {"--read-ahead", f.readAhead, &e.ReadAhead}} {
+		{"--fetch-chunk", f.fetchChunk, &e.FetchChunk}, {"--read-ahead", f.readAhead, &e.ReadAhead},
+		{"--read-ahead-in-flight", f.aheadFlight, &e.ReadAheadInFlight}} {
 		if s.val == "" {
 			continue
 		}
