@@ -39,8 +39,17 @@ func (ws *workerSet) init(c *Client) {
 	ws.host, _ = os.Hostname()
 }
 
+// workerWait bounds how long a worker lookup waits for a live worker while
+// the service knows of none. Workers heartbeat to every member every second
+// (docs/ha.md, "Workers"), so a new leader knows them at once, and one
+// elected moments after it started (or a worker started moments ago) within
+// a heartbeat interval. Past it, no live workers is an unavailable-class
+// error: the caller may try again later.
+const workerWait = 3 * time.Second
+
 // live returns the live workers, refreshing the list when it is old or
-// when refresh is set (after a worker failed).
+// when refresh is set (after a worker failed). An empty list is asked for
+// again, with backoff, for up to workerWait.
 func (ws *workerSet) live(ctx context.Context, refresh bool) ([]*pb.WorkerInfo, error) {
 	ws.mu.Lock()
 	fresh := time.Since(ws.mu.fetched) < workerListTTL && len(ws.mu.list) > 0
@@ -49,19 +58,27 @@ func (ws *workerSet) live(ctx context.Context, refresh bool) ([]*pb.WorkerInfo, 
 	if fresh && !refresh {
 		return list, nil
 	}
-	r, err := call(func() (*pb.ListWorkersResponse, error) {
-		return ws.c.meta.ListWorkers(ctx, &pb.ListWorkersRequest{})
-	})
-	if err != nil {
-		return nil, err
+	deadline := time.Now().Add(workerWait)
+	for backoff := 50 * time.Millisecond; ; backoff = min(2*backoff, 500*time.Millisecond) {
+		r, err := call(func() (*pb.ListWorkersResponse, error) {
+			return ws.c.meta.ListWorkers(ctx, &pb.ListWorkersRequest{})
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(r.Workers) > 0 {
+			ws.mu.Lock()
+			ws.mu.list, ws.mu.fetched = r.Workers, time.Now()
+			ws.mu.Unlock()
+			return r.Workers, nil
+		}
+		if time.Now().Add(backoff).After(deadline) {
+			return nil, fserr.Errorf(fserr.ErrUnavailable, "no live workers (the namespace service's leader has heard from none; waited %v): start one with 'strata worker' (or use 'strata server --dev')", workerWait)
+		}
+		if err := sleep(ctx, backoff); err != nil {
+			return nil, err
+		}
 	}
-	if len(r.Workers) == 0 {
-		return nil, fserr.Errorf(fserr.ErrUnsupported, "no live workers: start one with 'strata worker' (or use 'strata server --dev')")
-	}
-	ws.mu.Lock()
-	ws.mu.list, ws.mu.fetched = r.Workers, time.Now()
-	ws.mu.Unlock()
-	return r.Workers, nil
 }
 
 // rank orders workers by preference for block of inode: its home first.

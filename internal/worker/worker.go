@@ -19,16 +19,14 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/stratafs/strata/internal/blocks"
 	"github.com/stratafs/strata/internal/cache"
+	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/object"
 	"github.com/stratafs/strata/internal/object/objstore"
-	"github.com/stratafs/strata/internal/rpcerr"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -41,7 +39,9 @@ type Config struct {
 	// UnixSocket is the short-circuit socket path; empty means
 	// StateDir/worker.sock.
 	UnixSocket string
-	// Meta is the namespace service address.
+	// Meta is the namespace service's address, or the addresses of its
+	// members, comma-separated, as clients take them: the worker
+	// heartbeats to every member (see heartbeats).
 	Meta  string
 	Cache cache.Config
 	// UploadConcurrency bounds the blocks of one write in flight to the
@@ -147,30 +147,30 @@ func (w *Worker) ID() string { return w.id }
 // Serve serves gRPC on lis and short-circuit reads on the Unix socket, and
 // heartbeats to the namespace service, until ctx ends.
 func (w *Worker) Serve(ctx context.Context, lis net.Listener) error {
+	members, err := client.ParseMembers(w.cfg.Meta)
+	if err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
 	_ = os.Remove(w.cfg.UnixSocket)
 	ulis, err := net.ListenUnix("unix", &net.UnixAddr{Name: w.cfg.UnixSocket, Net: "unix"})
 	if err != nil {
 		return fmt.Errorf("worker: short-circuit socket: %w", err)
 	}
 	defer ulis.Close()
-	g := grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(16 << 20)}, rpcerr.ServerOptions()...)...)
+	g := grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(16 << 20)}, serverOptions()...)...)
 	pb.RegisterWorkerServiceServer(g, w)
 	advertise := w.cfg.Advertise
 	if advertise == "" {
 		advertise = lis.Addr().String()
 	}
-	meta, err := grpc.NewClient(w.cfg.Meta, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		return err
-	}
-	defer meta.Close()
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(1)
 	go func() { defer wg.Done(); w.serveShortCircuit(ctx, ulis) }()
-	go func() { defer wg.Done(); w.heartbeatLoop(ctx, pb.NewMetaServiceClient(meta), advertise) }()
+	hb := w.startHeartbeats(ctx, members, advertise)
 	go func() { <-ctx.Done(); g.Stop(); ulis.Close() }()
 	err = g.Serve(lis)
 	wg.Wait()
+	hb.wait()
 	if ctx.Err() != nil {
 		return nil
 	}
@@ -179,26 +179,6 @@ func (w *Worker) Serve(ctx context.Context, lis net.Listener) error {
 
 // Close releases the cache.
 func (w *Worker) Close() error { return w.cache.Close() }
-
-func (w *Worker) heartbeatLoop(ctx context.Context, meta pb.MetaServiceClient, advertise string) {
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	for {
-		hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		resp, err := meta.Heartbeat(hctx, &pb.HeartbeatRequest{Worker: &pb.WorkerInfo{Id: w.id, Address: advertise,
-			Host: w.host, UnixSocket: w.cfg.UnixSocket, Stats: w.statsProto()}})
-		cancel()
-		if err != nil && ctx.Err() == nil {
-			w.cfg.Log.Warn("heartbeat to the namespace service failed", "err", err)
-		}
-		w.dropBlocks(resp.GetDropped())
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
 
 // dropBlocks drops from the cache blocks that were deleted from their
 // buckets: nothing will read them again.
