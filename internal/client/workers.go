@@ -201,23 +201,67 @@ func (ws *workerSet) close() {
 	}
 }
 
-// WorkerStats returns the counters of every live worker.
-func (c *Client) WorkerStats(ctx context.Context) ([]*pb.WorkerStats, error) {
+// WorkerReport is what one live worker said when asked for its counters.
+type WorkerReport struct {
+	Info  *pb.WorkerInfo
+	Stats *pb.WorkerStats // nil when Err is set
+	Err   error           // why the worker did not answer
+}
+
+// workerStatsTimeout bounds the wait for one worker's counters: a worker
+// that died is still listed for a few seconds (until the service's
+// workerTimeout), and must not hold up the report of the others.
+const workerStatsTimeout = 2 * time.Second
+
+// Workers asks every live worker for its counters, all at once, and
+// reports each, in the service's order: one that did not answer within
+// workerStatsTimeout (it died moments ago) is reported with its error,
+// not failing the rest.
+func (c *Client) Workers(ctx context.Context) ([]WorkerReport, error) {
 	list, err := c.workers.live(ctx, true)
 	if err != nil {
 		return nil, err
 	}
+	out := make([]WorkerReport, len(list))
+	var wg sync.WaitGroup
+	for i, w := range list {
+		out[i].Info = w
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i].Stats, out[i].Err = c.workerStats(ctx, w)
+		}()
+	}
+	wg.Wait()
+	return out, nil
+}
+
+func (c *Client) workerStats(ctx context.Context, w *pb.WorkerInfo) (*pb.WorkerStats, error) {
+	wc, err := c.workers.conn(w)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, workerStatsTimeout)
+	defer cancel()
+	st, err := wc.Stats(ctx, &pb.WorkerStatsRequest{})
+	if err != nil {
+		return nil, fromWorker(w.Address, err)
+	}
+	return st, nil
+}
+
+// WorkerStats returns the counters of every live worker that answered
+// (see Workers).
+func (c *Client) WorkerStats(ctx context.Context) ([]*pb.WorkerStats, error) {
+	reports, err := c.Workers(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var out []*pb.WorkerStats
-	for _, w := range list {
-		wc, err := c.workers.conn(w)
-		if err != nil {
-			return nil, err
+	for _, r := range reports {
+		if r.Err == nil {
+			out = append(out, r.Stats)
 		}
-		st, err := call(func() (*pb.WorkerStats, error) { return wc.Stats(ctx, &pb.WorkerStatsRequest{}) })
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, st)
 	}
 	return out, nil
 }

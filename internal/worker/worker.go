@@ -102,9 +102,24 @@ type Worker struct {
 }
 
 type counters struct {
+	// hits and misses count the reads (RPC, one per 1 MiB message, or
+	// short-circuit requests) that found their range cached, or had to
+	// fetch some of it (or wait for a fetch under way). NB: the cache's
+	// own counters count its lookups, which a read makes only once the
+	// range is cached.
+	hits, misses                                       atomic.Uint64
 	rpcBytesRead, shortCircuitBytes, shortCircuitOpens atomic.Uint64
 	bucketBytesRead, bucketBytesWritten, blocksWritten atomic.Uint64
 	readAheads                                         atomic.Uint64 // read-aheads started
+}
+
+// count counts a read that missed, or did not.
+func (c *counters) count(missed bool) {
+	if missed {
+		c.misses.Add(1)
+	} else {
+		c.hits.Add(1)
+	}
 }
 
 // New opens the worker's cache and identity.
@@ -196,7 +211,7 @@ func (w *Worker) Stats(context.Context, *pb.WorkerStatsRequest) (*pb.WorkerStats
 func (w *Worker) statsProto() *pb.WorkerStats {
 	cs := w.cache.Stats()
 	return &pb.WorkerStats{WorkerId: w.id, Capacity: uint64(cs.Capacity), Used: uint64(cs.Used),
-		CachedBlocks: uint64(cs.Blocks), Hits: cs.Hits, Misses: cs.Misses, Evictions: cs.Evictions,
+		CachedBlocks: uint64(cs.Blocks), Hits: w.stats.hits.Load(), Misses: w.stats.misses.Load(), Evictions: cs.Evictions,
 		Corruptions: cs.Corruptions, RpcBytesRead: w.stats.rpcBytesRead.Load(),
 		ShortCircuitBytes: w.stats.shortCircuitBytes.Load(), ShortCircuitOpens: w.stats.shortCircuitOpens.Load(),
 		BucketBytesRead: w.stats.bucketBytesRead.Load(), BucketBytesWritten: w.stats.bucketBytesWritten.Load(),
