@@ -91,7 +91,7 @@ spreads blocks over the live workers by rendezvous hashing.`,
 				return err
 			}
 			if _, err := client.ParseMembers(cfg.Meta); err != nil {
-				return fmt.Errorf("--meta: %w", err)
+				return usagef("%s%v", fromEnv(f.meta, "STRATA_META"), err)
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
