@@ -86,3 +86,13 @@ func TestWorkerLookupWaitsForAWorker(t *testing.T) {
 		t.Fatalf("no worker at all: %v, want unavailable: no live workers", err)
 	}
 }
+
+// A read that no worker could serve says why for each, on one line: a
+// shell shows an error's first line only.
+func TestOneLineKeepsEveryCause(t *testing.T) {
+	got := oneLine([]error{errors.New("worker w-1 at a: the bucket is unavailable: x"),
+		errors.Join(errors.New("worker w-2 at b: first"), errors.New("second"))})
+	if want := "worker w-1 at a: the bucket is unavailable: x; worker w-2 at b: first; second"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}

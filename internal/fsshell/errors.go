@@ -89,24 +89,11 @@ func (sh *shell) explain(text, abs string, err error) error {
 		return errPath(text, msgUnsupported+": "+detail(err))
 	case errors.Is(err, fserr.ErrLeaseConflict):
 		return errPath(text, "File is being written by another client")
-	case condition(err) == fserr.ErrUnavailable:
-		// A temporary condition of the data path (no live workers, the
-		// bucket unavailable): the whole message, which holds the cause.
-		// NB: a namespace service that cannot be reached is a
-		// TransportError, said once for every path (shell.fail).
-		return errPath(text, err.Error())
 	}
+	// NB: temporary conditions (ErrUnavailable: no live workers, the bucket
+	// unavailable, no leader found) are shown whole, cause included: their
+	// messages name the operation and the path.
 	return err
-}
-
-// condition is the condition of a service's (or the client's) answer err,
-// nil for an error that is none (a transport failure).
-func condition(err error) error {
-	var fe *fserr.Error
-	if errors.As(err, &fe) {
-		return fe.Cond
-	}
-	return nil
 }
 
 // detail is the part of a service message after "op path: ".

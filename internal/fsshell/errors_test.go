@@ -9,9 +9,8 @@ import (
 	"github.com/stratafs/strata/internal/rpcerr"
 )
 
-// A temporary condition of the data path is shown whole, its cause
-// included, after the path; a namespace service that cannot be reached is
-// shown as it is (once for all paths, by fail).
+// A temporary condition is shown whole, its cause included (its message
+// names the operation and the path), on one line.
 func TestUnavailableKeepsItsCause(t *testing.T) {
 	sh := &shell{}
 	for _, tc := range []struct {
@@ -19,9 +18,9 @@ func TestUnavailableKeepsItsCause(t *testing.T) {
 		want string
 	}{
 		{fserr.Errorf(fserr.ErrUnavailable, "read /f: no worker could serve block 01: worker w-1 at 127.0.0.1:1: the bucket is unavailable: connection refused"),
-			"`/f': read /f: no worker could serve block 01: worker w-1 at 127.0.0.1:1: the bucket is unavailable: connection refused"},
-		{fserr.Errorf(fserr.ErrUnavailable, "no live workers (the namespace service's leader has heard from none; waited 3s): start one"),
-			"`/f': no live workers (the namespace service's leader has heard from none; waited 3s): start one"},
+			"read /f: no worker could serve block 01: worker w-1 at 127.0.0.1:1: the bucket is unavailable: connection refused"},
+		{fserr.Errorf(fserr.ErrUnavailable, "write /f: no live workers (the namespace service's leader has heard from none; waited 3s): start one"),
+			"write /f: no live workers (the namespace service's leader has heard from none; waited 3s): start one"},
 		{&rpcerr.TransportError{Code: codes.Unavailable, Msg: "cannot reach the namespace service at 127.0.0.1:1: connection refused"},
 			"cannot reach the namespace service at 127.0.0.1:1: connection refused"},
 	} {
