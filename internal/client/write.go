@@ -145,8 +145,8 @@ type blockSet struct {
 	keepStart uint64
 	overflow  bool
 	flushed   bool
-	pending []*pendingBlock // in file order
-	sem     chan struct{}   // one token per block in flight
+	pending   []*pendingBlock // in file order
+	sem       chan struct{}   // one token per block in flight
 }
 
 // streamBlocks writes p to the writer's blocks, which start at w.off.
