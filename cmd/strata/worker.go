@@ -74,6 +74,7 @@ func (f *workerFlags) config() (worker.Config, error) {
 
 func workerCmd() *cobra.Command {
 	var f workerFlags
+	var faults workerFaults
 	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "Run a cache worker",
@@ -89,12 +90,16 @@ spreads blocks over the live workers by rendezvous hashing.`,
 			if err != nil {
 				return err
 			}
+			if err := faults.apply(&cfg); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return runWorker(ctx, cfg, f.listen)
 		},
 	}
 	f.register(cmd, "", "10GiB")
+	faults.register(cmd)
 	return cmd
 }
 
