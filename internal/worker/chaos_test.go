@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -30,13 +31,14 @@ const (
 	bucketPause        = 25 * time.Second // MinIO under SIGSTOP, longer than a stall must last
 	resumeAfterBucket  = 30 * time.Second
 	opBound            = 90 * time.Second
+	checkBound         = 3 * time.Minute // the checks at the end, all of them
 	chaosWarmUp        = 60 * time.Second
 	chaosSmallBlock    = 1 << 20  // small files: 2 to 4 blocks, single PUTs
 	chaosLargeBlock    = 17 << 20 // large files: a 17 MiB block is a multipart upload (16 MiB parts)
 	chaosLargeSize     = 18 << 20
 	chaosSmallEvery    = 500 * time.Millisecond // the writers' pace: every file is read back at the end
 	chaosLargeEvery    = 4 * time.Second
-	chaosFullCacheDisk = "8MiB" // the second worker's cache disk fills up after this much
+	chaosFullCacheDisk = "512KiB" // the second worker's cache disk: full, less than a page free
 )
 
 // TestChaos runs the data path under faults, all real processes on
@@ -99,9 +101,12 @@ func TestChaos(t *testing.T) {
 	stopLoad()
 
 	ch.checkOperations()
-	ch.checkAcknowledged()
-	ch.checkUnacknowledged()
+	ctx, cancelChecks := context.WithTimeout(ch.ctx, checkBound)
+	defer cancelChecks()
+	ch.checkAcknowledged(ctx)
+	ch.checkUnacknowledged(ctx)
 	ch.checkUploads()
+	ch.checkFullCacheServed(ctx)
 }
 
 // chaos is the cluster under test and what its load saw.
@@ -110,6 +115,7 @@ type chaos struct {
 	ctx   context.Context // the test's bound
 	group *testcluster.Group
 	minio *miniotest.Server
+	full  *testcluster.Process // the worker whose cache disk is full
 	c     *client.Client
 	ns    string
 	mu    struct {
@@ -153,7 +159,7 @@ func startChaos(t *testing.T) *chaos {
 	}
 	// Workers take every member, and follow the leader among them.
 	testcluster.StartWorker(t, g.Meta(), t.TempDir(), "--cache-size", "256MiB")
-	testcluster.StartWorker(t, g.Meta(), t.TempDir(), "--cache-size", "256MiB",
+	ch.full = testcluster.StartWorker(t, g.Meta(), t.TempDir(), "--cache-size", "256MiB",
 		"--fault-cache-disk-space", chaosFullCacheDisk)
 	if _, err := ch.c.Mkdirs(ctx, ch.path("/d"), 0o755); err != nil {
 		t.Fatal(err)
@@ -225,14 +231,14 @@ func (ch *chaos) reader(ctx context.Context) {
 			f = acked[rand.IntN(len(acked))]
 		}
 		start := time.Now()
-		err := ch.read(f)
+		err := ch.read(ch.ctx, f)
 		ch.record(chaosOp{path: f.path, start: start, end: time.Now(), err: err}, chaosFile{})
 	}
 }
 
 // read reads f whole and checks its content, bounded by opBound.
-func (ch *chaos) read(f chaosFile) error {
-	ctx, cancel := context.WithTimeout(ch.ctx, opBound)
+func (ch *chaos) read(ctx context.Context, f chaosFile) error {
+	ctx, cancel := context.WithTimeout(ctx, opBound)
 	defer cancel()
 	got, err := ch.c.ReadFile(ctx, f.path)
 	if err != nil {
@@ -373,10 +379,10 @@ func kind(write bool) string {
 }
 
 // checkAcknowledged reads back every acknowledged file.
-func (ch *chaos) checkAcknowledged() {
+func (ch *chaos) checkAcknowledged(ctx context.Context) {
 	var bad []string
 	for _, f := range ch.mu.acked {
-		if err := ch.read(f); err != nil {
+		if err := ch.read(ctx, f); err != nil {
 			bad = append(bad, fmt.Sprintf("%s: %v", f.path, err))
 		}
 	}
@@ -390,18 +396,18 @@ func (ch *chaos) checkAcknowledged() {
 // or is whole (its close committed but the answer was lost), and that the
 // directory holds nothing but files written. A failed writer deletes its
 // file itself; the test waits for a lease's time at most for that.
-func (ch *chaos) checkUnacknowledged() {
+func (ch *chaos) checkUnacknowledged(ctx context.Context) {
 	wanted := map[string]bool{}
 	for _, f := range ch.mu.acked {
 		wanted[f.path] = true
 	}
 	deadline := time.Now().Add(75 * time.Second) // the lease's soft limit, 60 s, and some
 	for {
-		problems := ch.unacknowledgedProblems(wanted)
+		problems := ch.unacknowledgedProblems(ctx, wanted)
 		if len(problems) == 0 {
 			return
 		}
-		if time.Now().After(deadline) {
+		if time.Now().After(deadline) || ctx.Err() != nil {
 			ch.t.Errorf("unacknowledged writes are visible:\n%s", strings.Join(problems[:min(len(problems), 10)], "\n"))
 			return
 		}
@@ -409,11 +415,11 @@ func (ch *chaos) checkUnacknowledged() {
 	}
 }
 
-func (ch *chaos) unacknowledgedProblems(wanted map[string]bool) []string {
+func (ch *chaos) unacknowledgedProblems(ctx context.Context, wanted map[string]bool) []string {
 	var problems []string
 	whole := map[string]bool{}
 	for _, f := range ch.mu.unacked {
-		st, err := ch.c.Stat(ch.ctx, f.path)
+		st, err := ch.c.Stat(ctx, f.path)
 		switch {
 		case errors.Is(err, fserr.ErrNotFound):
 			continue
@@ -424,13 +430,13 @@ func (ch *chaos) unacknowledgedProblems(wanted map[string]bool) []string {
 			problems = append(problems, fmt.Sprintf("%s: %d bytes, written %d, not acknowledged", f.path, st.Length, f.size))
 			continue
 		}
-		if err := ch.read(f); err != nil {
+		if err := ch.read(ctx, f); err != nil {
 			problems = append(problems, fmt.Sprintf("%s, not acknowledged: %v", f.path, err))
 			continue
 		}
 		whole[f.path] = true
 	}
-	entries, err := ch.c.ReadDir(ch.ctx, ch.path("/d"))
+	entries, err := ch.c.ReadDir(ctx, ch.path("/d"))
 	if err != nil {
 		return append(problems, fmt.Sprintf("listing: %v", err))
 	}
@@ -460,4 +466,33 @@ func (ch *chaos) checkUploads() {
 		}
 		pollPause()
 	}
+}
+
+// checkFullCacheServed checks that the worker whose cache disk is full
+// served reads itself, from the bucket: the client reads a block from its
+// home worker first, and half the blocks are at home there. (A worker that
+// fails the reads it cannot cache leaves them to the other worker, and
+// serves nothing.)
+func (ch *chaos) checkFullCacheServed(ctx context.Context) {
+	m := regexp.MustCompile(`strata: worker (\S+) serving on `).FindStringSubmatch(ch.full.Stderr())
+	if m == nil {
+		ch.t.Fatalf("no worker id in the output of the worker with the full cache:\n%s", ch.full.Stderr())
+	}
+	stats, err := ch.c.WorkerStats(ctx)
+	if err != nil {
+		ch.t.Fatal(err)
+	}
+	id := m[1]
+	for _, st := range stats {
+		if st.WorkerId != id {
+			continue
+		}
+		ch.t.Logf("the worker with the full cache disk: %d bytes read from the bucket, %d served, %d cached blocks",
+			st.BucketBytesRead, st.RpcBytesRead, st.CachedBlocks)
+		if st.RpcBytesRead == 0 {
+			ch.t.Errorf("the worker with the full cache disk served no read (its own answers failed, the other worker served them)")
+		}
+		return
+	}
+	ch.t.Errorf("the worker with the full cache disk (%s) is not among the live workers", id)
 }
