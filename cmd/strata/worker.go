@@ -95,7 +95,7 @@ spreads blocks over the live workers by rendezvous hashing.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runWorker(ctx, cfg, f.listen)
+			return runWorker(ctx, cfg, f.listen, faults.arm)
 		},
 	}
 	f.register(cmd, "", "10GiB")
@@ -103,8 +103,9 @@ spreads blocks over the live workers by rendezvous hashing.`,
 	return cmd
 }
 
-// runWorker serves a worker on listen until ctx ends.
-func runWorker(ctx context.Context, cfg worker.Config, listen string) error {
+// runWorker serves a worker on listen until ctx ends. opened, if not nil, is
+// called once the worker has opened its cache.
+func runWorker(ctx context.Context, cfg worker.Config, listen string, opened func()) error {
 	tuneGC()
 	cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	// The address first: a start that cannot serve creates nothing.
@@ -118,6 +119,9 @@ func runWorker(ctx context.Context, cfg worker.Config, listen string) error {
 		return err
 	}
 	defer w.Close()
+	if opened != nil {
+		opened()
+	}
 	fmt.Fprintf(os.Stderr, "strata: worker %s serving on %s\n", w.ID(), lis.Addr())
 	return w.Serve(ctx, lis)
 }

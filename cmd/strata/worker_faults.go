@@ -11,28 +11,40 @@ import (
 
 // workerFaults are the worker's fault-injection flags, for tests of real
 // processes (the chaos test): hidden from --help, described in
-// docs/datapath.md ("Faults for tests").
+// docs/datapath.md ("Under faults").
 type workerFaults struct {
-	cacheDiskSpace string
+	cacheDiskFullAfter string
+	space              int64
+	fs                 *cachefs.Faulty // the cache's file system, when a fault is asked for
 }
 
 func (f *workerFaults) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.cacheDiskSpace, "fault-cache-disk-space", "", "testing: the cache's disk fills up (writes fail with ENOSPC) once this many bytes were written to it")
-	_ = fl.MarkHidden("fault-cache-disk-space")
+	fl.StringVar(&f.cacheDiskFullAfter, "fault-cache-disk-full-after", "",
+		"testing: once the worker started, its cache's disk is full (writes fail with ENOSPC) after this many bytes more")
+	_ = fl.MarkHidden("fault-cache-disk-full-after")
 }
 
-// apply wraps the cache's file system in the faults asked for.
+// apply wraps the cache's file system for the faults asked for; arm starts
+// them.
 func (f *workerFaults) apply(cfg *worker.Config) error {
-	if f.cacheDiskSpace == "" {
+	if f.cacheDiskFullAfter == "" {
 		return nil
 	}
-	space, err := parseBytes(f.cacheDiskSpace)
+	space, err := parseBytes(f.cacheDiskFullAfter)
 	if err != nil || space <= 0 {
-		return fmt.Errorf("--fault-cache-disk-space %q: want a size above 0", f.cacheDiskSpace)
+		return fmt.Errorf("--fault-cache-disk-full-after %q: want a size above 0", f.cacheDiskFullAfter)
 	}
-	fs := cachefs.NewFaulty(cachefs.OS())
-	fs.LimitSpace(space)
-	cfg.Cache.FS = fs
+	f.space, f.fs = space, cachefs.NewFaulty(cachefs.OS())
+	cfg.Cache.FS = f.fs
 	return nil
+}
+
+// arm starts the faults once the worker has opened its cache: the disk
+// fills up from then on, as when another program fills a shared disk, out
+// of sight of the cache's checks at its start.
+func (f *workerFaults) arm() {
+	if f.fs != nil {
+		f.fs.LimitSpace(f.space)
+	}
 }

@@ -38,14 +38,14 @@ const (
 	chaosLargeSize     = 18 << 20
 	chaosSmallEvery    = 500 * time.Millisecond // the writers' pace: every file is read back at the end
 	chaosLargeEvery    = 4 * time.Second
-	chaosFullCacheDisk = "512KiB" // the second worker's cache disk: full, less than a page free
+	chaosFullCacheDisk = "512KiB" // the second worker's cache disk fills up after its start: less than a page more
 )
 
 // TestChaos runs the data path under faults, all real processes on
 // loopback: three `strata meta` members, two workers (the second with a
-// cache disk that fills up after a few MiB) and MinIO. Writers stream
-// multi-block files (some of them multipart uploads) and a reader reads
-// back acknowledged ones while the test kills the leader three times
+// cache disk that another program fills once it started) and MinIO.
+// Writers stream multi-block files (some of them multipart uploads) and a
+// reader reads back acknowledged ones while the test kills the leader three times
 // (restarting each killed member) and stops MinIO with SIGSTOP for longer
 // than a stalled request may last, then resumes it. It checks that
 //   - writes and reads resume within a bound after each fault;
@@ -160,7 +160,7 @@ func startChaos(t *testing.T) *chaos {
 	// Workers take every member, and follow the leader among them.
 	testcluster.StartWorker(t, g.Meta(), t.TempDir(), "--cache-size", "256MiB")
 	ch.full = testcluster.StartWorker(t, g.Meta(), t.TempDir(), "--cache-size", "256MiB",
-		"--fault-cache-disk-space", chaosFullCacheDisk)
+		"--fault-cache-disk-full-after", chaosFullCacheDisk)
 	if _, err := ch.c.Mkdirs(ctx, ch.path("/d"), 0o755); err != nil {
 		t.Fatal(err)
 	}
