@@ -2,7 +2,6 @@ package raftnode
 
 import (
 	"net"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stratafs/strata/internal/loopback"
 	spb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -124,30 +124,6 @@ func TestStepStreamGivesUpOpeningToASilentMember(t *testing.T) {
 	}
 }
 
-// downListener stands for a member that is down until up is set: it takes
-// each connection and closes it at once (a failed connection attempt, as a
-// refused one is, but one the test can count on attempts), and once up
-// hands connections to the gRPC server serving on it.
-type downListener struct {
-	net.Listener
-	up       atomic.Bool
-	attempts chan struct{} // one per connection refused while down
-}
-
-func (l *downListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil || l.up.Load() {
-			return c, err
-		}
-		c.Close()
-		select {
-		case l.attempts <- struct{}{}:
-		default:
-		}
-	}
-}
-
 // countingReceiver reports every StepStream request it receives.
 type countingReceiver struct {
 	spb.UnimplementedRaftServiceServer
@@ -173,18 +149,17 @@ func (r countingReceiver) StepStream(s spb.RaftService_StepStreamServer) error {
 // again: the first message after it is back is delivered well before the
 // default backoff would have tried again.
 func TestTransportReachesAMemberBackFromALongOutage(t *testing.T) {
-	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	lis, err := loopback.NewOutage()
 	if err != nil {
 		t.Fatal(err)
 	}
-	lis := &downListener{Listener: inner, attempts: make(chan struct{}, 100)}
 	recv := countingReceiver{got: make(chan struct{}, 1)}
 	srv := grpc.NewServer()
 	spb.RegisterRaftServiceServer(srv, recv)
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(srv.Stop)
 
-	members := map[uint64]string{1: "127.0.0.1:1", 2: inner.Addr().String()}
+	members := map[uint64]string{1: "127.0.0.1:1", 2: lis.Addr().String()}
 	tr, err := NewTransport(TransportConfig{ClusterID: "test", ID: 1, Address: members[1],
 		Members: func() map[uint64]string { return members }, SnapshotDir: t.TempDir()})
 	if err != nil {
@@ -213,12 +188,12 @@ func TestTransportReachesAMemberBackFromALongOutage(t *testing.T) {
 	outage := time.After(time.Minute)
 	for i := range downAttempts {
 		select {
-		case <-lis.attempts:
+		case <-lis.Attempts():
 		case <-outage:
 			t.Fatalf("%d connection attempts to the member in a minute, want %d", i, downAttempts)
 		}
 	}
-	lis.up.Store(true)
+	lis.Up()
 	// The bound: maxConnectBackoff and its jitter, and time to spare for a
 	// loaded machine; gRPC's default would wait 8 s or more.
 	bound := 4 * time.Second
