@@ -28,7 +28,7 @@ import (
 const (
 	chaosLeaderKills   = 3
 	resumeAfterKill    = 20 * time.Second
-	bucketPause        = 25 * time.Second // MinIO under SIGSTOP, longer than a stall must last
+	bucketPause        = 45 * time.Second // MinIO under SIGSTOP: longer than a hung request is retried (docs/datapath.md)
 	resumeAfterBucket  = 30 * time.Second
 	opBound            = 90 * time.Second
 	checkBound         = 3 * time.Minute // the checks at the end, all of them
@@ -48,7 +48,8 @@ const (
 // reader reads back acknowledged ones while the test kills the leader three times
 // (restarting each killed member) and stops MinIO with SIGSTOP for longer
 // than a stalled request may last, then resumes it. It checks that
-//   - writes and reads resume within a bound after each fault;
+//   - writes and reads resume within a bound after each fault, and a
+//     write into the hung bucket fails (unavailable) before it is resumed;
 //   - no operation hangs (each ends within opBound);
 //   - every read returns the right bytes (SHA-256), and every acknowledged
 //     file reads back whole at the end, through the worker whose cache is
@@ -97,6 +98,7 @@ func TestChaos(t *testing.T) {
 	if err := ch.minio.Resume(); err != nil {
 		t.Fatal(err)
 	}
+	ch.failedInTime("MinIO stopped", paused, paused.Add(bucketPause))
 	ch.resumed("MinIO resumed after SIGSTOP", time.Now(), resumeAfterBucket)
 	stopLoad()
 
@@ -284,6 +286,28 @@ func (ch *chaos) resumed(after string, since time.Time, bound time.Duration) boo
 		}
 		pollPause()
 	}
+}
+
+// failedInTime checks that a write started after since failed, with an
+// unavailable-class error, before until: a hung bucket is given up on
+// (writes always reach the bucket; reads may be served from a cache).
+func (ch *chaos) failedInTime(what string, since, until time.Time) {
+	ch.t.Helper()
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	var others []string
+	for _, op := range ch.mu.ops {
+		if !op.write || op.err == nil || op.start.Before(since) || op.end.After(until) {
+			continue
+		}
+		if errors.Is(op.err, fserr.ErrUnavailable) {
+			ch.t.Logf("%s: a write failed %v after it, %v after its start: %v", what,
+				op.end.Sub(since).Round(time.Millisecond), op.end.Sub(op.start).Round(time.Millisecond), op.err)
+			return
+		}
+		others = append(others, op.err.Error())
+	}
+	ch.t.Errorf("%s: no write started after it failed as unavailable within %v (other errors: %q)", what, until.Sub(since), others)
 }
 
 // firstSuccess returns when the first successful write (or read) that
