@@ -91,9 +91,11 @@ func TestChaos(t *testing.T) {
 	if err := ch.minio.Pause(); err != nil {
 		t.Fatal(err)
 	}
+	// The load runs into the hung bucket until a write fails for it, or
+	// bucketPause passes.
 	paused := time.Now()
-	for time.Since(paused) < bucketPause {
-		pollPause() // the load runs into the hung bucket meanwhile
+	for time.Since(paused) < bucketPause && ch.unavailableWrite(paused) == nil {
+		pollPause()
 	}
 	if err := ch.minio.Resume(); err != nil {
 		t.Fatal(err)
@@ -293,21 +295,25 @@ func (ch *chaos) resumed(after string, since time.Time, bound time.Duration) boo
 // (writes always reach the bucket; reads may be served from a cache).
 func (ch *chaos) failedInTime(what string, since, until time.Time) {
 	ch.t.Helper()
+	if op := ch.unavailableWrite(since); op != nil && !op.end.After(until) {
+		ch.t.Logf("%s: a write failed %v after it, %v after its start: %v", what,
+			op.end.Sub(since).Round(time.Millisecond), op.end.Sub(op.start).Round(time.Millisecond), op.err)
+		return
+	}
+	ch.t.Errorf("%s: no write started after it failed as unavailable within %v; since then: %s", what, until.Sub(since), ch.lastErrors(since))
+}
+
+// unavailableWrite returns the first write started after since that failed
+// with an unavailable-class error, or nil.
+func (ch *chaos) unavailableWrite(since time.Time) *chaosOp {
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
-	var others []string
 	for _, op := range ch.mu.ops {
-		if !op.write || op.err == nil || op.start.Before(since) || op.end.After(until) {
-			continue
+		if op.write && !op.start.Before(since) && errors.Is(op.err, fserr.ErrUnavailable) {
+			return &op
 		}
-		if errors.Is(op.err, fserr.ErrUnavailable) {
-			ch.t.Logf("%s: a write failed %v after it, %v after its start: %v", what,
-				op.end.Sub(since).Round(time.Millisecond), op.end.Sub(op.start).Round(time.Millisecond), op.err)
-			return
-		}
-		others = append(others, op.err.Error())
 	}
-	ch.t.Errorf("%s: no write started after it failed as unavailable within %v (other errors: %q)", what, until.Sub(since), others)
+	return nil
 }
 
 // firstSuccess returns when the first successful write (or read) that
