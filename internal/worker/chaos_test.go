@@ -46,8 +46,8 @@ const (
 // cache disk that another program fills once it started) and MinIO.
 // Writers stream multi-block files (some of them multipart uploads) and a
 // reader reads back acknowledged ones while the test kills the leader three times
-// (restarting each killed member) and stops MinIO with SIGSTOP for longer
-// than a stalled request may last, then resumes it. It checks that
+// (restarting each killed member) and stops MinIO with SIGSTOP until a
+// write into it fails (bucketPause at most), then resumes it. It checks that
 //   - writes and reads resume within a bound after each fault, and a
 //     write into the hung bucket fails (unavailable) before it is resumed;
 //   - no operation hangs (each ends within opBound);
