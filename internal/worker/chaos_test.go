@@ -45,19 +45,21 @@ const (
 // loopback: three `strata meta` members, two workers (the second with a
 // cache disk that another program fills once it started) and MinIO.
 // Writers stream multi-block files (some of them multipart uploads) and a
-// reader reads back acknowledged ones while the test kills the leader three times
-// (restarting each killed member) and stops MinIO with SIGSTOP until a
-// write into it fails (bucketPause at most), then resumes it. It checks that
-//   - writes and reads resume within a bound after each fault, and a
-//     write into the hung bucket fails (unavailable) before it is resumed;
+// reader reads acknowledged ones back, while the test kills the leader
+// three times (restarting each killed member) and stops MinIO with SIGSTOP
+// until a write into it fails (bucketPause at most), then resumes it. It
+// checks that
+//   - writes and reads resume within a bound after each fault, and a write
+//     into the hung bucket fails (unavailable) before it is resumed;
 //   - no operation hangs (each ends within opBound);
 //   - every read returns the right bytes (SHA-256), and every acknowledged
-//     file reads back whole at the end, through the worker whose cache is
-//     full too;
+//     file reads back whole at the end;
 //   - nothing unacknowledged is visible: a file whose write failed is gone,
 //     or (its close committed, the answer lost) whole, and the directory
 //     holds nothing else;
-//   - no multipart upload is left behind in the bucket.
+//   - no multipart upload is left behind in the bucket;
+//   - the worker whose cache disk is full serves reads itself, from the
+//     bucket.
 func TestChaos(t *testing.T) {
 	ch := startChaos(t)
 	ctx, cancel := context.WithCancel(context.Background())
