@@ -133,7 +133,11 @@ func workersCmd() *cobra.Command {
 misses, evictions, corrupt pages dropped, bytes served over the worker's RPC,
 bytes of its cache lent to clients on its host that read them themselves
 (SC-READ: short-circuit), and bytes moved to and from the bucket. A cached
-read on the worker's host should raise SC-READ, not RPC-READ.`,
+read on the worker's host should raise SC-READ, not RPC-READ. HITS and MISSES
+count reads (RPC or short-circuit) that found their range cached, or had to
+fetch some of it. A worker that died moments ago is still listed by the
+service for a few seconds: it is reported on stderr as not answering, and the
+others are shown.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := f.client()
@@ -141,18 +145,30 @@ read on the worker's host should raise SC-READ, not RPC-READ.`,
 				return err
 			}
 			defer c.Close()
-			list, err := c.WorkerStats(cmd.Context())
+			list, err := c.Workers(cmd.Context())
 			if err != nil {
 				return err
 			}
 			w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 			fmt.Fprintln(w, "WORKER\tUSED\tCAPACITY\tBLOCKS\tHITS\tMISSES\tEVICTIONS\tCORRUPT\tRPC-READ\tSC-READ\tBUCKET-IN\tBUCKET-OUT\t")
-			for _, s := range list {
+			var silent []string
+			for _, r := range list {
+				if r.Err != nil {
+					silent = append(silent, fmt.Sprintf("%s: %v", r.Info.Id, r.Err))
+					continue
+				}
+				s := r.Stats
 				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t\n", s.WorkerId, human(s.Used), human(s.Capacity),
 					s.CachedBlocks, s.Hits, s.Misses, s.Evictions, s.Corruptions, human(s.RpcBytesRead),
 					human(s.ShortCircuitBytes), human(s.BucketBytesRead), human(s.BucketBytesWritten))
 			}
-			return w.Flush()
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			for _, m := range silent {
+				fmt.Fprintln(os.Stderr, "not answering (listed until the service's 5 s timeout):", m)
+			}
+			return nil
 		},
 	}
 	f.register(cmd)

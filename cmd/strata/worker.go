@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stratafs/strata/internal/cache"
+	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/worker"
 )
 
@@ -41,7 +42,7 @@ func (f *workerFlags) register(cmd *cobra.Command, prefix, cacheSize string) {
 	if prefix == "" {
 		fl.StringVar(&f.listen, "listen", "127.0.0.1:7701", "address to serve the worker's gRPC on")
 		fl.StringVar(&f.advertise, "advertise", "", "address clients dial (default: the listen address)")
-		fl.StringVar(&f.meta, "meta", "", "namespace service address HOST:PORT (default $STRATA_META or "+defaultMeta+")")
+		fl.StringVar(&f.meta, "meta", "", "namespace service address HOST:PORT, or every member's, comma-separated: the worker heartbeats to each and follows the leader (default $STRATA_META or "+defaultMeta+")")
 		fl.StringVar(&f.stateDir, "state-dir", "./strata-worker", "directory for the worker's id and socket")
 	}
 	fl.StringSliceVar(&f.cacheDirs, prefix+"cache-dir", nil, "cache directory, repeatable (one per disk; default "+stateDir+"/cache)")
@@ -92,6 +93,9 @@ spreads blocks over the live workers by rendezvous hashing.`,
 			}
 			if err := faults.apply(&cfg); err != nil {
 				return err
+			}
+			if _, err := client.ParseMembers(cfg.Meta); err != nil {
+				return usagef("%s%v", fromEnv(f.meta, "STRATA_META"), err)
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()

@@ -107,7 +107,7 @@ func (w *Worker) Load(ctx context.Context, r *pb.LoadRequest) (*pb.LoadResponse,
 			return nil, err
 		}
 		had := w.cachedBytes(ref)
-		if err := w.ensureCached(ctx, ref, 0, int64(ref.Length), false); err != nil {
+		if _, err := w.ensureCached(ctx, ref, 0, int64(ref.Length), false); err != nil {
 			return nil, err
 		}
 		resp.Fetched += ref.Length - had
