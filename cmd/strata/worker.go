@@ -75,6 +75,7 @@ func (f *workerFlags) config() (worker.Config, error) {
 
 func workerCmd() *cobra.Command {
 	var f workerFlags
+	var faults workerFaults
 	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "Run a cache worker",
@@ -90,20 +91,25 @@ spreads blocks over the live workers by rendezvous hashing.`,
 			if err != nil {
 				return err
 			}
+			if err := faults.apply(&cfg); err != nil {
+				return err
+			}
 			if _, err := client.ParseMembers(cfg.Meta); err != nil {
 				return usagef("%s%v", fromEnv(f.meta, "STRATA_META"), err)
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runWorker(ctx, cfg, f.listen)
+			return runWorker(ctx, cfg, f.listen, faults.arm)
 		},
 	}
 	f.register(cmd, "", "10GiB")
+	faults.register(cmd)
 	return cmd
 }
 
-// runWorker serves a worker on listen until ctx ends.
-func runWorker(ctx context.Context, cfg worker.Config, listen string) error {
+// runWorker serves a worker on listen until ctx ends. opened, if not nil, is
+// called once the worker has opened its cache.
+func runWorker(ctx context.Context, cfg worker.Config, listen string, opened func()) error {
 	tuneGC()
 	cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	// The address first: a start that cannot serve creates nothing.
@@ -117,6 +123,9 @@ func runWorker(ctx context.Context, cfg worker.Config, listen string) error {
 		return err
 	}
 	defer w.Close()
+	if opened != nil {
+		opened()
+	}
 	fmt.Fprintf(os.Stderr, "strata: worker %s serving on %s\n", w.ID(), lis.Addr())
 	return w.Serve(ctx, lis)
 }
