@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stratafs/strata/internal/client"
+	"github.com/stratafs/strata/internal/object"
 )
 
 // ErrNoCacheControl is DropCache on a cluster whose workers' caches the
@@ -39,6 +40,19 @@ type Cluster interface {
 	// CacheDirs returns the directories of the workers' caches, nil if
 	// unknown; the disk phase drops their files from the OS page cache.
 	CacheDirs() []string
+}
+
+// Bucketed is a Cluster whose namespace is in cache mode over a bucket the
+// benchmark reaches directly, as any other S3 client would: cache mode's
+// files are put there, not written through Strata, and the direct way
+// reads them back from there.
+type Bucketed interface {
+	Cluster
+	// Bucket returns the namespace's bucket, through the same link as the
+	// workers' and the retry layer, or nil if the namespace is not in
+	// cache mode. The object of Strata path p is at key
+	// namespace.ObjectKey(p).
+	Bucket() object.Store
 }
 
 // Counters are the workers' data path counters, summed over the workers.

@@ -47,10 +47,36 @@ func ParsePhases(s string) ([]Phase, error) {
 	return out, nil
 }
 
+// Mode is the kind of namespace the run's files are in.
+type Mode string
+
+// The modes.
+const (
+	// ModeBlock: Strata owns the files, cut into blocks that are objects
+	// of its own; the files are written through Strata.
+	ModeBlock Mode = "block"
+	// ModeCache: the files are objects another client put straight into
+	// the bucket, seen through a cache-mode namespace over it; the cluster
+	// must be Bucketed. The run adds the direct way: the same objects read
+	// from the bucket with no Strata at all.
+	ModeCache Mode = "cache"
+)
+
+// ParseMode reads a mode's name.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case ModeBlock, ModeCache:
+		return m, nil
+	}
+	return "", fmt.Errorf("unknown mode %q (want block or cache)", s)
+}
+
 // Config is one run of the benchmark. Zero values take the defaults below.
 type Config struct {
 	// Cluster is where the Strata files go. Required.
 	Cluster Cluster
+	// Mode is block (the default) or cache mode.
+	Mode Mode
 	// Dir is the Strata directory the run's files go under; it must not
 	// exist. Default /bench-data-<timestamp>.
 	Dir string
@@ -85,8 +111,17 @@ type Config struct {
 	RandomReads int
 
 	// BlockSizes, if not empty, adds a sweep: for each block size, Files
-	// files are written with it and read cold and warm.
+	// files are written with it and read cold and warm. Block mode only: in
+	// cache mode an object's blocks have the namespace's block size.
 	BlockSizes []int64
+
+	// DirectGet and DirectAhead are how the direct way (cache mode) reads
+	// an object sequentially: ranged GETs of DirectGet bytes, DirectAhead
+	// of them in flight ahead of the reader. The defaults are S3A's
+	// prefetching input stream's (fs.s3a.prefetch.block.size 8M,
+	// fs.s3a.prefetch.block.count 8).
+	DirectGet   int64
+	DirectAhead int
 
 	// Phases to run (default AllPhases).
 	Phases []Phase
@@ -113,6 +148,8 @@ const (
 	defaultReaders     = 4
 	defaultRepeat      = 3
 	defaultRandomReads = 500
+	defaultDirectGet   = 8 << 20
+	defaultDirectAhead = 8
 	// slotSize is the granularity cold random reads are spread over: the
 	// largest default random read and the cache's default page size.
 	slotSize = 1 << 20
@@ -150,6 +187,15 @@ func (c *Config) setDefaults() {
 	if c.Phases == nil {
 		c.Phases = AllPhases
 	}
+	if c.Mode == "" {
+		c.Mode = ModeBlock
+	}
+	if c.DirectGet == 0 {
+		c.DirectGet = defaultDirectGet
+	}
+	if c.DirectAhead == 0 {
+		c.DirectAhead = defaultDirectAhead
+	}
 }
 
 func (c *Config) validate() error {
@@ -166,6 +212,11 @@ func (c *Config) validate() error {
 		return errors.New("databench: file size and I/O size must be at least 1 byte")
 	case c.BlockSize < 0:
 		return errors.New("databench: negative block size")
+	case c.DirectGet < 1 || c.DirectAhead < 1:
+		return errors.New("databench: the direct way's GET size and GETs in flight must be at least 1")
+	}
+	if err := c.validateMode(); err != nil {
+		return err
 	}
 	for _, s := range c.RandomSizes {
 		if s < 1 || int64(s) > c.FileSize {
@@ -176,6 +227,27 @@ func (c *Config) validate() error {
 		if b < 1 {
 			return fmt.Errorf("databench: block size %d in the sweep", b)
 		}
+	}
+	return nil
+}
+
+// validateMode checks what cache mode needs: a cluster whose bucket the
+// run can put the objects into, and no sweep.
+func (c *Config) validateMode() error {
+	b, ok := c.Cluster.(Bucketed)
+	cache := ok && b.Bucket() != nil
+	switch {
+	case c.Mode == ModeBlock && cache:
+		return errors.New("databench: the cluster's namespace is in cache mode: run in cache mode")
+	case c.Mode == ModeBlock:
+		return nil
+	case c.Mode != ModeCache:
+		return fmt.Errorf("databench: unknown mode %q", c.Mode)
+	case !cache:
+		return errors.New("databench: cache mode needs a cluster in cache mode whose bucket the benchmark reaches (the embedded one): it puts the objects there itself")
+	}
+	if len(c.BlockSizes) > 0 {
+		return errors.New("databench: the block size sweep is block mode's: in cache mode every object's blocks have the namespace's block size")
 	}
 	return nil
 }

@@ -14,6 +14,14 @@
 // write and cold read throughput per block size, to choose the default by
 // measurement.
 //
+// In cache mode (Config.Mode) the files are objects the benchmark puts
+// straight into the bucket, as any S3 client would, read through a
+// cache-mode namespace over it; a fourth way, direct, reads the same
+// objects from the bucket through the same link with no Strata at all (as
+// S3A's prefetching stream reads: ranged GETs, several in flight), so that
+// what Strata costs or gains on a miss is measured beside the link's
+// bandwidth.
+//
 // The Strata side runs against a Cluster: by default an Embedded one (a
 // namespace service and one worker in this process, the worker's bucket a
 // local directory behind a bandwidth and latency limiter), which is what

@@ -42,18 +42,31 @@ type EmbeddedConfig struct {
 	BlockSize int64
 	// Worker tuning, passed to worker.Config as they are (zero: the
 	// worker's defaults).
-	FetchChunk, ReadAhead               int64
-	FetchConcurrency, UploadConcurrency int
+	FetchChunk, ReadAhead, ReadAheadInFlight int64
+	FetchConcurrency, UploadConcurrency      int
 	// Log receives the services' logs; nil discards them.
 	Log *slog.Logger
+	// Mode is the namespace the cluster's client works in: block (the
+	// default namespace) or cache, a namespace CacheNamespace in cache
+	// mode with sync interval -1 over the same bucket directory.
+	Mode Mode
 }
+
+// CacheNamespace names the cache-mode namespace of an Embedded cluster in
+// ModeCache.
+const CacheNamespace = "cache"
 
 // Embedded is a namespace service and one worker in this process, served
 // over loopback gRPC, with the worker's short-circuit socket on the same
 // host as the benchmark's client. The worker's bucket is a local directory
-// behind a throttle.Link: the cold phases read through it.
+// behind a throttle.Link: the cold phases read through it. In cache mode
+// the service reaches the bucket through the link too (its lookups pay
+// the link's latency, as they would a remote bucket's), and so does
+// Bucket, the benchmark's direct access.
 type Embedded struct {
 	cfg    EmbeddedConfig
+	link   *throttle.Link
+	bucket object.Store // cache mode: the bucket, seen directly
 	srv    *metaserver.Serving
 	w      *worker.Worker
 	cancel context.CancelFunc
@@ -75,25 +88,39 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (_ *Embedded, err er
 	if cfg.BlockSize > 0 {
 		ns.BlockSize = uint64(cfg.BlockSize)
 	}
-	srv, err := metaserver.Listen(metaserver.Config{DataDir: filepath.Join(cfg.Dir, "meta"), Namespace: ns, Log: cfg.Log},
-		"127.0.0.1:0")
-	if err != nil {
+	e := &Embedded{cfg: cfg, link: throttle.NewLink(throttle.Config{Read: cfg.Link.Bandwidth, Write: cfg.Link.Bandwidth,
+		Latency: cfg.Link.Latency})}
+	mcfg := metaserver.Config{DataDir: filepath.Join(cfg.Dir, "meta"), Namespace: ns, Log: cfg.Log}
+	if cfg.Mode == ModeCache {
+		mcfg.OpenStore = e.openStore
+	}
+	if e.srv, err = metaserver.Listen(mcfg, "127.0.0.1:0"); err != nil {
 		return nil, err
 	}
-	e := &Embedded{cfg: cfg, srv: srv}
 	defer func() {
 		if err != nil {
 			e.Close()
 		}
 	}()
-	addr := srv.Addr
-	if err = srv.ReadyWithDefault(ctx, "file://"+filepath.Join(cfg.Dir, "bucket")); err != nil {
+	addr := e.srv.Addr
+	if err = e.srv.ReadyWithDefault(ctx, e.bucketURI()); err != nil {
 		return nil, fmt.Errorf("databench: %w", err)
+	}
+	ccfg := client.Config{Meta: addr, User: su}
+	if cfg.Mode == ModeCache {
+		if err = e.srv.EnsureNamespace(ctx, &pb.NamespaceInfo{Name: CacheNamespace, Mode: pb.NamespaceMode_NAMESPACE_MODE_CACHE,
+			StoreUri: e.bucketURI(), SyncInterval: -1}); err != nil {
+			return nil, fmt.Errorf("databench: create the cache-mode namespace: %w", err)
+		}
+		ccfg.Namespace = CacheNamespace
+		if e.bucket, err = e.openStore(ctx, e.bucketURI()); err != nil {
+			return nil, err
+		}
 	}
 	if err := e.startWorker(addr); err != nil {
 		return nil, err
 	}
-	if e.c, err = client.New(client.Config{Meta: addr, User: su}); err != nil {
+	if e.c, err = client.New(ccfg); err != nil {
 		return nil, err
 	}
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -101,11 +128,23 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (_ *Embedded, err er
 	return e, e.waitWorker(wctx)
 }
 
-// startWorker starts the worker, its bucket behind the link and then the
-// retry layer (so that every attempt pays the link's latency).
+// bucketURI names the bucket directory, where both namespaces keep their
+// objects.
+func (e *Embedded) bucketURI() string { return "file://" + filepath.Join(e.cfg.Dir, "bucket") }
+
+// openStore opens the bucket uri names behind the link and then the retry
+// layer (so that every attempt pays the link's latency).
+func (e *Embedded) openStore(ctx context.Context, uri string) (object.Store, error) {
+	st, err := objstore.Open(ctx, uri)
+	if err != nil {
+		return nil, err
+	}
+	return retry.New(throttle.New(st, e.link), retry.Policy{AttemptTimeout: time.Minute}), nil
+}
+
+// startWorker starts the worker, its bucket opened by openStore.
 func (e *Embedded) startWorker(meta string) error {
 	cfg := e.cfg
-	link := throttle.NewLink(throttle.Config{Read: cfg.Link.Bandwidth, Write: cfg.Link.Bandwidth, Latency: cfg.Link.Latency})
 	capacity := cfg.CacheBytes
 	if capacity == 0 {
 		capacity = 10 << 30
@@ -113,15 +152,8 @@ func (e *Embedded) startWorker(meta string) error {
 	wcfg := worker.Config{StateDir: filepath.Join(cfg.Dir, "worker"), Meta: meta, Log: cfg.Log,
 		Cache: cache.Config{Dirs: []cache.Dir{{Path: filepath.Join(cfg.Dir, "cache"), Capacity: capacity}},
 			PageSize: cfg.PageSize, NoSync: cfg.CacheNoSync},
-		FetchChunk: cfg.FetchChunk, ReadAhead: cfg.ReadAhead,
-		FetchConcurrency: cfg.FetchConcurrency, UploadConcurrency: cfg.UploadConcurrency,
-		OpenStore: func(ctx context.Context, uri string) (object.Store, error) {
-			st, err := objstore.Open(ctx, uri)
-			if err != nil {
-				return nil, err
-			}
-			return retry.New(throttle.New(st, link), retry.Policy{AttemptTimeout: time.Minute}), nil
-		}}
+		FetchChunk: cfg.FetchChunk, ReadAhead: cfg.ReadAhead, ReadAheadInFlight: cfg.ReadAheadInFlight,
+		FetchConcurrency: cfg.FetchConcurrency, UploadConcurrency: cfg.UploadConcurrency, OpenStore: e.openStore}
 	w, err := worker.New(wcfg)
 	if err != nil {
 		return err
@@ -164,8 +196,15 @@ func (e *Embedded) Client() *client.Client { return e.c }
 
 // Describe implements Cluster.
 func (e *Embedded) Describe() string {
-	return "embedded in this process: a namespace service and one worker (short-circuit socket on this host), data under " + e.cfg.Dir
+	s := "embedded in this process: a namespace service and one worker (short-circuit socket on this host), data under " + e.cfg.Dir
+	if e.cfg.Mode == ModeCache {
+		s += "; namespace " + CacheNamespace + " in cache mode (sync interval -1) over the bucket directory bucket/"
+	}
+	return s
 }
+
+// Bucket implements Bucketed: nil unless the cluster is in cache mode.
+func (e *Embedded) Bucket() object.Store { return e.bucket }
 
 // Link implements Cluster.
 func (e *Embedded) Link() *Link { l := e.cfg.Link; return &l }

@@ -26,7 +26,12 @@ type runner struct {
 	strata, raw []string
 	// coldOK says whether the cluster's caches can be emptied.
 	coldOK bool
+	// direct is cache mode's own traffic with the bucket.
+	direct direct
 }
+
+// cache reports whether the run is in cache mode.
+func (r *runner) cache() bool { return r.cfg.Mode == ModeCache }
 
 // Run runs the benchmark. It returns the report of what it measured, also
 // when it fails part way (with the error).
@@ -41,10 +46,16 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	r := &runner{cfg: cfg, c: cfg.Cluster.Client(), link: cfg.Cluster.Link(),
 		pat: newPattern(cfg.Seed, max(cfg.IOSize, slices0(cfg.RandomSizes)))}
 	r.rep = &Report{Started: time.Now(), Machine: benchkit.DescribeMachine().WithDisk(cfg.RawDir), Cluster: cfg.Cluster.Describe(),
-		Link: r.link, Params: Params{Dir: cfg.Dir, RawDir: cfg.RawDir, Files: cfg.Files, FileSize: cfg.FileSize,
+		Link: r.link, Params: Params{Mode: cfg.Mode, Dir: cfg.Dir, RawDir: cfg.RawDir, Files: cfg.Files, FileSize: cfg.FileSize,
 			BlockSize: cfg.BlockSize, IOSize: cfg.IOSize, Readers: cfg.Readers, Repeat: cfg.Repeat,
 			RandomSizes: cfg.RandomSizes, RandomReads: cfg.RandomReads, BlockSizes: cfg.BlockSizes,
 			Phases: cfg.Phases, Verify: cfg.Verify, Seed: cfg.Seed}}
+	if r.cache() {
+		r.rep.Params.DirectGet, r.rep.Params.DirectAhead = cfg.DirectGet, cfg.DirectAhead
+	}
+	if r.cache() {
+		r.direct.bucket = cfg.Cluster.(Bucketed).Bucket()
+	}
 	r.coldOK = !errors.Is(cfg.Cluster.DropCache(ctx), ErrNoCacheControl)
 	if !r.coldOK {
 		r.note("cold phases skipped: the workers' caches cannot be emptied from here")
@@ -176,7 +187,7 @@ func (r *runner) round(ctx context.Context, t *trial, round, rounds int) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	before, err := counters(ctx, r.c)
+	before, err := r.wayCounters(ctx, res.Way)
 	if err != nil {
 		return err
 	}
@@ -193,19 +204,30 @@ func (r *runner) round(ctx context.Context, t *trial, round, rounds int) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	after, err := counters(ctx, r.c)
+	after, err := r.wayCounters(ctx, res.Way)
 	if err != nil {
 		return err
 	}
-	if res.Way != WayRaw {
-		res.Counters = res.Counters.plus(after.minus(before))
-	}
+	res.Counters = res.Counters.plus(after.minus(before))
 	res.Rounds = append(res.Rounds, elapsed)
 	res.CPU += used
 	r.progressf("%s: round %d/%d: %.1f MB in %.3fs, %.0f MB/s, %.0f ops/s, cpu %.0f%%", name, round+1, rounds,
 		float64(res.Bytes)/1e6, elapsed.Seconds(), perSec(res.Bytes, elapsed)/1e6, perSec(res.Ops, elapsed),
 		100*used.Seconds()/max(elapsed.Seconds(), 1e-9))
 	return nil
+}
+
+// wayCounters reads the counters of the traffic a round of way makes: the
+// workers' for Strata's ways, the benchmark's own for the direct way, none
+// for raw files.
+func (r *runner) wayCounters(ctx context.Context, way Way) (Counters, error) {
+	switch way {
+	case WayRaw:
+		return Counters{}, nil
+	case WayDirect:
+		return r.direct.counters(), nil
+	}
+	return counters(ctx, r.c)
 }
 
 // sampleResidency adds the share of t's files in the page cache to its

@@ -19,8 +19,9 @@ type op struct {
 }
 
 // randomPhase measures random reads of each size: first cold, every round
-// after emptying the cache, then (after an untimed read that caches
-// everything again) warm and raw alternately.
+// after emptying the cache (in cache mode, alternating with direct reads
+// of the same offsets from the bucket), then (after an untimed read that
+// caches everything again) warm and raw alternately.
 func (r *runner) randomPhase(ctx context.Context) error {
 	strata, raw, closeAll, err := r.openAll(ctx)
 	if err != nil {
@@ -29,7 +30,11 @@ func (r *runner) randomPhase(ctx context.Context) error {
 	defer closeAll()
 	if r.coldOK {
 		for _, size := range r.cfg.RandomSizes {
-			if err := r.alternate(ctx, r.cfg.Repeat, r.randomTrial(WayCold, size, strata)); err != nil {
+			trials := []*trial{r.randomTrial(WayCold, size, strata)}
+			if r.cache() {
+				trials = append(trials, r.randomTrial(WayDirect, size, r.directFiles(ctx)))
+			}
+			if err := r.alternate(ctx, r.cfg.Repeat, trials...); err != nil {
 				return err
 			}
 		}
@@ -74,7 +79,7 @@ func (r *runner) openAll(ctx context.Context) (strata, raw []io.ReaderAt, closeA
 
 // randomTrial is one way of random reads of size bytes over files. Rounds
 // of the same number read the same offsets whatever the way, so that warm
-// and raw do the same work.
+// and raw do the same work, and cold and direct.
 func (r *runner) randomTrial(way Way, size int, files []io.ReaderAt) *trial {
 	round := 0
 	var plan [][]op
@@ -86,12 +91,15 @@ func (r *runner) randomTrial(way Way, size int, files []io.ReaderAt) *trial {
 		t.files = r.rawFiles()
 	}
 	t.prep = func(ctx context.Context) error {
-		if way == WayCold {
+		switch way {
+		case WayCold:
 			if err := r.cfg.Cluster.DropCache(ctx); err != nil {
 				return err
 			}
 			plan = r.coldPlan(size, round)
-		} else {
+		case WayDirect:
+			plan = r.coldPlan(size, round) // the cold reads' offsets
+		default:
 			plan = r.warmPlan(size, round)
 		}
 		round++
@@ -101,11 +109,11 @@ func (r *runner) randomTrial(way Way, size int, files []io.ReaderAt) *trial {
 		return r.readRandom(way, size, files, plan, recs)
 	}
 	ops := r.cfg.RandomReads
-	if way == WayCold {
+	if way == WayCold || way == WayDirect {
 		ops = min(ops, r.slots(size))
 	}
 	bs := r.rep.Params.BlockSize
-	if way == WayRaw {
+	if way == WayRaw || way == WayDirect {
 		bs = 0
 	}
 	t.res = &Result{Kind: KindRandom, Way: way, Size: size, BlockSize: bs, Ops: int64(ops), Bytes: int64(ops) * int64(size)}

@@ -18,7 +18,11 @@ func (rep *Report) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	rep.writeHeader(&b)
 	if t := rep.seqTable(); t != "" {
-		b.WriteString("\nSequential, MB/s = 10^6 bytes/s of the median round; ratio: warm and cold of the same row kind over raw, cold over the link\n")
+		if rep.Params.Mode == ModeCache {
+			b.WriteString("\nSequential, MB/s = 10^6 bytes/s of the median round; ratio: warm over raw of the same row kind, the bucket's ways over the link\n")
+		} else {
+			b.WriteString("\nSequential, MB/s = 10^6 bytes/s of the median round; ratio: warm and cold of the same row kind over raw, cold over the link\n")
+		}
 		b.WriteString(t)
 	}
 	if t := rep.randomTable(); t != "" {
@@ -54,11 +58,25 @@ func (rep *Report) writeHeader(b *strings.Builder) {
 		p.Files, formatSize(p.FileSize), formatSize(p.BlockSize), formatSize(int64(p.IOSize)), streams, p.Readers)
 	fmt.Fprintf(b, "            %d round(s) per measurement (median shown), ways alternating; %d random reads per size and way; seed %d; verify %v\n",
 		p.Repeat, p.RandomReads, p.Seed, p.Verify)
+	if p.Mode == ModeCache {
+		b.WriteString("mode:       cache: the files are objects put straight into the bucket (not written through Strata), read through\n")
+		b.WriteString("            a cache-mode namespace over it (sync interval -1), then loaded into the cache for the warm reads.\n")
+	}
 	b.WriteString("ways:       cold = Strata, the worker's cache emptied before each round (bytes from the bucket, through the limiter);\n")
+	if p.Mode == ModeCache {
+		fmt.Fprintf(b, "            direct = no Strata: the same objects straight from the bucket through the same limiter, as S3A's\n"+
+			"            prefetching stream reads (ranged GETs of %s, %d in flight per stream; random reads: one GET of exactly the range);\n",
+			formatSize(p.DirectGet), p.DirectAhead)
+	}
 	b.WriteString("            warm = Strata, from the worker's cache (short-circuit when the worker shares this host);\n")
 	b.WriteString("            raw = the same bytes in plain files on " + p.RawDir + ", read with read/pread.\n")
 	b.WriteString("page cache: 'read' rows: Strata's cache files and the raw files are both in the OS page cache (just written\n")
 	b.WriteString("            or read); 'read, disk' rows: each is dropped from it (fadvise DONTNEED) before its round.\n")
+	if p.Mode == ModeCache {
+		b.WriteString("            Writes: direct puts each object into the bucket through the limiter (multipart, 16 MiB parts, 4 in flight;\n")
+		b.WriteString("            the bucket fsyncs it); raw's includes an fsync.\n")
+		return
+	}
 	b.WriteString("            Writes: Strata's returns once every block is in the bucket (fsynced) and cached; raw's includes an fsync.\n")
 }
 
@@ -71,7 +89,7 @@ func (rep *Report) seqTable() string {
 		}
 		ratio := "-"
 		switch {
-		case (r.Way == WayStrata || r.Way == WayCold) && link > 0:
+		case (r.Way == WayStrata || r.Way == WayCold || r.Way == WayDirect) && link > 0:
 			ratio = fmt.Sprintf("%.2f of link", r.MBps()/link)
 		case r.Way == WayWarm:
 			if raw := rep.find(r.Kind, WayRaw, 0, false, 0); raw != nil && raw.MBps() > 0 {
@@ -97,6 +115,9 @@ func counterCells(r *Result) []string {
 	if r.Kind == KindWrite {
 		bucket = r.Counters.BucketWritten
 	}
+	if r.Way == WayDirect {
+		return []string{f0(r.perRound(bucket) / 1e6), "-", "-"}
+	}
 	return []string{f0(r.perRound(bucket) / 1e6), f0(r.perRound(r.Counters.RPC) / 1e6), f0(r.perRound(r.Counters.ShortCircuit) / 1e6)}
 }
 
@@ -112,7 +133,7 @@ func (rep *Report) randomTable() string {
 			amp = f0(r.perRound(r.Counters.BucketRead) / float64(max(r.Ops, 1)) / 1024)
 		}
 		switch {
-		case r.Way == WayCold && link > 0 && r.Elapsed > 0:
+		case (r.Way == WayCold || r.Way == WayDirect) && link > 0 && r.Elapsed > 0:
 			ratio = fmt.Sprintf("%.2f link busy", r.perRound(r.Counters.BucketRead)/1e6/r.Elapsed.Seconds()/link)
 		case r.Way == WayWarm:
 			if raw := rep.find(KindRandom, WayRaw, r.Size, false, 0); raw != nil && raw.MBps() > 0 {
@@ -170,6 +191,7 @@ func (rep *Report) writeFooter(b *strings.Builder) {
 			fmt.Fprintf(b, "  %s: %.2f (want >= %.2f) %s\n", t.Name, t.Ratio, t.Want, verdict)
 		}
 	}
+	rep.writeDirectComparison(b)
 	var rpc, sc uint64
 	warm := false
 	for _, r := range rep.Results {
@@ -194,6 +216,17 @@ func (rep *Report) writeFooter(b *strings.Builder) {
 	for _, n := range rep.Notes {
 		b.WriteString("note: " + n + "\n")
 	}
+}
+
+// writeDirectComparison compares cache mode's cold reads with the direct
+// ones: no target, but what a user of the bucket gains or loses on a miss.
+func (rep *Report) writeDirectComparison(b *strings.Builder) {
+	cold, direct := rep.find(KindSeq, WayCold, 0, false, 0), rep.find(KindSeq, WayDirect, 0, false, 0)
+	if cold == nil || direct == nil || direct.MBps() <= 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nCold sequential reads ran at %.2f of the direct reads' MB/s (the same objects through the same limiter, no Strata).\n",
+		cold.MBps()/direct.MBps())
 }
 
 func (rep *Report) linkMBps() float64 {

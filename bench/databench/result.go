@@ -27,6 +27,9 @@ const (
 	WayCold   Way = "cold"   // a read from the bucket, the cache emptied first
 	WayWarm   Way = "warm"   // a read from the cache
 	WayRaw    Way = "raw"    // plain files on the local file system
+	// WayDirect is cache mode's: the objects put or read straight from
+	// the bucket, through the same link, with no Strata.
+	WayDirect Way = "direct"
 )
 
 // Result is one measurement: Repeat rounds (one for writes) of the same
@@ -49,7 +52,8 @@ type Result struct {
 	Elapsed time.Duration   `json:"-"`
 	// CPU is this process's CPU time over all rounds.
 	CPU time.Duration `json:"-"`
-	// Counters are the workers' counters over all rounds (zero for raw).
+	// Counters are the workers' counters over all rounds (zero for raw;
+	// for direct, the benchmark's own bytes to and from the bucket).
 	Counters Counters `json:"counters"`
 	// Latency is per call, over all rounds (random reads only).
 	Latency benchkit.Latency `json:"-"`
@@ -105,6 +109,7 @@ func perSec(n int64, d time.Duration) float64 {
 
 // Params are the run's parameters, for the report.
 type Params struct {
+	Mode        Mode    `json:"mode"`
 	Dir         string  `json:"dir"`
 	RawDir      string  `json:"raw_dir"`
 	Files       int     `json:"files"`
@@ -117,6 +122,8 @@ type Params struct {
 	RandomReads int     `json:"random_reads"`
 	BlockSizes  []int64 `json:"block_sizes,omitempty"`
 	Phases      []Phase `json:"phases"`
+	DirectGet   int64   `json:"direct_get,omitempty"` // cache mode: the direct way's GET size
+	DirectAhead int     `json:"direct_ahead,omitempty"`
 	Verify      bool    `json:"verify"`
 	Seed        uint64  `json:"seed"`
 }

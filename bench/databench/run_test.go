@@ -226,3 +226,107 @@ func TestRunPhasesSubset(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestRunCacheMode(t *testing.T) {
+	ctx := context.Background()
+	// A cluster of its own: its namespace is in cache mode, 1 MiB blocks.
+	emb, err := StartEmbedded(ctx, EmbeddedConfig{Dir: t.TempDir(), Mode: ModeCache, BlockSize: 1 << 20,
+		Link: Link{Bandwidth: 1 << 30, Latency: 100 * time.Microsecond}, CacheBytes: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := emb.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	cfg := tinyConfig(t, emb)
+	cfg.Mode, cfg.BlockSize, cfg.BlockSizes = ModeCache, 0, nil
+	// Several GETs per object, more than in flight, the last one short.
+	cfg.DirectGet, cfg.DirectAhead = 700<<10, 2
+	var phases []string
+	cfg.OnPhase = func(name string) func() {
+		phases = append(phases, name)
+		return func() {}
+	}
+	rep, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := uint64(cfg.Files) * uint64(cfg.FileSize)
+	got := map[string]*Result{}
+	for _, r := range rep.Results {
+		got[measurementName(r)] = r
+		if r.Way == WayWarm && r.Counters.RPC != 0 {
+			t.Errorf("%s: %d bytes over RPC, want short-circuit only", measurementName(r), r.Counters.RPC)
+		}
+	}
+	rounds := uint64(cfg.Repeat)
+	for name, want := range map[string]func(*Result) bool{
+		// The objects went straight into the bucket: the direct puts
+		// count them, and (below) the worker wrote nothing.
+		"write direct": func(r *Result) bool { return r.Counters.BucketWritten == rounds*data },
+		"write raw":    nil,
+		// Strata's cold reads fetched every byte from the bucket.
+		"read cold": func(r *Result) bool { return r.Counters.BucketRead >= rounds*data },
+		// The direct reads GET every byte once, and no more.
+		"read direct": func(r *Result) bool { return r.Counters.BucketRead == rounds*data },
+		"read warm":   func(r *Result) bool { return r.Counters.BucketRead == 0 },
+		"read raw":    nil, "read, disk warm": nil, "read, disk raw": nil,
+	} {
+		r := got[name]
+		switch {
+		case r == nil:
+			t.Errorf("no result %q", name)
+		case r.Bytes != int64(data) || len(r.Rounds) != cfg.Repeat:
+			t.Errorf("%s: %d bytes a round, %d rounds", name, r.Bytes, len(r.Rounds))
+		case want != nil && !want(r):
+			t.Errorf("%s: counters %+v", name, r.Counters)
+		}
+	}
+	for _, size := range cfg.RandomSizes {
+		for _, way := range []Way{WayCold, WayDirect, WayWarm, WayRaw} {
+			r := got[measurementName(&Result{Kind: KindRandom, Way: way, Size: size})]
+			if r == nil {
+				t.Errorf("no random read result of %d bytes %s", size, way)
+				continue
+			}
+			if way == WayDirect && r.Counters.BucketRead != rounds*uint64(r.Ops)*uint64(size) {
+				t.Errorf("%s: %d bytes from the bucket, want exactly the %d reads'", measurementName(r), r.Counters.BucketRead, r.Ops)
+			}
+		}
+	}
+	if rep.Params.BlockSize != 1<<20 {
+		t.Errorf("block size %d, want the namespace's 1 MiB", rep.Params.BlockSize)
+	}
+	if n := len(phases); n != cfg.Repeat*(2+4+2+4*len(cfg.RandomSizes)) {
+		t.Errorf("%d timed rounds: %q", n, phases)
+	}
+	if len(rep.Targets()) != 3 {
+		t.Errorf("targets %+v, want warm/raw twice and cold/link", rep.Targets())
+	}
+	checkOutputs(t, rep, "mode:       cache", "direct", "of the direct reads' MB/s")
+	c, err := counters(ctx, emb.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.BucketWritten != 0 {
+		t.Errorf("the worker wrote %d bytes into the bucket: the files went through Strata", c.BucketWritten)
+	}
+	// Nothing is left behind, in Strata or in the bucket.
+	if _, err := emb.Client().Stat(ctx, cfg.Dir); err == nil {
+		t.Errorf("%s is still there", cfg.Dir)
+	}
+	if left, err := emb.Bucket().List(ctx, "", "", 0); err != nil || len(left) > 0 {
+		t.Errorf("objects left in the bucket: %v (%v)", left, err)
+	}
+}
+
+func TestRunModeMismatch(t *testing.T) {
+	// A block-mode cluster has no bucket to put objects into.
+	cfg := tinyConfig(t, cluster.emb)
+	cfg.Mode, cfg.BlockSizes = ModeCache, nil
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "cache mode needs") {
+		t.Errorf("cache mode against a block-mode cluster: %v", err)
+	}
+}

@@ -15,12 +15,19 @@ import (
 	"github.com/stratafs/strata/internal/client"
 )
 
-// writeMain writes the main files, Strata and raw alternately, Repeat
-// rounds, and learns their block size.
+// writeMain writes the main files, Strata (in cache mode: objects put
+// straight into the bucket) and raw alternately, Repeat rounds, and learns
+// their block size. In cache mode it then loads them into the cache, which
+// the write did not.
 func (r *runner) writeMain(ctx context.Context) error {
 	st := r.seqResult(KindWrite, WayStrata, r.cfg.BlockSize, false)
+	write := r.writeTrial(st, r.cfg.Dir, &r.strata)
+	if r.cache() {
+		st = r.seqResult(KindWrite, WayDirect, 0, false)
+		write = r.putTrial(st, r.cfg.Dir, &r.strata)
+	}
 	raw := r.seqResult(KindWrite, WayRaw, 0, false)
-	err := r.alternate(ctx, r.cfg.Repeat, r.writeTrial(st, r.cfg.Dir, &r.strata),
+	err := r.alternate(ctx, r.cfg.Repeat, write,
 		&trial{res: raw, run: func(ctx context.Context, _ []*benchkit.Recorder) error { return r.writeRaw(r.raw) }})
 	if err != nil {
 		return err
@@ -30,6 +37,9 @@ func (r *runner) writeMain(ctx context.Context) error {
 		return err
 	}
 	r.rep.Params.BlockSize = int64(fst.BlockSize)
+	if r.cache() {
+		return r.loadMain(ctx)
+	}
 	st.BlockSize = int64(fst.BlockSize)
 	return nil
 }
@@ -47,11 +57,8 @@ func (r *runner) writeTrial(res *Result, base string, paths *[]string) *trial {
 			}
 		}
 		dir := fmt.Sprintf("%s/w%d", base, round)
+		*paths = r.roundPaths(base, round, *paths)
 		round++
-		*paths = (*paths)[:0]
-		for i := range r.cfg.Files {
-			*paths = append(*paths, fmt.Sprintf("%s/f%d", dir, i))
-		}
 		_, err := r.c.Mkdirs(ctx, dir, 0o755)
 		return err
 	}
@@ -70,14 +77,19 @@ func (r *runner) seqResult(kind Kind, way Way, blockSize int64, sweep bool) *Res
 }
 
 // seqPhase reads the files sequentially: cold (the cache emptied before
-// each round), warm (right after: the cache and the OS page cache hold
-// the blocks) and raw (the raw files, also in the page cache).
+// each round), in cache mode direct (the objects from the bucket, no
+// Strata), warm (the cache and the OS page cache hold the blocks) and raw
+// (the raw files, also in the page cache).
 func (r *runner) seqPhase(ctx context.Context) error {
 	bs := r.rep.Params.BlockSize
 	var trials []*trial
 	if r.coldOK {
 		trials = append(trials, &trial{res: r.seqResult(KindSeq, WayCold, bs, false), prep: r.cfg.Cluster.DropCache,
 			run: func(ctx context.Context, _ []*benchkit.Recorder) error { return r.readStrata(ctx, r.strata) }})
+	}
+	if r.cache() {
+		trials = append(trials, &trial{res: r.seqResult(KindSeq, WayDirect, 0, false),
+			run: func(ctx context.Context, _ []*benchkit.Recorder) error { return r.readDirect(ctx, r.strata) }})
 	}
 	trials = append(trials,
 		&trial{res: r.seqResult(KindSeq, WayWarm, bs, false), files: r.warmFiles(),
@@ -100,8 +112,9 @@ func (r *runner) diskPhase(ctx context.Context) error {
 		r.note("disk phase skipped: the workers' cache directories are not known here")
 		return nil
 	}
-	// The warm reads need every block cached, which the write did (and
-	// the seq phase's last warm round left so).
+	// The warm reads need every block cached, which the write (in cache
+	// mode, the load after it) did, and the seq phase's last warm round
+	// left so.
 	bs := r.rep.Params.BlockSize
 	warm := &trial{res: r.seqResult(KindDisk, WayWarm, bs, false), files: r.warmFiles(),
 		prep: func(context.Context) error {

@@ -3,6 +3,9 @@ package databench
 import (
 	"slices"
 	"testing"
+
+	"github.com/stratafs/strata/internal/object"
+	"github.com/stratafs/strata/internal/object/mem"
 )
 
 func TestPatternDetectsMisplacedReads(t *testing.T) {
@@ -96,6 +99,13 @@ func TestValidate(t *testing.T) {
 		"random read too large": func(c *Config) { c.FileSize, c.RandomSizes = 1000, []int{4096} },
 		"no raw dir":            func(c *Config) { c.RawDir = "" },
 		"bad sweep":             func(c *Config) { c.BlockSizes = []int64{0} },
+		"unknown mode":          func(c *Config) { c.Mode = "bogus" },
+		"cache mode, no bucket": func(c *Config) { c.Mode = ModeCache },
+		"cache mode, sweep": func(c *Config) {
+			c.Mode, c.Cluster, c.BlockSizes = ModeCache, &bucketCluster{b: mem.New()}, []int64{1 << 20}
+		},
+		"block mode, cache-mode cluster": func(c *Config) { c.Cluster = &bucketCluster{b: mem.New()} },
+		"negative direct GET":            func(c *Config) { c.DirectGet = -1 },
 	} {
 		c := base
 		edit(&c)
@@ -109,4 +119,25 @@ func TestValidate(t *testing.T) {
 	if err := c.validate(); err != nil {
 		t.Errorf("defaults: %v", err)
 	}
+	c = base
+	c.Mode, c.Cluster = ModeCache, &bucketCluster{b: mem.New()}
+	c.setDefaults()
+	if err := c.validate(); err != nil {
+		t.Errorf("cache mode: %v", err)
+	}
+	// A Bucketed cluster whose namespace is not in cache mode is block mode's.
+	c = base
+	c.Cluster = &bucketCluster{}
+	c.setDefaults()
+	if err := c.validate(); err != nil {
+		t.Errorf("block mode, a cluster with no bucket: %v", err)
+	}
 }
+
+// bucketCluster is a Remote with a bucket, for validation.
+type bucketCluster struct {
+	Remote
+	b object.Store
+}
+
+func (c *bucketCluster) Bucket() object.Store { return c.b }

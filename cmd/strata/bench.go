@@ -30,6 +30,7 @@ They are measurements, not tests: nothing here passes or fails on a number.`,
 	cmd.AddCommand(benchMetaCmd())
 	cmd.AddCommand(benchDataCmd())
 	cmd.AddCommand(benchFailoverCmd())
+	cmd.AddCommand(benchRejoinCmd())
 	cmd.AddCommand(benchProxyCmd())
 	return cmd
 }

@@ -23,6 +23,7 @@ import (
 // benchDataFlags are the settings of "strata bench data".
 type benchDataFlags struct {
 	clientFlags
+	mode                                string
 	dir, path                           string
 	files                               int
 	fileSize, blockSize, ioSize         string
@@ -34,7 +35,7 @@ type benchDataFlags struct {
 	bandwidth                           string
 	latency                             time.Duration
 	cacheSize, pageSize                 string
-	fetchChunk, readAhead               string
+	fetchChunk, readAhead, aheadFlight  string
 	fetchConcurrency, uploadConcurrency int
 	verify, keep, quiet, verbose        bool
 	cacheNoSync                         bool
@@ -47,31 +48,49 @@ type benchDataFlags struct {
 const seedNodes = 5
 
 const benchDataLong = `Measure Strata's data path against the local disk and the bucket's link, three
-ways in one run, and print MB/s (10^6 bytes/s), ops/s, latencies and ratios:
+ways in one run (four in cache mode), and print MB/s (10^6 bytes/s), ops/s,
+latencies and ratios:
 
-  cold  Strata reads from the bucket, through the bandwidth limiter: the
-        worker's cache is emptied before every round
-  warm  Strata reads from the worker's cache (short-circuit: this process
-        reads the cache files itself, no bytes through the worker)
-  raw   the same bytes in plain files on the same local file system, read
-        with read/pread: the baseline
+  cold    Strata reads from the bucket, through the bandwidth limiter: the
+          worker's cache is emptied before every round
+  warm    Strata reads from the worker's cache (short-circuit: this process
+          reads the cache files itself, no bytes through the worker)
+  raw     the same bytes in plain files on the same local file system, read
+          with read/pread: the baseline
+  direct  (--mode cache) the same objects read straight from the bucket
+          through the same limiter, with no Strata, as an S3 client reads
+          them: sequentially as S3A's prefetching stream does (ranged GETs
+          of 8 MiB, 8 in flight per stream), randomly one GET of exactly
+          the bytes asked for
 
 The targets (docs: DESIGN.md, performance targets): warm sequential reads at
 least 90% of raw, cold sequential reads at least 90% of the link's bandwidth.
 
+--mode picks the namespace: block (the default: Strata writes the files,
+cut into blocks that are objects of its own) or cache (the embedded
+cluster's namespace "cache" is a cache-mode view, sync interval -1, of the
+same bucket directory; the files are objects the benchmark puts straight
+into the bucket, multipart, as any S3 client would, and Strata meets them
+when it first opens them; they are then loaded into the worker's cache,
+untimed, as "strata admin load" does, for the warm reads). In cache mode
+the writes are the direct puts (through the limiter), --block-size is the
+namespace's, and there is no sweep; it needs the embedded cluster.
+
 What runs, in order (--phases picks among seq, disk and random):
   write    --files files of --file-size with --block-size, through Strata
-           (the worker cuts blocks, uploads them, caches them) and as raw
-           files (written, fsynced); every round writes new files
+           (the worker cuts blocks, uploads them, caches them; cache mode:
+           put straight into the bucket) and as raw files (written,
+           fsynced); every round writes new files
   seq      sequential reads of every file, --io-size bytes per call through
-           the client's io.Reader: cold, warm, raw. Strata's cache files and
-           the raw files are both in the OS page cache here.
+           the client's io.Reader: cold, (direct,) warm, raw. Strata's cache
+           files and the raw files are both in the OS page cache here.
   disk     warm and raw sequential reads again, each with its files dropped
            from the OS page cache before the round (posix_fadvise DONTNEED:
            no root needed, no other file touched): both from the disk
   random   --random-reads reads of each --random-sizes size at offsets
            aligned to the size: cold (each read to its own 1 MiB slot, so
-           that none is served by an earlier fetch), then warm and raw
+           that none is served by an earlier fetch; direct reads the same
+           offsets), then warm and raw
   sweep    with --block-sizes, for each block size: writes, then cold and
            warm sequential reads of those files
 
@@ -97,10 +116,11 @@ host.
 
 Output: a header (machine: cores, memory, free disk, load, Go version;
 cluster; link; parameters), tables, the targets and whether they are met,
-and how many bytes warm reads moved over RPC (0 when all short-circuit).
-Columns bucket/rpc/lent MB are the workers' counters per round (lent: the
-cache file bytes lent to short-circuit readers, who may read them in later
-rounds too); cpu s/GB is this process's CPU time per 10^9 bytes (steadier
+in cache mode cold sequential reads as a share of the direct ones, and how
+many bytes warm reads moved over RPC (0 when all short-circuit). Columns
+bucket/rpc/lent MB are the workers' counters per round (lent: the cache
+file bytes lent to short-circuit readers, who may read them in later rounds
+too; direct rows: the benchmark's own bytes from or to the bucket); cpu s/GB is this process's CPU time per 10^9 bytes (steadier
 than MB/s on a busy machine); in RAM is the share of the local files a round reads that was in
 the page cache as it began (mincore). Progress goes to stderr. --json FILE writes the report as JSON too ("-": to stdout
 instead of the table).
@@ -113,13 +133,15 @@ Examples:
   strata bench data --block-sizes 16MiB,32MiB,64MiB,128MiB --phases seq
   strata bench data --bucket-bandwidth 1250MB --files 4 --file-size 1GiB
   strata bench data --phases seq --repeat 5 --cpuprofile /tmp/data.pprof
-  strata bench data --meta 127.0.0.1:7700 --phases seq,random`
+  strata bench data --meta 127.0.0.1:7700 --phases seq,random
+  strata bench data --mode cache
+  strata bench data --mode cache --files 4 --file-size 256MiB --phases seq`
 
 func benchDataCmd() *cobra.Command {
 	var f benchDataFlags
 	cmd := &cobra.Command{
 		Use:   "data",
-		Short: "Data path benchmark: sequential and random reads cold, warm and against the raw disk",
+		Short: "Data path benchmark: sequential and random reads cold, warm, against the raw disk (and, in cache mode, direct from the bucket)",
 		Long:  benchDataLong,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -128,17 +150,18 @@ func benchDataCmd() *cobra.Command {
 	}
 	f.register(cmd)
 	fl := cmd.Flags()
+	fl.StringVar(&f.mode, "mode", "block", "namespace mode: block, or cache (objects put straight into the bucket, read through a cache-mode namespace, and read directly)")
 	fl.StringVar(&f.dir, "dir", "", "local scratch directory for the raw files and the embedded cluster (default: a new temporary one, removed afterwards)")
 	fl.StringVar(&f.path, "path", "", "Strata directory of the run's files; must not exist (default /bench-data-<timestamp>)")
 	fl.IntVar(&f.files, "files", 2, "files to write and read")
 	fl.StringVar(&f.fileSize, "file-size", "256MiB", "size of each file")
-	fl.StringVar(&f.blockSize, "block-size", "", "block size of the files (default: the service's, 64MiB embedded)")
+	fl.StringVar(&f.blockSize, "block-size", "", "block size of the files (default: the service's, 64MiB embedded; cache mode: the namespace's)")
 	fl.StringVar(&f.ioSize, "io-size", "1MiB", "bytes per sequential read or write call")
 	fl.IntVar(&f.readers, "readers", 4, "concurrent readers (and writers); sequential phases use min(readers, files)")
 	fl.IntVar(&f.repeat, "repeat", 3, "rounds per measurement; the median is reported")
 	fl.StringVar(&f.randomSizes, "random-sizes", "4KiB,64KiB,1MiB", "sizes of random reads, comma-separated")
 	fl.IntVar(&f.randomReads, "random-reads", 500, "random reads per size, way and round (cold: at most one per 1 MiB of data)")
-	fl.StringVar(&f.blockSizes, "block-sizes", "", "block sizes to sweep, comma-separated (e.g. 16MiB,64MiB,128MiB); empty: no sweep")
+	fl.StringVar(&f.blockSizes, "block-sizes", "", "block sizes to sweep, comma-separated (e.g. 16MiB,64MiB,128MiB); empty: no sweep (block mode only)")
 	fl.StringVar(&f.phases, "phases", "seq,disk,random", "phases to run: seq, disk, random (the write always runs)")
 	fl.StringVar(&f.bandwidth, "bucket-bandwidth", "250MB", "embedded: the bucket link's bandwidth each way, per second (0: unlimited)")
 	fl.DurationVar(&f.latency, "bucket-latency", 5*time.Millisecond, "embedded: latency added to every bucket request")
@@ -146,6 +169,7 @@ func benchDataCmd() *cobra.Command {
 	fl.StringVar(&f.pageSize, "page-size", "1MiB", "embedded: the cache's page size")
 	fl.StringVar(&f.fetchChunk, "fetch-chunk", "", "embedded: the worker's ranged GET size (default: the worker's, 4MiB)")
 	fl.StringVar(&f.readAhead, "read-ahead", "", "embedded: the worker's read-ahead (default: the worker's, 16MiB)")
+	fl.StringVar(&f.aheadFlight, "read-ahead-in-flight", "", "embedded: the bytes the worker's read-ahead may have asked of the bucket and not yet received, over all blocks (default: the worker's, two fetch chunks)")
 	fl.IntVar(&f.fetchConcurrency, "fetch-concurrency", 0, "embedded: the worker's concurrent GETs per miss (default: the worker's, 4)")
 	fl.IntVar(&f.uploadConcurrency, "upload-concurrency", 0, "embedded: the worker's concurrent block uploads per write (default: the worker's, 4)")
 	fl.BoolVar(&f.cacheNoSync, "cache-nosync", false, "embedded: the cache skips its fdatasync before recording pages (see internal/cache Config.NoSync)")
@@ -213,6 +237,12 @@ func (f *benchDataFlags) config() (databench.Config, error) {
 		return cfg, errors.New("--cpuprofile and --cpuprofile-dir exclude each other (one CPU profile at a time)")
 	}
 	var err error
+	if cfg.Mode, err = databench.ParseMode(f.mode); err != nil {
+		return cfg, fmt.Errorf("--mode: %w", err)
+	}
+	if cfg.Mode == databench.ModeCache && f.meta != "" {
+		return cfg, errors.New("--mode cache needs the embedded cluster (no --meta): it puts the objects into the bucket itself")
+	}
 	for _, s := range []struct {
 		flag, val string
 		dst       *int64
@@ -241,6 +271,9 @@ func (f *benchDataFlags) config() (databench.Config, error) {
 	}
 	if cfg.BlockSizes, err = parseSizes(f.blockSizes); err != nil {
 		return cfg, fmt.Errorf("--block-sizes: %w", err)
+	}
+	if cfg.Mode == databench.ModeCache && len(cfg.BlockSizes) > 0 {
+		return cfg, errors.New("--block-sizes is block mode's: in cache mode every object's blocks have the namespace's block size (--block-size)")
 	}
 	if cfg.Phases, err = databench.ParsePhases(f.phases); err != nil {
 		return cfg, fmt.Errorf("--phases: %w", err)
@@ -316,9 +349,14 @@ func (f *benchDataFlags) embeddedConfig(dir string, cfg databench.Config, stderr
 	if f.verbose {
 		level = slog.LevelInfo
 	}
-	e := databench.EmbeddedConfig{Dir: filepath.Join(dir, "cluster"),
+	e := databench.EmbeddedConfig{Dir: filepath.Join(dir, "cluster"), Mode: cfg.Mode,
 		FetchConcurrency: f.fetchConcurrency, UploadConcurrency: f.uploadConcurrency, CacheNoSync: f.cacheNoSync,
 		Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))}
+	if cfg.Mode == databench.ModeCache {
+		// The blocks of objects found in the bucket have the namespace's
+		// block size: the files' own is for files Strata writes.
+		e.BlockSize = cfg.BlockSize
+	}
 	e.Link.Latency = f.latency
 	bw, err := parseBytes(f.bandwidth)
 	if err != nil {
@@ -333,7 +371,8 @@ func (f *benchDataFlags) embeddedConfig(dir string, cfg databench.Config, stderr
 		flag, val string
 		dst       *int64
 	}{{"--cache-size", f.cacheSize, &e.CacheBytes}, {"--page-size", f.pageSize, &e.PageSize},
-		{"--fetch-chunk", f.fetchChunk, &e.FetchChunk}, {"--read-ahead", f.readAhead, &e.ReadAhead}} {
+		{"--fetch-chunk", f.fetchChunk, &e.FetchChunk}, {"--read-ahead", f.readAhead, &e.ReadAhead},
+		{"--read-ahead-in-flight", f.aheadFlight, &e.ReadAheadInFlight}} {
 		if s.val == "" {
 			continue
 		}

@@ -68,7 +68,7 @@ Try it from another shell:
 				}
 				wcfg.Meta = s.Addr
 				go func() {
-					if err := runWorker(ctx, wcfg, "127.0.0.1:0"); err != nil {
+					if err := runWorker(ctx, wcfg, "127.0.0.1:0", nil); err != nil {
 						fmt.Fprintln(os.Stderr, "strata: worker:", err)
 					}
 				}()

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stratafs/strata/internal/cache"
+	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/object/objstore"
 	"github.com/stratafs/strata/internal/worker"
 )
@@ -46,7 +47,7 @@ func (f *workerFlags) register(cmd *cobra.Command, prefix, cacheSize string) {
 	if prefix == "" {
 		fl.StringVar(&f.listen, "listen", "127.0.0.1:7701", "address to serve the worker's gRPC on")
 		fl.StringVar(&f.advertise, "advertise", "", "address clients dial (default: the listen address)")
-		fl.StringVar(&f.meta, "meta", "", "namespace service address HOST:PORT (default $STRATA_META or "+defaultMeta+")")
+		fl.StringVar(&f.meta, "meta", "", "namespace service address HOST:PORT, or every member's, comma-separated: the worker heartbeats to each and follows the leader (default $STRATA_META or "+defaultMeta+")")
 		fl.StringVar(&f.stateDir, "state-dir", "./strata-worker", "directory for the worker's id and socket")
 	}
 	fl.StringSliceVar(&f.cacheDirs, prefix+"cache-dir", nil, "cache directory, repeatable (one per disk; default "+stateDir+"/cache)")
@@ -86,6 +87,7 @@ func (f *workerFlags) config() (worker.Config, error) {
 
 func workerCmd() *cobra.Command {
 	var f workerFlags
+	var faults workerFaults
 	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "Run a cache worker",
@@ -101,17 +103,25 @@ spreads blocks over the live workers by rendezvous hashing.`,
 			if err != nil {
 				return err
 			}
+			if err := faults.apply(&cfg); err != nil {
+				return err
+			}
+			if _, err := client.ParseMembers(cfg.Meta); err != nil {
+				return usagef("%s%v", fromEnv(f.meta, "STRATA_META"), err)
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runWorker(ctx, cfg, f.listen)
+			return runWorker(ctx, cfg, f.listen, faults.arm)
 		},
 	}
 	f.register(cmd, "", "10GiB")
+	faults.register(cmd)
 	return cmd
 }
 
-// runWorker serves a worker on listen until ctx ends.
-func runWorker(ctx context.Context, cfg worker.Config, listen string) error {
+// runWorker serves a worker on listen until ctx ends. opened, if not nil, is
+// called once the worker has opened its cache.
+func runWorker(ctx context.Context, cfg worker.Config, listen string, opened func()) error {
 	tuneGC()
 	cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	// The address first: a start that cannot serve creates nothing.
@@ -125,6 +135,9 @@ func runWorker(ctx context.Context, cfg worker.Config, listen string) error {
 		return err
 	}
 	defer w.Close()
+	if opened != nil {
+		opened()
+	}
 	fmt.Fprintf(os.Stderr, "strata: worker %s serving on %s\n", w.ID(), lis.Addr())
 	return w.Serve(ctx, lis)
 }

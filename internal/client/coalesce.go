@@ -139,7 +139,7 @@ func (c *coalescer) release() {
 // once; yielding lets them queue it, so that it leaves now, in the next
 // batch, rather than one round trip later in the one after. At 64
 // threads this halved the batches sent and made creates 15-30% faster
-// (docs/benchmarks.md, session 8).
+// (docs/benchmarks.md, "The settings").
 func (c *coalescer) run(batch []*batched) {
 	for ; batch != nil; batch = c.next() {
 		c.send(batch)

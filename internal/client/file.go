@@ -48,8 +48,8 @@ type Writer struct {
 	// nor once a flush was sent, which may have committed.
 	appended  bool
 	flushSent bool
-	closed   bool
-	failed   error
+	closed    bool
+	failed    error
 }
 
 // Create creates path for writing and takes its lease.

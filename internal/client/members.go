@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
@@ -94,6 +95,18 @@ func (m *members) noLeader(causes map[string]string) error {
 		"found no leader of the namespace service within %v: %s", m.retryTimeout, strings.Join(tried, ", "))}
 }
 
+// memberConnectParams cap the wait between connection attempts to a
+// member at 500 ms (and a fifth of jitter). gRPC's default grows to 2
+// minutes: a member that was down for a minute and then elected leader
+// stayed out of the client's reach for 20 s more, every call refused at
+// once while its connection waited out the backoff. The raft transport
+// caps its own the same way (internal/raftnode, connectParams).
+var memberConnectParams = grpc.ConnectParams{
+	Backoff: backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2,
+		MaxDelay: 500 * time.Millisecond},
+	MinConnectTimeout: 2 * time.Second,
+}
+
 func (m *members) conn(addr string) (*grpc.ClientConn, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -104,6 +117,7 @@ func (m *members) conn(addr string) (*grpc.ClientConn, error) {
 		return nil, fserr.Errorf(fserr.ErrInvalidArgument, "client: closed")
 	}
 	c, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithConnectParams(memberConnectParams),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))
 	if err != nil {
 		return nil, fmt.Errorf("client: %s: %w", addr, err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/rpcerr"
@@ -315,7 +316,7 @@ func (r *Reader) readBlock(b *pb.Block, p []byte, off int64, random bool) error 
 			errs = append(errs, fmt.Errorf("worker %s at %s: %w", w.Id, w.Address, err))
 		}
 	}
-	return fserr.Errorf(fserr.ErrUnavailable, "read %s: no worker could serve block %016x: %v", r.Status.Path, b.BlockId, errors.Join(errs...))
+	return fserr.Errorf(fserr.ErrUnavailable, "read %s: no worker could serve block %016x: %s", r.Status.Path, b.BlockId, oneLine(errs))
 }
 
 func (r *Reader) readFrom(w *pb.WorkerInfo, ref *pb.BlockRef, p []byte, off int64, random bool) error {
@@ -346,6 +347,15 @@ func (r *Reader) readFrom(w *pb.WorkerInfo, ref *pb.BlockRef, p []byte, off int6
 		got += copy(p[got:], msg.Data)
 	}
 	return nil
+}
+
+// oneLine joins errs into one line, as a shell shows only an error's first.
+func oneLine(errs []error) string {
+	msgs := make([]string, len(errs))
+	for i, err := range errs {
+		msgs[i] = strings.ReplaceAll(err.Error(), "\n", "; ")
+	}
+	return strings.Join(msgs, "; ")
 }
 
 // answered reports whether err is a worker's answer about the data (a

@@ -39,8 +39,17 @@ func (ws *workerSet) init(c *Client) {
 	ws.host, _ = os.Hostname()
 }
 
+// workerWait bounds how long a worker lookup waits for a live worker while
+// the service knows of none. Workers heartbeat to every member every second
+// (docs/ha.md, "Workers"), so a new leader knows them at once, and one
+// elected moments after it started (or a worker started moments ago) within
+// a heartbeat interval. Past it, no live workers is an unavailable-class
+// error: the caller may try again later.
+const workerWait = 3 * time.Second
+
 // live returns the live workers, refreshing the list when it is old or
-// when refresh is set (after a worker failed).
+// when refresh is set (after a worker failed). An empty list is asked for
+// again, with backoff, for up to workerWait.
 func (ws *workerSet) live(ctx context.Context, refresh bool) ([]*pb.WorkerInfo, error) {
 	ws.mu.Lock()
 	fresh := time.Since(ws.mu.fetched) < workerListTTL && len(ws.mu.list) > 0
@@ -49,19 +58,27 @@ func (ws *workerSet) live(ctx context.Context, refresh bool) ([]*pb.WorkerInfo, 
 	if fresh && !refresh {
 		return list, nil
 	}
-	r, err := call(func() (*pb.ListWorkersResponse, error) {
-		return ws.c.meta.ListWorkers(ctx, &pb.ListWorkersRequest{})
-	})
-	if err != nil {
-		return nil, err
+	deadline := time.Now().Add(workerWait)
+	for backoff := 50 * time.Millisecond; ; backoff = min(2*backoff, 500*time.Millisecond) {
+		r, err := call(func() (*pb.ListWorkersResponse, error) {
+			return ws.c.meta.ListWorkers(ctx, &pb.ListWorkersRequest{})
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(r.Workers) > 0 {
+			ws.mu.Lock()
+			ws.mu.list, ws.mu.fetched = r.Workers, time.Now()
+			ws.mu.Unlock()
+			return r.Workers, nil
+		}
+		if time.Now().Add(backoff).After(deadline) {
+			return nil, fserr.Errorf(fserr.ErrUnavailable, "no live workers (the namespace service's leader has heard from none; waited %v): start one with 'strata worker' (or use 'strata server --dev')", workerWait)
+		}
+		if err := sleep(ctx, backoff); err != nil {
+			return nil, err
+		}
 	}
-	if len(r.Workers) == 0 {
-		return nil, fserr.Errorf(fserr.ErrUnsupported, "no live workers: start one with 'strata worker' (or use 'strata server --dev')")
-	}
-	ws.mu.Lock()
-	ws.mu.list, ws.mu.fetched = r.Workers, time.Now()
-	ws.mu.Unlock()
-	return r.Workers, nil
 }
 
 // rank orders workers by preference for block of inode: its home first.
@@ -184,23 +201,67 @@ func (ws *workerSet) close() {
 	}
 }
 
-// WorkerStats returns the counters of every live worker.
-func (c *Client) WorkerStats(ctx context.Context) ([]*pb.WorkerStats, error) {
+// WorkerReport is what one live worker said when asked for its counters.
+type WorkerReport struct {
+	Info  *pb.WorkerInfo
+	Stats *pb.WorkerStats // nil when Err is set
+	Err   error           // why the worker did not answer
+}
+
+// workerStatsTimeout bounds the wait for one worker's counters: a worker
+// that died is still listed for a few seconds (until the service's
+// workerTimeout), and must not hold up the report of the others.
+const workerStatsTimeout = 2 * time.Second
+
+// Workers asks every live worker for its counters, all at once, and
+// reports each, in the service's order: one that did not answer within
+// workerStatsTimeout (it died moments ago) is reported with its error,
+// not failing the rest.
+func (c *Client) Workers(ctx context.Context) ([]WorkerReport, error) {
 	list, err := c.workers.live(ctx, true)
 	if err != nil {
 		return nil, err
 	}
+	out := make([]WorkerReport, len(list))
+	var wg sync.WaitGroup
+	for i, w := range list {
+		out[i].Info = w
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i].Stats, out[i].Err = c.workerStats(ctx, w)
+		}()
+	}
+	wg.Wait()
+	return out, nil
+}
+
+func (c *Client) workerStats(ctx context.Context, w *pb.WorkerInfo) (*pb.WorkerStats, error) {
+	wc, err := c.workers.conn(w)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, workerStatsTimeout)
+	defer cancel()
+	st, err := wc.Stats(ctx, &pb.WorkerStatsRequest{})
+	if err != nil {
+		return nil, fromWorker(w.Address, err)
+	}
+	return st, nil
+}
+
+// WorkerStats returns the counters of every live worker that answered
+// (see Workers).
+func (c *Client) WorkerStats(ctx context.Context) ([]*pb.WorkerStats, error) {
+	reports, err := c.Workers(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var out []*pb.WorkerStats
-	for _, w := range list {
-		wc, err := c.workers.conn(w)
-		if err != nil {
-			return nil, err
+	for _, r := range reports {
+		if r.Err == nil {
+			out = append(out, r.Stats)
 		}
-		st, err := call(func() (*pb.WorkerStats, error) { return wc.Stats(ctx, &pb.WorkerStatsRequest{}) })
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, st)
 	}
 	return out, nil
 }

@@ -147,8 +147,8 @@ type blockSet struct {
 	keepStart uint64
 	overflow  bool
 	flushed   bool
-	pending []*pendingBlock // in file order
-	sem     chan struct{}   // one token per block in flight
+	pending   []*pendingBlock // in file order
+	sem       chan struct{}   // one token per block in flight
 	// failed closes when a block in flight fails: the writer stops then,
 	// rather than stream blocks whose fate is sealed (with a bucket that
 	// does not answer, each would wait out the worker's retry budget).

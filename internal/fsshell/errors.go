@@ -90,6 +90,9 @@ func (sh *shell) explain(text, abs string, err error) error {
 	case errors.Is(err, fserr.ErrLeaseConflict):
 		return errPath(text, "File is being written by another client")
 	}
+	// NB: temporary conditions (ErrUnavailable: no live workers, the bucket
+	// unavailable, no leader found) are shown whole, cause included: their
+	// messages name the operation and the path.
 	return err
 }
 

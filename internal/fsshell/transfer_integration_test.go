@@ -57,12 +57,13 @@ func TestPutLargeStdin(t *testing.T) {
 }
 
 // Without a worker, a file past the inline limit cannot be written: the
-// copy fails, naming the file, and leaves nothing behind.
+// copy fails, naming the file and the cause (a temporary one: no live
+// workers), and leaves nothing behind.
 func TestPutWithoutWorker(t *testing.T) {
 	e := newEnv(t)
 	e.ok("-mkdir", "/in")
 	r := e.as(e.super).run("-put", writeTemp(t, bytes.Repeat([]byte("x"), 5000)), "/in/big")
-	if r.code != 1 || !strings.HasPrefix(r.err, "put: `/in/big': ") || strings.Count(r.err, "\n") != 1 {
+	if r.code != 1 || !strings.HasPrefix(r.err, "put: write /in/big._COPYING_: no live workers (") || strings.Count(r.err, "\n") != 1 {
 		t.Fatalf("big put: %+v", r)
 	}
 	e.expect(0, "", "", "-ls", "-C", "/in")

@@ -21,7 +21,7 @@ const MaxBatch = 1024
 // reads run meanwhile, then the mutations are answered in turn as their
 // results come. The handler makes them all itself: with a goroutine per
 // mutation, each apply woke one per command, and they queued for the cores
-// ahead of the service's own work (docs/benchmarks.md, session 7). Which
+// ahead of the service's own work (docs/benchmarks.md, "The settings"). Which
 // calls a batch may carry, and which are reads, is the state machine's
 // table.
 func (s *Server) Batch(ctx context.Context, r *pb.BatchRequest) (*pb.BatchResponse, error) {

@@ -89,6 +89,9 @@ func (s *Server) Status(context.Context, *pb.StatusRequest) (*pb.StatusResponse,
 		if pr, ok := st.Progress[m.Id]; ok {
 			m.MatchIndex = pr.Match
 			m.Answering = m.Id == s.cfg.MemberID || s.node.HeardFrom(m.Id)
+			if m.Id != s.cfg.MemberID {
+				m.Progress = strings.TrimPrefix(pr.State.String(), "State")
+			}
 		}
 	}
 	return resp, nil

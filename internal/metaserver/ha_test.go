@@ -393,3 +393,36 @@ func TestKeptAnswersAreForgottenAfterTenMinutes(t *testing.T) {
 		t.Fatal("a retry a minute later ran again: its answer was forgotten too early")
 	}
 }
+
+// Every member records the workers' heartbeats (followers answer
+// NOT_LEADER, naming the leader), so that a member elected leader lists
+// the live workers at once, before any worker heartbeats to it again.
+func TestNewLeaderKnowsTheWorkers(t *testing.T) {
+	now := time.Now() // NB: frozen, so that no worker expires while the test waits for the transfer
+	members := testcluster.StartInProcessGroup(t, 3, func(_ int, cfg *metaserver.Config) {
+		cfg.Clock = func() time.Time { return now }
+	})
+	lead := leaderOf(t, members, -1)
+	ctx := context.Background()
+	hb := &pb.HeartbeatRequest{Worker: &pb.WorkerInfo{Id: "w-test", Address: "127.0.0.1:1"}}
+	for i, m := range members {
+		_, err := m.Server.Heartbeat(ctx, hb)
+		switch {
+		case i == lead && err != nil:
+			t.Fatalf("the leader refused a heartbeat: %v", err)
+		case i != lead && (!errors.Is(err, fserr.ErrNotLeader) || fserr.LeaderOf(err) != members[lead].Addr):
+			t.Fatalf("a follower answered a heartbeat with %v, want NOT_LEADER naming %s", err, members[lead].Addr)
+		}
+	}
+	next := (lead + 1) % len(members)
+	if err := clientOf(t, 30*time.Second, members...).TransferLeader(ctx, uint64(next+1)); err != nil {
+		t.Fatal(err)
+	}
+	if got := leaderOf(t, members, lead); got != next {
+		t.Fatalf("member %d leads, want %d", got+1, next+1)
+	}
+	r, err := members[next].Server.ListWorkers(ctx, &pb.ListWorkersRequest{})
+	if err != nil || len(r.Workers) != 1 || r.Workers[0].Id != "w-test" {
+		t.Fatalf("the new leader lists %v (%v), want the worker that heartbeated", r.GetWorkers(), err)
+	}
+}

@@ -30,8 +30,10 @@ const (
 )
 
 // workerRegistry knows the live workers. It is soft state, rebuilt from
-// heartbeats, and not replicated: a new leader learns the workers within one
-// heartbeat.
+// heartbeats, and not replicated. Workers heartbeat to every member of the
+// group, and every member records them, so that a member elected leader
+// knows the live workers already (docs/ha.md, "Workers"); only the leader
+// answers with deleted blocks to drop.
 type workerRegistry struct {
 	mu struct {
 		sync.Mutex
@@ -50,6 +52,22 @@ type liveWorker struct {
 func (r *workerRegistry) heartbeat(info *pb.WorkerInfo, now time.Time) []*pb.BlockRef {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	w := r.seenLocked(info, now)
+	n := min(len(w.dropped), droppedPerHeartbeat)
+	out := slices.Clone(w.dropped[:n])
+	w.dropped = w.dropped[n:]
+	return out
+}
+
+// seen records that worker info is live, as a follower does: the blocks
+// queued for it (by this member when it led) stay queued.
+func (r *workerRegistry) seen(info *pb.WorkerInfo, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seenLocked(info, now)
+}
+
+func (r *workerRegistry) seenLocked(info *pb.WorkerInfo, now time.Time) *liveWorker {
 	if r.mu.workers == nil {
 		r.mu.workers = map[string]*liveWorker{}
 	}
@@ -59,10 +77,7 @@ func (r *workerRegistry) heartbeat(info *pb.WorkerInfo, now time.Time) []*pb.Blo
 		r.mu.workers[info.Id] = w
 	}
 	w.info, w.seen = proto.Clone(info).(*pb.WorkerInfo), now
-	n := min(len(w.dropped), droppedPerHeartbeat)
-	out := slices.Clone(w.dropped[:n])
-	w.dropped = w.dropped[n:]
-	return out
+	return w
 }
 
 // drop queues deleted blocks for every live worker to drop from its cache.
@@ -98,21 +113,24 @@ func (r *workerRegistry) live(now time.Time) []*pb.WorkerInfo {
 	return out
 }
 
-// Heartbeat implements MetaService.
+// Heartbeat implements MetaService. Every member records the worker; a
+// follower then answers NOT_LEADER, naming the leader, and the leader
+// answers with the deleted blocks the worker is to drop.
 func (s *Server) Heartbeat(_ context.Context, r *pb.HeartbeatRequest) (*pb.HeartbeatResponse, error) {
 	w := r.GetWorker()
 	if w.GetId() == "" || w.GetAddress() == "" {
 		return nil, fserr.Errorf(fserr.ErrInvalidArgument, "heartbeat: a worker needs an id and an address")
 	}
 	if !s.isLeader() {
+		s.workers.seen(w, s.cfg.Clock())
 		return nil, s.notLeader()
 	}
 	dropped := s.workers.heartbeat(w, s.cfg.Clock())
 	return &pb.HeartbeatResponse{IntervalSeconds: uint32(heartbeatInterval / time.Second), Dropped: dropped}, nil
 }
 
-// ListWorkers implements MetaService.
-// The registry is the leader's: workers heartbeat to the leader they find.
+// ListWorkers implements MetaService. Only the leader answers, so that a
+// client is not given the view of a member cut off from the workers.
 func (s *Server) ListWorkers(context.Context, *pb.ListWorkersRequest) (*pb.ListWorkersResponse, error) {
 	if !s.isLeader() {
 		return nil, s.notLeader()

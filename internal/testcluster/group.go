@@ -110,6 +110,10 @@ func (g *Group) Client(user string) *client.Client {
 // answer that there is none.
 func (g *Group) Leader(ctx context.Context) (int, error) { return g.pg.Leader(ctx, g.Client("")) }
 
+// CaughtUp waits until every member has applied the leader's commit index
+// of the moment.
+func (g *Group) CaughtUp(ctx context.Context) error { return g.pg.CaughtUp(ctx, g.Client("")) }
+
 // StartInProcessGroup starts a group of n members inside the test process,
 // each serving gRPC on loopback, with a "default" namespace; a test reaches
 // the members' transports (to cut links) through Server.Transport.

@@ -32,7 +32,6 @@ type minioCluster struct {
 	ns      string
 	bucket  object.Store // the namespace's bucket, seen directly
 	minio   *miniotest.Server
-	cfg     s3.Config // the bucket's
 }
 
 // startMinioCluster starts the cluster, each worker with workerArgs too.
@@ -48,7 +47,7 @@ func startMinioCluster(t *testing.T, workerArgs ...string) *minioCluster {
 	t.Setenv("AWS_ACCESS_KEY_ID", cfg.AccessKeyID)
 	t.Setenv("AWS_SECRET_ACCESS_KEY", cfg.SecretAccessKey)
 	meta := testcluster.Start(t, t.TempDir(), "meta")
-	c := &minioCluster{meta: meta, ns: "lake", bucket: bucket, minio: minio, cfg: cfg}
+	c := &minioCluster{meta: meta, ns: "lake", bucket: bucket, minio: minio}
 	for range 2 {
 		args := append([]string{"--cache-size", "256MiB"}, workerArgs...)
 		c.workers = append(c.workers, testcluster.StartWorker(t, meta.Addr, t.TempDir(), args...))

@@ -10,11 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
-
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/testcluster"
@@ -49,7 +44,9 @@ func TestMinioStoppedDuringReadAndPut(t *testing.T) {
 	if _, err := io.ReadFull(r, buf); err != nil {
 		t.Fatal(err)
 	}
-	mc.minio.Pause(t)
+	if err := mc.minio.Pause(); err != nil {
+		t.Fatal(err)
+	}
 	start := time.Now()
 	read := len(buf)
 	for err == nil {
@@ -82,9 +79,14 @@ func TestMinioStoppedDuringReadAndPut(t *testing.T) {
 		t.Fatalf("put to a stopped MinIO: %v, want the unavailable class", err)
 	}
 
-	mc.minio.Resume(t)
+	if err := mc.minio.Resume(); err != nil {
+		t.Fatal(err)
+	}
 	for i := 0; ; i++ {
-		ups := minioUploads(t, mc)
+		ups, err := mc.minio.PendingUploads()
+		if err != nil {
+			t.Fatal(err)
+		}
 		if len(ups) == 0 {
 			break
 		}
@@ -104,28 +106,4 @@ func TestMinioStoppedDuringReadAndPut(t *testing.T) {
 	if _, err := c.Stat(ctx, path("/put")); !errors.Is(err, fserr.ErrNotFound) {
 		t.Fatalf("the failed put's file: %v, want it gone", err)
 	}
-}
-
-// minioUploads lists the multipart uploads in progress in the cluster's
-// bucket. NB: the store's ListUploads refuses to list MinIO's uploads by
-// prefix (MinIO lists by whole key, and all of a bucket only from memory,
-// since it started); a listing of the whole bucket is what this test needs.
-func minioUploads(t *testing.T, mc *minioCluster) []string {
-	t.Helper()
-	ctx := context.Background()
-	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion(mc.cfg.Region), config.WithBaseEndpoint(mc.cfg.Endpoint),
-		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(mc.cfg.AccessKeyID, mc.cfg.SecretAccessKey, "")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s3c := awss3.NewFromConfig(cfg, func(o *awss3.Options) { o.UsePathStyle = true })
-	out, err := s3c.ListMultipartUploads(ctx, &awss3.ListMultipartUploadsInput{Bucket: &mc.cfg.Bucket, Prefix: aws.String("")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var keys []string
-	for _, u := range out.Uploads {
-		keys = append(keys, aws.ToString(u.Key))
-	}
-	return keys
 }

@@ -5,13 +5,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stratafs/strata/internal/cache"
 	"github.com/stratafs/strata/internal/client"
+	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/object"
 	"github.com/stratafs/strata/internal/object/faulty"
 	"github.com/stratafs/strata/internal/object/objstore"
@@ -31,6 +35,25 @@ type local struct {
 	w        *worker.Worker
 	cacheDir string
 	bucket   string
+	logs     *syncBuffer // what the worker logged
+}
+
+// syncBuffer is a bytes.Buffer safe for the worker's concurrent logging.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func startLocal(t testing.TB, capacity int64, wrap func(object.Store) object.Store) *local {
@@ -41,10 +64,11 @@ func startLocal(t testing.TB, capacity int64, wrap func(object.Store) object.Sto
 // configuration and the retry policy of its bucket.
 func startLocalWith(t testing.TB, capacity int64, wrap func(object.Store) object.Store, edit func(*worker.Config, *retry.Policy)) *local {
 	t.Helper()
-	l := &local{svc: testcluster.StartInProcess(t, nil), cacheDir: t.TempDir()}
+	l := &local{svc: testcluster.StartInProcess(t, nil), cacheDir: t.TempDir(), logs: &syncBuffer{}}
 	l.bucket = filepath.Join(l.svc.DataDir, "bucket")
 	cfg := worker.Config{StateDir: t.TempDir(), Meta: l.svc.Addr,
-		Cache: cache.Config{Dirs: []cache.Dir{{Path: l.cacheDir, Capacity: capacity}}}}
+		Cache: cache.Config{Dirs: []cache.Dir{{Path: l.cacheDir, Capacity: capacity}}},
+		Log:   slog.New(slog.NewTextHandler(l.logs, nil))}
 	p := retry.Policy{BaseDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond,
 		AttemptTimeout: 2 * time.Second, MaxAttempts: 20}
 	if edit != nil {
@@ -156,6 +180,70 @@ func TestCorruptCacheIsRefetched(t *testing.T) {
 	}
 	if stats(t, c).Corruptions == 0 {
 		t.Fatal("the worker counted no corruption")
+	}
+	if logs := l.logs.String(); !strings.Contains(logs, "corrupt page") {
+		t.Fatalf("the worker logged no corrupt page:\n%s", logs)
+	}
+}
+
+// Cold reads count as misses, short-circuit ones too, and warm reads as
+// hits.
+func TestColdReadsCountMisses(t *testing.T) {
+	l := startLocal(t, 256<<20, nil)
+	c := testcluster.Client(t, l.svc.Addr, "")
+	data := randomBytes(6, 2*testBlockSize)
+	writeFile(t, c, "/cold", data)
+	for _, noSC := range []bool{false, true} {
+		evictAll(t, l)
+		cl, err := client.New(client.Config{Meta: l.svc.Addr, User: testcluster.Superuser(), NoShortCircuit: noSC})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := stats(t, c)
+		got, err := cl.ReadFile(context.Background(), "/cold")
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("short-circuit off=%v: cold read: %v", noSC, err)
+		}
+		cold := stats(t, c)
+		if cold.Misses == before.Misses {
+			t.Fatalf("short-circuit off=%v: a cold read counted no miss (hits %d -> %d)", noSC, before.Hits, cold.Hits)
+		}
+		cl.EndLeases()
+		got, err = cl.ReadFile(context.Background(), "/cold")
+		cl.Close()
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("short-circuit off=%v: warm read: %v", noSC, err)
+		}
+		if warm := stats(t, c); warm.Hits == cold.Hits || warm.Misses != cold.Misses {
+			t.Fatalf("short-circuit off=%v: a warm read: hits %d -> %d, misses %d -> %d", noSC, cold.Hits, warm.Hits, cold.Misses, warm.Misses)
+		}
+	}
+}
+
+// A bucket that keeps failing after the retries is a temporary condition
+// for the client, with the bucket's error as the cause.
+func TestBucketUnavailableIsUnavailable(t *testing.T) {
+	inj := faulty.NewInjector(7)
+	l := startLocal(t, 256<<20, func(s object.Store) object.Store { return faulty.New(s, inj) })
+	c := testcluster.Client(t, l.svc.Addr, "")
+	data := randomBytes(8, testBlockSize)
+	writeFile(t, c, "/down", data)
+	evictAll(t, l)
+	inj.Set(faulty.Rule{Kind: faulty.Error, Err: fmt.Errorf("%w: 503 the bucket is down for the test", object.ErrTransient)})
+	_, err := c.ReadFile(context.Background(), "/down")
+	if !errors.Is(err, fserr.ErrUnavailable) || !strings.Contains(err.Error(), "the bucket is down for the test") {
+		t.Fatalf("read from a bucket that is down: %v, want unavailable with the cause", err)
+	}
+	w, err := c.Create(context.Background(), "/down2", client.CreateOptions{BlockSize: testBlockSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = w.Write(data)
+	if err == nil {
+		err = w.Close()
+	}
+	if !errors.Is(err, fserr.ErrUnavailable) || !strings.Contains(err.Error(), "the bucket is down for the test") {
+		t.Fatalf("write to a bucket that is down: %v, want unavailable with the cause", err)
 	}
 }
 

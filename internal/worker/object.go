@@ -108,7 +108,7 @@ func (w *Worker) Load(ctx context.Context, r *pb.LoadRequest) (*pb.LoadResponse,
 			return nil, err
 		}
 		had := w.cachedBytes(ref)
-		held, err := w.ensureCached(ctx, ref, 0, int64(ref.Length), false)
+		held, _, err := w.ensureCached(ctx, ref, 0, int64(ref.Length), false)
 		if err != nil {
 			return nil, err
 		}

@@ -63,8 +63,11 @@ func checkRange(ref *pb.BlockRef, off, length uint64) error {
 // of the range (see ensureCached).
 func (w *Worker) readInto(ctx context.Context, ref *pb.BlockRef, p []byte, off int64, random bool) error {
 	key := blocks.CacheKey(ref.InodeId, ref.BlockId)
-	for range 3 {
-		held, err := w.ensureCached(ctx, ref, off, int64(len(p)), random)
+	for i := range 3 {
+		held, missed, err := w.ensureCached(ctx, ref, off, int64(len(p)), random)
+		if i == 0 {
+			w.stats.count(missed)
+		}
 		if err != nil {
 			return err
 		}
@@ -72,6 +75,9 @@ func (w *Worker) readInto(ctx context.Context, ref *pb.BlockRef, p []byte, off i
 			return w.readHeld(ctx, ref, key, held, p, off)
 		}
 		_, err = w.cache.ReadAt(key, p, off)
+		if errors.Is(err, cache.ErrCorrupt) {
+			w.cfg.Log.Warn("a corrupt page in the cache was dropped; it is fetched again", "err", err)
+		}
 		if err == nil || !(errors.Is(err, cache.ErrMiss) || errors.Is(err, cache.ErrCorrupt)) {
 			return err
 		}
@@ -95,7 +101,7 @@ func (w *Worker) readInto(ctx context.Context, ref *pb.BlockRef, p []byte, off i
 // block's start (so that a reader going on finds them fetched, in whole
 // chunks); a random reader's (random) only up to their own end: it will
 // not go on.
-func (w *Worker) ensureCached(ctx context.Context, ref *pb.BlockRef, off, n int64, random bool) (held []*inflight, err error) {
+func (w *Worker) ensureCached(ctx context.Context, ref *pb.BlockRef, off, n int64, random bool) (held []*inflight, missed bool, err error) {
 	chunk := w.cfg.FetchChunk
 	if random {
 		chunk = w.cache.PageSize()
@@ -106,7 +112,9 @@ func (w *Worker) ensureCached(ctx context.Context, ref *pb.BlockRef, off, n int6
 // ensure is ensureCached with the fetches it starts bounded by FetchConcurrency
 // GETs at once, or, when ahead is not nil (read-ahead), by the bytes ahead
 // lets be outstanding.
-func (w *Worker) ensure(ctx context.Context, ref *pb.BlockRef, off, n, chunk int64, ahead *byteBudget) (held []*inflight, err error) {
+// It reports whether the range missed: some of it had to be fetched, or
+// was being fetched.
+func (w *Worker) ensure(ctx context.Context, ref *pb.BlockRef, off, n, chunk int64, ahead *byteBudget) (held []*inflight, missed bool, err error) {
 	key := blocks.CacheKey(ref.InodeId, ref.BlockId)
 	wait, mine := w.fetch.claim(key, func() []cache.Range { return w.cache.Missing(key, off, n) },
 		chunk, int64(ref.Length))
@@ -126,11 +134,12 @@ func (w *Worker) ensure(ctx context.Context, ref *pb.BlockRef, off, n, chunk int
 			w.fetchFlight(fetchCtx, ref, key, f, ahead, taken)
 		}()
 	}
+	missed = len(wait)+len(mine) > 0
 	for _, f := range append(wait, mine...) {
 		select {
 		case <-f.done:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, missed, ctx.Err()
 		}
 		if f.err != nil && err == nil {
 			err = f.err
@@ -139,7 +148,7 @@ func (w *Worker) ensure(ctx context.Context, ref *pb.BlockRef, off, n, chunk int
 			held = append(held, f)
 		}
 	}
-	return held, err
+	return held, missed, err
 }
 
 // fetchFlight fetches and caches f, which the caller claimed, and
@@ -213,7 +222,7 @@ func (w *Worker) readAhead(ref *pb.BlockRef, off, n int64) {
 	length := readAheadEnd(start, w.cfg.ReadAhead, w.cfg.FetchChunk, int64(ref.Length)) - start
 	w.stats.readAheads.Add(1)
 	go func() {
-		if _, err := w.ensure(context.Background(), ref, start, length, w.cfg.FetchChunk, w.ahead); err != nil {
+		if _, _, err := w.ensure(context.Background(), ref, start, length, w.cfg.FetchChunk, w.ahead); err != nil {
 			w.cfg.Log.Debug("read-ahead failed", "key", key, "err", err)
 		}
 	}()

@@ -60,9 +60,12 @@ func (w *Worker) shortCircuit(ctx context.Context, req *pb.ShortCircuitRequest) 
 	}
 	key := blocks.CacheKey(ref.InodeId, ref.BlockId)
 	if req.Invalidate {
+		w.cfg.Log.Warn("a short-circuit reader found a corrupt page in the cache; its pages are dropped and fetched again",
+			"key", key, "offset", req.Offset, "length", req.Length)
 		w.cache.Invalidate(key, int64(req.Offset), int64(req.Length))
 	}
-	held, err := w.ensureCached(ctx, ref, int64(req.Offset), int64(req.Length), req.Random)
+	held, missed, err := w.ensureCached(ctx, ref, int64(req.Offset), int64(req.Length), req.Random)
+	w.stats.count(missed)
 	if err != nil {
 		// A bucket that did not answer would make the RPC wait as long.
 		return &pb.ShortCircuitResponse{Error: err.Error(), Unavailable: errors.Is(err, fserr.ErrUnavailable)}, -1, none

@@ -22,13 +22,12 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/stratafs/strata/internal/blocks"
 	"github.com/stratafs/strata/internal/cache"
+	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/object"
 	"github.com/stratafs/strata/internal/object/objstore"
-	"github.com/stratafs/strata/internal/rpcerr"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -41,7 +40,9 @@ type Config struct {
 	// UnixSocket is the short-circuit socket path; empty means
 	// StateDir/worker.sock.
 	UnixSocket string
-	// Meta is the namespace service address.
+	// Meta is the namespace service's address, or the addresses of its
+	// members, comma-separated, as clients take them: the worker
+	// heartbeats to every member (see heartbeats).
 	Meta  string
 	Cache cache.Config
 	// UploadConcurrency bounds the blocks of one write in flight to the
@@ -148,10 +149,25 @@ type Worker struct {
 }
 
 type counters struct {
+	// hits and misses count the reads (RPC, one per 1 MiB message, or
+	// short-circuit requests) that found their range cached, or had to
+	// fetch some of it (or wait for a fetch under way). NB: the cache's
+	// own counters count its lookups, which a read makes only once the
+	// range is cached.
+	hits, misses                                       atomic.Uint64
 	rpcBytesRead, shortCircuitBytes, shortCircuitOpens atomic.Uint64
 	bucketBytesRead, bucketBytesWritten, blocksWritten atomic.Uint64
 	readAheads                                         atomic.Uint64 // read-aheads started
 	cacheWriteErrors                                   atomic.Uint64 // Puts the cache failed
+}
+
+// count counts a read that missed, or did not.
+func (c *counters) count(missed bool) {
+	if missed {
+		c.misses.Add(1)
+	} else {
+		c.hits.Add(1)
+	}
 }
 
 // New opens the worker's cache and identity.
@@ -199,30 +215,30 @@ func (w *Worker) ID() string { return w.id }
 // Serve serves gRPC on lis and short-circuit reads on the Unix socket, and
 // heartbeats to the namespace service, until ctx ends.
 func (w *Worker) Serve(ctx context.Context, lis net.Listener) error {
+	members, err := client.ParseMembers(w.cfg.Meta)
+	if err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
 	_ = os.Remove(w.cfg.UnixSocket)
 	ulis, err := net.ListenUnix("unix", &net.UnixAddr{Name: w.cfg.UnixSocket, Net: "unix"})
 	if err != nil {
 		return fmt.Errorf("worker: short-circuit socket: %w", err)
 	}
 	defer ulis.Close()
-	g := grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(16 << 20)}, rpcerr.ServerOptions()...)...)
+	g := grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(16 << 20)}, serverOptions()...)...)
 	pb.RegisterWorkerServiceServer(g, w)
 	advertise := w.cfg.Advertise
 	if advertise == "" {
 		advertise = lis.Addr().String()
 	}
-	meta, err := grpc.NewClient(w.cfg.Meta, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		return err
-	}
-	defer meta.Close()
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(1)
 	go func() { defer wg.Done(); w.serveShortCircuit(ctx, ulis) }()
-	go func() { defer wg.Done(); w.heartbeatLoop(ctx, pb.NewMetaServiceClient(meta), advertise) }()
+	hb := w.startHeartbeats(ctx, members, advertise)
 	go func() { <-ctx.Done(); g.Stop(); ulis.Close() }()
 	err = g.Serve(lis)
 	wg.Wait()
+	hb.wait()
 	if ctx.Err() != nil {
 		return nil
 	}
@@ -233,26 +249,6 @@ func (w *Worker) Serve(ctx context.Context, lis net.Listener) error {
 func (w *Worker) Close() error {
 	w.aborts.close()
 	return w.cache.Close()
-}
-
-func (w *Worker) heartbeatLoop(ctx context.Context, meta pb.MetaServiceClient, advertise string) {
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	for {
-		hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		resp, err := meta.Heartbeat(hctx, &pb.HeartbeatRequest{Worker: &pb.WorkerInfo{Id: w.id, Address: advertise,
-			Host: w.host, UnixSocket: w.cfg.UnixSocket, Stats: w.statsProto()}})
-		cancel()
-		if err != nil && ctx.Err() == nil {
-			w.cfg.Log.Warn("heartbeat to the namespace service failed", "err", err)
-		}
-		w.dropBlocks(resp.GetDropped())
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }
 
 // dropBlocks drops from the cache blocks that were deleted from their
@@ -271,7 +267,7 @@ func (w *Worker) Stats(context.Context, *pb.WorkerStatsRequest) (*pb.WorkerStats
 func (w *Worker) statsProto() *pb.WorkerStats {
 	cs := w.cache.Stats()
 	return &pb.WorkerStats{WorkerId: w.id, Capacity: uint64(cs.Capacity), Used: uint64(cs.Used),
-		CachedBlocks: uint64(cs.Blocks), Hits: cs.Hits, Misses: cs.Misses, Evictions: cs.Evictions,
+		CachedBlocks: uint64(cs.Blocks), Hits: w.stats.hits.Load(), Misses: w.stats.misses.Load(), Evictions: cs.Evictions,
 		Corruptions: cs.Corruptions, RpcBytesRead: w.stats.rpcBytesRead.Load(),
 		ShortCircuitBytes: w.stats.shortCircuitBytes.Load(), ShortCircuitOpens: w.stats.shortCircuitOpens.Load(),
 		BucketBytesRead: w.stats.bucketBytesRead.Load(), BucketBytesWritten: w.stats.bucketBytesWritten.Load(),

@@ -4062,7 +4062,13 @@ type Member struct {
 	// As the leader sees it (only in the leader's answer): the member
 	// answered within the last two election timeouts (the leader itself
 	// always has).
-	Answering     bool `protobuf:"varint,5,opt,name=answering,proto3" json:"answering,omitempty"`
+	Answering bool `protobuf:"varint,5,opt,name=answering,proto3" json:"answering,omitempty"`
+	// As the leader sees it (only in the leader's answer): how it replicates
+	// to the member: "Replicate" (streaming entries), "Probe" (finding where
+	// the member's log ends: it was down or rejected an append), "Snapshot"
+	// (sending it the state, its log being behind the leader's compaction
+	// point). Empty for the leader itself.
+	Progress      string `protobuf:"bytes,6,opt,name=progress,proto3" json:"progress,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4130,6 +4136,13 @@ func (x *Member) GetAnswering() bool {
 		return x.Answering
 	}
 	return false
+}
+
+func (x *Member) GetProgress() string {
+	if x != nil {
+		return x.Progress
+	}
+	return ""
 }
 
 type AddMemberRequest struct {
@@ -4828,14 +4841,15 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\amembers\x18\n" +
 	" \x03(\v2\x11.strata.v1.MemberR\amembers\x12\x1d\n" +
 	"\n" +
-	"last_index\x18\v \x01(\x04R\tlastIndex\"\x8b\x01\n" +
+	"last_index\x18\v \x01(\x04R\tlastIndex\"\xa7\x01\n" +
 	"\x06Member\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x18\n" +
 	"\aaddress\x18\x02 \x01(\tR\aaddress\x12\x18\n" +
 	"\alearner\x18\x03 \x01(\bR\alearner\x12\x1f\n" +
 	"\vmatch_index\x18\x04 \x01(\x04R\n" +
 	"matchIndex\x12\x1c\n" +
-	"\tanswering\x18\x05 \x01(\bR\tanswering\"h\n" +
+	"\tanswering\x18\x05 \x01(\bR\tanswering\x12\x1a\n" +
+	"\bprogress\x18\x06 \x01(\tR\bprogress\"h\n" +
 	"\x10AddMemberRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12)\n" +
 	"\x06member\x18\x02 \x01(\v2\x11.strata.v1.MemberR\x06member\"f\n" +

@@ -47,6 +47,7 @@ type Server struct {
 	Endpoint string // http://127.0.0.1:port
 
 	cmd     *exec.Cmd
+	data    string        // the data directory
 	exited  chan struct{} // closed once the process is reaped
 	out     *syncBuffer
 	buckets atomic.Int64
@@ -111,9 +112,9 @@ func start(t testing.TB, bin string) (*Server, error) {
 	}
 	addr, console := addrs[0], addrs[1]
 	dir := t.TempDir()
-	srv := &Server{Endpoint: "http://" + addr, exited: make(chan struct{}), out: &syncBuffer{}}
+	srv := &Server{Endpoint: "http://" + addr, data: filepath.Join(dir, "data"), exited: make(chan struct{}), out: &syncBuffer{}}
 	srv.cmd = exec.Command(bin, "server", "--quiet", "--address", addr, "--console-address", console,
-		"--certs-dir", filepath.Join(dir, "certs"), filepath.Join(dir, "data"))
+		"--certs-dir", filepath.Join(dir, "certs"), srv.data)
 	srv.cmd.Env = append(os.Environ(),
 		"MINIO_ROOT_USER="+AccessKey, "MINIO_ROOT_PASSWORD="+SecretKey,
 		"MINIO_BROWSER=off", "MINIO_UPDATE=off")
@@ -161,30 +162,51 @@ func (s *Server) waitReady() error {
 	}
 }
 
-// stop terminates MinIO gracefully, then forcibly, and reaps it.
+// Pause stops the server with SIGSTOP, as a hung store: connections stay
+// open and requests get no answer until Resume.
+func (s *Server) Pause() error { return s.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Resume continues a paused server (SIGCONT).
+func (s *Server) Resume() error { return s.cmd.Process.Signal(syscall.SIGCONT) }
+
+// PendingUploads returns the multipart uploads of every bucket that were
+// neither completed nor aborted, as "KEY-HASH/UPLOAD-ID". MinIO lists the
+// uploads of one whole key only (s3.Store.ListUploads), so this reads its
+// data directory instead, in the layout of the pinned version:
+// .minio.sys/multipart/<hash of bucket and key>/<upload id>/.
+func (s *Server) PendingUploads() ([]string, error) {
+	keys, err := os.ReadDir(filepath.Join(s.data, ".minio.sys", "multipart"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, k := range keys {
+		ups, err := os.ReadDir(filepath.Join(s.data, ".minio.sys", "multipart", k.Name()))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		for _, u := range ups {
+			if u.IsDir() {
+				out = append(out, k.Name()+"/"+u.Name())
+			}
+		}
+	}
+	return out, nil
+}
+
+// stop terminates MinIO gracefully (continuing it first, should it be
+// paused), then forcibly, and reaps it.
 func (s *Server) stop() {
-	_ = s.cmd.Process.Signal(syscall.SIGCONT) // if paused
+	_ = s.cmd.Process.Signal(syscall.SIGCONT)
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-s.exited:
 	case <-time.After(stopTimeout):
 		_ = s.cmd.Process.Kill()
 		<-s.exited
-	}
-}
-
-// Pause stops the server (SIGSTOP): it keeps its connections and queues
-// what arrives, answering nothing, as a hung server does. Resume continues
-// it.
-func (s *Server) Pause(t testing.TB) { s.signal(t, syscall.SIGSTOP) }
-
-// Resume continues a paused server (SIGCONT).
-func (s *Server) Resume(t testing.TB) { s.signal(t, syscall.SIGCONT) }
-
-func (s *Server) signal(t testing.TB, sig syscall.Signal) {
-	t.Helper()
-	if err := s.cmd.Process.Signal(sig); err != nil {
-		t.Fatalf("miniotest: %v: %v", sig, err)
 	}
 }
 

@@ -39,7 +39,7 @@ public final class ClientConfig {
    * <p>NB: 2, where the Go client keeps 4. Through the Hadoop API at 16 and 64 threads
    * (FsBench), 2 made 10-40% more mutations per second than 4 in alternated runs, and 1 about as
    * many as 2; at 4 threads the three were alike. Fewer RPCs in flight make larger batches, and
-   * the service spends less per call (docs/benchmarks.md, session 9).
+   * the service spends less per call (docs/benchmarks.md, "RPCs in flight in the Java client").
    */
   public static final int DEFAULT_BATCHES_IN_FLIGHT = 2;
 

@@ -1,7 +1,7 @@
 package io.strata.hadoop;
 
-import io.strata.core.error.DataPathUnavailableException;
 import io.strata.core.error.Op;
+import io.strata.core.error.ServiceUnavailableException;
 import io.strata.core.error.StrataError;
 import java.io.FileNotFoundException;
 import java.io.IOException;
@@ -25,7 +25,9 @@ final class HadoopErrors {
    * operation) are thrown from here.
    */
   static IOException translate(IOException e) {
-    if (!(e instanceof StrataError) || e instanceof DataPathUnavailableException) {
+    if (!(e instanceof StrataError) || e instanceof ServiceUnavailableException) {
+      // Temporary conditions (NOT_LEADER past the retries, UNAVAILABLE: no live workers, the
+      // bucket unavailable) stay ServiceUnavailableExceptions, IOExceptions with their cause.
       return e;
     }
     StrataError se = (StrataError) e;

@@ -154,6 +154,8 @@ public final class ErrorTranslator {
         return new NotLeaderException(op, path, message, cause);
       case CHANGED:
         return new ObjectChangedException(op, path, message, cause);
+      case UNAVAILABLE:
+        return new UnavailableException(op, path, message, cause);
       default:
         return new StrataException(reason, op, path, message, cause);
     }

@@ -26,6 +26,12 @@ public enum Reason {
   UNSUPPORTED,
   CHANGED,
   /**
+   * A temporary condition: no live workers, a bucket that is unavailable, a service that could
+   * not finish in time. The message holds the cause; the operation may be tried again later.
+   * Reported as {@link UnavailableException}, a {@link ServiceUnavailableException}.
+   */
+  UNAVAILABLE,
+  /**
    * The member asked is not the leader of the service's Raft group; the ErrorInfo metadata key
    * {@value #LEADER_KEY} names the leader's host:port when the member knows it. Not a file
    * system answer: the client follows it ({@link io.strata.core.rpc.MetaCaller}), and reports it

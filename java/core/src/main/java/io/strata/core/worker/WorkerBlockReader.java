@@ -116,9 +116,10 @@ final class WorkerBlockReader implements BlockReader {
           readFrom(w, ref, b, off, len, in, random);
           return;
         } catch (IOException ex) {
-          if (ex instanceof StrataError) {
+          if (ex instanceof StrataError && !(ex instanceof ServiceUnavailableException)) {
             throw ex; // the worker answered: the block itself is the problem
           }
+          // Not reached, or a temporary condition (its bucket unavailable): the next worker.
           errs.add("worker " + w.getId() + ": " + ex.getMessage());
           last = ex;
         }

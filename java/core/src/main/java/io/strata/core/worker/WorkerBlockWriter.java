@@ -82,9 +82,10 @@ final class WorkerBlockWriter implements BlockWriter {
           return bw;
         } catch (IOException e) {
           bw.abort();
-          if (e instanceof StrataError) {
+          if (e instanceof StrataError && !(e instanceof ServiceUnavailableException)) {
             throw e; // the worker answered: the write itself is refused
           }
+          // Not reached, or a temporary condition (its bucket unavailable): the next worker.
           errs.add(e.getMessage());
           last = e;
         }

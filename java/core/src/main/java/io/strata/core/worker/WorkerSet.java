@@ -58,8 +58,16 @@ final class WorkerSet implements AutoCloseable {
   }
 
   /**
+   * How long a lookup waits for a live worker while the service knows of none, as the Go
+   * client's workerWait: workers heartbeat to every member every second, so a new leader knows
+   * them at once, and a leader elected moments after it started within a heartbeat interval.
+   */
+  static final Duration WORKER_WAIT = Duration.ofSeconds(3);
+
+  /**
    * Returns the live workers, asking the service when the list is older than {@link #LIST_TTL}
-   * or {@code refresh} is set. No live worker is a {@link DataPathUnavailableException}.
+   * or {@code refresh} is set. An empty list is asked for again, with backoff, for up to {@link
+   * #WORKER_WAIT}; no live worker then is a {@link DataPathUnavailableException} (temporary).
    */
   List<WorkerInfo> live(Op op, String path, boolean refresh) throws IOException {
     synchronized (mu) {
@@ -67,11 +75,26 @@ final class WorkerSet implements AutoCloseable {
         return list;
       }
     }
+    long deadline = System.nanoTime() + WORKER_WAIT.toNanos();
+    long backoffMillis = 50;
     List<WorkerInfo> fresh = List.copyOf(directory.listWorkers());
-    if (fresh.isEmpty()) {
-      throw new DataPathUnavailableException(op, path, op.name().toLowerCase(java.util.Locale.ROOT)
-          + " " + path + ": no live workers: start one with 'strata worker' (or use "
-          + "'strata server --dev')");
+    while (fresh.isEmpty()) {
+      if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(backoffMillis) - deadline > 0) {
+        throw new DataPathUnavailableException(op, path,
+            op.name().toLowerCase(java.util.Locale.ROOT) + " " + path
+                + ": no live workers (the namespace service's leader has heard from none; waited "
+                + WORKER_WAIT.toSeconds() + "s): start one with 'strata worker' (or use "
+                + "'strata server --dev')");
+      }
+      try {
+        Thread.sleep(backoffMillis);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new java.io.InterruptedIOException(op.name().toLowerCase(java.util.Locale.ROOT)
+            + " " + path + ": interrupted while waiting for a live worker");
+      }
+      backoffMillis = Math.min(2 * backoffMillis, 500);
+      fresh = List.copyOf(directory.listWorkers());
     }
     List<ManagedChannel> gone = new ArrayList<>();
     synchronized (mu) {

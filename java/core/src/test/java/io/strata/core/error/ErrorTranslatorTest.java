@@ -71,6 +71,26 @@ public class ErrorTranslatorTest {
         Op.COMPLETE, "/a") instanceof LeaseExpiredException);
   }
 
+  /**
+   * A worker's UNAVAILABLE (the bucket unavailable) is temporary, as a service that cannot be
+   * reached is: a ServiceUnavailableException that keeps the cause in its message.
+   */
+  @Test
+  public void unavailableIsTemporary() {
+    com.google.rpc.Status st = com.google.rpc.Status.newBuilder()
+        .setCode(Code.UNAVAILABLE.getNumber())
+        .setMessage("the bucket is unavailable: object get \"b/1\": connection refused")
+        .addDetails(Any.pack(ErrorInfo.newBuilder().setReason("UNAVAILABLE")
+            .setDomain(Reason.DOMAIN).build()))
+        .build();
+    IOException e = ErrorTranslator.forWorker("w-1", "127.0.0.1:1")
+        .translate(StatusProto.toStatusRuntimeException(st), Op.READ, "/f");
+    assertTrue(e.toString(), e instanceof UnavailableException);
+    assertTrue(e.toString(), e instanceof ServiceUnavailableException);
+    assertEquals(Reason.UNAVAILABLE, ((StrataError) e).reason());
+    assertTrue(e.getMessage(), e.getMessage().contains("connection refused"));
+  }
+
   @Test
   public void foreignDomainOrUnknownReasonIsNotAnAnswer() {
     IOException e = t.translate(status(Code.NOT_FOUND, "NOT_FOUND", "example.com"), Op.OPEN,
