@@ -150,7 +150,7 @@ others are shown.`,
 				return err
 			}
 			w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(w, "WORKER\tUSED\tCAPACITY\tBLOCKS\tHITS\tMISSES\tEVICTIONS\tCORRUPT\tRPC-READ\tSC-READ\tBUCKET-IN\tBUCKET-OUT\t")
+			fmt.Fprintln(w, "WORKER\tUSED\tCAPACITY\tBLOCKS\tHITS\tMISSES\tEVICTIONS\tCORRUPT\tCACHE-ERR\tRPC-READ\tSC-READ\tBUCKET-IN\tBUCKET-OUT\t")
 			var silent []string
 			for _, r := range list {
 				if r.Err != nil {
@@ -158,8 +158,8 @@ others are shown.`,
 					continue
 				}
 				s := r.Stats
-				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t\n", s.WorkerId, human(s.Used), human(s.Capacity),
-					s.CachedBlocks, s.Hits, s.Misses, s.Evictions, s.Corruptions, human(s.RpcBytesRead),
+				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t\n", s.WorkerId, human(s.Used), human(s.Capacity),
+					s.CachedBlocks, s.Hits, s.Misses, s.Evictions, s.Corruptions, s.CacheWriteErrors, human(s.RpcBytesRead),
 					human(s.ShortCircuitBytes), human(s.BucketBytesRead), human(s.BucketBytesWritten))
 			}
 			if err := w.Flush(); err != nil {

@@ -65,7 +65,7 @@ func (f *metaFlags) register(cmd *cobra.Command) {
 	fl.Int64Var(&f.blockCache, "block-cache", 256<<20, "pebble block cache, bytes")
 	fl.Int64Var(&f.hotCache, "hot-cache", 256<<20, "cache of hot metadata records, bytes")
 	fl.DurationVar(&f.leaseSoft, "lease-soft-limit", 60*time.Second, "time after which another writer may take over a file whose writer stopped renewing")
-	fl.DurationVar(&f.leaseHard, "lease-hard-limit", 20*time.Minute, "time after which the service closes a file whose writer stopped renewing")
+	fl.DurationVar(&f.leaseHard, "lease-hard-limit", 20*time.Minute, "time after which the service closes a file whose writer stopped renewing (a copy's temporary <dst>._COPYING_ file is removed instead)")
 	fl.DurationVar(&f.trashInterval, "trash-interval", 24*time.Hour, "how long fs -rm keeps what it deletes in the user's trash, /user/USER/.Trash, before the service removes it (HDFS's fs.trash.interval); 0 turns the trash off")
 	fl.DurationVar(&f.namespaceTrash, "namespace-trash", time.Duration(namespace.DefaultNamespaceTrash)*time.Millisecond, "how long a deleted namespace that held anything stays in the trash, restorable with 'strata admin ns restore', before it and its bucket's objects are removed; 0 removes it at once")
 	fl.StringVar(&f.pprofListen, "pprof-listen", "", "serve Go's profiles (/debug/pprof/, as net/http/pprof) on this address, e.g. 127.0.0.1:6060; off by default")

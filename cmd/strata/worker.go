@@ -10,11 +10,13 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/stratafs/strata/internal/cache"
 	"github.com/stratafs/strata/internal/client"
+	"github.com/stratafs/strata/internal/object/objstore"
 	"github.com/stratafs/strata/internal/worker"
 )
 
@@ -29,6 +31,9 @@ type workerFlags struct {
 	pageSize  string
 	socket    string
 	cacheSync bool
+	// Bounds of a request to a bucket that stops answering.
+	bucketStall, bucketBudget time.Duration
+	abortInterval             time.Duration
 }
 
 // register adds the worker's flags to cmd, each name prefixed with prefix;
@@ -46,9 +51,12 @@ func (f *workerFlags) register(cmd *cobra.Command, prefix, cacheSize string) {
 		fl.StringVar(&f.stateDir, "state-dir", "./strata-worker", "directory for the worker's id and socket")
 	}
 	fl.StringSliceVar(&f.cacheDirs, prefix+"cache-dir", nil, "cache directory, repeatable (one per disk; default "+stateDir+"/cache)")
-	fl.StringVar(&f.cacheSize, prefix+"cache-size", cacheSize, "cache capacity per directory (e.g. 512MiB, 20GiB)")
+	fl.StringVar(&f.cacheSize, prefix+"cache-size", cacheSize, "cache capacity per directory (e.g. 512MiB, 20GiB); more than the directory's disk can hold is clamped to that, with a warning")
 	fl.StringVar(&f.pageSize, prefix+"page-size", "1MiB", "cache granularity: the smallest range fetched and checksummed")
 	fl.StringVar(&f.socket, prefix+"unix-socket", "", "short-circuit socket path (default "+stateDir+"/worker.sock)")
+	fl.DurationVar(&f.bucketStall, prefix+"bucket-stall-timeout", objstore.StallTimeout, "abandon (and retry) a bucket request that sends or receives no byte for this long")
+	fl.DurationVar(&f.bucketBudget, prefix+"bucket-retry-budget", objstore.RetryBudget, "start no retry of a bucket request this long after its first attempt (or a read's last byte): a hung bucket fails a request within about this plus --"+prefix+"bucket-stall-timeout")
+	fl.DurationVar(&f.abortInterval, prefix+"bucket-abort-interval", 30*time.Second, "how often to try again to abort the multipart uploads of failed writes while the bucket does not answer")
 	fl.BoolVar(&f.cacheSync, prefix+"cache-sync", false, "fdatasync cached pages before recording them (off by default: every cached page is in the bucket too, and every read checks its CRC, so a page a power cut lost is refetched)")
 }
 
@@ -65,8 +73,12 @@ func (f *workerFlags) config() (worker.Config, error) {
 	if len(dirs) == 0 {
 		dirs = []string{filepath.Join(f.stateDir, "cache")}
 	}
+	if f.bucketStall <= 0 || f.bucketBudget <= 0 {
+		return worker.Config{}, fmt.Errorf("--bucket-stall-timeout and --bucket-retry-budget must be positive")
+	}
 	cfg := worker.Config{StateDir: f.stateDir, Advertise: f.advertise, UnixSocket: f.socket,
-		Meta: metaAddr(f.meta), Cache: cache.Config{PageSize: page, NoSync: !f.cacheSync}}
+		Meta: metaAddr(f.meta), Cache: cache.Config{PageSize: page, NoSync: !f.cacheSync},
+		BucketStallTimeout: f.bucketStall, BucketRetryBudget: f.bucketBudget, AbortRetryInterval: f.abortInterval}
 	for _, d := range dirs {
 		cfg.Cache.Dirs = append(cfg.Cache.Dirs, cache.Dir{Path: d, Capacity: size})
 	}

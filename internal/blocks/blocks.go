@@ -46,6 +46,9 @@ func CheckSize(size uint64) error {
 	return nil
 }
 
+// Prefix is the prefix of every block object's key.
+const Prefix = "blocks/"
+
 // ObjectKey is the bucket object holding block of inode.
 func ObjectKey(inode, block uint64) string {
 	return fmt.Sprintf("blocks/%016x/%016x", inode, block)

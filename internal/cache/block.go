@@ -165,17 +165,19 @@ const formatDir = "strata-cache-v1"
 const protectedShare = 0.8
 
 func newDirState(d Dir, cfg Config) *dirState {
-	s := &dirState{
-		root:     filepath.Join(d.Path, formatDir),
-		capacity: d.Capacity,
-		weight:   float64(d.Capacity),
-		high:     int64(float64(d.Capacity) * cfg.HighWatermark),
-		low:      int64(float64(d.Capacity) * cfg.LowWatermark),
-	}
-	s.protMax = int64(float64(s.low) * protectedShare)
+	s := &dirState{root: filepath.Join(d.Path, formatDir)}
+	s.setCapacity(d.Capacity, cfg)
 	s.mu.lists[probation].init()
 	s.mu.lists[protected].init()
 	return s
+}
+
+// setCapacity sets the capacity and what derives from it.
+func (s *dirState) setCapacity(capacity int64, cfg Config) {
+	s.capacity, s.weight = capacity, float64(capacity)
+	s.high = int64(float64(capacity) * cfg.HighWatermark)
+	s.low = int64(float64(capacity) * cfg.LowWatermark)
+	s.protMax = int64(float64(s.low) * protectedShare)
 }
 
 // pickDir places key by weighted rendezvous hashing: each directory scores

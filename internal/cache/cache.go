@@ -137,6 +137,8 @@ type Cache struct {
 
 	hits, misses, evictions, evictedBytes, corruptions atomic.Uint64
 
+	clamped []Clamp // set by Open
+
 	mu struct {
 		sync.Mutex
 		// changed is signalled when pages stop being pending and when
@@ -163,6 +165,9 @@ func Open(cfg Config) (*Cache, error) {
 		c.dirs = append(c.dirs, newDirState(d, cfg))
 	}
 	if err := c.load(); err != nil {
+		return nil, err
+	}
+	if err := c.fitDisks(); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -121,3 +121,43 @@ func TestReadErrorsAreNotHidden(t *testing.T) {
 	_, err = c.ReadAt("k", make([]byte, 1), 0)
 	wantErr(t, "ReadAt when the read fails", err, ErrCorrupt)
 }
+
+// A capacity larger than the disk (a 64 MiB file system told 1 GiB) is
+// clamped at Open to what the disk can hold, so that the watermarks evict
+// before the disk fills; a disk with no room for a page is refused.
+func TestCapacityClampedToTheDisk(t *testing.T) {
+	cfg, ffs := faultyConfig(t, 1000)
+	ffs.LimitSpace(40 * testPS)
+	c := mustOpen(t, cfg)
+	defer c.Close()
+	if got := c.Clamped(); len(got) != 1 || got[0].Configured != 1000*testPS || got[0].Capacity != 40*testPS {
+		t.Fatalf("Clamped() = %+v, want 1000 pages clamped to 40", got)
+	}
+	if s := c.Stats(); s.Capacity != 40*testPS {
+		t.Fatalf("capacity %d, want %d", s.Capacity, 40*testPS)
+	}
+	// Filled many times over, the cache evicts by its watermarks: the disk
+	// never says ENOSPC.
+	for i := range 100 {
+		putPages(t, c, fmt.Sprintf("k%03d", i), 3*testPS, 0, 3)
+	}
+	if ffs.Fired() != 0 || c.Stats().Evictions == 0 {
+		t.Fatalf("%d ENOSPC, %d evictions: want none and some", ffs.Fired(), c.Stats().Evictions)
+	}
+
+	cfg, ffs = faultyConfig(t, 1000)
+	ffs.LimitSpace(testPS / 2)
+	if _, err := Open(cfg); err == nil {
+		t.Fatal("Open with no room for a page succeeded")
+	}
+}
+
+// The real file system: no disk here has an exabyte free.
+func TestCapacityClampedToTheRealDisk(t *testing.T) {
+	cfg := Config{Dirs: []Dir{{Path: t.TempDir(), Capacity: 1 << 60}}, PageSize: testPS}
+	c := mustOpen(t, cfg)
+	defer c.Close()
+	if got := c.Clamped(); len(got) != 1 || got[0].Capacity >= 1<<60 || got[0].Capacity < testPS {
+		t.Fatalf("Clamped() = %+v", got)
+	}
+}

@@ -148,7 +148,7 @@ func (w *Writer) stream(p []byte) error {
 		return w.obj.write(p)
 	}
 	if w.bl == nil {
-		w.bl = &blockSet{sem: make(chan struct{}, blocksInFlight)}
+		w.bl = newBlockSet()
 		buffered := w.buf.Bytes()
 		w.off = w.base
 		if err := w.streamBlocks(buffered); err != nil {

@@ -321,8 +321,9 @@ func (r *Reader) readBlock(b *pb.Block, p []byte, off int64, random bool) error 
 
 func (r *Reader) readFrom(w *pb.WorkerInfo, ref *pb.BlockRef, p []byte, off int64, random bool) error {
 	if r.c.workers.local(w) {
-		if err := shortCircuitRead(r.c.workers.scPool(w.UnixSocket), ref, p, off, random); err == nil {
-			return nil
+		err := shortCircuitRead(r.c.workers.scPool(w.UnixSocket), ref, p, off, random)
+		if err == nil || answered(err) {
+			return err // the RPC would wait on the same bucket as long
 		}
 		// Fall through to the worker's RPC, which reports the real error.
 	}
@@ -357,9 +358,12 @@ func oneLine(errs []error) string {
 	return strings.Join(msgs, "; ")
 }
 
-// answered reports whether err is the service's answer about the data (a
-// missing block, a bad range) rather than a failure to reach a worker.
+// answered reports whether err is a worker's answer about the data (a
+// missing block, a bad range, a bucket that did not answer the worker)
+// rather than a failure to reach a worker. NB: a bucket that did not answer
+// comes in the unavailable class, but asking the next worker would only
+// wait as long on the same bucket.
 func answered(err error) bool {
 	var fe *fserr.Error
-	return errors.As(err, &fe) && fe.Cond != fserr.ErrUnavailable
+	return errors.As(err, &fe)
 }

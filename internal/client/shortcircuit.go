@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 
+	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/scproto"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
@@ -154,6 +155,9 @@ func (p *scPool) lend(ref *pb.BlockRef, off, n int64, invalidate, random bool) (
 	p.put(conn)
 	if !resp.Ok || fd < 0 {
 		closeFD(fd)
+		if resp.Unavailable { // the bucket did not answer the worker
+			return nil, fserr.Errorf(fserr.ErrUnavailable, "%s", resp.Error)
+		}
 		return nil, fmt.Errorf("short-circuit read refused: %s", resp.Error)
 	}
 	f := os.NewFile(uintptr(fd), "strata-cache")

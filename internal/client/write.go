@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/stratafs/strata/internal/fserr"
 	pb "github.com/stratafs/strata/proto/strata/v1"
@@ -125,9 +126,10 @@ func (bs *blockSet) committed(length uint64) {
 
 // pendingBlock is a finished block stream whose worker is uploading it.
 type pendingBlock struct {
-	done  chan struct{}
-	block *pb.Block
-	err   error
+	stream *blockStream
+	done   chan struct{}
+	block  *pb.Block
+	err    error
 }
 
 // blockSet is a block-mode writer's content past the inline limit: the
@@ -147,6 +149,34 @@ type blockSet struct {
 	flushed   bool
 	pending   []*pendingBlock // in file order
 	sem       chan struct{}   // one token per block in flight
+	// failed closes when a block in flight fails: the writer stops then,
+	// rather than stream blocks whose fate is sealed (with a bucket that
+	// does not answer, each would wait out the worker's retry budget).
+	failed   chan struct{}
+	failOnce sync.Once
+}
+
+func newBlockSet() *blockSet {
+	return &blockSet{sem: make(chan struct{}, blocksInFlight), failed: make(chan struct{})}
+}
+
+// failure returns the error of a block in flight that failed, if any.
+func (bs *blockSet) failure() error {
+	select {
+	case <-bs.failed:
+	default:
+		return nil
+	}
+	for _, p := range bs.pending {
+		select {
+		case <-p.done:
+			if p.err != nil {
+				return p.err
+			}
+		default:
+		}
+	}
+	return errors.New("a block in flight failed")
 }
 
 // streamBlocks writes p to the writer's blocks, which start at w.off.
@@ -154,6 +184,9 @@ func (w *Writer) streamBlocks(p []byte) error {
 	bs := w.bl
 	for len(p) > 0 {
 		if bs.cur == nil {
+			if err := bs.failure(); err != nil {
+				return err
+			}
 			s, err := w.openStream()
 			if err != nil {
 				return err
@@ -190,11 +223,17 @@ func (w *Writer) endBlock() {
 	}
 	s, start := bs.cur, bs.curStart
 	bs.cur = nil
-	p := &pendingBlock{done: make(chan struct{})}
+	p := &pendingBlock{stream: s, done: make(chan struct{})}
 	bs.pending = append(bs.pending, p)
-	bs.sem <- struct{}{}
+	select {
+	case bs.sem <- struct{}{}:
+	case <-bs.failed:
+		s.cancel()
+		p.err = bs.failure()
+		close(p.done)
+		return
+	}
 	go func() {
-		defer func() { <-bs.sem; close(p.done) }()
 		resp, err := s.finish()
 		switch {
 		case err != nil:
@@ -204,6 +243,11 @@ func (w *Writer) endBlock() {
 		default:
 			p.block = resp.Blocks[0]
 			p.block.Offset = start
+		}
+		<-bs.sem
+		close(p.done)
+		if p.err != nil {
+			bs.failOnce.Do(func() { close(bs.failed) })
 		}
 	}()
 }
@@ -233,6 +277,9 @@ func (w *Writer) cancelBlocks() {
 	}
 	if w.bl.cur != nil {
 		w.bl.cur.cancel()
+	}
+	for _, p := range w.bl.pending {
+		p.stream.cancel() // the worker stops uploading
 	}
 	_, _ = w.finished()
 }

@@ -10,7 +10,9 @@ import (
 )
 
 // copyingSuffix names the file a copy writes before renaming it into place,
-// so that a reader never sees half a file (Hadoop's "._COPYING_").
+// so that a reader never sees half a file (Hadoop's "._COPYING_"). If the
+// copy is killed, the service removes the file when its lease expires
+// (namespace.CopyingSuffix) instead of closing it.
 const copyingSuffix = "._COPYING_"
 
 // runCat is -cat: each file's content to standard output, streamed.

@@ -280,6 +280,8 @@ func recoverFile(tx kv.Txn, n *kvschema.Inode, uri string, tail *kvschema.Block)
 // ExpireLease closes file ino if holder still writes it; the lease monitor
 // calls it when holder stopped renewing. It is a no-op otherwise. tail is
 // the block the leader made of the file's flushed tail, as RecoverLease's.
+// A copy's temporary file (named with CopyingSuffix) is removed instead:
+// its copier died before the rename that would have made it visible.
 func (fs *FS) ExpireLease(tx kv.Txn, holder string, ino uint64, tail *kvschema.Block) error {
 	v, ok, err := tx.Get(kvschema.InodeKey(ino))
 	if err != nil || !ok {
@@ -298,9 +300,9 @@ func (fs *FS) ExpireLease(tx kv.Txn, holder string, ino uint64, tail *kvschema.B
 	if err != nil {
 		return err
 	}
-	if uri == noBlocks {
-		// A cache-mode file, whose object never reached the bucket: the
-		// write did not happen.
+	if uri == noBlocks || strings.HasSuffix(n.Name, CopyingSuffix) {
+		// A cache-mode file, whose object never reached the bucket, or a
+		// copy's temporary file: the write did not happen.
 		if err := unlink(tx, 0, n); err != nil {
 			return err
 		}
@@ -309,6 +311,12 @@ func (fs *FS) ExpireLease(tx kv.Txn, holder string, ino uint64, tail *kvschema.B
 	_, err = recoverFile(tx, n, uri, tail)
 	return err
 }
+
+// CopyingSuffix ends the name of the temporary file a copy writes and then
+// renames into place (`fs -put` and `-cp`, here and in Hadoop's shell), so
+// that a reader never sees half a file. A lease that expires on such a
+// file removes it (ExpireLease), rather than leave it visible, closed.
+const CopyingSuffix = "._COPYING_"
 
 // storeOf returns the bucket URI of the blocks of n (blockStore: none in
 // cache mode), found by walking up to its namespace's root, or to the root

@@ -175,3 +175,34 @@ func TestExpireLease(t *testing.T) {
 	e.purgeAll(2)
 	e.check()
 }
+
+// A copy's temporary file whose lease expires (its copier was killed) is
+// removed, not closed: it would stay visible, empty, for good. Any other
+// file is closed with what it has.
+func TestExpiredCopyingFileIsRemoved(t *testing.T) {
+	e := newEnv(t)
+	e.mkdir("/d")
+	tmp, err := e.create(super, "/d/f"+namespace.CopyingSuffix, namespace.CreateOptions{Holder: "h1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := e.create(super, "/d/g", namespace.CreateOptions{Holder: "h1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.expire("h1", tmp.ID)
+	e.expire("h1", other.ID)
+	if e.exists("/d/f" + namespace.CopyingSuffix) {
+		t.Fatal("the copy's temporary file is still there after its lease expired")
+	}
+	if n := e.stat("/d/g"); n.Holder != "" {
+		t.Fatalf("/d/g is still open by %q", n.Holder)
+	}
+	if s := e.summary("/d"); s.Files != 1 {
+		t.Fatalf("/d counts %d files, want 1", s.Files)
+	}
+	if got := allLeases(t, e); len(got) != 0 {
+		t.Fatalf("leases left: %v", got)
+	}
+	e.check()
+}

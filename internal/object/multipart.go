@@ -34,6 +34,14 @@ type Part struct {
 type ParallelOptions struct {
 	PartSize    int64 // default 16 MiB, raised to MinPartSize and to fit MaxParts
 	Concurrency int   // parts in flight at once; default 4
+	// Abandon, if set, takes a failed upload to abort later instead of
+	// PutParallel aborting it before it returns: a store that does not
+	// answer would hold the caller's error back for the abort's budget too.
+	// It also takes the key (an Upload with no ID) when CreateMultipart
+	// failed, since attempts whose answers were lost (a hung store queues
+	// requests and runs them when it resumes) may have started uploads of
+	// the key: set it only for keys no one else uploads to.
+	Abandon func(Upload)
 }
 
 // abortTimeout bounds the cleanup of a failed upload, which runs even after
@@ -51,16 +59,30 @@ func PutParallel(ctx context.Context, s Store, key string, r io.ReaderAt, size i
 	}
 	u, err := s.CreateMultipart(ctx, key)
 	if err != nil {
+		if o.Abandon != nil && unknownOutcome(err) {
+			o.Abandon(Upload{Key: key})
+		}
 		return err
 	}
 	parts, err := uploadParts(ctx, s, u, r, size, partSize, conc)
 	if err == nil {
 		_, err = s.CompleteMultipart(ctx, u, parts)
 	}
+	if err != nil && o.Abandon != nil {
+		o.Abandon(u)
+		return err
+	}
 	if err != nil {
 		return errors.Join(err, AbortUpload(ctx, s, u))
 	}
 	return nil
+}
+
+// unknownOutcome reports whether a request that failed with err may have
+// been carried out all the same: it timed out or broke, or its caller gave
+// up on it (a request already sent runs on).
+func unknownOutcome(err error) bool {
+	return IsRetryable(err) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // AbortUpload aborts u on a context of its own, detached from ctx's

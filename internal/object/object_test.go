@@ -136,6 +136,50 @@ func TestPutParallelAbortsOnFailure(t *testing.T) {
 	}
 }
 
+// With Abandon, a failed upload is handed over instead of aborted, and so
+// is the key of a CreateMultipart whose outcome is unknown (it timed out,
+// or its caller gave up: a hung store may still run it when it resumes),
+// but not that of one the store refused.
+func TestPutParallelAbandons(t *testing.T) {
+	data := objtest.Data(3, 2*object.MinPartSize)
+	for _, c := range []struct {
+		name    string
+		rule    faulty.Rule
+		cancel  bool
+		want    string // the abandoned upload: "id", "key" or ""
+		uploads int
+	}{
+		{"part fails", faulty.Rule{Kind: faulty.Error, Ops: []object.Op{object.OpUploadPart}}, false, "id", 1},
+		{"create times out", faulty.Rule{Kind: faulty.Error, Ops: []object.Op{object.OpCreateMultipart}, Err: object.ErrTimeout, After: true}, false, "key", 1},
+		{"caller gives up", faulty.Rule{Kind: faulty.Timeout, Ops: []object.Op{object.OpCreateMultipart}}, true, "key", 0},
+		{"create refused", faulty.Rule{Kind: faulty.Error, Ops: []object.Op{object.OpCreateMultipart}, Err: object.ErrInvalidKey}, false, "", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			inner := mem.New()
+			in := faulty.NewInjector(1)
+			in.Set(c.rule)
+			ctx, cancel := context.WithCancel(context.Background())
+			if c.cancel {
+				cancel()
+			}
+			defer cancel()
+			var got []object.Upload
+			err := object.PutParallel(ctx, faulty.New(inner, in), "k", bytes.NewReader(data), int64(len(data)),
+				object.ParallelOptions{PartSize: object.MinPartSize, Abandon: func(u object.Upload) { got = append(got, u) }})
+			if err == nil {
+				t.Fatal("PutParallel succeeded")
+			}
+			kind := ""
+			if len(got) == 1 && got[0].Key == "k" {
+				kind = map[bool]string{true: "id", false: "key"}[got[0].ID != ""]
+			}
+			if kind != c.want || len(got) > 1 || inner.Uploads() != c.uploads {
+				t.Fatalf("abandoned %v, %d uploads left to the aborter; want %q, %d", got, inner.Uploads(), c.want, c.uploads)
+			}
+		})
+	}
+}
+
 func TestPutParallelUsesMultipart(t *testing.T) {
 	ctx := context.Background()
 	in := faulty.NewInjector(1)

@@ -20,6 +20,10 @@ type WriterOptions struct {
 	// Write waits while that many are in flight and another part is full,
 	// so a Writer holds at most Concurrency+1 parts in memory.
 	Concurrency int
+	// Abandon, if set, takes a failed or aborted upload to abort later
+	// instead of Close and Abort aborting it before they return (see
+	// ParallelOptions.Abandon).
+	Abandon func(Upload)
 }
 
 // partsPerSize is how many parts a Writer uploads before doubling PartSize.
@@ -49,6 +53,7 @@ type Writer struct {
 	key      string
 	partSize int64
 	sem      chan struct{} // one token per part in flight
+	abandon  func(Upload)
 
 	buf    []byte  // the part being filled
 	upload *Upload // nil until a second part begins
@@ -75,7 +80,7 @@ func NewWriter(ctx context.Context, s Store, key string, o WriterOptions) *Write
 		conc = 4
 	}
 	return &Writer{ctx: ctx, cancel: cancel, s: s, key: key, partSize: max(size, MinPartSize),
-		sem: make(chan struct{}, conc)}
+		sem: make(chan struct{}, conc), abandon: o.Abandon}
 }
 
 // Write buffers p, uploading the parts it fills. It fails once any upload
@@ -191,9 +196,18 @@ func (w *Writer) Close() error {
 	if err != nil && w.upload != nil {
 		w.cancel(err)
 		w.wg.Wait()
-		err = errors.Join(err, AbortUpload(w.ctx, w.s, *w.upload))
+		err = errors.Join(err, w.abortUpload())
 	}
 	return err
+}
+
+// abortUpload aborts the upload, or hands it to Abandon.
+func (w *Writer) abortUpload() error {
+	if w.abandon != nil {
+		w.abandon(*w.upload)
+		return nil
+	}
+	return AbortUpload(w.ctx, w.s, *w.upload)
 }
 
 func (w *Writer) complete() error {
@@ -232,5 +246,5 @@ func (w *Writer) Abort() error {
 	if w.upload == nil {
 		return nil
 	}
-	return AbortUpload(w.ctx, w.s, *w.upload)
+	return w.abortUpload()
 }

@@ -31,9 +31,11 @@ type minioCluster struct {
 	workers []*testcluster.Process
 	ns      string
 	bucket  object.Store // the namespace's bucket, seen directly
+	minio   *miniotest.Server
 }
 
-func startMinioCluster(t *testing.T) *minioCluster {
+// startMinioCluster starts the cluster, each worker with workerArgs too.
+func startMinioCluster(t *testing.T, workerArgs ...string) *minioCluster {
 	t.Helper()
 	minio := miniotest.Start(t)
 	cfg := minio.Config(t)
@@ -45,9 +47,10 @@ func startMinioCluster(t *testing.T) *minioCluster {
 	t.Setenv("AWS_ACCESS_KEY_ID", cfg.AccessKeyID)
 	t.Setenv("AWS_SECRET_ACCESS_KEY", cfg.SecretAccessKey)
 	meta := testcluster.Start(t, t.TempDir(), "meta")
-	c := &minioCluster{meta: meta, ns: "lake", bucket: bucket}
+	c := &minioCluster{meta: meta, ns: "lake", bucket: bucket, minio: minio}
 	for range 2 {
-		c.workers = append(c.workers, testcluster.StartWorker(t, meta.Addr, t.TempDir(), "--cache-size", "256MiB"))
+		args := append([]string{"--cache-size", "256MiB"}, workerArgs...)
+		c.workers = append(c.workers, testcluster.StartWorker(t, meta.Addr, t.TempDir(), args...))
 	}
 	admin := testcluster.Client(t, meta.Addr, "")
 	uri := fmt.Sprintf("s3://%s/strata?endpoint=%s&region=%s", cfg.Bucket, url.QueryEscape(cfg.Endpoint), cfg.Region)

@@ -57,12 +57,23 @@ func (b *syncBuffer) String() string {
 }
 
 func startLocal(t testing.TB, capacity int64, wrap func(object.Store) object.Store) *local {
+	return startLocalWith(t, capacity, wrap, nil)
+}
+
+// startLocalWith is startLocal with edit, if not nil, changing the worker's
+// configuration and the retry policy of its bucket.
+func startLocalWith(t testing.TB, capacity int64, wrap func(object.Store) object.Store, edit func(*worker.Config, *retry.Policy)) *local {
 	t.Helper()
 	l := &local{svc: testcluster.StartInProcess(t, nil), cacheDir: t.TempDir(), logs: &syncBuffer{}}
 	l.bucket = filepath.Join(l.svc.DataDir, "bucket")
 	cfg := worker.Config{StateDir: t.TempDir(), Meta: l.svc.Addr,
 		Cache: cache.Config{Dirs: []cache.Dir{{Path: l.cacheDir, Capacity: capacity}}},
 		Log:   slog.New(slog.NewTextHandler(l.logs, nil))}
+	p := retry.Policy{BaseDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond,
+		AttemptTimeout: 2 * time.Second, MaxAttempts: 20}
+	if edit != nil {
+		edit(&cfg, &p)
+	}
 	cfg.OpenStore = func(ctx context.Context, uri string) (object.Store, error) {
 		st, err := objstore.Open(ctx, uri)
 		if err != nil {
@@ -71,8 +82,7 @@ func startLocal(t testing.TB, capacity int64, wrap func(object.Store) object.Sto
 		if wrap != nil {
 			st = wrap(st)
 		}
-		return retry.New(st, retry.Policy{BaseDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond,
-			AttemptTimeout: 2 * time.Second, MaxAttempts: 20}), nil
+		return retry.New(st, p), nil
 	}
 	l.w = testcluster.ServeWorker(t, cfg)
 	return l

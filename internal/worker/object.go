@@ -30,7 +30,8 @@ func (w *Worker) writeObject(stream pb.WorkerService_WriteServer, h *pb.WriteHea
 	if err != nil {
 		return err
 	}
-	ow := object.NewWriter(stream.Context(), store, h.ObjectKey, object.WriterOptions{Concurrency: w.cfg.UploadConcurrency})
+	ow := object.NewWriter(stream.Context(), store, h.ObjectKey, object.WriterOptions{Concurrency: w.cfg.UploadConcurrency,
+		Abandon: w.abandon(store)})
 	total, err := copyStream(ow, stream)
 	if err == nil {
 		err = ow.Close()
@@ -40,7 +41,7 @@ func (w *Worker) writeObject(stream pb.WorkerService_WriteServer, h *pb.WriteHea
 			w.cfg.Log.Warn("aborting an object write failed", "key", h.ObjectKey, "err", aerr)
 		}
 		w.cfg.Log.Warn("object write failed", "path", h.Path, "key", h.ObjectKey, "err", err)
-		return err
+		return bucketErr(err)
 	}
 	w.stats.bucketBytesWritten.Add(uint64(total))
 	return stream.SendAndClose(&pb.WriteResponse{Length: uint64(total), Etag: ow.Info().ETag})
@@ -107,8 +108,12 @@ func (w *Worker) Load(ctx context.Context, r *pb.LoadRequest) (*pb.LoadResponse,
 			return nil, err
 		}
 		had := w.cachedBytes(ref)
-		if _, err := w.ensureCached(ctx, ref, 0, int64(ref.Length), false); err != nil {
+		held, _, err := w.ensureCached(ctx, ref, 0, int64(ref.Length), false)
+		if err != nil {
 			return nil, err
+		}
+		if len(held) > 0 {
+			return nil, fmt.Errorf("load: the cache could not store block %016x (see the worker's log)", ref.BlockId)
 		}
 		resp.Fetched += ref.Length - had
 		resp.Cached += had

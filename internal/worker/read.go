@@ -63,15 +63,16 @@ func checkRange(ref *pb.BlockRef, off, length uint64) error {
 // of the range (see ensureCached).
 func (w *Worker) readInto(ctx context.Context, ref *pb.BlockRef, p []byte, off int64, random bool) error {
 	key := blocks.CacheKey(ref.InodeId, ref.BlockId)
-	var err error
 	for i := range 3 {
-		var missed bool
-		missed, err = w.ensureCached(ctx, ref, off, int64(len(p)), random)
+		held, missed, err := w.ensureCached(ctx, ref, off, int64(len(p)), random)
 		if i == 0 {
 			w.stats.count(missed)
 		}
 		if err != nil {
 			return err
+		}
+		if len(held) > 0 { // the cache could not store some of it
+			return w.readHeld(ctx, ref, key, held, p, off)
 		}
 		_, err = w.cache.ReadAt(key, p, off)
 		if errors.Is(err, cache.ErrCorrupt) {
@@ -88,7 +89,9 @@ func (w *Worker) readInto(ctx context.Context, ref *pb.BlockRef, p []byte, off i
 
 // ensureCached fetches the pages of [off, off+n) that the cache misses,
 // in parallel chunks, each page fetched once however many readers want it:
-// pages another call is fetching are waited for, not fetched again.
+// pages another call is fetching are waited for, not fetched again. It
+// returns the fetches whose bytes the cache could not store (held: their
+// data is the caller's to read instead).
 //
 // NB: the fetches are not canceled with ctx: other readers may be waiting
 // for them, and the bytes are worth caching anyway (the retry layer bounds
@@ -98,7 +101,7 @@ func (w *Worker) readInto(ctx context.Context, ref *pb.BlockRef, p []byte, off i
 // block's start (so that a reader going on finds them fetched, in whole
 // chunks); a random reader's (random) only up to their own end: it will
 // not go on.
-func (w *Worker) ensureCached(ctx context.Context, ref *pb.BlockRef, off, n int64, random bool) (bool, error) {
+func (w *Worker) ensureCached(ctx context.Context, ref *pb.BlockRef, off, n int64, random bool) (held []*inflight, missed bool, err error) {
 	chunk := w.cfg.FetchChunk
 	if random {
 		chunk = w.cache.PageSize()
@@ -111,7 +114,7 @@ func (w *Worker) ensureCached(ctx context.Context, ref *pb.BlockRef, off, n int6
 // lets be outstanding.
 // It reports whether the range missed: some of it had to be fetched, or
 // was being fetched.
-func (w *Worker) ensure(ctx context.Context, ref *pb.BlockRef, off, n, chunk int64, ahead *byteBudget) (bool, error) {
+func (w *Worker) ensure(ctx context.Context, ref *pb.BlockRef, off, n, chunk int64, ahead *byteBudget) (held []*inflight, missed bool, err error) {
 	key := blocks.CacheKey(ref.InodeId, ref.BlockId)
 	wait, mine := w.fetch.claim(key, func() []cache.Range { return w.cache.Missing(key, off, n) },
 		chunk, int64(ref.Length))
@@ -131,19 +134,21 @@ func (w *Worker) ensure(ctx context.Context, ref *pb.BlockRef, off, n, chunk int
 			w.fetchFlight(fetchCtx, ref, key, f, ahead, taken)
 		}()
 	}
-	missed := len(wait)+len(mine) > 0
-	var first error
+	missed = len(wait)+len(mine) > 0
 	for _, f := range append(wait, mine...) {
 		select {
 		case <-f.done:
 		case <-ctx.Done():
-			return missed, ctx.Err()
+			return nil, missed, ctx.Err()
 		}
-		if f.err != nil && first == nil {
-			first = f.err
+		if f.err != nil && err == nil {
+			err = f.err
+		}
+		if f.data != nil {
+			held = append(held, f)
 		}
 	}
-	return missed, first
+	return held, missed, err
 }
 
 // fetchFlight fetches and caches f, which the caller claimed, and
@@ -158,23 +163,23 @@ func (w *Worker) fetchFlight(ctx context.Context, ref *pb.BlockRef, key string, 
 		defer br.close()
 	}
 	var once sync.Once
-	finish := func(err error) { once.Do(func() { w.fetch.finish(key, f, err) }) }
-	err := w.fetchChunk(ctx, ref, cache.Range{Off: f.off, Len: f.end - f.off}, br, func() { finish(nil) })
-	finish(err)
-	if err != nil {
+	finish := func(data []byte, err error) {
+		once.Do(func() { f.data = data; w.fetch.finish(key, f, err) })
+	}
+	data := make([]byte, f.end-f.off)
+	if err := w.fetchVia(ctx, ref, data, f.off, br); err != nil {
+		finish(nil, err)
 		w.cfg.Log.Debug("fetch failed", "key", key, "off", f.off, "err", err)
+		return
 	}
-}
-
-// fetchChunk GETs one range of the block and caches it, calling readable
-// once it can be read from the cache; br, if not nil, gives its budget
-// back as the bytes arrive.
-func (w *Worker) fetchChunk(ctx context.Context, ref *pb.BlockRef, c cache.Range, br *budgetReader, readable func()) error {
-	data := make([]byte, c.Len)
-	if err := w.fetchVia(ctx, ref, data, c.Off, br); err != nil {
-		return err
+	if err := w.cache.PutReadable(key, f.off, data, func() { finish(nil, nil) }); err != nil {
+		// Not cached (or cached but not made durable, if the pages were
+		// readable already: then finish is done). The readers get the
+		// bytes all the same.
+		w.cacheFailed(key, err)
+		finish(data, nil)
 	}
-	return w.cache.PutReadable(blocks.CacheKey(ref.InodeId, ref.BlockId), c.Off, data, readable)
+	finish(nil, nil)
 }
 
 // fetchInto reads p from the block's object at off.
@@ -190,7 +195,7 @@ func (w *Worker) fetchVia(ctx context.Context, ref *pb.BlockRef, p []byte, off i
 	}
 	rc, key, err := openBlock(ctx, store, ref, off, int64(len(p)))
 	if err != nil {
-		return err
+		return bucketErr(err)
 	}
 	defer rc.Close()
 	var r io.Reader = rc
@@ -201,7 +206,7 @@ func (w *Worker) fetchVia(ctx context.Context, ref *pb.BlockRef, p []byte, off i
 	n, err := io.ReadFull(r, p)
 	w.stats.bucketBytesRead.Add(uint64(n))
 	if err != nil {
-		return changed(ref, key, off, err)
+		return bucketErr(changed(ref, key, off, err))
 	}
 	return nil
 }
@@ -217,7 +222,7 @@ func (w *Worker) readAhead(ref *pb.BlockRef, off, n int64) {
 	length := readAheadEnd(start, w.cfg.ReadAhead, w.cfg.FetchChunk, int64(ref.Length)) - start
 	w.stats.readAheads.Add(1)
 	go func() {
-		if _, err := w.ensure(context.Background(), ref, start, length, w.cfg.FetchChunk, w.ahead); err != nil {
+		if _, _, err := w.ensure(context.Background(), ref, start, length, w.cfg.FetchChunk, w.ahead); err != nil {
 			w.cfg.Log.Debug("read-ahead failed", "key", key, "err", err)
 		}
 	}()
@@ -249,11 +254,12 @@ type fetchGroup struct {
 }
 
 // inflight is a range being fetched; done closes when it is cached (or
-// failed with err).
+// failed with err, or fetched but not cached: then data holds its bytes).
 type inflight struct {
 	off, end int64
 	done     chan struct{}
 	err      error
+	data     []byte
 }
 
 // claim asks missing (under the group's lock, so that no fetch can finish

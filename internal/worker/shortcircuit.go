@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/stratafs/strata/internal/blocks"
+	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/scproto"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
@@ -63,10 +64,16 @@ func (w *Worker) shortCircuit(ctx context.Context, req *pb.ShortCircuitRequest) 
 			"key", key, "offset", req.Offset, "length", req.Length)
 		w.cache.Invalidate(key, int64(req.Offset), int64(req.Length))
 	}
-	missed, err := w.ensureCached(ctx, ref, int64(req.Offset), int64(req.Length), req.Random)
+	held, missed, err := w.ensureCached(ctx, ref, int64(req.Offset), int64(req.Length), req.Random)
 	w.stats.count(missed)
 	if err != nil {
-		return &pb.ShortCircuitResponse{Error: err.Error()}, -1, none
+		// A bucket that did not answer would make the RPC wait as long.
+		return &pb.ShortCircuitResponse{Error: err.Error(), Unavailable: errors.Is(err, fserr.ErrUnavailable)}, -1, none
+	}
+	if len(held) > 0 {
+		// Nothing to lend: the reader asks the RPC, which serves what the
+		// cache could not store.
+		return &pb.ShortCircuitResponse{Error: "the cache could not store the range"}, -1, none
 	}
 	off := int64(req.Offset)
 	h, err := w.cache.Acquire(key, off, w.grantEnd(ref, off, int64(req.Length))-off)

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/grpc"
 
@@ -56,10 +57,22 @@ type Config struct {
 	// fetch chunks, which keeps a 250 MB/s link with 5 ms per request busy
 	// (bandwidth × latency is 1.25 MB).
 	ReadAheadInFlight int64
-	// OpenStore opens a bucket by URI; nil means objstore.OpenRetrying.
-	// Tests wrap stores with faults here.
+	// OpenStore opens a bucket by URI; nil means objstore.Retrying with
+	// objstore.DefaultPolicy, changed by BucketStallTimeout and
+	// BucketRetryBudget. Tests wrap stores with faults here.
 	OpenStore func(ctx context.Context, uri string) (object.Store, error)
-	Log       *slog.Logger
+	// BucketStallTimeout abandons a bucket request that moves no byte for
+	// this long; BucketRetryBudget is how long the retries of one request
+	// may go on (retry.Policy's StallTimeout and MaxElapsed). Defaults:
+	// objstore.StallTimeout and objstore.RetryBudget.
+	BucketStallTimeout, BucketRetryBudget time.Duration
+	// AbortRetryInterval is how often the abort of an abandoned multipart
+	// upload is tried again while the bucket refuses it (default 30 s);
+	// SweepInterval how often each bucket's uploads are listed for ones
+	// abandoned by a worker that died (default 1 h), which are those older
+	// than AbandonedUploadAge (default 1 h: a block's upload takes seconds).
+	AbortRetryInterval, SweepInterval, AbandonedUploadAge time.Duration
+	Log                                                   *slog.Logger
 }
 
 func (c *Config) setDefaults() {
@@ -84,6 +97,37 @@ func (c *Config) setDefaults() {
 	if c.Log == nil {
 		c.Log = slog.Default()
 	}
+	if c.AbortRetryInterval == 0 {
+		c.AbortRetryInterval = 30 * time.Second
+	}
+	if c.SweepInterval == 0 {
+		c.SweepInterval = time.Hour
+	}
+	if c.AbandonedUploadAge == 0 {
+		c.AbandonedUploadAge = time.Hour
+	}
+}
+
+// openStore opens the bucket uri: with OpenStore, or behind the retry
+// layer with the configured bounds. Each bucket's sweep of abandoned
+// uploads starts with its first use.
+func (w *Worker) openStore(ctx context.Context, uri string) (object.Store, error) {
+	open := w.cfg.OpenStore
+	if open == nil {
+		p := objstore.DefaultPolicy()
+		if w.cfg.BucketStallTimeout > 0 {
+			p.StallTimeout = w.cfg.BucketStallTimeout
+		}
+		if w.cfg.BucketRetryBudget > 0 {
+			p.MaxElapsed = w.cfg.BucketRetryBudget
+		}
+		open = objstore.Retrying(p)
+	}
+	st, err := open(ctx, uri)
+	if err == nil {
+		go w.aborts.sweep(uri, st, w.cfg.SweepInterval, w.cfg.AbandonedUploadAge)
+	}
+	return st, err
 }
 
 // Worker is a running cache worker.
@@ -99,6 +143,9 @@ type Worker struct {
 	ahead  *byteBudget // read-ahead's bytes outstanding from the bucket
 	seq    sequentialTracker
 	stats  counters
+	aborts *aborter
+	// cacheErrs rate-limits the log of pages the cache could not store.
+	cacheErrs logLimiter
 }
 
 type counters struct {
@@ -111,6 +158,7 @@ type counters struct {
 	rpcBytesRead, shortCircuitBytes, shortCircuitOpens atomic.Uint64
 	bucketBytesRead, bucketBytesWritten, blocksWritten atomic.Uint64
 	readAheads                                         atomic.Uint64 // read-aheads started
+	cacheWriteErrors                                   atomic.Uint64 // Puts the cache failed
 }
 
 // count counts a read that missed, or did not.
@@ -137,8 +185,13 @@ func New(cfg Config) (*Worker, error) {
 		return nil, fmt.Errorf("worker: cache: %w", err)
 	}
 	host, _ := os.Hostname()
-	w := &Worker{cfg: cfg, id: id, host: host, cache: c, ahead: newByteBudget(cfg.ReadAheadInFlight)}
-	w.stores.Open = cfg.OpenStore
+	for _, cl := range c.Clamped() {
+		cfg.Log.Warn("the cache's capacity is more than its disk can hold: clamped", "dir", cl.Path,
+			"configured", cl.Configured, "capacity", cl.Capacity)
+	}
+	w := &Worker{cfg: cfg, id: id, host: host, cache: c, ahead: newByteBudget(cfg.ReadAheadInFlight),
+		aborts: newAborter(cfg.Log, cfg.AbortRetryInterval)}
+	w.stores.Open = w.openStore
 	return w, nil
 }
 
@@ -192,8 +245,11 @@ func (w *Worker) Serve(ctx context.Context, lis net.Listener) error {
 	return err
 }
 
-// Close releases the cache.
-func (w *Worker) Close() error { return w.cache.Close() }
+// Close stops the background aborts and releases the cache.
+func (w *Worker) Close() error {
+	w.aborts.close()
+	return w.cache.Close()
+}
 
 // dropBlocks drops from the cache blocks that were deleted from their
 // buckets: nothing will read them again.
@@ -215,7 +271,7 @@ func (w *Worker) statsProto() *pb.WorkerStats {
 		Corruptions: cs.Corruptions, RpcBytesRead: w.stats.rpcBytesRead.Load(),
 		ShortCircuitBytes: w.stats.shortCircuitBytes.Load(), ShortCircuitOpens: w.stats.shortCircuitOpens.Load(),
 		BucketBytesRead: w.stats.bucketBytesRead.Load(), BucketBytesWritten: w.stats.bucketBytesWritten.Load(),
-		BlocksWritten: w.stats.blocksWritten.Load()}
+		BlocksWritten: w.stats.blocksWritten.Load(), CacheWriteErrors: w.stats.cacheWriteErrors.Load()}
 }
 
 // DropCache empties the cache (strata admin cache free): every block is read

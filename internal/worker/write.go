@@ -138,15 +138,16 @@ func (u *uploader) add(offset int64, data []byte) error {
 
 func (u *uploader) put(id uint64, data []byte) error {
 	key := blocks.ObjectKey(u.inode, id)
-	err := object.PutParallel(u.ctx, u.store, key, bytes.NewReader(data), int64(len(data)), object.ParallelOptions{})
+	err := object.PutParallel(u.ctx, u.store, key, bytes.NewReader(data), int64(len(data)),
+		object.ParallelOptions{Abandon: u.w.abandon(u.store)})
 	if err != nil {
-		return fmt.Errorf("upload block %s: %w", key, err)
+		return bucketErr(fmt.Errorf("upload block %s: %w", key, err))
 	}
 	u.w.stats.bucketBytesWritten.Add(uint64(len(data)))
 	u.w.stats.blocksWritten.Add(1)
 	// Caching is best effort: the block is safe in the bucket already.
 	if err := u.w.cache.Put(blocks.CacheKey(u.inode, id), 0, data); err != nil {
-		u.w.cfg.Log.Warn("caching a written block failed", "key", key, "err", err)
+		u.w.cacheFailed(blocks.CacheKey(u.inode, id), err)
 	}
 	return nil
 }

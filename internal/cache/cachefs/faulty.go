@@ -1,6 +1,7 @@
 package cachefs
 
 import (
+	"errors"
 	"os"
 	"strings"
 	"sync"
@@ -240,3 +241,6 @@ func (f *faultyFile) Sync() error {
 	}
 	return f.File.Sync()
 }
+
+// errNoStatfs: the wrapped FS cannot tell the space available.
+var errNoStatfs = errors.New("cachefs: the file system cannot tell its free space")

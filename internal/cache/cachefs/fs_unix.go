@@ -56,3 +56,12 @@ func (osFS) ReadFile(name string) ([]byte, error) {
 		buf = append(buf, make([]byte, len(buf))...)
 	}
 }
+
+// Available implements Spacer with statfs(2).
+func (osFS) Available(dir string) (int64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, &os.PathError{Op: "statfs", Path: dir, Err: err}
+	}
+	return int64(st.Bavail) * int64(st.Bsize), nil
+}

@@ -95,12 +95,35 @@ func (s *Set) Get(ctx context.Context, uri string) (object.Store, error) {
 	return st, nil
 }
 
-// OpenRetrying opens uri behind the retry layer, the way servers use
-// buckets.
+// Defaults of the retry policy of servers' buckets (DefaultPolicy): an
+// attempt that moves no byte for StallTimeout is abandoned, and no attempt
+// starts RetryBudget after the first (or, for a read, after its last byte).
+// A request to a bucket that stopped answering thus fails within about
+// RetryBudget + StallTimeout (30 s); one whose body stalls midway within
+// StallTimeout more. docs/datapath.md has the reasoning.
+const (
+	StallTimeout = 10 * time.Second
+	RetryBudget  = 20 * time.Second
+)
+
+// DefaultPolicy is the retry policy of servers' buckets.
+func DefaultPolicy() retry.Policy {
+	return retry.Policy{AttemptTimeout: time.Minute, StallTimeout: StallTimeout, MaxElapsed: RetryBudget}
+}
+
+// OpenRetrying opens uri behind the retry layer with DefaultPolicy, the way
+// servers use buckets.
 func OpenRetrying(ctx context.Context, uri string) (object.Store, error) {
-	st, err := Open(ctx, uri)
-	if err != nil {
-		return nil, err
+	return Retrying(DefaultPolicy())(ctx, uri)
+}
+
+// Retrying returns an opener of buckets behind the retry layer with p.
+func Retrying(p retry.Policy) func(ctx context.Context, uri string) (object.Store, error) {
+	return func(ctx context.Context, uri string) (object.Store, error) {
+		st, err := Open(ctx, uri)
+		if err != nil {
+			return nil, err
+		}
+		return retry.New(st, p), nil
 	}
-	return retry.New(st, retry.Policy{AttemptTimeout: time.Minute}), nil
 }

@@ -26,8 +26,8 @@ func (s *store) GetVersion(ctx context.Context, key, etag string, off, length in
 }
 
 func (s *store) get(ctx context.Context, key, etag string, off, length int64) (object.Reader, error) {
-	r := &resumer{s: s, ctx: ctx, key: key, etag: etag, off: off, length: length}
-	made, err := s.loop(ctx, object.OpGet, key, 0, nil, r.open)
+	r := &resumer{s: s, ctx: ctx, key: key, etag: etag, off: off, length: length, since: time.Now()}
+	made, err := s.loop(ctx, object.OpGet, key, 0, nil, r.since, r.open)
 	if err != nil {
 		return nil, err
 	}
@@ -36,8 +36,10 @@ func (s *store) get(ctx context.Context, key, etag string, off, length int64) (o
 }
 
 // getAttempt opens the object once. AttemptTimeout covers the time to the
-// reader only: the attempt's context must live as long as the reader, so it
-// is cancelled by a timer that is stopped once the reader is there.
+// reader only, and StallTimeout the time to the reader and then each Read
+// that waits for bytes: the attempt's context must live as long as the
+// reader, so it is cancelled by timers that stop once the reader is there,
+// and by the watchdog of its Reads.
 func (s *store) getAttempt(ctx context.Context, key, etag string, off, length int64) (object.Reader, error) {
 	get := s.inner.Get
 	if etag != "" {
@@ -45,33 +47,31 @@ func (s *store) getAttempt(ctx context.Context, key, etag string, off, length in
 			return s.inner.GetVersion(ctx, key, etag, off, length)
 		}
 	}
-	if s.p.AttemptTimeout <= 0 {
+	if s.p.AttemptTimeout <= 0 && s.p.StallTimeout <= 0 {
 		return get(ctx, key, off, length)
 	}
 	actx, cancel := context.WithCancelCause(ctx)
-	timer := time.AfterFunc(s.p.AttemptTimeout, func() { cancel(errAttemptTimeout) })
+	var timer *time.Timer
+	if s.p.AttemptTimeout > 0 {
+		timer = time.AfterFunc(s.p.AttemptTimeout, func() { cancel(errAttemptTimeout) })
+	}
+	w := newWatchdog(s.p.StallTimeout, cancel)
 	rc, err := get(actx, key, off, length)
-	if !timer.Stop() && err == nil {
-		// The timer fired as the reader arrived: its context is gone.
+	if timer != nil {
+		timer.Stop()
+	}
+	w.disarm()
+	if err == nil && actx.Err() != nil {
+		// A timer fired as the reader arrived: its context is gone.
 		rc.Close()
 		err = actx.Err()
 	}
 	if err != nil {
+		w.stop()
 		cancel(nil)
 		return nil, s.timeoutErr(ctx, actx, object.OpGet, key, err)
 	}
-	return &cancelOnClose{Reader: rc, cancel: cancel}, nil
-}
-
-type cancelOnClose struct {
-	object.Reader
-	cancel context.CancelCauseFunc
-}
-
-func (c *cancelOnClose) Close() error {
-	err := c.Reader.Close()
-	c.cancel(nil)
-	return err
+	return &attemptReader{Reader: rc, s: s, ctx: ctx, actx: actx, key: key, cancel: cancel, w: w}, nil
 }
 
 // resumer is the reader Get returns.
@@ -83,9 +83,13 @@ type resumer struct {
 	off, length int64  // the range asked for; length < 0: to the end
 	info        object.Info
 
-	rc     io.ReadCloser
-	pos    int64 // bytes delivered so far
-	made   int   // requests made since the last byte delivered
+	rc   io.ReadCloser
+	pos  int64 // bytes delivered so far
+	made int   // requests made since the last byte delivered
+	// since is when the attempts without progress began, from which
+	// MaxElapsed counts: a body that stalls again and again after its
+	// headers came is not a fresh start each time.
+	since  time.Time
 	broken error // a retryable failure, to be mended by reopening
 	err    error // sticky: the reader gave up
 }
@@ -133,6 +137,9 @@ func (r *resumer) Read(p []byte) (int, error) {
 	}
 	// NB: r.made is not raised: the broken request was counted when opened.
 	r.broken = err
+	if r.made == 0 {
+		r.since = time.Now()
+	}
 	if n > 0 {
 		return n, nil // deliver what came; mend on the next Read
 	}
@@ -147,7 +154,7 @@ func (r *resumer) reopen() error {
 	if r.made == 0 {
 		last = nil
 	}
-	made, err := r.s.loop(r.ctx, object.OpGet, r.key, r.made, last, r.open)
+	made, err := r.s.loop(r.ctx, object.OpGet, r.key, r.made, last, r.since, r.open)
 	r.made, r.broken = made, nil
 	if err != nil {
 		r.err = fmt.Errorf("%w (resuming the read after %d bytes)", err, r.pos)

@@ -7,7 +7,9 @@
 // It retries what object.IsRetryable says may pass (throttling, timeouts,
 // transient failures, reset connections, bodies cut short) with capped
 // exponential backoff and jitter, within a maximum number of attempts and an
-// optional time budget. Everything else, object.ErrNotFound or the caller's
+// optional time budget. An attempt that makes no progress for StallTimeout
+// (a store that stopped answering: a hung server, a black-holed network) is
+// abandoned and retried like a timeout. Everything else, object.ErrNotFound or the caller's
 // own cancellation first among them, returns at once. A Get whose body breaks
 // midway resumes from the first byte not yet delivered, invisibly to the
 // reader, on the version (ETag) it started with: if that version is gone,
@@ -38,6 +40,14 @@ type Policy struct {
 	// AttemptTimeout, if set, bounds each attempt (for Get, until the reader
 	// is returned); an attempt that runs out is retried as object.ErrTimeout.
 	AttemptTimeout time.Duration
+	// StallTimeout, if set, abandons an attempt that makes no progress for
+	// this long (no byte of its request body taken, none of its response
+	// delivered, no answer), retried as object.ErrTimeout. It is not a
+	// bound on a transfer that keeps moving, however slowly. A Get's reader
+	// counts only while its caller waits in Read. Copy and
+	// CompleteMultipart, which the store may work on for long without a
+	// byte to show, are bounded by AttemptTimeout alone.
+	StallTimeout time.Duration
 	// BufferLimit is the largest body that is copied to memory so that it
 	// can be sent again, when it is not an io.ReaderAt; default 16 MiB.
 	// Larger bodies of that kind get one attempt only.
@@ -68,9 +78,12 @@ var errAttemptTimeout = errors.New("retry: attempt timed out")
 // loop makes attempts until one succeeds or the policy gives up. made and
 // last describe attempts the caller already made (a broken read counts as
 // one), so that budgets carry over; loop returns the number of attempts made
-// in all, and nil or the error to report.
-func (s *store) loop(ctx context.Context, op object.Op, key string, made int, last error, attempt func() error) (int, error) {
-	start := time.Now()
+// in all, and nil or the error to report. MaxElapsed counts from start, or
+// from now if start is zero.
+func (s *store) loop(ctx context.Context, op object.Op, key string, made int, last error, start time.Time, attempt func() error) (int, error) {
+	if start.IsZero() {
+		start = time.Now()
+	}
 	if made == 0 {
 		made, last = 1, attempt()
 	}
@@ -129,25 +142,43 @@ func (s *store) backoff(made int, err error) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
-// timed runs call with the policy's per-attempt timeout, reporting an
-// attempt that ran out as a retryable object.ErrTimeout.
-func (s *store) timed(ctx context.Context, op object.Op, key string, call func(context.Context) error) func() error {
+// timed runs call as one attempt, with the policy's per-attempt timeout
+// and, for watched operations, its stall watch, reporting an attempt that
+// ran out or stalled as a retryable object.ErrTimeout.
+func (s *store) timed(ctx context.Context, op object.Op, key string, call func(context.Context, *watchdog) error) func() error {
 	return func() error {
-		if s.p.AttemptTimeout <= 0 {
-			return call(ctx)
+		stall := s.p.StallTimeout
+		if !watched(op) {
+			stall = 0
 		}
-		actx, cancel := context.WithTimeoutCause(ctx, s.p.AttemptTimeout, errAttemptTimeout)
-		defer cancel()
-		return s.timeoutErr(ctx, actx, op, key, call(actx))
+		if s.p.AttemptTimeout <= 0 && stall <= 0 {
+			return call(ctx, nil)
+		}
+		actx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		if s.p.AttemptTimeout > 0 {
+			t := time.AfterFunc(s.p.AttemptTimeout, func() { cancel(errAttemptTimeout) })
+			defer t.Stop()
+		}
+		w := newWatchdog(stall, cancel)
+		defer w.stop()
+		return s.timeoutErr(ctx, actx, op, key, call(actx, w))
 	}
 }
 
 // timeoutErr replaces err by object.ErrTimeout if the attempt context ran
-// out while the caller's did not. NB: the cause is formatted with %v, not
-// wrapped, because a wrapped context.DeadlineExceeded is never retryable.
+// out or stalled while the caller's did not. NB: the cause is formatted
+// with %v, not wrapped, because a wrapped context.DeadlineExceeded (or
+// Canceled) is never retryable.
 func (s *store) timeoutErr(ctx, actx context.Context, op object.Op, key string, err error) error {
-	if err != nil && ctx.Err() == nil && context.Cause(actx) == errAttemptTimeout {
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	switch context.Cause(actx) {
+	case errAttemptTimeout:
 		return object.WrapError(op, key, fmt.Errorf("%w: attempt exceeded %v: %v", object.ErrTimeout, s.p.AttemptTimeout, err))
+	case errStalled:
+		return object.WrapError(op, key, fmt.Errorf("%w: no progress for %v (the store stopped answering?): %v", object.ErrTimeout, s.p.StallTimeout, err))
 	}
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/stratafs/strata/internal/object"
 )
@@ -22,7 +23,9 @@ type store struct {
 
 // run retries call under the policy, each attempt timed.
 func (s *store) run(ctx context.Context, op object.Op, key string, call func(context.Context) error) error {
-	_, err := s.loop(ctx, op, key, 0, nil, s.timed(ctx, op, key, call))
+	_, err := s.loop(ctx, op, key, 0, nil, time.Time{}, s.timed(ctx, op, key, func(ctx context.Context, _ *watchdog) error {
+		return call(ctx)
+	}))
 	return err
 }
 
@@ -53,11 +56,14 @@ func (s *store) send(ctx context.Context, op object.Op, key string, r io.Reader,
 		return object.WrapError(op, key, err)
 	}
 	if ra == nil { // cannot be sent twice: one attempt
-		return s.timed(ctx, op, key, func(ctx context.Context) error { return call(ctx, r) })()
+		return s.timed(ctx, op, key, func(ctx context.Context, w *watchdog) error {
+			return call(ctx, streamBody{r: r, w: w})
+		})()
 	}
-	return s.run(ctx, op, key, func(ctx context.Context) error {
-		return call(ctx, io.NewSectionReader(ra, start, size))
-	})
+	_, err = s.loop(ctx, op, key, 0, nil, time.Time{}, s.timed(ctx, op, key, func(ctx context.Context, w *watchdog) error {
+		return call(ctx, sendBody{SectionReader: io.NewSectionReader(ra, start, size), w: w})
+	}))
+	return err
 }
 
 // replayable returns r as an io.ReaderAt and the offset of the body in it,

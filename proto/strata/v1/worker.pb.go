@@ -852,8 +852,11 @@ type WorkerStats struct {
 	BucketBytesRead    uint64 `protobuf:"varint,12,opt,name=bucket_bytes_read,json=bucketBytesRead,proto3" json:"bucket_bytes_read,omitempty"`
 	BucketBytesWritten uint64 `protobuf:"varint,13,opt,name=bucket_bytes_written,json=bucketBytesWritten,proto3" json:"bucket_bytes_written,omitempty"`
 	BlocksWritten      uint64 `protobuf:"varint,14,opt,name=blocks_written,json=blocksWritten,proto3" json:"blocks_written,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// Pages fetched that the cache could not store (a full disk, an I/O
+	// error): the reads were served from memory all the same.
+	CacheWriteErrors uint64 `protobuf:"varint,15,opt,name=cache_write_errors,json=cacheWriteErrors,proto3" json:"cache_write_errors,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *WorkerStats) Reset() {
@@ -984,6 +987,13 @@ func (x *WorkerStats) GetBlocksWritten() uint64 {
 	return 0
 }
 
+func (x *WorkerStats) GetCacheWriteErrors() uint64 {
+	if x != nil {
+		return x.CacheWriteErrors
+	}
+	return 0
+}
+
 // Short-circuit protocol, on the worker's Unix socket: the client sends a
 // ShortCircuitRequest framed by a uvarint length; the worker makes the range
 // cached and answers with a framed ShortCircuitResponse, passing the block's
@@ -1081,7 +1091,12 @@ type ShortCircuitResponse struct {
 	BlockLength uint64 `protobuf:"varint,6,opt,name=block_length,json=blockLength,proto3" json:"block_length,omitempty"`
 	// Path of the cache file, for clients that cannot receive a descriptor
 	// (Java): they open it themselves. Check the CRCs all the same.
-	Path          string `protobuf:"bytes,7,opt,name=path,proto3" json:"path,omitempty"`
+	Path string `protobuf:"bytes,7,opt,name=path,proto3" json:"path,omitempty"`
+	// Set with error when the bucket did not answer (the worker's retries
+	// gave up): the client reports the error as it is, in the unavailable
+	// class, instead of asking again over the RPC, which would wait on the
+	// same bucket as long.
+	Unavailable   bool `protobuf:"varint,8,opt,name=unavailable,proto3" json:"unavailable,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1163,6 +1178,13 @@ func (x *ShortCircuitResponse) GetPath() string {
 		return x.Path
 	}
 	return ""
+}
+
+func (x *ShortCircuitResponse) GetUnavailable() bool {
+	if x != nil {
+		return x.Unavailable
+	}
+	return false
 }
 
 // WorkerInfo is what a worker tells the namespace service about itself.
@@ -1299,7 +1321,7 @@ const file_strata_v1_worker_proto_rawDesc = "" +
 	"\x06blocks\x18\x01 \x03(\v2\x13.strata.v1.BlockRefR\x06blocks\"&\n" +
 	"\x0eCachedResponse\x12\x14\n" +
 	"\x05bytes\x18\x01 \x03(\x04R\x05bytes\"\x14\n" +
-	"\x12WorkerStatsRequest\"\xf6\x03\n" +
+	"\x12WorkerStatsRequest\"\xa4\x04\n" +
 	"\vWorkerStats\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12\x1a\n" +
 	"\bcapacity\x18\x02 \x01(\x04R\bcapacity\x12\x12\n" +
@@ -1315,7 +1337,8 @@ const file_strata_v1_worker_proto_rawDesc = "" +
 	"\x13short_circuit_opens\x18\v \x01(\x04R\x11shortCircuitOpens\x12*\n" +
 	"\x11bucket_bytes_read\x18\f \x01(\x04R\x0fbucketBytesRead\x120\n" +
 	"\x14bucket_bytes_written\x18\r \x01(\x04R\x12bucketBytesWritten\x12%\n" +
-	"\x0eblocks_written\x18\x0e \x01(\x04R\rblocksWritten\"\xa8\x01\n" +
+	"\x0eblocks_written\x18\x0e \x01(\x04R\rblocksWritten\x12,\n" +
+	"\x12cache_write_errors\x18\x0f \x01(\x04R\x10cacheWriteErrors\"\xa8\x01\n" +
 	"\x13ShortCircuitRequest\x12)\n" +
 	"\x05block\x18\x01 \x01(\v2\x13.strata.v1.BlockRefR\x05block\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x04R\x06offset\x12\x16\n" +
@@ -1323,7 +1346,7 @@ const file_strata_v1_worker_proto_rawDesc = "" +
 	"\n" +
 	"invalidate\x18\x04 \x01(\bR\n" +
 	"invalidate\x12\x16\n" +
-	"\x06random\x18\x05 \x01(\bR\x06random\"\xc3\x01\n" +
+	"\x06random\x18\x05 \x01(\bR\x06random\"\xe5\x01\n" +
 	"\x14ShortCircuitResponse\x12\x0e\n" +
 	"\x02ok\x18\x01 \x01(\bR\x02ok\x12\x14\n" +
 	"\x05error\x18\x02 \x01(\tR\x05error\x12\x1b\n" +
@@ -1332,7 +1355,8 @@ const file_strata_v1_worker_proto_rawDesc = "" +
 	"first_page\x18\x04 \x01(\x04R\tfirstPage\x12\x12\n" +
 	"\x04crcs\x18\x05 \x03(\rR\x04crcs\x12!\n" +
 	"\fblock_length\x18\x06 \x01(\x04R\vblockLength\x12\x12\n" +
-	"\x04path\x18\a \x01(\tR\x04path\"\x99\x01\n" +
+	"\x04path\x18\a \x01(\tR\x04path\x12 \n" +
+	"\vunavailable\x18\b \x01(\bR\vunavailable\"\x99\x01\n" +
 	"\n" +
 	"WorkerInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
