@@ -92,9 +92,9 @@ func (m *mapping) unmap() {
 }
 
 // readMapped fills buf from [off, off+len(buf)), which the lease covers,
-// from the mapping, checking every page it touches whole against its CRC:
-// the bytes inside the range are copied and checked in one pass, those of
-// a page the range cuts outside it are only checked. Nothing in buf is to
+// from the mapping, checking every unit (chunk or page) it touches whole
+// against its CRC: the bytes inside the range are copied and checked in one
+// pass, those of a unit the range cuts outside it are only checked. Nothing in buf is to
 // be used unless it returns nil. The file must hold all of the lease's
 // range (a page past its end faults: errMapFault).
 func (l *lease) readMapped(buf []byte, off int64) (err error) {
@@ -114,15 +114,15 @@ func (l *lease) readMapped(buf []byte, off int64) (err error) {
 		}
 	}()
 	end := off + int64(len(buf))
-	for p := off - (off-l.first)%l.ps; p < end; p += l.ps {
-		pageEnd := min(p+l.ps, l.end)
-		page := m.data[p-m.off : pageEnd-m.off]
-		from, to := max(p, off), min(pageEnd, end)
-		crc := crc32.Update(0, castagnoli, page[:from-p])
-		crc = crc32c.Copy(buf[from-off:to-off], page[from-p:to-p], crc)
-		crc = crc32.Update(crc, castagnoli, page[to-p:])
-		if crc != l.crcs[(p-l.first)/l.ps] {
-			return &corruptPageError{off: p, n: pageEnd - p}
+	for p := off - (off-l.first)%l.unit; p < end; p += l.unit {
+		unitEnd := min(p+l.unit, l.end)
+		unit := m.data[p-m.off : unitEnd-m.off]
+		from, to := max(p, off), min(unitEnd, end)
+		crc := crc32.Update(0, castagnoli, unit[:from-p])
+		crc = crc32c.Copy(buf[from-off:to-off], unit[from-p:to-p], crc)
+		crc = crc32.Update(crc, castagnoli, unit[to-p:])
+		if crc != l.crcs[(p-l.first)/l.unit] {
+			return &corruptPageError{off: p, n: unitEnd - p}
 		}
 	}
 	return nil
