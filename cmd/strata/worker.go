@@ -26,6 +26,7 @@ type workerFlags struct {
 	cacheDirs []string
 	cacheSize string
 	pageSize  string
+	chunkSize string
 	socket    string
 	cacheSync bool
 }
@@ -47,6 +48,7 @@ func (f *workerFlags) register(cmd *cobra.Command, prefix, cacheSize string) {
 	fl.StringSliceVar(&f.cacheDirs, prefix+"cache-dir", nil, "cache directory, repeatable (one per disk; default "+stateDir+"/cache)")
 	fl.StringVar(&f.cacheSize, prefix+"cache-size", cacheSize, "cache capacity per directory (e.g. 512MiB, 20GiB)")
 	fl.StringVar(&f.pageSize, prefix+"page-size", "1MiB", "cache granularity: the smallest range fetched and checksummed")
+	fl.StringVar(&f.chunkSize, prefix+"chunk-size", "", "cache checksum unit: a CRC32C per chunk of a page, so that a small read checks the chunks it touches (a divisor of the page size; default 64KiB, or the page size if smaller)")
 	fl.StringVar(&f.socket, prefix+"unix-socket", "", "short-circuit socket path (default "+stateDir+"/worker.sock)")
 	fl.BoolVar(&f.cacheSync, prefix+"cache-sync", false, "fdatasync cached pages before recording them (off by default: every cached page is in the bucket too, and every read checks its CRC, so a page a power cut lost is refetched)")
 }
@@ -60,12 +62,18 @@ func (f *workerFlags) config() (worker.Config, error) {
 	if err != nil {
 		return worker.Config{}, fmt.Errorf("--page-size: %w", err)
 	}
+	var chunk int64
+	if f.chunkSize != "" {
+		if chunk, err = parseBytes(f.chunkSize); err != nil {
+			return worker.Config{}, fmt.Errorf("--chunk-size: %w", err)
+		}
+	}
 	dirs := f.cacheDirs
 	if len(dirs) == 0 {
 		dirs = []string{filepath.Join(f.stateDir, "cache")}
 	}
 	cfg := worker.Config{StateDir: f.stateDir, Advertise: f.advertise, UnixSocket: f.socket,
-		Meta: metaAddr(f.meta), Cache: cache.Config{PageSize: page, NoSync: !f.cacheSync}}
+		Meta: metaAddr(f.meta), Cache: cache.Config{PageSize: page, ChunkSize: chunk, NoSync: !f.cacheSync}}
 	for _, d := range dirs {
 		cfg.Cache.Dirs = append(cfg.Cache.Dirs, cache.Dir{Path: d, Capacity: size})
 	}

@@ -50,7 +50,7 @@ var errUnlinked = errors.New("client: the lent cache file was removed")
 type lease struct {
 	f     *os.File
 	m     *mapping // nil: read by pread
-	unit  int64 // bytes per CRC: the chunk, or the page; divides the page size
+	unit  int64    // bytes per CRC: the chunk, or the page; divides the page size
 	first int64
 	end   int64 // exclusive: the block's end or a page boundary
 	crcs  []uint32
