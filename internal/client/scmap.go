@@ -3,7 +3,6 @@ package client
 import (
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"os"
 	"runtime/debug"
 	"sync"
@@ -118,9 +117,9 @@ func (l *lease) readMapped(buf []byte, off int64) (err error) {
 		unitEnd := min(p+l.unit, l.end)
 		unit := m.data[p-m.off : unitEnd-m.off]
 		from, to := max(p, off), min(unitEnd, end)
-		crc := crc32.Update(0, castagnoli, unit[:from-p])
+		crc := crc32c.Update(0, unit[:from-p])
 		crc = crc32c.Copy(buf[from-off:to-off], unit[from-p:to-p], crc)
-		crc = crc32.Update(crc, castagnoli, unit[to-p:])
+		crc = crc32c.Update(crc, unit[to-p:])
 		if crc != l.crcs[(p-l.first)/l.unit] {
 			return &corruptPageError{off: p, n: unitEnd - p}
 		}
