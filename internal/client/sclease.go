@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/stratafs/strata/internal/crc32c"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -49,8 +50,9 @@ var errUnlinked = errors.New("client: the lent cache file was removed")
 // it, which an open descriptor survives.
 type lease struct {
 	f     *os.File
-	m     *mapping // nil: read by pread
-	unit  int64    // bytes per CRC: the chunk, or the page; divides the page size
+	m     *mapping        // nil: read by pread
+	unit  int64           // bytes per CRC: the chunk, or the page; divides the page size
+	comb  crc32c.Combiner // of unit
 	first int64
 	end   int64 // exclusive: the block's end or a page boundary
 	crcs  []uint32
@@ -68,7 +70,8 @@ func newLease(f *os.File, resp *pb.ShortCircuitResponse) (*lease, error) {
 		return nil, errors.New("short-circuit: malformed response")
 	}
 	end := min(first+int64(len(crcs))*unit, int64(resp.BlockLength))
-	return &lease{f: f, m: mapLease(f, first, end), unit: unit, first: first, end: end, crcs: crcs}, nil
+	return &lease{f: f, m: mapLease(f, first, end), unit: unit, comb: crc32c.CombinerFor(unit), first: first, end: end,
+		crcs: crcs}, nil
 }
 
 func (l *lease) covers(off, n int64) bool { return off >= l.first && off+n <= l.end }
