@@ -33,8 +33,8 @@ type EmbeddedConfig struct {
 	// is an unlimited link.
 	Link Link
 	// CacheBytes is the cache's capacity (default 10 GiB); PageSize its
-	// granularity.
-	CacheBytes, PageSize int64
+	// granularity; ChunkSize its checksum unit (zero: the cache's default).
+	CacheBytes, PageSize, ChunkSize int64
 	// CacheNoSync skips the cache's fdatasync before it records pages
 	// (cache.Config.NoSync).
 	CacheNoSync bool
@@ -151,7 +151,7 @@ func (e *Embedded) startWorker(meta string) error {
 	}
 	wcfg := worker.Config{StateDir: filepath.Join(cfg.Dir, "worker"), Meta: meta, Log: cfg.Log,
 		Cache: cache.Config{Dirs: []cache.Dir{{Path: filepath.Join(cfg.Dir, "cache"), Capacity: capacity}},
-			PageSize: cfg.PageSize, NoSync: cfg.CacheNoSync},
+			PageSize: cfg.PageSize, ChunkSize: cfg.ChunkSize, NoSync: cfg.CacheNoSync},
 		FetchChunk: cfg.FetchChunk, ReadAhead: cfg.ReadAhead, ReadAheadInFlight: cfg.ReadAheadInFlight,
 		FetchConcurrency: cfg.FetchConcurrency, UploadConcurrency: cfg.UploadConcurrency, OpenStore: e.openStore}
 	w, err := worker.New(wcfg)

@@ -34,7 +34,7 @@ type benchDataFlags struct {
 	phases                              string
 	bandwidth                           string
 	latency                             time.Duration
-	cacheSize, pageSize                 string
+	cacheSize, pageSize, chunkSize      string
 	fetchChunk, readAhead, aheadFlight  string
 	fetchConcurrency, uploadConcurrency int
 	verify, keep, quiet, verbose        bool
@@ -167,6 +167,7 @@ func benchDataCmd() *cobra.Command {
 	fl.DurationVar(&f.latency, "bucket-latency", 5*time.Millisecond, "embedded: latency added to every bucket request")
 	fl.StringVar(&f.cacheSize, "cache-size", "", "embedded: the worker's cache capacity (default: enough for every file of the run)")
 	fl.StringVar(&f.pageSize, "page-size", "1MiB", "embedded: the cache's page size")
+	fl.StringVar(&f.chunkSize, "chunk-size", "", "embedded: the cache's checksum unit, a divisor of the page size (default: the cache's, 64KiB or the page size if smaller)")
 	fl.StringVar(&f.fetchChunk, "fetch-chunk", "", "embedded: the worker's ranged GET size (default: the worker's, 4MiB)")
 	fl.StringVar(&f.readAhead, "read-ahead", "", "embedded: the worker's read-ahead (default: the worker's, 16MiB)")
 	fl.StringVar(&f.aheadFlight, "read-ahead-in-flight", "", "embedded: the bytes the worker's read-ahead may have asked of the bucket and not yet received, over all blocks (default: the worker's, two fetch chunks)")
@@ -371,6 +372,7 @@ func (f *benchDataFlags) embeddedConfig(dir string, cfg databench.Config, stderr
 		flag, val string
 		dst       *int64
 	}{{"--cache-size", f.cacheSize, &e.CacheBytes}, {"--page-size", f.pageSize, &e.PageSize},
+		{"--chunk-size", f.chunkSize, &e.ChunkSize},
 		{"--fetch-chunk", f.fetchChunk, &e.FetchChunk}, {"--read-ahead", f.readAhead, &e.ReadAhead},
 		{"--read-ahead-in-flight", f.aheadFlight, &e.ReadAheadInFlight}} {
 		if s.val == "" {

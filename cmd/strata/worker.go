@@ -29,6 +29,7 @@ type workerFlags struct {
 	cacheDirs []string
 	cacheSize string
 	pageSize  string
+	chunkSize string
 	socket    string
 	cacheSync bool
 	// Bounds of a request to a bucket that stops answering.
@@ -53,6 +54,7 @@ func (f *workerFlags) register(cmd *cobra.Command, prefix, cacheSize string) {
 	fl.StringSliceVar(&f.cacheDirs, prefix+"cache-dir", nil, "cache directory, repeatable (one per disk; default "+stateDir+"/cache)")
 	fl.StringVar(&f.cacheSize, prefix+"cache-size", cacheSize, "cache capacity per directory (e.g. 512MiB, 20GiB); more than the directory's disk can hold is clamped to that, with a warning")
 	fl.StringVar(&f.pageSize, prefix+"page-size", "1MiB", "cache granularity: the smallest range fetched and checksummed")
+	fl.StringVar(&f.chunkSize, prefix+"chunk-size", "", "cache checksum unit: a CRC32C per chunk of a page, so that a small read checks the chunks it touches (a divisor of the page size; default 64KiB, or the page size if smaller)")
 	fl.StringVar(&f.socket, prefix+"unix-socket", "", "short-circuit socket path (default "+stateDir+"/worker.sock)")
 	fl.DurationVar(&f.bucketStall, prefix+"bucket-stall-timeout", objstore.StallTimeout, "abandon (and retry) a bucket request that sends or receives no byte for this long")
 	fl.DurationVar(&f.bucketBudget, prefix+"bucket-retry-budget", objstore.RetryBudget, "start no retry of a bucket request this long after its first attempt (or a read's last byte): a hung bucket fails a request within about this plus --"+prefix+"bucket-stall-timeout")
@@ -69,6 +71,12 @@ func (f *workerFlags) config() (worker.Config, error) {
 	if err != nil {
 		return worker.Config{}, fmt.Errorf("--page-size: %w", err)
 	}
+	var chunk int64
+	if f.chunkSize != "" {
+		if chunk, err = parseBytes(f.chunkSize); err != nil {
+			return worker.Config{}, fmt.Errorf("--chunk-size: %w", err)
+		}
+	}
 	dirs := f.cacheDirs
 	if len(dirs) == 0 {
 		dirs = []string{filepath.Join(f.stateDir, "cache")}
@@ -77,7 +85,7 @@ func (f *workerFlags) config() (worker.Config, error) {
 		return worker.Config{}, fmt.Errorf("--bucket-stall-timeout and --bucket-retry-budget must be positive")
 	}
 	cfg := worker.Config{StateDir: f.stateDir, Advertise: f.advertise, UnixSocket: f.socket,
-		Meta: metaAddr(f.meta), Cache: cache.Config{PageSize: page, NoSync: !f.cacheSync},
+		Meta: metaAddr(f.meta), Cache: cache.Config{PageSize: page, ChunkSize: chunk, NoSync: !f.cacheSync},
 		BucketStallTimeout: f.bucketStall, BucketRetryBudget: f.bucketBudget, AbortRetryInterval: f.abortInterval}
 	for _, d := range dirs {
 		cfg.Cache.Dirs = append(cfg.Cache.Dirs, cache.Dir{Path: d, Capacity: size})

@@ -37,8 +37,8 @@ const (
 )
 
 type page struct {
-	crc   uint32
-	n     uint32 // length: the page size, or less for the block's last page
+	crcs  []uint32 // one per chunk of the block's chunk size; never changed, only replaced
+	n     uint32   // length: the page size, or less for the block's last page
 	state pageState
 }
 
@@ -60,6 +60,7 @@ type block struct {
 	dir     *dirState
 	base    string // path of its files without the extension
 	created int64  // unix ns, from Config.Clock
+	chunk   int64  // bytes per CRC: Config.ChunkSize when first cached, or its sidecar's
 
 	mu struct { // guarded by Cache.mu
 		pages    []page
@@ -94,6 +95,15 @@ func (b *block) lastPageLocked() int64 {
 		}
 	}
 	return -1
+}
+
+// chunkCRCs returns the CRCs of page, one per chunk of chunk bytes.
+func chunkCRCs(page []byte, chunk int64) []uint32 {
+	crcs := make([]uint32, 0, (int64(len(page))+chunk-1)/chunk)
+	for i := int64(0); i < int64(len(page)); i += chunk {
+		crcs = append(crcs, Checksum(page[i:min(i+chunk, int64(len(page)))]))
+	}
+	return crcs
 }
 
 // eofLocked returns the index of the block's short last page, -1 if none is
@@ -232,7 +242,8 @@ func (c *Cache) newBlockLocked(key string) *block {
 	d := c.pickDir(key)
 	gen := c.mu.nextGen
 	c.mu.nextGen++
-	b := &block{key: key, gen: gen, dir: d, base: blockBase(d.root, key, gen), created: c.cfg.Clock().UnixNano()}
+	b := &block{key: key, gen: gen, dir: d, base: blockBase(d.root, key, gen), created: c.cfg.Clock().UnixNano(),
+		chunk: c.cfg.ChunkSize}
 	c.addBlockLocked(b)
 	return b
 }

@@ -46,6 +46,14 @@ type Config struct {
 	// (default 1 MiB). It is part of the on-disk format: blocks cached with
 	// another page size are discarded at Open.
 	PageSize int64
+	// ChunkSize is the unit of checksumming inside a page: a page has a
+	// CRC32C per chunk, so that a read of a few KiB checks the chunks it
+	// touches instead of a whole page (docs/datapath.md, "The cache"). A
+	// multiple of 4 KiB that divides PageSize (default 64 KiB, or PageSize
+	// if smaller). A block keeps the chunk size it was cached with, which
+	// its sidecar records (a version 1 sidecar: one CRC per page), so
+	// changing it leaves the blocks already cached as they are.
+	ChunkSize int64
 	// HighWatermark and LowWatermark are fractions of each Dir's Capacity
 	// (default 0.95 and 0.80): a Put that would take a directory above the
 	// high one first evicts it down to the low one.
@@ -65,6 +73,9 @@ type Config struct {
 // DefaultPageSize is the page size unless configured.
 const DefaultPageSize = 1 << 20
 
+// DefaultChunkSize is the checksum chunk unless configured.
+const DefaultChunkSize = 64 << 10
+
 // maxPages bounds the pages of one block (page indexes are u32 on disk, and
 // a block's index is a slice).
 const maxPages = 1 << 18
@@ -72,6 +83,9 @@ const maxPages = 1 << 18
 func (c *Config) setDefaults() error {
 	if c.PageSize == 0 {
 		c.PageSize = DefaultPageSize
+	}
+	if c.ChunkSize == 0 {
+		c.ChunkSize = min(DefaultChunkSize, c.PageSize)
 	}
 	if c.HighWatermark == 0 {
 		c.HighWatermark = 0.95
@@ -90,6 +104,8 @@ func (c *Config) setDefaults() error {
 		return errors.New("cache: no directories")
 	case c.PageSize < 4096 || c.PageSize%4096 != 0 || c.PageSize > 1<<30:
 		return fmt.Errorf("cache: page size %d is not a multiple of 4 KiB up to 1 GiB", c.PageSize)
+	case c.ChunkSize < 4096 || c.ChunkSize%4096 != 0 || c.PageSize%c.ChunkSize != 0:
+		return fmt.Errorf("cache: chunk size %d is not a multiple of 4 KiB dividing the page size %d", c.ChunkSize, c.PageSize)
 	case !(0 < c.LowWatermark && c.LowWatermark < c.HighWatermark && c.HighWatermark <= 1):
 		return fmt.Errorf("cache: watermarks must satisfy 0 < low (%v) < high (%v) <= 1", c.LowWatermark, c.HighWatermark)
 	}
@@ -123,7 +139,7 @@ type Stats struct {
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// Checksum returns the CRC32C (Castagnoli) of p, the checksum of a page.
+// Checksum returns the CRC32C (Castagnoli) of p, the checksum of a chunk.
 func Checksum(p []byte) uint32 { return crc32.Checksum(p, castagnoli) }
 
 // Cache is a local-disk cache of immutable blocks, cached page by page. It
@@ -173,12 +189,12 @@ func Open(cfg Config) (*Cache, error) {
 	return c, nil
 }
 
+// PageSize is the cache's unit of caching.
+func (c *Cache) PageSize() int64 { return c.ps }
+
 // Close waits for the Puts and other writes in flight, then refuses every
 // further call with ErrClosed (Missing answers everything missing). Handles
 // stay readable until released.
-// PageSize is the cache's unit of caching and checksumming.
-func (c *Cache) PageSize() int64 { return c.ps }
-
 func (c *Cache) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -179,7 +179,7 @@ func TestAcquire(t *testing.T) {
 	}
 	// An external reader has only the descriptor, the offsets and the CRCs.
 	for i := range h.CRCs {
-		off, n := h.PageSpan(i)
+		off, n := h.ChunkSpan(i)
 		buf := make([]byte, n)
 		if _, err := syscall.Pread(int(h.File.Fd()), buf, off); err != nil {
 			t.Fatal(err)
@@ -187,8 +187,8 @@ func TestAcquire(t *testing.T) {
 		if Checksum(buf) != h.CRCs[i] || string(buf) != string(data[off:off+n]) {
 			t.Fatalf("page %d read through the descriptor is wrong", i)
 		}
-		if got, err := h.ReadPage(i, nil); err != nil || string(got) != string(buf) {
-			t.Fatalf("ReadPage(%d): %v", i, err)
+		if got, err := h.ReadChunk(i, nil); err != nil || string(got) != string(buf) {
+			t.Fatalf("ReadChunk(%d): %v", i, err)
 		}
 	}
 	_, err = c.Acquire("b", size, 10)

@@ -75,12 +75,12 @@ func TestShortCircuitReaderInvalidates(t *testing.T) {
 	}
 	defer h.Release()
 	corruptByte(t, c, "b", 2*testPS+1)
-	if _, err := h.ReadPage(1, nil); err != nil {
+	if _, err := h.ReadChunk(1, nil); err != nil {
 		t.Fatalf("good page: %v", err)
 	}
-	_, err = h.ReadPage(2, nil)
-	wantErr(t, "ReadPage of a corrupt page", err, ErrCorrupt)
-	off, n := h.PageSpan(2)
+	_, err = h.ReadChunk(2, nil)
+	wantErr(t, "ReadChunk of a corrupt chunk", err, ErrCorrupt)
+	off, n := h.ChunkSpan(2)
 	c.Invalidate("b", off, n)
 	if got, want := c.Missing("b", 0, 3*testPS), []Range{{2 * testPS, testPS}}; !slices.Equal(got, want) {
 		t.Fatalf("Missing after Invalidate = %v, want %v", got, want)

@@ -252,19 +252,19 @@ func (s *seqRun) acquire(key string, off, n int64) {
 	s.countModel(true)
 	data := blockBytes(key, s.m.sizes[key])
 	for k, i := range pages {
-		got, err := h.ReadPage(k, nil)
+		got, err := h.ReadChunk(k, nil)
 		if s.m.pages[key][i] { // a short-circuit reader reports the bad page
 			if !errors.Is(err, ErrCorrupt) {
-				s.t.Fatalf("ReadPage of corrupt page %d of %s: %v", i, key, err)
+				s.t.Fatalf("ReadChunk of corrupt page %d of %s: %v", i, key, err)
 			}
-			poff, plen := h.PageSpan(k)
+			poff, plen := h.ChunkSpan(k)
 			s.c.Invalidate(key, poff, plen)
 			delete(s.m.pages[key], i)
 			s.m.corrupt++
 			continue
 		}
-		if off, plen := h.PageSpan(k); err != nil || !bytes.Equal(got, data[off:off+plen]) {
-			s.t.Fatalf("ReadPage of page %d of %s: %v", i, key, err)
+		if off, plen := h.ChunkSpan(k); err != nil || !bytes.Equal(got, data[off:off+plen]) {
+			s.t.Fatalf("ReadChunk of page %d of %s: %v", i, key, err)
 		}
 	}
 }
@@ -386,14 +386,14 @@ func checkAcquire(c *Cache, key string, data []byte, off, n int64) error {
 	}
 	defer h.Release()
 	for i := range h.CRCs {
-		got, err := h.ReadPage(i, nil)
-		poff, plen := h.PageSpan(i)
+		got, err := h.ReadChunk(i, nil)
+		poff, plen := h.ChunkSpan(i)
 		if errors.Is(err, ErrCorrupt) {
 			c.Invalidate(key, poff, plen)
 			continue
 		}
 		if err != nil || !bytes.Equal(got, data[poff:poff+plen]) {
-			return fmt.Errorf("ReadPage %d of %s: %v, or wrong bytes", i, key, err)
+			return fmt.Errorf("ReadChunk %d of %s: %v, or wrong bytes", i, key, err)
 		}
 	}
 	return nil

@@ -1,8 +1,9 @@
 // Package cache is a worker's local-disk cache of immutable blocks: it keeps
 // pages of blocks in files on one or more local directories, checks every
-// page against its CRC32C on every read, evicts by byte watermarks, rebuilds
-// its index from small sidecar files on restart, and lends the open data
-// file of a block to short-circuit readers (Acquire).
+// chunk of a page it reads against the chunk's CRC32C on every read, evicts
+// by byte watermarks, rebuilds its index from small sidecar files on
+// restart, and lends the open data file of a block to short-circuit readers
+// (Acquire) with the CRCs of its chunks.
 //
 // It is not a fetcher: it never talks to the bucket. Callers ask Missing,
 // fetch those ranges themselves and Put them; a corrupt page is dropped and
@@ -13,7 +14,7 @@
 // never change, it has no invalidation by version: a cached page is either
 // the block's bytes or detectably corrupt.
 //
-// # On-disk format (version 1)
+// # On-disk format (sidecar version 2; version 1 is read too)
 //
 // Each configured directory holds a tree
 //
@@ -30,29 +31,44 @@
 //
 // The data file is sparse: page i of the block is at offset i*PageSize,
 // PageSize bytes long except for the block's last page, which may be
-// shorter. Bytes outside the pages the sidecar claims are meaningless.
-// External readers (short-circuit) pread a page at i*PageSize and check it
-// against the CRC the cache hands them.
+// shorter. Bytes outside the pages the sidecar claims are meaningless. A
+// page is checksummed by chunks of the block's chunk size (a divisor of
+// the page size): chunk j of page i is at i*PageSize + j*chunk, chunk bytes
+// long except where the page ends. External readers (short-circuit) read a
+// chunk at its offset and check it against the CRC the cache hands them.
 //
 // The sidecar (.meta) is an append-only log. All integers little-endian;
 // CRCs are CRC32C (Castagnoli):
 //
-//	header:  magic "SCMF" | version u16 (=1) | key length u16 | page size u64
-//	         | created u64 (unix ns, Config.Clock) | key | crc u32 of the above
+//	header:  magic "SCMF" | version u16 (=2) | key length u16 | page size u64
+//	         | created u64 (unix ns, Config.Clock) | chunk size u32 | key
+//	         | crc u32 of the above
 //	records: kind u8 (1 page present, 2 page dropped) | 3 zero bytes
-//	         | page index u32 | page length u32 | page crc u32
-//	         | crc u32 of the record's first 16 bytes          (20 bytes each)
+//	         | page index u32 | page length u32 (0 if dropped)
+//	         | chunk crc u32, one per chunk of the page (one 0 if dropped)
+//	         | crc u32 of the record's bytes before it
+//
+// A present record of a 1 MiB page in 64 KiB chunks is 80 bytes. Version 1
+// had no chunk size in its header: its chunk is the page (one CRC per page),
+// and its records are exactly version 2's with that chunk. Open reads both;
+// a block keeps the chunk size its sidecar names for as long as it is
+// cached (its appended records follow it, and a sidecar rewritten by
+// compaction is written as version 2 with the same chunk size), while new
+// blocks take Config.ChunkSize. Code that knows only version 1 deletes a
+// version 2 sidecar and its block at Open, as any sidecar it cannot read:
+// the pages are fetched again, never misread.
 //
 // Replaying the records in order gives the pages present and their CRCs. A
 // record is appended only after the page data it claims has been written
 // and (unless Config.NoSync) fdatasync'ed, so a crash loses the claims of
 // the last writes but never leaves a claim whose data was not on disk. A
-// torn or garbage tail (a crash mid-append) ends the replay; Open rewrites
-// such a sidecar (to .meta.tmp, synced, then renamed over it). A log grown
-// past twice its live pages plus 32 (pages dropped and put again) is
-// compacted the same way when next appended to. Open deletes data files
-// without a sidecar, sidecars without a data file, unreadable sidecars and
-// all but the newest gen of a key. It never reads data files: a claim whose
-// data is bad anyway (a disk that lied about fdatasync) is found by the CRC
-// check of the first read and dropped.
+// torn or garbage tail (a crash mid-append: a record failing its CRC, or
+// claiming more than a page, or longer than the bytes left) ends the
+// replay; Open rewrites such a sidecar (to .meta.tmp, synced, then renamed
+// over it). A log grown past twice its live pages plus 32 (pages dropped
+// and put again) is compacted the same way when next appended to. Open
+// deletes data files without a sidecar, sidecars without a data file,
+// unreadable sidecars and all but the newest gen of a key. It never reads
+// data files: a claim whose data is bad anyway (a disk that lied about
+// fdatasync) is found by the CRC check of the first read and dropped.
 package cache

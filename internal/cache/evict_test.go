@@ -118,8 +118,8 @@ func TestHandleSurvivesEviction(t *testing.T) {
 	putPages(t, c, "held", size, 0, 1)
 	want := blockBytes("held", size)
 	for i := range h.CRCs {
-		got, err := h.ReadPage(i, nil)
-		off, n := h.PageSpan(i)
+		got, err := h.ReadChunk(i, nil)
+		off, n := h.ChunkSpan(i)
 		if err != nil || string(got) != string(want[off:off+n]) {
 			t.Fatalf("page %d through a handle on an evicted block: %v", i, err)
 		}

@@ -218,7 +218,7 @@ func (c *Cache) loadBlock(d *dirState, db *diskBlock) (b *block, keep bool) {
 	if err != nil || s.key != db.key || s.pageSize != c.ps {
 		return nil, false
 	}
-	b.created = s.created
+	b.created, b.chunk = s.created, s.chunk
 	b.mu.pages = s.pages
 	b.persist.metaLen, b.persist.records = s.validLen, s.records
 	for _, pg := range s.pages {

@@ -14,11 +14,11 @@ import (
 // putOp is one Put in flight.
 type putOp struct {
 	b         *block
-	first     int64   // index of the first page of data
-	mine      []int64 // pages this Put writes (it marked them pending)
-	crcs      []uint32
-	others    []int64 // pages other Puts are writing
-	need      int64   // bytes reserved for mine
+	first     int64      // index of the first page of data
+	mine      []int64    // pages this Put writes (it marked them pending)
+	crcs      [][]uint32 // of each page of mine, by chunk
+	others    []int64    // pages other Puts are writing
+	need      int64      // bytes reserved for mine
 	published bool
 	readable  bool // PutReadable's readable was called
 }
@@ -27,7 +27,8 @@ type putOp struct {
 // of the page size; data is cut into pages, all full but the last, which may
 // be short only if it is the block's last page. Pages already cached are
 // skipped (Put is idempotent; blocks never change); pages another Put is
-// writing are waited for. Each new page is written with its CRC32C.
+// writing are waited for. Each new page is written with the CRC32C of each
+// of its chunks.
 //
 // If a directory would go above its high watermark, Put first evicts it
 // down to the low one; if the file system runs out of space (a shared disk
@@ -177,7 +178,7 @@ func (c *Cache) writePut(op *putOp, data []byte, readable func()) error {
 	defer f.Close()
 	for _, i := range op.mine {
 		lo := (i - op.first) * c.ps
-		op.crcs = append(op.crcs, Checksum(data[lo:lo+c.pageLen(data, op.first, i)]))
+		op.crcs = append(op.crcs, chunkCRCs(data[lo:lo+c.pageLen(data, op.first, i)], op.b.chunk))
 	}
 	for k := 0; k < len(op.mine); {
 		run := k + 1 // op.mine[k:run] are consecutive pages
@@ -223,11 +224,11 @@ func (c *Cache) publish(op *putOp) {
 	if !b.mu.removed {
 		for k, i := range op.mine {
 			pg := &b.mu.pages[i]
-			pg.crc, pg.state = op.crcs[k], present
+			pg.crcs, pg.state = op.crcs[k], present
 			b.mu.npresent++
 			b.dir.mu.pages++
 			addBytesLocked(b, int64(pg.n))
-			b.mu.pending = append(b.mu.pending, record{kind: recPresent, idx: uint32(i), n: pg.n, crc: pg.crc})
+			b.mu.pending = append(b.mu.pending, record{kind: recPresent, idx: uint32(i), n: pg.n, crcs: pg.crcs})
 		}
 	}
 	op.published = true

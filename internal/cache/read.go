@@ -10,13 +10,14 @@ import (
 	"sync"
 
 	"github.com/stratafs/strata/internal/cache/cachefs"
+	"github.com/stratafs/strata/internal/crc32c"
 )
 
 // span is one cached page a read needs.
 type span struct {
-	idx int64
-	n   int64
-	crc uint32
+	idx  int64
+	n    int64
+	crcs []uint32 // by chunk
 }
 
 // view is what a read found in the index: the pages to read and what to
@@ -24,6 +25,7 @@ type span struct {
 type view struct {
 	b     *block
 	drops uint64
+	chunk int64 // the block's bytes per CRC
 	spans []span
 	eof   bool // the range goes past the block's end
 }
@@ -41,7 +43,7 @@ func (c *Cache) lookup(key string, off, length int64) (view, error) {
 	if b == nil {
 		return view{}, ErrMiss
 	}
-	v := view{b: b, drops: b.mu.drops}
+	v := view{b: b, drops: b.mu.drops, chunk: b.chunk}
 	first, last := off/c.ps, (off+length-1)/c.ps
 	if e := b.eofLocked(c.ps); e >= 0 && (first > e || off >= e*c.ps+int64(b.mu.pages[e].n)) {
 		v.eof = true
@@ -52,7 +54,7 @@ func (c *Cache) lookup(key string, off, length int64) (view, error) {
 			return view{}, ErrMiss
 		}
 		pg := b.mu.pages[i]
-		v.spans = append(v.spans, span{idx: i, n: int64(pg.n), crc: pg.crc})
+		v.spans = append(v.spans, span{idx: i, n: int64(pg.n), crcs: pg.crcs})
 		if int64(pg.n) < c.ps {
 			v.eof = off+length > i*c.ps+int64(pg.n)
 			break
@@ -73,9 +75,9 @@ func (c *Cache) count(err error) {
 }
 
 // ReadAt reads len(p) bytes of block key at off. Every page the range
-// touches must be cached, or it fails with ErrMiss; every one is checked
-// against its CRC, and one that fails is dropped from the cache and the
-// call fails with ErrCorrupt. On error nothing is returned (n is 0; p's
+// touches must be cached, or it fails with ErrMiss; every chunk of them it
+// touches is checked against its CRC, and a page with a chunk that fails is
+// dropped from the cache and the call fails with ErrCorrupt. On error nothing is returned (n is 0; p's
 // contents are unspecified). A range past the end of a block whose last
 // (short) page is cached returns what there is with io.EOF; past the end of
 // a block whose end is not known, it misses.
@@ -115,10 +117,12 @@ func (c *Cache) readView(v view, p []byte, off int64) (int, error) {
 	for _, s := range v.spans {
 		start := s.idx * c.ps
 		lo, hi := max(off, start), min(end, start+s.n)
-		if lo == start && hi == start+s.n {
-			err = c.readPage(f, s, p[lo-off:hi-off])
+		// The chunks [lo, hi) touches: [clo, chi).
+		clo, chi := lo-(lo-start)%v.chunk, min(hi+(v.chunk-(hi-start)%v.chunk)%v.chunk, start+s.n)
+		if lo == clo && hi == chi {
+			err = c.readChunks(f, s, v.chunk, p[lo-off:hi-off], lo-start)
 		} else {
-			err = c.readPartial(f, s, p[lo-off:hi-off], lo-start)
+			err = c.readPartial(f, s, v.chunk, p[lo-off:hi-off], clo-start, chi-start, lo-clo)
 		}
 		if err != nil {
 			return 0, c.confirmCorrupt(v, s, err)
@@ -135,24 +139,27 @@ func (c *Cache) readView(v view, p []byte, off int64) (int, error) {
 // errBadPage is a page that could not be read whole or failed its CRC.
 var errBadPage = errors.New("page failed its check")
 
-// readPage reads page s into dst (len s.n) and checks it.
-func (c *Cache) readPage(f cachefs.File, s span, dst []byte) error {
-	if _, err := f.ReadAt(dst, s.idx*c.ps); err != nil {
+// readChunks reads the whole chunks of page s at byte at of it into dst
+// and checks them.
+func (c *Cache) readChunks(f cachefs.File, s span, chunk int64, dst []byte, at int64) error {
+	if _, err := f.ReadAt(dst, s.idx*c.ps+at); err != nil {
 		return fmt.Errorf("%w: %w", errBadPage, err)
 	}
-	if Checksum(dst) != s.crc {
-		return errBadPage
+	for i := int64(0); i < int64(len(dst)); i += chunk {
+		if Checksum(dst[i:min(i+chunk, int64(len(dst)))]) != s.crcs[(at+i)/chunk] {
+			return errBadPage
+		}
 	}
 	return nil
 }
 
-// readPartial reads page s into a buffer, checks it, and copies the bytes
-// from skip on into dst.
-func (c *Cache) readPartial(f cachefs.File, s span, dst []byte, skip int64) error {
+// readPartial reads the chunks [from, to) of page s into a buffer, checks
+// them, and copies the bytes from skip on into dst.
+func (c *Cache) readPartial(f cachefs.File, s span, chunk int64, dst []byte, from, to, skip int64) error {
 	bp := c.bufs.Get().(*[]byte)
 	defer c.bufs.Put(bp)
-	buf := (*bp)[:s.n]
-	if err := c.readPage(f, s, buf); err != nil {
+	buf := (*bp)[:to-from]
+	if err := c.readChunks(f, s, chunk, buf, from); err != nil {
 		return err
 	}
 	copy(dst, buf[skip:])
@@ -187,16 +194,19 @@ func (c *Cache) confirmCorrupt(v view, s span, err error) error {
 
 // Handle lends the data file of a cached block to a reader, typically
 // another process on the host that the worker passes File's descriptor to
-// (short-circuit). Page i of the range is at FirstPage + i*PageSize in the
-// file, PageSize bytes long except the last, which ends at FirstPage +
-// Length, and must match CRCs[i] (CRC32C, see Checksum); ReadPage does
-// exactly that. The bytes stay readable until Release, even if the block is
-// evicted meanwhile (the file is unlinked, not changed). A reader that finds
-// a page failing its CRC must not use it and should call Invalidate.
+// (short-circuit). The range's pages start at FirstPage in the file; each
+// is cut into chunks of ChunkSize bytes, and chunk i of the range is at
+// FirstPage + i*ChunkSize, ChunkSize bytes long except the last, which ends
+// at FirstPage + Length, and must match CRCs[i] (CRC32C, see Checksum);
+// ReadChunk does exactly that. The bytes stay readable until Release, even
+// if the block is evicted meanwhile (the file is unlinked, not changed). A
+// reader that finds a chunk failing its CRC must not use it and should
+// call Invalidate.
 type Handle struct {
 	File      cachefs.File // open read-only
 	Path      string       // the file's path, for readers who see it; gone once evicted, unlike File
 	PageSize  int64
+	ChunkSize int64 // divides PageSize: the block's chunk (see Config.ChunkSize)
 	FirstPage int64 // file offset of the range's first page (a multiple of PageSize)
 	Length    int64 // bytes from FirstPage to the end of the range's last page
 	CRCs      []uint32
@@ -236,10 +246,11 @@ func (c *Cache) newHandle(v view) (*Handle, error) {
 		return nil, err
 	}
 	first, last := v.spans[0], v.spans[len(v.spans)-1]
-	h := &Handle{File: f, Path: v.b.dataPath(), PageSize: c.ps, FirstPage: first.idx * c.ps,
+	h := &Handle{File: f, Path: v.b.dataPath(), PageSize: c.ps, ChunkSize: v.chunk, FirstPage: first.idx * c.ps,
 		Length: (last.idx-first.idx)*c.ps + last.n}
+	h.CRCs = make([]uint32, 0, (h.Length+v.chunk-1)/v.chunk)
 	for _, s := range v.spans {
-		h.CRCs = append(h.CRCs, s.crc)
+		h.CRCs = append(h.CRCs, s.crcs...)
 	}
 	return h, nil
 }
@@ -249,27 +260,52 @@ func (h *Handle) Release() {
 	h.once.Do(func() { _ = h.File.Close() })
 }
 
-// PageSpan returns the file offset and length of the handle's page i.
-func (h *Handle) PageSpan(i int) (off, n int64) {
-	off = h.FirstPage + int64(i)*h.PageSize
-	return off, min(h.PageSize, h.FirstPage+h.Length-off)
+// ChunkSpan returns the file offset and length of the handle's chunk i.
+func (h *Handle) ChunkSpan(i int) (off, n int64) {
+	off = h.FirstPage + int64(i)*h.ChunkSize
+	return off, min(h.ChunkSize, h.FirstPage+h.Length-off)
 }
 
-// ReadPage reads the handle's page i into buf (grown if short) and checks
-// its CRC, as a short-circuit reader must; a page failing it is ErrCorrupt.
-func (h *Handle) ReadPage(i int, buf []byte) ([]byte, error) {
-	off, n := h.PageSpan(i)
+// ReadChunk reads the handle's chunk i into buf (grown if short) and checks
+// its CRC, as a short-circuit reader must; a chunk failing it is
+// ErrCorrupt.
+func (h *Handle) ReadChunk(i int, buf []byte) ([]byte, error) {
+	off, n := h.ChunkSpan(i)
 	if int64(cap(buf)) < n {
 		buf = make([]byte, n)
 	}
 	buf = buf[:n]
 	if _, err := h.File.ReadAt(buf, off); err != nil {
-		return nil, fmt.Errorf("%w: page at %d: %w", ErrCorrupt, off, err)
+		return nil, fmt.Errorf("%w: chunk at %d: %w", ErrCorrupt, off, err)
 	}
 	if Checksum(buf) != h.CRCs[i] {
-		return nil, fmt.Errorf("%w: page at %d fails its CRC", ErrCorrupt, off)
+		return nil, fmt.Errorf("%w: chunk at %d fails its CRC", ErrCorrupt, off)
 	}
 	return buf, nil
+}
+
+// PageCRCs returns the CRC32C of each whole page of the range, combined
+// from its chunks' CRCs (no page is read): what a reader that checks
+// whole pages needs.
+func (h *Handle) PageCRCs() []uint32 {
+	if h.ChunkSize == h.PageSize {
+		return h.CRCs
+	}
+	per := int(h.PageSize / h.ChunkSize)
+	whole := crc32c.CombinerFor(h.ChunkSize)
+	out := make([]uint32, 0, (len(h.CRCs)+per-1)/per)
+	for i := 0; i < len(h.CRCs); i += per {
+		crc := h.CRCs[i]
+		for j := i + 1; j < min(i+per, len(h.CRCs)); j++ {
+			k := whole
+			if _, n := h.ChunkSpan(j); n != h.ChunkSize { // the block's last chunk
+				k = crc32c.CombinerFor(n)
+			}
+			crc = k.Combine(crc, h.CRCs[j])
+		}
+		out = append(out, crc)
+	}
+	return out
 }
 
 // Range is a byte range of a block.

@@ -102,7 +102,7 @@ func TestRestartTornSidecar(t *testing.T) {
 			_, err = f.Write([]byte("\x01garbage after a crash"))
 			return err
 		},
-		"half record": func(path string, size int64) error { return os.Truncate(path, size-recordLen/2) },
+		"half record": func(path string, size int64) error { return os.Truncate(path, size-int64(recordLen(testPS, testPS)/2)) },
 		"zeros":       func(path string, size int64) error { return os.Truncate(path, size+4096) },
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -12,9 +12,9 @@ import (
 // The sidecar format; the package doc describes it.
 const (
 	metaMagic    = "SCMF"
-	metaVersion  = 1
-	headerFixed  = 24 // header bytes before the key
-	recordLen    = 20
+	metaVersion  = 2  // what this code writes; it reads 1 too
+	headerFixed  = 28 // header bytes before the key (24 in version 1, which has no chunk size)
+	recordFixed  = 12 // record bytes before its CRCs
 	recPresent   = 1
 	recDropped   = 2
 	compactSlack = 32 // records a sidecar may hold beyond twice its live pages
@@ -23,18 +23,27 @@ const (
 // record is one sidecar log record.
 type record struct {
 	kind uint8
-	idx  uint32 // page index
-	n    uint32 // page length (recPresent)
-	crc  uint32 // page CRC (recPresent)
+	idx  uint32   // page index
+	n    uint32   // page length (recPresent)
+	crcs []uint32 // the page's chunks' CRCs (recPresent)
 }
 
-func appendHeader(dst []byte, key string, pageSize, created int64) []byte {
+// recordLen is the length of a record of a page of n bytes (0 for a drop)
+// in a sidecar of chunk-byte chunks: at least one CRC field, so that a
+// version 1 record (one CRC per page) is a version 2 record whose chunk is
+// the page.
+func recordLen(n uint32, chunk int64) int {
+	return recordFixed + 4*max(1, int((int64(n)+chunk-1)/chunk)) + 4
+}
+
+func appendHeader(dst []byte, key string, pageSize, chunk, created int64) []byte {
 	start := len(dst)
 	dst = append(dst, metaMagic...)
 	dst = binary.LittleEndian.AppendUint16(dst, metaVersion)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(len(key)))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(pageSize))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(created))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(chunk))
 	dst = append(dst, key...)
 	return binary.LittleEndian.AppendUint32(dst, Checksum(dst[start:]))
 }
@@ -44,7 +53,12 @@ func appendRecord(dst []byte, r record) []byte {
 	dst = append(dst, r.kind, 0, 0, 0)
 	dst = binary.LittleEndian.AppendUint32(dst, r.idx)
 	dst = binary.LittleEndian.AppendUint32(dst, r.n)
-	dst = binary.LittleEndian.AppendUint32(dst, r.crc)
+	if len(r.crcs) == 0 {
+		dst = binary.LittleEndian.AppendUint32(dst, 0) // a drop's CRC field
+	}
+	for _, crc := range r.crcs {
+		dst = binary.LittleEndian.AppendUint32(dst, crc)
+	}
 	return binary.LittleEndian.AppendUint32(dst, Checksum(dst[start:]))
 }
 
@@ -52,6 +66,7 @@ func appendRecord(dst []byte, r record) []byte {
 type sidecar struct {
 	key      string
 	pageSize int64
+	chunk    int64 // bytes per CRC; the page size in version 1
 	created  int64
 	pages    []page // replayed: absent or present
 	records  int    // valid records
@@ -61,47 +76,75 @@ type sidecar struct {
 
 var errBadSidecar = errors.New("cache: bad sidecar")
 
-// decodeSidecar parses a sidecar. A bad header or a record that passes its
-// CRC but makes no sense is an error; a record failing its CRC ends the log
-// (a torn append), and what follows is ignored.
+// decodeSidecar parses a sidecar of version 1 or 2. A bad header or a
+// record that passes its CRC but makes no sense is an error; a record
+// failing its CRC, or too long for what follows, ends the log (a torn
+// append), and what follows is ignored.
 func decodeSidecar(buf []byte) (*sidecar, error) {
-	if len(buf) < headerFixed+4 || string(buf[:4]) != metaMagic {
-		return nil, fmt.Errorf("%w: no header", errBadSidecar)
+	s, off, err := decodeHeader(buf)
+	if err != nil {
+		return nil, err
 	}
-	if v := binary.LittleEndian.Uint16(buf[4:]); v != metaVersion {
-		return nil, fmt.Errorf("%w: version %d", errBadSidecar, v)
-	}
-	hlen := headerFixed + int(binary.LittleEndian.Uint16(buf[6:]))
-	if len(buf) < hlen+4 || binary.LittleEndian.Uint32(buf[hlen:]) != Checksum(buf[:hlen]) {
-		return nil, fmt.Errorf("%w: header checksum", errBadSidecar)
-	}
-	s := &sidecar{
-		key:      string(buf[headerFixed:hlen]),
-		pageSize: int64(binary.LittleEndian.Uint64(buf[8:])),
-		created:  int64(binary.LittleEndian.Uint64(buf[16:])),
-	}
-	if validateKey(s.key) != nil || s.pageSize <= 0 || s.pageSize > 1<<30 {
-		return nil, fmt.Errorf("%w: key or page size", errBadSidecar)
-	}
-	off := hlen + 4
-	for ; off+recordLen <= len(buf); off += recordLen {
-		r := buf[off : off+recordLen]
-		if binary.LittleEndian.Uint32(r[16:]) != Checksum(r[:16]) {
+	for off+recordFixed+8 <= len(buf) {
+		n := binary.LittleEndian.Uint32(buf[off+8:])
+		if buf[off] == recPresent && int64(n) > s.pageSize {
+			break // garbage: no record claims more than a page
+		}
+		k := recordLen(n, s.chunk)
+		if off+k > len(buf) {
 			break
 		}
-		if err := s.apply(r); err != nil {
+		r := buf[off : off+k]
+		if binary.LittleEndian.Uint32(r[k-4:]) != Checksum(r[:k-4]) {
+			break
+		}
+		if err := s.apply(r[:k-4]); err != nil {
 			return nil, err
 		}
 		s.records++
+		off += k
 	}
 	s.validLen, s.torn = int64(off), off < len(buf)
 	return s, s.checkShape()
 }
 
-// apply replays one record that passed its CRC.
+// decodeHeader parses a sidecar's header and returns the offset of its
+// first record.
+func decodeHeader(buf []byte) (*sidecar, int, error) {
+	if len(buf) < 24+4 || string(buf[:4]) != metaMagic {
+		return nil, 0, fmt.Errorf("%w: no header", errBadSidecar)
+	}
+	fixed := headerFixed
+	switch v := binary.LittleEndian.Uint16(buf[4:]); v {
+	case 1:
+		fixed = 24
+	case metaVersion:
+	default:
+		return nil, 0, fmt.Errorf("%w: version %d", errBadSidecar, v)
+	}
+	hlen := fixed + int(binary.LittleEndian.Uint16(buf[6:]))
+	if len(buf) < hlen+4 || binary.LittleEndian.Uint32(buf[hlen:]) != Checksum(buf[:hlen]) {
+		return nil, 0, fmt.Errorf("%w: header checksum", errBadSidecar)
+	}
+	s := &sidecar{
+		key:      string(buf[fixed:hlen]),
+		pageSize: int64(binary.LittleEndian.Uint64(buf[8:])),
+		created:  int64(binary.LittleEndian.Uint64(buf[16:])),
+	}
+	s.chunk = s.pageSize
+	if fixed == headerFixed {
+		s.chunk = int64(binary.LittleEndian.Uint32(buf[24:]))
+	}
+	if validateKey(s.key) != nil || s.pageSize <= 0 || s.pageSize > 1<<30 || s.chunk <= 0 || s.pageSize%s.chunk != 0 {
+		return nil, 0, fmt.Errorf("%w: key, page size or chunk size", errBadSidecar)
+	}
+	return s, hlen + 4, nil
+}
+
+// apply replays one record that passed its CRC (without that CRC).
 func (s *sidecar) apply(r []byte) error {
 	kind, idx := r[0], binary.LittleEndian.Uint32(r[4:])
-	n, crc := binary.LittleEndian.Uint32(r[8:]), binary.LittleEndian.Uint32(r[12:])
+	n := binary.LittleEndian.Uint32(r[8:])
 	if r[1]|r[2]|r[3] != 0 || idx >= maxPages {
 		return fmt.Errorf("%w: record for page %d", errBadSidecar, idx)
 	}
@@ -113,7 +156,11 @@ func (s *sidecar) apply(r []byte) error {
 		for int(idx) >= len(s.pages) {
 			s.pages = append(s.pages, page{})
 		}
-		s.pages[idx] = page{crc: crc, n: n, state: present}
+		crcs := make([]uint32, (len(r)-recordFixed)/4)
+		for i := range crcs {
+			crcs[i] = binary.LittleEndian.Uint32(r[recordFixed+4*i:])
+		}
+		s.pages[idx] = page{crcs: crcs, n: n, state: present}
 	case recDropped:
 		if int(idx) < len(s.pages) {
 			s.pages[idx] = page{}
@@ -173,7 +220,7 @@ func presentRecordsLocked(b *block) []record {
 	recs := make([]record, 0, b.mu.npresent)
 	for i, pg := range b.mu.pages {
 		if pg.state == present {
-			recs = append(recs, record{kind: recPresent, idx: uint32(i), n: pg.n, crc: pg.crc})
+			recs = append(recs, record{kind: recPresent, idx: uint32(i), n: pg.n, crcs: pg.crcs})
 		}
 	}
 	return recs
@@ -197,7 +244,7 @@ func (c *Cache) writeRecords(b *block, recs, all []record, data cachefs.File) er
 	var buf []byte
 	flag := os.O_WRONLY
 	if b.persist.metaLen == 0 {
-		buf = appendHeader(buf, b.key, c.ps, b.created)
+		buf = appendHeader(buf, b.key, c.ps, b.chunk, b.created)
 		flag |= os.O_CREATE | os.O_TRUNC
 	}
 	for _, r := range recs {
@@ -246,7 +293,7 @@ func (c *Cache) syncData(b *block, data cachefs.File) error {
 // temporary file, syncs it (unless NoSync) and renames it over the sidecar,
 // so a crash leaves the old log or the new one. It returns the new size.
 func (c *Cache) writeSidecar(b *block, recs []record) (int64, error) {
-	buf := appendHeader(nil, b.key, c.ps, b.created)
+	buf := appendHeader(nil, b.key, c.ps, b.chunk, b.created)
 	for _, r := range recs {
 		buf = appendRecord(buf, r)
 	}

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/stratafs/strata/internal/crc32c"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -20,7 +21,7 @@ var leaseTTL = 2 * time.Second
 // maxLeases bounds the descriptors one worker's leases keep open.
 const maxLeases = 64
 
-// verifyRun is the most a lease reads with one pread: whole pages up to it
+// verifyRun is the most a lease reads with one pread: whole units up to it
 // land in the caller's buffer and are checked while still in the CPU's
 // cache (one L2's worth here); far larger reads would check them from
 // memory, far smaller ones pay more per-call overhead.
@@ -28,26 +29,30 @@ const verifyRun = 1 << 20
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// corruptPageError is a cached page [off, off+n) of a block that failed its
-// CRC.
+// corruptPageError is a cached unit (a chunk or a page) [off, off+n) of a
+// block that failed its CRC.
 type corruptPageError struct{ off, n int64 }
 
 func (e *corruptPageError) Error() string {
-	return fmt.Sprintf("client: the cached page at %d failed its CRC", e.off)
+	return fmt.Sprintf("client: the cached bytes [%d, %d) failed their CRC", e.off, e.off+e.n)
 }
 
 // errUnlinked is a lease whose file the cache evicted or dropped.
 var errUnlinked = errors.New("client: the lent cache file was removed")
 
 // lease is a block's cache file lent by its worker, with the CRCs of the
-// pages [first, end) that the worker said were cached. Blocks never change,
+// pages [first, end) that the worker said were cached, one per unit: per
+// chunk of a page where the worker lent its chunks' CRCs (a small read
+// then checks the chunks it touches, not whole pages), else per page.
+// Blocks never change,
 // so the CRCs hold for as long as the file is read: the cache rewrites a
 // dropped page with the same bytes, and removes a file only by unlinking
 // it, which an open descriptor survives.
 type lease struct {
 	f     *os.File
-	m     *mapping // nil: read by pread
-	ps    int64
+	m     *mapping        // nil: read by pread
+	unit  int64           // bytes per CRC: the chunk, or the page; divides the page size
+	comb  crc32c.Combiner // of unit
 	first int64
 	end   int64 // exclusive: the block's end or a page boundary
 	crcs  []uint32
@@ -57,17 +62,22 @@ type lease struct {
 // owns from then on.
 func newLease(f *os.File, resp *pb.ShortCircuitResponse) (*lease, error) {
 	ps, first := int64(resp.PageSize), int64(resp.FirstPage)
-	if ps <= 0 || first%ps != 0 || len(resp.Crcs) == 0 {
+	unit, crcs := ps, resp.Crcs
+	if resp.ChunkSize != 0 {
+		unit, crcs = int64(resp.ChunkSize), resp.ChunkCrcs
+	}
+	if ps <= 0 || unit <= 0 || ps%unit != 0 || first%ps != 0 || len(crcs) == 0 {
 		return nil, errors.New("short-circuit: malformed response")
 	}
-	end := min(first+int64(len(resp.Crcs))*ps, int64(resp.BlockLength))
-	return &lease{f: f, m: mapLease(f, first, end), ps: ps, first: first, end: end, crcs: resp.Crcs}, nil
+	end := min(first+int64(len(crcs))*unit, int64(resp.BlockLength))
+	return &lease{f: f, m: mapLease(f, first, end), unit: unit, comb: crc32c.CombinerFor(unit), first: first, end: end,
+		crcs: crcs}, nil
 }
 
 func (l *lease) covers(off, n int64) bool { return off >= l.first && off+n <= l.end }
 
 // readAt fills buf from [off, off+len(buf)), which the lease covers,
-// checking every page it touches against its CRC; nothing in buf is to be
+// checking every unit it touches against its CRC; nothing in buf is to be
 // used unless it returns nil. It reads by the lease's mapping while the
 // file holds the lease's whole range, else by pread (readByPread).
 //
@@ -85,25 +95,25 @@ func (l *lease) readAt(buf []byte, off int64) error {
 	return l.readByPread(buf, off)
 }
 
-// readByPread is readAt by pread: pages wholly inside the range are read
-// straight into buf and checked there; a page the range cuts goes through
+// readByPread is readAt by pread: units wholly inside the range are read
+// straight into buf and checked there; a unit the range cuts goes through
 // a pooled buffer.
 func (l *lease) readByPread(buf []byte, off int64) error {
 	end := off + int64(len(buf))
-	for p := off - (off-l.first)%l.ps; p < end; {
-		pageEnd := min(p+l.ps, l.end)
-		if p < off || pageEnd > end {
-			if err := l.readPartial(buf, off, p, pageEnd); err != nil {
+	for p := off - (off-l.first)%l.unit; p < end; {
+		unitEnd := min(p+l.unit, l.end)
+		if p < off || unitEnd > end {
+			if err := l.readPartial(buf, off, p, unitEnd); err != nil {
 				return err
 			}
-			p = pageEnd
+			p = unitEnd
 			continue
 		}
-		run := pageEnd // all the whole pages from p
-		for run < end && min(run+l.ps, l.end) <= end {
-			run = min(run+l.ps, l.end)
+		run := unitEnd // all the whole units from p
+		for run < end && min(run+l.unit, l.end) <= end {
+			run = min(run+l.unit, l.end)
 		}
-		if err := l.readPages(buf[p-off:run-off], p); err != nil {
+		if err := l.readUnits(buf[p-off:run-off], p); err != nil {
 			return err
 		}
 		p = run
@@ -131,14 +141,14 @@ func (l *lease) size() (int64, error) {
 	return st.Size(), nil
 }
 
-// readPages reads the whole pages at p into dst and checks them, in runs
+// readUnits reads the whole units at p into dst and checks them, in runs
 // of up to verifyRun.
-func (l *lease) readPages(dst []byte, p int64) error {
+func (l *lease) readUnits(dst []byte, p int64) error {
 	n := int64(len(dst))
 	for i := int64(0); i < n; {
-		j := min(i+l.ps, n)
+		j := min(i+l.unit, n)
 		for j < n && j-i < verifyRun {
-			j = min(j+l.ps, n)
+			j = min(j+l.unit, n)
 		}
 		if err := l.readWhole(dst[i:j], p+i); err != nil {
 			return err
@@ -148,36 +158,37 @@ func (l *lease) readPages(dst []byte, p int64) error {
 	return nil
 }
 
-// readWhole reads the whole pages at p into dst and checks them.
+// readWhole reads the whole units at p into dst and checks them.
 func (l *lease) readWhole(dst []byte, p int64) error {
 	if _, err := l.f.ReadAt(dst, p); err != nil {
 		return fmt.Errorf("short-circuit read: %w", err)
 	}
-	for i := int64(0); i < int64(len(dst)); i += l.ps {
-		if err := l.check(dst[i:min(i+l.ps, int64(len(dst)))], p+i); err != nil {
+	for i := int64(0); i < int64(len(dst)); i += l.unit {
+		if err := l.check(dst[i:min(i+l.unit, int64(len(dst)))], p+i); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// readPartial reads the page [p, pageEnd), checks it and copies the part
+// readPartial reads the unit [p, unitEnd), checks it and copies the part
 // of it inside [off, off+len(buf)) to buf.
-func (l *lease) readPartial(buf []byte, off, p, pageEnd int64) error {
-	bp := pageBufs.get(int(pageEnd - p))
+func (l *lease) readPartial(buf []byte, off, p, unitEnd int64) error {
+	bp := pageBufs.get(int(unitEnd - p))
 	defer pageBufs.put(bp)
-	page := (*bp)[:pageEnd-p]
-	if err := l.readPages(page, p); err != nil {
+	unit := (*bp)[:unitEnd-p]
+	if err := l.readUnits(unit, p); err != nil {
 		return err
 	}
-	from, to := max(p, off), min(pageEnd, off+int64(len(buf)))
-	copy(buf[from-off:to-off], page[from-p:to-p])
+	from, to := max(p, off), min(unitEnd, off+int64(len(buf)))
+	copy(buf[from-off:to-off], unit[from-p:to-p])
 	return nil
 }
 
-func (l *lease) check(page []byte, p int64) error {
-	if crc32.Checksum(page, castagnoli) != l.crcs[(p-l.first)/l.ps] {
-		return &corruptPageError{off: p, n: int64(len(page))}
+// check checks the unit at p, read into b.
+func (l *lease) check(b []byte, p int64) error {
+	if crc32.Checksum(b, castagnoli) != l.crcs[(p-l.first)/l.unit] {
+		return &corruptPageError{off: p, n: int64(len(b))}
 	}
 	return nil
 }
@@ -289,7 +300,7 @@ func (ls *leases) close() {
 	ls.endAllLocked()
 }
 
-// pageBufs recycles the buffers of pages that reads cut.
+// pageBufs recycles the buffers of units that reads cut.
 var pageBufs bufPool
 
 type bufPool struct{ p sync.Pool }

@@ -141,7 +141,8 @@ func (p *scPool) lend(ref *pb.BlockRef, off, n int64, invalidate, random bool) (
 	if err != nil {
 		return nil, err
 	}
-	req := &pb.ShortCircuitRequest{Block: ref, Offset: uint64(off), Length: uint64(n), Invalidate: invalidate, Random: random}
+	req := &pb.ShortCircuitRequest{Block: ref, Offset: uint64(off), Length: uint64(n), Invalidate: invalidate, Random: random,
+		Chunks: true}
 	resp := &pb.ShortCircuitResponse{}
 	if err := scproto.Write(conn, req, nil); err != nil {
 		conn.Close()

@@ -180,6 +180,59 @@ func TestCorruptPageInLargeRead(t *testing.T) {
 	}
 }
 
+// A small read checks the chunks (64 KiB) it touches, not its whole page:
+// one beside a corrupt chunk of its page reads by the lease and drops
+// nothing; one touching the corrupt chunk has the page dropped and fetched
+// again, and returns the block's bytes.
+func TestSmallReadChecksItsChunks(t *testing.T) {
+	sc := startSC(t)
+	data := sc.write(t, "/f", 4<<20)
+	sc.readAll(t, "/f", data)
+	r := sc.open(t, "/f")
+	before := sc.stats(t)
+	if n := testcluster.CorruptCache(t, sc.cacheDir, 1<<20+5); n != 1 { // the second page's first chunk
+		t.Fatalf("corrupted %d cache files, want 1", n)
+	}
+	buf := make([]byte, 4096)
+	at := int64(1<<20 + 128<<10) // the same page's third chunk
+	if _, err := r.ReadAt(buf, at); err != nil || !bytes.Equal(buf, data[at:at+4096]) {
+		t.Fatalf("read beside the corrupt chunk: %v", err)
+	}
+	if after := sc.stats(t); after.Corruptions != before.Corruptions || after.ShortCircuitOpens != before.ShortCircuitOpens {
+		t.Fatalf("a read beside the corrupt chunk dropped %d pages and took %d new leases, want none",
+			after.Corruptions-before.Corruptions, after.ShortCircuitOpens-before.ShortCircuitOpens)
+	}
+	at = 1 << 20
+	if _, err := r.ReadAt(buf, at); err != nil || !bytes.Equal(buf, data[at:at+4096]) {
+		t.Fatalf("read of the corrupt chunk: %v", err)
+	}
+	if after := sc.stats(t); after.Corruptions-before.Corruptions != 1 || after.BucketBytesRead == before.BucketBytesRead {
+		t.Fatalf("the corrupt chunk's page: %d dropped (want 1), %d bytes fetched again",
+			after.Corruptions-before.Corruptions, after.BucketBytesRead-before.BucketBytesRead)
+	}
+}
+
+// A random reader's lease covers the cached pages before its first read
+// as well as after: reads of a block here and there take one lease, not
+// one more at every read before the last lease's start.
+func TestRandomReaderLeaseCoversTheBlock(t *testing.T) {
+	sc := startSC(t)
+	data := sc.write(t, "/f", 4<<20)
+	sc.readAll(t, "/f", data)
+	sc.c.EndLeases()
+	r := sc.open(t, "/f")
+	before := sc.stats(t)
+	buf := make([]byte, 4096)
+	for _, at := range []int64{3<<20 + 8192, 2 << 20, 5, 1<<20 + 4096, 4<<20 - 4096} {
+		if _, err := r.ReadAt(buf, at); err != nil || !bytes.Equal(buf, data[at:at+4096]) {
+			t.Fatalf("read at %d: %v", at, err)
+		}
+	}
+	if got := sc.stats(t).ShortCircuitOpens - before.ShortCircuitOpens; got != 1 {
+		t.Fatalf("%d leases for random reads of one cached block, want 1", got)
+	}
+}
+
 // A sequential reader (io.Reader, 1 MiB calls) of a file of several blocks
 // has each next block's worker start fetching it before it gets there;
 // the leases those requests bring serve the reads like any other.

@@ -102,6 +102,28 @@ func TestUnequalLengths(t *testing.T) {
 	})
 }
 
+// Update gives hash/crc32's CRC for every length around the point where
+// it goes through Copy and around its scratch buffer's length, from any
+// alignment, continuing any CRC, by every way this CPU has.
+func TestUpdate(t *testing.T) {
+	data := randomBytes(9, 200<<10)
+	var sizes []int
+	for _, c := range []int{0, 100, 4096, 12 << 10, 64 << 10, 128 << 10} {
+		for n := max(0, c-70); n <= c+70; n += 7 {
+			sizes = append(sizes, n)
+		}
+	}
+	sizes = append(sizes, 60<<10, 200<<10-8)
+	forEachWay(t, func(t *testing.T) {
+		for i, n := range sizes {
+			p := data[i%8:][:n]
+			if got, want := Update(uint32(i), p), crc32.Update(uint32(i), castagnoli, p); got != want {
+				t.Fatalf("Update of %d bytes: %#x, want %#x", n, got, want)
+			}
+		}
+	})
+}
+
 // FuzzCopy checks every way this CPU has on each input.
 func FuzzCopy(f *testing.F) {
 	f.Add([]byte("hello"), uint32(0), uint8(0))

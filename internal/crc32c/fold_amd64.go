@@ -43,7 +43,7 @@ var keys = foldKeysFor(2048, 512)
 // reflected value, hence the -1s. Each multiplier (degree < 32) sits in
 // the top half of its quadword, as the reflected polynomial it is.
 func foldKeysFor(d1, d2 int) *foldKeys {
-	k := func(n int) uint64 { return uint64(xPowN(n)) << 32 }
+	k := func(n int) uint64 { return uint64(xPowN(uint64(n))) << 32 }
 	return &foldKeys{k(d1 + 63), k(d1 - 1), k(d2 + 63), k(d2 - 1)}
 }
 

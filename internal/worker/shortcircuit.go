@@ -48,8 +48,9 @@ func (w *Worker) shortCircuitConn(ctx context.Context, conn *net.UnixConn) {
 }
 
 // shortCircuit makes the requested range cached and lends the block's
-// cache file: its descriptor, with the CRCs of the range's pages and of the
-// cached pages that follow it (up to grantAhead), which the client may read
+// cache file: its descriptor, with the CRCs of the range's pages (or
+// chunks, if asked) and of the cached pages that follow it (up to
+// grantAhead; for a random reader, those before it too), which the client may read
 // on its own for a while (a lease, see internal/client). The caller calls
 // release once the descriptor is sent.
 func (w *Worker) shortCircuit(ctx context.Context, req *pb.ShortCircuitRequest) (*pb.ShortCircuitResponse, int, func()) {
@@ -76,21 +77,51 @@ func (w *Worker) shortCircuit(ctx context.Context, req *pb.ShortCircuitRequest) 
 		return &pb.ShortCircuitResponse{Error: "the cache could not store the range"}, -1, none
 	}
 	off := int64(req.Offset)
-	h, err := w.cache.Acquire(key, off, w.grantEnd(ref, off, int64(req.Length))-off)
+	start := off
+	if req.Random {
+		start = w.grantStart(ref, off)
+	}
+	h, err := w.cache.Acquire(key, start, w.grantEnd(ref, off, int64(req.Length))-start)
 	if err != nil {
-		// Pages past the range went meanwhile: lend the range alone.
+		// Pages around the range went meanwhile: lend the range alone.
+		start = off
 		h, err = w.cache.Acquire(key, off, int64(req.Length))
 	}
 	if err != nil {
 		return &pb.ShortCircuitResponse{Error: err.Error()}, -1, none
 	}
 	w.stats.shortCircuitOpens.Add(1)
-	w.stats.shortCircuitBytes.Add(uint64(h.FirstPage + h.Length - off)) // lent, read now or later
+	w.stats.shortCircuitBytes.Add(uint64(h.FirstPage + h.Length - start)) // lent, read now or later
 	if !req.Random {
 		w.readAhead(ref, off, h.FirstPage+h.Length-off)
 	}
-	return &pb.ShortCircuitResponse{Ok: true, PageSize: uint64(h.PageSize), FirstPage: uint64(h.FirstPage),
-		Crcs: h.CRCs, BlockLength: ref.Length, Path: h.Path}, int(h.File.Fd()), h.Release
+	resp := &pb.ShortCircuitResponse{Ok: true, PageSize: uint64(h.PageSize), FirstPage: uint64(h.FirstPage),
+		BlockLength: ref.Length, Path: h.Path}
+	if req.Chunks {
+		resp.ChunkSize, resp.ChunkCrcs = uint64(h.ChunkSize), h.CRCs
+	} else {
+		resp.Crcs = h.PageCRCs()
+	}
+	return resp, int(h.File.Fd()), h.Release
+}
+
+// grantStart returns the start of the range to lend a random reader asking
+// for [off, ...): up to grantAhead before it, over the pages cached there,
+// so that one lease serves the reads of the block that land before as well
+// as after this one. Lent from off on, a reader reading here and there
+// would come back for a new lease (a round trip, a descriptor and a
+// mapping) at every read before the lease's first page.
+func (w *Worker) grantStart(ref *pb.BlockRef, off int64) int64 {
+	from := max(0, off-grantAhead)
+	if from == off {
+		return off
+	}
+	key := blocks.CacheKey(ref.InodeId, ref.BlockId)
+	if missing := w.cache.Missing(key, from, off-from); len(missing) > 0 {
+		last := missing[len(missing)-1]
+		return min(off, last.Off+last.Len)
+	}
+	return from
 }
 
 // grantAhead is how far past the requested range a short-circuit answer

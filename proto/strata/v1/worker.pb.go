@@ -1007,7 +1007,11 @@ type ShortCircuitRequest struct {
 	Length     uint64                 `protobuf:"varint,3,opt,name=length,proto3" json:"length,omitempty"`
 	Invalidate bool                   `protobuf:"varint,4,opt,name=invalidate,proto3" json:"invalidate,omitempty"`
 	// As ReadRequest's.
-	Random        bool `protobuf:"varint,5,opt,name=random,proto3" json:"random,omitempty"`
+	Random bool `protobuf:"varint,5,opt,name=random,proto3" json:"random,omitempty"`
+	// The reader checks chunks: answer with chunk_size and chunk_crcs
+	// instead of crcs, so that a small read checks the chunks it touches
+	// rather than whole pages.
+	Chunks        bool `protobuf:"varint,6,opt,name=chunks,proto3" json:"chunks,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1077,6 +1081,13 @@ func (x *ShortCircuitRequest) GetRandom() bool {
 	return false
 }
 
+func (x *ShortCircuitRequest) GetChunks() bool {
+	if x != nil {
+		return x.Chunks
+	}
+	return false
+}
+
 type ShortCircuitResponse struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Ok       bool                   `protobuf:"varint,1,opt,name=ok,proto3" json:"ok,omitempty"`
@@ -1096,7 +1107,14 @@ type ShortCircuitResponse struct {
 	// gave up): the client reports the error as it is, in the unavailable
 	// class, instead of asking again over the RPC, which would wait on the
 	// same bucket as long.
-	Unavailable   bool `protobuf:"varint,8,opt,name=unavailable,proto3" json:"unavailable,omitempty"`
+	Unavailable bool `protobuf:"varint,8,opt,name=unavailable,proto3" json:"unavailable,omitempty"`
+	// When the request asked for chunks, crcs is empty and these are given
+	// instead: the block's pages are checksummed by chunks of chunk_size (a
+	// divisor of page_size), and chunk_crcs has the CRC32C of each chunk
+	// from first_page on (chunk i at first_page + i*chunk_size), covering
+	// the range. A page's CRC is its chunks' combined.
+	ChunkSize     uint64   `protobuf:"varint,9,opt,name=chunk_size,json=chunkSize,proto3" json:"chunk_size,omitempty"`
+	ChunkCrcs     []uint32 `protobuf:"varint,10,rep,packed,name=chunk_crcs,json=chunkCrcs,proto3" json:"chunk_crcs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1185,6 +1203,20 @@ func (x *ShortCircuitResponse) GetUnavailable() bool {
 		return x.Unavailable
 	}
 	return false
+}
+
+func (x *ShortCircuitResponse) GetChunkSize() uint64 {
+	if x != nil {
+		return x.ChunkSize
+	}
+	return 0
+}
+
+func (x *ShortCircuitResponse) GetChunkCrcs() []uint32 {
+	if x != nil {
+		return x.ChunkCrcs
+	}
+	return nil
 }
 
 // WorkerInfo is what a worker tells the namespace service about itself.
@@ -1338,7 +1370,7 @@ const file_strata_v1_worker_proto_rawDesc = "" +
 	"\x11bucket_bytes_read\x18\f \x01(\x04R\x0fbucketBytesRead\x120\n" +
 	"\x14bucket_bytes_written\x18\r \x01(\x04R\x12bucketBytesWritten\x12%\n" +
 	"\x0eblocks_written\x18\x0e \x01(\x04R\rblocksWritten\x12,\n" +
-	"\x12cache_write_errors\x18\x0f \x01(\x04R\x10cacheWriteErrors\"\xa8\x01\n" +
+	"\x12cache_write_errors\x18\x0f \x01(\x04R\x10cacheWriteErrors\"\xc0\x01\n" +
 	"\x13ShortCircuitRequest\x12)\n" +
 	"\x05block\x18\x01 \x01(\v2\x13.strata.v1.BlockRefR\x05block\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x04R\x06offset\x12\x16\n" +
@@ -1346,7 +1378,8 @@ const file_strata_v1_worker_proto_rawDesc = "" +
 	"\n" +
 	"invalidate\x18\x04 \x01(\bR\n" +
 	"invalidate\x12\x16\n" +
-	"\x06random\x18\x05 \x01(\bR\x06random\"\xe5\x01\n" +
+	"\x06random\x18\x05 \x01(\bR\x06random\x12\x16\n" +
+	"\x06chunks\x18\x06 \x01(\bR\x06chunks\"\xa3\x02\n" +
 	"\x14ShortCircuitResponse\x12\x0e\n" +
 	"\x02ok\x18\x01 \x01(\bR\x02ok\x12\x14\n" +
 	"\x05error\x18\x02 \x01(\tR\x05error\x12\x1b\n" +
@@ -1356,7 +1389,12 @@ const file_strata_v1_worker_proto_rawDesc = "" +
 	"\x04crcs\x18\x05 \x03(\rR\x04crcs\x12!\n" +
 	"\fblock_length\x18\x06 \x01(\x04R\vblockLength\x12\x12\n" +
 	"\x04path\x18\a \x01(\tR\x04path\x12 \n" +
-	"\vunavailable\x18\b \x01(\bR\vunavailable\"\x99\x01\n" +
+	"\vunavailable\x18\b \x01(\bR\vunavailable\x12\x1d\n" +
+	"\n" +
+	"chunk_size\x18\t \x01(\x04R\tchunkSize\x12\x1d\n" +
+	"\n" +
+	"chunk_crcs\x18\n" +
+	" \x03(\rR\tchunkCrcs\"\x99\x01\n" +
 	"\n" +
 	"WorkerInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
