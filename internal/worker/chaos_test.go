@@ -90,18 +90,14 @@ func TestChaos(t *testing.T) {
 		ch.group.Start(lead)
 		ch.caughtUp()
 	}
-	if err := ch.minio.Pause(); err != nil {
-		t.Fatal(err)
-	}
+	ch.minio.Pause(t)
 	// The load runs into the hung bucket until a write fails for it, or
 	// bucketPause passes.
 	paused := time.Now()
 	for time.Since(paused) < bucketPause && ch.unavailableWrite(paused) == nil {
 		pollPause()
 	}
-	if err := ch.minio.Resume(); err != nil {
-		t.Fatal(err)
-	}
+	ch.minio.Resume(t)
 	ch.failedInTime("MinIO stopped", paused, paused.Add(bucketPause))
 	ch.resumed("MinIO resumed after SIGSTOP", time.Now(), resumeAfterBucket)
 	stopLoad()

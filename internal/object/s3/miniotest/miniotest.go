@@ -162,51 +162,30 @@ func (s *Server) waitReady() error {
 	}
 }
 
-// Pause stops the server with SIGSTOP, as a hung store: connections stay
-// open and requests get no answer until Resume.
-func (s *Server) Pause() error { return s.cmd.Process.Signal(syscall.SIGSTOP) }
-
-// Resume continues a paused server (SIGCONT).
-func (s *Server) Resume() error { return s.cmd.Process.Signal(syscall.SIGCONT) }
-
-// PendingUploads returns the multipart uploads of every bucket that were
-// neither completed nor aborted, as "KEY-HASH/UPLOAD-ID". MinIO lists the
-// uploads of one whole key only (s3.Store.ListUploads), so this reads its
-// data directory instead, in the layout of the pinned version:
-// .minio.sys/multipart/<hash of bucket and key>/<upload id>/.
-func (s *Server) PendingUploads() ([]string, error) {
-	keys, err := os.ReadDir(filepath.Join(s.data, ".minio.sys", "multipart"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, k := range keys {
-		ups, err := os.ReadDir(filepath.Join(s.data, ".minio.sys", "multipart", k.Name()))
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, err
-		}
-		for _, u := range ups {
-			if u.IsDir() {
-				out = append(out, k.Name()+"/"+u.Name())
-			}
-		}
-	}
-	return out, nil
-}
-
-// stop terminates MinIO gracefully (continuing it first, should it be
-// paused), then forcibly, and reaps it.
+// stop terminates MinIO gracefully, then forcibly, and reaps it.
 func (s *Server) stop() {
-	_ = s.cmd.Process.Signal(syscall.SIGCONT)
+	_ = s.cmd.Process.Signal(syscall.SIGCONT) // if paused
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-s.exited:
 	case <-time.After(stopTimeout):
 		_ = s.cmd.Process.Kill()
 		<-s.exited
+	}
+}
+
+// Pause stops the server (SIGSTOP): it keeps its connections and queues
+// what arrives, answering nothing, as a hung server does. Resume continues
+// it.
+func (s *Server) Pause(t testing.TB) { s.signal(t, syscall.SIGSTOP) }
+
+// Resume continues a paused server (SIGCONT).
+func (s *Server) Resume(t testing.TB) { s.signal(t, syscall.SIGCONT) }
+
+func (s *Server) signal(t testing.TB, sig syscall.Signal) {
+	t.Helper()
+	if err := s.cmd.Process.Signal(sig); err != nil {
+		t.Fatalf("miniotest: %v: %v", sig, err)
 	}
 }
 
@@ -278,4 +257,32 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.mu.b.String()
+}
+
+// PendingUploads returns the multipart uploads of every bucket that were
+// neither completed nor aborted, as "KEY-HASH/UPLOAD-ID". MinIO lists the
+// uploads of one whole key only (s3.Store.ListUploads), so this reads its
+// data directory instead, in the layout of the pinned version:
+// .minio.sys/multipart/<hash of bucket and key>/<upload id>/.
+func (s *Server) PendingUploads() ([]string, error) {
+	keys, err := os.ReadDir(filepath.Join(s.data, ".minio.sys", "multipart"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, k := range keys {
+		ups, err := os.ReadDir(filepath.Join(s.data, ".minio.sys", "multipart", k.Name()))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		for _, u := range ups {
+			if u.IsDir() {
+				out = append(out, k.Name()+"/"+u.Name())
+			}
+		}
+	}
+	return out, nil
 }
