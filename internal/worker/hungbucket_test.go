@@ -44,9 +44,7 @@ func TestMinioStoppedDuringReadAndPut(t *testing.T) {
 	if _, err := io.ReadFull(r, buf); err != nil {
 		t.Fatal(err)
 	}
-	if err := mc.minio.Pause(); err != nil {
-		t.Fatal(err)
-	}
+	mc.minio.Pause(t)
 	start := time.Now()
 	read := len(buf)
 	for err == nil {
@@ -79,9 +77,7 @@ func TestMinioStoppedDuringReadAndPut(t *testing.T) {
 		t.Fatalf("put to a stopped MinIO: %v, want the unavailable class", err)
 	}
 
-	if err := mc.minio.Resume(); err != nil {
-		t.Fatal(err)
-	}
+	mc.minio.Resume(t)
 	for i := 0; ; i++ {
 		ups, err := mc.minio.PendingUploads()
 		if err != nil {
