@@ -46,7 +46,8 @@ func (w *Writer) openStream() (*blockStream, error) {
 		stream, err := wc.Write(ctx)
 		if err == nil {
 			err = stream.Send(&pb.WriteRequest{Msg: &pb.WriteRequest_Header{Header: &pb.WriteHeader{
-				StoreUri: w.storeURI, InodeId: w.ino, BlockSize: w.blockSize, Path: w.path, ObjectKey: w.objectKey}}})
+				StoreUri: w.storeURI, InodeId: w.ino, BlockSize: w.blockSize, Path: w.path, ObjectKey: w.objectKey,
+				Namespace: w.hdr.GetNamespace(), BlockToken: w.token.get()}}})
 		}
 		if err != nil {
 			cancel()
@@ -145,8 +146,8 @@ type blockSet struct {
 	keepStart uint64
 	overflow  bool
 	flushed   bool
-	pending []*pendingBlock // in file order
-	sem     chan struct{}   // one token per block in flight
+	pending   []*pendingBlock // in file order
+	sem       chan struct{}   // one token per block in flight
 }
 
 // streamBlocks writes p to the writer's blocks, which start at w.off.

@@ -62,6 +62,10 @@ type Config struct {
 	// objstore.OpenRetrying.
 	OpenStore func(ctx context.Context, uri string) (object.Store, error)
 	Log       *slog.Logger
+	// BlockTokenLifetime is how long a block access token is valid (at
+	// most BlockKeyPeriod, its default); BlockKeyPeriod how often the keys
+	// that sign them rotate (default blocktoken.DefaultPeriod).
+	BlockTokenLifetime, BlockKeyPeriod time.Duration
 	// WrapSender, if set, wraps the Raft transport: tests cut links
 	// between members there (raftnode.Cut).
 	WrapSender func(raftnode.Sender) raftnode.Sender
@@ -121,6 +125,8 @@ type Server struct {
 	nsMu    sync.Mutex
 	stop    chan struct{}
 	wg      sync.WaitGroup
+
+	blockKeys blockKeyring
 
 	nextProposal atomic.Uint64
 	applied      atomic.Uint64

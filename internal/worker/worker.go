@@ -59,7 +59,17 @@ type Config struct {
 	// OpenStore opens a bucket by URI; nil means objstore.OpenRetrying.
 	// Tests wrap stores with faults here.
 	OpenStore func(ctx context.Context, uri string) (object.Store, error)
-	Log       *slog.Logger
+	// Clock is what tokens' expiries are checked against; nil means
+	// time.Now.
+	Clock func() time.Time
+	Log   *slog.Logger
+}
+
+func (c *Config) clock() time.Time {
+	if c.Clock == nil {
+		return time.Now()
+	}
+	return c.Clock()
 }
 
 func (c *Config) setDefaults() {
@@ -99,6 +109,11 @@ type Worker struct {
 	ahead  *byteBudget // read-ahead's bytes outstanding from the bucket
 	seq    sequentialTracker
 	stats  counters
+	trust  trust
+	// meta is the namespace service's client, and advertise the address
+	// heartbeats give, both set once Serve starts.
+	meta      atomic.Pointer[pb.MetaServiceClient]
+	advertise string
 }
 
 type counters struct {
@@ -155,19 +170,21 @@ func (w *Worker) Serve(ctx context.Context, lis net.Listener) error {
 	defer ulis.Close()
 	g := grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(16 << 20)}, rpcerr.ServerOptions()...)...)
 	pb.RegisterWorkerServiceServer(g, w)
-	advertise := w.cfg.Advertise
-	if advertise == "" {
-		advertise = lis.Addr().String()
+	w.advertise = w.cfg.Advertise
+	if w.advertise == "" {
+		w.advertise = lis.Addr().String()
 	}
 	meta, err := grpc.NewClient(w.cfg.Meta, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return err
 	}
 	defer meta.Close()
+	mc := pb.NewMetaServiceClient(meta)
+	w.meta.Store(&mc)
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); w.serveShortCircuit(ctx, ulis) }()
-	go func() { defer wg.Done(); w.heartbeatLoop(ctx, pb.NewMetaServiceClient(meta), advertise) }()
+	go func() { defer wg.Done(); w.heartbeatLoop(ctx) }()
 	go func() { <-ctx.Done(); g.Stop(); ulis.Close() }()
 	err = g.Serve(lis)
 	wg.Wait()
@@ -180,18 +197,13 @@ func (w *Worker) Serve(ctx context.Context, lis net.Listener) error {
 // Close releases the cache.
 func (w *Worker) Close() error { return w.cache.Close() }
 
-func (w *Worker) heartbeatLoop(ctx context.Context, meta pb.MetaServiceClient, advertise string) {
+func (w *Worker) heartbeatLoop(ctx context.Context) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
-		hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		resp, err := meta.Heartbeat(hctx, &pb.HeartbeatRequest{Worker: &pb.WorkerInfo{Id: w.id, Address: advertise,
-			Host: w.host, UnixSocket: w.cfg.UnixSocket, Stats: w.statsProto()}})
-		cancel()
-		if err != nil && ctx.Err() == nil {
+		if err := w.heartbeat(ctx); err != nil && ctx.Err() == nil {
 			w.cfg.Log.Warn("heartbeat to the namespace service failed", "err", err)
 		}
-		w.dropBlocks(resp.GetDropped())
 		select {
 		case <-ctx.Done():
 			return
