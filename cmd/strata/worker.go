@@ -28,6 +28,7 @@ type workerFlags struct {
 	pageSize  string
 	socket    string
 	cacheSync bool
+	tls       tlsFlags
 }
 
 // register adds the worker's flags to cmd, each name prefixed with prefix;
@@ -43,6 +44,7 @@ func (f *workerFlags) register(cmd *cobra.Command, prefix, cacheSize string) {
 		fl.StringVar(&f.advertise, "advertise", "", "address clients dial (default: the listen address)")
 		fl.StringVar(&f.meta, "meta", "", "namespace service address HOST:PORT (default $STRATA_META or "+defaultMeta+")")
 		fl.StringVar(&f.stateDir, "state-dir", "./strata-worker", "directory for the worker's id and socket")
+		f.tls.register(cmd, true)
 	}
 	fl.StringSliceVar(&f.cacheDirs, prefix+"cache-dir", nil, "cache directory, repeatable (one per disk; default "+stateDir+"/cache)")
 	fl.StringVar(&f.cacheSize, prefix+"cache-size", cacheSize, "cache capacity per directory (e.g. 512MiB, 20GiB)")
@@ -87,6 +89,9 @@ spreads blocks over the live workers by rendezvous hashing.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := f.config()
 			if err != nil {
+				return err
+			}
+			if cfg.TLS, cfg.MetaTLS, err = f.tls.servers(""); err != nil {
 				return err
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)

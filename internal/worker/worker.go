@@ -8,6 +8,7 @@ package worker
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -22,13 +23,13 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/stratafs/strata/internal/blocks"
 	"github.com/stratafs/strata/internal/cache"
 	"github.com/stratafs/strata/internal/object"
 	"github.com/stratafs/strata/internal/object/objstore"
 	"github.com/stratafs/strata/internal/rpcerr"
+	"github.com/stratafs/strata/internal/tlsconf"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -59,6 +60,10 @@ type Config struct {
 	// OpenStore opens a bucket by URI; nil means objstore.OpenRetrying.
 	// Tests wrap stores with faults here.
 	OpenStore func(ctx context.Context, uri string) (object.Store, error)
+	// TLS, if set, is what the worker serves with; MetaTLS what it
+	// connects to the namespace service with, its certificate included
+	// (tlsconf). Both nil: plaintext.
+	TLS, MetaTLS *tls.Config
 	// Clock is what tokens' expiries are checked against; nil means
 	// time.Now.
 	Clock func() time.Time
@@ -168,13 +173,14 @@ func (w *Worker) Serve(ctx context.Context, lis net.Listener) error {
 		return fmt.Errorf("worker: short-circuit socket: %w", err)
 	}
 	defer ulis.Close()
-	g := grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(16 << 20)}, rpcerr.ServerOptions()...)...)
+	opts := append([]grpc.ServerOption{grpc.MaxRecvMsgSize(16 << 20)}, rpcerr.ServerOptions()...)
+	g := grpc.NewServer(append(opts, tlsconf.ServerOptions(w.cfg.TLS)...)...)
 	pb.RegisterWorkerServiceServer(g, w)
 	w.advertise = w.cfg.Advertise
 	if w.advertise == "" {
 		w.advertise = lis.Addr().String()
 	}
-	meta, err := grpc.NewClient(w.cfg.Meta, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	meta, err := grpc.NewClient(w.cfg.Meta, tlsconf.Dial(w.cfg.MetaTLS))
 	if err != nil {
 		return err
 	}

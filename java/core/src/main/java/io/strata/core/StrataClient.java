@@ -108,7 +108,8 @@ public final class StrataClient implements Closeable {
         "strata-batch-mutations-" + clientName);
     this.renewer = new LeaseRenewer(this::renewLease, cfg.leaseRenewInterval(),
         "strata-lease-renewer-" + clientName);
-    this.workers = new WorkerBlockIO(this::listWorkers, cfg.shortCircuit(), cfg.rpcTimeout());
+    this.workers = new WorkerBlockIO(this::listWorkers, cfg.shortCircuit(), cfg.rpcTimeout(),
+        cfg.tls());
     this.blockIO = cfg.blockIO().orElse(workers);
   }
 
@@ -120,7 +121,7 @@ public final class StrataClient implements Closeable {
   public static StrataClient connect(ClientConfig cfg) {
     return new StrataClient(cfg,
         new MetaCaller(cfg.members(), cfg.rpcTimeout(), cfg.retryTimeout(),
-            cfg.connectTimeout()));
+            cfg.connectTimeout(), cfg.tls()));
   }
 
   /** The configuration the client was made with. */
