@@ -2,6 +2,7 @@ package databench
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 	"github.com/stratafs/strata/internal/object/objstore"
 	"github.com/stratafs/strata/internal/object/retry"
 	"github.com/stratafs/strata/internal/object/throttle"
+	"github.com/stratafs/strata/internal/tlsconf"
 	"github.com/stratafs/strata/internal/worker"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
@@ -44,8 +46,25 @@ type EmbeddedConfig struct {
 	// worker's defaults).
 	FetchChunk, ReadAhead               int64
 	FetchConcurrency, UploadConcurrency int
+	// TLS, if its files are set, is what the service and the worker serve
+	// with and connect to each other with, and the client connects with;
+	// the zero value is plaintext.
+	TLS tlsconf.Files
 	// Log receives the services' logs; nil discards them.
 	Log *slog.Logger
+}
+
+// tlsConfigs returns the server's and the client's TLS settings of f, nil
+// for plaintext.
+func tlsConfigs(f tlsconf.Files) (server, client *tls.Config, err error) {
+	if f.Cert == "" {
+		return nil, nil, nil
+	}
+	if server, err = f.Server(); err != nil {
+		return nil, nil, err
+	}
+	client, err = f.Client()
+	return server, client, err
 }
 
 // Embedded is a namespace service and one worker in this process, served
@@ -75,8 +94,12 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (_ *Embedded, err er
 	if cfg.BlockSize > 0 {
 		ns.BlockSize = uint64(cfg.BlockSize)
 	}
-	srv, err := metaserver.Listen(metaserver.Config{DataDir: filepath.Join(cfg.Dir, "meta"), Namespace: ns, Log: cfg.Log},
-		"127.0.0.1:0")
+	serverTLS, clientTLS, err := tlsConfigs(cfg.TLS)
+	if err != nil {
+		return nil, err
+	}
+	srv, err := metaserver.Listen(metaserver.Config{DataDir: filepath.Join(cfg.Dir, "meta"), Namespace: ns, Log: cfg.Log,
+		TLS: serverTLS, PeerTLS: clientTLS}, "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +116,7 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (_ *Embedded, err er
 	if err := e.startWorker(addr); err != nil {
 		return nil, err
 	}
-	if e.c, err = client.New(client.Config{Meta: addr, User: su}); err != nil {
+	if e.c, err = client.New(client.Config{Meta: addr, User: su, TLS: clientTLS}); err != nil {
 		return nil, err
 	}
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -110,7 +133,11 @@ func (e *Embedded) startWorker(meta string) error {
 	if capacity == 0 {
 		capacity = 10 << 30
 	}
-	wcfg := worker.Config{StateDir: filepath.Join(cfg.Dir, "worker"), Meta: meta, Log: cfg.Log,
+	serverTLS, clientTLS, err := tlsConfigs(cfg.TLS)
+	if err != nil {
+		return err
+	}
+	wcfg := worker.Config{StateDir: filepath.Join(cfg.Dir, "worker"), Meta: meta, Log: cfg.Log, TLS: serverTLS, MetaTLS: clientTLS,
 		Cache: cache.Config{Dirs: []cache.Dir{{Path: filepath.Join(cfg.Dir, "cache"), Capacity: capacity}},
 			PageSize: cfg.PageSize, NoSync: cfg.CacheNoSync},
 		FetchChunk: cfg.FetchChunk, ReadAhead: cfg.ReadAhead,
