@@ -144,7 +144,7 @@ public class WorkerDataPathTest {
     Block b0 = r.getBlocks(0);
     BlockRef ref = BlockRef.newBuilder().setStoreUri(r.getStoreUri())
         .setInodeId(r.getStatus().getInodeId()).setBlockId(b0.getBlockId())
-        .setLength(b0.getLength()).build();
+        .setLength(b0.getLength()).setBlockToken(r.getBlockToken()).build();
     WorkerInfo w = realWorkers().get(0);
     ShortCircuitResponse resp;
     try (ShortCircuit sc = new ShortCircuit(Path.of(w.getUnixSocket()), TIMEOUT)) {
