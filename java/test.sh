@@ -60,7 +60,10 @@ mkdir -p "$work/conf"
 # The dev server serves TLS with a CA of its own (unless STRATA_PLAINTEXT=1): the client
 # checks it with that CA, through the shaded gRPC's TLS.
 tls=""
-[ -f "$work/data/tls/ca.pem" ] && tls="<property><name>fs.strata.tls.ca</name><value>$work/data/tls/ca.pem</value></property>"
+if [ -f "$work/data/tls/ca.pem" ]; then
+  tls="<property><name>fs.strata.tls.ca</name><value>$work/data/tls/ca.pem</value></property>"
+  export STRATA_TLS_CA="$work/data/tls/ca.pem" # for strata admin below
+fi
 cat >"$work/conf/core-site.xml" <<XML
 <configuration>
   <property><name>fs.strata.meta.address</name><value>$addr</value></property>
