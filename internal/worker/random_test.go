@@ -23,7 +23,7 @@ type sink struct {
 }
 
 func (s *sink) Send(r *pb.ReadResponse) error { s.got.Write(r.Data); return nil }
-func (s *sink) Context() context.Context     { return s.ctx }
+func (s *sink) Context() context.Context      { return s.ctx }
 
 // A reader that reads one range after another is sequential and gets the
 // block read on ahead; one that says it reads here and there (random:
