@@ -57,9 +57,17 @@ addr=$(sed -n 's/^strata: serving on //p' "$work/server.log")
 
 # As a Hadoop install configures it: etc/hadoop/core-site.xml on the classpath.
 mkdir -p "$work/conf"
+# The dev server serves TLS with a CA of its own (unless STRATA_PLAINTEXT=1): the client
+# checks it with that CA, through the shaded gRPC's TLS.
+tls=""
+if [ -f "$work/data/tls/ca.pem" ]; then
+  tls="<property><name>fs.strata.tls.ca</name><value>$work/data/tls/ca.pem</value></property>"
+  export STRATA_TLS_CA="$work/data/tls/ca.pem" # for strata admin below
+fi
 cat >"$work/conf/core-site.xml" <<XML
 <configuration>
   <property><name>fs.strata.meta.address</name><value>$addr</value></property>
+  $tls
 </configuration>
 XML
 fs() {

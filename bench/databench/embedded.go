@@ -2,6 +2,7 @@ package databench
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 	"github.com/stratafs/strata/internal/object/objstore"
 	"github.com/stratafs/strata/internal/object/retry"
 	"github.com/stratafs/strata/internal/object/throttle"
+	"github.com/stratafs/strata/internal/tlsconf"
 	"github.com/stratafs/strata/internal/worker"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
@@ -44,6 +46,10 @@ type EmbeddedConfig struct {
 	// worker's defaults).
 	FetchChunk, ReadAhead, ReadAheadInFlight int64
 	FetchConcurrency, UploadConcurrency      int
+	// TLS, if its files are set, is what the service and the worker serve
+	// with and connect to each other with, and the client connects with;
+	// the zero value is plaintext.
+	TLS tlsconf.Files
 	// Log receives the services' logs; nil discards them.
 	Log *slog.Logger
 	// Mode is the namespace the cluster's client works in: block (the
@@ -55,6 +61,19 @@ type EmbeddedConfig struct {
 // CacheNamespace names the cache-mode namespace of an Embedded cluster in
 // ModeCache.
 const CacheNamespace = "cache"
+
+// tlsConfigs returns the server's and the client's TLS settings of f, nil
+// for plaintext.
+func tlsConfigs(f tlsconf.Files) (server, client *tls.Config, err error) {
+	if f.Cert == "" {
+		return nil, nil, nil
+	}
+	if server, err = f.Server(); err != nil {
+		return nil, nil, err
+	}
+	client, err = f.Client()
+	return server, client, err
+}
 
 // Embedded is a namespace service and one worker in this process, served
 // over loopback gRPC, with the worker's short-circuit socket on the same
@@ -88,9 +107,14 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (_ *Embedded, err er
 	if cfg.BlockSize > 0 {
 		ns.BlockSize = uint64(cfg.BlockSize)
 	}
+	serverTLS, clientTLS, err := tlsConfigs(cfg.TLS)
+	if err != nil {
+		return nil, err
+	}
 	e := &Embedded{cfg: cfg, link: throttle.NewLink(throttle.Config{Read: cfg.Link.Bandwidth, Write: cfg.Link.Bandwidth,
 		Latency: cfg.Link.Latency})}
-	mcfg := metaserver.Config{DataDir: filepath.Join(cfg.Dir, "meta"), Namespace: ns, Log: cfg.Log}
+	mcfg := metaserver.Config{DataDir: filepath.Join(cfg.Dir, "meta"), Namespace: ns, Log: cfg.Log,
+		TLS: serverTLS, PeerTLS: clientTLS}
 	if cfg.Mode == ModeCache {
 		mcfg.OpenStore = e.openStore
 	}
@@ -106,7 +130,7 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (_ *Embedded, err er
 	if err = e.srv.ReadyWithDefault(ctx, e.bucketURI()); err != nil {
 		return nil, fmt.Errorf("databench: %w", err)
 	}
-	ccfg := client.Config{Meta: addr, User: su}
+	ccfg := client.Config{Meta: addr, User: su, TLS: clientTLS}
 	if cfg.Mode == ModeCache {
 		if err = e.srv.EnsureNamespace(ctx, &pb.NamespaceInfo{Name: CacheNamespace, Mode: pb.NamespaceMode_NAMESPACE_MODE_CACHE,
 			StoreUri: e.bucketURI(), SyncInterval: -1}); err != nil {
@@ -149,7 +173,11 @@ func (e *Embedded) startWorker(meta string) error {
 	if capacity == 0 {
 		capacity = 10 << 30
 	}
-	wcfg := worker.Config{StateDir: filepath.Join(cfg.Dir, "worker"), Meta: meta, Log: cfg.Log,
+	serverTLS, clientTLS, err := tlsConfigs(cfg.TLS)
+	if err != nil {
+		return err
+	}
+	wcfg := worker.Config{StateDir: filepath.Join(cfg.Dir, "worker"), Meta: meta, Log: cfg.Log, TLS: serverTLS, MetaTLS: clientTLS,
 		Cache: cache.Config{Dirs: []cache.Dir{{Path: filepath.Join(cfg.Dir, "cache"), Capacity: capacity}},
 			PageSize: cfg.PageSize, ChunkSize: cfg.ChunkSize, NoSync: cfg.CacheNoSync},
 		FetchChunk: cfg.FetchChunk, ReadAhead: cfg.ReadAhead, ReadAheadInFlight: cfg.ReadAheadInFlight,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -15,9 +16,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
 
 	"github.com/stratafs/strata/bench/metabench"
 	"github.com/stratafs/strata/internal/client"
+	"github.com/stratafs/strata/internal/tlsconf"
 )
 
 func benchCmd() *cobra.Command {
@@ -38,6 +41,9 @@ They are measurements, not tests: nothing here passes or fails on a number.`,
 // benchMetaFlags are the settings of "strata bench meta".
 type benchMetaFlags struct {
 	clientFlags
+	embeddedTLS bool
+	// tlsClient is the embedded service's TLS, for the clients.
+	tlsClient  *tls.Config
 	threads    string
 	files      int
 	ops        string
@@ -156,6 +162,7 @@ func benchMetaCmd() *cobra.Command {
 	fl.IntVar(&f.batches, "batches", client.DefaultBatchesInFlight, "reads (or batches of reads) in flight per client before reads are coalesced; mutations likewise (-1: every call alone)")
 	fl.IntVar(&f.listPasses, "list-passes", 10, "listings of its directory per thread in the list phase")
 	fl.BoolVar(&f.embedded, "embedded", false, "run a namespace service member in this process instead of connecting to --meta")
+	fl.BoolVar(&f.embeddedTLS, "embedded-tls", false, "with --embedded: serve and connect with TLS, on a CA and certificate of the run's own (default: plaintext)")
 	fl.StringVar(&f.dataDir, "data-dir", "", "with --embedded: the member's data directory (default: a temporary one, removed afterwards)")
 	fl.StringVar(&f.jsonOut, "json", "", `also write the report as JSON to this file ("-": stdout, instead of the table)`)
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of each timed phase into this directory")
@@ -218,6 +225,9 @@ func (f *benchMetaFlags) clients(addr, ns string) ([]*client.Client, error) {
 		return nil, err
 	}
 	cfg.BatchesInFlight = f.batches
+	if f.embedded {
+		cfg.TLS = f.tlsClient
+	}
 	var cs []*client.Client
 	for range f.conns {
 		c, err := client.New(cfg)
@@ -278,7 +288,24 @@ func (f *benchMetaFlags) startEmbedded(ctx context.Context, stderr io.Writer) (*
 	}
 	// The process is the service's: it runs with the service's settings.
 	tuneGC()
-	emb, err := metabench.StartEmbedded(ctx, dir)
+	var opts []grpc.ServerOption
+	if f.embeddedTLS {
+		files, err := tlsconf.Dev(filepath.Join(dir, "tls"))
+		if err != nil {
+			cleanup()
+			return nil, nil, err
+		}
+		server, err := files.Server()
+		if err == nil {
+			f.tlsClient, err = files.Client()
+		}
+		if err != nil {
+			cleanup()
+			return nil, nil, err
+		}
+		opts = tlsconf.ServerOptions(server)
+	}
+	emb, err := metabench.StartEmbedded(ctx, dir, opts...)
 	if err != nil {
 		cleanup()
 		return nil, nil, err

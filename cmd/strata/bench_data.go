@@ -18,12 +18,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stratafs/strata/bench/databench"
+	"github.com/stratafs/strata/internal/tlsconf"
 )
 
 // benchDataFlags are the settings of "strata bench data".
 type benchDataFlags struct {
 	clientFlags
 	mode                                string
+	embeddedTLS                         bool
 	dir, path                           string
 	files                               int
 	fileSize, blockSize, ioSize         string
@@ -182,6 +184,7 @@ func benchDataCmd() *cobra.Command {
 	fl.BoolVar(&f.keep, "keep", false, "leave the files (and --dir) in place")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
 	fl.BoolVar(&f.verbose, "verbose", false, "embedded: log the service's and worker's info messages (default: warnings only)")
+	fl.BoolVar(&f.embeddedTLS, "embedded-tls", false, "embedded: serve and connect with TLS, on a CA and certificate of the run's own (default: plaintext)")
 	return cmd
 }
 
@@ -346,6 +349,7 @@ func (f *benchDataFlags) cluster(ctx context.Context, dir string, cfg databench.
 }
 
 func (f *benchDataFlags) embeddedConfig(dir string, cfg databench.Config, stderr io.Writer) (databench.EmbeddedConfig, error) {
+	var err error
 	level := slog.LevelWarn
 	if f.verbose {
 		level = slog.LevelInfo
@@ -359,6 +363,11 @@ func (f *benchDataFlags) embeddedConfig(dir string, cfg databench.Config, stderr
 		e.BlockSize = cfg.BlockSize
 	}
 	e.Link.Latency = f.latency
+	if f.embeddedTLS {
+		if e.TLS, err = tlsconf.Dev(filepath.Join(dir, "tls")); err != nil {
+			return e, err
+		}
+	}
 	bw, err := parseBytes(f.bandwidth)
 	if err != nil {
 		return e, fmt.Errorf("--bucket-bandwidth: %w", err)

@@ -40,7 +40,7 @@ func strata(t *testing.T, limit time.Duration, env []string, stdin io.Reader, ar
 func command(t *testing.T, env []string, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(testcluster.Binary(t), args...)
-	cmd.Env = append(cmd.Environ(), "STRATA_NO_PROGRESS=1")
+	cmd.Env = append(cmd.Environ(), "STRATA_NO_PROGRESS=1", "STRATA_PLAINTEXT=1")
 	cmd.Env = append(cmd.Env, env...)
 	return cmd
 }

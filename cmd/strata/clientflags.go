@@ -34,17 +34,22 @@ type clientFlags struct {
 	meta    string
 	ns      string
 	timeout string
+	tls     tlsFlags
 }
 
 func (f *clientFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.meta, "meta", "", "namespace service address HOST:PORT, or its members' HOST:PORT,... (default $STRATA_META or "+defaultMeta+")")
 	cmd.Flags().StringVar(&f.ns, "namespace", "", "namespace of bare paths (default \"default\")")
 	cmd.Flags().StringVar(&f.timeout, "timeout", "", timeoutHelp)
+	f.tls.register(cmd, false)
 }
 
 func (f *clientFlags) client() (*client.Client, error) {
 	cfg, err := clientConfig(f.meta, f.ns, f.timeout)
 	if err != nil {
+		return nil, err
+	}
+	if cfg.TLS, err = f.tls.client(); err != nil {
 		return nil, err
 	}
 	return client.New(cfg)
@@ -63,6 +68,11 @@ func clientConfig(meta, ns, timeout string) (client.Config, error) {
 	var err error
 	if cfg.ConnectTimeout, err = connectTimeout(timeout); err != nil {
 		return cfg, usagef("%s%v", fromEnv(timeout, "STRATA_TIMEOUT"), err)
+	}
+	// The environment's TLS settings (commands with flags override them).
+	var env tlsFlags
+	if cfg.TLS, err = env.client(); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }

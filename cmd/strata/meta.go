@@ -44,6 +44,7 @@ type metaFlags struct {
 	leaseSoft   time.Duration
 	leaseHard   time.Duration
 	pprofListen string
+	tls         tlsFlags
 	// The trash of fs -rm, and of deleted namespaces.
 	trashInterval, namespaceTrash time.Duration
 }
@@ -68,6 +69,7 @@ func (f *metaFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&f.leaseHard, "lease-hard-limit", 20*time.Minute, "time after which the service closes a file whose writer stopped renewing (a copy's temporary <dst>._COPYING_ file is removed instead)")
 	fl.DurationVar(&f.trashInterval, "trash-interval", 24*time.Hour, "how long fs -rm keeps what it deletes in the user's trash, /user/USER/.Trash, before the service removes it (HDFS's fs.trash.interval); 0 turns the trash off")
 	fl.DurationVar(&f.namespaceTrash, "namespace-trash", time.Duration(namespace.DefaultNamespaceTrash)*time.Millisecond, "how long a deleted namespace that held anything stays in the trash, restorable with 'strata admin ns restore', before it and its bucket's objects are removed; 0 removes it at once")
+	f.tls.register(cmd, true)
 	fl.StringVar(&f.pprofListen, "pprof-listen", "", "serve Go's profiles (/debug/pprof/, as net/http/pprof) on this address, e.g. 127.0.0.1:6060; off by default")
 }
 
@@ -193,6 +195,9 @@ Create namespaces with "strata admin ns create NAME --store URI".`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := f.config()
 			if err != nil {
+				return err
+			}
+			if cfg.TLS, cfg.PeerTLS, err = f.tls.servers(""); err != nil {
 				return err
 			}
 			if err := f.servePprof(); err != nil {

@@ -59,6 +59,12 @@ Try it from another shell:
 			if err != nil {
 				return err
 			}
+			// TLS on, with a CA and certificate of its own unless given
+			// some: the CLI finds the CA under ./strata-data.
+			if mcfg.TLS, mcfg.PeerTLS, err = f.tls.servers(filepath.Join(abs, devTLSDir)); err != nil {
+				return err
+			}
+			wcfg.TLS, wcfg.MetaTLS = mcfg.TLS, mcfg.PeerTLS
 			if err := f.servePprof(); err != nil {
 				return err
 			}

@@ -35,6 +35,7 @@ type workerFlags struct {
 	// Bounds of a request to a bucket that stops answering.
 	bucketStall, bucketBudget time.Duration
 	abortInterval             time.Duration
+	tls       tlsFlags
 }
 
 // register adds the worker's flags to cmd, each name prefixed with prefix;
@@ -50,6 +51,7 @@ func (f *workerFlags) register(cmd *cobra.Command, prefix, cacheSize string) {
 		fl.StringVar(&f.advertise, "advertise", "", "address clients dial (default: the listen address)")
 		fl.StringVar(&f.meta, "meta", "", "namespace service address HOST:PORT, or every member's, comma-separated: the worker heartbeats to each and follows the leader (default $STRATA_META or "+defaultMeta+")")
 		fl.StringVar(&f.stateDir, "state-dir", "./strata-worker", "directory for the worker's id and socket")
+		f.tls.register(cmd, true)
 	}
 	fl.StringSliceVar(&f.cacheDirs, prefix+"cache-dir", nil, "cache directory, repeatable (one per disk; default "+stateDir+"/cache)")
 	fl.StringVar(&f.cacheSize, prefix+"cache-size", cacheSize, "cache capacity per directory (e.g. 512MiB, 20GiB); more than the directory's disk can hold is clamped to that, with a warning")
@@ -116,6 +118,9 @@ spreads blocks over the live workers by rendezvous hashing.`,
 			}
 			if _, err := client.ParseMembers(cfg.Meta); err != nil {
 				return usagef("%s%v", fromEnv(f.meta, "STRATA_META"), err)
+			}
+			if cfg.TLS, cfg.MetaTLS, err = f.tls.servers(""); err != nil {
+				return err
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()

@@ -221,3 +221,12 @@ func (c *Cache) Stats() Stats {
 	}
 	return s
 }
+
+// The modes of the cache's directories and files: the worker's user's
+// alone. Other users' clients read cached blocks through the worker, or
+// short-circuit with a descriptor the worker passes them against a valid
+// block access token; never by path.
+const (
+	dirMode  = 0o700
+	fileMode = 0o600
+)

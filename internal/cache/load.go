@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -76,7 +77,13 @@ func (c *Cache) load() error {
 func (c *Cache) subdirJobs() ([]subdirJob, error) {
 	var jobs []subdirJob
 	for _, d := range c.dirs {
-		if err := c.fs.MkdirAll(d.root, 0o755); err != nil {
+		if err := c.fs.MkdirAll(d.root, dirMode); err != nil {
+			return nil, fmt.Errorf("cache: %w", err)
+		}
+		// NB: a root made by an older worker (0755) is closed too: what it
+		// holds is readable by its owner alone, files made 0644 before
+		// included (docs/security.md).
+		if err := os.Chmod(d.root, dirMode); err != nil {
 			return nil, fmt.Errorf("cache: %w", err)
 		}
 		names, err := c.fs.ReadDirNames(d.root)

@@ -207,10 +207,10 @@ func (c *Cache) writePut(op *putOp, data []byte, readable func()) error {
 // openData opens b's data file for writing, creating it (and its
 // subdirectory) if need be.
 func (c *Cache) openData(b *block) (cachefs.File, error) {
-	f, err := c.fs.OpenFile(b.dataPath(), os.O_WRONLY|os.O_CREATE, 0o644)
+	f, err := c.fs.OpenFile(b.dataPath(), os.O_WRONLY|os.O_CREATE, fileMode)
 	if errors.Is(err, fs.ErrNotExist) {
-		if err = c.fs.MkdirAll(filepath.Dir(b.dataPath()), 0o755); err == nil {
-			f, err = c.fs.OpenFile(b.dataPath(), os.O_WRONLY|os.O_CREATE, 0o644)
+		if err = c.fs.MkdirAll(filepath.Dir(b.dataPath()), dirMode); err == nil {
+			f, err = c.fs.OpenFile(b.dataPath(), os.O_WRONLY|os.O_CREATE, fileMode)
 		}
 	}
 	return f, err

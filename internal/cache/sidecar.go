@@ -250,7 +250,7 @@ func (c *Cache) writeRecords(b *block, recs, all []record, data cachefs.File) er
 	for _, r := range recs {
 		buf = appendRecord(buf, r)
 	}
-	f, err := c.fs.OpenFile(b.metaPath(), flag, 0o644)
+	f, err := c.fs.OpenFile(b.metaPath(), flag, fileMode)
 	if err != nil {
 		return err
 	}
@@ -298,7 +298,7 @@ func (c *Cache) writeSidecar(b *block, recs []record) (int64, error) {
 		buf = appendRecord(buf, r)
 	}
 	tmp := b.metaPath() + ".tmp"
-	f, err := c.fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := c.fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, fileMode)
 	if err != nil {
 		return 0, err
 	}

@@ -8,6 +8,7 @@ package client
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -53,6 +54,9 @@ type Config struct {
 	// in batches of their own. 0 means DefaultBatchesInFlight; a negative
 	// value sends every call alone.
 	BatchesInFlight int
+	// TLS, if set, is how the client connects to the service and the
+	// workers (tlsconf.Files.Client); nil: plaintext.
+	TLS *tls.Config
 }
 
 // Client is a connection to a Strata cluster. Safe for concurrent use.
@@ -80,7 +84,7 @@ type Client struct {
 // fserr.ErrInvalidArgument. It does not wait for the service to answer;
 // the first call does (or Connect).
 func New(cfg Config) (*Client, error) {
-	ms, err := newMembers(cfg.Meta, cfg.RetryTimeout, cfg.ConnectTimeout)
+	ms, err := newMembers(cfg.Meta, cfg.RetryTimeout, cfg.ConnectTimeout, cfg.TLS)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -162,7 +164,7 @@ func (m *members) unreachable(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			causes[i] = diagnose(ctx, a, m.connectTimeout)
+			causes[i] = diagnose(ctx, a, m.connectTimeout, m.tls)
 		}()
 	}
 	wg.Wait()
@@ -182,12 +184,16 @@ const diagnoseTimeout = 500 * time.Millisecond
 
 // diagnose says in a few words why addr accepts no gRPC connection: gRPC
 // keeps its dialling errors to itself (a name that does not resolve is only
-// "produced zero addresses"), so one plain dial finds the cause.
-func diagnose(ctx context.Context, addr string, waited time.Duration) string {
+// "produced zero addresses"), so one plain dial finds the cause, and a TLS
+// handshake with tc (or any, for a plaintext client) one of TLS.
+func diagnose(ctx context.Context, addr string, waited time.Duration, tc *tls.Config) string {
 	d := net.Dialer{Timeout: diagnoseTimeout}
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err == nil {
 		conn.Close()
+		if why := diagnoseTLS(ctx, addr, tc); why != "" {
+			return why
+		}
 		return fmt.Sprintf("it accepts connections but did not answer as a Strata service within %v", waited)
 	}
 	var dnsErr *net.DNSError
@@ -204,4 +210,44 @@ func diagnose(ctx context.Context, addr string, waited time.Duration) string {
 		return fmt.Sprintf("no answer within %v", waited)
 	}
 	return err.Error()
+}
+
+// diagnoseTLS says why a TLS handshake with tc fails at addr, or, for a
+// plaintext client (nil tc), that addr speaks TLS; "" if neither.
+func diagnoseTLS(ctx context.Context, addr string, tc *tls.Config) string {
+	probe := tc
+	if probe == nil {
+		probe = &tls.Config{InsecureSkipVerify: true} // only to tell whether it speaks TLS
+	} else {
+		probe = tc.Clone()
+		if host, _, err := net.SplitHostPort(addr); err == nil && probe.ServerName == "" {
+			probe.ServerName = host
+		}
+	}
+	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: diagnoseTimeout}, Config: probe}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err == nil {
+		conn.Close()
+		if tc == nil {
+			return "it speaks TLS and this client connects in plaintext: leave out --plaintext and $STRATA_PLAINTEXT, " +
+				"and give the cluster's CA with --tls-ca or $STRATA_TLS_CA (the dev server's is DATA-DIR/tls/ca.pem)"
+		}
+		return ""
+	}
+	if tc == nil {
+		return ""
+	}
+	var unknown x509.UnknownAuthorityError
+	var host x509.HostnameError
+	var rec tls.RecordHeaderError
+	switch {
+	case errors.As(err, &unknown):
+		return "its TLS certificate is not signed by a CA this client trusts: give the cluster's CA with --tls-ca or " +
+			"$STRATA_TLS_CA (the dev server's is DATA-DIR/tls/ca.pem)"
+	case errors.As(err, &host):
+		return "its TLS certificate is not for this address: " + host.Error()
+	case errors.As(err, &rec):
+		return "it does not speak TLS (a server started with --plaintext): connect with --plaintext or STRATA_PLAINTEXT=1"
+	}
+	return "TLS handshake failed: " + err.Error()
 }

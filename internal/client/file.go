@@ -32,6 +32,7 @@ type Writer struct {
 	ino       uint64
 	limit     int
 	storeURI  string
+	token     blockToken
 	objectKey string // cache mode: the object the content goes to, whole
 	blockSize uint64
 	// base is the offset of the writer's first byte: 0, or where an
@@ -64,8 +65,10 @@ func (c *Client) Create(ctx context.Context, path string, o CreateOptions) (*Wri
 		return nil, err
 	}
 	c.startWriter()
-	return &Writer{c: c, ctx: ctx, hdr: hdr, path: p, ino: r.Status.InodeId, limit: int(r.InlineLimit),
-		storeURI: r.StoreUri, objectKey: r.ObjectKey, blockSize: r.Status.BlockSize}, nil
+	w := &Writer{c: c, ctx: ctx, hdr: hdr, path: p, ino: r.Status.InodeId, limit: int(r.InlineLimit),
+		storeURI: r.StoreUri, objectKey: r.ObjectKey, blockSize: r.Status.BlockSize}
+	w.token.set(r.BlockToken, r.BlockTokenExpires)
+	return w, nil
 }
 
 // Append opens closed file path for writing at its end and takes its
@@ -87,6 +90,7 @@ func (c *Client) Append(ctx context.Context, path string) (*Writer, error) {
 	length := r.Status.Length
 	w := &Writer{c: c, ctx: ctx, hdr: hdr, path: p, ino: r.Status.InodeId, limit: int(r.InlineLimit),
 		storeURI: r.StoreUri, blockSize: r.Status.BlockSize, visible: length, appended: true}
+	w.token.set(r.BlockToken, r.BlockTokenExpires)
 	// A file that was stored inline: its bytes start the writer's content
 	// again, to end up in its first block (or inline once more).
 	w.base = length - uint64(len(r.InlineData))
@@ -188,6 +192,7 @@ func (w *Writer) Flush() error {
 		return w.failed
 	}
 	w.visible = resp.Length
+	w.token.set(resp.BlockToken, resp.BlockTokenExpires)
 	if w.bl != nil {
 		w.bl.committed(resp.Length)
 	}

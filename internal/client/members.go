@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	crand "crypto/rand"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -17,13 +18,13 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/rpcerr"
+	"github.com/stratafs/strata/internal/tlsconf"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -64,14 +65,16 @@ type members struct {
 	// a command with many paths waits once.
 	unreached   error
 	unreachedAt time.Time
+	tls         *tls.Config     // nil: plaintext
+	dial        grpc.DialOption // plaintext or TLS
 }
 
-func newMembers(list string, retryTimeout, connectTimeout time.Duration) (*members, error) {
+func newMembers(list string, retryTimeout, connectTimeout time.Duration, tc *tls.Config) (*members, error) {
 	addrs, err := ParseMembers(list)
 	if err != nil {
 		return nil, err
 	}
-	m := &members{addrs: addrs, conns: map[string]*grpc.ClientConn{},
+	m := &members{addrs: addrs, conns: map[string]*grpc.ClientConn{}, tls: tc, dial: tlsconf.Dial(tc),
 		retryTimeout: cmp.Or(retryTimeout, DefaultRetryTimeout), connectTimeout: cmp.Or(connectTimeout, DefaultConnectTimeout)}
 	m.leader = m.addrs[0]
 	return m, nil
@@ -116,8 +119,7 @@ func (m *members) conn(addr string) (*grpc.ClientConn, error) {
 	if m.conns == nil {
 		return nil, fserr.Errorf(fserr.ErrInvalidArgument, "client: closed")
 	}
-	c, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithConnectParams(memberConnectParams),
+	c, err := grpc.NewClient(addr, m.dial, grpc.WithConnectParams(memberConnectParams),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))
 	if err != nil {
 		return nil, fmt.Errorf("client: %s: %w", addr, err)

@@ -31,6 +31,8 @@ type Reader struct {
 	inline   []byte
 	blocks   []*pb.Block
 	storeURI string
+	ns       string // the namespace, as the path names it
+	token    *blockToken
 	size     int64
 	path     string // as the caller named it
 	// Cache mode: the blocks are ranges of this object, of this version.
@@ -63,6 +65,9 @@ func (c *Client) open(ctx context.Context, req *pb.OpenRequest, path string) (*R
 	rd := &Reader{Status: statusFromProto(parentOf(req.Path), r.Status), c: c, ctx: ctx, inline: r.InlineData,
 		blocks: r.Blocks, storeURI: r.StoreUri, size: int64(r.Status.Length), path: path, objectKey: r.ObjectKey,
 		version: r.ObjectVersion}
+	rd.ns = req.GetHeader().GetNamespace()
+	rd.token = &blockToken{}
+	rd.token.set(r.BlockToken, r.BlockTokenExpires)
 	rd.tailStart = rd.size
 	if !r.Inline && r.ObjectKey == "" {
 		rd.tailStart = 0
@@ -119,13 +124,38 @@ func (r *Reader) readTakenOver(p []byte, off int64) error {
 	return fserr.Errorf(fserr.ErrNotFound, "read %s: the file's flushed bytes at %d are gone (it was replaced or cut meanwhile): open it again", r.path, off)
 }
 
-// blockRef names block b for a worker.
+// blockRef names block b for a worker, with the file's block access token.
 func (r *Reader) blockRef(b *pb.Block) *pb.BlockRef {
-	ref := &pb.BlockRef{StoreUri: r.storeURI, InodeId: r.Status.InodeID, BlockId: b.BlockId, Length: b.Length}
+	if r.token.due() {
+		r.renewToken()
+	}
+	ref := &pb.BlockRef{StoreUri: r.storeURI, InodeId: r.Status.InodeID, BlockId: b.BlockId, Length: b.Length,
+		Namespace: r.ns, BlockToken: r.token.get()}
 	if r.objectKey != "" {
 		ref.ObjectKey, ref.ObjectOffset, ref.Version = r.objectKey, b.Offset, r.version
 	}
 	return ref
+}
+
+// renewToken opens the file again for a new block access token, if it is
+// still the same file. A failure leaves the old token, which the worker
+// refuses once it expired, saying so.
+func (r *Reader) renewToken() {
+	r.token.renew.Lock()
+	defer r.token.renew.Unlock()
+	if !r.token.due() {
+		return
+	}
+	ns, path, err := splitPath(r.path)
+	if err != nil {
+		return
+	}
+	resp, err := call(func() (*pb.OpenResponse, error) {
+		return r.c.meta.Open(r.ctx, &pb.OpenRequest{Header: r.c.hdr(ns), Path: path})
+	})
+	if err == nil && resp.GetStatus().GetInodeId() == r.Status.InodeID {
+		r.token.set(resp.BlockToken, resp.BlockTokenExpires)
+	}
 }
 
 // Size returns the file's length.

@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/stratafs/strata/internal/blocks"
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/rpcerr"
+	"github.com/stratafs/strata/internal/tlsconf"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -151,7 +151,7 @@ func (ws *workerSet) conn(w *pb.WorkerInfo) (pb.WorkerServiceClient, error) {
 	if cc, ok := ws.mu.conns[w.Address]; ok {
 		return pb.NewWorkerServiceClient(cc), nil
 	}
-	cc, err := grpc.NewClient(w.Address, grpc.WithTransportCredentials(insecure.NewCredentials()),
+	cc, err := grpc.NewClient(w.Address, tlsconf.Dial(ws.c.cfg.TLS),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(16<<20)))
 	if err != nil {
 		return nil, err

@@ -47,7 +47,8 @@ func (w *Writer) openStream() (*blockStream, error) {
 		stream, err := wc.Write(ctx)
 		if err == nil {
 			err = stream.Send(&pb.WriteRequest{Msg: &pb.WriteRequest_Header{Header: &pb.WriteHeader{
-				StoreUri: w.storeURI, InodeId: w.ino, BlockSize: w.blockSize, Path: w.path, ObjectKey: w.objectKey}}})
+				StoreUri: w.storeURI, InodeId: w.ino, BlockSize: w.blockSize, Path: w.path, ObjectKey: w.objectKey,
+				Namespace: w.hdr.GetNamespace(), BlockToken: w.token.get()}}})
 		}
 		if err != nil {
 			cancel()

@@ -11,6 +11,7 @@
 //	key                                   value
 //	0x00 "applied"                        uint64 index, uint64 term of the last applied log entry
 //	0x00 "nextid"                         uint64 next inode id to allocate
+//	0x00 "secret/" name                   a cluster secret (block token keys derive from "block-token")
 //	0x01 name                             Namespace record (EncodeNamespace); in the trash,
 //	                                      with the times it was deleted and is to be purged
 //	0x02 parent(8) name                   Dentry: child inode id(8), type(1)

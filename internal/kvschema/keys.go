@@ -29,6 +29,11 @@ var AppliedKey = []byte{prefixSystem, 'a', 'p', 'p', 'l', 'i', 'e', 'd'}
 // NextIDKey holds the next inode id to allocate.
 var NextIDKey = []byte{prefixSystem, 'n', 'e', 'x', 't', 'i', 'd'}
 
+// SecretKey holds the cluster secret called name.
+func SecretKey(name string) []byte {
+	return append([]byte{prefixSystem, 's', 'e', 'c', 'r', 'e', 't', '/'}, name...)
+}
+
 // NamespaceKey is the key of a namespace record.
 func NamespaceKey(name string) []byte {
 	return append([]byte{prefixNamespace}, name...)

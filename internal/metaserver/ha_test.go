@@ -312,13 +312,13 @@ func TestMembersOfAnotherClusterAreRefused(t *testing.T) {
 	defer cancel()
 
 	stranger := exec.CommandContext(ctx, testcluster.Binary(t), "meta", "--member-id", "4", "--listen", "127.0.0.1:0",
-		"--data-dir", t.TempDir(), "--cluster-id", "another", "--join", g.Meta())
+		"--data-dir", t.TempDir(), "--cluster-id", "another", "--join", g.Meta(), "--plaintext")
 	out, err := stranger.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), `cluster id mismatch`) {
 		t.Fatalf("a member of another cluster: %v\n%s", err, out)
 	}
 	unknown := exec.CommandContext(ctx, testcluster.Binary(t), "meta", "--member-id", "4", "--listen", "127.0.0.1:0",
-		"--data-dir", t.TempDir(), "--join", g.Meta())
+		"--data-dir", t.TempDir(), "--join", g.Meta(), "--plaintext")
 	out, err = unknown.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "not in the configuration") {
 		t.Fatalf("a member never added: %v\n%s", err, out)
@@ -336,7 +336,7 @@ func TestMembersOfAnotherClusterAreRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	stale := exec.CommandContext(ctx, testcluster.Binary(t), "meta", "--member-id", fmt.Sprint(victim),
-		"--listen", g.Addrs[victim-1], "--data-dir", g.MemberDir(victim), "--initial-cluster", g.InitialCluster())
+		"--listen", g.Addrs[victim-1], "--data-dir", g.MemberDir(victim), "--initial-cluster", g.InitialCluster(), "--plaintext")
 	out, err = stale.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "not in the configuration") {
 		t.Fatalf("a removed member restarted: %v\n%s", err, out)

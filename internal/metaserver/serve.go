@@ -11,6 +11,7 @@ import (
 
 	"github.com/stratafs/strata/internal/namespace"
 	"github.com/stratafs/strata/internal/rpcerr"
+	"github.com/stratafs/strata/internal/tlsconf"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -22,6 +23,12 @@ func ServerOptions() []grpc.ServerOption {
 	return append([]grpc.ServerOption{grpc.MaxRecvMsgSize(64 << 20),
 		grpc.NumStreamWorkers(uint32(4 * runtime.GOMAXPROCS(0)))}, rpcerr.ServerOptions()...)
 }
+
+// membersOnly are the methods only the cluster's members and workers call,
+// refused over TLS to a client without a certificate signed by the
+// cluster's CA: Raft traffic, and heartbeats (whose answers carry the keys
+// of the block access tokens).
+var membersOnly = []string{"/strata.v1.RaftService/", "/strata.v1.MetaService/Heartbeat"}
 
 // Serving is a member serving MetaService and RaftService.
 type Serving struct {
@@ -42,6 +49,7 @@ func Serve(cfg Config, lis net.Listener, opts ...grpc.ServerOption) (*Serving, e
 		lis.Close()
 		return nil, err
 	}
+	opts = append(tlsconf.ServerOptions(cfg.TLS, membersOnly...), opts...)
 	g := grpc.NewServer(append(ServerOptions(), opts...)...)
 	pb.RegisterMetaServiceServer(g, srv)
 	pb.RegisterRaftServiceServer(g, srv.Transport())

@@ -7,6 +7,7 @@ package metaserver
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -23,6 +24,7 @@ import (
 	"github.com/stratafs/strata/internal/object/objstore"
 	"github.com/stratafs/strata/internal/raftnode"
 	"github.com/stratafs/strata/internal/statemachine"
+	"github.com/stratafs/strata/internal/tlsconf"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -62,6 +64,14 @@ type Config struct {
 	// objstore.OpenRetrying.
 	OpenStore func(ctx context.Context, uri string) (object.Store, error)
 	Log       *slog.Logger
+	// BlockTokenLifetime is how long a block access token is valid (at
+	// most BlockKeyPeriod, its default); BlockKeyPeriod how often the keys
+	// that sign them rotate (default blocktoken.DefaultPeriod).
+	BlockTokenLifetime, BlockKeyPeriod time.Duration
+	// TLS, if set, is what the member serves with (Serve); PeerTLS what it
+	// connects to the other members with, its certificate included
+	// (tlsconf). Both nil: plaintext.
+	TLS, PeerTLS *tls.Config
 	// WrapSender, if set, wraps the Raft transport: tests cut links
 	// between members there (raftnode.Cut).
 	WrapSender func(raftnode.Sender) raftnode.Sender
@@ -121,6 +131,8 @@ type Server struct {
 	nsMu    sync.Mutex
 	stop    chan struct{}
 	wg      sync.WaitGroup
+
+	blockKeys blockKeyring
 
 	nextProposal atomic.Uint64
 	applied      atomic.Uint64
@@ -216,7 +228,7 @@ func (s *Server) start() error {
 	}
 	s.transport, err = raftnode.NewTransport(raftnode.TransportConfig{ClusterID: cfg.ClusterID, ID: cfg.MemberID,
 		Address: cfg.Address, Members: s.memberAddresses, Checkpoint: s.store.Checkpoint,
-		SnapshotDir: filepath.Join(cfg.DataDir, "snapshots"), Log: cfg.Log})
+		SnapshotDir: filepath.Join(cfg.DataDir, "snapshots"), Dial: tlsconf.Dial(cfg.PeerTLS), Log: cfg.Log})
 	if err != nil {
 		return err
 	}

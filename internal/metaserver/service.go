@@ -86,6 +86,9 @@ func (s *Server) read(ctx context.Context, op *statemachine.Op, req proto.Messag
 		resp, err = s.machine.Read(op, r, req)
 		return err
 	})
+	if err == nil {
+		err = s.grant(ctx, req.(request), resp)
+	}
 	return resp, err
 }
 
@@ -108,7 +111,8 @@ func (s *Server) answer(ctx context.Context, op *statemachine.Op, req request, r
 	if err != nil {
 		return nil, err
 	}
-	return op.Respond(res), nil
+	resp := op.Respond(res)
+	return resp, s.grant(ctx, req, resp)
 }
 
 // created answers a create. A file held by a writer that stopped renewing
@@ -132,7 +136,7 @@ func (s *Server) created(ctx context.Context, r *pb.CreateRequest, res statemach
 			}
 		}
 	}
-	return resp, nil
+	return resp, s.grant(ctx, r, resp)
 }
 
 // takeOverExpired closes the file at r.Path if its writer's lease is past

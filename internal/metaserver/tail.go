@@ -144,7 +144,7 @@ func (s *Server) Append(ctx context.Context, r *pb.AppendRequest) (*pb.AppendRes
 	if rec := s.namespaceRecord(r.GetHeader()); rec != nil {
 		resp.StoreUri = rec.StoreURI
 	}
-	return resp, nil
+	return resp, s.grant(ctx, r, resp)
 }
 
 // Truncate implements MetaService.

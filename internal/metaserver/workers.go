@@ -116,7 +116,7 @@ func (r *workerRegistry) live(now time.Time) []*pb.WorkerInfo {
 // Heartbeat implements MetaService. Every member records the worker; a
 // follower then answers NOT_LEADER, naming the leader, and the leader
 // answers with the deleted blocks the worker is to drop.
-func (s *Server) Heartbeat(_ context.Context, r *pb.HeartbeatRequest) (*pb.HeartbeatResponse, error) {
+func (s *Server) Heartbeat(ctx context.Context, r *pb.HeartbeatRequest) (*pb.HeartbeatResponse, error) {
 	w := r.GetWorker()
 	if w.GetId() == "" || w.GetAddress() == "" {
 		return nil, fserr.Errorf(fserr.ErrInvalidArgument, "heartbeat: a worker needs an id and an address")
@@ -125,8 +125,12 @@ func (s *Server) Heartbeat(_ context.Context, r *pb.HeartbeatRequest) (*pb.Heart
 		s.workers.seen(w, s.cfg.Clock())
 		return nil, s.notLeader()
 	}
-	dropped := s.workers.heartbeat(w, s.cfg.Clock())
-	return &pb.HeartbeatResponse{IntervalSeconds: uint32(heartbeatInterval / time.Second), Dropped: dropped}, nil
+	resp := &pb.HeartbeatResponse{IntervalSeconds: uint32(heartbeatInterval / time.Second)}
+	if err := s.workerTrust(ctx, resp); err != nil {
+		return nil, err
+	}
+	resp.Dropped = s.workers.heartbeat(w, s.cfg.Clock())
+	return resp, nil
 }
 
 // ListWorkers implements MetaService. Only the leader answers, so that a

@@ -138,7 +138,7 @@ func (g *Group) Start(i int, extra ...string) (*Process, error) {
 		out = f
 	}
 	args := append([]string{"meta", "--member-id", strconv.Itoa(i), "--listen", g.addrs[i-1],
-		"--data-dir", g.MemberDir(i), "--initial-cluster", g.InitialCluster()}, g.cfg.Args...)
+		"--data-dir", g.MemberDir(i), "--initial-cluster", g.InitialCluster(), "--plaintext"}, g.cfg.Args...)
 	p, err := StartProcess(g.cfg.Binary, append(args, extra...), out)
 	if err != nil {
 		return nil, fmt.Errorf("procgroup: start member %d: %w", i, err)

@@ -38,7 +38,17 @@ type TransportConfig struct {
 	Checkpoint func(dir string) error
 	// SnapshotDir stages snapshots on their way out and in.
 	SnapshotDir string
-	Log         *slog.Logger
+	// Dial is how to dial the other members (nil: plaintext); with TLS,
+	// this member's certificate goes with it (tlsconf.Files.Client).
+	Dial grpc.DialOption
+	Log  *slog.Logger
+}
+
+func (c *TransportConfig) dial() grpc.DialOption {
+	if c.Dial == nil {
+		return grpc.WithTransportCredentials(insecure.NewCredentials())
+	}
+	return c.Dial
 }
 
 // Transport carries Raft traffic between members over gRPC: it is the
@@ -141,8 +151,7 @@ func (t *Transport) peer(id uint64) *peer {
 	if addr == "" || t.closed {
 		return nil
 	}
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithConnectParams(connectParams),
+	conn, err := grpc.NewClient(addr, t.cfg.dial(), grpc.WithConnectParams(connectParams),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.MaxCallSendMsgSize(64<<20)))
 	if err != nil {
 		t.cfg.Log.Warn("raft transport: bad member address", "member", id, "address", addr, "err", err)
@@ -411,7 +420,7 @@ func (t *Transport) CheckJoin(ctx context.Context, addrs []string) error {
 	var refused []string
 	answered := 0
 	for _, addr := range addrs {
-		conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		conn, err := grpc.NewClient(addr, t.cfg.dial())
 		if err != nil {
 			return fmt.Errorf("--join %s: %w", addr, err)
 		}

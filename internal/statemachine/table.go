@@ -137,6 +137,33 @@ var (
 		})
 )
 
+// SetSecret records a cluster secret, once: the first one recorded under a
+// name stays.
+var SetSecret = internal(Op{Name: "SetSecret"},
+	func(c *pb.SetSecretCommand) *pb.Command { return &pb.Command{Op: &pb.Command_SetSecret{SetSecret: c}} },
+	(*pb.Command).GetSetSecret,
+	func(_ env, tx kv.Txn, c *pb.SetSecretCommand) (Result, error) {
+		key := kvschema.SecretKey(c.GetName())
+		if _, ok, err := tx.Get(key); err != nil || ok {
+			return Result{}, err
+		}
+		if len(c.GetSecret()) == 0 {
+			return Result{}, fserr.Errorf(fserr.ErrInvalidArgument, "an empty secret")
+		}
+		tx.Set(key, c.GetSecret())
+		return Result{Done: true}, nil
+	})
+
+// Secret returns the cluster secret called name from the applied state, or
+// nil if none was recorded.
+func Secret(r kv.Reader, name string) ([]byte, error) {
+	v, ok, err := r.Get(kvschema.SecretKey(name))
+	if err != nil || !ok {
+		return nil, err
+	}
+	return v, nil
+}
+
 // The commands of cache mode: what the leader found in a namespace's bucket.
 var (
 	SyncPath = internal(Op{Name: "SyncPath", Detaches: true},

@@ -94,8 +94,11 @@ func Start(t testing.TB, dataDir string, args ...string) *Process {
 	return run(t, dataDir, append(args, "--data-dir", dataDir, "--listen", "127.0.0.1:0"), false)
 }
 
+// NB: the processes serve in plaintext (--plaintext), as the clients of
+// this package connect: TLS has tests of its own (cmd/strata tls_test.go).
 func run(t testing.TB, dataDir string, args []string, worker bool) *Process {
 	t.Helper()
+	args = append(args, "--plaintext")
 	out := newOutput(worker)
 	proc, err := procgroup.StartProcess(Binary(t), args, out)
 	if err != nil {

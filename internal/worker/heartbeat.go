@@ -8,10 +8,10 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/rpcerr"
+	"github.com/stratafs/strata/internal/tlsconf"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -86,8 +86,7 @@ func (h *heartbeats) start(ctx context.Context, addr string) {
 func (h *heartbeats) wait() { h.wg.Wait() }
 
 func (h *heartbeats) run(ctx context.Context, addr string) {
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithConnectParams(memberConnectParams))
+	conn, err := grpc.NewClient(addr, tlsconf.Dial(h.w.cfg.MetaTLS), grpc.WithConnectParams(memberConnectParams))
 	if err != nil {
 		h.w.cfg.Log.Error("cannot heartbeat to the namespace service", "member", addr, "err", err)
 		return
@@ -97,13 +96,14 @@ func (h *heartbeats) run(ctx context.Context, addr string) {
 	t := time.NewTicker(HeartbeatInterval)
 	defer t.Stop()
 	for {
+		start := time.Now()
 		hctx, cancel := context.WithTimeout(ctx, heartbeatTimeout)
 		resp, err := meta.Heartbeat(hctx, &pb.HeartbeatRequest{Worker: h.w.info(h.advertise)})
 		cancel()
 		if ctx.Err() != nil {
 			return
 		}
-		h.answered(ctx, addr, resp, rpcerr.FromStatus(err))
+		h.answered(ctx, addr, meta, start, resp, rpcerr.FromStatus(err))
 		select {
 		case <-ctx.Done():
 			return
@@ -112,8 +112,10 @@ func (h *heartbeats) run(ctx context.Context, addr string) {
 	}
 }
 
-// answered takes the member at addr's answer to a heartbeat.
-func (h *heartbeats) answered(ctx context.Context, addr string, resp *pb.HeartbeatResponse, err error) {
+// answered takes the member at addr's answer to a heartbeat sent at start
+// through meta.
+func (h *heartbeats) answered(ctx context.Context, addr string, meta pb.MetaServiceClient, start time.Time,
+	resp *pb.HeartbeatResponse, err error) {
 	log := h.w.cfg.Log
 	if errors.Is(err, fserr.ErrNotLeader) {
 		if l := fserr.LeaderOf(err); l != "" {
@@ -150,6 +152,10 @@ func (h *heartbeats) answered(ctx context.Context, addr string, resp *pb.Heartbe
 		log.Info("the namespace service's leader no longer takes this worker's heartbeats", "member", addr)
 	}
 	if resp != nil {
+		// The leader's answer: the worker asks it for keys it has not
+		// heard of (heartbeatSince) from now on.
+		h.w.meta.Store(&meta)
+		h.w.trust.answered(resp, start)
 		h.w.dropBlocks(resp.GetDropped())
 	}
 }

@@ -107,6 +107,9 @@ func (w *Worker) Load(ctx context.Context, r *pb.LoadRequest) (*pb.LoadResponse,
 		if err := checkRange(ref, 0, ref.GetLength()); err != nil {
 			return nil, err
 		}
+		if err := w.authorizeRef(ctx, ref); err != nil {
+			return nil, err
+		}
 		had := w.cachedBytes(ref)
 		held, _, err := w.ensureCached(ctx, ref, 0, int64(ref.Length), false)
 		if err != nil {

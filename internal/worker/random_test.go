@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/stratafs/strata/internal/blocks"
+	"github.com/stratafs/strata/internal/blocktoken"
 	"github.com/stratafs/strata/internal/cache"
 	"github.com/stratafs/strata/internal/object"
 	"github.com/stratafs/strata/internal/object/mem"
@@ -42,7 +43,9 @@ func TestRandomReadsFetchNothingAhead(t *testing.T) {
 		if _, err := store.Put(context.Background(), blocks.ObjectKey(1, 2), bytes.NewReader(data), block); err != nil {
 			t.Fatal(err)
 		}
-		ref := &pb.BlockRef{StoreUri: "mem://", InodeId: 1, BlockId: 2, Length: block}
+		trustTest(w, map[string]string{"default": "mem://"})
+		ref := &pb.BlockRef{StoreUri: "mem://", InodeId: 1, BlockId: 2, Length: block,
+			BlockToken: testToken(blocktoken.Read, "default", 1, "")}
 		for _, off := range []uint64{1<<20 + 10, 1<<20 + 110} { // the second follows the first
 			s := &sink{ctx: context.Background()}
 			if err := w.Read(&pb.ReadRequest{Block: ref, Offset: off, Length: 100, Random: random}, s); err != nil {

@@ -25,6 +25,9 @@ func (w *Worker) Read(r *pb.ReadRequest, stream pb.WorkerService_ReadServer) err
 		return err
 	}
 	ctx := stream.Context()
+	if err := w.authorizeRef(ctx, ref); err != nil {
+		return err
+	}
 	off, end := int64(r.Offset), int64(r.Offset+r.Length)
 	buf := make([]byte, min(chunkSize, end-off))
 	for off < end {
@@ -45,7 +48,7 @@ func (w *Worker) Read(r *pb.ReadRequest, stream pb.WorkerService_ReadServer) err
 }
 
 func checkRange(ref *pb.BlockRef, off, length uint64) error {
-	if ref == nil || ref.StoreUri == "" || ref.InodeId == 0 || ref.BlockId == 0 {
+	if ref == nil || ref.InodeId == 0 || ref.BlockId == 0 {
 		return fserr.Errorf(fserr.ErrInvalidArgument, "read: the request names no block")
 	}
 	if ref.ObjectKey != "" && (ref.Version == "" || object.ValidateKey(ref.ObjectKey) != nil || object.IsMarker(ref.ObjectKey)) {

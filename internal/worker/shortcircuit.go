@@ -59,6 +59,10 @@ func (w *Worker) shortCircuit(ctx context.Context, req *pb.ShortCircuitRequest) 
 	if err := checkRange(ref, req.Offset, req.Length); err != nil {
 		return &pb.ShortCircuitResponse{Error: err.Error()}, -1, none
 	}
+	// NB: no descriptor, and no invalidation, without a valid read token.
+	if err := w.authorizeRef(ctx, ref); err != nil {
+		return &pb.ShortCircuitResponse{Error: err.Error()}, -1, none
+	}
 	key := blocks.CacheKey(ref.InodeId, ref.BlockId)
 	if req.Invalidate {
 		w.cfg.Log.Warn("a short-circuit reader found a corrupt page in the cache; its pages are dropped and fetched again",

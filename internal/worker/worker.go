@@ -9,6 +9,7 @@ package worker
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -28,6 +29,8 @@ import (
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/object"
 	"github.com/stratafs/strata/internal/object/objstore"
+	"github.com/stratafs/strata/internal/rpcerr"
+	"github.com/stratafs/strata/internal/tlsconf"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -72,7 +75,21 @@ type Config struct {
 	// abandoned by a worker that died (default 1 h), which are those older
 	// than AbandonedUploadAge (default 1 h: a block's upload takes seconds).
 	AbortRetryInterval, SweepInterval, AbandonedUploadAge time.Duration
-	Log                                                   *slog.Logger
+	// TLS, if set, is what the worker serves with; MetaTLS what it
+	// connects to the namespace service with, its certificate included
+	// (tlsconf). Both nil: plaintext.
+	TLS, MetaTLS *tls.Config
+	// Clock is what tokens' expiries are checked against; nil means
+	// time.Now.
+	Clock func() time.Time
+	Log   *slog.Logger
+}
+
+func (c *Config) clock() time.Time {
+	if c.Clock == nil {
+		return time.Now()
+	}
+	return c.Clock()
 }
 
 func (c *Config) setDefaults() {
@@ -146,6 +163,11 @@ type Worker struct {
 	aborts *aborter
 	// cacheErrs rate-limits the log of pages the cache could not store.
 	cacheErrs logLimiter
+	trust  trust
+	// meta is the namespace service's client, and advertise the address
+	// heartbeats give, both set once Serve starts.
+	meta      atomic.Pointer[pb.MetaServiceClient]
+	advertise string
 }
 
 type counters struct {
@@ -225,16 +247,17 @@ func (w *Worker) Serve(ctx context.Context, lis net.Listener) error {
 		return fmt.Errorf("worker: short-circuit socket: %w", err)
 	}
 	defer ulis.Close()
-	g := grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(16 << 20)}, serverOptions()...)...)
+	opts := append([]grpc.ServerOption{grpc.MaxRecvMsgSize(16 << 20)}, rpcerr.ServerOptions()...)
+	g := grpc.NewServer(append(opts, tlsconf.ServerOptions(w.cfg.TLS)...)...)
 	pb.RegisterWorkerServiceServer(g, w)
-	advertise := w.cfg.Advertise
-	if advertise == "" {
-		advertise = lis.Addr().String()
+	w.advertise = w.cfg.Advertise
+	if w.advertise == "" {
+		w.advertise = lis.Addr().String()
 	}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); w.serveShortCircuit(ctx, ulis) }()
-	hb := w.startHeartbeats(ctx, members, advertise)
+	hb := w.startHeartbeats(ctx, members, w.advertise)
 	go func() { <-ctx.Done(); g.Stop(); ulis.Close() }()
 	err = g.Serve(lis)
 	wg.Wait()

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/stratafs/strata/internal/blocks"
+	"github.com/stratafs/strata/internal/blocktoken"
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/object"
 	pb "github.com/stratafs/strata/proto/strata/v1"
@@ -25,9 +26,15 @@ func (w *Worker) Write(stream pb.WorkerService_WriteServer) error {
 		return err
 	}
 	h := first.GetHeader()
-	if h == nil || h.StoreUri == "" || h.InodeId == 0 {
-		return fserr.Errorf(fserr.ErrInvalidArgument, "write: the first message must be a header with a bucket and an inode")
+	if h == nil || h.InodeId == 0 {
+		return fserr.Errorf(fserr.ErrInvalidArgument, "write: the first message must be a header with an inode")
 	}
+	uri, err := w.authorize(stream.Context(), access{mode: blocktoken.Write, namespace: h.Namespace, inode: h.InodeId,
+		object: h.ObjectKey, storeURI: h.StoreUri, token: h.BlockToken})
+	if err != nil {
+		return err
+	}
+	h.StoreUri = uri
 	if h.ObjectKey != "" {
 		return w.writeObject(stream, h)
 	}

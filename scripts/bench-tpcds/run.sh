@@ -89,6 +89,10 @@ java/mvn.sh -q -f scripts/bench-tpcds/s3a-pom.xml \
 DATA=$ROOT/.cache/bench-tpcds/sf$SCALE
 "$PY" bench/tpcds/gen.py --scale "$SCALE" --out "$DATA"
 
+# The servers this script starts, and their clients, run in plaintext unless
+# STRATA_PLAINTEXT=0 and STRATA_TLS_CERT, STRATA_TLS_KEY and STRATA_TLS_CA name a
+# certificate, its key and its CA (docs/security.md).
+export STRATA_PLAINTEXT="${STRATA_PLAINTEXT:-1}"
 export AWS_ACCESS_KEY_ID=$KEY AWS_SECRET_ACCESS_KEY=$SECRET AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
 minio_port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 MINIO_ROOT_USER=$KEY MINIO_ROOT_PASSWORD=$SECRET MINIO_BROWSER=off MINIO_UPDATE=off \

@@ -3,6 +3,10 @@
 # processes they start (in pids: stopped on exit, Ctrl-C included), waiting for a server's
 # line, building, HDFS's and Strata's processes, the machine's description and FsBench.
 
+# The servers this script starts, and their clients, run in plaintext unless
+# STRATA_PLAINTEXT=0 and STRATA_TLS_CERT, STRATA_TLS_KEY and STRATA_TLS_CA name a
+# certificate, its key and its CA (docs/security.md).
+export STRATA_PLAINTEXT="${STRATA_PLAINTEXT:-1}"
 log() { echo "$BENCH_NAME: $*" >&2; }
 
 pids=()

@@ -14,6 +14,10 @@ cd "$repo"
 scripts/spark/venv.sh
 export STRATA_JAR="${STRATA_JAR:-$(scripts/spark/jar.sh)}"
 export STRATA_BINARY="${STRATA_BINARY:-$repo/bin/strata}"
+# The servers this script starts, and their clients, run in plaintext unless
+# STRATA_PLAINTEXT=0 and STRATA_TLS_CERT, STRATA_TLS_KEY and STRATA_TLS_CA name a
+# certificate, its key and its CA (docs/security.md).
+export STRATA_PLAINTEXT="${STRATA_PLAINTEXT:-1}"
 export STRATA_MINIO="${STRATA_MINIO:-$repo/.cache/bin/minio}"
 # Loopback only; and Spark's Python workers must be the venv's Python, which has pyspark.
 export SPARK_LOCAL_IP=127.0.0.1 PYSPARK_PYTHON="$repo/.cache/venv/bin/python"

@@ -64,6 +64,7 @@ type Command struct {
 	//	*Command_Flush
 	//	*Command_Append
 	//	*Command_Truncate
+	//	*Command_SetSecret
 	Op            isCommand_Op `protobuf_oneof:"op"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -352,6 +353,15 @@ func (x *Command) GetTruncate() *TruncateRequest {
 	return nil
 }
 
+func (x *Command) GetSetSecret() *SetSecretCommand {
+	if x != nil {
+		if x, ok := x.Op.(*Command_SetSecret); ok {
+			return x.SetSecret
+		}
+	}
+	return nil
+}
+
 type isCommand_Op interface {
 	isCommand_Op()
 }
@@ -456,6 +466,10 @@ type Command_Truncate struct {
 	Truncate *TruncateRequest `protobuf:"bytes,46,opt,name=truncate,proto3,oneof"`
 }
 
+type Command_SetSecret struct {
+	SetSecret *SetSecretCommand `protobuf:"bytes,60,opt,name=set_secret,json=setSecret,proto3,oneof"`
+}
+
 func (*Command_Mkdirs) isCommand_Op() {}
 
 func (*Command_Create) isCommand_Op() {}
@@ -505,6 +519,8 @@ func (*Command_Flush) isCommand_Op() {}
 func (*Command_Append) isCommand_Op() {}
 
 func (*Command_Truncate) isCommand_Op() {}
+
+func (*Command_SetSecret) isCommand_Op() {}
 
 // CommandGroup is commands proposed together as one entry, to share its
 // cost. Each is applied as if it came alone, in order, with the group's id,
@@ -1171,11 +1187,67 @@ func (x *SyncListingCommand) GetLast() bool {
 	return false
 }
 
+// SetSecretCommand records a secret of the cluster's (the root of the keys
+// block access tokens are signed with), drawn by the leader, so that every
+// member has it after a failover. The first one recorded under a name stays:
+// a later command for the name changes nothing.
+type SetSecretCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Secret        []byte                 `protobuf:"bytes,2,opt,name=secret,proto3" json:"secret,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetSecretCommand) Reset() {
+	*x = SetSecretCommand{}
+	mi := &file_strata_v1_command_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetSecretCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetSecretCommand) ProtoMessage() {}
+
+func (x *SetSecretCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_command_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetSecretCommand.ProtoReflect.Descriptor instead.
+func (*SetSecretCommand) Descriptor() ([]byte, []int) {
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *SetSecretCommand) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SetSecretCommand) GetSecret() []byte {
+	if x != nil {
+		return x.Secret
+	}
+	return nil
+}
+
 var File_strata_v1_command_proto protoreflect.FileDescriptor
 
 const file_strata_v1_command_proto_rawDesc = "" +
 	"\n" +
-	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\x1a\x16strata/v1/worker.proto\"\x83\r\n" +
+	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\x1a\x16strata/v1/worker.proto\"\xc1\r\n" +
 	"\aCommand\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x10\n" +
 	"\x03now\x18\x02 \x01(\x03R\x03now\x128\n" +
@@ -1206,7 +1278,9 @@ const file_strata_v1_command_proto_rawDesc = "" +
 	"mark_stale\x18+ \x01(\v2\x1b.strata.v1.MarkStaleCommandH\x00R\tmarkStale\x12/\n" +
 	"\x05flush\x18, \x01(\v2\x17.strata.v1.FlushRequestH\x00R\x05flush\x122\n" +
 	"\x06append\x18- \x01(\v2\x18.strata.v1.AppendRequestH\x00R\x06append\x128\n" +
-	"\btruncate\x18. \x01(\v2\x1a.strata.v1.TruncateRequestH\x00R\btruncateB\x04\n" +
+	"\btruncate\x18. \x01(\v2\x1a.strata.v1.TruncateRequestH\x00R\btruncate\x12<\n" +
+	"\n" +
+	"set_secret\x18< \x01(\v2\x1b.strata.v1.SetSecretCommandH\x00R\tsetSecretB\x04\n" +
 	"\x02op\">\n" +
 	"\fCommandGroup\x12.\n" +
 	"\bcommands\x18\x01 \x03(\v2\x12.strata.v1.CommandR\bcommands\"\xc1\x01\n" +
@@ -1252,7 +1326,10 @@ const file_strata_v1_command_proto_rawDesc = "" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x120\n" +
 	"\aentries\x18\x03 \x03(\v2\x16.strata.v1.BucketEntryR\aentries\x12\x14\n" +
 	"\x05start\x18\x04 \x01(\x03R\x05start\x12\x12\n" +
-	"\x04last\x18\x05 \x01(\bR\x04lastBK\n" +
+	"\x04last\x18\x05 \x01(\bR\x04last\">\n" +
+	"\x10SetSecretCommand\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06secret\x18\x02 \x01(\fR\x06secretBK\n" +
 	"\x12io.strata.proto.v1P\x01Z3github.com/stratafs/strata/proto/strata/v1;stratav1b\x06proto3"
 
 var (
@@ -1267,7 +1344,7 @@ func file_strata_v1_command_proto_rawDescGZIP() []byte {
 	return file_strata_v1_command_proto_rawDescData
 }
 
-var file_strata_v1_command_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_strata_v1_command_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_strata_v1_command_proto_goTypes = []any{
 	(*Command)(nil),                 // 0: strata.v1.Command
 	(*CommandGroup)(nil),            // 1: strata.v1.CommandGroup
@@ -1281,60 +1358,62 @@ var file_strata_v1_command_proto_goTypes = []any{
 	(*SyncPathCommand)(nil),         // 9: strata.v1.SyncPathCommand
 	(*MarkStaleCommand)(nil),        // 10: strata.v1.MarkStaleCommand
 	(*SyncListingCommand)(nil),      // 11: strata.v1.SyncListingCommand
-	(*MkdirsRequest)(nil),           // 12: strata.v1.MkdirsRequest
-	(*CreateRequest)(nil),           // 13: strata.v1.CreateRequest
-	(*CompleteRequest)(nil),         // 14: strata.v1.CompleteRequest
-	(*RenameRequest)(nil),           // 15: strata.v1.RenameRequest
-	(*DeleteRequest)(nil),           // 16: strata.v1.DeleteRequest
-	(*SetPermissionRequest)(nil),    // 17: strata.v1.SetPermissionRequest
-	(*SetOwnerRequest)(nil),         // 18: strata.v1.SetOwnerRequest
-	(*SetTimesRequest)(nil),         // 19: strata.v1.SetTimesRequest
-	(*RecoverLeaseRequest)(nil),     // 20: strata.v1.RecoverLeaseRequest
-	(*CreateNamespaceRequest)(nil),  // 21: strata.v1.CreateNamespaceRequest
-	(*DeleteNamespaceRequest)(nil),  // 22: strata.v1.DeleteNamespaceRequest
-	(*RestoreNamespaceRequest)(nil), // 23: strata.v1.RestoreNamespaceRequest
-	(*ResyncRequest)(nil),           // 24: strata.v1.ResyncRequest
-	(*FlushRequest)(nil),            // 25: strata.v1.FlushRequest
-	(*AppendRequest)(nil),           // 26: strata.v1.AppendRequest
-	(*TruncateRequest)(nil),         // 27: strata.v1.TruncateRequest
-	(*Block)(nil),                   // 28: strata.v1.Block
+	(*SetSecretCommand)(nil),        // 12: strata.v1.SetSecretCommand
+	(*MkdirsRequest)(nil),           // 13: strata.v1.MkdirsRequest
+	(*CreateRequest)(nil),           // 14: strata.v1.CreateRequest
+	(*CompleteRequest)(nil),         // 15: strata.v1.CompleteRequest
+	(*RenameRequest)(nil),           // 16: strata.v1.RenameRequest
+	(*DeleteRequest)(nil),           // 17: strata.v1.DeleteRequest
+	(*SetPermissionRequest)(nil),    // 18: strata.v1.SetPermissionRequest
+	(*SetOwnerRequest)(nil),         // 19: strata.v1.SetOwnerRequest
+	(*SetTimesRequest)(nil),         // 20: strata.v1.SetTimesRequest
+	(*RecoverLeaseRequest)(nil),     // 21: strata.v1.RecoverLeaseRequest
+	(*CreateNamespaceRequest)(nil),  // 22: strata.v1.CreateNamespaceRequest
+	(*DeleteNamespaceRequest)(nil),  // 23: strata.v1.DeleteNamespaceRequest
+	(*RestoreNamespaceRequest)(nil), // 24: strata.v1.RestoreNamespaceRequest
+	(*ResyncRequest)(nil),           // 25: strata.v1.ResyncRequest
+	(*FlushRequest)(nil),            // 26: strata.v1.FlushRequest
+	(*AppendRequest)(nil),           // 27: strata.v1.AppendRequest
+	(*TruncateRequest)(nil),         // 28: strata.v1.TruncateRequest
+	(*Block)(nil),                   // 29: strata.v1.Block
 }
 var file_strata_v1_command_proto_depIdxs = []int32{
 	2,  // 0: strata.v1.Command.settings:type_name -> strata.v1.NamespaceSettings
-	12, // 1: strata.v1.Command.mkdirs:type_name -> strata.v1.MkdirsRequest
-	13, // 2: strata.v1.Command.create:type_name -> strata.v1.CreateRequest
-	14, // 3: strata.v1.Command.complete:type_name -> strata.v1.CompleteRequest
-	15, // 4: strata.v1.Command.rename:type_name -> strata.v1.RenameRequest
-	16, // 5: strata.v1.Command.delete:type_name -> strata.v1.DeleteRequest
-	17, // 6: strata.v1.Command.set_permission:type_name -> strata.v1.SetPermissionRequest
-	18, // 7: strata.v1.Command.set_owner:type_name -> strata.v1.SetOwnerRequest
-	19, // 8: strata.v1.Command.set_times:type_name -> strata.v1.SetTimesRequest
-	20, // 9: strata.v1.Command.recover_lease:type_name -> strata.v1.RecoverLeaseRequest
-	21, // 10: strata.v1.Command.create_namespace:type_name -> strata.v1.CreateNamespaceRequest
-	22, // 11: strata.v1.Command.delete_namespace:type_name -> strata.v1.DeleteNamespaceRequest
+	13, // 1: strata.v1.Command.mkdirs:type_name -> strata.v1.MkdirsRequest
+	14, // 2: strata.v1.Command.create:type_name -> strata.v1.CreateRequest
+	15, // 3: strata.v1.Command.complete:type_name -> strata.v1.CompleteRequest
+	16, // 4: strata.v1.Command.rename:type_name -> strata.v1.RenameRequest
+	17, // 5: strata.v1.Command.delete:type_name -> strata.v1.DeleteRequest
+	18, // 6: strata.v1.Command.set_permission:type_name -> strata.v1.SetPermissionRequest
+	19, // 7: strata.v1.Command.set_owner:type_name -> strata.v1.SetOwnerRequest
+	20, // 8: strata.v1.Command.set_times:type_name -> strata.v1.SetTimesRequest
+	21, // 9: strata.v1.Command.recover_lease:type_name -> strata.v1.RecoverLeaseRequest
+	22, // 10: strata.v1.Command.create_namespace:type_name -> strata.v1.CreateNamespaceRequest
+	23, // 11: strata.v1.Command.delete_namespace:type_name -> strata.v1.DeleteNamespaceRequest
 	7,  // 12: strata.v1.Command.purge:type_name -> strata.v1.PurgeCommand
 	6,  // 13: strata.v1.Command.expire_lease:type_name -> strata.v1.ExpireLeaseCommand
 	5,  // 14: strata.v1.Command.garbage_done:type_name -> strata.v1.GarbageDoneCommand
 	4,  // 15: strata.v1.Command.forget_requests:type_name -> strata.v1.ForgetRequestsCommand
 	1,  // 16: strata.v1.Command.group:type_name -> strata.v1.CommandGroup
-	23, // 17: strata.v1.Command.restore_namespace:type_name -> strata.v1.RestoreNamespaceRequest
+	24, // 17: strata.v1.Command.restore_namespace:type_name -> strata.v1.RestoreNamespaceRequest
 	3,  // 18: strata.v1.Command.purge_namespace:type_name -> strata.v1.PurgeNamespaceCommand
 	9,  // 19: strata.v1.Command.sync_path:type_name -> strata.v1.SyncPathCommand
 	11, // 20: strata.v1.Command.sync_listing:type_name -> strata.v1.SyncListingCommand
-	24, // 21: strata.v1.Command.resync:type_name -> strata.v1.ResyncRequest
+	25, // 21: strata.v1.Command.resync:type_name -> strata.v1.ResyncRequest
 	10, // 22: strata.v1.Command.mark_stale:type_name -> strata.v1.MarkStaleCommand
-	25, // 23: strata.v1.Command.flush:type_name -> strata.v1.FlushRequest
-	26, // 24: strata.v1.Command.append:type_name -> strata.v1.AppendRequest
-	27, // 25: strata.v1.Command.truncate:type_name -> strata.v1.TruncateRequest
-	0,  // 26: strata.v1.CommandGroup.commands:type_name -> strata.v1.Command
-	28, // 27: strata.v1.ExpireLeaseCommand.tail_block:type_name -> strata.v1.Block
-	8,  // 28: strata.v1.SyncPathCommand.entry:type_name -> strata.v1.BucketEntry
-	8,  // 29: strata.v1.SyncListingCommand.entries:type_name -> strata.v1.BucketEntry
-	30, // [30:30] is the sub-list for method output_type
-	30, // [30:30] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	26, // 23: strata.v1.Command.flush:type_name -> strata.v1.FlushRequest
+	27, // 24: strata.v1.Command.append:type_name -> strata.v1.AppendRequest
+	28, // 25: strata.v1.Command.truncate:type_name -> strata.v1.TruncateRequest
+	12, // 26: strata.v1.Command.set_secret:type_name -> strata.v1.SetSecretCommand
+	0,  // 27: strata.v1.CommandGroup.commands:type_name -> strata.v1.Command
+	29, // 28: strata.v1.ExpireLeaseCommand.tail_block:type_name -> strata.v1.Block
+	8,  // 29: strata.v1.SyncPathCommand.entry:type_name -> strata.v1.BucketEntry
+	8,  // 30: strata.v1.SyncListingCommand.entries:type_name -> strata.v1.BucketEntry
+	31, // [31:31] is the sub-list for method output_type
+	31, // [31:31] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_command_proto_init() }
@@ -1370,6 +1449,7 @@ func file_strata_v1_command_proto_init() {
 		(*Command_Flush)(nil),
 		(*Command_Append)(nil),
 		(*Command_Truncate)(nil),
+		(*Command_SetSecret)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1377,7 +1457,7 @@ func file_strata_v1_command_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_v1_command_proto_rawDesc), len(file_strata_v1_command_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   12,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -745,9 +745,13 @@ type CreateResponse struct {
 	InlineLimit uint32 `protobuf:"varint,2,opt,name=inline_limit,json=inlineLimit,proto3" json:"inline_limit,omitempty"`
 	// Cache mode: the object the content goes to, whole (the worker writes
 	// it there instead of cutting blocks); empty in block mode.
-	ObjectKey     string `protobuf:"bytes,20,opt,name=object_key,json=objectKey,proto3" json:"object_key,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ObjectKey string `protobuf:"bytes,20,opt,name=object_key,json=objectKey,proto3" json:"object_key,omitempty"`
+	// The block access token that lets the workers write the file's blocks
+	// (WriteHeader.block_token), and when it expires (ms since the epoch).
+	BlockToken        []byte `protobuf:"bytes,30,opt,name=block_token,json=blockToken,proto3" json:"block_token,omitempty"`
+	BlockTokenExpires int64  `protobuf:"varint,31,opt,name=block_token_expires,json=blockTokenExpires,proto3" json:"block_token_expires,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *CreateResponse) Reset() {
@@ -806,6 +810,20 @@ func (x *CreateResponse) GetObjectKey() string {
 		return x.ObjectKey
 	}
 	return ""
+}
+
+func (x *CreateResponse) GetBlockToken() []byte {
+	if x != nil {
+		return x.BlockToken
+	}
+	return nil
+}
+
+func (x *CreateResponse) GetBlockTokenExpires() int64 {
+	if x != nil {
+		return x.BlockTokenExpires
+	}
+	return 0
 }
 
 type CompleteRequest struct {
@@ -1122,9 +1140,14 @@ type OpenResponse struct {
 	ObjectVersion string `protobuf:"bytes,21,opt,name=object_version,json=objectVersion,proto3" json:"object_version,omitempty"`
 	// A file being written: the bytes after its blocks, up to its visible
 	// length (status.length), are its flushed tail, read with ReadTail.
-	TailOffset    uint64 `protobuf:"varint,22,opt,name=tail_offset,json=tailOffset,proto3" json:"tail_offset,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	TailOffset uint64 `protobuf:"varint,22,opt,name=tail_offset,json=tailOffset,proto3" json:"tail_offset,omitempty"`
+	// The block access token that lets the workers read the file's blocks
+	// (BlockRef.block_token), and when it expires (ms since the epoch); a
+	// reader past it opens the file again for a new one.
+	BlockToken        []byte `protobuf:"bytes,30,opt,name=block_token,json=blockToken,proto3" json:"block_token,omitempty"`
+	BlockTokenExpires int64  `protobuf:"varint,31,opt,name=block_token_expires,json=blockTokenExpires,proto3" json:"block_token_expires,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *OpenResponse) Reset() {
@@ -1209,6 +1232,20 @@ func (x *OpenResponse) GetObjectVersion() string {
 func (x *OpenResponse) GetTailOffset() uint64 {
 	if x != nil {
 		return x.TailOffset
+	}
+	return 0
+}
+
+func (x *OpenResponse) GetBlockToken() []byte {
+	if x != nil {
+		return x.BlockToken
+	}
+	return nil
+}
+
+func (x *OpenResponse) GetBlockTokenExpires() int64 {
+	if x != nil {
+		return x.BlockTokenExpires
 	}
 	return 0
 }
@@ -2542,9 +2579,13 @@ func (x *FlushRequest) GetSync() bool {
 type FlushResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The file's visible length now.
-	Length        uint64 `protobuf:"varint,1,opt,name=length,proto3" json:"length,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Length uint64 `protobuf:"varint,1,opt,name=length,proto3" json:"length,omitempty"`
+	// A new write token for the file (as CreateResponse's), for the blocks
+	// written after this flush.
+	BlockToken        []byte `protobuf:"bytes,30,opt,name=block_token,json=blockToken,proto3" json:"block_token,omitempty"`
+	BlockTokenExpires int64  `protobuf:"varint,31,opt,name=block_token_expires,json=blockTokenExpires,proto3" json:"block_token_expires,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *FlushResponse) Reset() {
@@ -2580,6 +2621,20 @@ func (*FlushResponse) Descriptor() ([]byte, []int) {
 func (x *FlushResponse) GetLength() uint64 {
 	if x != nil {
 		return x.Length
+	}
+	return 0
+}
+
+func (x *FlushResponse) GetBlockToken() []byte {
+	if x != nil {
+		return x.BlockToken
+	}
+	return nil
+}
+
+func (x *FlushResponse) GetBlockTokenExpires() int64 {
+	if x != nil {
+		return x.BlockTokenExpires
 	}
 	return 0
 }
@@ -2766,9 +2821,12 @@ type AppendResponse struct {
 	InlineLimit uint32 `protobuf:"varint,3,opt,name=inline_limit,json=inlineLimit,proto3" json:"inline_limit,omitempty"`
 	// The content of a file stored inline: the writer writes it again at
 	// offset 0, before what it appends, and the file's blocks replace it.
-	InlineData    []byte `protobuf:"bytes,4,opt,name=inline_data,json=inlineData,proto3" json:"inline_data,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	InlineData []byte `protobuf:"bytes,4,opt,name=inline_data,json=inlineData,proto3" json:"inline_data,omitempty"`
+	// As CreateResponse's.
+	BlockToken        []byte `protobuf:"bytes,30,opt,name=block_token,json=blockToken,proto3" json:"block_token,omitempty"`
+	BlockTokenExpires int64  `protobuf:"varint,31,opt,name=block_token_expires,json=blockTokenExpires,proto3" json:"block_token_expires,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *AppendResponse) Reset() {
@@ -2827,6 +2885,20 @@ func (x *AppendResponse) GetInlineData() []byte {
 		return x.InlineData
 	}
 	return nil
+}
+
+func (x *AppendResponse) GetBlockToken() []byte {
+	if x != nil {
+		return x.BlockToken
+	}
+	return nil
+}
+
+func (x *AppendResponse) GetBlockTokenExpires() int64 {
+	if x != nil {
+		return x.BlockTokenExpires
+	}
+	return 0
 }
 
 type TruncateRequest struct {
@@ -4405,7 +4477,13 @@ type HeartbeatResponse struct {
 	IntervalSeconds uint32 `protobuf:"varint,1,opt,name=interval_seconds,json=intervalSeconds,proto3" json:"interval_seconds,omitempty"`
 	// Blocks deleted from their buckets since the worker's last heartbeat
 	// (inode_id and block_id set): it drops its cached pages of them.
-	Dropped       []*BlockRef `protobuf:"bytes,2,rep,name=dropped,proto3" json:"dropped,omitempty"`
+	Dropped []*BlockRef `protobuf:"bytes,2,rep,name=dropped,proto3" json:"dropped,omitempty"`
+	// The keys block access tokens are signed with: the previous, current
+	// and next ones (docs/security.md). Empty from a service that signs none.
+	BlockKeys []*BlockKey `protobuf:"bytes,30,rep,name=block_keys,json=blockKeys,proto3" json:"block_keys,omitempty"`
+	// The namespaces (not in the trash), for the worker to open their buckets
+	// and no other: a client names a namespace, never a bucket URI.
+	Namespaces    []*NamespaceInfo `protobuf:"bytes,31,rep,name=namespaces,proto3" json:"namespaces,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4450,6 +4528,20 @@ func (x *HeartbeatResponse) GetIntervalSeconds() uint32 {
 func (x *HeartbeatResponse) GetDropped() []*BlockRef {
 	if x != nil {
 		return x.Dropped
+	}
+	return nil
+}
+
+func (x *HeartbeatResponse) GetBlockKeys() []*BlockKey {
+	if x != nil {
+		return x.BlockKeys
+	}
+	return nil
+}
+
+func (x *HeartbeatResponse) GetNamespaces() []*NamespaceInfo {
+	if x != nil {
+		return x.Namespaces
 	}
 	return nil
 }
@@ -4612,13 +4704,16 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	" \x01(\fR\n" +
 	"inlineData\x12\x1f\n" +
 	"\vobject_etag\x18\x14 \x01(\tR\n" +
-	"objectEtag\"\x9e\x01\n" +
+	"objectEtag\"\xef\x01\n" +
 	"\x0eCreateResponse\x12-\n" +
 	"\x06status\x18\x01 \x01(\v2\x15.strata.v1.FileStatusR\x06status\x12\x1b\n" +
 	"\tstore_uri\x18\x03 \x01(\tR\bstoreUri\x12!\n" +
 	"\finline_limit\x18\x02 \x01(\rR\vinlineLimit\x12\x1d\n" +
 	"\n" +
-	"object_key\x18\x14 \x01(\tR\tobjectKey\"\x87\x02\n" +
+	"object_key\x18\x14 \x01(\tR\tobjectKey\x12\x1f\n" +
+	"\vblock_token\x18\x1e \x01(\fR\n" +
+	"blockToken\x12.\n" +
+	"\x13block_token_expires\x18\x1f \x01(\x03R\x11blockTokenExpires\"\x87\x02\n" +
 	"\x0fCompleteRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x19\n" +
@@ -4639,7 +4734,7 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\vOpenRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x18\n" +
-	"\arefresh\x18\x03 \x01(\bR\arefresh\"\xa4\x02\n" +
+	"\arefresh\x18\x03 \x01(\bR\arefresh\"\xf5\x02\n" +
 	"\fOpenResponse\x12-\n" +
 	"\x06status\x18\x01 \x01(\v2\x15.strata.v1.FileStatusR\x06status\x12(\n" +
 	"\x06blocks\x18\x02 \x03(\v2\x10.strata.v1.BlockR\x06blocks\x12\x1f\n" +
@@ -4651,7 +4746,10 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"object_key\x18\x14 \x01(\tR\tobjectKey\x12%\n" +
 	"\x0eobject_version\x18\x15 \x01(\tR\robjectVersion\x12\x1f\n" +
 	"\vtail_offset\x18\x16 \x01(\x04R\n" +
-	"tailOffset\"\x83\x01\n" +
+	"tailOffset\x12\x1f\n" +
+	"\vblock_token\x18\x1e \x01(\fR\n" +
+	"blockToken\x12.\n" +
+	"\x13block_token_expires\x18\x1f \x01(\x03R\x11blockTokenExpires\"\x83\x01\n" +
 	"\vListRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x1f\n" +
@@ -4746,9 +4844,12 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\vtail_offset\x18\x05 \x01(\x04R\n" +
 	"tailOffset\x12\x1b\n" +
 	"\ttail_data\x18\x06 \x01(\fR\btailData\x12\x12\n" +
-	"\x04sync\x18\a \x01(\bR\x04sync\"'\n" +
+	"\x04sync\x18\a \x01(\bR\x04sync\"x\n" +
 	"\rFlushResponse\x12\x16\n" +
-	"\x06length\x18\x01 \x01(\x04R\x06length\"\x9b\x01\n" +
+	"\x06length\x18\x01 \x01(\x04R\x06length\x12\x1f\n" +
+	"\vblock_token\x18\x1e \x01(\fR\n" +
+	"blockToken\x12.\n" +
+	"\x13block_token_expires\x18\x1f \x01(\x03R\x11blockTokenExpires\"\x9b\x01\n" +
 	"\x0fReadTailRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x19\n" +
@@ -4759,13 +4860,16 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x04data\x18\x01 \x01(\fR\x04data\"N\n" +
 	"\rAppendRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
-	"\x04path\x18\x02 \x01(\tR\x04path\"\xa0\x01\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\"\xf1\x01\n" +
 	"\x0eAppendResponse\x12-\n" +
 	"\x06status\x18\x01 \x01(\v2\x15.strata.v1.FileStatusR\x06status\x12\x1b\n" +
 	"\tstore_uri\x18\x02 \x01(\tR\bstoreUri\x12!\n" +
 	"\finline_limit\x18\x03 \x01(\rR\vinlineLimit\x12\x1f\n" +
 	"\vinline_data\x18\x04 \x01(\fR\n" +
-	"inlineData\"h\n" +
+	"inlineData\x12\x1f\n" +
+	"\vblock_token\x18\x1e \x01(\fR\n" +
+	"blockToken\x12.\n" +
+	"\x13block_token_expires\x18\x1f \x01(\x03R\x11blockTokenExpires\"h\n" +
 	"\x0fTruncateRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x16\n" +
@@ -4863,10 +4967,15 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x12MembershipResponse\x12+\n" +
 	"\amembers\x18\x01 \x03(\v2\x11.strata.v1.MemberR\amembers\"A\n" +
 	"\x10HeartbeatRequest\x12-\n" +
-	"\x06worker\x18\x01 \x01(\v2\x15.strata.v1.WorkerInfoR\x06worker\"m\n" +
+	"\x06worker\x18\x01 \x01(\v2\x15.strata.v1.WorkerInfoR\x06worker\"\xdb\x01\n" +
 	"\x11HeartbeatResponse\x12)\n" +
 	"\x10interval_seconds\x18\x01 \x01(\rR\x0fintervalSeconds\x12-\n" +
-	"\adropped\x18\x02 \x03(\v2\x13.strata.v1.BlockRefR\adropped\"\x14\n" +
+	"\adropped\x18\x02 \x03(\v2\x13.strata.v1.BlockRefR\adropped\x122\n" +
+	"\n" +
+	"block_keys\x18\x1e \x03(\v2\x13.strata.v1.BlockKeyR\tblockKeys\x128\n" +
+	"\n" +
+	"namespaces\x18\x1f \x03(\v2\x18.strata.v1.NamespaceInfoR\n" +
+	"namespaces\"\x14\n" +
 	"\x12ListWorkersRequest\"F\n" +
 	"\x13ListWorkersResponse\x12/\n" +
 	"\aworkers\x18\x01 \x03(\v2\x15.strata.v1.WorkerInfoR\aworkers*Y\n" +
@@ -5014,145 +5123,148 @@ var file_strata_v1_meta_proto_goTypes = []any{
 	(*Block)(nil),                      // 70: strata.v1.Block
 	(*WorkerInfo)(nil),                 // 71: strata.v1.WorkerInfo
 	(*BlockRef)(nil),                   // 72: strata.v1.BlockRef
-	(*descriptorpb.MethodOptions)(nil), // 73: google.protobuf.MethodOptions
+	(*BlockKey)(nil),                   // 73: strata.v1.BlockKey
+	(*descriptorpb.MethodOptions)(nil), // 74: google.protobuf.MethodOptions
 }
 var file_strata_v1_meta_proto_depIdxs = []int32{
-	1,  // 0: strata.v1.FileStatus.type:type_name -> strata.v1.FileType
-	4,  // 1: strata.v1.MkdirsRequest.header:type_name -> strata.v1.Header
-	4,  // 2: strata.v1.CreateRequest.header:type_name -> strata.v1.Header
-	5,  // 3: strata.v1.CreateResponse.status:type_name -> strata.v1.FileStatus
-	4,  // 4: strata.v1.CompleteRequest.header:type_name -> strata.v1.Header
-	70, // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
-	4,  // 6: strata.v1.GetFileStatusRequest.header:type_name -> strata.v1.Header
-	5,  // 7: strata.v1.GetFileStatusResponse.status:type_name -> strata.v1.FileStatus
-	4,  // 8: strata.v1.OpenRequest.header:type_name -> strata.v1.Header
-	5,  // 9: strata.v1.OpenResponse.status:type_name -> strata.v1.FileStatus
-	70, // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
-	4,  // 11: strata.v1.ListRequest.header:type_name -> strata.v1.Header
-	5,  // 12: strata.v1.ListResponse.entries:type_name -> strata.v1.FileStatus
-	5,  // 13: strata.v1.ListResponse.status:type_name -> strata.v1.FileStatus
-	4,  // 14: strata.v1.RenameRequest.header:type_name -> strata.v1.Header
-	4,  // 15: strata.v1.DeleteRequest.header:type_name -> strata.v1.Header
-	4,  // 16: strata.v1.SetPermissionRequest.header:type_name -> strata.v1.Header
-	4,  // 17: strata.v1.SetOwnerRequest.header:type_name -> strata.v1.Header
-	4,  // 18: strata.v1.SetTimesRequest.header:type_name -> strata.v1.Header
-	4,  // 19: strata.v1.GetContentSummaryRequest.header:type_name -> strata.v1.Header
-	4,  // 20: strata.v1.GetProgressRequest.header:type_name -> strata.v1.Header
-	4,  // 21: strata.v1.ResyncRequest.header:type_name -> strata.v1.Header
-	4,  // 22: strata.v1.GetServerDefaultsRequest.header:type_name -> strata.v1.Header
-	4,  // 23: strata.v1.RenewLeaseRequest.header:type_name -> strata.v1.Header
-	4,  // 24: strata.v1.RecoverLeaseRequest.header:type_name -> strata.v1.Header
-	70, // 25: strata.v1.RecoverLeaseRequest.tail_block:type_name -> strata.v1.Block
-	4,  // 26: strata.v1.FlushRequest.header:type_name -> strata.v1.Header
-	70, // 27: strata.v1.FlushRequest.blocks:type_name -> strata.v1.Block
-	4,  // 28: strata.v1.ReadTailRequest.header:type_name -> strata.v1.Header
-	4,  // 29: strata.v1.AppendRequest.header:type_name -> strata.v1.Header
-	5,  // 30: strata.v1.AppendResponse.status:type_name -> strata.v1.FileStatus
-	4,  // 31: strata.v1.TruncateRequest.header:type_name -> strata.v1.Header
-	47, // 32: strata.v1.BatchRequest.calls:type_name -> strata.v1.BatchCall
-	12, // 33: strata.v1.BatchCall.get_file_status:type_name -> strata.v1.GetFileStatusRequest
-	14, // 34: strata.v1.BatchCall.open:type_name -> strata.v1.OpenRequest
-	6,  // 35: strata.v1.BatchCall.mkdirs:type_name -> strata.v1.MkdirsRequest
-	8,  // 36: strata.v1.BatchCall.create:type_name -> strata.v1.CreateRequest
-	10, // 37: strata.v1.BatchCall.complete:type_name -> strata.v1.CompleteRequest
-	18, // 38: strata.v1.BatchCall.rename:type_name -> strata.v1.RenameRequest
-	20, // 39: strata.v1.BatchCall.delete:type_name -> strata.v1.DeleteRequest
-	49, // 40: strata.v1.BatchResponse.results:type_name -> strata.v1.BatchResult
-	13, // 41: strata.v1.BatchResult.get_file_status:type_name -> strata.v1.GetFileStatusResponse
-	15, // 42: strata.v1.BatchResult.open:type_name -> strata.v1.OpenResponse
-	7,  // 43: strata.v1.BatchResult.mkdirs:type_name -> strata.v1.MkdirsResponse
-	9,  // 44: strata.v1.BatchResult.create:type_name -> strata.v1.CreateResponse
-	11, // 45: strata.v1.BatchResult.complete:type_name -> strata.v1.CompleteResponse
-	19, // 46: strata.v1.BatchResult.rename:type_name -> strata.v1.RenameResponse
-	21, // 47: strata.v1.BatchResult.delete:type_name -> strata.v1.DeleteResponse
-	2,  // 48: strata.v1.NamespaceInfo.mode:type_name -> strata.v1.NamespaceMode
-	4,  // 49: strata.v1.CreateNamespaceRequest.header:type_name -> strata.v1.Header
-	50, // 50: strata.v1.CreateNamespaceRequest.namespace:type_name -> strata.v1.NamespaceInfo
-	4,  // 51: strata.v1.ListNamespacesRequest.header:type_name -> strata.v1.Header
-	50, // 52: strata.v1.ListNamespacesResponse.namespaces:type_name -> strata.v1.NamespaceInfo
-	4,  // 53: strata.v1.DeleteNamespaceRequest.header:type_name -> strata.v1.Header
-	3,  // 54: strata.v1.DeleteNamespaceRequest.mode:type_name -> strata.v1.NamespaceDeleteMode
-	4,  // 55: strata.v1.RestoreNamespaceRequest.header:type_name -> strata.v1.Header
-	61, // 56: strata.v1.StatusResponse.members:type_name -> strata.v1.Member
-	4,  // 57: strata.v1.AddMemberRequest.header:type_name -> strata.v1.Header
-	61, // 58: strata.v1.AddMemberRequest.member:type_name -> strata.v1.Member
-	4,  // 59: strata.v1.RemoveMemberRequest.header:type_name -> strata.v1.Header
-	4,  // 60: strata.v1.TransferLeaderRequest.header:type_name -> strata.v1.Header
-	61, // 61: strata.v1.MembershipResponse.members:type_name -> strata.v1.Member
-	71, // 62: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
-	72, // 63: strata.v1.HeartbeatResponse.dropped:type_name -> strata.v1.BlockRef
-	71, // 64: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
-	73, // 65: strata.v1.method_kind:extendee -> google.protobuf.MethodOptions
-	0,  // 66: strata.v1.method_kind:type_name -> strata.v1.MethodKind
-	6,  // 67: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
-	8,  // 68: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
-	10, // 69: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
-	12, // 70: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
-	14, // 71: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
-	16, // 72: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
-	18, // 73: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
-	20, // 74: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
-	22, // 75: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
-	23, // 76: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
-	24, // 77: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
-	26, // 78: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
-	34, // 79: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
-	37, // 80: strata.v1.MetaService.Flush:input_type -> strata.v1.FlushRequest
-	39, // 81: strata.v1.MetaService.ReadTail:input_type -> strata.v1.ReadTailRequest
-	41, // 82: strata.v1.MetaService.Append:input_type -> strata.v1.AppendRequest
-	43, // 83: strata.v1.MetaService.Truncate:input_type -> strata.v1.TruncateRequest
-	36, // 84: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
-	46, // 85: strata.v1.MetaService.Batch:input_type -> strata.v1.BatchRequest
-	51, // 86: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
-	53, // 87: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
-	55, // 88: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
-	57, // 89: strata.v1.MetaService.RestoreNamespace:input_type -> strata.v1.RestoreNamespaceRequest
-	32, // 90: strata.v1.MetaService.GetServerDefaults:input_type -> strata.v1.GetServerDefaultsRequest
-	59, // 91: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
-	30, // 92: strata.v1.MetaService.Resync:input_type -> strata.v1.ResyncRequest
-	28, // 93: strata.v1.MetaService.GetProgress:input_type -> strata.v1.GetProgressRequest
-	62, // 94: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
-	63, // 95: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
-	64, // 96: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
-	66, // 97: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
-	68, // 98: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
-	7,  // 99: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
-	9,  // 100: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
-	11, // 101: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
-	13, // 102: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
-	15, // 103: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
-	17, // 104: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
-	19, // 105: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
-	21, // 106: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
-	25, // 107: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
-	25, // 108: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
-	25, // 109: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
-	27, // 110: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
-	35, // 111: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
-	38, // 112: strata.v1.MetaService.Flush:output_type -> strata.v1.FlushResponse
-	40, // 113: strata.v1.MetaService.ReadTail:output_type -> strata.v1.ReadTailResponse
-	42, // 114: strata.v1.MetaService.Append:output_type -> strata.v1.AppendResponse
-	44, // 115: strata.v1.MetaService.Truncate:output_type -> strata.v1.TruncateResponse
-	45, // 116: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
-	48, // 117: strata.v1.MetaService.Batch:output_type -> strata.v1.BatchResponse
-	52, // 118: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
-	54, // 119: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
-	56, // 120: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
-	58, // 121: strata.v1.MetaService.RestoreNamespace:output_type -> strata.v1.RestoreNamespaceResponse
-	33, // 122: strata.v1.MetaService.GetServerDefaults:output_type -> strata.v1.GetServerDefaultsResponse
-	60, // 123: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
-	31, // 124: strata.v1.MetaService.Resync:output_type -> strata.v1.ResyncResponse
-	29, // 125: strata.v1.MetaService.GetProgress:output_type -> strata.v1.GetProgressResponse
-	65, // 126: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
-	65, // 127: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
-	65, // 128: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
-	67, // 129: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
-	69, // 130: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
-	99, // [99:131] is the sub-list for method output_type
-	67, // [67:99] is the sub-list for method input_type
-	66, // [66:67] is the sub-list for extension type_name
-	65, // [65:66] is the sub-list for extension extendee
-	0,  // [0:65] is the sub-list for field type_name
+	1,   // 0: strata.v1.FileStatus.type:type_name -> strata.v1.FileType
+	4,   // 1: strata.v1.MkdirsRequest.header:type_name -> strata.v1.Header
+	4,   // 2: strata.v1.CreateRequest.header:type_name -> strata.v1.Header
+	5,   // 3: strata.v1.CreateResponse.status:type_name -> strata.v1.FileStatus
+	4,   // 4: strata.v1.CompleteRequest.header:type_name -> strata.v1.Header
+	70,  // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
+	4,   // 6: strata.v1.GetFileStatusRequest.header:type_name -> strata.v1.Header
+	5,   // 7: strata.v1.GetFileStatusResponse.status:type_name -> strata.v1.FileStatus
+	4,   // 8: strata.v1.OpenRequest.header:type_name -> strata.v1.Header
+	5,   // 9: strata.v1.OpenResponse.status:type_name -> strata.v1.FileStatus
+	70,  // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
+	4,   // 11: strata.v1.ListRequest.header:type_name -> strata.v1.Header
+	5,   // 12: strata.v1.ListResponse.entries:type_name -> strata.v1.FileStatus
+	5,   // 13: strata.v1.ListResponse.status:type_name -> strata.v1.FileStatus
+	4,   // 14: strata.v1.RenameRequest.header:type_name -> strata.v1.Header
+	4,   // 15: strata.v1.DeleteRequest.header:type_name -> strata.v1.Header
+	4,   // 16: strata.v1.SetPermissionRequest.header:type_name -> strata.v1.Header
+	4,   // 17: strata.v1.SetOwnerRequest.header:type_name -> strata.v1.Header
+	4,   // 18: strata.v1.SetTimesRequest.header:type_name -> strata.v1.Header
+	4,   // 19: strata.v1.GetContentSummaryRequest.header:type_name -> strata.v1.Header
+	4,   // 20: strata.v1.GetProgressRequest.header:type_name -> strata.v1.Header
+	4,   // 21: strata.v1.ResyncRequest.header:type_name -> strata.v1.Header
+	4,   // 22: strata.v1.GetServerDefaultsRequest.header:type_name -> strata.v1.Header
+	4,   // 23: strata.v1.RenewLeaseRequest.header:type_name -> strata.v1.Header
+	4,   // 24: strata.v1.RecoverLeaseRequest.header:type_name -> strata.v1.Header
+	70,  // 25: strata.v1.RecoverLeaseRequest.tail_block:type_name -> strata.v1.Block
+	4,   // 26: strata.v1.FlushRequest.header:type_name -> strata.v1.Header
+	70,  // 27: strata.v1.FlushRequest.blocks:type_name -> strata.v1.Block
+	4,   // 28: strata.v1.ReadTailRequest.header:type_name -> strata.v1.Header
+	4,   // 29: strata.v1.AppendRequest.header:type_name -> strata.v1.Header
+	5,   // 30: strata.v1.AppendResponse.status:type_name -> strata.v1.FileStatus
+	4,   // 31: strata.v1.TruncateRequest.header:type_name -> strata.v1.Header
+	47,  // 32: strata.v1.BatchRequest.calls:type_name -> strata.v1.BatchCall
+	12,  // 33: strata.v1.BatchCall.get_file_status:type_name -> strata.v1.GetFileStatusRequest
+	14,  // 34: strata.v1.BatchCall.open:type_name -> strata.v1.OpenRequest
+	6,   // 35: strata.v1.BatchCall.mkdirs:type_name -> strata.v1.MkdirsRequest
+	8,   // 36: strata.v1.BatchCall.create:type_name -> strata.v1.CreateRequest
+	10,  // 37: strata.v1.BatchCall.complete:type_name -> strata.v1.CompleteRequest
+	18,  // 38: strata.v1.BatchCall.rename:type_name -> strata.v1.RenameRequest
+	20,  // 39: strata.v1.BatchCall.delete:type_name -> strata.v1.DeleteRequest
+	49,  // 40: strata.v1.BatchResponse.results:type_name -> strata.v1.BatchResult
+	13,  // 41: strata.v1.BatchResult.get_file_status:type_name -> strata.v1.GetFileStatusResponse
+	15,  // 42: strata.v1.BatchResult.open:type_name -> strata.v1.OpenResponse
+	7,   // 43: strata.v1.BatchResult.mkdirs:type_name -> strata.v1.MkdirsResponse
+	9,   // 44: strata.v1.BatchResult.create:type_name -> strata.v1.CreateResponse
+	11,  // 45: strata.v1.BatchResult.complete:type_name -> strata.v1.CompleteResponse
+	19,  // 46: strata.v1.BatchResult.rename:type_name -> strata.v1.RenameResponse
+	21,  // 47: strata.v1.BatchResult.delete:type_name -> strata.v1.DeleteResponse
+	2,   // 48: strata.v1.NamespaceInfo.mode:type_name -> strata.v1.NamespaceMode
+	4,   // 49: strata.v1.CreateNamespaceRequest.header:type_name -> strata.v1.Header
+	50,  // 50: strata.v1.CreateNamespaceRequest.namespace:type_name -> strata.v1.NamespaceInfo
+	4,   // 51: strata.v1.ListNamespacesRequest.header:type_name -> strata.v1.Header
+	50,  // 52: strata.v1.ListNamespacesResponse.namespaces:type_name -> strata.v1.NamespaceInfo
+	4,   // 53: strata.v1.DeleteNamespaceRequest.header:type_name -> strata.v1.Header
+	3,   // 54: strata.v1.DeleteNamespaceRequest.mode:type_name -> strata.v1.NamespaceDeleteMode
+	4,   // 55: strata.v1.RestoreNamespaceRequest.header:type_name -> strata.v1.Header
+	61,  // 56: strata.v1.StatusResponse.members:type_name -> strata.v1.Member
+	4,   // 57: strata.v1.AddMemberRequest.header:type_name -> strata.v1.Header
+	61,  // 58: strata.v1.AddMemberRequest.member:type_name -> strata.v1.Member
+	4,   // 59: strata.v1.RemoveMemberRequest.header:type_name -> strata.v1.Header
+	4,   // 60: strata.v1.TransferLeaderRequest.header:type_name -> strata.v1.Header
+	61,  // 61: strata.v1.MembershipResponse.members:type_name -> strata.v1.Member
+	71,  // 62: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
+	72,  // 63: strata.v1.HeartbeatResponse.dropped:type_name -> strata.v1.BlockRef
+	73,  // 64: strata.v1.HeartbeatResponse.block_keys:type_name -> strata.v1.BlockKey
+	50,  // 65: strata.v1.HeartbeatResponse.namespaces:type_name -> strata.v1.NamespaceInfo
+	71,  // 66: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
+	74,  // 67: strata.v1.method_kind:extendee -> google.protobuf.MethodOptions
+	0,   // 68: strata.v1.method_kind:type_name -> strata.v1.MethodKind
+	6,   // 69: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
+	8,   // 70: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
+	10,  // 71: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
+	12,  // 72: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
+	14,  // 73: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
+	16,  // 74: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
+	18,  // 75: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
+	20,  // 76: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
+	22,  // 77: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
+	23,  // 78: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
+	24,  // 79: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
+	26,  // 80: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
+	34,  // 81: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
+	37,  // 82: strata.v1.MetaService.Flush:input_type -> strata.v1.FlushRequest
+	39,  // 83: strata.v1.MetaService.ReadTail:input_type -> strata.v1.ReadTailRequest
+	41,  // 84: strata.v1.MetaService.Append:input_type -> strata.v1.AppendRequest
+	43,  // 85: strata.v1.MetaService.Truncate:input_type -> strata.v1.TruncateRequest
+	36,  // 86: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
+	46,  // 87: strata.v1.MetaService.Batch:input_type -> strata.v1.BatchRequest
+	51,  // 88: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
+	53,  // 89: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
+	55,  // 90: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
+	57,  // 91: strata.v1.MetaService.RestoreNamespace:input_type -> strata.v1.RestoreNamespaceRequest
+	32,  // 92: strata.v1.MetaService.GetServerDefaults:input_type -> strata.v1.GetServerDefaultsRequest
+	59,  // 93: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
+	30,  // 94: strata.v1.MetaService.Resync:input_type -> strata.v1.ResyncRequest
+	28,  // 95: strata.v1.MetaService.GetProgress:input_type -> strata.v1.GetProgressRequest
+	62,  // 96: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
+	63,  // 97: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
+	64,  // 98: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
+	66,  // 99: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
+	68,  // 100: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
+	7,   // 101: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
+	9,   // 102: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
+	11,  // 103: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
+	13,  // 104: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
+	15,  // 105: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
+	17,  // 106: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
+	19,  // 107: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
+	21,  // 108: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
+	25,  // 109: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
+	25,  // 110: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
+	25,  // 111: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
+	27,  // 112: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
+	35,  // 113: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
+	38,  // 114: strata.v1.MetaService.Flush:output_type -> strata.v1.FlushResponse
+	40,  // 115: strata.v1.MetaService.ReadTail:output_type -> strata.v1.ReadTailResponse
+	42,  // 116: strata.v1.MetaService.Append:output_type -> strata.v1.AppendResponse
+	44,  // 117: strata.v1.MetaService.Truncate:output_type -> strata.v1.TruncateResponse
+	45,  // 118: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
+	48,  // 119: strata.v1.MetaService.Batch:output_type -> strata.v1.BatchResponse
+	52,  // 120: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
+	54,  // 121: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
+	56,  // 122: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
+	58,  // 123: strata.v1.MetaService.RestoreNamespace:output_type -> strata.v1.RestoreNamespaceResponse
+	33,  // 124: strata.v1.MetaService.GetServerDefaults:output_type -> strata.v1.GetServerDefaultsResponse
+	60,  // 125: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
+	31,  // 126: strata.v1.MetaService.Resync:output_type -> strata.v1.ResyncResponse
+	29,  // 127: strata.v1.MetaService.GetProgress:output_type -> strata.v1.GetProgressResponse
+	65,  // 128: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
+	65,  // 129: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
+	65,  // 130: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
+	67,  // 131: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
+	69,  // 132: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
+	101, // [101:133] is the sub-list for method output_type
+	69,  // [69:101] is the sub-list for method input_type
+	68,  // [68:69] is the sub-list for extension type_name
+	67,  // [67:68] is the sub-list for extension extendee
+	0,   // [0:67] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_meta_proto_init() }

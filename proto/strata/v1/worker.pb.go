@@ -97,9 +97,16 @@ type BlockRef struct {
 	// length) of this object, which is read only while it is this version
 	// (a changed object fails the read; it is never cached as the block).
 	// Empty in block mode, where the block is its own object.
-	ObjectKey     string `protobuf:"bytes,5,opt,name=object_key,json=objectKey,proto3" json:"object_key,omitempty"`
-	ObjectOffset  uint64 `protobuf:"varint,6,opt,name=object_offset,json=objectOffset,proto3" json:"object_offset,omitempty"`
-	Version       string `protobuf:"bytes,7,opt,name=version,proto3" json:"version,omitempty"`
+	ObjectKey    string `protobuf:"bytes,5,opt,name=object_key,json=objectKey,proto3" json:"object_key,omitempty"`
+	ObjectOffset uint64 `protobuf:"varint,6,opt,name=object_offset,json=objectOffset,proto3" json:"object_offset,omitempty"`
+	Version      string `protobuf:"bytes,7,opt,name=version,proto3" json:"version,omitempty"`
+	// The namespace the block belongs to ("" is "default"): the worker reads
+	// from the bucket the namespace service names for it, never from
+	// store_uri (which, if set, must be that bucket's URI).
+	Namespace string `protobuf:"bytes,8,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// The block access token of the file, from OpenResponse.block_token:
+	// the worker refuses a read without a valid one (docs/security.md).
+	BlockToken    []byte `protobuf:"bytes,9,opt,name=block_token,json=blockToken,proto3" json:"block_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -183,6 +190,20 @@ func (x *BlockRef) GetVersion() string {
 	return ""
 }
 
+func (x *BlockRef) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *BlockRef) GetBlockToken() []byte {
+	if x != nil {
+		return x.BlockToken
+	}
+	return nil
+}
+
 type WriteHeader struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	StoreUri  string                 `protobuf:"bytes,1,opt,name=store_uri,json=storeUri,proto3" json:"store_uri,omitempty"`
@@ -192,7 +213,11 @@ type WriteHeader struct {
 	Path string `protobuf:"bytes,4,opt,name=path,proto3" json:"path,omitempty"`
 	// Cache mode: write the content as this one object (in parts while it
 	// streams, completed when it ends) instead of cutting it into blocks.
-	ObjectKey     string `protobuf:"bytes,5,opt,name=object_key,json=objectKey,proto3" json:"object_key,omitempty"`
+	ObjectKey string `protobuf:"bytes,5,opt,name=object_key,json=objectKey,proto3" json:"object_key,omitempty"`
+	// As BlockRef's: the namespace, whose bucket the worker writes to, and
+	// the write token of the file (CreateResponse or AppendResponse).
+	Namespace     string `protobuf:"bytes,6,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	BlockToken    []byte `protobuf:"bytes,7,opt,name=block_token,json=blockToken,proto3" json:"block_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -260,6 +285,20 @@ func (x *WriteHeader) GetObjectKey() string {
 		return x.ObjectKey
 	}
 	return ""
+}
+
+func (x *WriteHeader) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *WriteHeader) GetBlockToken() []byte {
+	if x != nil {
+		return x.BlockToken
+	}
+	return nil
 }
 
 type WriteRequest struct {
@@ -1219,6 +1258,71 @@ func (x *ShortCircuitResponse) GetChunkCrcs() []uint32 {
 	return nil
 }
 
+// BlockKey is a key the namespace service signs block access tokens with,
+// shared with the workers (in HeartbeatResponse). Keys rotate; a worker
+// holds the previous, current and next ones.
+type BlockKey struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The key's id, which a token names.
+	Id     uint32 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Secret []byte `protobuf:"bytes,2,opt,name=secret,proto3" json:"secret,omitempty"`
+	// Milliseconds since the epoch after which no token it signed is valid.
+	Expires       int64 `protobuf:"varint,3,opt,name=expires,proto3" json:"expires,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BlockKey) Reset() {
+	*x = BlockKey{}
+	mi := &file_strata_v1_worker_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BlockKey) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BlockKey) ProtoMessage() {}
+
+func (x *BlockKey) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_worker_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BlockKey.ProtoReflect.Descriptor instead.
+func (*BlockKey) Descriptor() ([]byte, []int) {
+	return file_strata_v1_worker_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *BlockKey) GetId() uint32 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *BlockKey) GetSecret() []byte {
+	if x != nil {
+		return x.Secret
+	}
+	return nil
+}
+
+func (x *BlockKey) GetExpires() int64 {
+	if x != nil {
+		return x.Expires
+	}
+	return 0
+}
+
 // WorkerInfo is what a worker tells the namespace service about itself.
 type WorkerInfo struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1236,7 +1340,7 @@ type WorkerInfo struct {
 
 func (x *WorkerInfo) Reset() {
 	*x = WorkerInfo{}
-	mi := &file_strata_v1_worker_proto_msgTypes[17]
+	mi := &file_strata_v1_worker_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1248,7 +1352,7 @@ func (x *WorkerInfo) String() string {
 func (*WorkerInfo) ProtoMessage() {}
 
 func (x *WorkerInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_worker_proto_msgTypes[17]
+	mi := &file_strata_v1_worker_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1261,7 +1365,7 @@ func (x *WorkerInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerInfo.ProtoReflect.Descriptor instead.
 func (*WorkerInfo) Descriptor() ([]byte, []int) {
-	return file_strata_v1_worker_proto_rawDescGZIP(), []int{17}
+	return file_strata_v1_worker_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *WorkerInfo) GetId() string {
@@ -1307,7 +1411,7 @@ const file_strata_v1_worker_proto_rawDesc = "" +
 	"\x05Block\x12\x19\n" +
 	"\bblock_id\x18\x01 \x01(\x04R\ablockId\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x04R\x06offset\x12\x16\n" +
-	"\x06length\x18\x03 \x01(\x04R\x06length\"\xd3\x01\n" +
+	"\x06length\x18\x03 \x01(\x04R\x06length\"\x92\x02\n" +
 	"\bBlockRef\x12\x1b\n" +
 	"\tstore_uri\x18\x01 \x01(\tR\bstoreUri\x12\x19\n" +
 	"\binode_id\x18\x02 \x01(\x04R\ainodeId\x12\x19\n" +
@@ -1316,7 +1420,10 @@ const file_strata_v1_worker_proto_rawDesc = "" +
 	"\n" +
 	"object_key\x18\x05 \x01(\tR\tobjectKey\x12#\n" +
 	"\robject_offset\x18\x06 \x01(\x04R\fobjectOffset\x12\x18\n" +
-	"\aversion\x18\a \x01(\tR\aversion\"\x97\x01\n" +
+	"\aversion\x18\a \x01(\tR\aversion\x12\x1c\n" +
+	"\tnamespace\x18\b \x01(\tR\tnamespace\x12\x1f\n" +
+	"\vblock_token\x18\t \x01(\fR\n" +
+	"blockToken\"\xd6\x01\n" +
 	"\vWriteHeader\x12\x1b\n" +
 	"\tstore_uri\x18\x01 \x01(\tR\bstoreUri\x12\x19\n" +
 	"\binode_id\x18\x02 \x01(\x04R\ainodeId\x12\x1d\n" +
@@ -1324,7 +1431,10 @@ const file_strata_v1_worker_proto_rawDesc = "" +
 	"block_size\x18\x03 \x01(\x04R\tblockSize\x12\x12\n" +
 	"\x04path\x18\x04 \x01(\tR\x04path\x12\x1d\n" +
 	"\n" +
-	"object_key\x18\x05 \x01(\tR\tobjectKey\"]\n" +
+	"object_key\x18\x05 \x01(\tR\tobjectKey\x12\x1c\n" +
+	"\tnamespace\x18\x06 \x01(\tR\tnamespace\x12\x1f\n" +
+	"\vblock_token\x18\a \x01(\fR\n" +
+	"blockToken\"]\n" +
 	"\fWriteRequest\x120\n" +
 	"\x06header\x18\x01 \x01(\v2\x16.strata.v1.WriteHeaderH\x00R\x06header\x12\x14\n" +
 	"\x04data\x18\x02 \x01(\fH\x00R\x04dataB\x05\n" +
@@ -1394,7 +1504,11 @@ const file_strata_v1_worker_proto_rawDesc = "" +
 	"chunk_size\x18\t \x01(\x04R\tchunkSize\x12\x1d\n" +
 	"\n" +
 	"chunk_crcs\x18\n" +
-	" \x03(\rR\tchunkCrcs\"\x99\x01\n" +
+	" \x03(\rR\tchunkCrcs\"L\n" +
+	"\bBlockKey\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\rR\x02id\x12\x16\n" +
+	"\x06secret\x18\x02 \x01(\fR\x06secret\x12\x18\n" +
+	"\aexpires\x18\x03 \x01(\x03R\aexpires\"\x99\x01\n" +
 	"\n" +
 	"WorkerInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
@@ -1424,7 +1538,7 @@ func file_strata_v1_worker_proto_rawDescGZIP() []byte {
 	return file_strata_v1_worker_proto_rawDescData
 }
 
-var file_strata_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_strata_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_strata_v1_worker_proto_goTypes = []any{
 	(*Block)(nil),                // 0: strata.v1.Block
 	(*BlockRef)(nil),             // 1: strata.v1.BlockRef
@@ -1443,7 +1557,8 @@ var file_strata_v1_worker_proto_goTypes = []any{
 	(*WorkerStats)(nil),          // 14: strata.v1.WorkerStats
 	(*ShortCircuitRequest)(nil),  // 15: strata.v1.ShortCircuitRequest
 	(*ShortCircuitResponse)(nil), // 16: strata.v1.ShortCircuitResponse
-	(*WorkerInfo)(nil),           // 17: strata.v1.WorkerInfo
+	(*BlockKey)(nil),             // 17: strata.v1.BlockKey
+	(*WorkerInfo)(nil),           // 18: strata.v1.WorkerInfo
 }
 var file_strata_v1_worker_proto_depIdxs = []int32{
 	2,  // 0: strata.v1.WriteRequest.header:type_name -> strata.v1.WriteHeader
@@ -1488,7 +1603,7 @@ func file_strata_v1_worker_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_v1_worker_proto_rawDesc), len(file_strata_v1_worker_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   18,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

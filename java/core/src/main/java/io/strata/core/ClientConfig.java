@@ -2,6 +2,7 @@ package io.strata.core;
 
 import io.strata.core.block.BlockIO;
 import io.strata.core.rpc.HostPort;
+import io.strata.core.rpc.Tls;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -55,6 +56,7 @@ public final class ClientConfig {
   private final int batchesInFlight;
   private final boolean shortCircuit;
   private final BlockIO blockIO;
+  private final Tls tls;
 
   private ClientConfig(Builder b) {
     if (b.members.isEmpty()) {
@@ -75,6 +77,7 @@ public final class ClientConfig {
     this.batchesInFlight = b.batchesInFlight;
     this.shortCircuit = b.shortCircuit;
     this.blockIO = b.blockIO;
+    this.tls = b.tls != null ? b.tls : Tls.fromEnvironment();
   }
 
   /** Returns a builder for the service at {@code addresses}, a comma list of host:port. */
@@ -168,10 +171,19 @@ public final class ClientConfig {
     return Optional.ofNullable(blockIO);
   }
 
+  /**
+   * How the client connects to the service and the workers: TLS unless plaintext was asked for
+   * (docs/security.md); by default as the environment says ({@link Tls#fromEnvironment}).
+   */
+  public Tls tls() {
+    return tls;
+  }
+
   /** Builds a {@link ClientConfig}. Not safe for concurrent use. */
   public static final class Builder {
     private final List<HostPort> members = new ArrayList<>();
     private String user = System.getProperty("user.name");
+    private Tls tls;
     private List<String> groups = List.of();
     private int umask = 0022;
     private Duration rpcTimeout = DEFAULT_RPC_TIMEOUT;
@@ -266,6 +278,12 @@ public final class ClientConfig {
      */
     public Builder blockIO(BlockIO io) {
       this.blockIO = Objects.requireNonNull(io, "blockIO");
+      return this;
+    }
+
+    /** Sets how the client connects (default: {@link Tls#fromEnvironment}). */
+    public Builder tls(Tls t) {
+      this.tls = Objects.requireNonNull(t, "tls");
       return this;
     }
 

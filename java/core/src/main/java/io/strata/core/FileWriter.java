@@ -184,7 +184,7 @@ public final class FileWriter extends OutputStream {
     }
     long now;
     try {
-      now = client.flush(path(), req);
+      now = client.flush(path(), req, target.token());
     } catch (IOException e) {
       synchronized (this) {
         flushing = false;

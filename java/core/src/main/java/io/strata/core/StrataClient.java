@@ -5,6 +5,7 @@ import io.strata.core.block.BlockExtent;
 import io.strata.core.block.BlockIO;
 import io.strata.core.block.BlockLocation;
 import io.strata.core.block.BlockReader;
+import io.strata.core.block.BlockToken;
 import io.strata.core.block.ReadTarget;
 import io.strata.core.block.WriteTarget;
 import io.strata.core.error.ErrorTranslator;
@@ -24,6 +25,7 @@ import io.strata.proto.v1.CreateRequest;
 import io.strata.proto.v1.CreateResponse;
 import io.strata.proto.v1.DeleteRequest;
 import io.strata.proto.v1.FlushRequest;
+import io.strata.proto.v1.FlushResponse;
 import io.strata.proto.v1.GetContentSummaryRequest;
 import io.strata.proto.v1.GetContentSummaryResponse;
 import io.strata.proto.v1.GetFileStatusRequest;
@@ -106,7 +108,8 @@ public final class StrataClient implements Closeable {
         "strata-batch-mutations-" + clientName);
     this.renewer = new LeaseRenewer(this::renewLease, cfg.leaseRenewInterval(),
         "strata-lease-renewer-" + clientName);
-    this.workers = new WorkerBlockIO(this::listWorkers, cfg.shortCircuit(), cfg.rpcTimeout());
+    this.workers = new WorkerBlockIO(this::listWorkers, cfg.shortCircuit(), cfg.rpcTimeout(),
+        cfg.tls());
     this.blockIO = cfg.blockIO().orElse(workers);
   }
 
@@ -118,7 +121,7 @@ public final class StrataClient implements Closeable {
   public static StrataClient connect(ClientConfig cfg) {
     return new StrataClient(cfg,
         new MetaCaller(cfg.members(), cfg.rpcTimeout(), cfg.retryTimeout(),
-            cfg.connectTimeout()));
+            cfg.connectTimeout(), cfg.tls()));
   }
 
   /** The configuration the client was made with. */
@@ -173,7 +176,8 @@ public final class StrataClient implements Closeable {
     CreateResponse r = batch(MetaServiceGrpc.getCreateMethod(), Op.CREATE, p,
         BatchCall.newBuilder().setCreate(req)).getCreate();
     WriteTarget t = new WriteTarget(p, r.getStoreUri(), r.getStatus().getInodeId(),
-        r.getStatus().getBlockSize(), r.getInlineLimit(), r.getObjectKey());
+        r.getStatus().getBlockSize(), r.getInlineLimit(), r.getObjectKey(),
+        new BlockToken(r.getBlockToken(), r.getBlockTokenExpires(), null));
     renewer.acquire();
     return new FileWriter(this, t, blockIO);
   }
@@ -189,7 +193,8 @@ public final class StrataClient implements Closeable {
         .setPath(p.path()).build();
     AppendResponse r = call(Op.APPEND, p, s -> s.append(req));
     WriteTarget t = new WriteTarget(p, r.getStoreUri(), r.getStatus().getInodeId(),
-        r.getStatus().getBlockSize(), r.getInlineLimit(), "");
+        r.getStatus().getBlockSize(), r.getInlineLimit(), "",
+        new BlockToken(r.getBlockToken(), r.getBlockTokenExpires(), null));
     renewer.acquire();
     return FileWriter.appending(this, t, blockIO, r.getStatus().getLength(),
         r.getInlineData().toByteArray());
@@ -255,9 +260,14 @@ public final class StrataClient implements Closeable {
     return n == 0 ? 0 : r.getBlocks(n - 1).getOffset() + r.getBlocks(n - 1).getLength();
   }
 
-  /** Commits a writer's flush ({@link FileWriter#hflush}); returns the file's visible length. */
-  long flush(StrataPath p, FlushRequest req) throws IOException {
-    return call(Op.FLUSH, p, s -> s.flush(req)).getLength();
+  /**
+   * Commits a writer's flush ({@link FileWriter#hflush}); returns the file's visible length, and
+   * renews {@code token} with the answer's.
+   */
+  long flush(StrataPath p, FlushRequest req, BlockToken token) throws IOException {
+    FlushResponse r = call(Op.FLUSH, p, s -> s.flush(req));
+    token.set(r.getBlockToken(), r.getBlockTokenExpires());
+    return r.getLength();
   }
 
   /**
@@ -298,14 +308,20 @@ public final class StrataClient implements Closeable {
         .getOpen();
   }
 
-  private static ReadTarget readTarget(StrataPath p, FileInfo info, OpenResponse r) {
+  private ReadTarget readTarget(StrataPath p, FileInfo info, OpenResponse r) {
     List<BlockExtent> blocks = new ArrayList<>(r.getBlocksCount());
     for (Block b : r.getBlocksList()) {
       blocks.add(new BlockExtent(b.getBlockId(), b.getOffset(), b.getLength()));
     }
     // The blocks end before the length of a file being written: its tail is not theirs to read.
-    return new ReadTarget(p, r.getStoreUri(), info.inodeId(), Math.min(info.length(),
-        blocksEnd(r)), blocks, r.getObjectKey(), r.getObjectVersion());
+    long inode = info.inodeId();
+    BlockToken token = new BlockToken(r.getBlockToken(), r.getBlockTokenExpires(), () -> {
+      OpenResponse again = openCall(p, false);
+      return again.getStatus().getInodeId() != inode ? null
+          : new BlockToken(again.getBlockToken(), again.getBlockTokenExpires(), null);
+    });
+    return new ReadTarget(p, r.getStoreUri(), inode, Math.min(info.length(),
+        blocksEnd(r)), blocks, r.getObjectKey(), r.getObjectVersion(), token);
   }
 
   private List<WorkerInfo> listWorkers() throws IOException {

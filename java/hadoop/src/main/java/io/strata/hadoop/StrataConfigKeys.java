@@ -72,6 +72,15 @@ public final class StrataConfigKeys {
   public static final boolean DEFAULT_SHORT_CIRCUIT = true;
 
   /**
+   * The PEM CA bundle the service's and workers' TLS certificates are checked against (default
+   * $STRATA_TLS_CA, else ./strata-data/tls/ca.pem if it exists, else the JVM's trusted roots).
+   */
+  public static final String TLS_CA = "fs.strata.tls.ca";
+
+  /** Connect in plaintext, without TLS (default false, or $STRATA_PLAINTEXT=1). */
+  public static final String TLS_PLAINTEXT = "fs.strata.tls.plaintext";
+
+  /**
    * Bytes a sequential read fetches at a time (the input stream's buffer; reads at least this
    * large bypass it, and positioned reads always do); default 4 MiB, 0 for no buffer.
    */

@@ -14,6 +14,7 @@ import io.strata.core.StrataClient;
 import io.strata.core.StrataPath;
 import io.strata.core.error.Reason;
 import io.strata.core.error.StrataError;
+import io.strata.core.rpc.Tls;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -155,10 +156,25 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
               ClientConfig.DEFAULT_BATCHES_IN_FLIGHT))
           .shortCircuit(conf.getBoolean(StrataConfigKeys.SHORT_CIRCUIT,
               StrataConfigKeys.DEFAULT_SHORT_CIRCUIT))
+          .tls(tls(conf))
           .build();
     } catch (IllegalArgumentException e) {
       throw new IOException("cannot open " + name + ": " + e.getMessage(), e);
     }
+  }
+
+  /** The TLS settings of {@code conf}, where it has any, else the environment's. */
+  private static Tls tls(Configuration conf) {
+    String plain = conf.getTrimmed(StrataConfigKeys.TLS_PLAINTEXT, "");
+    if (!plain.isEmpty()) {
+      if (Boolean.parseBoolean(plain)) {
+        return Tls.plaintext();
+      }
+      String ca = conf.getTrimmed(StrataConfigKeys.TLS_CA, "");
+      return ca.isEmpty() ? Tls.systemRoots() : Tls.withCa(ca);
+    }
+    String ca = conf.getTrimmed(StrataConfigKeys.TLS_CA, "");
+    return ca.isEmpty() ? Tls.fromEnvironment() : Tls.withCa(ca);
   }
 
   @Override

@@ -14,11 +14,18 @@ import java.util.List;
  * @param objectKey in a cache-mode namespace, the object whose ranges the blocks are; "" in
  *     block mode, where each block is an object of its own
  * @param objectVersion the version (ETag) of that object the blocks are ranges of
+ * @param token the file's block access token, which the workers check
  */
 public record ReadTarget(StrataPath path, String storeUri, long inodeId, long length,
-    List<BlockExtent> blocks, String objectKey, String objectVersion) {
+    List<BlockExtent> blocks, String objectKey, String objectVersion, BlockToken token) {
   /** Copies the block list. */
   public ReadTarget {
     blocks = List.copyOf(blocks);
+  }
+
+  /** A target without a token (the workers refuse to read it). */
+  public ReadTarget(StrataPath path, String storeUri, long inodeId, long length,
+      List<BlockExtent> blocks, String objectKey, String objectVersion) {
+    this(path, storeUri, inodeId, length, blocks, objectKey, objectVersion, BlockToken.none());
   }
 }

@@ -12,6 +12,14 @@ import io.strata.core.StrataPath;
  * @param inlineLimit the size up to which content is stored inline instead (for messages)
  * @param objectKey in a cache-mode namespace, the one object the content goes to (the worker
  *     writes it whole instead of cutting blocks); "" in block mode
+ * @param token the file's block access token (write), which the workers check; renewed by each
+ *     flush's answer
  */
 public record WriteTarget(StrataPath path, String storeUri, long inodeId, long blockSize,
-    int inlineLimit, String objectKey) {}
+    int inlineLimit, String objectKey, BlockToken token) {
+  /** A target without a token (the workers refuse to write it). */
+  public WriteTarget(StrataPath path, String storeUri, long inodeId, long blockSize,
+      int inlineLimit, String objectKey) {
+    this(path, storeUri, inodeId, blockSize, inlineLimit, objectKey, BlockToken.none());
+  }
+}

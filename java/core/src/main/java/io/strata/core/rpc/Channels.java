@@ -1,12 +1,11 @@
 package io.strata.core.rpc;
 
-import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 
 /**
  * Opens the channels to the members of the namespace service and to the workers, one channel per
- * address. Plaintext: the service has no TLS yet.
+ * address, over TLS or in plaintext as {@link Tls} says.
  *
  * <p>NB: besides gRPC's own transparent retry (of calls that never reached the server), the only
  * retries of metadata calls are {@link MetaCaller}'s.
@@ -30,12 +29,16 @@ public final class Channels {
   private Channels() {}
 
   /**
-   * Opens a channel to {@code member} of the namespace service (one per member: {@link
+   * Opens a plaintext channel to {@code member} of the namespace service (one per member: {@link
    * MetaCaller} picks the member); nothing is dialled until the first call.
    */
   public static ManagedChannel open(HostPort member) {
-    return NettyChannelBuilder.forAddress(member.host(), member.port(),
-            InsecureChannelCredentials.create())
+    return open(member, Tls.plaintext());
+  }
+
+  /** As {@link #open(HostPort)}, with {@code tls}. */
+  public static ManagedChannel open(HostPort member, Tls tls) {
+    return NettyChannelBuilder.forAddress(member.host(), member.port(), tls.credentials())
         .maxInboundMessageSize(MAX_INBOUND_MESSAGE_BYTES)
         .userAgent("strata-java")
         .build();
@@ -45,9 +48,9 @@ public final class Channels {
    * Opens a channel to the worker at {@code address} (host:port, as it advertises itself);
    * nothing is dialled until the first call.
    */
-  public static ManagedChannel openWorker(String address) {
+  public static ManagedChannel openWorker(String address, Tls tls) {
     HostPort hp = HostPort.parse(address);
-    return NettyChannelBuilder.forAddress(hp.host(), hp.port(), InsecureChannelCredentials.create())
+    return NettyChannelBuilder.forAddress(hp.host(), hp.port(), tls.credentials())
         .flowControlWindow(WORKER_FLOW_CONTROL_WINDOW)
         .maxInboundMessageSize(MAX_WORKER_MESSAGE_BYTES)
         .userAgent("strata-java")

@@ -114,7 +114,13 @@ public final class MetaCaller implements Closeable {
    */
   public MetaCaller(List<HostPort> members, Duration attemptTimeout, Duration retryTimeout,
       Duration connectTimeout) {
-    this(members, attemptTimeout, retryTimeout, connectTimeout, Channels::open,
+    this(members, attemptTimeout, retryTimeout, connectTimeout, Tls.plaintext());
+  }
+
+  /** As above, connecting with {@code tls}. */
+  public MetaCaller(List<HostPort> members, Duration attemptTimeout, Duration retryTimeout,
+      Duration connectTimeout, Tls tls) {
+    this(members, attemptTimeout, retryTimeout, connectTimeout, hp -> Channels.open(hp, tls),
         System::nanoTime, TimeUnit.NANOSECONDS::sleep);
   }
 

@@ -9,6 +9,7 @@ import io.strata.core.block.BlockWriter;
 import io.strata.core.block.ReadTarget;
 import io.strata.core.block.WriteTarget;
 import io.strata.core.error.Op;
+import io.strata.core.rpc.Tls;
 import io.strata.proto.v1.WorkerInfo;
 import io.strata.proto.v1.WorkerStats;
 import io.strata.proto.v1.WorkerStatsRequest;
@@ -41,7 +42,12 @@ public final class WorkerBlockIO implements BlockIO {
    * a worker and each wait on one.
    */
   public WorkerBlockIO(Directory directory, boolean shortCircuit, Duration timeout) {
-    this(directory, WorkerSet.localHostName(), shortCircuit, timeout);
+    this(directory, shortCircuit, timeout, Tls.fromEnvironment());
+  }
+
+  /** As above, connecting to the workers with {@code tls}. */
+  public WorkerBlockIO(Directory directory, boolean shortCircuit, Duration timeout, Tls tls) {
+    this.workers = new WorkerSet(directory, WorkerSet.localHostName(), shortCircuit, timeout, tls);
   }
 
   /** As above, for a client that takes itself to run on {@code host} (tests). */

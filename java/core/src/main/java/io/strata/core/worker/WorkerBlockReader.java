@@ -101,7 +101,8 @@ final class WorkerBlockReader implements BlockReader {
   private void readBlock(BlockExtent e, byte[] b, int off, int len, long in, boolean random)
       throws IOException {
     BlockRef.Builder rb = BlockRef.newBuilder().setStoreUri(target.storeUri())
-        .setInodeId(target.inodeId()).setBlockId(e.blockId()).setLength(e.length());
+        .setInodeId(target.inodeId()).setBlockId(e.blockId()).setLength(e.length())
+        .setNamespace(target.path().namespace()).setBlockToken(target.token().get());
     if (!target.objectKey().isEmpty()) {
       rb.setObjectKey(target.objectKey()).setObjectOffset(e.offset())
           .setVersion(target.objectVersion());

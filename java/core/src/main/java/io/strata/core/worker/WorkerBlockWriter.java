@@ -138,7 +138,8 @@ final class WorkerBlockWriter implements BlockWriter {
     send(WriteRequest.newBuilder().setHeader(WriteHeader.newBuilder()
         .setStoreUri(target.storeUri()).setInodeId(target.inodeId())
         .setBlockSize(target.blockSize()).setPath(target.path().toString())
-        .setObjectKey(target.objectKey())).build());
+        .setObjectKey(target.objectKey()).setNamespace(target.path().namespace())
+        .setBlockToken(target.token().get())).build());
     // A worker that cannot be reached fails the call here, before any data is sent, so that
     // the next worker can take the file.
     awaitReady();

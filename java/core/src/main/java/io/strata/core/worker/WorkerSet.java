@@ -5,6 +5,7 @@ import io.strata.core.error.DataPathUnavailableException;
 import io.strata.core.error.ErrorTranslator;
 import io.strata.core.error.Op;
 import io.strata.core.rpc.Channels;
+import io.strata.core.rpc.Tls;
 import io.strata.proto.v1.WorkerInfo;
 import io.strata.proto.v1.WorkerServiceGrpc;
 import java.io.IOException;
@@ -43,9 +44,16 @@ final class WorkerSet implements AutoCloseable {
   private final Map<String, ManagedChannel> channels = new HashMap<>();
   private final Map<String, ShortCircuit> sockets = new HashMap<>();
   private boolean closed;
+  private final Tls tls;
 
   WorkerSet(WorkerBlockIO.Directory directory, String host, boolean shortCircuit,
       Duration timeout) {
+    this(directory, host, shortCircuit, timeout, Tls.fromEnvironment());
+  }
+
+  WorkerSet(WorkerBlockIO.Directory directory, String host, boolean shortCircuit,
+      Duration timeout, Tls tls) {
+    this.tls = tls;
     this.directory = directory;
     this.host = host;
     this.shortCircuit = shortCircuit;
@@ -179,7 +187,7 @@ final class WorkerSet implements AutoCloseable {
       ManagedChannel ch = channels.get(w.getAddress());
       if (ch == null) {
         try {
-          ch = Channels.openWorker(w.getAddress());
+          ch = Channels.openWorker(w.getAddress(), tls);
         } catch (IllegalArgumentException e) {
           throw new IOException("worker " + w.getId() + " advertises a bad address \""
               + w.getAddress() + "\"", e);

@@ -144,7 +144,7 @@ public class WorkerDataPathTest {
     Block b0 = r.getBlocks(0);
     BlockRef ref = BlockRef.newBuilder().setStoreUri(r.getStoreUri())
         .setInodeId(r.getStatus().getInodeId()).setBlockId(b0.getBlockId())
-        .setLength(b0.getLength()).build();
+        .setLength(b0.getLength()).setBlockToken(r.getBlockToken()).build();
     WorkerInfo w = realWorkers().get(0);
     ShortCircuitResponse resp;
     try (ShortCircuit sc = new ShortCircuit(Path.of(w.getUnixSocket()), TIMEOUT)) {
@@ -259,7 +259,7 @@ public class WorkerDataPathTest {
       WriteTarget t = new WriteTarget(base.child("refused"), "nosuch://bucket", 4242, MIB, 4096,
           "");
       // The refusal may come back as soon as the stream opens, or with the
-      // first block: either way the write fails and names the bucket.
+      // first block: either way the write fails, refused (it carries no block token).
       java.util.concurrent.atomic.AtomicReference<BlockWriter> opened =
           new java.util.concurrent.atomic.AtomicReference<>();
       IOException e = assertThrows(IOException.class, () -> {
@@ -267,7 +267,7 @@ public class WorkerDataPathTest {
         opened.get().write(new byte[3 * MIB], 0, 3 * MIB);
         opened.get().finish();
       });
-      assertTrue(e.getMessage(), e.getMessage().contains("nosuch"));
+      assertTrue(e.getMessage(), e.getMessage().contains("refused"));
       if (opened.get() != null) {
         opened.get().abort();
       }
