@@ -212,7 +212,7 @@ func runBenchMeta(ctx context.Context, f *benchMetaFlags, stdout, stderr io.Writ
 
 // clients makes the --conns clients of the service at addr.
 func (f *benchMetaFlags) clients(addr, ns string) ([]*client.Client, error) {
-	cfg, err := clientConfig(addr, ns, f.timeout)
+	cfg, err := clientConfig(addr, ns, f.timeout, f.tokenFile)
 	if err != nil {
 		return nil, err
 	}

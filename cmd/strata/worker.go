@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stratafs/strata/internal/cache"
+	"github.com/stratafs/strata/internal/token"
 	"github.com/stratafs/strata/internal/worker"
 )
 
@@ -28,6 +29,7 @@ type workerFlags struct {
 	pageSize  string
 	socket    string
 	cacheSync bool
+	tokenFile string
 }
 
 // register adds the worker's flags to cmd, each name prefixed with prefix;
@@ -43,6 +45,8 @@ func (f *workerFlags) register(cmd *cobra.Command, prefix, cacheSize string) {
 		fl.StringVar(&f.advertise, "advertise", "", "address clients dial (default: the listen address)")
 		fl.StringVar(&f.meta, "meta", "", "namespace service address HOST:PORT (default $STRATA_META or "+defaultMeta+")")
 		fl.StringVar(&f.stateDir, "state-dir", "./strata-worker", "directory for the worker's id and socket")
+		fl.StringVar(&f.tokenFile, "token-file", "", "file holding the token the worker proves itself with to the "+
+			"namespace service, a superuser's (default $STRATA_TOKEN's token, else $STRATA_TOKEN_FILE, else ~/.strata/token)")
 	}
 	fl.StringSliceVar(&f.cacheDirs, prefix+"cache-dir", nil, "cache directory, repeatable (one per disk; default "+stateDir+"/cache)")
 	fl.StringVar(&f.cacheSize, prefix+"cache-size", cacheSize, "cache capacity per directory (e.g. 512MiB, 20GiB)")
@@ -66,6 +70,11 @@ func (f *workerFlags) config() (worker.Config, error) {
 	}
 	cfg := worker.Config{StateDir: f.stateDir, Advertise: f.advertise, UnixSocket: f.socket,
 		Meta: metaAddr(f.meta), Cache: cache.Config{PageSize: page, NoSync: !f.cacheSync}}
+	if f.listen != "" { // a worker of its own, not the dev server's
+		if cfg.Token, err = token.Find(f.tokenFile); err != nil {
+			return worker.Config{}, err
+		}
+	}
 	for _, d := range dirs {
 		cfg.Cache.Dirs = append(cfg.Cache.Dirs, cache.Dir{Path: d, Capacity: size})
 	}

@@ -55,6 +55,10 @@ type members struct {
 	connectTimeout time.Duration
 	reached        atomic.Bool // some member accepted a connection once
 
+	// dialOptions are added to the connections' own (the token's
+	// credentials).
+	dialOptions []grpc.DialOption
+
 	mu     sync.Mutex
 	conns  map[string]*grpc.ClientConn
 	leader string
@@ -103,8 +107,8 @@ func (m *members) conn(addr string) (*grpc.ClientConn, error) {
 	if m.conns == nil {
 		return nil, fserr.Errorf(fserr.ErrInvalidArgument, "client: closed")
 	}
-	c, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))
+	c, err := grpc.NewClient(addr, append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64 << 20))}, m.dialOptions...)...)
 	if err != nil {
 		return nil, fmt.Errorf("client: %s: %w", addr, err)
 	}

@@ -42,7 +42,7 @@ func Serve(cfg Config, lis net.Listener, opts ...grpc.ServerOption) (*Serving, e
 		lis.Close()
 		return nil, err
 	}
-	g := grpc.NewServer(append(ServerOptions(), opts...)...)
+	g := grpc.NewServer(append(append(ServerOptions(), grpc.ChainUnaryInterceptor(srv.authUnary)), opts...)...)
 	pb.RegisterMetaServiceServer(g, srv)
 	pb.RegisterRaftServiceServer(g, srv.Transport())
 	go func() { _ = g.Serve(lis) }()

@@ -62,6 +62,12 @@ type Config struct {
 	// objstore.OpenRetrying.
 	OpenStore func(ctx context.Context, uri string) (object.Store, error)
 	Log       *slog.Logger
+	// NoAuth turns authentication off: the service believes whatever user
+	// a request's header names (--insecure-no-auth; docs/security.md).
+	NoAuth bool
+	// AdminTokenFile is where the leader writes a token of the superuser
+	// when the file holds none it accepts (AdminToken); empty: nowhere.
+	AdminTokenFile string
 	// WrapSender, if set, wraps the Raft transport: tests cut links
 	// between members there (raftnode.Cut).
 	WrapSender func(raftnode.Sender) raftnode.Sender
@@ -110,6 +116,7 @@ type Server struct {
 	addrs     atomic.Pointer[map[uint64]string]          // members' addresses, derived from members
 	leases    *leaseMonitor
 	workers   workerRegistry
+	auth      authenticator
 	purgeCh   chan struct{}
 	gcCh      chan struct{}
 	stores    objstore.Set

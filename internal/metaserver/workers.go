@@ -99,7 +99,11 @@ func (r *workerRegistry) live(now time.Time) []*pb.WorkerInfo {
 }
 
 // Heartbeat implements MetaService.
-func (s *Server) Heartbeat(_ context.Context, r *pb.HeartbeatRequest) (*pb.HeartbeatResponse, error) {
+// Workers are the cluster's own: their tokens must be a superuser's.
+func (s *Server) Heartbeat(ctx context.Context, r *pb.HeartbeatRequest) (*pb.HeartbeatResponse, error) {
+	if err := s.superuser(ctx, nil, "register a worker"); err != nil {
+		return nil, err
+	}
 	w := r.GetWorker()
 	if w.GetId() == "" || w.GetAddress() == "" {
 		return nil, fserr.Errorf(fserr.ErrInvalidArgument, "heartbeat: a worker needs an id and an address")

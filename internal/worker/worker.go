@@ -29,6 +29,7 @@ import (
 	"github.com/stratafs/strata/internal/object"
 	"github.com/stratafs/strata/internal/object/objstore"
 	"github.com/stratafs/strata/internal/rpcerr"
+	"github.com/stratafs/strata/internal/token"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -42,7 +43,10 @@ type Config struct {
 	// StateDir/worker.sock.
 	UnixSocket string
 	// Meta is the namespace service address.
-	Meta  string
+	Meta string
+	// Token is what the worker proves itself with to the namespace service
+	// (a superuser's: docs/security.md); empty sends none.
+	Token string
 	Cache cache.Config
 	// UploadConcurrency bounds the blocks of one write in flight to the
 	// bucket; FetchConcurrency the ranged GETs of one miss.
@@ -159,7 +163,11 @@ func (w *Worker) Serve(ctx context.Context, lis net.Listener) error {
 	if advertise == "" {
 		advertise = lis.Addr().String()
 	}
-	meta, err := grpc.NewClient(w.cfg.Meta, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	dial := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	if w.cfg.Token != "" {
+		dial = append(dial, grpc.WithPerRPCCredentials(token.Credentials(w.cfg.Token)))
+	}
+	meta, err := grpc.NewClient(w.cfg.Meta, dial...)
 	if err != nil {
 		return err
 	}

@@ -64,6 +64,10 @@ type Command struct {
 	//	*Command_Flush
 	//	*Command_Append
 	//	*Command_Truncate
+	//	*Command_CreateToken
+	//	*Command_RenewToken
+	//	*Command_RevokeToken
+	//	*Command_TokenKey
 	Op            isCommand_Op `protobuf_oneof:"op"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -352,6 +356,42 @@ func (x *Command) GetTruncate() *TruncateRequest {
 	return nil
 }
 
+func (x *Command) GetCreateToken() *CreateTokenRequest {
+	if x != nil {
+		if x, ok := x.Op.(*Command_CreateToken); ok {
+			return x.CreateToken
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetRenewToken() *RenewTokenRequest {
+	if x != nil {
+		if x, ok := x.Op.(*Command_RenewToken); ok {
+			return x.RenewToken
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetRevokeToken() *RevokeTokenRequest {
+	if x != nil {
+		if x, ok := x.Op.(*Command_RevokeToken); ok {
+			return x.RevokeToken
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetTokenKey() *TokenKeyCommand {
+	if x != nil {
+		if x, ok := x.Op.(*Command_TokenKey); ok {
+			return x.TokenKey
+		}
+	}
+	return nil
+}
+
 type isCommand_Op interface {
 	isCommand_Op()
 }
@@ -456,6 +496,23 @@ type Command_Truncate struct {
 	Truncate *TruncateRequest `protobuf:"bytes,46,opt,name=truncate,proto3,oneof"`
 }
 
+type Command_CreateToken struct {
+	// Tokens (meta.proto).
+	CreateToken *CreateTokenRequest `protobuf:"bytes,50,opt,name=create_token,json=createToken,proto3,oneof"`
+}
+
+type Command_RenewToken struct {
+	RenewToken *RenewTokenRequest `protobuf:"bytes,51,opt,name=renew_token,json=renewToken,proto3,oneof"`
+}
+
+type Command_RevokeToken struct {
+	RevokeToken *RevokeTokenRequest `protobuf:"bytes,52,opt,name=revoke_token,json=revokeToken,proto3,oneof"`
+}
+
+type Command_TokenKey struct {
+	TokenKey *TokenKeyCommand `protobuf:"bytes,53,opt,name=token_key,json=tokenKey,proto3,oneof"`
+}
+
 func (*Command_Mkdirs) isCommand_Op() {}
 
 func (*Command_Create) isCommand_Op() {}
@@ -505,6 +562,14 @@ func (*Command_Flush) isCommand_Op() {}
 func (*Command_Append) isCommand_Op() {}
 
 func (*Command_Truncate) isCommand_Op() {}
+
+func (*Command_CreateToken) isCommand_Op() {}
+
+func (*Command_RenewToken) isCommand_Op() {}
+
+func (*Command_RevokeToken) isCommand_Op() {}
+
+func (*Command_TokenKey) isCommand_Op() {}
 
 // CommandGroup is commands proposed together as one entry, to share its
 // cost. Each is applied as if it came alone, in order, with the group's id,
@@ -1171,11 +1236,66 @@ func (x *SyncListingCommand) GetLast() bool {
 	return false
 }
 
+// TokenKeyCommand records a key the service signs tokens with. The leader
+// draws it once, when the state holds none; applying it again changes
+// nothing.
+type TokenKeyCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	KeyId         uint32                 `protobuf:"varint,1,opt,name=key_id,json=keyId,proto3" json:"key_id,omitempty"`
+	Secret        []byte                 `protobuf:"bytes,2,opt,name=secret,proto3" json:"secret,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TokenKeyCommand) Reset() {
+	*x = TokenKeyCommand{}
+	mi := &file_strata_v1_command_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TokenKeyCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TokenKeyCommand) ProtoMessage() {}
+
+func (x *TokenKeyCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_command_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TokenKeyCommand.ProtoReflect.Descriptor instead.
+func (*TokenKeyCommand) Descriptor() ([]byte, []int) {
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *TokenKeyCommand) GetKeyId() uint32 {
+	if x != nil {
+		return x.KeyId
+	}
+	return 0
+}
+
+func (x *TokenKeyCommand) GetSecret() []byte {
+	if x != nil {
+		return x.Secret
+	}
+	return nil
+}
+
 var File_strata_v1_command_proto protoreflect.FileDescriptor
 
 const file_strata_v1_command_proto_rawDesc = "" +
 	"\n" +
-	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\x1a\x16strata/v1/worker.proto\"\x83\r\n" +
+	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\x1a\x16strata/v1/worker.proto\"\x87\x0f\n" +
 	"\aCommand\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x10\n" +
 	"\x03now\x18\x02 \x01(\x03R\x03now\x128\n" +
@@ -1206,7 +1326,12 @@ const file_strata_v1_command_proto_rawDesc = "" +
 	"mark_stale\x18+ \x01(\v2\x1b.strata.v1.MarkStaleCommandH\x00R\tmarkStale\x12/\n" +
 	"\x05flush\x18, \x01(\v2\x17.strata.v1.FlushRequestH\x00R\x05flush\x122\n" +
 	"\x06append\x18- \x01(\v2\x18.strata.v1.AppendRequestH\x00R\x06append\x128\n" +
-	"\btruncate\x18. \x01(\v2\x1a.strata.v1.TruncateRequestH\x00R\btruncateB\x04\n" +
+	"\btruncate\x18. \x01(\v2\x1a.strata.v1.TruncateRequestH\x00R\btruncate\x12B\n" +
+	"\fcreate_token\x182 \x01(\v2\x1d.strata.v1.CreateTokenRequestH\x00R\vcreateToken\x12?\n" +
+	"\vrenew_token\x183 \x01(\v2\x1c.strata.v1.RenewTokenRequestH\x00R\n" +
+	"renewToken\x12B\n" +
+	"\frevoke_token\x184 \x01(\v2\x1d.strata.v1.RevokeTokenRequestH\x00R\vrevokeToken\x129\n" +
+	"\ttoken_key\x185 \x01(\v2\x1a.strata.v1.TokenKeyCommandH\x00R\btokenKeyB\x04\n" +
 	"\x02op\">\n" +
 	"\fCommandGroup\x12.\n" +
 	"\bcommands\x18\x01 \x03(\v2\x12.strata.v1.CommandR\bcommands\"\xc1\x01\n" +
@@ -1252,7 +1377,10 @@ const file_strata_v1_command_proto_rawDesc = "" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x120\n" +
 	"\aentries\x18\x03 \x03(\v2\x16.strata.v1.BucketEntryR\aentries\x12\x14\n" +
 	"\x05start\x18\x04 \x01(\x03R\x05start\x12\x12\n" +
-	"\x04last\x18\x05 \x01(\bR\x04lastBK\n" +
+	"\x04last\x18\x05 \x01(\bR\x04last\"@\n" +
+	"\x0fTokenKeyCommand\x12\x15\n" +
+	"\x06key_id\x18\x01 \x01(\rR\x05keyId\x12\x16\n" +
+	"\x06secret\x18\x02 \x01(\fR\x06secretBK\n" +
 	"\x12io.strata.proto.v1P\x01Z3github.com/stratafs/strata/proto/strata/v1;stratav1b\x06proto3"
 
 var (
@@ -1267,7 +1395,7 @@ func file_strata_v1_command_proto_rawDescGZIP() []byte {
 	return file_strata_v1_command_proto_rawDescData
 }
 
-var file_strata_v1_command_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_strata_v1_command_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_strata_v1_command_proto_goTypes = []any{
 	(*Command)(nil),                 // 0: strata.v1.Command
 	(*CommandGroup)(nil),            // 1: strata.v1.CommandGroup
@@ -1281,60 +1409,68 @@ var file_strata_v1_command_proto_goTypes = []any{
 	(*SyncPathCommand)(nil),         // 9: strata.v1.SyncPathCommand
 	(*MarkStaleCommand)(nil),        // 10: strata.v1.MarkStaleCommand
 	(*SyncListingCommand)(nil),      // 11: strata.v1.SyncListingCommand
-	(*MkdirsRequest)(nil),           // 12: strata.v1.MkdirsRequest
-	(*CreateRequest)(nil),           // 13: strata.v1.CreateRequest
-	(*CompleteRequest)(nil),         // 14: strata.v1.CompleteRequest
-	(*RenameRequest)(nil),           // 15: strata.v1.RenameRequest
-	(*DeleteRequest)(nil),           // 16: strata.v1.DeleteRequest
-	(*SetPermissionRequest)(nil),    // 17: strata.v1.SetPermissionRequest
-	(*SetOwnerRequest)(nil),         // 18: strata.v1.SetOwnerRequest
-	(*SetTimesRequest)(nil),         // 19: strata.v1.SetTimesRequest
-	(*RecoverLeaseRequest)(nil),     // 20: strata.v1.RecoverLeaseRequest
-	(*CreateNamespaceRequest)(nil),  // 21: strata.v1.CreateNamespaceRequest
-	(*DeleteNamespaceRequest)(nil),  // 22: strata.v1.DeleteNamespaceRequest
-	(*RestoreNamespaceRequest)(nil), // 23: strata.v1.RestoreNamespaceRequest
-	(*ResyncRequest)(nil),           // 24: strata.v1.ResyncRequest
-	(*FlushRequest)(nil),            // 25: strata.v1.FlushRequest
-	(*AppendRequest)(nil),           // 26: strata.v1.AppendRequest
-	(*TruncateRequest)(nil),         // 27: strata.v1.TruncateRequest
-	(*Block)(nil),                   // 28: strata.v1.Block
+	(*TokenKeyCommand)(nil),         // 12: strata.v1.TokenKeyCommand
+	(*MkdirsRequest)(nil),           // 13: strata.v1.MkdirsRequest
+	(*CreateRequest)(nil),           // 14: strata.v1.CreateRequest
+	(*CompleteRequest)(nil),         // 15: strata.v1.CompleteRequest
+	(*RenameRequest)(nil),           // 16: strata.v1.RenameRequest
+	(*DeleteRequest)(nil),           // 17: strata.v1.DeleteRequest
+	(*SetPermissionRequest)(nil),    // 18: strata.v1.SetPermissionRequest
+	(*SetOwnerRequest)(nil),         // 19: strata.v1.SetOwnerRequest
+	(*SetTimesRequest)(nil),         // 20: strata.v1.SetTimesRequest
+	(*RecoverLeaseRequest)(nil),     // 21: strata.v1.RecoverLeaseRequest
+	(*CreateNamespaceRequest)(nil),  // 22: strata.v1.CreateNamespaceRequest
+	(*DeleteNamespaceRequest)(nil),  // 23: strata.v1.DeleteNamespaceRequest
+	(*RestoreNamespaceRequest)(nil), // 24: strata.v1.RestoreNamespaceRequest
+	(*ResyncRequest)(nil),           // 25: strata.v1.ResyncRequest
+	(*FlushRequest)(nil),            // 26: strata.v1.FlushRequest
+	(*AppendRequest)(nil),           // 27: strata.v1.AppendRequest
+	(*TruncateRequest)(nil),         // 28: strata.v1.TruncateRequest
+	(*CreateTokenRequest)(nil),      // 29: strata.v1.CreateTokenRequest
+	(*RenewTokenRequest)(nil),       // 30: strata.v1.RenewTokenRequest
+	(*RevokeTokenRequest)(nil),      // 31: strata.v1.RevokeTokenRequest
+	(*Block)(nil),                   // 32: strata.v1.Block
 }
 var file_strata_v1_command_proto_depIdxs = []int32{
 	2,  // 0: strata.v1.Command.settings:type_name -> strata.v1.NamespaceSettings
-	12, // 1: strata.v1.Command.mkdirs:type_name -> strata.v1.MkdirsRequest
-	13, // 2: strata.v1.Command.create:type_name -> strata.v1.CreateRequest
-	14, // 3: strata.v1.Command.complete:type_name -> strata.v1.CompleteRequest
-	15, // 4: strata.v1.Command.rename:type_name -> strata.v1.RenameRequest
-	16, // 5: strata.v1.Command.delete:type_name -> strata.v1.DeleteRequest
-	17, // 6: strata.v1.Command.set_permission:type_name -> strata.v1.SetPermissionRequest
-	18, // 7: strata.v1.Command.set_owner:type_name -> strata.v1.SetOwnerRequest
-	19, // 8: strata.v1.Command.set_times:type_name -> strata.v1.SetTimesRequest
-	20, // 9: strata.v1.Command.recover_lease:type_name -> strata.v1.RecoverLeaseRequest
-	21, // 10: strata.v1.Command.create_namespace:type_name -> strata.v1.CreateNamespaceRequest
-	22, // 11: strata.v1.Command.delete_namespace:type_name -> strata.v1.DeleteNamespaceRequest
+	13, // 1: strata.v1.Command.mkdirs:type_name -> strata.v1.MkdirsRequest
+	14, // 2: strata.v1.Command.create:type_name -> strata.v1.CreateRequest
+	15, // 3: strata.v1.Command.complete:type_name -> strata.v1.CompleteRequest
+	16, // 4: strata.v1.Command.rename:type_name -> strata.v1.RenameRequest
+	17, // 5: strata.v1.Command.delete:type_name -> strata.v1.DeleteRequest
+	18, // 6: strata.v1.Command.set_permission:type_name -> strata.v1.SetPermissionRequest
+	19, // 7: strata.v1.Command.set_owner:type_name -> strata.v1.SetOwnerRequest
+	20, // 8: strata.v1.Command.set_times:type_name -> strata.v1.SetTimesRequest
+	21, // 9: strata.v1.Command.recover_lease:type_name -> strata.v1.RecoverLeaseRequest
+	22, // 10: strata.v1.Command.create_namespace:type_name -> strata.v1.CreateNamespaceRequest
+	23, // 11: strata.v1.Command.delete_namespace:type_name -> strata.v1.DeleteNamespaceRequest
 	7,  // 12: strata.v1.Command.purge:type_name -> strata.v1.PurgeCommand
 	6,  // 13: strata.v1.Command.expire_lease:type_name -> strata.v1.ExpireLeaseCommand
 	5,  // 14: strata.v1.Command.garbage_done:type_name -> strata.v1.GarbageDoneCommand
 	4,  // 15: strata.v1.Command.forget_requests:type_name -> strata.v1.ForgetRequestsCommand
 	1,  // 16: strata.v1.Command.group:type_name -> strata.v1.CommandGroup
-	23, // 17: strata.v1.Command.restore_namespace:type_name -> strata.v1.RestoreNamespaceRequest
+	24, // 17: strata.v1.Command.restore_namespace:type_name -> strata.v1.RestoreNamespaceRequest
 	3,  // 18: strata.v1.Command.purge_namespace:type_name -> strata.v1.PurgeNamespaceCommand
 	9,  // 19: strata.v1.Command.sync_path:type_name -> strata.v1.SyncPathCommand
 	11, // 20: strata.v1.Command.sync_listing:type_name -> strata.v1.SyncListingCommand
-	24, // 21: strata.v1.Command.resync:type_name -> strata.v1.ResyncRequest
+	25, // 21: strata.v1.Command.resync:type_name -> strata.v1.ResyncRequest
 	10, // 22: strata.v1.Command.mark_stale:type_name -> strata.v1.MarkStaleCommand
-	25, // 23: strata.v1.Command.flush:type_name -> strata.v1.FlushRequest
-	26, // 24: strata.v1.Command.append:type_name -> strata.v1.AppendRequest
-	27, // 25: strata.v1.Command.truncate:type_name -> strata.v1.TruncateRequest
-	0,  // 26: strata.v1.CommandGroup.commands:type_name -> strata.v1.Command
-	28, // 27: strata.v1.ExpireLeaseCommand.tail_block:type_name -> strata.v1.Block
-	8,  // 28: strata.v1.SyncPathCommand.entry:type_name -> strata.v1.BucketEntry
-	8,  // 29: strata.v1.SyncListingCommand.entries:type_name -> strata.v1.BucketEntry
-	30, // [30:30] is the sub-list for method output_type
-	30, // [30:30] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	26, // 23: strata.v1.Command.flush:type_name -> strata.v1.FlushRequest
+	27, // 24: strata.v1.Command.append:type_name -> strata.v1.AppendRequest
+	28, // 25: strata.v1.Command.truncate:type_name -> strata.v1.TruncateRequest
+	29, // 26: strata.v1.Command.create_token:type_name -> strata.v1.CreateTokenRequest
+	30, // 27: strata.v1.Command.renew_token:type_name -> strata.v1.RenewTokenRequest
+	31, // 28: strata.v1.Command.revoke_token:type_name -> strata.v1.RevokeTokenRequest
+	12, // 29: strata.v1.Command.token_key:type_name -> strata.v1.TokenKeyCommand
+	0,  // 30: strata.v1.CommandGroup.commands:type_name -> strata.v1.Command
+	32, // 31: strata.v1.ExpireLeaseCommand.tail_block:type_name -> strata.v1.Block
+	8,  // 32: strata.v1.SyncPathCommand.entry:type_name -> strata.v1.BucketEntry
+	8,  // 33: strata.v1.SyncListingCommand.entries:type_name -> strata.v1.BucketEntry
+	34, // [34:34] is the sub-list for method output_type
+	34, // [34:34] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_command_proto_init() }
@@ -1370,6 +1506,10 @@ func file_strata_v1_command_proto_init() {
 		(*Command_Flush)(nil),
 		(*Command_Append)(nil),
 		(*Command_Truncate)(nil),
+		(*Command_CreateToken)(nil),
+		(*Command_RenewToken)(nil),
+		(*Command_RevokeToken)(nil),
+		(*Command_TokenKey)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1377,7 +1517,7 @@ func file_strata_v1_command_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_v1_command_proto_rawDesc), len(file_strata_v1_command_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   12,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
