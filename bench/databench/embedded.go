@@ -90,10 +90,14 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (_ *Embedded, err er
 	if err = srv.ReadyWithDefault(ctx, "file://"+filepath.Join(cfg.Dir, "bucket")); err != nil {
 		return nil, fmt.Errorf("databench: %w", err)
 	}
-	if err := e.startWorker(addr); err != nil {
+	tok, err := srv.IssueToken(ctx, su, nil, 0)
+	if err != nil {
+		return nil, fmt.Errorf("databench: %w", err)
+	}
+	if err := e.startWorker(addr, tok); err != nil {
 		return nil, err
 	}
-	if e.c, err = client.New(client.Config{Meta: addr, User: su}); err != nil {
+	if e.c, err = client.New(client.Config{Meta: addr, Token: tok}); err != nil {
 		return nil, err
 	}
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -103,14 +107,14 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (_ *Embedded, err er
 
 // startWorker starts the worker, its bucket behind the link and then the
 // retry layer (so that every attempt pays the link's latency).
-func (e *Embedded) startWorker(meta string) error {
+func (e *Embedded) startWorker(meta, tok string) error {
 	cfg := e.cfg
 	link := throttle.NewLink(throttle.Config{Read: cfg.Link.Bandwidth, Write: cfg.Link.Bandwidth, Latency: cfg.Link.Latency})
 	capacity := cfg.CacheBytes
 	if capacity == 0 {
 		capacity = 10 << 30
 	}
-	wcfg := worker.Config{StateDir: filepath.Join(cfg.Dir, "worker"), Meta: meta, Log: cfg.Log,
+	wcfg := worker.Config{StateDir: filepath.Join(cfg.Dir, "worker"), Meta: meta, Token: tok, Log: cfg.Log,
 		Cache: cache.Config{Dirs: []cache.Dir{{Path: filepath.Join(cfg.Dir, "cache"), Capacity: capacity}},
 			PageSize: cfg.PageSize, NoSync: cfg.CacheNoSync},
 		FetchChunk: cfg.FetchChunk, ReadAhead: cfg.ReadAhead,

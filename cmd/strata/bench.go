@@ -45,6 +45,7 @@ type benchMetaFlags struct {
 	batches    int
 	listPasses int
 	embedded   bool
+	noAuth     bool
 	dataDir    string
 	jsonOut    string
 	cpuProfile string
@@ -154,6 +155,7 @@ func benchMetaCmd() *cobra.Command {
 	fl.IntVar(&f.conns, "conns", 1, "gRPC connections (clients) to spread the threads over")
 	fl.IntVar(&f.batches, "batches", client.DefaultBatchesInFlight, "reads (or batches of reads) in flight per client before reads are coalesced; mutations likewise (-1: every call alone)")
 	fl.IntVar(&f.listPasses, "list-passes", 10, "listings of its directory per thread in the list phase")
+	fl.BoolVar(&f.noAuth, "insecure-no-auth", false, "with --embedded: turn the member's authentication off (to measure what it costs)")
 	fl.BoolVar(&f.embedded, "embedded", false, "run a namespace service member in this process instead of connecting to --meta")
 	fl.StringVar(&f.dataDir, "data-dir", "", "with --embedded: the member's data directory (default: a temporary one, removed afterwards)")
 	fl.StringVar(&f.jsonOut, "json", "", `also write the report as JSON to this file ("-": stdout, instead of the table)`)
@@ -179,6 +181,7 @@ func runBenchMeta(ctx context.Context, f *benchMetaFlags, stdout, stderr io.Writ
 		return runBenchMetaGroups(ctx, f, cfg, stdout, stderr)
 	}
 	addr, target := metaAddr(f.meta), metaAddr(f.meta)
+	embeddedToken := ""
 	if f.embedded {
 		emb, closeEmb, err := f.startEmbedded(ctx, stderr)
 		if err != nil {
@@ -186,9 +189,10 @@ func runBenchMeta(ctx context.Context, f *benchMetaFlags, stdout, stderr io.Writ
 		}
 		defer closeEmb()
 		addr, target = emb.Addr(), "embedded in this process at "+emb.Addr()
+		embeddedToken = emb.Token()
 	}
 	cfg.Target = target
-	if cfg.Clients, err = f.clients(addr, f.ns); err != nil {
+	if cfg.Clients, err = f.clients(addr, f.ns, embeddedToken); err != nil {
 		return err
 	}
 	defer closeClients(cfg.Clients)
@@ -210,11 +214,15 @@ func runBenchMeta(ctx context.Context, f *benchMetaFlags, stdout, stderr io.Writ
 	return nil
 }
 
-// clients makes the --conns clients of the service at addr.
-func (f *benchMetaFlags) clients(addr, ns string) ([]*client.Client, error) {
+// clients makes the --conns clients of the service at addr, with token tok
+// (empty: the one the client finds).
+func (f *benchMetaFlags) clients(addr, ns, tok string) ([]*client.Client, error) {
 	cfg, err := clientConfig(addr, ns, f.timeout, f.tokenFile)
 	if err != nil {
 		return nil, err
+	}
+	if tok != "" {
+		cfg.Token = tok
 	}
 	cfg.BatchesInFlight = f.batches
 	var cs []*client.Client
@@ -277,7 +285,7 @@ func (f *benchMetaFlags) startEmbedded(ctx context.Context, stderr io.Writer) (*
 	}
 	// The process is the service's: it runs with the service's settings.
 	tuneGC()
-	emb, err := metabench.StartEmbedded(ctx, dir)
+	emb, err := metabench.StartEmbedded(ctx, dir, f.noAuth)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
