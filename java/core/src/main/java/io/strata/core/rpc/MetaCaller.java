@@ -114,7 +114,16 @@ public final class MetaCaller implements Closeable {
    */
   public MetaCaller(List<HostPort> members, Duration attemptTimeout, Duration retryTimeout,
       Duration connectTimeout) {
-    this(members, attemptTimeout, retryTimeout, connectTimeout, Channels::open,
+    this(members, attemptTimeout, retryTimeout, connectTimeout, (String) null);
+  }
+
+  /**
+   * Creates a caller for the service whose members are {@code members}, whose calls carry
+   * {@code token} (null: none); nothing is dialled until the first call.
+   */
+  public MetaCaller(List<HostPort> members, Duration attemptTimeout, Duration retryTimeout,
+      Duration connectTimeout, String token) {
+    this(members, attemptTimeout, retryTimeout, connectTimeout, hp -> Channels.open(hp, token),
         System::nanoTime, TimeUnit.NANOSECONDS::sleep);
   }
 

@@ -79,7 +79,7 @@ public class WorkerDataPathTest {
 
   @Before
   public void setUp() throws IOException {
-    client = StrataClient.connect(ClientConfig.builder(SERVER.address()).build());
+    client = StrataClient.connect(SERVER.clientConfig().build());
     base = StrataPath.parse("/" + getClass().getSimpleName() + "-" + System.nanoTime());
     client.mkdirs(base, 0755, true);
   }
@@ -132,7 +132,7 @@ public class WorkerDataPathTest {
 
   /** A client over the data path {@code io} (which the client leaves open). */
   private static StrataClient clientOver(WorkerBlockIO io) {
-    return StrataClient.connect(ClientConfig.builder(SERVER.address()).blockIO(io).build());
+    return StrataClient.connect(SERVER.clientConfig().blockIO(io).build());
   }
 
   @Test
