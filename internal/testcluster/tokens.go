@@ -137,3 +137,30 @@ func groupAdminToken(ctx context.Context, t testing.TB, members []*InProcess) st
 		}
 	}
 }
+
+// CLIEnv returns the environment a `strata` command line of a test runs
+// with, besides the test's own: STRATA_TOKEN, the superuser's token of the
+// service the command names (--meta, else $STRATA_META in env) if a test
+// started it, and a HOME of its own, so that no token of the machine's user
+// (~/.strata/token) is ever used.
+func CLIEnv(t testing.TB, args, env []string) []string {
+	t.Helper()
+	meta := ""
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "STRATA_META="); ok {
+			meta = v
+		}
+	}
+	for i, a := range args {
+		if v, ok := strings.CutPrefix(a, "--meta="); ok {
+			meta = v
+		} else if a == "--meta" && i+1 < len(args) {
+			meta = args[i+1]
+		}
+	}
+	out := []string{"HOME=" + t.TempDir()}
+	if tok, dirs := lookupAdmin(meta); tok != "" || len(dirs) > 0 {
+		out = append(out, token.EnvVar+"="+AdminToken(t, meta))
+	}
+	return out
+}
