@@ -315,17 +315,20 @@ func (s *Server) AdminToken(ctx context.Context) (string, error) {
 	return t, token.WriteFile(path, t)
 }
 
-// leaderAuth is the leader's part when it takes over: a signing key if the
-// state has none, and the admin token file.
-func (s *Server) leaderAuth() {
-	ctx := context.Background()
+// leaderAuth is the leader's part when it takes over (and then now and
+// then): a signing key if the state has none, and the admin token file.
+func (s *Server) leaderAuth(ctx context.Context) error {
+	if !s.isLeader() {
+		return nil
+	}
 	err := s.ensureTokenKey(ctx)
 	if err == nil && s.cfg.AdminTokenFile != "" && !s.cfg.NoAuth {
 		_, err = s.AdminToken(ctx)
 	}
-	if err != nil && !errors.Is(err, raftnode.ErrNotLeader) && !errors.Is(err, fserr.ErrNotLeader) {
-		s.cfg.Log.Warn("tokens: as the new leader", "err", err)
+	if errors.Is(err, raftnode.ErrNotLeader) || errors.Is(err, fserr.ErrNotLeader) {
+		return nil // it lost the lead meanwhile: the next leader does it
 	}
+	return err
 }
 
 // Authenticate returns the user token t proves, or why this service

@@ -66,7 +66,10 @@ func (s *Server) leaderChanged(lead uint64, isLeader bool) {
 		return
 	}
 	go s.leases.restart()
-	go s.leaderAuth()
+	select { // the leader's token work (leaderAuth), once the server runs
+	case s.authCh <- struct{}{}:
+	default:
+	}
 	s.kickPurge()
 	s.kickGC()
 }

@@ -118,6 +118,7 @@ type Server struct {
 	workers   workerRegistry
 	auth      authenticator
 	purgeCh   chan struct{}
+	authCh    chan struct{} // kicks leaderAuth
 	gcCh      chan struct{}
 	stores    objstore.Set
 	cache     *cachemode.Mode
@@ -144,7 +145,8 @@ func Open(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("metaserver: open state: %w", err)
 	}
 	s := &Server{cfg: cfg, machine: statemachine.New(cfg.Namespace), store: store,
-		purgeCh: make(chan struct{}, 1), gcCh: make(chan struct{}, 1), stop: make(chan struct{})}
+		purgeCh: make(chan struct{}, 1), gcCh: make(chan struct{}, 1), authCh: make(chan struct{}, 1),
+		stop: make(chan struct{})}
 	s.props.waiting = map[uint64][]*proposal{}
 	// Proposal ids only route answers back to waiters; a restart must not
 	// reuse the ids of entries an earlier run left in the log.
@@ -168,6 +170,7 @@ func Open(cfg Config) (*Server, error) {
 	s.every(time.Minute, nil, "forget requests", s.ForgetRequests)
 	s.every(time.Hour, nil, "upload sweep", s.SweepUploads)
 	s.every(time.Second, nil, "namespace trash", s.PurgeExpiredNamespaces)
+	s.every(time.Minute, s.authCh, "tokens", s.leaderAuth)
 	if cfg.TrashInterval > 0 {
 		s.every(cfg.trashPeriod(), nil, "trash emptier", s.EmptyTrash)
 	}
