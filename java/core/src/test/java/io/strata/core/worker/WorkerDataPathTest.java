@@ -67,8 +67,8 @@ public class WorkerDataPathTest {
   private StrataPath base;
 
   @BeforeClass
-  public static void dialMeta() {
-    metaChannel = Channels.open(HostPort.parse(SERVER.address()));
+  public static void dialMeta() throws IOException {
+    metaChannel = Channels.open(HostPort.parse(SERVER.address()), SERVER.token());
     meta = MetaServiceGrpc.newBlockingStub(metaChannel);
   }
 
