@@ -33,7 +33,9 @@ public class TestStrataFsShell {
   private Configuration conf(String address) {
     Configuration conf = new Configuration();
     conf.set(StrataConfigKeys.META_ADDRESS, address);
-    conf.set(StrataConfigKeys.TOKEN, io.strata.core.testing.DevCluster.tokenOf(address));
+    if (io.strata.core.testing.DevCluster.started(address)) {
+      conf.set(StrataConfigKeys.TOKEN, io.strata.core.testing.DevCluster.tokenOf(address));
+    }
     conf.set(FileSystem.FS_DEFAULT_NAME_KEY, "strata://default/");
     return conf;
   }

@@ -57,6 +57,11 @@ public final class DevCluster implements AutoCloseable {
     TOKEN_FILES.put(address, file);
   }
 
+  /** Whether the tests started a service at {@code address}. */
+  public static boolean started(String address) {
+    return TOKEN_FILES.containsKey(address);
+  }
+
   /**
    * The superuser's token of the service the tests started at {@code address}: the one helper
    * through which the tests' clients get their tokens.
