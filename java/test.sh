@@ -46,7 +46,8 @@ POM
 ./mvn.sh -q -f "$work/pom.xml" \
   org.apache.maven.plugins:maven-dependency-plugin:3.8.1:build-classpath \
   -Dmdep.outputFile="$work/hadoop.classpath"
-"$BIN" server --dev --data-dir "$work/data" --listen 127.0.0.1:0 2>"$work/server.log" >/dev/null &
+"$BIN" server --dev --data-dir "$work/data" --listen 127.0.0.1:0 --client-token-file= \
+  2>"$work/server.log" >/dev/null &
 pid=$!
 for _ in $(seq 100); do
   grep -q 'strata: serving on' "$work/server.log" && break
@@ -68,6 +69,7 @@ cat >"$work/conf/core-site.xml" <<XML
 <configuration>
   <property><name>fs.strata.meta.address</name><value>$addr</value></property>
   $tls
+  <property><name>fs.strata.token.file</name><value>$work/data/token</value></property>
 </configuration>
 XML
 fs() {
@@ -101,7 +103,7 @@ if ! cmp -s "$work/big.bin" "$work/big.out" || [ "$blocksize" != 1048576 ]; then
   cat "$work/shell.log" >&2
   exit 1
 fi
-workers=$("$BIN" admin workers --meta "$addr")
+workers=$("$BIN" admin workers --meta "$addr" --token-file "$work/data/token")
 sc=$(awk 'NR == 2 { print $10 }' <<<"$workers")
 if [ -z "$sc" ] || [ "$sc" = 0B ]; then
   echo "test.sh: the multi-block cat did not read short-circuit:" >&2

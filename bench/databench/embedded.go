@@ -130,7 +130,11 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (_ *Embedded, err er
 	if err = e.srv.ReadyWithDefault(ctx, e.bucketURI()); err != nil {
 		return nil, fmt.Errorf("databench: %w", err)
 	}
-	ccfg := client.Config{Meta: addr, User: su, TLS: clientTLS}
+	tok, err := e.srv.IssueToken(ctx, su, nil, 0)
+	if err != nil {
+		return nil, fmt.Errorf("databench: %w", err)
+	}
+	ccfg := client.Config{Meta: addr, Token: tok, TLS: clientTLS}
 	if cfg.Mode == ModeCache {
 		if err = e.srv.EnsureNamespace(ctx, &pb.NamespaceInfo{Name: CacheNamespace, Mode: pb.NamespaceMode_NAMESPACE_MODE_CACHE,
 			StoreUri: e.bucketURI(), SyncInterval: -1}); err != nil {
@@ -141,7 +145,7 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (_ *Embedded, err er
 			return nil, err
 		}
 	}
-	if err := e.startWorker(addr); err != nil {
+	if err := e.startWorker(addr, tok); err != nil {
 		return nil, err
 	}
 	if e.c, err = client.New(ccfg); err != nil {
@@ -167,7 +171,7 @@ func (e *Embedded) openStore(ctx context.Context, uri string) (object.Store, err
 }
 
 // startWorker starts the worker, its bucket opened by openStore.
-func (e *Embedded) startWorker(meta string) error {
+func (e *Embedded) startWorker(meta, tok string) error {
 	cfg := e.cfg
 	capacity := cfg.CacheBytes
 	if capacity == 0 {
@@ -177,7 +181,7 @@ func (e *Embedded) startWorker(meta string) error {
 	if err != nil {
 		return err
 	}
-	wcfg := worker.Config{StateDir: filepath.Join(cfg.Dir, "worker"), Meta: meta, Log: cfg.Log, TLS: serverTLS, MetaTLS: clientTLS,
+	wcfg := worker.Config{StateDir: filepath.Join(cfg.Dir, "worker"), Meta: meta, Token: tok, Log: cfg.Log, TLS: serverTLS, MetaTLS: clientTLS,
 		Cache: cache.Config{Dirs: []cache.Dir{{Path: filepath.Join(cfg.Dir, "cache"), Capacity: capacity}},
 			PageSize: cfg.PageSize, ChunkSize: cfg.ChunkSize, NoSync: cfg.CacheNoSync},
 		FetchChunk: cfg.FetchChunk, ReadAhead: cfg.ReadAhead, ReadAheadInFlight: cfg.ReadAheadInFlight,

@@ -20,18 +20,20 @@ import (
 // boundary is missing, which is what lets one CPU profile see the client
 // and the service together.
 type Embedded struct {
-	srv *metaserver.Serving
+	srv   *metaserver.Serving
+	token string
 }
 
 // StartEmbedded starts a member on dataDir, serving gRPC as "strata meta"
 // does (metaserver.ServerOptions), then opts. The OS user is its superuser, as with
-// "strata meta", so a client run by the same user may do anything.
-func StartEmbedded(ctx context.Context, dataDir string, opts ...grpc.ServerOption) (*Embedded, error) {
+// "strata meta", and Token is a token of that user; noAuth turns
+// authentication off instead (--insecure-no-auth).
+func StartEmbedded(ctx context.Context, dataDir string, noAuth bool, opts ...grpc.ServerOption) (*Embedded, error) {
 	su := "root"
 	if u, err := user.Current(); err == nil {
 		su = u.Username
 	}
-	cfg := metaserver.Config{DataDir: dataDir, Namespace: namespace.DefaultConfig(su),
+	cfg := metaserver.Config{DataDir: dataDir, Namespace: namespace.DefaultConfig(su), NoAuth: noAuth,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	srv, err := metaserver.Listen(cfg, "127.0.0.1:0", opts...)
 	if err != nil {
@@ -42,8 +44,17 @@ func StartEmbedded(ctx context.Context, dataDir string, opts ...grpc.ServerOptio
 		e.Close()
 		return nil, fmt.Errorf("metabench: %w", err)
 	}
+	if !noAuth {
+		if e.token, err = srv.IssueToken(ctx, su, nil, 0); err != nil {
+			e.Close()
+			return nil, fmt.Errorf("metabench: %w", err)
+		}
+	}
 	return e, nil
 }
+
+// Token is the superuser's token ("" with authentication off).
+func (e *Embedded) Token() string { return e.token }
 
 // Addr is the member's gRPC address, host:port.
 func (e *Embedded) Addr() string { return e.srv.Addr }

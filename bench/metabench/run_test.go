@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	service.emb, err = StartEmbedded(context.Background(), dir)
+	service.emb, err = StartEmbedded(context.Background(), dir, false)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start the embedded member:", err)
 		os.RemoveAll(dir)
@@ -45,7 +45,7 @@ func TestMain(m *testing.M) {
 
 func newClient(t *testing.T) *client.Client {
 	t.Helper()
-	c, err := client.New(client.Config{Meta: service.addr})
+	c, err := client.New(client.Config{Meta: service.addr, Token: service.emb.Token()})
 	if err != nil {
 		t.Fatal(err)
 	}

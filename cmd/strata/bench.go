@@ -52,6 +52,7 @@ type benchMetaFlags struct {
 	batches    int
 	listPasses int
 	embedded   bool
+	noAuth     bool
 	dataDir    string
 	jsonOut    string
 	cpuProfile string
@@ -161,6 +162,7 @@ func benchMetaCmd() *cobra.Command {
 	fl.IntVar(&f.conns, "conns", 1, "gRPC connections (clients) to spread the threads over")
 	fl.IntVar(&f.batches, "batches", client.DefaultBatchesInFlight, "reads (or batches of reads) in flight per client before reads are coalesced; mutations likewise (-1: every call alone)")
 	fl.IntVar(&f.listPasses, "list-passes", 10, "listings of its directory per thread in the list phase")
+	fl.BoolVar(&f.noAuth, "insecure-no-auth", false, "with --embedded: turn the member's authentication off (to measure what it costs)")
 	fl.BoolVar(&f.embedded, "embedded", false, "run a namespace service member in this process instead of connecting to --meta")
 	fl.BoolVar(&f.embeddedTLS, "embedded-tls", false, "with --embedded: serve and connect with TLS, on a CA and certificate of the run's own (default: plaintext)")
 	fl.StringVar(&f.dataDir, "data-dir", "", "with --embedded: the member's data directory (default: a temporary one, removed afterwards)")
@@ -187,6 +189,7 @@ func runBenchMeta(ctx context.Context, f *benchMetaFlags, stdout, stderr io.Writ
 		return runBenchMetaGroups(ctx, f, cfg, stdout, stderr)
 	}
 	addr, target := metaAddr(f.meta), metaAddr(f.meta)
+	embeddedToken := ""
 	if f.embedded {
 		emb, closeEmb, err := f.startEmbedded(ctx, stderr)
 		if err != nil {
@@ -194,9 +197,10 @@ func runBenchMeta(ctx context.Context, f *benchMetaFlags, stdout, stderr io.Writ
 		}
 		defer closeEmb()
 		addr, target = emb.Addr(), "embedded in this process at "+emb.Addr()
+		embeddedToken = emb.Token()
 	}
 	cfg.Target = target
-	if cfg.Clients, err = f.clients(addr, f.ns); err != nil {
+	if cfg.Clients, err = f.clients(addr, f.ns, embeddedToken); err != nil {
 		return err
 	}
 	defer closeClients(cfg.Clients)
@@ -218,11 +222,15 @@ func runBenchMeta(ctx context.Context, f *benchMetaFlags, stdout, stderr io.Writ
 	return nil
 }
 
-// clients makes the --conns clients of the service at addr.
-func (f *benchMetaFlags) clients(addr, ns string) ([]*client.Client, error) {
-	cfg, err := clientConfig(addr, ns, f.timeout)
+// clients makes the --conns clients of the service at addr, with token tok
+// (empty: the one the client finds).
+func (f *benchMetaFlags) clients(addr, ns, tok string) ([]*client.Client, error) {
+	cfg, err := clientConfig(addr, ns, f.timeout, f.tokenFile)
 	if err != nil {
 		return nil, err
+	}
+	if tok != "" {
+		cfg.Token = tok
 	}
 	cfg.BatchesInFlight = f.batches
 	if f.embedded {
@@ -305,7 +313,7 @@ func (f *benchMetaFlags) startEmbedded(ctx context.Context, stderr io.Writer) (*
 		}
 		opts = tlsconf.ServerOptions(server)
 	}
-	emb, err := metabench.StartEmbedded(ctx, dir, opts...)
+	emb, err := metabench.StartEmbedded(ctx, dir, f.noAuth, opts...)
 	if err != nil {
 		cleanup()
 		return nil, nil, err

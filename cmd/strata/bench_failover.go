@@ -72,7 +72,11 @@ func runBenchFailover(ctx context.Context, stdout, stderr io.Writer, trials, mem
 		return err
 	}
 	defer g.Stop()
-	c, err := client.New(client.Config{Meta: g.Meta(), RetryTimeout: time.Minute})
+	tok, err := g.AdminToken(ctx)
+	if err != nil {
+		return err
+	}
+	c, err := client.New(client.Config{Meta: g.Meta(), Token: tok, RetryTimeout: time.Minute})
 	if err != nil {
 		return err
 	}

@@ -69,7 +69,11 @@ func benchMetaGroup(ctx context.Context, f *benchMetaFlags, cfg metabench.Config
 	}
 	defer g.Stop()
 	cfg.Target = fmt.Sprintf("%d member(s) at %s", n, g.Meta())
-	if cfg.Clients, err = f.clients(g.Meta(), ""); err != nil {
+	tok, err := g.AdminToken(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Clients, err = f.clients(g.Meta(), "", tok); err != nil {
 		return nil, err
 	}
 	defer closeClients(cfg.Clients)

@@ -41,6 +41,7 @@ func command(t *testing.T, env []string, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(testcluster.Binary(t), args...)
 	cmd.Env = append(cmd.Environ(), "STRATA_NO_PROGRESS=1", "STRATA_PLAINTEXT=1")
+	cmd.Env = append(cmd.Env, testcluster.CLIEnv(t, args, env)...)
 	cmd.Env = append(cmd.Env, env...)
 	return cmd
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stratafs/strata/internal/client"
+	"github.com/stratafs/strata/internal/token"
 )
 
 // defaultMeta is where clients look for the namespace service.
@@ -29,12 +30,17 @@ func metaAddr(flag string) string {
 const timeoutHelp = "how long to wait for the namespace service to accept a first connection, as 10s or 1m " +
 	"(default $STRATA_TIMEOUT, else 3s); a failover once it did is waited for up to 30s"
 
+// tokenHelpText says where a client finds its token, for --help.
+const tokenHelpText = "The client proves who it is with a token (docs/security.md): $STRATA_TOKEN, else the file " +
+	"--token-file names, else $STRATA_TOKEN_FILE, else ~/.strata/token (which strata server --dev writes)"
+
 // clientFlags are the flags of every command that talks to the service.
 type clientFlags struct {
-	meta    string
-	ns      string
-	timeout string
-	tls     tlsFlags
+	meta      string
+	ns        string
+	timeout   string
+	tokenFile string
+	tls       tlsFlags
 }
 
 func (f *clientFlags) register(cmd *cobra.Command) {
@@ -42,10 +48,17 @@ func (f *clientFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.ns, "namespace", "", "namespace of bare paths (default \"default\")")
 	cmd.Flags().StringVar(&f.timeout, "timeout", "", timeoutHelp)
 	f.tls.register(cmd, false)
+	registerTokenFile(cmd, &f.tokenFile)
+}
+
+// registerTokenFile adds --token-file to cmd.
+func registerTokenFile(cmd *cobra.Command, dst *string) {
+	cmd.Flags().StringVar(dst, "token-file", "", "file holding the token that proves who you are (default "+
+		"$STRATA_TOKEN's token, else $STRATA_TOKEN_FILE, else ~/.strata/token)")
 }
 
 func (f *clientFlags) client() (*client.Client, error) {
-	cfg, err := clientConfig(f.meta, f.ns, f.timeout)
+	cfg, err := clientConfig(f.meta, f.ns, f.timeout, f.tokenFile)
 	if err != nil {
 		return nil, err
 	}
@@ -57,15 +70,24 @@ func (f *clientFlags) client() (*client.Client, error) {
 
 // clientConfig is the configuration of a client of the service at meta
 // (a flag, else $STRATA_META, else the default), waiting timeout (a flag,
-// else $STRATA_TIMEOUT, else the client's default) for a first connection.
-// A malformed address or duration is a usage error, found before anything
-// is dialled.
-func clientConfig(meta, ns, timeout string) (client.Config, error) {
+// else $STRATA_TIMEOUT, else the client's default) for a first connection,
+// with the token token.Find finds (tokenFile is --token-file). A malformed
+// address or duration is a usage error, found before anything is dialled.
+func clientConfig(meta, ns, timeout, tokenFile string) (client.Config, error) {
 	cfg := client.Config{Meta: metaAddr(meta), Namespace: ns}
+	tok, err := token.Find(tokenFile)
+	if err != nil {
+		return cfg, usagef("%v", err)
+	}
+	if tok != "" {
+		if _, err := token.Parse(tok); err != nil {
+			return cfg, usagef("the token (from %s): %v", tokenSource(tokenFile), err)
+		}
+	}
+	cfg.Token = tok
 	if _, err := client.ParseMembers(cfg.Meta); err != nil {
 		return cfg, usagef("%s%v", fromEnv(meta, "STRATA_META"), err)
 	}
-	var err error
 	if cfg.ConnectTimeout, err = connectTimeout(timeout); err != nil {
 		return cfg, usagef("%s%v", fromEnv(timeout, "STRATA_TIMEOUT"), err)
 	}
@@ -75,6 +97,19 @@ func clientConfig(meta, ns, timeout string) (client.Config, error) {
 		return cfg, err
 	}
 	return cfg, nil
+}
+
+// tokenSource says where token.Find took the token from.
+func tokenSource(file string) string {
+	switch {
+	case os.Getenv(token.EnvVar) != "":
+		return "$" + token.EnvVar
+	case file != "":
+		return file
+	case os.Getenv(token.EnvFile) != "":
+		return os.Getenv(token.EnvFile)
+	}
+	return token.DefaultFile()
 }
 
 // fromEnv says where a setting came from when no flag gave it.

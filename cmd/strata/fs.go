@@ -26,13 +26,13 @@ or relative to /user/<user>; globs (* ? [...] {a,b}) are expanded by listing.
 The namespace service is --meta HOST:PORT, else $STRATA_META, else
 127.0.0.1:7700. A service that accepts no connection within --timeout
 (else $STRATA_TIMEOUT, else 3s) is reported at once, with the address and
-the cause.`,
+the cause. ` + tokenHelpText + `.`,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, rest, err := fsshell.ParseOptions(args)
 			var cfg client.Config
 			if err == nil {
-				cfg, err = clientConfig(opts.Meta, opts.Namespace, opts.Timeout)
+				cfg, err = clientConfig(opts.Meta, opts.Namespace, opts.Timeout, opts.TokenFile)
 			}
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "fs:", err)

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"os/user"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -45,6 +46,7 @@ type metaFlags struct {
 	leaseHard   time.Duration
 	pprofListen string
 	tls         tlsFlags
+	noAuth      bool
 	// The trash of fs -rm, and of deleted namespaces.
 	trashInterval, namespaceTrash time.Duration
 }
@@ -70,6 +72,8 @@ func (f *metaFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&f.trashInterval, "trash-interval", 24*time.Hour, "how long fs -rm keeps what it deletes in the user's trash, /user/USER/.Trash, before the service removes it (HDFS's fs.trash.interval); 0 turns the trash off")
 	fl.DurationVar(&f.namespaceTrash, "namespace-trash", time.Duration(namespace.DefaultNamespaceTrash)*time.Millisecond, "how long a deleted namespace that held anything stays in the trash, restorable with 'strata admin ns restore', before it and its bucket's objects are removed; 0 removes it at once")
 	f.tls.register(cmd, true)
+	fl.BoolVar(&f.noAuth, "insecure-no-auth", false, "turn authentication off: believe whatever user a request names, "+
+		"as HDFS's \"simple\" authentication (anyone who reaches the service can act as the superuser; docs/security.md)")
 	fl.StringVar(&f.pprofListen, "pprof-listen", "", "serve Go's profiles (/debug/pprof/, as net/http/pprof) on this address, e.g. 127.0.0.1:6060; off by default")
 }
 
@@ -109,7 +113,11 @@ func (f *metaFlags) config() (metaserver.Config, error) {
 		ns.BlockSize = uint64(bs)
 	}
 	cfg := metaserver.Config{DataDir: f.dataDir, Namespace: ns, LeaseSoftLimit: f.leaseSoft, LeaseHardLimit: f.leaseHard,
-		MemberID: f.memberID, ClusterID: f.clusterID, Address: f.advertise, Tick: f.raftTick, TrashInterval: f.trashInterval}
+		MemberID: f.memberID, ClusterID: f.clusterID, Address: f.advertise, Tick: f.raftTick, TrashInterval: f.trashInterval,
+		NoAuth: f.noAuth}
+	if !f.noAuth {
+		cfg.AdminTokenFile = filepath.Join(f.dataDir, "token")
+	}
 	cfg.Store.BlockCacheBytes, cfg.Store.HotBytes = f.blockCache, f.hotCache
 	if f.memberID == 0 {
 		return cfg, errors.New("--member-id must be at least 1")
@@ -190,7 +198,13 @@ Clients take every member: --meta 10.0.0.1:7700,10.0.0.2:7700,10.0.0.3:7700.
 To add a member later, "strata admin member add ID HOST:PORT" on the group,
 then start it empty with --join and the existing members' addresses.
 
-Create namespaces with "strata admin ns create NAME --store URI".`,
+Create namespaces with "strata admin ns create NAME --store URI".
+
+Every call must carry a token the service signed (docs/security.md). The
+leader writes one of the --superuser to DATA-DIR/token (readable by its
+owner only) when it takes over and the file holds none it accepts: the
+first administrator's credentials. Issue others with
+"strata admin token create --user NAME". --insecure-no-auth turns this off.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := f.config()

@@ -34,6 +34,7 @@ func strataCLI(ctx context.Context, t *testing.T, args ...string) cliResult {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, testcluster.Binary(t), args...)
 	cmd.Env = append(os.Environ(), "STRATA_NO_PROGRESS=1", "STRATA_PLAINTEXT=1")
+	cmd.Env = append(cmd.Env, testcluster.CLIEnv(t, args, nil)...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/stratafs/strata/bench/benchkit"
 	"github.com/stratafs/strata/internal/metaserver"
+	"github.com/stratafs/strata/internal/token"
 	"github.com/stratafs/strata/internal/worker"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
@@ -25,6 +27,7 @@ func serverCmd() *cobra.Command {
 	var f metaFlags
 	var wf workerFlags
 	var dev bool
+	var clientTokenFile string
 	cmd := &cobra.Command{
 		Use:   "server --dev",
 		Short: "Run all of Strata in one process (development)",
@@ -37,6 +40,11 @@ state (state/, raft/, snapshots/) stays small; the bucket (bucket/) holds
 every block of every file larger than --inline-limit for as long as the file
 exists, so it grows with what you store; the worker's cache (worker/cache/)
 keeps copies of recently used blocks, up to --worker-cache-size (` + devCacheSize + `).
+
+Authentication is on, as in a cluster: the server writes a token of the
+local user, its superuser, to DATA-DIR/token and to --client-token-file
+(~/.strata/token, where the CLI looks), so that the CLI on this host just
+works. Issue tokens for other users with "strata admin token create".
 
 Try it from another shell:
   strata fs -mkdir -p /a/b && strata fs -touchz /a/b/f && strata fs -ls -R /`,
@@ -72,6 +80,11 @@ Try it from another shell:
 				if err := s.ReadyWithDefault(ctx, store); err != nil {
 					return err
 				}
+				if !mcfg.NoAuth {
+					if wcfg.Token, err = devToken(ctx, s.Server, clientTokenFile); err != nil {
+						return err
+					}
+				}
 				wcfg.Meta = s.Addr
 				go func() {
 					if err := runWorker(ctx, wcfg, "127.0.0.1:0", nil); err != nil {
@@ -87,9 +100,32 @@ Try it from another shell:
 		},
 	}
 	cmd.Flags().BoolVar(&dev, "dev", false, "run everything in one process on the embedded default")
+	cmd.Flags().StringVar(&clientTokenFile, "client-token-file", token.DefaultFile(), "where to write the "+
+		"superuser's token for the CLI on this host, besides DATA-DIR/token, unless it holds a token this server "+
+		"accepts already (empty: nowhere)")
 	f.register(cmd)
 	wf.register(cmd, "worker-", devCacheSize)
 	return cmd
+}
+
+// devToken returns the superuser's token, which the dev server's worker
+// uses, and writes it to file too unless file holds a token the server
+// accepts already (one of another user, say).
+func devToken(ctx context.Context, s *metaserver.Server, file string) (string, error) {
+	tok, err := s.AdminToken(ctx)
+	if err != nil || file == "" {
+		return tok, err
+	}
+	if b, err := os.ReadFile(file); err == nil {
+		if _, err := s.Authenticate(strings.TrimSpace(string(b))); err == nil {
+			return tok, nil
+		}
+	}
+	if err := token.WriteFile(file, tok); err != nil {
+		return "", fmt.Errorf("--client-token-file: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "strata: wrote a token of %s, the superuser, to %s (the CLI's default)\n", s.Superuser(), file)
+	return tok, nil
 }
 
 // waitForWorker returns once the dev worker has registered, so that the

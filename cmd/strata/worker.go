@@ -17,6 +17,7 @@ import (
 	"github.com/stratafs/strata/internal/cache"
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/object/objstore"
+	"github.com/stratafs/strata/internal/token"
 	"github.com/stratafs/strata/internal/worker"
 )
 
@@ -35,7 +36,8 @@ type workerFlags struct {
 	// Bounds of a request to a bucket that stops answering.
 	bucketStall, bucketBudget time.Duration
 	abortInterval             time.Duration
-	tls       tlsFlags
+	tls                       tlsFlags
+	tokenFile                 string
 }
 
 // register adds the worker's flags to cmd, each name prefixed with prefix;
@@ -52,6 +54,8 @@ func (f *workerFlags) register(cmd *cobra.Command, prefix, cacheSize string) {
 		fl.StringVar(&f.meta, "meta", "", "namespace service address HOST:PORT, or every member's, comma-separated: the worker heartbeats to each and follows the leader (default $STRATA_META or "+defaultMeta+")")
 		fl.StringVar(&f.stateDir, "state-dir", "./strata-worker", "directory for the worker's id and socket")
 		f.tls.register(cmd, true)
+		fl.StringVar(&f.tokenFile, "token-file", "", "file holding the token the worker proves itself with to the "+
+			"namespace service, a superuser's (default $STRATA_TOKEN's token, else $STRATA_TOKEN_FILE, else ~/.strata/token)")
 	}
 	fl.StringSliceVar(&f.cacheDirs, prefix+"cache-dir", nil, "cache directory, repeatable (one per disk; default "+stateDir+"/cache)")
 	fl.StringVar(&f.cacheSize, prefix+"cache-size", cacheSize, "cache capacity per directory (e.g. 512MiB, 20GiB); more than the directory's disk can hold is clamped to that, with a warning")
@@ -89,6 +93,11 @@ func (f *workerFlags) config() (worker.Config, error) {
 	cfg := worker.Config{StateDir: f.stateDir, Advertise: f.advertise, UnixSocket: f.socket,
 		Meta: metaAddr(f.meta), Cache: cache.Config{PageSize: page, ChunkSize: chunk, NoSync: !f.cacheSync},
 		BucketStallTimeout: f.bucketStall, BucketRetryBudget: f.bucketBudget, AbortRetryInterval: f.abortInterval}
+	if f.listen != "" { // a worker of its own, not the dev server's
+		if cfg.Token, err = token.Find(f.tokenFile); err != nil {
+			return worker.Config{}, err
+		}
+	}
 	for _, d := range dirs {
 		cfg.Cache.Dirs = append(cfg.Cache.Dirs, cache.Dir{Path: d, Capacity: size})
 	}

@@ -18,8 +18,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"google.golang.org/grpc"
+
+	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/fspath"
 	"github.com/stratafs/strata/internal/rpcerr"
+	"github.com/stratafs/strata/internal/token"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -37,9 +41,14 @@ type Config struct {
 	ConnectTimeout time.Duration
 	// Namespace is used for bare paths; empty means "default".
 	Namespace string
-	// User and Groups identify the caller (HDFS "simple" authentication);
-	// empty User means the OS user, as Hadoop does (STRATA_USER or
-	// HADOOP_USER_NAME override it).
+	// Token proves who the client is (docs/security.md): the service takes
+	// the caller from it. Empty: the client sends none, and a service with
+	// authentication on answers every call UNAUTHENTICATED. The CLI finds
+	// one with token.Find.
+	Token string
+	// User and Groups are the caller a request's header names, which only
+	// a service started with --insecure-no-auth believes; with a Token they
+	// are its user and groups, else the OS user's.
 	User   string
 	Groups []string
 	// Umask masks the permission of created files and directories; the
@@ -88,7 +97,15 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.User == "" {
+	switch {
+	case cfg.Token != "":
+		t, err := token.Parse(cfg.Token)
+		if err != nil {
+			return nil, fserr.Errorf(fserr.ErrInvalidArgument, "client: %v", err)
+		}
+		cfg.User, cfg.Groups = t.ID.GetUser(), t.ID.GetGroups()
+		ms.dialOptions = append(ms.dialOptions, grpc.WithPerRPCCredentials(token.Credentials(cfg.Token)))
+	case cfg.User == "":
 		cfg.User, cfg.Groups = osUser()
 	}
 	if cfg.BatchesInFlight == 0 {
@@ -127,12 +144,9 @@ func (c *Client) BatchesInFlight() int { return c.cfg.BatchesInFlight }
 // Name returns the client's lease holder name.
 func (c *Client) Name() string { return c.name }
 
+// osUser is the OS user: the caller a client without a token names. NB:
+// $STRATA_USER and $HADOOP_USER_NAME no longer choose it; only a token does.
 func osUser() (string, []string) {
-	for _, env := range []string{"STRATA_USER", "HADOOP_USER_NAME"} {
-		if u := os.Getenv(env); u != "" {
-			return u, nil
-		}
-	}
 	u, err := user.Current()
 	if err != nil {
 		return "nobody", nil

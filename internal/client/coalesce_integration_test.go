@@ -16,7 +16,8 @@ import (
 // coalesce into Batch RPCs to a real service, and checks every answer.
 func TestCoalescedCallsAgainstRealProcess(t *testing.T) {
 	ctx := context.Background()
-	c, err := client.New(client.Config{Meta: dev(t), User: testcluster.Superuser(), BatchesInFlight: 1})
+	addr := dev(t)
+	c, err := client.New(client.Config{Meta: addr, Token: testcluster.AdminToken(t, addr), BatchesInFlight: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/testcluster"
+	"github.com/stratafs/strata/internal/token"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -43,7 +44,7 @@ func syncingWriter(spec string) int {
 		fmt.Fprintln(os.Stderr, "writer:", err)
 		return 2
 	}
-	c, err := client.New(client.Config{Meta: meta, User: testcluster.Superuser()})
+	c, err := client.New(client.Config{Meta: meta, Token: os.Getenv(token.EnvVar)})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "writer:", err)
 		return 1
@@ -77,7 +78,8 @@ func syncingWriter(spec string) int {
 func startSyncingWriter(t *testing.T, meta, path string, size, rounds int) (*exec.Cmd, []byte) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s %d %d", writerEnv, meta, path, size, rounds))
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s %d %d", writerEnv, meta, path, size, rounds),
+		token.EnvVar+"="+testcluster.AdminToken(t, meta))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

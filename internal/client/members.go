@@ -57,6 +57,10 @@ type members struct {
 	connectTimeout time.Duration
 	reached        atomic.Bool // some member accepted a connection once
 
+	// dialOptions are added to the connections' own (the token's
+	// credentials).
+	dialOptions []grpc.DialOption
+
 	mu     sync.Mutex
 	conns  map[string]*grpc.ClientConn
 	leader string
@@ -119,8 +123,8 @@ func (m *members) conn(addr string) (*grpc.ClientConn, error) {
 	if m.conns == nil {
 		return nil, fserr.Errorf(fserr.ErrInvalidArgument, "client: closed")
 	}
-	c, err := grpc.NewClient(addr, m.dial, grpc.WithConnectParams(memberConnectParams),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))
+	c, err := grpc.NewClient(addr, append([]grpc.DialOption{m.dial, grpc.WithConnectParams(memberConnectParams),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64 << 20))}, m.dialOptions...)...)
 	if err != nil {
 		return nil, fmt.Errorf("client: %s: %w", addr, err)
 	}

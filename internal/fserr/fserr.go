@@ -33,6 +33,9 @@ var (
 	// ErrQuorum: a membership change refused because the group would lose
 	// its quorum (the voters left that answer would not be a majority).
 	ErrQuorum = errors.New("the group would lose its quorum")
+	// ErrUnauthenticated: the call carries no credentials the service
+	// accepts (no token, a forged, expired or revoked one).
+	ErrUnauthenticated = errors.New("unauthenticated")
 	// ErrUnavailable: a service or worker could not be reached.
 	ErrUnavailable = errors.New("unavailable")
 	// ErrNotLeader: the member asked is not the namespace service's leader;

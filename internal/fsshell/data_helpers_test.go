@@ -47,7 +47,7 @@ func startWorker(t *testing.T, srv *testcluster.InProcess) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(state) })
-	w, err := worker.New(worker.Config{StateDir: state, Meta: spyAddr,
+	w, err := worker.New(worker.Config{StateDir: state, Meta: spyAddr, Token: testcluster.AdminToken(t, srv.Addr),
 		Cache: cache.Config{Dirs: []cache.Dir{{Path: t.TempDir(), Capacity: 256 << 20}}}})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ type Options struct {
 	Meta      string // --meta HOST:PORT: the namespace service
 	Namespace string // --namespace NS: the namespace of bare paths
 	Timeout   string // --timeout DURATION: the wait for a first connection
+	TokenFile string // --token-file PATH: where the client's token is
 }
 
 // ParseOptions takes the generic options off the front of args and returns
@@ -27,6 +28,8 @@ func ParseOptions(args []string) (Options, []string, error) {
 			dst = &o.Namespace
 		case "--timeout":
 			dst = &o.Timeout
+		case "--token-file":
+			dst = &o.TokenFile
 		case "--help":
 			return o, append([]string{"-help"}, args[1:]...), nil
 		default:

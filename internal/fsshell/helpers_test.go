@@ -65,7 +65,7 @@ func (e *env) as(user string, groups ...string) *caller {
 func (c *caller) run(args ...string) result {
 	var out, errb bytes.Buffer
 	sh := newShell(context.Background(), &out, &errb, func() (*client.Client, error) {
-		return client.New(client.Config{Meta: c.e.addr, User: c.user, Groups: c.groups})
+		return client.New(client.Config{Meta: c.e.addr, Token: testcluster.Token(c.e.t, c.e.addr, c.user, c.groups...)})
 	})
 	sh.loc = time.UTC
 	if c.stdin != nil {

@@ -133,3 +133,18 @@ func mustBlock(t *testing.T, b []byte) Block {
 	}
 	return bl
 }
+
+func TestTokenRecordRoundTrip(t *testing.T) {
+	in := &TokenRecord{ID: 9, User: "alice", Groups: []string{"a", "b"}, Issued: 1, Expires: 2, MaxDate: 3,
+		Renewable: true, Revoked: 4}
+	out, err := DecodeTokenRecord(TokenRecordKey(9), EncodeTokenRecord(in))
+	if err != nil || !reflect.DeepEqual(in, out) {
+		t.Fatalf("%+v became %+v (%v)", in, out, err)
+	}
+	b := EncodeTokenRecord(in)
+	for i := range len(b) {
+		if _, err := DecodeTokenRecord(TokenRecordKey(9), b[:i]); err == nil {
+			t.Fatalf("a record cut at %d of %d bytes decodes", i, len(b))
+		}
+	}
+}

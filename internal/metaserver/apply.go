@@ -34,6 +34,9 @@ func (s *Server) Apply(entries []*raftpb.Entry) error {
 			return err
 		}
 	}
+	if out.Tokens {
+		s.tokensChanged() // before the answers: a new token works at once, a revoked one never again
+	}
 	for _, a := range out.Answers {
 		s.deliver(a.ID, a.Results)
 	}
@@ -72,5 +75,6 @@ func (s *Server) Restore(dir string) error {
 	}
 	s.applied.Store(applied)
 	s.namespacesChanged()
+	s.tokensChanged()
 	return s.loadMembers()
 }

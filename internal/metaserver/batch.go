@@ -39,7 +39,7 @@ func (s *Server) Batch(ctx context.Context, r *pb.BatchRequest) (*pb.BatchRespon
 			results[i] = failed(fserr.Errorf(fserr.ErrInvalidArgument, "batch: a call of no kind this service knows"))
 			continue
 		}
-		if err := s.admit(b.op, b.req); err != nil {
+		if err := s.admit(ctx, b.op, b.req); err != nil {
 			results[i] = failed(err)
 		}
 	}

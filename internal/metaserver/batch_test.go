@@ -34,8 +34,8 @@ func batchError(t *testing.T, r *pb.BatchResult) error {
 }
 
 func TestBatchAnswersEveryCallAsIfItCameAlone(t *testing.T) {
-	ctx := context.Background()
 	svc := testcluster.StartInProcess(t, nil)
+	ctx := svc.Context(t, "")
 	c := testcluster.Client(t, svc.Addr, "")
 	for _, p := range []string{"/d/old", "/d/gone"} {
 		if err := c.WriteFile(ctx, p, []byte(p), client.CreateOptions{}); err != nil {
@@ -51,7 +51,7 @@ func TestBatchAnswersEveryCallAsIfItCameAlone(t *testing.T) {
 		{Call: &pb.BatchCall_Create{Create: &pb.CreateRequest{Header: h, Path: "/d/new", Permission: 0o644, Complete: true, InlineData: []byte("x")}}},
 		{Call: &pb.BatchCall_Rename{Rename: &pb.RenameRequest{Header: h, Src: "/d/old", Dst: "/d/renamed"}}},
 		{Call: &pb.BatchCall_Delete{Delete: &pb.DeleteRequest{Header: h, Path: "/d/gone"}}},
-		{Call: &pb.BatchCall_Delete{Delete: &pb.DeleteRequest{Header: &pb.Header{}, Path: "/d/new"}}},
+		{Call: &pb.BatchCall_Delete{Delete: &pb.DeleteRequest{Path: "/d/new"}}}, // no header
 		{},
 		{Call: &pb.BatchCall_Create{Create: &pb.CreateRequest{Header: &pb.Header{User: testcluster.Superuser()}, Path: "/d/anonymous",
 			Permission: 0o644, Complete: true}}},
@@ -82,8 +82,8 @@ func TestBatchAnswersEveryCallAsIfItCameAlone(t *testing.T) {
 }
 
 func TestBatchOfTooManyCallsIsRefusedWhole(t *testing.T) {
-	ctx := context.Background()
 	svc := testcluster.StartInProcess(t, nil)
+	ctx := svc.Context(t, "")
 	calls := make([]*pb.BatchCall, metaserver.MaxBatch+1)
 	for i := range calls {
 		calls[i] = &pb.BatchCall{Call: &pb.BatchCall_Mkdirs{Mkdirs: &pb.MkdirsRequest{
@@ -102,10 +102,10 @@ func TestBatchOfTooManyCallsIsRefusedWhole(t *testing.T) {
 // refuses a whole batch with NOT_LEADER; the leader answers the reads of a
 // batch after one read barrier, and an isolated leader answers none.
 func TestBatchInAGroup(t *testing.T) {
-	ctx := context.Background()
 	members, cut := cuttableGroup(t, 3)
 	leader := leaderOf(t, members, -1)
 	c := clientOf(t, time.Minute, members...)
+	ctx := members[0].Context(t, "")
 	if err := c.WriteFile(ctx, "/f", []byte("x"), client.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -148,8 +148,8 @@ func TestBatchInAGroup(t *testing.T) {
 // own background work land between), and each has its own answer,
 // failures among them changing nothing.
 func TestConcurrentMutationsShareEntries(t *testing.T) {
-	ctx := context.Background()
 	svc := testcluster.StartInProcess(t, nil)
+	ctx := svc.Context(t, "")
 	c := testcluster.Client(t, svc.Addr, "")
 	if err := c.WriteFile(ctx, "/g/taken", nil, client.CreateOptions{}); err != nil {
 		t.Fatal(err)

@@ -172,8 +172,8 @@ func (s *Server) SweepUploads(ctx context.Context) error {
 
 // GetProgress implements MetaService: the bucket side of an operation on a
 // cache-mode path, as far as it got, from the leader's memory.
-func (s *Server) GetProgress(_ context.Context, r *pb.GetProgressRequest) (*pb.GetProgressResponse, error) {
-	if err := checkHeader(r.GetHeader()); err != nil {
+func (s *Server) GetProgress(ctx context.Context, r *pb.GetProgressRequest) (*pb.GetProgressResponse, error) {
+	if err := s.checkCaller(ctx, r.GetHeader()); err != nil {
 		return nil, err
 	}
 	if !s.isLeader() {

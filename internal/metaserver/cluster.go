@@ -66,6 +66,10 @@ func (s *Server) leaderChanged(lead uint64, isLeader bool) {
 		return
 	}
 	go s.leases.restart()
+	select { // the leader's token work (leaderAuth), once the server runs
+	case s.authCh <- struct{}{}:
+	default:
+	}
 	s.kickPurge()
 	s.kickGC()
 }
@@ -108,8 +112,8 @@ func (s *Server) membershipResponse() *pb.MembershipResponse {
 }
 
 // checkAdmin allows superusers only.
-func (s *Server) checkAdmin(h *pb.Header, what string) error {
-	if err := checkHeader(h); err != nil {
+func (s *Server) checkAdmin(ctx context.Context, h *pb.Header, what string) error {
+	if err := s.checkCaller(ctx, h); err != nil {
 		return err
 	}
 	if !s.machine.FS().IsSuperuser(caller(h)) {
@@ -124,7 +128,7 @@ func (s *Server) checkAdmin(h *pb.Header, what string) error {
 func (s *Server) AddMember(ctx context.Context, r *pb.AddMemberRequest) (*pb.MembershipResponse, error) {
 	m := r.GetMember()
 	what := fmt.Sprintf("add member %d", m.GetId())
-	if err := s.checkAdmin(r.Header, what); err != nil {
+	if err := s.checkAdmin(ctx, r.Header, what); err != nil {
 		return nil, err
 	}
 	if m.GetId() == 0 || m.GetAddress() == "" {
@@ -159,7 +163,7 @@ func (s *Server) AddMember(ctx context.Context, r *pb.AddMemberRequest) (*pb.Mem
 // reaches the new leader, which removes it.
 func (s *Server) RemoveMember(ctx context.Context, r *pb.RemoveMemberRequest) (*pb.MembershipResponse, error) {
 	what := fmt.Sprintf("remove member %d", r.GetId())
-	if err := s.checkAdmin(r.Header, what); err != nil {
+	if err := s.checkAdmin(ctx, r.Header, what); err != nil {
 		return nil, err
 	}
 	if _, ok := (*s.members.Load())[r.GetId()]; !ok {
@@ -232,7 +236,7 @@ func memberList(kind string, ids []uint64) string {
 // TransferLeader implements MetaService.
 func (s *Server) TransferLeader(ctx context.Context, r *pb.TransferLeaderRequest) (*pb.MembershipResponse, error) {
 	what := fmt.Sprintf("transfer leadership to member %d", r.GetId())
-	if err := s.checkAdmin(r.Header, what); err != nil {
+	if err := s.checkAdmin(ctx, r.Header, what); err != nil {
 		return nil, err
 	}
 	if m, ok := (*s.members.Load())[r.GetId()]; !ok || m.Learner {

@@ -62,7 +62,8 @@ func clientOf(t *testing.T, retry time.Duration, members ...*testcluster.InProce
 	for _, m := range members {
 		addrs = append(addrs, m.Addr)
 	}
-	c, err := client.New(client.Config{Meta: strings.Join(addrs, ","), User: testcluster.Superuser(), RetryTimeout: retry})
+	meta := strings.Join(addrs, ",")
+	c, err := client.New(client.Config{Meta: meta, Token: testcluster.AdminToken(t, meta), RetryTimeout: retry})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +137,7 @@ func TestIsolatedLeaderAcknowledgesNothing(t *testing.T) {
 // namespace changes once.
 func TestRetriedMutationsApplyOnce(t *testing.T) {
 	p := testcluster.StartInProcess(t, nil)
-	ctx := context.Background()
+	ctx := p.Context(t, "")
 	h := &pb.Header{User: testcluster.Superuser(), ClientName: "c1", RequestId: []byte("request-0000001")}
 	mk := &pb.MkdirsRequest{Header: h, Path: "/d", Permission: 0o755, CreateParents: true}
 	for i := range 2 {
@@ -359,7 +360,7 @@ func TestKeptAnswersAreForgottenAfterTenMinutes(t *testing.T) {
 	p := testcluster.StartInProcess(t, func(cfg *metaserver.Config) {
 		cfg.Clock = func() time.Time { return time.UnixMilli(now.Load()) }
 	})
-	ctx := context.Background()
+	ctx := p.Context(t, "")
 	mkdir := func(rid, path string, first bool) bool {
 		t.Helper()
 		h := &pb.Header{User: testcluster.Superuser(), ClientName: "c1", RequestId: []byte(rid), FirstAttempt: first}

@@ -1,7 +1,6 @@
 package metaserver_test
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -18,8 +17,8 @@ import (
 // checks nothing would, and with invalid UTF-8, which no gRPC client can
 // send.
 func TestServiceRefusesBadNewNames(t *testing.T) {
-	ctx := context.Background()
 	svc := testcluster.StartInProcess(t, nil)
+	ctx := svc.Context(t, "")
 	s := svc.Server
 	h := &pb.Header{User: testcluster.Superuser(), ClientName: "test"}
 	if _, err := s.Mkdirs(ctx, &pb.MkdirsRequest{Header: h, Path: "/ok", Permission: 0o755, CreateParents: true}); err != nil {

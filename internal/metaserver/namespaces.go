@@ -36,7 +36,7 @@ func (s *Server) CreateNamespace(ctx context.Context, r *pb.CreateNamespaceReque
 // is proposed: the caller's right and the name (so that a bad one is not
 // probed for), then the bucket. The command checks the first two again.
 func (s *Server) admitNamespace(ctx context.Context, r *pb.CreateNamespaceRequest) error {
-	if err := checkHeader(r.GetHeader()); err != nil {
+	if err := s.checkCaller(ctx, r.GetHeader()); err != nil {
 		return err
 	}
 	info := r.GetNamespace()

@@ -50,7 +50,7 @@ func Serve(cfg Config, lis net.Listener, opts ...grpc.ServerOption) (*Serving, e
 		return nil, err
 	}
 	opts = append(tlsconf.ServerOptions(cfg.TLS, membersOnly...), opts...)
-	g := grpc.NewServer(append(ServerOptions(), opts...)...)
+	g := grpc.NewServer(append(append(ServerOptions(), grpc.ChainUnaryInterceptor(srv.authUnary)), opts...)...)
 	pb.RegisterMetaServiceServer(g, srv)
 	pb.RegisterRaftServiceServer(g, srv.Transport())
 	go func() { _ = g.Serve(lis) }()

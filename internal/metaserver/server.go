@@ -72,6 +72,12 @@ type Config struct {
 	// connects to the other members with, its certificate included
 	// (tlsconf). Both nil: plaintext.
 	TLS, PeerTLS *tls.Config
+	// NoAuth turns authentication off: the service believes whatever user
+	// a request's header names (--insecure-no-auth; docs/security.md).
+	NoAuth bool
+	// AdminTokenFile is where the leader writes a token of the superuser
+	// when the file holds none it accepts (AdminToken); empty: nowhere.
+	AdminTokenFile string
 	// WrapSender, if set, wraps the Raft transport: tests cut links
 	// between members there (raftnode.Cut).
 	WrapSender func(raftnode.Sender) raftnode.Sender
@@ -120,7 +126,9 @@ type Server struct {
 	addrs     atomic.Pointer[map[uint64]string]          // members' addresses, derived from members
 	leases    *leaseMonitor
 	workers   workerRegistry
+	auth      authenticator
 	purgeCh   chan struct{}
+	authCh    chan struct{} // kicks leaderAuth
 	gcCh      chan struct{}
 	stores    objstore.Set
 	cache     *cachemode.Mode
@@ -149,7 +157,8 @@ func Open(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("metaserver: open state: %w", err)
 	}
 	s := &Server{cfg: cfg, machine: statemachine.New(cfg.Namespace), store: store,
-		purgeCh: make(chan struct{}, 1), gcCh: make(chan struct{}, 1), stop: make(chan struct{})}
+		purgeCh: make(chan struct{}, 1), gcCh: make(chan struct{}, 1), authCh: make(chan struct{}, 1),
+		stop: make(chan struct{})}
 	s.props.waiting = map[uint64][]*proposal{}
 	// Proposal ids only route answers back to waiters; a restart must not
 	// reuse the ids of entries an earlier run left in the log.
@@ -173,6 +182,7 @@ func Open(cfg Config) (*Server, error) {
 	s.every(time.Minute, nil, "forget requests", s.ForgetRequests)
 	s.every(time.Hour, nil, "upload sweep", s.SweepUploads)
 	s.every(time.Second, nil, "namespace trash", s.PurgeExpiredNamespaces)
+	s.every(time.Minute, s.authCh, "tokens", s.leaderAuth)
 	if cfg.TrashInterval > 0 {
 		s.every(cfg.trashPeriod(), nil, "trash emptier", s.EmptyTrash)
 	}

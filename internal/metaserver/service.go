@@ -39,7 +39,7 @@ func call[Resp proto.Message](ctx context.Context, s *Server, op *statemachine.O
 // proposed on behalf of the caller and answered once applied. Only the
 // leader does either; the others answer NOT_LEADER with its address.
 func (s *Server) do(ctx context.Context, op *statemachine.Op, req request) (proto.Message, error) {
-	if err := s.admit(op, req); err != nil {
+	if err := s.admit(ctx, op, req); err != nil {
 		return nil, err
 	}
 	req, ctx, err := s.prepare(ctx, op, req)
@@ -53,9 +53,10 @@ func (s *Server) do(ctx context.Context, op *statemachine.Op, req request) (prot
 	return s.answer(ctx, op, req, res, err)
 }
 
-// admit checks req before anything is proposed or read.
-func (s *Server) admit(op *statemachine.Op, req request) error {
-	if err := checkHeader(req.GetHeader()); err != nil {
+// admit checks req before anything is proposed or read, and sets its
+// caller from the call's token.
+func (s *Server) admit(ctx context.Context, op *statemachine.Op, req request) error {
+	if err := s.checkCaller(ctx, req.GetHeader()); err != nil {
 		return err
 	}
 	if err := checkNewNames(req); err != nil {
@@ -65,6 +66,17 @@ func (s *Server) admit(op *statemachine.Op, req request) error {
 		return fserr.Errorf(fserr.ErrInvalidArgument, "create %s: request header has no client name", r.GetPath())
 	}
 	return nil
+}
+
+// checkCaller sets the caller of header h from the identity of the call in
+// ctx (with authentication off, h says who calls), then checks h.
+func (s *Server) checkCaller(ctx context.Context, h *pb.Header) error {
+	id, err := s.identify(ctx)
+	if err != nil {
+		return err
+	}
+	stamp(h, id)
+	return checkHeader(h)
 }
 
 func checkHeader(h *pb.Header) error {
@@ -171,8 +183,8 @@ func (s *Server) namespaceRecord(h *pb.Header) *kvschema.Namespace {
 }
 
 // RenewLease implements MetaService.
-func (s *Server) RenewLease(_ context.Context, r *pb.RenewLeaseRequest) (*pb.RenewLeaseResponse, error) {
-	if err := checkHeader(r.Header); err != nil {
+func (s *Server) RenewLease(ctx context.Context, r *pb.RenewLeaseRequest) (*pb.RenewLeaseResponse, error) {
+	if err := s.checkCaller(ctx, r.Header); err != nil {
 		return nil, err
 	}
 	if !s.isLeader() {

@@ -32,6 +32,9 @@ func (s *Server) RecoverLease(ctx context.Context, r *pb.RecoverLeaseRequest) (*
 	if r.GetTailBlock() != nil {
 		return nil, fserr.Errorf(fserr.ErrInvalidArgument, "recoverLease %s: a tail block is the service's to set", r.GetPath())
 	}
+	if err := s.checkCaller(ctx, r.GetHeader()); err != nil {
+		return nil, err
+	}
 	for attempt := 0; ; attempt++ {
 		req := proto.Clone(r).(*pb.RecoverLeaseRequest)
 		var err error

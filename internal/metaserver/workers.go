@@ -117,6 +117,9 @@ func (r *workerRegistry) live(now time.Time) []*pb.WorkerInfo {
 // follower then answers NOT_LEADER, naming the leader, and the leader
 // answers with the deleted blocks the worker is to drop.
 func (s *Server) Heartbeat(ctx context.Context, r *pb.HeartbeatRequest) (*pb.HeartbeatResponse, error) {
+	if err := s.superuser(ctx, nil, "register a worker"); err != nil {
+		return nil, err
+	}
 	w := r.GetWorker()
 	if w.GetId() == "" || w.GetAddress() == "" {
 		return nil, fserr.Errorf(fserr.ErrInvalidArgument, "heartbeat: a worker needs an id and an address")

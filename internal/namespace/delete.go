@@ -13,9 +13,10 @@ import (
 // its ancestors, and its content purged later by Purge. Files' blocks go to
 // the garbage queue, to be removed from the bucket after this commits.
 //
-// NB: only the parent's write permission is checked, not (as HDFS does) the
-// permission of every directory in the subtree; checking those would make a
-// delete walk the subtree.
+// The caller needs write and search permission on the parent and, for a
+// non-empty directory, rwx on it and on every non-empty directory below it,
+// as in HDFS: a superuser's delete stays O(depth), anyone else's walks the
+// subtree's directories (checkSubtree).
 func (fs *FS) Delete(tx kv.Txn, now int64, c Caller, ns, path string, recursive bool) (bool, error) {
 	return fs.DeleteInode(tx, now, c, ns, path, recursive, 0)
 }
@@ -49,10 +50,22 @@ func (fs *FS) delete(tx kv.Txn, now int64, c Caller, ns, path string, recursive 
 	case !fs.check(c, res.parent, accessWrite|accessExec) || !fs.checkSticky(c, res.parent, n):
 		return false, ErrPermission
 	}
+	if n.IsDir() && n.Children > 0 {
+		if ok, err := fs.checkSubtree(tx, c, n, accessRead|accessWrite|accessExec); err != nil || !ok {
+			return false, errors.Join(err, permIfNil(err))
+		}
+	}
 	if err := unlink(tx, now, n); err != nil {
 		return false, err
 	}
 	return true, drop(tx, n, blockStore(res.ns))
+}
+
+func permIfNil(err error) error {
+	if err == nil {
+		return ErrPermission
+	}
+	return nil
 }
 
 // drop removes an unlinked inode whose blocks live in bucket uri (noBlocks

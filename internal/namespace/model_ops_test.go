@@ -166,8 +166,8 @@ func (m *model) list(c namespace.Caller, p, startAfter string, limit int) (names
 
 func (m *model) summary(c namespace.Caller, p string) (namespace.Summary, error) {
 	n, err := m.existing(c, p)
-	if err == nil && n.dir && !m.can(c, n, 5) {
-		err = namespace.ErrPermission // like List; HDFS checks the subdirectories too
+	if err == nil && n.dir && (!m.can(c, n, 5) || !m.canSubtree(c, p, 5)) {
+		err = namespace.ErrPermission // as HDFS: on it and every non-empty directory below
 	}
 	if err != nil {
 		return namespace.Summary{}, err

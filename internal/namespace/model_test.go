@@ -120,6 +120,17 @@ func (m *model) can(c namespace.Caller, n *mnode, want uint16) bool {
 	return bits&want == want
 }
 
+// canSubtree reports whether c has the want bits on every non-empty
+// directory at or below p (HDFS's subAccess check).
+func (m *model) canSubtree(c namespace.Caller, p string, want uint16) bool {
+	for _, q := range m.subtree(p) {
+		if n := m.nodes[q]; n.dir && len(m.children(q)) > 0 && !m.can(c, n, want) {
+			return false
+		}
+	}
+	return true
+}
+
 // sticky reports whether c may unlink child from dir as far as dir's sticky
 // bit is concerned.
 func (m *model) sticky(c namespace.Caller, dir, child *mnode) bool {
@@ -365,7 +376,7 @@ func (m *model) delete(c namespace.Caller, now int64, p string, recursive bool) 
 	switch {
 	case nonEmpty && !recursive:
 		return false, namespace.ErrNotEmpty
-	case !m.can(c, dir, 3) || !m.sticky(c, dir, n):
+	case !m.can(c, dir, 3) || !m.sticky(c, dir, n) || nonEmpty && !m.canSubtree(c, p, 7):
 		return false, namespace.ErrPermission
 	}
 	m.remove(p, nonEmpty)

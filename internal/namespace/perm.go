@@ -1,12 +1,16 @@
 package namespace
 
 import (
+	"errors"
 	"slices"
 
+	"github.com/stratafs/strata/internal/kv"
 	"github.com/stratafs/strata/internal/kvschema"
 )
 
-// Caller is who asks, as the client states it (HDFS "simple" authentication).
+// Caller is who asks: the user and groups of the caller's token (or, with
+// authentication off, what the client states, as HDFS "simple"
+// authentication).
 type Caller struct {
 	User   string
 	Groups []string
@@ -45,4 +49,62 @@ func (fs *FS) check(c Caller, n *kvschema.Inode, want uint16) bool {
 // checkSticky enforces the sticky bit of dir on removing or renaming child.
 func (fs *FS) checkSticky(c Caller, dir, child *kvschema.Inode) bool {
 	return dir.Perm&stickyBit == 0 || fs.IsSuperuser(c) || c.User == dir.Owner || c.User == child.Owner
+}
+
+// checkSubtree reports whether c has the want bits on n and on every
+// non-empty directory below it, as HDFS's subAccess check does (a
+// recursive delete needs rwx on each, a content summary r-x): what c could
+// not remove or read one entry at a time, it cannot have at once. It walks
+// the directories of the subtree (not its files); a superuser skips it.
+func (fs *FS) checkSubtree(r kv.Reader, c Caller, n *kvschema.Inode, want uint16) (bool, error) {
+	if fs.IsSuperuser(c) {
+		return true, nil
+	}
+	stack := []*kvschema.Inode{n}
+	for len(stack) > 0 {
+		dir := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if dir.Children == 0 {
+			continue
+		}
+		if !fs.check(c, dir, want) {
+			return false, nil
+		}
+		subdirs, err := childDirs(r, dir.ID)
+		if err != nil {
+			return false, err
+		}
+		stack = append(stack, subdirs...)
+	}
+	return true, nil
+}
+
+// childDirs returns the directories directly in dir.
+func childDirs(r kv.Reader, dir uint64) ([]*kvschema.Inode, error) {
+	start, end := kvschema.DentryRange(dir)
+	var ids []uint64
+	var derr error
+	err := r.Scan(start, end, func(_, v []byte) bool {
+		d, err := kvschema.DecodeDentry(v)
+		if err != nil {
+			derr = err
+			return false
+		}
+		if d.Type == kvschema.TypeDir {
+			ids = append(ids, d.Child)
+		}
+		return true
+	})
+	if err != nil || derr != nil {
+		return nil, errors.Join(err, derr)
+	}
+	out := make([]*kvschema.Inode, 0, len(ids))
+	for _, id := range ids {
+		n, err := getInode(r, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }

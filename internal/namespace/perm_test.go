@@ -254,3 +254,39 @@ func TestSetTimes(t *testing.T) {
 		})
 	}
 }
+
+// TestSubtreePermissions checks what HDFS checks of a subtree: a recursive
+// delete needs rwx on every non-empty directory in it, a content summary
+// r-x; an empty directory, or a file, below is not asked.
+func TestSubtreePermissions(t *testing.T) {
+	e := newEnv(t)
+	e.mkdir("/home")
+	e.chmod("/home", 0o777)
+	if _, err := e.mkdirs(alice, "/home/alice/open/inner", 0o777, 0, true); err != nil {
+		t.Fatal(err)
+	}
+	e.write(alice, "/home/alice/open/inner/f", "x")
+	e.tree("/home/alice/locked/f", "/home/alice/emptylocked/")
+	e.chmod("/home/alice/locked", 0o755) // the superuser's, with a file in it
+	e.chmod("/home/alice/emptylocked", 0o500)
+	if ok, err := e.delete(alice, "/home/alice", true); err == nil || ok {
+		t.Fatalf("alice deleted her home with a directory she cannot write in it: %v %v", ok, err)
+	}
+	if !e.exists("/home/alice/locked/f") {
+		t.Fatal("a refused delete removed something")
+	}
+	if _, err := e.fs.ContentSummary(e.tx, bob, dflt, "/home/alice"); err != nil {
+		t.Fatalf("bob's summary of what he may read and search: %v", err)
+	}
+	e.chmod("/home/alice/locked", 0o700)
+	if _, err := e.fs.ContentSummary(e.tx, bob, dflt, "/home/alice"); err == nil {
+		t.Fatal("bob summed up a subtree with a directory he cannot read in it")
+	}
+	if _, err := e.fs.ContentSummary(e.tx, carol, dflt, "/home/alice"); err != nil {
+		t.Fatalf("a superuser's summary: %v", err)
+	}
+	e.chown("/home/alice/locked", "alice", "")
+	if ok, err := e.delete(alice, "/home/alice", true); err != nil || !ok {
+		t.Fatalf("alice's delete of her home, every non-empty directory hers, the empty one read-only: %v %v", ok, err)
+	}
+}

@@ -143,12 +143,19 @@ type Summary struct {
 // ContentSummary returns the aggregates of path's subtree without walking
 // it: every directory keeps them up to date.
 //
-// NB: a directory needs read and search permission, as in HDFS, but only
-// the directory itself is checked, not (as HDFS does) every directory below.
+// A directory needs read and search permission on it and on every
+// non-empty directory below, as in HDFS: a superuser's summary costs a
+// lookup, anyone else's walks the subtree's directories (checkSubtree).
 func (fs *FS) ContentSummary(r kv.Reader, c Caller, ns, path string) (Summary, error) {
 	res, err := fs.resolveExisting(r, c, ns, path)
 	if err == nil && res.node.IsDir() && !fs.check(c, res.node, accessRead|accessExec) {
 		err = ErrPermission
+	}
+	if err == nil && res.node.IsDir() {
+		var ok bool
+		if ok, err = fs.checkSubtree(r, c, res.node, accessRead|accessExec); err == nil && !ok {
+			err = ErrPermission
+		}
 	}
 	if err != nil {
 		return Summary{}, pathErr("contentSummary", path, err)

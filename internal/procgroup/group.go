@@ -28,10 +28,6 @@ type Config struct {
 	// stderr; it is called at each start of the member. If nil, member i
 	// appends them to Dir/m<i>.log.
 	Output func(i int) (io.Writer, error)
-	// User creates the "default" namespace, so must be a superuser of the
-	// members (empty: the client's default, the OS user, as for the
-	// members).
-	User string
 }
 
 // Group is a namespace service of `strata meta` processes on loopback,
@@ -42,6 +38,10 @@ type Group struct {
 	cfg     Config
 	addrs   []string
 	members []*Process
+	admin   struct {
+		sync.Mutex
+		token string
+	}
 }
 
 // pollEvery is how often Leader and CaughtUp ask the members again.
@@ -84,7 +84,11 @@ func (g *Group) createDefault(ctx context.Context) error {
 			}
 		}()
 	}
-	c, err := client.New(client.Config{Meta: g.Meta(), User: g.cfg.User, RetryTimeout: time.Minute})
+	tok, err := g.AdminToken(ctx)
+	if err != nil {
+		return err
+	}
+	c, err := client.New(client.Config{Meta: g.Meta(), Token: tok, RetryTimeout: time.Minute})
 	if err != nil {
 		return err
 	}
@@ -99,6 +103,28 @@ func (g *Group) createDefault(ctx context.Context) error {
 		return fmt.Errorf("procgroup: create the default namespace: %w", err)
 	}
 	return nil
+}
+
+// AdminToken returns the superuser's token that the group's first leader
+// wrote to its data directory (DATA-DIR/token), waiting for one until ctx
+// ends.
+func (g *Group) AdminToken(ctx context.Context) (string, error) {
+	g.admin.Lock()
+	defer g.admin.Unlock()
+	for g.admin.token == "" {
+		for i := range g.members {
+			if b, err := os.ReadFile(filepath.Join(g.MemberDir(i+1), "token")); err == nil {
+				g.admin.token = strings.TrimSpace(string(b))
+			}
+		}
+		if g.admin.token != "" {
+			break
+		}
+		if err := pause(ctx); err != nil {
+			return "", fmt.Errorf("procgroup: no member wrote an admin token: %w", err)
+		}
+	}
+	return g.admin.token, nil
 }
 
 // Addrs returns the members' addresses, member i's at index i-1.

@@ -46,6 +46,7 @@ var table = []struct {
 	{fserr.ErrChanged, "CHANGED", codes.FailedPrecondition},
 	{fserr.ErrQuorum, "QUORUM", codes.FailedPrecondition},
 	{fserr.ErrUnavailable, "UNAVAILABLE", codes.Unavailable},
+	{fserr.ErrUnauthenticated, "UNAUTHENTICATED", codes.Unauthenticated},
 	{fserr.ErrNotLeader, "NOT_LEADER", codes.Unavailable},
 }
 

@@ -52,8 +52,11 @@ type Result struct {
 	Count int
 	// Length answers flush: the file's visible length.
 	Length uint64
-	// Data answers append: the bytes the writer writes again first.
+	// Data answers append: the bytes the writer writes again first; and
+	// create token: the token.
 	Data []byte
+	// Expires answers renew token: its new expiry (ms since the epoch).
+	Expires int64
 }
 
 // Applied is what applying a run of log entries produced, for the service
@@ -67,8 +70,9 @@ type Applied struct {
 	Removed        []uint64
 	// Purge tells that a command may have left detached subtrees to purge;
 	// Collect, that one may have queued block garbage; Namespaces, that
-	// one may have created or deleted namespaces.
-	Purge, Collect, Namespaces bool
+	// one may have created or deleted namespaces; Tokens, that one may
+	// have changed the token state.
+	Purge, Collect, Namespaces, Tokens bool
 }
 
 // Answer is the results of one proposal: one per command of its entry (a
@@ -158,6 +162,7 @@ func (m *Machine) applyOne(tx *kv.Overlay, cmd *pb.Command, out *Applied) (Resul
 	out.Purge = out.Purge || op.Detaches
 	out.Collect = out.Collect || op.FreesBlocks
 	out.Namespaces = out.Namespaces || op.Namespaces
+	out.Tokens = out.Tokens || op.Tokens
 	return r, nil
 }
 

@@ -42,6 +42,9 @@ type Op struct {
 	Detaches bool
 	// Namespaces tells that applying it may create or delete namespaces.
 	Namespaces bool
+	// Tokens tells that applying it may change the token state: keys,
+	// renewals, revocations.
+	Tokens bool
 
 	request protoreflect.MessageType // the request (or command) message
 	cmdType reflect.Type             // its Command.op wrapper

@@ -288,6 +288,10 @@ func applyTruncate(e env, tx kv.Txn, r *pb.TruncateRequest) (Result, error) {
 
 func applyResync(e env, tx kv.Txn, r *pb.ResyncRequest) (Result, error) {
 	h := r.GetHeader()
+	if !e.fs.IsSuperuser(caller(h)) {
+		return Result{}, &namespace.PathError{Op: "resync", Path: r.GetPath(),
+			Err: fserr.Errorf(fserr.ErrPermission, "only a superuser may resync a cache-mode namespace")}
+	}
 	n, err := e.fs.Resync(tx, e.now, caller(h), h.GetNamespace(), r.GetPath())
 	return Result{Count: int(n)}, err
 }

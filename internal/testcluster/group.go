@@ -34,7 +34,7 @@ type Group struct {
 func StartGroup(t testing.TB, n int, extra ...string) *Group {
 	t.Helper()
 	g := &Group{t: t, Dir: t.TempDir(), members: make([]*Process, n), outs: make([]*output, n)}
-	cfg := procgroup.Config{Binary: Binary(t), Dir: g.Dir, Members: n, Args: extra, User: Superuser(),
+	cfg := procgroup.Config{Binary: Binary(t), Dir: g.Dir, Members: n, Args: extra,
 		Output: func(i int) (io.Writer, error) {
 			g.outs[i-1] = newOutput(false)
 			return g.outs[i-1], nil
@@ -52,6 +52,9 @@ func StartGroup(t testing.TB, n int, extra ...string) *Group {
 		t.Fatalf("%v\n%s", err, logs.String())
 	}
 	g.pg, g.Addrs = pg, pg.Addrs()
+	if tok, err := pg.AdminToken(ctx); err == nil {
+		registerAdmin(tok, g.Addrs...)
+	}
 	t.Cleanup(func() { // NB: also the members after one that fails to serve below
 		for i := 1; i <= n; i++ {
 			pg.Kill(i)
@@ -94,11 +97,9 @@ func (g *Group) Kill(i int) { g.pg.Kill(i) }
 // empty), with umask 0, closed at cleanup.
 func (g *Group) Client(user string) *client.Client {
 	g.t.Helper()
-	if user == "" {
-		user = Superuser()
-	}
 	umask := uint32(0)
-	c, err := client.New(client.Config{Meta: g.Meta(), User: user, Umask: &umask, RetryTimeout: 2 * time.Minute})
+	c, err := client.New(client.Config{Meta: g.Meta(), Token: Token(g.t, g.Meta(), user), Umask: &umask,
+		RetryTimeout: 2 * time.Minute})
 	if err != nil {
 		g.t.Fatal(err)
 	}
@@ -155,7 +156,9 @@ func StartInProcessGroup(t testing.TB, n int, configure func(i int, cfg *metaser
 	for _, m := range out {
 		addrs = append(addrs, m.Addr)
 	}
-	c, err := client.New(client.Config{Meta: strings.Join(addrs, ","), User: Superuser()})
+	admin := groupAdminToken(ctx, t, out)
+	registerAdmin(admin, addrs...)
+	c, err := client.New(client.Config{Meta: strings.Join(addrs, ","), Token: admin})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/stratafs/strata/internal/metaserver"
 	"github.com/stratafs/strata/internal/namespace"
 	"github.com/stratafs/strata/internal/procgroup"
+	"github.com/stratafs/strata/internal/token"
 )
 
 var build struct {
@@ -74,16 +75,24 @@ type Process struct {
 	out     *output
 }
 
-// StartDev starts `strata server --dev` on dataDir and waits until it serves.
+// StartDev starts `strata server --dev` on dataDir and waits until it
+// serves. Its admin token is in dataDir/token (Token finds it); it writes
+// none to the home directory.
 func StartDev(t testing.TB, dataDir string, args ...string) *Process {
-	return Start(t, dataDir, append([]string{"server", "--dev"}, args...)...)
+	return Start(t, dataDir, append([]string{"server", "--dev", "--client-token-file="}, args...)...)
 }
 
 // StartWorker starts `strata worker` for the namespace service at meta,
-// with its state and cache in dir.
+// with its state and cache in dir, and the superuser's token in
+// dir/token.
 func StartWorker(t testing.TB, meta, dir string, args ...string) *Process {
 	t.Helper()
-	args = append([]string{"worker", "--meta", meta, "--state-dir", dir, "--listen", "127.0.0.1:0"}, args...)
+	tokenFile := filepath.Join(dir, "token")
+	if err := token.WriteFile(tokenFile, Token(t, meta, "")); err != nil {
+		t.Fatal(err)
+	}
+	args = append([]string{"worker", "--meta", meta, "--state-dir", dir, "--listen", "127.0.0.1:0",
+		"--token-file", tokenFile}, args...)
 	return run(t, dir, args, true)
 }
 
@@ -111,11 +120,15 @@ func run(t testing.TB, dataDir string, args []string, worker bool) *Process {
 // in out.
 func serving(t testing.TB, dataDir string, proc *procgroup.Process, out *output) *Process {
 	t.Helper()
+	worker := out.worker
 	p := &Process{DataDir: dataDir, proc: proc, out: out}
 	t.Cleanup(p.Kill)
 	select {
 	case a := <-out.addr:
 		p.Addr = a
+		if !worker {
+			registerAdminDir(dataDir, a)
+		}
 	case <-proc.Done():
 		t.Fatalf("%v exited before serving: %v\n%s", proc.Args(), proc.Wait(), out.String())
 	case <-time.After(60 * time.Second):
@@ -148,14 +161,11 @@ func (p *Process) Stop() { p.proc.Stop() }
 // Stderr returns what the process logged so far (its stdout too).
 func (p *Process) Stderr() string { return p.out.String() }
 
-// Client returns a client of p as user (the superuser if empty), closed at
-// cleanup.
+// Client returns a client of the service at addr as user (the superuser if
+// empty) in groups, with a token Token issued, closed at cleanup.
 func Client(t testing.TB, addr, user string, groups ...string) *client.Client {
 	t.Helper()
-	if user == "" {
-		user = Superuser()
-	}
-	c, err := client.New(client.Config{Meta: addr, User: user, Groups: groups})
+	c, err := client.New(client.Config{Meta: addr, Token: Token(t, addr, user, groups...)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,6 +197,13 @@ func StartInProcess(t testing.TB, edit func(*metaserver.Config)) *InProcess {
 	t.Cleanup(func() { srv.Close() })
 	if err := srv.ReadyWithDefault(context.Background(), "file://"+cfg.DataDir+"/bucket"); err != nil {
 		t.Fatal(err)
+	}
+	if !cfg.NoAuth {
+		tok, err := srv.IssueToken(context.Background(), Superuser(), nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		registerAdmin(tok, srv.Addr)
 	}
 	return &InProcess{Server: srv.Server, Addr: srv.Addr, DataDir: cfg.DataDir}
 }

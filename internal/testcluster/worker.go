@@ -13,11 +13,15 @@ import (
 )
 
 // ServeWorker starts a worker in the test's process, serving gRPC on
-// loopback (and short-circuit reads on its Unix socket), and returns once
+// loopback (and short-circuit reads on its Unix socket), with the
+// superuser's token unless cfg has one, and returns once
 // the namespace service at cfg.Meta lists it among the live workers. It is
 // stopped, and its cache closed, when the test ends.
 func ServeWorker(t testing.TB, cfg worker.Config) *worker.Worker {
 	t.Helper()
+	if cfg.Token == "" {
+		cfg.Token = AdminToken(t, cfg.Meta)
+	}
 	w, err := worker.New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/rpcerr"
 	"github.com/stratafs/strata/internal/tlsconf"
+	"github.com/stratafs/strata/internal/token"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -86,7 +87,11 @@ func (h *heartbeats) start(ctx context.Context, addr string) {
 func (h *heartbeats) wait() { h.wg.Wait() }
 
 func (h *heartbeats) run(ctx context.Context, addr string) {
-	conn, err := grpc.NewClient(addr, tlsconf.Dial(h.w.cfg.MetaTLS), grpc.WithConnectParams(memberConnectParams))
+	opts := []grpc.DialOption{tlsconf.Dial(h.w.cfg.MetaTLS), grpc.WithConnectParams(memberConnectParams)}
+	if h.w.cfg.Token != "" { // heartbeats need a superuser's token (docs/security.md)
+		opts = append(opts, grpc.WithPerRPCCredentials(token.Credentials(h.w.cfg.Token)))
+	}
+	conn, err := grpc.NewClient(addr, opts...)
 	if err != nil {
 		h.w.cfg.Log.Error("cannot heartbeat to the namespace service", "member", addr, "err", err)
 		return

@@ -120,7 +120,7 @@ func TestCachedReadIsShortCircuit(t *testing.T) {
 		t.Fatalf("short-circuit lent %d bytes, want %d", after.ShortCircuitBytes-before.ShortCircuitBytes, len(data))
 	}
 	// The same read with short-circuit off goes over RPC.
-	rpc, err := client.New(client.Config{Meta: l.svc.Addr, User: testcluster.Superuser(), NoShortCircuit: true})
+	rpc, err := client.New(client.Config{Meta: l.svc.Addr, Token: testcluster.AdminToken(t, l.svc.Addr), NoShortCircuit: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestCorruptCacheIsRefetched(t *testing.T) {
 		t.Fatal("no cache file to corrupt")
 	}
 	for _, noSC := range []bool{false, true} {
-		cl, err := client.New(client.Config{Meta: l.svc.Addr, User: testcluster.Superuser(), NoShortCircuit: noSC})
+		cl, err := client.New(client.Config{Meta: l.svc.Addr, Token: testcluster.AdminToken(t, l.svc.Addr), NoShortCircuit: noSC})
 		if err != nil {
 			t.Fatal(err)
 		}

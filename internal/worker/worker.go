@@ -46,7 +46,10 @@ type Config struct {
 	// Meta is the namespace service's address, or the addresses of its
 	// members, comma-separated, as clients take them: the worker
 	// heartbeats to every member (see heartbeats).
-	Meta  string
+	Meta string
+	// Token is what the worker proves itself with to the namespace service
+	// (a superuser's: docs/security.md); empty sends none.
+	Token string
 	Cache cache.Config
 	// UploadConcurrency bounds the blocks of one write in flight to the
 	// bucket; FetchConcurrency the ranged GETs of one miss.
@@ -163,7 +166,7 @@ type Worker struct {
 	aborts *aborter
 	// cacheErrs rate-limits the log of pages the cache could not store.
 	cacheErrs logLimiter
-	trust  trust
+	trust     trust
 	// meta is the namespace service's client, and advertise the address
 	// heartbeats give, both set once Serve starts.
 	meta      atomic.Pointer[pb.MetaServiceClient]

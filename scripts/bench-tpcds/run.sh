@@ -116,6 +116,10 @@ GOMEMLIMIT=2GiB bin/strata meta --data-dir "$WORK/meta" --listen 127.0.0.1:0 2>"
 pids+=($!)
 wait_for "$WORK/meta.log" 'strata: serving on' 60 $!
 meta=$(sed -n 's/^strata: serving on //p' "$WORK/meta.log")
+# The superuser's token, which the leader writes as it takes over (docs/security.md): for the
+# CLI, the worker and Spark started from here.
+for _ in $(seq 300); do [ -s "$WORK/meta/token" ] && break; sleep 0.1; done
+export STRATA_TOKEN_FILE="$WORK/meta/token"
 bin/strata worker --meta "$meta" --listen 127.0.0.1:0 --state-dir "$WORK/worker" \
   --cache-dir "$WORK/cache" --cache-size 8GiB ${BENCH_WORKER_ARGS:-} 2>"$WORK/worker.log" &
 pids+=($!)

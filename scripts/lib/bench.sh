@@ -36,6 +36,18 @@ wait_for() {
   log "$1: no '$2' after $3 s:"; tail -20 "$1" >&2; return 1
 }
 
+# use_meta_token: waits until the leader of the `strata meta` in $WORK/meta wrote its
+# superuser's token (docs/security.md), then has the CLI, the worker and the Java clients
+# (FsBench, Spark) started from here find it: STRATA_TOKEN_FILE.
+use_meta_token() {
+  for _ in $(seq 300); do
+    [ -s "$WORK/meta/token" ] && break
+    sleep 0.1
+  done
+  [ -s "$WORK/meta/token" ] || { log "strata meta wrote no token in $WORK/meta"; return 1; }
+  export STRATA_TOKEN_FILE="$WORK/meta/token"
+}
+
 # start_strata CACHE_SIZE NS_CREATE_ARGS...: `strata meta` and `strata worker` as separate
 # processes under $WORK, with the namespace `strata admin ns create NS_CREATE_ARGS...` made
 # before the worker starts; sets meta (its address), meta_pid and worker_pid.
@@ -48,6 +60,7 @@ start_strata() {
   pids+=("$meta_pid")
   wait_for "$WORK/meta.log" 'strata: serving on' 60 "$meta_pid"
   meta=$(sed -n 's/^strata: serving on //p' "$WORK/meta.log")
+  use_meta_token
   bin/strata admin ns create "$@" --meta "$meta" >&2
   bin/strata worker --meta "$meta" --listen 127.0.0.1:0 --state-dir "$WORK/worker" \
     --cache-dir "$WORK/cache" --cache-size "$cache_size" 2>"$WORK/worker.log" &

@@ -117,11 +117,14 @@ class Cluster:
 
     def __init__(self, binary, meta, endpoint, workdir):
         self.binary, self.meta, self.endpoint, self.workdir = binary, meta, endpoint, workdir
+        # The superuser's token, which the dev server wrote (docs/security.md).
+        self.token_file = workdir / "strata" / "token"
 
     def strata(self, *args):
         """Runs `strata ARGS --meta ADDR` and returns its standard output; fails the test
         with its output if it fails."""
-        r = subprocess.run([str(self.binary), *args, "--meta", self.meta], capture_output=True,
+        r = subprocess.run([str(self.binary), *args, "--meta", self.meta, "--token-file", str(self.token_file)],
+                           capture_output=True,
                            text=True, env=server_env(), timeout=120)
         if r.returncode != 0:
             pytest.fail(f"strata {' '.join(args)}: exit {r.returncode}\n{r.stdout}\n{r.stderr}", pytrace=False)
@@ -161,7 +164,7 @@ def cluster(tmp_path_factory):
                          f"127.0.0.1:{free_port()}", str(work / "minio")], work / "minio.log", env)
         wait_live(m, work / "minio.log", f"http://127.0.0.1:{port}/minio/health/live")
         s = procs.start([str(binary), "server", "--dev", "--listen", "127.0.0.1:0", "--data-dir",
-                         str(work / "strata")], work / "strata.log", server_env())
+                         str(work / "strata"), "--client-token-file="], work / "strata.log", server_env())
         meta = wait_for_line(s, work / "strata.log", r"^strata: serving on (\S+)").group(1)
         c = Cluster(binary, meta, f"http://127.0.0.1:{port}", work)
         store = f"s3://lake/warehouse?endpoint={c.endpoint}"
@@ -185,6 +188,7 @@ def spark(cluster, tmp_path_factory):
         # services, so the scheme must be named (docs/java.md, "Spark").
         .config("spark.hadoop.fs.strata.impl", "io.strata.hadoop.StrataFileSystem")
         .config("spark.hadoop.fs.strata.meta.address", cluster.meta)
+        .config("spark.hadoop.fs.strata.token.file", str(cluster.token_file))
         .config("spark.hadoop.fs.strata.block.size", BLOCK_SIZE)
         # Parquet gives its row group size as the new file's block size: 1 MiB row groups, so
         # that a file holds several, each in a block of its own.

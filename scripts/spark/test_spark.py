@@ -202,7 +202,8 @@ def submit(cluster, tmp_path, jar_args, extra_conf=()):
     job = tmp_path / "job.py"
     job.write_text(JOB)
     uri = f"strata://default/submit/{uuid.uuid4().hex}"
-    conf = ["--conf", f"spark.hadoop.fs.strata.meta.address={cluster.meta}", "--conf", "spark.ui.enabled=false",
+    conf = ["--conf", f"spark.hadoop.fs.strata.meta.address={cluster.meta}",
+            "--conf", f"spark.hadoop.fs.strata.token.file={cluster.token_file}", "--conf", "spark.ui.enabled=false",
             *[a for c in extra_conf for a in ("--conf", c)]]
     spark_submit = Path(sys.executable).parent / "spark-submit"
     return subprocess.run([str(spark_submit), "--master", "local[1]", *jar_args, *conf, str(job), uri],

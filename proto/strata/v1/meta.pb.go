@@ -243,7 +243,10 @@ type Header struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Namespace name; empty means "default".
 	Namespace string `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
-	// The caller, as in HDFS "simple" authentication: the client states it.
+	// The caller. With authentication on (the default) the service sets
+	// these from the caller's token and ignores what the client put here;
+	// only a service started with --insecure-no-auth believes them (HDFS's
+	// "simple" authentication).
 	User   string   `protobuf:"bytes,2,opt,name=user,proto3" json:"user,omitempty"`
 	Groups []string `protobuf:"bytes,3,rep,name=groups,proto3" json:"groups,omitempty"`
 	// Client name, the holder of the leases this client takes.
@@ -4626,6 +4629,583 @@ func (x *ListWorkersResponse) GetWorkers() []*WorkerInfo {
 	return nil
 }
 
+// TokenIdentifier is the signed part of a token. Persisted format (tokens
+// outlive releases): never renumber or reuse a field.
+type TokenIdentifier struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The service key that signed it (TokenKeyCommand.key_id).
+	KeyId uint32 `protobuf:"varint,1,opt,name=key_id,json=keyId,proto3" json:"key_id,omitempty"`
+	// Unique in the cluster: what `strata admin token revoke` names.
+	Id uint64 `protobuf:"varint,2,opt,name=id,proto3" json:"id,omitempty"`
+	// The cluster (its Raft cluster id) that issued it.
+	Cluster string `protobuf:"bytes,3,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	// Who the bearer is.
+	User   string   `protobuf:"bytes,4,opt,name=user,proto3" json:"user,omitempty"`
+	Groups []string `protobuf:"bytes,5,rep,name=groups,proto3" json:"groups,omitempty"`
+	// Milliseconds since the Unix epoch: when it was issued, when it
+	// expires unless renewed, and past when no renewal extends it.
+	Issued        int64 `protobuf:"varint,6,opt,name=issued,proto3" json:"issued,omitempty"`
+	Expires       int64 `protobuf:"varint,7,opt,name=expires,proto3" json:"expires,omitempty"`
+	MaxDate       int64 `protobuf:"varint,8,opt,name=max_date,json=maxDate,proto3" json:"max_date,omitempty"`
+	Renewable     bool  `protobuf:"varint,9,opt,name=renewable,proto3" json:"renewable,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TokenIdentifier) Reset() {
+	*x = TokenIdentifier{}
+	mi := &file_strata_v1_meta_proto_msgTypes[66]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TokenIdentifier) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TokenIdentifier) ProtoMessage() {}
+
+func (x *TokenIdentifier) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[66]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TokenIdentifier.ProtoReflect.Descriptor instead.
+func (*TokenIdentifier) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{66}
+}
+
+func (x *TokenIdentifier) GetKeyId() uint32 {
+	if x != nil {
+		return x.KeyId
+	}
+	return 0
+}
+
+func (x *TokenIdentifier) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *TokenIdentifier) GetCluster() string {
+	if x != nil {
+		return x.Cluster
+	}
+	return ""
+}
+
+func (x *TokenIdentifier) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *TokenIdentifier) GetGroups() []string {
+	if x != nil {
+		return x.Groups
+	}
+	return nil
+}
+
+func (x *TokenIdentifier) GetIssued() int64 {
+	if x != nil {
+		return x.Issued
+	}
+	return 0
+}
+
+func (x *TokenIdentifier) GetExpires() int64 {
+	if x != nil {
+		return x.Expires
+	}
+	return 0
+}
+
+func (x *TokenIdentifier) GetMaxDate() int64 {
+	if x != nil {
+		return x.MaxDate
+	}
+	return 0
+}
+
+func (x *TokenIdentifier) GetRenewable() bool {
+	if x != nil {
+		return x.Renewable
+	}
+	return false
+}
+
+// CreateTokenRequest asks for a new token (superuser only).
+type CreateTokenRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Header *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	User   string                 `protobuf:"bytes,2,opt,name=user,proto3" json:"user,omitempty"`
+	Groups []string               `protobuf:"bytes,3,rep,name=groups,proto3" json:"groups,omitempty"`
+	// How long it is valid (milliseconds; 0: 24 hours) and how far renewals
+	// may extend it (0: 7 days), counted from its issue.
+	TtlMs         int64 `protobuf:"varint,4,opt,name=ttl_ms,json=ttlMs,proto3" json:"ttl_ms,omitempty"`
+	MaxLifetimeMs int64 `protobuf:"varint,5,opt,name=max_lifetime_ms,json=maxLifetimeMs,proto3" json:"max_lifetime_ms,omitempty"`
+	// A token that cannot be renewed expires after ttl_ms whatever happens.
+	NotRenewable bool `protobuf:"varint,6,opt,name=not_renewable,json=notRenewable,proto3" json:"not_renewable,omitempty"`
+	// The cluster id, stamped by the leader before it logs the request.
+	Cluster       string `protobuf:"bytes,7,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateTokenRequest) Reset() {
+	*x = CreateTokenRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateTokenRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateTokenRequest) ProtoMessage() {}
+
+func (x *CreateTokenRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateTokenRequest.ProtoReflect.Descriptor instead.
+func (*CreateTokenRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{67}
+}
+
+func (x *CreateTokenRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *CreateTokenRequest) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *CreateTokenRequest) GetGroups() []string {
+	if x != nil {
+		return x.Groups
+	}
+	return nil
+}
+
+func (x *CreateTokenRequest) GetTtlMs() int64 {
+	if x != nil {
+		return x.TtlMs
+	}
+	return 0
+}
+
+func (x *CreateTokenRequest) GetMaxLifetimeMs() int64 {
+	if x != nil {
+		return x.MaxLifetimeMs
+	}
+	return 0
+}
+
+func (x *CreateTokenRequest) GetNotRenewable() bool {
+	if x != nil {
+		return x.NotRenewable
+	}
+	return false
+}
+
+func (x *CreateTokenRequest) GetCluster() string {
+	if x != nil {
+		return x.Cluster
+	}
+	return ""
+}
+
+type CreateTokenResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Token         string                 `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`
+	Identifier    *TokenIdentifier       `protobuf:"bytes,2,opt,name=identifier,proto3" json:"identifier,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateTokenResponse) Reset() {
+	*x = CreateTokenResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateTokenResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateTokenResponse) ProtoMessage() {}
+
+func (x *CreateTokenResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateTokenResponse.ProtoReflect.Descriptor instead.
+func (*CreateTokenResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{68}
+}
+
+func (x *CreateTokenResponse) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+func (x *CreateTokenResponse) GetIdentifier() *TokenIdentifier {
+	if x != nil {
+		return x.Identifier
+	}
+	return nil
+}
+
+// RenewTokenRequest extends a renewable token by its ttl, up to its
+// max_date (its own user or the superuser).
+type RenewTokenRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Token         string                 `protobuf:"bytes,2,opt,name=token,proto3" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RenewTokenRequest) Reset() {
+	*x = RenewTokenRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[69]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenewTokenRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenewTokenRequest) ProtoMessage() {}
+
+func (x *RenewTokenRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[69]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenewTokenRequest.ProtoReflect.Descriptor instead.
+func (*RenewTokenRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{69}
+}
+
+func (x *RenewTokenRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *RenewTokenRequest) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+type RenewTokenResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The new expiry, milliseconds since the epoch.
+	Expires       int64 `protobuf:"varint,1,opt,name=expires,proto3" json:"expires,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RenewTokenResponse) Reset() {
+	*x = RenewTokenResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[70]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenewTokenResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenewTokenResponse) ProtoMessage() {}
+
+func (x *RenewTokenResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[70]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenewTokenResponse.ProtoReflect.Descriptor instead.
+func (*RenewTokenResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{70}
+}
+
+func (x *RenewTokenResponse) GetExpires() int64 {
+	if x != nil {
+		return x.Expires
+	}
+	return 0
+}
+
+// RevokeTokenRequest revokes a token by id, or the token given (its own
+// user or the superuser): it is refused from then on, by every member.
+type RevokeTokenRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Id            uint64                 `protobuf:"varint,2,opt,name=id,proto3" json:"id,omitempty"`
+	Token         string                 `protobuf:"bytes,3,opt,name=token,proto3" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeTokenRequest) Reset() {
+	*x = RevokeTokenRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[71]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeTokenRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeTokenRequest) ProtoMessage() {}
+
+func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[71]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeTokenRequest.ProtoReflect.Descriptor instead.
+func (*RevokeTokenRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{71}
+}
+
+func (x *RevokeTokenRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *RevokeTokenRequest) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *RevokeTokenRequest) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+type RevokeTokenResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// False when the token was revoked already.
+	Revoked       bool `protobuf:"varint,1,opt,name=revoked,proto3" json:"revoked,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeTokenResponse) Reset() {
+	*x = RevokeTokenResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[72]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeTokenResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeTokenResponse) ProtoMessage() {}
+
+func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[72]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeTokenResponse.ProtoReflect.Descriptor instead.
+func (*RevokeTokenResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{72}
+}
+
+func (x *RevokeTokenResponse) GetRevoked() bool {
+	if x != nil {
+		return x.Revoked
+	}
+	return false
+}
+
+// WhoAmIRequest asks who the service takes the caller for.
+type WhoAmIRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WhoAmIRequest) Reset() {
+	*x = WhoAmIRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[73]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WhoAmIRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WhoAmIRequest) ProtoMessage() {}
+
+func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[73]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WhoAmIRequest.ProtoReflect.Descriptor instead.
+func (*WhoAmIRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{73}
+}
+
+type WhoAmIResponse struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	User      string                 `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"`
+	Groups    []string               `protobuf:"bytes,2,rep,name=groups,proto3" json:"groups,omitempty"`
+	Superuser bool                   `protobuf:"varint,3,opt,name=superuser,proto3" json:"superuser,omitempty"`
+	// The caller's token (none when authentication is off).
+	Token         *TokenIdentifier `protobuf:"bytes,4,opt,name=token,proto3" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WhoAmIResponse) Reset() {
+	*x = WhoAmIResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[74]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WhoAmIResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WhoAmIResponse) ProtoMessage() {}
+
+func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[74]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WhoAmIResponse.ProtoReflect.Descriptor instead.
+func (*WhoAmIResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{74}
+}
+
+func (x *WhoAmIResponse) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *WhoAmIResponse) GetGroups() []string {
+	if x != nil {
+		return x.Groups
+	}
+	return nil
+}
+
+func (x *WhoAmIResponse) GetSuperuser() bool {
+	if x != nil {
+		return x.Superuser
+	}
+	return false
+}
+
+func (x *WhoAmIResponse) GetToken() *TokenIdentifier {
+	if x != nil {
+		return x.Token
+	}
+	return nil
+}
+
 var file_strata_v1_meta_proto_extTypes = []protoimpl.ExtensionInfo{
 	{
 		ExtendedType:  (*descriptorpb.MethodOptions)(nil),
@@ -4978,7 +5558,47 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"namespaces\"\x14\n" +
 	"\x12ListWorkersRequest\"F\n" +
 	"\x13ListWorkersResponse\x12/\n" +
-	"\aworkers\x18\x01 \x03(\v2\x15.strata.v1.WorkerInfoR\aworkers*Y\n" +
+	"\aworkers\x18\x01 \x03(\v2\x15.strata.v1.WorkerInfoR\aworkers\"\xe9\x01\n" +
+	"\x0fTokenIdentifier\x12\x15\n" +
+	"\x06key_id\x18\x01 \x01(\rR\x05keyId\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\x04R\x02id\x12\x18\n" +
+	"\acluster\x18\x03 \x01(\tR\acluster\x12\x12\n" +
+	"\x04user\x18\x04 \x01(\tR\x04user\x12\x16\n" +
+	"\x06groups\x18\x05 \x03(\tR\x06groups\x12\x16\n" +
+	"\x06issued\x18\x06 \x01(\x03R\x06issued\x12\x18\n" +
+	"\aexpires\x18\a \x01(\x03R\aexpires\x12\x19\n" +
+	"\bmax_date\x18\b \x01(\x03R\amaxDate\x12\x1c\n" +
+	"\trenewable\x18\t \x01(\bR\trenewable\"\xe9\x01\n" +
+	"\x12CreateTokenRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
+	"\x04user\x18\x02 \x01(\tR\x04user\x12\x16\n" +
+	"\x06groups\x18\x03 \x03(\tR\x06groups\x12\x15\n" +
+	"\x06ttl_ms\x18\x04 \x01(\x03R\x05ttlMs\x12&\n" +
+	"\x0fmax_lifetime_ms\x18\x05 \x01(\x03R\rmaxLifetimeMs\x12#\n" +
+	"\rnot_renewable\x18\x06 \x01(\bR\fnotRenewable\x12\x18\n" +
+	"\acluster\x18\a \x01(\tR\acluster\"g\n" +
+	"\x13CreateTokenResponse\x12\x14\n" +
+	"\x05token\x18\x01 \x01(\tR\x05token\x12:\n" +
+	"\n" +
+	"identifier\x18\x02 \x01(\v2\x1a.strata.v1.TokenIdentifierR\n" +
+	"identifier\"T\n" +
+	"\x11RenewTokenRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x14\n" +
+	"\x05token\x18\x02 \x01(\tR\x05token\".\n" +
+	"\x12RenewTokenResponse\x12\x18\n" +
+	"\aexpires\x18\x01 \x01(\x03R\aexpires\"e\n" +
+	"\x12RevokeTokenRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\x04R\x02id\x12\x14\n" +
+	"\x05token\x18\x03 \x01(\tR\x05token\"/\n" +
+	"\x13RevokeTokenResponse\x12\x18\n" +
+	"\arevoked\x18\x01 \x01(\bR\arevoked\"\x0f\n" +
+	"\rWhoAmIRequest\"\x8c\x01\n" +
+	"\x0eWhoAmIResponse\x12\x12\n" +
+	"\x04user\x18\x01 \x01(\tR\x04user\x12\x16\n" +
+	"\x06groups\x18\x02 \x03(\tR\x06groups\x12\x1c\n" +
+	"\tsuperuser\x18\x03 \x01(\bR\tsuperuser\x120\n" +
+	"\x05token\x18\x04 \x01(\v2\x1a.strata.v1.TokenIdentifierR\x05token*Y\n" +
 	"\n" +
 	"MethodKind\x12\x1b\n" +
 	"\x17METHOD_KIND_UNSPECIFIED\x10\x00\x12\x14\n" +
@@ -4996,7 +5616,7 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"!NAMESPACE_DELETE_MODE_UNSPECIFIED\x10\x00\x12\"\n" +
 	"\x1eNAMESPACE_DELETE_MODE_IF_EMPTY\x10\x01\x12\x1f\n" +
 	"\x1bNAMESPACE_DELETE_MODE_TRASH\x10\x02\x12\x1d\n" +
-	"\x19NAMESPACE_DELETE_MODE_NOW\x10\x032\xc0\x13\n" +
+	"\x19NAMESPACE_DELETE_MODE_NOW\x10\x032\xf8\x15\n" +
 	"\vMetaService\x12C\n" +
 	"\x06Mkdirs\x12\x18.strata.v1.MkdirsRequest\x1a\x19.strata.v1.MkdirsResponse\"\x04\xa0\xbb\x18\x02\x12C\n" +
 	"\x06Create\x12\x18.strata.v1.CreateRequest\x1a\x19.strata.v1.CreateResponse\"\x04\xa0\xbb\x18\x02\x12I\n" +
@@ -5030,7 +5650,12 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\fRemoveMember\x12\x1e.strata.v1.RemoveMemberRequest\x1a\x1d.strata.v1.MembershipResponse\x12Q\n" +
 	"\x0eTransferLeader\x12 .strata.v1.TransferLeaderRequest\x1a\x1d.strata.v1.MembershipResponse\x12F\n" +
 	"\tHeartbeat\x12\x1b.strata.v1.HeartbeatRequest\x1a\x1c.strata.v1.HeartbeatResponse\x12L\n" +
-	"\vListWorkers\x12\x1d.strata.v1.ListWorkersRequest\x1a\x1e.strata.v1.ListWorkersResponse:X\n" +
+	"\vListWorkers\x12\x1d.strata.v1.ListWorkersRequest\x1a\x1e.strata.v1.ListWorkersResponse\x12R\n" +
+	"\vCreateToken\x12\x1d.strata.v1.CreateTokenRequest\x1a\x1e.strata.v1.CreateTokenResponse\"\x04\xa0\xbb\x18\x02\x12O\n" +
+	"\n" +
+	"RenewToken\x12\x1c.strata.v1.RenewTokenRequest\x1a\x1d.strata.v1.RenewTokenResponse\"\x04\xa0\xbb\x18\x02\x12R\n" +
+	"\vRevokeToken\x12\x1d.strata.v1.RevokeTokenRequest\x1a\x1e.strata.v1.RevokeTokenResponse\"\x04\xa0\xbb\x18\x02\x12=\n" +
+	"\x06WhoAmI\x12\x18.strata.v1.WhoAmIRequest\x1a\x19.strata.v1.WhoAmIResponse:X\n" +
 	"\vmethod_kind\x12\x1e.google.protobuf.MethodOptions\x18\xb4\x87\x03 \x01(\x0e2\x15.strata.v1.MethodKindR\n" +
 	"methodKindBK\n" +
 	"\x12io.strata.proto.v1P\x01Z3github.com/stratafs/strata/proto/strata/v1;stratav1b\x06proto3"
@@ -5048,7 +5673,7 @@ func file_strata_v1_meta_proto_rawDescGZIP() []byte {
 }
 
 var file_strata_v1_meta_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 66)
+var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 75)
 var file_strata_v1_meta_proto_goTypes = []any{
 	(MethodKind)(0),                    // 0: strata.v1.MethodKind
 	(FileType)(0),                      // 1: strata.v1.FileType
@@ -5120,11 +5745,20 @@ var file_strata_v1_meta_proto_goTypes = []any{
 	(*HeartbeatResponse)(nil),          // 67: strata.v1.HeartbeatResponse
 	(*ListWorkersRequest)(nil),         // 68: strata.v1.ListWorkersRequest
 	(*ListWorkersResponse)(nil),        // 69: strata.v1.ListWorkersResponse
-	(*Block)(nil),                      // 70: strata.v1.Block
-	(*WorkerInfo)(nil),                 // 71: strata.v1.WorkerInfo
-	(*BlockRef)(nil),                   // 72: strata.v1.BlockRef
-	(*BlockKey)(nil),                   // 73: strata.v1.BlockKey
-	(*descriptorpb.MethodOptions)(nil), // 74: google.protobuf.MethodOptions
+	(*TokenIdentifier)(nil),            // 70: strata.v1.TokenIdentifier
+	(*CreateTokenRequest)(nil),         // 71: strata.v1.CreateTokenRequest
+	(*CreateTokenResponse)(nil),        // 72: strata.v1.CreateTokenResponse
+	(*RenewTokenRequest)(nil),          // 73: strata.v1.RenewTokenRequest
+	(*RenewTokenResponse)(nil),         // 74: strata.v1.RenewTokenResponse
+	(*RevokeTokenRequest)(nil),         // 75: strata.v1.RevokeTokenRequest
+	(*RevokeTokenResponse)(nil),        // 76: strata.v1.RevokeTokenResponse
+	(*WhoAmIRequest)(nil),              // 77: strata.v1.WhoAmIRequest
+	(*WhoAmIResponse)(nil),             // 78: strata.v1.WhoAmIResponse
+	(*Block)(nil),                      // 79: strata.v1.Block
+	(*WorkerInfo)(nil),                 // 80: strata.v1.WorkerInfo
+	(*BlockRef)(nil),                   // 81: strata.v1.BlockRef
+	(*BlockKey)(nil),                   // 82: strata.v1.BlockKey
+	(*descriptorpb.MethodOptions)(nil), // 83: google.protobuf.MethodOptions
 }
 var file_strata_v1_meta_proto_depIdxs = []int32{
 	1,   // 0: strata.v1.FileStatus.type:type_name -> strata.v1.FileType
@@ -5132,12 +5766,12 @@ var file_strata_v1_meta_proto_depIdxs = []int32{
 	4,   // 2: strata.v1.CreateRequest.header:type_name -> strata.v1.Header
 	5,   // 3: strata.v1.CreateResponse.status:type_name -> strata.v1.FileStatus
 	4,   // 4: strata.v1.CompleteRequest.header:type_name -> strata.v1.Header
-	70,  // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
+	79,  // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
 	4,   // 6: strata.v1.GetFileStatusRequest.header:type_name -> strata.v1.Header
 	5,   // 7: strata.v1.GetFileStatusResponse.status:type_name -> strata.v1.FileStatus
 	4,   // 8: strata.v1.OpenRequest.header:type_name -> strata.v1.Header
 	5,   // 9: strata.v1.OpenResponse.status:type_name -> strata.v1.FileStatus
-	70,  // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
+	79,  // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
 	4,   // 11: strata.v1.ListRequest.header:type_name -> strata.v1.Header
 	5,   // 12: strata.v1.ListResponse.entries:type_name -> strata.v1.FileStatus
 	5,   // 13: strata.v1.ListResponse.status:type_name -> strata.v1.FileStatus
@@ -5152,9 +5786,9 @@ var file_strata_v1_meta_proto_depIdxs = []int32{
 	4,   // 22: strata.v1.GetServerDefaultsRequest.header:type_name -> strata.v1.Header
 	4,   // 23: strata.v1.RenewLeaseRequest.header:type_name -> strata.v1.Header
 	4,   // 24: strata.v1.RecoverLeaseRequest.header:type_name -> strata.v1.Header
-	70,  // 25: strata.v1.RecoverLeaseRequest.tail_block:type_name -> strata.v1.Block
+	79,  // 25: strata.v1.RecoverLeaseRequest.tail_block:type_name -> strata.v1.Block
 	4,   // 26: strata.v1.FlushRequest.header:type_name -> strata.v1.Header
-	70,  // 27: strata.v1.FlushRequest.blocks:type_name -> strata.v1.Block
+	79,  // 27: strata.v1.FlushRequest.blocks:type_name -> strata.v1.Block
 	4,   // 28: strata.v1.ReadTailRequest.header:type_name -> strata.v1.Header
 	4,   // 29: strata.v1.AppendRequest.header:type_name -> strata.v1.Header
 	5,   // 30: strata.v1.AppendResponse.status:type_name -> strata.v1.FileStatus
@@ -5189,82 +5823,95 @@ var file_strata_v1_meta_proto_depIdxs = []int32{
 	4,   // 59: strata.v1.RemoveMemberRequest.header:type_name -> strata.v1.Header
 	4,   // 60: strata.v1.TransferLeaderRequest.header:type_name -> strata.v1.Header
 	61,  // 61: strata.v1.MembershipResponse.members:type_name -> strata.v1.Member
-	71,  // 62: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
-	72,  // 63: strata.v1.HeartbeatResponse.dropped:type_name -> strata.v1.BlockRef
-	73,  // 64: strata.v1.HeartbeatResponse.block_keys:type_name -> strata.v1.BlockKey
+	80,  // 62: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
+	81,  // 63: strata.v1.HeartbeatResponse.dropped:type_name -> strata.v1.BlockRef
+	82,  // 64: strata.v1.HeartbeatResponse.block_keys:type_name -> strata.v1.BlockKey
 	50,  // 65: strata.v1.HeartbeatResponse.namespaces:type_name -> strata.v1.NamespaceInfo
-	71,  // 66: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
-	74,  // 67: strata.v1.method_kind:extendee -> google.protobuf.MethodOptions
-	0,   // 68: strata.v1.method_kind:type_name -> strata.v1.MethodKind
-	6,   // 69: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
-	8,   // 70: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
-	10,  // 71: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
-	12,  // 72: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
-	14,  // 73: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
-	16,  // 74: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
-	18,  // 75: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
-	20,  // 76: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
-	22,  // 77: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
-	23,  // 78: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
-	24,  // 79: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
-	26,  // 80: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
-	34,  // 81: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
-	37,  // 82: strata.v1.MetaService.Flush:input_type -> strata.v1.FlushRequest
-	39,  // 83: strata.v1.MetaService.ReadTail:input_type -> strata.v1.ReadTailRequest
-	41,  // 84: strata.v1.MetaService.Append:input_type -> strata.v1.AppendRequest
-	43,  // 85: strata.v1.MetaService.Truncate:input_type -> strata.v1.TruncateRequest
-	36,  // 86: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
-	46,  // 87: strata.v1.MetaService.Batch:input_type -> strata.v1.BatchRequest
-	51,  // 88: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
-	53,  // 89: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
-	55,  // 90: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
-	57,  // 91: strata.v1.MetaService.RestoreNamespace:input_type -> strata.v1.RestoreNamespaceRequest
-	32,  // 92: strata.v1.MetaService.GetServerDefaults:input_type -> strata.v1.GetServerDefaultsRequest
-	59,  // 93: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
-	30,  // 94: strata.v1.MetaService.Resync:input_type -> strata.v1.ResyncRequest
-	28,  // 95: strata.v1.MetaService.GetProgress:input_type -> strata.v1.GetProgressRequest
-	62,  // 96: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
-	63,  // 97: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
-	64,  // 98: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
-	66,  // 99: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
-	68,  // 100: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
-	7,   // 101: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
-	9,   // 102: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
-	11,  // 103: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
-	13,  // 104: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
-	15,  // 105: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
-	17,  // 106: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
-	19,  // 107: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
-	21,  // 108: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
-	25,  // 109: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
-	25,  // 110: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
-	25,  // 111: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
-	27,  // 112: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
-	35,  // 113: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
-	38,  // 114: strata.v1.MetaService.Flush:output_type -> strata.v1.FlushResponse
-	40,  // 115: strata.v1.MetaService.ReadTail:output_type -> strata.v1.ReadTailResponse
-	42,  // 116: strata.v1.MetaService.Append:output_type -> strata.v1.AppendResponse
-	44,  // 117: strata.v1.MetaService.Truncate:output_type -> strata.v1.TruncateResponse
-	45,  // 118: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
-	48,  // 119: strata.v1.MetaService.Batch:output_type -> strata.v1.BatchResponse
-	52,  // 120: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
-	54,  // 121: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
-	56,  // 122: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
-	58,  // 123: strata.v1.MetaService.RestoreNamespace:output_type -> strata.v1.RestoreNamespaceResponse
-	33,  // 124: strata.v1.MetaService.GetServerDefaults:output_type -> strata.v1.GetServerDefaultsResponse
-	60,  // 125: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
-	31,  // 126: strata.v1.MetaService.Resync:output_type -> strata.v1.ResyncResponse
-	29,  // 127: strata.v1.MetaService.GetProgress:output_type -> strata.v1.GetProgressResponse
-	65,  // 128: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
-	65,  // 129: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
-	65,  // 130: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
-	67,  // 131: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
-	69,  // 132: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
-	101, // [101:133] is the sub-list for method output_type
-	69,  // [69:101] is the sub-list for method input_type
-	68,  // [68:69] is the sub-list for extension type_name
-	67,  // [67:68] is the sub-list for extension extendee
-	0,   // [0:67] is the sub-list for field type_name
+	80,  // 66: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
+	4,   // 67: strata.v1.CreateTokenRequest.header:type_name -> strata.v1.Header
+	70,  // 68: strata.v1.CreateTokenResponse.identifier:type_name -> strata.v1.TokenIdentifier
+	4,   // 69: strata.v1.RenewTokenRequest.header:type_name -> strata.v1.Header
+	4,   // 70: strata.v1.RevokeTokenRequest.header:type_name -> strata.v1.Header
+	70,  // 71: strata.v1.WhoAmIResponse.token:type_name -> strata.v1.TokenIdentifier
+	83,  // 72: strata.v1.method_kind:extendee -> google.protobuf.MethodOptions
+	0,   // 73: strata.v1.method_kind:type_name -> strata.v1.MethodKind
+	6,   // 74: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
+	8,   // 75: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
+	10,  // 76: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
+	12,  // 77: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
+	14,  // 78: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
+	16,  // 79: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
+	18,  // 80: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
+	20,  // 81: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
+	22,  // 82: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
+	23,  // 83: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
+	24,  // 84: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
+	26,  // 85: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
+	34,  // 86: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
+	37,  // 87: strata.v1.MetaService.Flush:input_type -> strata.v1.FlushRequest
+	39,  // 88: strata.v1.MetaService.ReadTail:input_type -> strata.v1.ReadTailRequest
+	41,  // 89: strata.v1.MetaService.Append:input_type -> strata.v1.AppendRequest
+	43,  // 90: strata.v1.MetaService.Truncate:input_type -> strata.v1.TruncateRequest
+	36,  // 91: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
+	46,  // 92: strata.v1.MetaService.Batch:input_type -> strata.v1.BatchRequest
+	51,  // 93: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
+	53,  // 94: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
+	55,  // 95: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
+	57,  // 96: strata.v1.MetaService.RestoreNamespace:input_type -> strata.v1.RestoreNamespaceRequest
+	32,  // 97: strata.v1.MetaService.GetServerDefaults:input_type -> strata.v1.GetServerDefaultsRequest
+	59,  // 98: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
+	30,  // 99: strata.v1.MetaService.Resync:input_type -> strata.v1.ResyncRequest
+	28,  // 100: strata.v1.MetaService.GetProgress:input_type -> strata.v1.GetProgressRequest
+	62,  // 101: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
+	63,  // 102: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
+	64,  // 103: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
+	66,  // 104: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
+	68,  // 105: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
+	71,  // 106: strata.v1.MetaService.CreateToken:input_type -> strata.v1.CreateTokenRequest
+	73,  // 107: strata.v1.MetaService.RenewToken:input_type -> strata.v1.RenewTokenRequest
+	75,  // 108: strata.v1.MetaService.RevokeToken:input_type -> strata.v1.RevokeTokenRequest
+	77,  // 109: strata.v1.MetaService.WhoAmI:input_type -> strata.v1.WhoAmIRequest
+	7,   // 110: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
+	9,   // 111: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
+	11,  // 112: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
+	13,  // 113: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
+	15,  // 114: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
+	17,  // 115: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
+	19,  // 116: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
+	21,  // 117: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
+	25,  // 118: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
+	25,  // 119: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
+	25,  // 120: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
+	27,  // 121: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
+	35,  // 122: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
+	38,  // 123: strata.v1.MetaService.Flush:output_type -> strata.v1.FlushResponse
+	40,  // 124: strata.v1.MetaService.ReadTail:output_type -> strata.v1.ReadTailResponse
+	42,  // 125: strata.v1.MetaService.Append:output_type -> strata.v1.AppendResponse
+	44,  // 126: strata.v1.MetaService.Truncate:output_type -> strata.v1.TruncateResponse
+	45,  // 127: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
+	48,  // 128: strata.v1.MetaService.Batch:output_type -> strata.v1.BatchResponse
+	52,  // 129: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
+	54,  // 130: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
+	56,  // 131: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
+	58,  // 132: strata.v1.MetaService.RestoreNamespace:output_type -> strata.v1.RestoreNamespaceResponse
+	33,  // 133: strata.v1.MetaService.GetServerDefaults:output_type -> strata.v1.GetServerDefaultsResponse
+	60,  // 134: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
+	31,  // 135: strata.v1.MetaService.Resync:output_type -> strata.v1.ResyncResponse
+	29,  // 136: strata.v1.MetaService.GetProgress:output_type -> strata.v1.GetProgressResponse
+	65,  // 137: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
+	65,  // 138: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
+	65,  // 139: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
+	67,  // 140: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
+	69,  // 141: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
+	72,  // 142: strata.v1.MetaService.CreateToken:output_type -> strata.v1.CreateTokenResponse
+	74,  // 143: strata.v1.MetaService.RenewToken:output_type -> strata.v1.RenewTokenResponse
+	76,  // 144: strata.v1.MetaService.RevokeToken:output_type -> strata.v1.RevokeTokenResponse
+	78,  // 145: strata.v1.MetaService.WhoAmI:output_type -> strata.v1.WhoAmIResponse
+	110, // [110:146] is the sub-list for method output_type
+	74,  // [74:110] is the sub-list for method input_type
+	73,  // [73:74] is the sub-list for extension type_name
+	72,  // [72:73] is the sub-list for extension extendee
+	0,   // [0:72] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_meta_proto_init() }
@@ -5297,7 +5944,7 @@ func file_strata_v1_meta_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_v1_meta_proto_rawDesc), len(file_strata_v1_meta_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   66,
+			NumMessages:   75,
 			NumExtensions: 1,
 			NumServices:   1,
 		},

@@ -45,6 +45,7 @@ public final class ClientConfig {
   public static final int DEFAULT_BATCHES_IN_FLIGHT = 2;
 
   private final List<HostPort> members;
+  private final StrataToken token;
   private final String user;
   private final List<String> groups;
   private final int umask;
@@ -62,12 +63,18 @@ public final class ClientConfig {
     if (b.members.isEmpty()) {
       throw new IllegalArgumentException("no Strata namespace service address");
     }
-    if (b.user == null || b.user.isEmpty()) {
-      throw new IllegalArgumentException("no user");
-    }
     this.members = List.copyOf(b.members);
-    this.user = b.user;
-    this.groups = List.copyOf(b.groups);
+    this.token = b.token;
+    if (b.token != null) {
+      this.user = b.token.user();
+      this.groups = List.copyOf(b.token.groups());
+    } else {
+      if (b.user == null || b.user.isEmpty()) {
+        throw new IllegalArgumentException("no user");
+      }
+      this.user = b.user;
+      this.groups = List.copyOf(b.groups);
+    }
     this.umask = b.umask & 0777;
     this.rpcTimeout = b.rpcTimeout;
     this.retryTimeout = b.retryTimeout;
@@ -100,8 +107,17 @@ public final class ClientConfig {
   }
 
   /** The user the client acts as (HDFS "simple" authentication: the client states it). */
+  /**
+   * The user the client acts as: its token's; without a token, the user a request names, which
+   * only a service started with --insecure-no-auth believes.
+   */
   public String user() {
     return user;
+  }
+
+  /** The token the client proves who it is with, sent with every call; empty: none. */
+  public Optional<StrataToken> token() {
+    return Optional.ofNullable(token);
   }
 
   /** The groups the client states for its user. */
@@ -182,6 +198,7 @@ public final class ClientConfig {
   /** Builds a {@link ClientConfig}. Not safe for concurrent use. */
   public static final class Builder {
     private final List<HostPort> members = new ArrayList<>();
+    private StrataToken token;
     private String user = System.getProperty("user.name");
     private Tls tls;
     private List<String> groups = List.of();
@@ -198,6 +215,12 @@ public final class ClientConfig {
     private Builder() {}
 
     /** Sets the user (default: the JVM's user.name). */
+    /** The token to send (null: none); its user and groups are the client's. */
+    public Builder token(StrataToken t) {
+      this.token = t;
+      return this;
+    }
+
     public Builder user(String u) {
       this.user = u;
       return this;

@@ -121,7 +121,7 @@ public final class StrataClient implements Closeable {
   public static StrataClient connect(ClientConfig cfg) {
     return new StrataClient(cfg,
         new MetaCaller(cfg.members(), cfg.rpcTimeout(), cfg.retryTimeout(),
-            cfg.connectTimeout(), cfg.tls()));
+            cfg.connectTimeout(), cfg.tls(), cfg.token().map(StrataToken::text).orElse(null)));
   }
 
   /** The configuration the client was made with. */
@@ -519,6 +519,23 @@ public final class StrataClient implements Closeable {
   }
 
   /** Runs {@code c} on the service's leader ({@link MetaCaller}), translating its failure. */
+  /**
+   * Renews token {@code token} (its own user's, or any as a superuser) and returns its new
+   * expiry, milliseconds since the epoch.
+   */
+  public long renewToken(String token) throws IOException {
+    io.strata.proto.v1.RenewTokenRequest req = io.strata.proto.v1.RenewTokenRequest.newBuilder()
+        .setHeader(header(MetaServiceGrpc.getRenewTokenMethod(), "")).setToken(token).build();
+    return call(Op.ADMIN, StrataPath.root(""), s -> s.renewToken(req)).getExpires();
+  }
+
+  /** Revokes token {@code token}: the service refuses it from then on. */
+  public void revokeToken(String token) throws IOException {
+    io.strata.proto.v1.RevokeTokenRequest req = io.strata.proto.v1.RevokeTokenRequest.newBuilder()
+        .setHeader(header(MetaServiceGrpc.getRevokeTokenMethod(), "")).setToken(token).build();
+    call(Op.ADMIN, StrataPath.root(""), s -> s.revokeToken(req));
+  }
+
   <T> T call(Op op, StrataPath p, MetaCaller.Call<T> c) throws IOException {
     checkOpen(op, p);
     return meta.call(op, p.toString(), c);

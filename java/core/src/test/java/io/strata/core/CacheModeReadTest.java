@@ -39,8 +39,8 @@ public class CacheModeReadTest {
   }
 
   @Before
-  public void setUp() {
-    client = StrataClient.connect(ClientConfig.builder(LAKES.address()).build());
+  public void setUp() throws java.io.IOException {
+    client = StrataClient.connect(LAKES.cluster().clientConfig().build());
   }
 
   @After

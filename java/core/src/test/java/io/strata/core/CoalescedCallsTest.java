@@ -49,7 +49,7 @@ public class CoalescedCallsTest {
   }
 
   private static StrataClient client(int batchesInFlight) {
-    return StrataClient.connect(ClientConfig.builder(SERVER.address())
+    return StrataClient.connect(SERVER.clientConfig()
         .batchesInFlight(batchesInFlight).build());
   }
 

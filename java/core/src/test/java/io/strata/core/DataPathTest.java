@@ -41,7 +41,7 @@ public class DataPathTest {
 
   @Before
   public void setUp() throws IOException {
-    client = StrataClient.connect(ClientConfig.builder(SERVER.address()).build());
+    client = StrataClient.connect(SERVER.clientConfig().build());
     base = StrataPath.parse("/" + getClass().getSimpleName() + "-" + System.nanoTime());
     client.mkdirs(base, 0755, true);
   }
@@ -204,7 +204,7 @@ public class DataPathTest {
     StrataPath f = base.child("rpc");
     byte[] d = data(2 * MIB + 99, 4);
     write(client, f, d, MIB);
-    try (StrataClient rpc = StrataClient.connect(ClientConfig.builder(SERVER.address())
+    try (StrataClient rpc = StrataClient.connect(SERVER.clientConfig()
         .shortCircuit(false).build())) {
       long sc0 = sum(rpc, WorkerStats::getShortCircuitBytes);
       long rpc0 = sum(rpc, WorkerStats::getRpcBytesRead);
@@ -248,7 +248,7 @@ public class DataPathTest {
   }
 
   private StrataClient failing(boolean atOpen) {
-    return StrataClient.connect(ClientConfig.builder(SERVER.address())
+    return StrataClient.connect(SERVER.clientConfig()
         .leaseRenewInterval(Duration.ofMillis(50)).blockIO(new FailingBlockIO(atOpen)).build());
   }
 

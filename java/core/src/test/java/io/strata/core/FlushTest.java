@@ -39,8 +39,8 @@ public class FlushTest {
 
   @Before
   public void setUp() throws IOException {
-    writer = StrataClient.connect(ClientConfig.builder(SERVER.address()).build());
-    reader = StrataClient.connect(ClientConfig.builder(SERVER.address()).build());
+    writer = StrataClient.connect(SERVER.clientConfig().build());
+    reader = StrataClient.connect(SERVER.clientConfig().build());
     base = StrataPath.parse("/" + getClass().getSimpleName() + "-" + System.nanoTime());
     writer.mkdirs(base, 0755, true);
   }
@@ -222,7 +222,7 @@ public class FlushTest {
   public void appendByAnotherClientWithAReader() throws IOException {
     StrataPath p = path("log");
     byte[] old = DataPathTest.data(1_500_000, 1);
-    try (StrataClient first = StrataClient.connect(ClientConfig.builder(SERVER.address())
+    try (StrataClient first = StrataClient.connect(SERVER.clientConfig()
         .build())) {
       DataPathTest.write(first, p, old, MIB);
     }

@@ -31,7 +31,7 @@ public class StrataClientTest {
 
   @Before
   public void setUp() throws IOException {
-    client = StrataClient.connect(ClientConfig.builder(SERVER.address()).listPageSize(3)
+    client = StrataClient.connect(SERVER.clientConfig().listPageSize(3)
         .leaseRenewInterval(Duration.ofMillis(50)).build());
     base = StrataPath.parse("/" + getClass().getSimpleName() + "-" + System.nanoTime());
     assertTrue(client.mkdirs(base, 0755, true));
@@ -163,8 +163,8 @@ public class StrataClientTest {
   @Test
   public void anotherUserIsDenied() throws IOException {
     client.setPermission(base, 0755);
-    try (StrataClient bob = StrataClient.connect(ClientConfig.builder(SERVER.address())
-        .user("bob").groups(List.of("bob")).build())) {
+    try (StrataClient bob = StrataClient.connect(SERVER.cluster().clientConfig("bob", "bob")
+        .build())) {
       StrataException e = assertThrows(StrataException.class,
           () -> bob.mkdirs(base.child("x"), 0755, false));
       assertEquals(Reason.PERMISSION_DENIED, e.reason());
@@ -194,7 +194,8 @@ public class StrataClientTest {
   @Test
   public void anyListedMemberServes() throws IOException {
     try (StrataClient two = StrataClient.connect(
-        ClientConfig.builder("127.0.0.1:1," + SERVER.address()).build())) {
+        ClientConfig.builder("127.0.0.1:1," + SERVER.address())
+            .token(io.strata.core.StrataToken.parse(SERVER.token())).build())) {
       assertTrue(two.getFileStatus(base).directory());
     }
   }

@@ -25,8 +25,9 @@ public class SyncDurabilityTest {
   @Test
   public void syncedBytesSurviveAKilledWriter() throws Exception {
     try (DevCluster server = DevCluster.start();
-        StrataClient c = StrataClient.connect(ClientConfig.builder(server.address()).build())) {
-      Process writer = SyncingWriter.start(server.address(), "/synced", SIZE, ROUNDS);
+        StrataClient c = StrataClient.connect(server.clientConfig().build())) {
+      Process writer = SyncingWriter.start(server.address(), server.token(), "/synced", SIZE,
+          ROUNDS);
       writer.destroyForcibly();
       writer.waitFor();
       checkRecovered(c, StrataPath.parse("/synced"));
@@ -42,15 +43,17 @@ public class SyncDurabilityTest {
   public void syncedBytesSurviveAKilledWorker() throws Exception {
     try (MetaGroup meta = MetaGroup.launch(1)) {
       meta.createNamespace("default");
+      String token = meta.token();
+      java.nio.file.Path tokenFile = meta.tokenFile().orElseThrow();
       try (StrataClient c = StrataClient.connect(ClientConfig.builder(meta.metaAddress())
-              .build());
-          WorkerProcess first = WorkerProcess.start(meta.metaAddress())) {
+              .token(io.strata.core.StrataToken.parse(token)).build());
+          WorkerProcess first = WorkerProcess.start(meta.metaAddress(), tokenFile)) {
         awaitWorkers(c, 1);
-        Process writer = SyncingWriter.start(meta.metaAddress(), "/w", SIZE, ROUNDS);
+        Process writer = SyncingWriter.start(meta.metaAddress(), token, "/w", SIZE, ROUNDS);
         first.kill();
         writer.destroyForcibly();
         writer.waitFor();
-        WorkerProcess second = WorkerProcess.start(meta.metaAddress());
+        WorkerProcess second = WorkerProcess.start(meta.metaAddress(), tokenFile);
         try {
           awaitWorkers(c, 1);
           checkRecovered(c, StrataPath.parse("/w"));

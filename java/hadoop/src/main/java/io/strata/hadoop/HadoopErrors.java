@@ -36,6 +36,7 @@ final class HadoopErrors {
       case ALREADY_EXISTS:
         return withCause(new FileAlreadyExistsException(m), e);
       case PERMISSION_DENIED:
+      case UNAUTHENTICATED:
         return withCause(new AccessControlException(m), e);
       case PARENT_NOT_DIRECTORY:
         return withCause(new ParentNotDirectoryException(m), e);

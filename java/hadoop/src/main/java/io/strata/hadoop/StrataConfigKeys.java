@@ -31,7 +31,23 @@ public final class StrataConfigKeys {
    */
   public static final String META_BATCHES_IN_FLIGHT = "fs.strata.meta.batches-in-flight";
 
-  /** The user to act as; default: the current Hadoop user (UserGroupInformation). */
+  /**
+   * The token that proves who the client is (docs/security.md), as {@code strata admin token
+   * create} prints it. Without it the client takes, in order: a Strata token among the current
+   * Hadoop user's credentials (what a job's tasks carry: {@link
+   * StrataFileSystem#getDelegationToken}), the file {@link #TOKEN_FILE} names, {@code
+   * $STRATA_TOKEN}, the file {@code $STRATA_TOKEN_FILE} names, {@code ~/.strata/token}.
+   */
+  public static final String TOKEN = "fs.strata.token";
+
+  /** A file holding the token (see {@link #TOKEN}). */
+  public static final String TOKEN_FILE = "fs.strata.token.file";
+
+  /**
+   * The user to state when the client has no token; only a service started with
+   * --insecure-no-auth believes it. Default: the current Hadoop user (UserGroupInformation).
+   * With a token, the token's user is the client's and this is ignored.
+   */
   public static final String USER = "fs.strata.user";
 
   /**

@@ -12,6 +12,7 @@ import io.strata.core.PathRule;
 import io.strata.core.ServerDefaults;
 import io.strata.core.StrataClient;
 import io.strata.core.StrataPath;
+import io.strata.core.StrataToken;
 import io.strata.core.error.Reason;
 import io.strata.core.error.StrataError;
 import io.strata.core.rpc.Tls;
@@ -128,6 +129,7 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
       throw new IOException("cannot open " + name + ": " + StrataConfigKeys.META_ADDRESS
           + " is not set (host:port of the Strata namespace service)");
     }
+    StrataToken token = StrataTokens.find(conf, addr);
     String user = conf.getTrimmed(StrataConfigKeys.USER, "");
     List<String> groups = new ArrayList<>(conf.getTrimmedStringCollection(
         StrataConfigKeys.GROUPS));
@@ -139,7 +141,7 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
       }
     }
     try {
-      return ClientConfig.builder(addr).user(user).groups(groups)
+      return ClientConfig.builder(addr).user(user).groups(groups).token(token)
           .umask(FsPermission.getUMask(conf).toShort())
           .rpcTimeout(java.time.Duration.ofMillis(conf.getTimeDuration(
               StrataConfigKeys.RPC_TIMEOUT, ClientConfig.DEFAULT_RPC_TIMEOUT.toMillis(),
@@ -187,10 +189,27 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
     return uri;
   }
 
-  /** No delegation tokens: Strata uses "simple" authentication. */
+  /**
+   * {@code strata:} and the service's address as configured: the service of the token {@link
+   * #getDelegationToken} returns, under which a job's credentials carry it.
+   */
   @Override
   public String getCanonicalServiceName() {
-    return null;
+    return StrataTokens.serviceName(getConf().getTrimmed(StrataConfigKeys.META_ADDRESS, ""));
+  }
+
+  /**
+   * The client's own token as a Hadoop token of kind {@link StrataTokenIdentifier#KIND}, so
+   * that a job (MapReduce's TokenCache, Spark's delegation token providers) adds it to its
+   * credentials and its tasks act as the same user; null when the client has none (a service
+   * with authentication off). NB: unlike HDFS it issues no new token: a client cannot mint one
+   * for itself; the renewer, if any, renews this one ({@link StrataTokenRenewer}).
+   */
+  @Override
+  public org.apache.hadoop.security.token.Token<StrataTokenIdentifier> getDelegationToken(
+      String renewer) {
+    return client.config().token()
+        .map(t -> StrataTokens.toHadoop(t, getCanonicalServiceName())).orElse(null);
   }
 
   /** {@code /user/<user>}, where user is the one the client acts as. */

@@ -35,6 +35,7 @@ public abstract class StrataFileSystemContractBase extends FileSystemContractBas
   public void setUp() throws Exception {
     Configuration conf = new Configuration();
     conf.set(StrataConfigKeys.META_ADDRESS, address());
+    conf.set(StrataConfigKeys.TOKEN, io.strata.core.testing.DevCluster.tokenOf(address()));
     fs = FileSystem.newInstance(uri(), conf);
   }
 
@@ -65,6 +66,7 @@ public abstract class StrataFileSystemContractBase extends FileSystemContractBas
   public void testMkdirsWithUmask() throws Exception {
     Configuration conf = new Configuration();
     conf.set(StrataConfigKeys.META_ADDRESS, address());
+    conf.set(StrataConfigKeys.TOKEN, io.strata.core.testing.DevCluster.tokenOf(address()));
     conf.set(CommonConfigurationKeys.FS_PERMISSIONS_UMASK_KEY, "062");
     try (FileSystem masked = FileSystem.newInstance(uri(), conf)) {
       Path dir = path("testMkdirsWithUmask/subdir");

@@ -26,6 +26,7 @@ public abstract class StrataTestBase {
   protected static Configuration conf() {
     Configuration conf = new Configuration();
     conf.set(StrataConfigKeys.META_ADDRESS, SERVER.address());
+    conf.set(StrataConfigKeys.TOKEN, io.strata.core.testing.DevCluster.tokenOf(SERVER.address()));
     return conf;
   }
 

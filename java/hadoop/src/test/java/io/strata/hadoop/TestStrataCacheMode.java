@@ -55,6 +55,7 @@ public class TestStrataCacheMode {
   private static FileSystem open(String uri) throws IOException {
     Configuration conf = new Configuration();
     conf.set(StrataConfigKeys.META_ADDRESS, LAKES.address());
+    conf.set(StrataConfigKeys.TOKEN, LAKES.token());
     return FileSystem.newInstance(URI.create(uri), conf);
   }
 

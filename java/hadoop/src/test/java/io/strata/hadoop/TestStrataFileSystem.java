@@ -174,8 +174,7 @@ public class TestStrataFileSystem extends StrataTestBase {
     fs.mkdirs(priv);
     fs.setPermission(priv, new FsPermission((short) 0700));
     Configuration c = conf();
-    c.set(StrataConfigKeys.USER, "eve");
-    c.set(StrataConfigKeys.GROUPS, "eve,staff");
+    c.set(StrataConfigKeys.TOKEN, SERVER.cluster().token("eve", "eve", "staff"));
     try (FileSystem eve = newFs("strata://default/", c)) {
       assertEquals("strata://default/user/eve", eve.getHomeDirectory().toString());
       assertThrows(AccessControlException.class, () -> eve.listStatus(priv));

@@ -33,6 +33,9 @@ public class TestStrataFsShell {
   private Configuration conf(String address) {
     Configuration conf = new Configuration();
     conf.set(StrataConfigKeys.META_ADDRESS, address);
+    if (io.strata.core.testing.DevCluster.started(address)) {
+      conf.set(StrataConfigKeys.TOKEN, io.strata.core.testing.DevCluster.tokenOf(address));
+    }
     conf.set(FileSystem.FS_DEFAULT_NAME_KEY, "strata://default/");
     return conf;
   }
@@ -149,10 +152,12 @@ public class TestStrataFsShell {
   public void anotherUserIsDenied() throws Exception {
     ok("-mkdir", "-p", "/private/inner");
     ok("-chmod", "700", "/private");
-    // The FileSystem cache is keyed by the Hadoop user, not fs.strata.user.
+    // The FileSystem cache is keyed by the Hadoop user, not the token.
     FileSystem.closeAll();
     Configuration mallory = conf(SERVER.address());
-    mallory.set(StrataConfigKeys.USER, "mallory");
+    mallory.set(StrataConfigKeys.TOKEN, SERVER.cluster().token("mallory"));
+    // Naming another user does not make the client that user: the token does.
+    mallory.set(StrataConfigKeys.USER, System.getProperty("user.name"));
     Run ls = shell(mallory, "-ls", "/private");
     assertEquals(1, ls.rc());
     assertTrue(ls.err(), ls.err().contains("permission denied"));

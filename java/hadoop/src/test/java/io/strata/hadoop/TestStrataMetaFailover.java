@@ -49,6 +49,7 @@ public class TestStrataMetaFailover {
     group.createNamespace("default");
     Configuration conf = new Configuration();
     conf.set(StrataConfigKeys.META_ADDRESS, group.metaAddress());
+    conf.set(StrataConfigKeys.TOKEN, group.token());
     fs = FileSystem.newInstance(URI.create("strata://default/"), conf);
   }
 

@@ -68,6 +68,7 @@ public class TestHBaseOnStrata {
     Configuration conf = HBaseConfiguration.create();
     conf.set("fs.defaultFS", "strata://default/");
     conf.set("fs.strata.meta.address", SERVER.address());
+    conf.set("fs.strata.token", SERVER.token());
     // Store files and logs over several blocks.
     conf.set("fs.strata.block.size", "1m");
     try (MiniHBase hbase = MiniHBase.start(conf, 2)) {

@@ -32,6 +32,11 @@ public enum Reason {
    */
   UNAVAILABLE,
   /**
+   * The call carried no token the service accepts: none, or a forged, expired or revoked one
+   * (docs/security.md).
+   */
+  UNAUTHENTICATED,
+  /**
    * The member asked is not the leader of the service's Raft group; the ErrorInfo metadata key
    * {@value #LEADER_KEY} names the leader's host:port when the member knows it. Not a file
    * system answer: the client follows it ({@link io.strata.core.rpc.MetaCaller}), and reports it

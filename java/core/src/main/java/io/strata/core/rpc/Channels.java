@@ -1,6 +1,8 @@
 package io.strata.core.rpc;
 
 import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.stub.MetadataUtils;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 
 /**
@@ -33,16 +35,34 @@ public final class Channels {
    * MetaCaller} picks the member); nothing is dialled until the first call.
    */
   public static ManagedChannel open(HostPort member) {
-    return open(member, Tls.plaintext());
+    return open(member, Tls.plaintext(), null);
   }
 
   /** As {@link #open(HostPort)}, with {@code tls}. */
   public static ManagedChannel open(HostPort member, Tls tls) {
-    return NettyChannelBuilder.forAddress(member.host(), member.port(), tls.credentials())
-        .maxInboundMessageSize(MAX_INBOUND_MESSAGE_BYTES)
-        .userAgent("strata-java")
-        .build();
+    return open(member, tls, null);
   }
+
+  /**
+   * Opens a channel to {@code member} with {@code tls} whose calls carry {@code token} (null:
+   * none) as the metadata {@code authorization: Bearer TOKEN}.
+   */
+  public static ManagedChannel open(HostPort member, Tls tls, String token) {
+    NettyChannelBuilder b = NettyChannelBuilder.forAddress(member.host(), member.port(),
+            tls.credentials())
+        .maxInboundMessageSize(MAX_INBOUND_MESSAGE_BYTES)
+        .userAgent("strata-java");
+    if (token != null) {
+      Metadata md = new Metadata();
+      md.put(AUTHORIZATION, "Bearer " + token);
+      b.intercept(MetadataUtils.newAttachHeadersInterceptor(md));
+    }
+    return b.build();
+  }
+
+  /** The metadata key that carries a call's token. */
+  static final Metadata.Key<String> AUTHORIZATION =
+      Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
 
   /**
    * Opens a channel to the worker at {@code address} (host:port, as it advertises itself);

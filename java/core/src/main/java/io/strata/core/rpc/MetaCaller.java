@@ -114,13 +114,17 @@ public final class MetaCaller implements Closeable {
    */
   public MetaCaller(List<HostPort> members, Duration attemptTimeout, Duration retryTimeout,
       Duration connectTimeout) {
-    this(members, attemptTimeout, retryTimeout, connectTimeout, Tls.plaintext());
+    this(members, attemptTimeout, retryTimeout, connectTimeout, Tls.plaintext(), null);
   }
 
-  /** As above, connecting with {@code tls}. */
+  /**
+   * Creates a caller for the service whose members are {@code members}, connecting with
+   * {@code tls}, whose calls carry {@code token} (null: none); nothing is dialled until the
+   * first call.
+   */
   public MetaCaller(List<HostPort> members, Duration attemptTimeout, Duration retryTimeout,
-      Duration connectTimeout, Tls tls) {
-    this(members, attemptTimeout, retryTimeout, connectTimeout, hp -> Channels.open(hp, tls),
+      Duration connectTimeout, Tls tls, String token) {
+    this(members, attemptTimeout, retryTimeout, connectTimeout, hp -> Channels.open(hp, tls, token),
         System::nanoTime, TimeUnit.NANOSECONDS::sleep);
   }
 

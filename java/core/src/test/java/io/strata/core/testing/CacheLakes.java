@@ -117,6 +117,11 @@ public final class CacheLakes extends ExternalResource {
     return cluster().address();
   }
 
+  /** The superuser's token of the running server. */
+  public String token() throws IOException {
+    return cluster().token();
+  }
+
   /**
    * Creates one more cache-mode namespace {@code name} over a new local directory, with sync
    * interval {@code syncInterval} seconds, and returns the directory (removed with the rest).

@@ -1,5 +1,7 @@
 package io.strata.core.testing;
 
+import io.strata.core.ClientConfig;
+import io.strata.core.StrataToken;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -42,6 +44,42 @@ public final class DevCluster implements AutoCloseable {
     this.address = address;
   }
 
+  /**
+   * Where the superuser's token of each service the tests started is, by every address of the
+   * service (one member's, or all of them comma-separated): what {@link #tokenOf} reads.
+   */
+  private static final java.util.Map<String, java.util.function.Supplier<java.util.Optional<Path>>>
+      TOKEN_FILES = new java.util.concurrent.ConcurrentHashMap<>();
+
+  /** Records that the service at {@code address} keeps its superuser's token in a file. */
+  static void registerTokenFile(String address,
+      java.util.function.Supplier<java.util.Optional<Path>> file) {
+    TOKEN_FILES.put(address, file);
+  }
+
+  /** Whether the tests started a service at {@code address}. */
+  public static boolean started(String address) {
+    return TOKEN_FILES.containsKey(address);
+  }
+
+  /**
+   * The superuser's token of the service the tests started at {@code address}: the one helper
+   * through which the tests' clients get their tokens.
+   */
+  public static String tokenOf(String address) {
+    java.util.function.Supplier<java.util.Optional<Path>> f = TOKEN_FILES.get(address);
+    if (f == null) {
+      throw new IllegalStateException("no service started by the tests at " + address);
+    }
+    try {
+      Path p = f.get().orElseThrow(() -> new IllegalStateException("the service at " + address
+          + " wrote no token yet"));
+      return Files.readString(p, StandardCharsets.UTF_8).trim();
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
   /** Starts a server and waits until it serves. */
   public static DevCluster start() throws IOException {
     return start(Map.of());
@@ -53,8 +91,10 @@ public final class DevCluster implements AutoCloseable {
    */
   public static DevCluster start(Map<String, String> env) throws IOException {
     Launched l = launch("server", READY, env, d -> List.of("server", "--dev", "--data-dir",
-        d.toString(), "--listen", "127.0.0.1:0"));
-    return new DevCluster(l.process(), l.dir(), l.address());
+        d.toString(), "--listen", "127.0.0.1:0", "--client-token-file="));
+    DevCluster c = new DevCluster(l.process(), l.dir(), l.address());
+    registerTokenFile(c.address, () -> java.util.Optional.of(c.tokenFile()));
+    return c;
   }
 
   /** A strata process that serves: its own directory and the address it said. */
@@ -101,6 +141,48 @@ public final class DevCluster implements AutoCloseable {
     return address;
   }
 
+  /**
+   * The file holding the superuser's token, which the server wrote as it started
+   * (docs/security.md): what the tests' clients prove themselves with.
+   */
+  public Path tokenFile() {
+    return dataDir.resolve("token");
+  }
+
+  /** The superuser's token. */
+  public String token() throws IOException {
+    return Files.readString(tokenFile(), StandardCharsets.UTF_8).trim();
+  }
+
+  /** A token of {@code user} in {@code groups}, issued by the superuser. */
+  public String token(String user, String... groups) throws IOException {
+    List<String> args = new ArrayList<>(List.of("token", "create", "--user", user));
+    if (groups.length > 0) {
+      args.addAll(List.of("--groups", String.join(",", groups)));
+    }
+    String out = admin(args.toArray(new String[0]));
+    for (String line : out.split("\n")) {
+      if (line.startsWith("st1.")) {
+        return line.trim();
+      }
+    }
+    throw new IOException("strata admin token create printed no token: " + out);
+  }
+
+  /** A client configuration of this server with the superuser's token. */
+  public ClientConfig.Builder clientConfig() {
+    try {
+      return ClientConfig.builder(address).token(StrataToken.parse(token()));
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  /** A client configuration of this server as {@code user} in {@code groups}. */
+  public ClientConfig.Builder clientConfig(String user, String... groups) throws IOException {
+    return ClientConfig.builder(address).token(StrataToken.parse(token(user, groups)));
+  }
+
   /** The server's data directory. */
   public Path dataDir() {
     return dataDir;
@@ -114,7 +196,7 @@ public final class DevCluster implements AutoCloseable {
   public String admin(String... args) throws IOException {
     List<String> cmd = new ArrayList<>(List.of(binary().toString(), "admin"));
     cmd.addAll(List.of(args));
-    cmd.addAll(List.of("--meta", address));
+    cmd.addAll(List.of("--meta", address, "--token-file", tokenFile().toString()));
     Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
     CompletableFuture<String> out = CompletableFuture.supplyAsync(() -> {
       try {

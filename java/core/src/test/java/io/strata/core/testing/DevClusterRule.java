@@ -39,4 +39,14 @@ public final class DevClusterRule extends ExternalResource {
   public String address() {
     return cluster().address();
   }
+
+  /** The superuser's token of the running server. */
+  public String token() throws java.io.IOException {
+    return cluster().token();
+  }
+
+  /** A client configuration of the running server with the superuser's token. */
+  public io.strata.core.ClientConfig.Builder clientConfig() {
+    return cluster().clientConfig();
+  }
 }

@@ -4,6 +4,7 @@ import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
 import io.strata.core.rpc.Channels;
 import io.strata.core.rpc.HostPort;
+import io.strata.core.rpc.Tls;
 import io.strata.proto.v1.MetaServiceGrpc;
 import io.strata.proto.v1.StatusRequest;
 import io.strata.proto.v1.StatusResponse;
@@ -52,6 +53,7 @@ public final class MetaGroup implements AutoCloseable {
   public static MetaGroup launch(int n) throws IOException {
     Path binary = DevCluster.binary();
     MetaGroup g = new MetaGroup(binary, Files.createTempDirectory("strata-group-"), freeAddrs(n));
+    DevCluster.registerTokenFile(g.metaAddress(), g::tokenFile);
     try {
       for (int i = 1; i <= n; i++) {
         g.startMember(i);
@@ -142,9 +144,46 @@ public final class MetaGroup implements AutoCloseable {
     }
   }
 
+  /**
+   * The file holding the superuser's token that the group's first leader wrote to its data
+   * directory (docs/security.md), or empty while no member has led yet.
+   */
+  public java.util.Optional<Path> tokenFile() {
+    for (int id = 1; id <= members.length; id++) {
+      Path f = memberDir(id).resolve("token");
+      if (Files.isRegularFile(f)) {
+        return java.util.Optional.of(f);
+      }
+    }
+    return java.util.Optional.empty();
+  }
+
+  /** The superuser's token, waiting for a leader to write it (at most a minute). */
+  public String token() throws IOException, InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
+    while (System.nanoTime() < deadline) {
+      java.util.Optional<Path> f = tokenFile();
+      if (f.isPresent()) {
+        String t = Files.readString(f.get()).trim();
+        if (!t.isEmpty()) {
+          return t;
+        }
+      }
+      Thread.sleep(POLL.toMillis());
+    }
+    throw new IOException("no member of the group wrote a token in a minute");
+  }
+
   /** Member {@code id}'s own answer to the Status RPC (its role, term, indexes). */
   public StatusResponse status(int id) {
-    ManagedChannel ch = Channels.open(HostPort.parse(address(id)));
+    String token = null;
+    try {
+      java.util.Optional<Path> f = tokenFile();
+      token = f.isPresent() ? Files.readString(f.get()).trim() : null;
+    } catch (IOException e) {
+      // none yet: the member answers UNAUTHENTICATED, and the caller asks again
+    }
+    ManagedChannel ch = Channels.open(HostPort.parse(address(id)), Tls.plaintext(), token);
     try {
       return MetaServiceGrpc.newBlockingStub(ch)
           .withDeadlineAfter(STATUS_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
@@ -214,8 +253,10 @@ public final class MetaGroup implements AutoCloseable {
   public void createNamespace(String name) throws IOException, InterruptedException {
     Path bucket = dir.resolve("bucket-" + name).toAbsolutePath();
     Path out = dir.resolve("ns-create-" + name + ".out");
+    token();
     Process p = new ProcessBuilder(binary.toString(), "admin", "ns", "create", name,
-        "--store", "file://" + bucket, "--meta", metaAddress())
+        "--store", "file://" + bucket, "--meta", metaAddress(),
+        "--token-file", tokenFile().orElseThrow().toString())
         .redirectErrorStream(true)
         .redirectOutput(out.toFile())
         .start();

@@ -32,9 +32,10 @@ public final class SyncingWriter {
     return b;
   }
 
-  /** The process's entry: META PATH SIZE ROUNDS. */
+  /** The process's entry: META PATH SIZE ROUNDS, with the token in $STRATA_TOKEN. */
   public static void main(String[] args) throws IOException, InterruptedException {
-    StrataClient c = StrataClient.connect(ClientConfig.builder(args[0]).build());
+    StrataClient c = StrataClient.connect(ClientConfig.builder(args[0])
+        .token(io.strata.core.StrataToken.find(null).orElseThrow()).build());
     FileWriter w = c.create(StrataPath.parse(args[1]),
         new CreateOptions(0644, true, true, 0, 1 << 20));
     int size = Integer.parseInt(args[2]);
@@ -53,7 +54,8 @@ public final class SyncingWriter {
    * Starts the writer process and waits until it said it synced {@code rounds} rounds; returns
    * it, killed by the caller.
    */
-  public static Process start(String meta, String path, int size, int rounds) throws IOException {
+  public static Process start(String meta, String token, String path, int size, int rounds)
+      throws IOException {
     Path logDir = Paths.get("target", "strata-logs");
     Files.createDirectories(logDir);
     Path log = Files.createTempFile(logDir, "writer-", ".log");
@@ -64,7 +66,9 @@ public final class SyncingWriter {
         "-D" + DevCluster.BINARY_PROPERTY + "=" + DevCluster.binary(),
         SyncingWriter.class.getName(), meta, path, Integer.toString(size),
         Integer.toString(rounds)));
-    Process p = new ProcessBuilder(cmd).redirectError(log.toFile()).start();
+    ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(log.toFile());
+    pb.environment().put(io.strata.core.StrataToken.ENV, token);
+    Process p = pb.start();
     BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(),
         StandardCharsets.UTF_8));
     for (int i = 1; i <= rounds; i++) {

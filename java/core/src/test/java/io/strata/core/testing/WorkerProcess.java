@@ -15,11 +15,14 @@ public final class WorkerProcess implements AutoCloseable {
     this.launched = launched;
   }
 
-  /** Starts a worker of the service at {@code meta} and waits until it serves. */
-  public static WorkerProcess start(String meta) throws IOException {
+  /**
+   * Starts a worker of the service at {@code meta}, proving itself with the superuser's token
+   * in {@code tokenFile}, and waits until it serves.
+   */
+  public static WorkerProcess start(String meta, java.nio.file.Path tokenFile) throws IOException {
     return new WorkerProcess(DevCluster.launch("worker", " serving on ", java.util.Map.of(), d -> List.of("worker",
         "--meta", meta, "--listen", "127.0.0.1:0", "--state-dir", d.toString(),
-        "--cache-size", "1GiB")));
+        "--cache-size", "1GiB", "--token-file", tokenFile.toString())));
   }
 
   /** The host:port the worker serves on. */

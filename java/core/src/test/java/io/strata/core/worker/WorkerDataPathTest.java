@@ -20,6 +20,7 @@ import io.strata.core.error.ServiceUnavailableException;
 import io.strata.core.error.StrataFileNotFoundException;
 import io.strata.core.rpc.Channels;
 import io.strata.core.rpc.HostPort;
+import io.strata.core.rpc.Tls;
 import io.strata.core.testing.DevClusterRule;
 import io.strata.proto.v1.Block;
 import io.strata.proto.v1.BlockRef;
@@ -67,8 +68,8 @@ public class WorkerDataPathTest {
   private StrataPath base;
 
   @BeforeClass
-  public static void dialMeta() {
-    metaChannel = Channels.open(HostPort.parse(SERVER.address()));
+  public static void dialMeta() throws IOException {
+    metaChannel = Channels.open(HostPort.parse(SERVER.address()), Tls.plaintext(), SERVER.token());
     meta = MetaServiceGrpc.newBlockingStub(metaChannel);
   }
 
@@ -79,7 +80,7 @@ public class WorkerDataPathTest {
 
   @Before
   public void setUp() throws IOException {
-    client = StrataClient.connect(ClientConfig.builder(SERVER.address()).build());
+    client = StrataClient.connect(SERVER.clientConfig().build());
     base = StrataPath.parse("/" + getClass().getSimpleName() + "-" + System.nanoTime());
     client.mkdirs(base, 0755, true);
   }
@@ -132,7 +133,7 @@ public class WorkerDataPathTest {
 
   /** A client over the data path {@code io} (which the client leaves open). */
   private static StrataClient clientOver(WorkerBlockIO io) {
-    return StrataClient.connect(ClientConfig.builder(SERVER.address()).blockIO(io).build());
+    return StrataClient.connect(SERVER.clientConfig().blockIO(io).build());
   }
 
   @Test

@@ -1,6 +1,7 @@
 package io.strata.hadoop.contract;
 
 import io.strata.core.testing.CacheLakes;
+import io.strata.core.testing.DevCluster;
 import io.strata.hadoop.StrataConfigKeys;
 import java.io.IOException;
 import java.net.URI;
@@ -65,6 +66,7 @@ public class StrataContract extends AbstractFSContract {
   public void init() throws IOException {
     super.init();
     getConf().set(StrataConfigKeys.META_ADDRESS, address);
+    getConf().set(StrataConfigKeys.TOKEN, DevCluster.tokenOf(address));
     fs = FileSystem.newInstance(uri, getConf());
   }
 

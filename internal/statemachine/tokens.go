@@ -1,0 +1,255 @@
+package statemachine
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/kv"
+	"github.com/stratafs/strata/internal/kvschema"
+	"github.com/stratafs/strata/internal/namespace"
+	"github.com/stratafs/strata/internal/token"
+	pb "github.com/stratafs/strata/proto/strata/v1"
+)
+
+// Tokens (docs/security.md). The service signs tokens with a key kept in
+// the state, so that every member verifies what any leader issued, and
+// keeps a record of each token it issued, which renewals extend and
+// revocations mark. Signing is an HMAC of the identifier, a pure function
+// of the state and the command: apply may do it.
+
+// Token lifetimes when a request leaves them unset, as HDFS's delegation
+// tokens (dfs.namenode.delegation.token.renew-interval and max-lifetime).
+const (
+	DefaultTokenTTL         = 24 * 3600 * 1000
+	DefaultTokenMaxLifetime = 7 * 24 * 3600 * 1000
+)
+
+// The token operations.
+var (
+	CreateToken = mutation(Op{Name: "CreateToken", Tokens: true},
+		func(r *pb.CreateTokenRequest) *pb.Command {
+			return &pb.Command{Op: &pb.Command_CreateToken{CreateToken: r}}
+		},
+		(*pb.Command).GetCreateToken, applyCreateToken,
+		func(r Result) *pb.CreateTokenResponse {
+			resp := &pb.CreateTokenResponse{Token: string(r.Data)}
+			if t, err := token.Parse(resp.Token); err == nil {
+				resp.Identifier = t.ID
+			}
+			return resp
+		})
+	RenewToken = mutation(Op{Name: "RenewToken", Tokens: true},
+		func(r *pb.RenewTokenRequest) *pb.Command {
+			return &pb.Command{Op: &pb.Command_RenewToken{RenewToken: r}}
+		},
+		(*pb.Command).GetRenewToken, applyRenewToken,
+		func(r Result) *pb.RenewTokenResponse { return &pb.RenewTokenResponse{Expires: r.Expires} })
+	RevokeToken = mutation(Op{Name: "RevokeToken", Tokens: true},
+		func(r *pb.RevokeTokenRequest) *pb.Command {
+			return &pb.Command{Op: &pb.Command_RevokeToken{RevokeToken: r}}
+		},
+		(*pb.Command).GetRevokeToken, applyRevokeToken,
+		func(r Result) *pb.RevokeTokenResponse { return &pb.RevokeTokenResponse{Revoked: r.Done} })
+	// TokenKey records a signing key the leader drew, unless one with its
+	// id exists: two leaders that both found none keep the first's.
+	TokenKey = internal(Op{Name: "TokenKey", Tokens: true},
+		func(c *pb.TokenKeyCommand) *pb.Command { return &pb.Command{Op: &pb.Command_TokenKey{TokenKey: c}} },
+		(*pb.Command).GetTokenKey,
+		func(_ env, tx kv.Txn, c *pb.TokenKeyCommand) (Result, error) {
+			if len(c.GetSecret()) < token.SecretLen {
+				return Result{}, tokenErr("key", fmt.Sprint(c.GetKeyId()),
+					fserr.Errorf(fserr.ErrInvalidArgument, "a key of %d bytes", len(c.GetSecret())))
+			}
+			k := kvschema.TokenKeyKey(c.GetKeyId())
+			if _, ok, err := tx.Get(k); err != nil || ok {
+				return Result{}, err
+			}
+			tx.Set(k, append([]byte{1}, c.GetSecret()...))
+			return Result{Done: true}, nil
+		})
+)
+
+func tokenErr(op, what string, err error) error {
+	return &namespace.PathError{Op: op + "Token", Path: what, Err: err}
+}
+
+func applyCreateToken(e env, tx kv.Txn, r *pb.CreateTokenRequest) (Result, error) {
+	c := caller(r.GetHeader())
+	switch {
+	case !e.fs.IsSuperuser(c):
+		return Result{}, tokenErr("create", r.GetUser(),
+			fserr.Errorf(fserr.ErrPermission, "only a superuser may issue tokens (%s is not one)", c.User))
+	case r.GetUser() == "" || r.GetTtlMs() < 0 || r.GetMaxLifetimeMs() < 0:
+		return Result{}, tokenErr("create", r.GetUser(),
+			fserr.Errorf(fserr.ErrInvalidArgument, "a token needs a user and lifetimes of 0 or more"))
+	}
+	keyID, secret, err := currentKey(tx)
+	if err != nil {
+		return Result{}, err
+	}
+	id, err := nextTokenID(tx)
+	if err != nil {
+		return Result{}, err
+	}
+	ttl, maxLife := or(r.GetTtlMs(), DefaultTokenTTL), or(r.GetMaxLifetimeMs(), DefaultTokenMaxLifetime)
+	rec := &kvschema.TokenRecord{ID: id, User: r.GetUser(), Groups: r.GetGroups(), Issued: e.now,
+		Expires: e.now + ttl, MaxDate: e.now + max(ttl, maxLife), Renewable: !r.GetNotRenewable()}
+	tx.Set(kvschema.TokenRecordKey(id), kvschema.EncodeTokenRecord(rec))
+	s, err := token.Sign(&pb.TokenIdentifier{KeyId: keyID, Id: id, Cluster: r.GetCluster(), User: rec.User,
+		Groups: rec.Groups, Issued: rec.Issued, Expires: rec.Expires, MaxDate: rec.MaxDate, Renewable: rec.Renewable}, secret)
+	return Result{Data: []byte(s)}, err
+}
+
+func or(v, dflt int64) int64 {
+	if v == 0 {
+		return dflt
+	}
+	return v
+}
+
+func applyRenewToken(e env, tx kv.Txn, r *pb.RenewTokenRequest) (Result, error) {
+	t, rec, err := ownToken(e, tx, "renew", caller(r.GetHeader()), r.GetToken(), 0)
+	if err != nil {
+		return Result{}, err
+	}
+	what := fmt.Sprint(rec.ID)
+	switch {
+	case !rec.Renewable:
+		return Result{}, tokenErr("renew", what, fserr.Errorf(fserr.ErrInvalidArgument, "the token is not renewable"))
+	case rec.Revoked != 0 || e.now > rec.Expires:
+		return Result{}, tokenErr("renew", what, fserr.Errorf(fserr.ErrPermission, "the token was revoked or expired"))
+	}
+	rec.Expires = min(e.now+(t.ID.GetExpires()-t.ID.GetIssued()), rec.MaxDate)
+	tx.Set(kvschema.TokenRecordKey(rec.ID), kvschema.EncodeTokenRecord(rec))
+	return Result{Expires: rec.Expires}, nil
+}
+
+func applyRevokeToken(e env, tx kv.Txn, r *pb.RevokeTokenRequest) (Result, error) {
+	_, rec, err := ownToken(e, tx, "revoke", caller(r.GetHeader()), r.GetToken(), r.GetId())
+	if err != nil || rec.Revoked != 0 {
+		return Result{}, err
+	}
+	rec.Revoked = e.now
+	tx.Set(kvschema.TokenRecordKey(rec.ID), kvschema.EncodeTokenRecord(rec))
+	return Result{Done: true}, nil
+}
+
+// ownToken returns the record of the token s (or, if s is empty, of token
+// id), which c must own or be a superuser to act on; a token given must be
+// one the service signed.
+func ownToken(e env, tx kv.Txn, op string, c namespace.Caller, s string, id uint64) (*token.Token, *kvschema.TokenRecord, error) {
+	var t *token.Token
+	if s != "" {
+		var err error
+		if t, err = token.Parse(s); err != nil {
+			return nil, nil, tokenErr(op, "", fserr.Errorf(fserr.ErrInvalidArgument, "%v", err))
+		}
+		secret, err := tokenSecret(tx, t.ID.GetKeyId())
+		if err != nil || !t.Verify(secret) {
+			return nil, nil, errors.Join(err, tokenErr(op, fmt.Sprint(t.ID.GetId()),
+				fserr.Errorf(fserr.ErrPermission, "the token was not signed by this service")))
+		}
+		id = t.ID.GetId()
+	}
+	what := fmt.Sprint(id)
+	v, ok, err := tx.Get(kvschema.TokenRecordKey(id))
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case !ok:
+		return nil, nil, tokenErr(op, what, fserr.Errorf(fserr.ErrNotFound, "no token %d", id))
+	}
+	rec, err := kvschema.DecodeTokenRecord(kvschema.TokenRecordKey(id), v)
+	if err != nil {
+		return nil, nil, err
+	}
+	if rec.User != c.User && !e.fs.IsSuperuser(c) {
+		return nil, nil, tokenErr(op, what, fserr.Errorf(fserr.ErrPermission,
+			"token %d is %s's: only its user or a superuser may %s it", id, rec.User, op))
+	}
+	if t == nil {
+		t = &token.Token{ID: &pb.TokenIdentifier{Id: id, Issued: rec.Issued, Expires: rec.Expires}}
+	}
+	return t, rec, nil
+}
+
+// currentKey returns the newest signing key.
+func currentKey(r kv.Reader) (uint32, []byte, error) {
+	keys, err := TokenKeys(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(keys) == 0 {
+		return 0, nil, tokenErr("create", "", fserr.Errorf(fserr.ErrUnavailable, "the service has no signing key yet"))
+	}
+	ids := make([]uint32, 0, len(keys))
+	for id := range keys {
+		ids = append(ids, id)
+	}
+	id := slices.Max(ids)
+	return id, keys[id], nil
+}
+
+func tokenSecret(r kv.Reader, id uint32) ([]byte, error) {
+	v, ok, err := r.Get(kvschema.TokenKeyKey(id))
+	if err != nil || !ok || len(v) < 2 {
+		return nil, err
+	}
+	return v[1:], nil
+}
+
+func nextTokenID(tx kv.Txn) (uint64, error) {
+	v, ok, err := tx.Get(kvschema.NextTokenKey)
+	if err != nil {
+		return 0, err
+	}
+	id := uint64(1)
+	if ok {
+		vs, err := kvschema.DecodeUint64s(v, 1)
+		if err != nil {
+			return 0, err
+		}
+		id = vs[0]
+	}
+	tx.Set(kvschema.NextTokenKey, kvschema.EncodeUint64s(id+1))
+	return id, nil
+}
+
+// TokenKeys returns the service's signing keys by id.
+func TokenKeys(r kv.Reader) (map[uint32][]byte, error) {
+	keys := map[uint32][]byte{}
+	start, end := kvschema.TokenKeyRange()
+	var derr error
+	err := r.Scan(start, end, func(k, v []byte) bool {
+		id, err := kvschema.TokenKeyID(k)
+		if err != nil || len(v) < 2 || v[0] != 1 {
+			derr = errors.Join(err, kvschema.ErrCorrupt)
+			return false
+		}
+		keys[id] = append([]byte(nil), v[1:]...)
+		return true
+	})
+	return keys, errors.Join(err, derr)
+}
+
+// TokenRecords returns the records of the tokens the service issued whose
+// max date is not before now (the others are of no use to anyone).
+func TokenRecords(r kv.Reader, now int64) (map[uint64]*kvschema.TokenRecord, error) {
+	recs := map[uint64]*kvschema.TokenRecord{}
+	start, end := kvschema.TokenRecordRange()
+	var derr error
+	err := r.Scan(start, end, func(k, v []byte) bool {
+		rec, err := kvschema.DecodeTokenRecord(k, v)
+		if err != nil {
+			derr = err
+			return false
+		}
+		if rec.MaxDate >= now {
+			recs[rec.ID] = rec
+		}
+		return true
+	})
+	return recs, errors.Join(err, derr)
+}
