@@ -159,10 +159,14 @@ func startChaos(t *testing.T) *chaos {
 		Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK, StoreUri: uri}); err != nil {
 		t.Fatal(err)
 	}
-	// Workers take every member, and follow the leader among them.
-	testcluster.StartWorker(t, g.Meta(), t.TempDir(), "--cache-size", "256MiB")
-	ch.full = testcluster.StartWorker(t, g.Meta(), t.TempDir(), "--cache-size", "256MiB",
-		"--fault-cache-disk-full-after", chaosFullCacheDisk)
+	// Workers take every member, and follow the leader among them. They
+	// try again to abort a failed write's uploads every 5 s instead of 30,
+	// so that checkUploads sees those a resumed MinIO started late (a
+	// queued CreateMultipart) aborted within its bound.
+	abort := []string{"--cache-size", "256MiB", "--bucket-abort-interval", "5s"}
+	testcluster.StartWorker(t, g.Meta(), t.TempDir(), abort...)
+	ch.full = testcluster.StartWorker(t, g.Meta(), t.TempDir(), append(abort,
+		"--fault-cache-disk-full-after", chaosFullCacheDisk)...)
 	if _, err := ch.c.Mkdirs(ctx, ch.path("/d"), 0o755); err != nil {
 		t.Fatal(err)
 	}
