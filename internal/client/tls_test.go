@@ -17,6 +17,7 @@ import (
 	"github.com/stratafs/strata/internal/metaserver"
 	"github.com/stratafs/strata/internal/testcluster"
 	"github.com/stratafs/strata/internal/tlsconf"
+	"github.com/stratafs/strata/internal/token"
 	"github.com/stratafs/strata/internal/worker"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
@@ -45,6 +46,7 @@ func startTLS(t *testing.T) *tlsCluster {
 	}
 	svc := testcluster.StartInProcess(t, func(c *metaserver.Config) { c.TLS, c.PeerTLS = server, peer })
 	w, err := worker.New(worker.Config{StateDir: t.TempDir(), Meta: svc.Addr, TLS: server, MetaTLS: peer,
+		Token: testcluster.AdminToken(t, svc.Addr),
 		Cache: cache.Config{Dirs: []cache.Dir{{Path: t.TempDir(), Capacity: 64 << 20}}}})
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +83,7 @@ func (tc *tlsCluster) client(t *testing.T, f tlsconf.Files) *client.Client {
 
 func (tc *tlsCluster) clientWith(t *testing.T, cfg *client.Config) *client.Client {
 	t.Helper()
-	cfg.Meta, cfg.User, cfg.ConnectTimeout = tc.addr, testcluster.Superuser(), time.Second
+	cfg.Meta, cfg.Token, cfg.ConnectTimeout = tc.addr, testcluster.AdminToken(t, tc.addr), time.Second
 	c, err := client.New(*cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +153,9 @@ func TestTLSHeartbeatNeedsAClientCertificate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		conn, err := grpc.NewClient(tc.addr, tlsconf.Dial(cfg))
+		// With the superuser's token: what refuses is the missing certificate.
+		conn, err := grpc.NewClient(tc.addr, tlsconf.Dial(cfg),
+			grpc.WithPerRPCCredentials(token.Credentials(testcluster.AdminToken(t, tc.addr))))
 		if err != nil {
 			t.Fatal(err)
 		}

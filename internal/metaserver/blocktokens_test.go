@@ -19,7 +19,7 @@ func TestBlockTokenKeysSurviveAFailover(t *testing.T) {
 	members := testcluster.StartInProcessGroup(t, 3, nil)
 	c := clientOf(t, time.Minute, members...)
 	first := leaderOf(t, members, -1)
-	created, err := members[first].Server.Create(ctx, &pb.CreateRequest{Header: &pb.Header{User: testcluster.Superuser(),
+	created, err := members[first].Server.Create(members[first].Context(t, testcluster.Superuser()), &pb.CreateRequest{Header: &pb.Header{User: testcluster.Superuser(),
 		ClientName: "test"}, Path: "/f", Permission: 0o644})
 	if err != nil || len(created.BlockToken) == 0 {
 		t.Fatalf("create: %v, token of %d bytes", err, len(created.GetBlockToken()))
@@ -34,7 +34,7 @@ func TestBlockTokenKeysSurviveAFailover(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond) // polling for the transfer, not synchronising
 	}
-	hb, err := members[next].Server.Heartbeat(ctx, &pb.HeartbeatRequest{Worker: &pb.WorkerInfo{Id: "w", Address: "127.0.0.1:1"}})
+	hb, err := members[next].Server.Heartbeat(members[next].Context(t, testcluster.Superuser()), &pb.HeartbeatRequest{Worker: &pb.WorkerInfo{Id: "w", Address: "127.0.0.1:1"}})
 	if err != nil {
 		t.Fatal(err)
 	}

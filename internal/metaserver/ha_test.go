@@ -407,7 +407,7 @@ func TestNewLeaderKnowsTheWorkers(t *testing.T) {
 	ctx := context.Background()
 	hb := &pb.HeartbeatRequest{Worker: &pb.WorkerInfo{Id: "w-test", Address: "127.0.0.1:1"}}
 	for i, m := range members {
-		_, err := m.Server.Heartbeat(ctx, hb)
+		_, err := m.Server.Heartbeat(m.Context(t, testcluster.Superuser()), hb)
 		switch {
 		case i == lead && err != nil:
 			t.Fatalf("the leader refused a heartbeat: %v", err)
@@ -422,7 +422,7 @@ func TestNewLeaderKnowsTheWorkers(t *testing.T) {
 	if got := leaderOf(t, members, lead); got != next {
 		t.Fatalf("member %d leads, want %d", got+1, next+1)
 	}
-	r, err := members[next].Server.ListWorkers(ctx, &pb.ListWorkersRequest{})
+	r, err := members[next].Server.ListWorkers(members[next].Context(t, testcluster.Superuser()), &pb.ListWorkersRequest{})
 	if err != nil || len(r.Workers) != 1 || r.Workers[0].Id != "w-test" {
 		t.Fatalf("the new leader lists %v (%v), want the worker that heartbeated", r.GetWorkers(), err)
 	}

@@ -39,7 +39,7 @@ func TestDataPathAcrossLeaderKills(t *testing.T) {
 		}
 		g.Kill(leader)
 		killed := time.Now()
-		c, err := client.New(client.Config{Meta: g.Meta(), User: testcluster.Superuser(), RetryTimeout: failoverBound})
+		c, err := client.New(client.Config{Meta: g.Meta(), Token: testcluster.AdminToken(t, g.Meta()), RetryTimeout: failoverBound})
 		if err != nil {
 			t.Fatal(err)
 		}
