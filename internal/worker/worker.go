@@ -29,7 +29,6 @@ import (
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/object"
 	"github.com/stratafs/strata/internal/object/objstore"
-	"github.com/stratafs/strata/internal/rpcerr"
 	"github.com/stratafs/strata/internal/tlsconf"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
@@ -250,7 +249,7 @@ func (w *Worker) Serve(ctx context.Context, lis net.Listener) error {
 		return fmt.Errorf("worker: short-circuit socket: %w", err)
 	}
 	defer ulis.Close()
-	opts := append([]grpc.ServerOption{grpc.MaxRecvMsgSize(16 << 20)}, rpcerr.ServerOptions()...)
+	opts := append([]grpc.ServerOption{grpc.MaxRecvMsgSize(16 << 20)}, serverOptions()...)
 	g := grpc.NewServer(append(opts, tlsconf.ServerOptions(w.cfg.TLS)...)...)
 	pb.RegisterWorkerServiceServer(g, w)
 	w.advertise = w.cfg.Advertise
