@@ -195,7 +195,7 @@ func TestColdReadsCountMisses(t *testing.T) {
 	writeFile(t, c, "/cold", data)
 	for _, noSC := range []bool{false, true} {
 		evictAll(t, l)
-		cl, err := client.New(client.Config{Meta: l.svc.Addr, User: testcluster.Superuser(), NoShortCircuit: noSC})
+		cl, err := client.New(client.Config{Meta: l.svc.Addr, Token: testcluster.AdminToken(t, l.svc.Addr), NoShortCircuit: noSC})
 		if err != nil {
 			t.Fatal(err)
 		}
