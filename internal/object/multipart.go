@@ -44,6 +44,10 @@ type ParallelOptions struct {
 	Abandon func(Upload)
 }
 
+// slowCreate is how long a CreateMultipart may take before PutParallel
+// takes it for retried (see there): answers come in milliseconds.
+const slowCreate = time.Second
+
 // abortTimeout bounds the cleanup of a failed upload, which runs even after
 // the caller's context is done.
 const abortTimeout = 30 * time.Second
@@ -57,12 +61,21 @@ func PutParallel(ctx context.Context, s Store, key string, r io.ReaderAt, size i
 		_, err := s.Put(ctx, key, io.NewSectionReader(r, 0, size), size)
 		return err
 	}
+	start := time.Now()
 	u, err := s.CreateMultipart(ctx, key)
 	if err != nil {
 		if o.Abandon != nil && unknownOutcome(err) {
 			o.Abandon(Upload{Key: key})
 		}
 		return err
+	}
+	// A create that took this long was most likely retried by the store's
+	// retry layer after an attempt whose answer was lost, and a hung store
+	// runs such an attempt when it resumes: an upload of the key nobody
+	// knows. The key goes to Abandon too, whatever becomes of u, so that
+	// its other uploads are listed and aborted.
+	if o.Abandon != nil && time.Since(start) > slowCreate {
+		defer o.Abandon(Upload{Key: key})
 	}
 	parts, err := uploadParts(ctx, s, u, r, size, partSize, conc)
 	if err == nil {
