@@ -32,13 +32,13 @@ public class TlsTest {
   }
 
   /** A client with the default timeouts: a TLS handshake on a busy machine takes a while. */
-  private static StrataClient client(Tls tls) {
+  private static StrataClient client(Tls tls) throws IOException {
     return StrataClient.connect(ClientConfig.builder(server.address()).tls(tls)
         .token(StrataToken.parse(server.token())).build());
   }
 
   /** A client that gives up soon: it is not meant to connect. */
-  private static StrataClient refused(Tls tls) {
+  private static StrataClient refused(Tls tls) throws IOException {
     return StrataClient.connect(ClientConfig.builder(server.address()).tls(tls)
         .token(StrataToken.parse(server.token())).connectTimeout(Duration.ofSeconds(1)).retryTimeout(Duration.ofSeconds(2))
         .rpcTimeout(Duration.ofSeconds(5)).build());
