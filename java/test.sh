@@ -104,7 +104,7 @@ if ! cmp -s "$work/big.bin" "$work/big.out" || [ "$blocksize" != 1048576 ]; then
   exit 1
 fi
 workers=$("$BIN" admin workers --meta "$addr" --token-file "$work/data/token")
-sc=$(awk 'NR == 2 { print $10 }' <<<"$workers")
+sc=$(awk 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "SC-READ") col = i } NR == 2 { print $col }' <<<"$workers")
 if [ -z "$sc" ] || [ "$sc" = 0B ]; then
   echo "test.sh: the multi-block cat did not read short-circuit:" >&2
   echo "$workers" >&2
