@@ -176,9 +176,9 @@ func (m *members) Invoke(ctx context.Context, method string, args, reply any, op
 		h, fresh = withRequestID(args)
 	}
 	deadline := time.Now().Add(m.retryTimeout)
-	backoff := 10 * time.Millisecond
+	pause := 10 * time.Millisecond
 	target := m.current()
-	misses := 0                   // members tried since the last backoff
+	misses := 0                   // members tried since the last pause
 	causes := map[string]string{} // why each member tried failed last
 	for attempt := 0; ; attempt++ {
 		if h != nil {
@@ -210,10 +210,10 @@ func (m *members) Invoke(ctx context.Context, method string, args, reply any, op
 		}
 		if misses >= len(m.addrs) {
 			misses = 0
-			if err := sleep(ctx, backoff/2+rand.N(backoff/2+1)); err != nil {
+			if err := sleep(ctx, pause/2+rand.N(pause/2+1)); err != nil {
 				return err
 			}
-			backoff = min(2*backoff, 500*time.Millisecond)
+			pause = min(2*pause, 500*time.Millisecond)
 		}
 		target = next
 	}

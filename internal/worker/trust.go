@@ -141,8 +141,7 @@ func (w *Worker) heartbeatLocked(ctx context.Context) error {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	resp, err := (*meta).Heartbeat(ctx, &pb.HeartbeatRequest{Worker: &pb.WorkerInfo{Id: w.id, Address: w.advertise,
-		Host: w.host, UnixSocket: w.cfg.UnixSocket, Stats: w.statsProto()}})
+	resp, err := (*meta).Heartbeat(ctx, &pb.HeartbeatRequest{Worker: w.info(w.advertise)})
 	if err != nil {
 		return err
 	}
