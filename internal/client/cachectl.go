@@ -12,7 +12,9 @@ import (
 // Cache control: what `strata admin load`, `uncache` and the cached
 // columns of `strata fs -count` ask of the workers, a file at a time. Each
 // block is handled by its home worker (the one readers go to), so that a
-// load warms the cache readers use.
+// load warms the cache readers use. Loads and uncaches are a superuser's:
+// the file is opened for them with cache_admin, whose block token (mode
+// cache) the workers ask for.
 
 // CacheReport is what the workers hold of a file, or did for it.
 type CacheReport struct {
@@ -26,7 +28,7 @@ type CacheReport struct {
 // caches; what is cached already costs nothing, so running it again after
 // it stopped resumes it.
 func (c *Client) LoadFile(ctx context.Context, path string) (CacheReport, error) {
-	return c.eachHome(ctx, path, func(ctx context.Context, wc pb.WorkerServiceClient, refs []*pb.BlockRef, rep *CacheReport) error {
+	return c.eachHome(ctx, path, true, func(ctx context.Context, wc pb.WorkerServiceClient, refs []*pb.BlockRef, rep *CacheReport) error {
 		r, err := wc.Load(ctx, &pb.LoadRequest{Blocks: refs})
 		if err == nil {
 			rep.Cached, rep.Fetched = rep.Cached+r.Cached, rep.Fetched+r.Fetched
@@ -38,7 +40,7 @@ func (c *Client) LoadFile(ctx context.Context, path string) (CacheReport, error)
 // UncacheFile drops the blocks of file path from every live worker's
 // cache (a block may be cached away from its home, by a fallback read).
 func (c *Client) UncacheFile(ctx context.Context, path string) (CacheReport, error) {
-	rd, err := c.Open(ctx, path)
+	rd, err := c.openCacheAdmin(ctx, path, true)
 	if err != nil {
 		return CacheReport{}, err
 	}
@@ -67,7 +69,7 @@ func (c *Client) UncacheFile(ctx context.Context, path string) (CacheReport, err
 
 // CachedFile reports how much of file path its home workers hold.
 func (c *Client) CachedFile(ctx context.Context, path string) (CacheReport, error) {
-	return c.eachHome(ctx, path, func(ctx context.Context, wc pb.WorkerServiceClient, refs []*pb.BlockRef, rep *CacheReport) error {
+	return c.eachHome(ctx, path, false, func(ctx context.Context, wc pb.WorkerServiceClient, refs []*pb.BlockRef, rep *CacheReport) error {
 		r, err := wc.Cached(ctx, &pb.CachedRequest{Blocks: refs})
 		for _, n := range r.GetBytes() {
 			rep.Cached += n
@@ -76,11 +78,21 @@ func (c *Client) CachedFile(ctx context.Context, path string) (CacheReport, erro
 	})
 }
 
+// openCacheAdmin opens file path, for loading and dropping its blocks if
+// admin (a superuser's), else for reading.
+func (c *Client) openCacheAdmin(ctx context.Context, path string, admin bool) (*Reader, error) {
+	ns, p, err := splitPath(path)
+	if err != nil {
+		return nil, err
+	}
+	return c.open(ctx, &pb.OpenRequest{Header: c.hdr(ns), Path: p, CacheAdmin: admin}, path)
+}
+
 // eachHome calls fn once per home worker of file path's blocks, with those
-// blocks.
-func (c *Client) eachHome(ctx context.Context, path string,
+// blocks, the file opened as openCacheAdmin does.
+func (c *Client) eachHome(ctx context.Context, path string, admin bool,
 	fn func(context.Context, pb.WorkerServiceClient, []*pb.BlockRef, *CacheReport) error) (CacheReport, error) {
-	rd, err := c.Open(ctx, path)
+	rd, err := c.openCacheAdmin(ctx, path, admin)
 	if err != nil {
 		return CacheReport{}, err
 	}

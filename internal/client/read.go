@@ -50,11 +50,7 @@ type Reader struct {
 
 // Open opens path for reading.
 func (c *Client) Open(ctx context.Context, path string) (*Reader, error) {
-	ns, p, err := splitPath(path)
-	if err != nil {
-		return nil, err
-	}
-	return c.open(ctx, &pb.OpenRequest{Header: c.hdr(ns), Path: p}, path)
+	return c.openCacheAdmin(ctx, path, false)
 }
 
 func (c *Client) open(ctx context.Context, req *pb.OpenRequest, path string) (*Reader, error) {

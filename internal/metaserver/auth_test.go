@@ -297,6 +297,23 @@ func TestAdminOperationsNeedTheSuperuser(t *testing.T) {
 	_, err = rawMeta(t, svc.Addr, testcluster.Token(t, svc.Addr, "alice")).Heartbeat(ctx, &pb.HeartbeatRequest{
 		Worker: &pb.WorkerInfo{Id: "w-evil", Address: "127.0.0.1:1"}})
 	wantDenied(t, "register a worker", err)
+	// Loading files into the workers' caches and dropping them: the
+	// service hands the block token that allows them (mode cache) to a
+	// superuser only, even for a file the user may read.
+	super := testcluster.Client(t, svc.Addr, testcluster.Superuser())
+	if err := super.WriteFile(ctx, "/public", []byte("for all"), client.CreateOptions{Perm: 0o644}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.ReadFile(ctx, "/public"); err != nil {
+		t.Fatalf("alice reads /public: %v", err)
+	}
+	_, err = alice.LoadFile(ctx, "/public")
+	wantDenied(t, "load a file into the caches", err)
+	_, err = alice.UncacheFile(ctx, "/public")
+	wantDenied(t, "drop a file from the caches", err)
+	if _, err := super.LoadFile(ctx, "/public"); err != nil {
+		t.Fatalf("the superuser's load: %v", err)
+	}
 	// A member of the supergroup is a superuser.
 	ops := testcluster.Client(t, svc.Addr, "ops", "supergroup")
 	if _, err := ops.CreateToken(ctx, "bob", nil, 0, 0, true); err != nil {

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stratafs/strata/internal/blocktoken"
+	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/kv"
 	"github.com/stratafs/strata/internal/namespace"
 	"github.com/stratafs/strata/internal/statemachine"
@@ -86,15 +87,24 @@ func (s *Server) issue(ctx context.Context, mode blocktoken.Mode, ns string, ino
 }
 
 // grant adds the block access token to an answer that hands out a file's
-// blocks to read (Open) or to write (Create, Append, Flush); other answers
-// pass unchanged.
+// blocks to read (Open; to load and drop, for a superuser's Open with
+// cache_admin) or to write (Create, Append, Flush); other answers pass
+// unchanged.
 func (s *Server) grant(ctx context.Context, req request, resp proto.Message) error {
 	ns := req.GetHeader().GetNamespace()
 	var err error
 	switch r := resp.(type) {
 	case *pb.OpenResponse:
+		mode := blocktoken.Read
+		if open, ok := req.(*pb.OpenRequest); ok && open.GetCacheAdmin() {
+			if !s.machine.FS().IsSuperuser(caller(req.GetHeader())) {
+				return fserr.Errorf(fserr.ErrPermission, "%s: only a superuser may load files into the caches or drop them (%s is not one)",
+					open.GetPath(), req.GetHeader().GetUser())
+			}
+			mode = blocktoken.Cache
+		}
 		if !r.Inline {
-			r.BlockToken, r.BlockTokenExpires, err = s.issue(ctx, blocktoken.Read, ns, r.GetStatus().GetInodeId(), r.ObjectKey)
+			r.BlockToken, r.BlockTokenExpires, err = s.issue(ctx, mode, ns, r.GetStatus().GetInodeId(), r.ObjectKey)
 		}
 	case *pb.CreateResponse:
 		if r.StoreUri != "" {

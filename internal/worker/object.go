@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/stratafs/strata/internal/blocks"
+	"github.com/stratafs/strata/internal/blocktoken"
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/object"
 	pb "github.com/stratafs/strata/proto/strata/v1"
@@ -107,7 +108,7 @@ func (w *Worker) Load(ctx context.Context, r *pb.LoadRequest) (*pb.LoadResponse,
 		if err := checkRange(ref, 0, ref.GetLength()); err != nil {
 			return nil, err
 		}
-		if err := w.authorizeRef(ctx, ref); err != nil {
+		if err := w.authorizeRef(ctx, ref, blocktoken.Cache); err != nil {
 			return nil, err
 		}
 		had := w.cachedBytes(ref)
@@ -125,9 +126,12 @@ func (w *Worker) Load(ctx context.Context, r *pb.LoadRequest) (*pb.LoadResponse,
 }
 
 // Uncache implements WorkerService.
-func (w *Worker) Uncache(_ context.Context, r *pb.UncacheRequest) (*pb.UncacheResponse, error) {
+func (w *Worker) Uncache(ctx context.Context, r *pb.UncacheRequest) (*pb.UncacheResponse, error) {
 	resp := &pb.UncacheResponse{}
 	for _, ref := range r.GetBlocks() {
+		if err := w.authorizeRef(ctx, ref, blocktoken.Cache); err != nil {
+			return nil, err
+		}
 		if w.cachedBytes(ref) > 0 {
 			w.cache.Drop(blocks.CacheKey(ref.GetInodeId(), ref.GetBlockId()))
 			resp.Dropped++
@@ -137,9 +141,12 @@ func (w *Worker) Uncache(_ context.Context, r *pb.UncacheRequest) (*pb.UncacheRe
 }
 
 // Cached implements WorkerService.
-func (w *Worker) Cached(_ context.Context, r *pb.CachedRequest) (*pb.CachedResponse, error) {
+func (w *Worker) Cached(ctx context.Context, r *pb.CachedRequest) (*pb.CachedResponse, error) {
 	resp := &pb.CachedResponse{Bytes: make([]uint64, len(r.GetBlocks()))}
 	for i, ref := range r.GetBlocks() {
+		if err := w.authorizeRef(ctx, ref, blocktoken.Read); err != nil {
+			return nil, err
+		}
 		resp.Bytes[i] = w.cachedBytes(ref)
 	}
 	return resp, nil

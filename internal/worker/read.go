@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/stratafs/strata/internal/blocks"
+	"github.com/stratafs/strata/internal/blocktoken"
 	"github.com/stratafs/strata/internal/cache"
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/object"
@@ -25,7 +26,7 @@ func (w *Worker) Read(r *pb.ReadRequest, stream pb.WorkerService_ReadServer) err
 		return err
 	}
 	ctx := stream.Context()
-	if err := w.authorizeRef(ctx, ref); err != nil {
+	if err := w.authorizeRef(ctx, ref, blocktoken.Read); err != nil {
 		return err
 	}
 	off, end := int64(r.Offset), int64(r.Offset+r.Length)

@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/stratafs/strata/internal/blocks"
+	"github.com/stratafs/strata/internal/blocktoken"
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/scproto"
 	pb "github.com/stratafs/strata/proto/strata/v1"
@@ -60,7 +61,7 @@ func (w *Worker) shortCircuit(ctx context.Context, req *pb.ShortCircuitRequest) 
 		return &pb.ShortCircuitResponse{Error: err.Error()}, -1, none
 	}
 	// NB: no descriptor, and no invalidation, without a valid read token.
-	if err := w.authorizeRef(ctx, ref); err != nil {
+	if err := w.authorizeRef(ctx, ref, blocktoken.Read); err != nil {
 		return &pb.ShortCircuitResponse{Error: err.Error()}, -1, none
 	}
 	key := blocks.CacheKey(ref.InodeId, ref.BlockId)

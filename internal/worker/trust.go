@@ -71,8 +71,8 @@ type access struct {
 	token     []byte
 }
 
-func refAccess(ref *pb.BlockRef) access {
-	return access{mode: blocktoken.Read, namespace: ref.GetNamespace(), inode: ref.GetInodeId(),
+func refAccess(ref *pb.BlockRef, mode blocktoken.Mode) access {
+	return access{mode: mode, namespace: ref.GetNamespace(), inode: ref.GetInodeId(),
 		object: ref.GetObjectKey(), storeURI: ref.GetStoreUri(), token: ref.GetBlockToken()}
 }
 
@@ -111,10 +111,11 @@ func (w *Worker) authorize(ctx context.Context, a access) (string, error) {
 	return info.GetStoreUri(), nil
 }
 
-// authorizeRef authorizes a read of the block ref names and points ref at
-// the namespace's bucket, where the read and its fetches go.
-func (w *Worker) authorizeRef(ctx context.Context, ref *pb.BlockRef) error {
-	uri, err := w.authorize(ctx, refAccess(ref))
+// authorizeRef authorizes mode (a read, or a load or drop: Cache) on the
+// block ref names and points ref at the namespace's bucket, where the read
+// and its fetches go.
+func (w *Worker) authorizeRef(ctx context.Context, ref *pb.BlockRef, mode blocktoken.Mode) error {
+	uri, err := w.authorize(ctx, refAccess(ref, mode))
 	if err != nil {
 		return err
 	}

@@ -121,11 +121,59 @@ func TestReadNeedsAValidToken(t *testing.T) {
 		!bytes.Equal(s.got.Bytes(), tw.data[:100]) {
 		t.Fatalf("read with a valid token: %v", err)
 	}
-	// Load reads from the bucket as Read does.
-	for name, tok := range refusals() {
-		if _, err := tw.w.Load(context.Background(), &pb.LoadRequest{Blocks: []*pb.BlockRef{tw.ref(tok)}}); !isPermission(err) {
+	// A cache token (a superuser's, for strata admin load) reads too.
+	s = &sink{ctx: context.Background()}
+	if err := tw.w.Read(&pb.ReadRequest{Block: tw.ref(testToken(blocktoken.Cache, "default", 1, "")), Length: 100}, s); err != nil ||
+		!bytes.Equal(s.got.Bytes(), tw.data[:100]) {
+		t.Fatalf("read with a cache token: %v", err)
+	}
+	if _, err := tw.w.Cached(context.Background(), &pb.CachedRequest{Blocks: []*pb.BlockRef{tw.ref(nil)}}); !isPermission(err) {
+		t.Errorf("cached without a token: %v", err)
+	}
+}
+
+// Load and Uncache are a superuser's (strata admin load and uncache): they
+// need a cache token, which the service issues to a superuser only; a
+// reader's token does not do.
+func TestLoadAndUncacheNeedACacheToken(t *testing.T) {
+	tw := newTrusting(t)
+	ctx := context.Background()
+	refused := refusals()
+	refused["a read token"] = testToken(blocktoken.Read, "default", 1, "")
+	refused["a cache token for another file"] = testToken(blocktoken.Cache, "default", 3, "")
+	for name, tok := range refused {
+		if _, err := tw.w.Load(ctx, &pb.LoadRequest{Blocks: []*pb.BlockRef{tw.ref(tok)}}); !isPermission(err) {
 			t.Errorf("load with %s: %v", name, err)
 		}
+	}
+	cached := func() uint64 {
+		t.Helper()
+		r, err := tw.w.Cached(ctx, &pb.CachedRequest{Blocks: []*pb.BlockRef{tw.ref(testToken(blocktoken.Read, "default", 1, ""))}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Bytes[0]
+	}
+	if n := cached(); n != 0 {
+		t.Fatalf("%d bytes cached before any load", n)
+	}
+	admin := tw.ref(testToken(blocktoken.Cache, "default", 1, ""))
+	if r, err := tw.w.Load(ctx, &pb.LoadRequest{Blocks: []*pb.BlockRef{admin}}); err != nil || r.Fetched != uint64(len(tw.data)) {
+		t.Fatalf("load with a cache token: %v, %v", r, err)
+	}
+	for name, tok := range refused {
+		if _, err := tw.w.Uncache(ctx, &pb.UncacheRequest{Blocks: []*pb.BlockRef{tw.ref(tok)}}); !isPermission(err) {
+			t.Errorf("uncache with %s: %v", name, err)
+		}
+	}
+	if n := cached(); n != uint64(len(tw.data)) {
+		t.Fatalf("%d of %d bytes cached after refused uncaches", n, len(tw.data))
+	}
+	if r, err := tw.w.Uncache(ctx, &pb.UncacheRequest{Blocks: []*pb.BlockRef{admin}}); err != nil || r.Dropped != 1 {
+		t.Fatalf("uncache with a cache token: %v, %v", r, err)
+	}
+	if n := cached(); n != 0 {
+		t.Fatalf("%d bytes cached after the uncache", n)
 	}
 }
 

@@ -1072,7 +1072,11 @@ type OpenRequest struct {
 	// Cache mode: check the file against the bucket first, whatever the sync
 	// interval says (a reader whose worker found the object changed opens it
 	// again so).
-	Refresh       bool `protobuf:"varint,3,opt,name=refresh,proto3" json:"refresh,omitempty"`
+	Refresh bool `protobuf:"varint,3,opt,name=refresh,proto3" json:"refresh,omitempty"`
+	// strata admin load and uncache: the answer's block token lets the
+	// workers load the file's blocks into their caches and drop them (mode
+	// cache) instead of reading them; only a superuser gets one.
+	CacheAdmin    bool `protobuf:"varint,4,opt,name=cache_admin,json=cacheAdmin,proto3" json:"cache_admin,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1124,6 +1128,13 @@ func (x *OpenRequest) GetPath() string {
 func (x *OpenRequest) GetRefresh() bool {
 	if x != nil {
 		return x.Refresh
+	}
+	return false
+}
+
+func (x *OpenRequest) GetCacheAdmin() bool {
+	if x != nil {
+		return x.CacheAdmin
 	}
 	return false
 }
@@ -5310,11 +5321,13 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\"F\n" +
 	"\x15GetFileStatusResponse\x12-\n" +
-	"\x06status\x18\x01 \x01(\v2\x15.strata.v1.FileStatusR\x06status\"f\n" +
+	"\x06status\x18\x01 \x01(\v2\x15.strata.v1.FileStatusR\x06status\"\x87\x01\n" +
 	"\vOpenRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x18\n" +
-	"\arefresh\x18\x03 \x01(\bR\arefresh\"\xf5\x02\n" +
+	"\arefresh\x18\x03 \x01(\bR\arefresh\x12\x1f\n" +
+	"\vcache_admin\x18\x04 \x01(\bR\n" +
+	"cacheAdmin\"\xf5\x02\n" +
 	"\fOpenResponse\x12-\n" +
 	"\x06status\x18\x01 \x01(\v2\x15.strata.v1.FileStatusR\x06status\x12(\n" +
 	"\x06blocks\x18\x02 \x03(\v2\x10.strata.v1.BlockR\x06blocks\x12\x1f\n" +
