@@ -36,7 +36,11 @@ listing is loaded from the bucket (by the namespace's sync policy), so that
 later listings, stats, du and count answer from Strata without asking the
 bucket.
 
-Works in block-mode namespaces too (their blocks are loaded the same way).`,
+Works in block-mode namespaces too (their blocks are loaded the same way).
+
+Loading data is a superuser's operation (the workers ask for a block token
+that the namespace service issues to a superuser only); --metadata is a
+walk, which anyone may run on what they may list.`,
 		Example: `  strata admin load strata://lake/tables/sales
   strata admin load --metadata strata://lake/`,
 		Args: cobra.ExactArgs(1),
@@ -64,7 +68,8 @@ func uncacheCmd() *cobra.Command {
 		Use:   "uncache PATH",
 		Short: "Drop a subtree's data from every worker's cache",
 		Long: `Uncache walks PATH and drops every file's blocks from the cache of every live
-worker. The data stays in the bucket; the next read fetches it again.`,
+worker. The data stays in the bucket; the next read fetches it again.
+A superuser's operation, as load is.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := f.client()
