@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,7 +86,7 @@ Try it from another shell:
 						return err
 					}
 				}
-				wcfg.Meta = s.Addr
+				wcfg.Meta = loopbackIfAny(s.Addr)
 				go func() {
 					if err := runWorker(ctx, wcfg, "127.0.0.1:0", nil); err != nil {
 						fmt.Fprintln(os.Stderr, "strata: worker:", err)
@@ -156,4 +157,15 @@ func printDevData(dataDir string, w worker.Config) {
 	for _, d := range w.Cache.Dirs {
 		fmt.Fprintf(os.Stderr, "strata: worker cache in %s: at most %s (--worker-cache-size)\n", d.Path, human(uint64(d.Capacity)))
 	}
+}
+
+// loopbackIfAny returns addr with a wildcard host (--listen 0.0.0.0:PORT or
+// [::]:PORT) made 127.0.0.1, an address a process on this host can dial and
+// the dev certificate names.
+func loopbackIfAny(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); err == nil && ip != nil && ip.IsUnspecified() {
+		return net.JoinHostPort("127.0.0.1", port)
+	}
+	return addr
 }

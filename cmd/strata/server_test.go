@@ -48,3 +48,19 @@ func TestDevServerSaysWhereItsDataLives(t *testing.T) {
 		})
 	}
 }
+
+// A dev server listening on every address hands its worker a loopback
+// address to dial, one its certificate names, not the wildcard.
+func TestLoopbackIfAny(t *testing.T) {
+	for in, want := range map[string]string{
+		"0.0.0.0:7700":   "127.0.0.1:7700",
+		"[::]:7700":      "127.0.0.1:7700",
+		"127.0.0.1:7700": "127.0.0.1:7700",
+		"10.1.2.3:7700":  "10.1.2.3:7700",
+		"host:7700":      "host:7700",
+	} {
+		if got := loopbackIfAny(in); got != want {
+			t.Errorf("loopbackIfAny(%s) = %s, want %s", in, got, want)
+		}
+	}
+}

@@ -25,9 +25,9 @@ const (
 
 // Dev returns the TLS files in dir, first making them if dir holds none: a
 // self-signed CA (whose key is not kept: nothing else is ever signed with
-// it) and a certificate it signed for this host's loopback addresses and
-// name, for servers and clients alike (the dev server's members and
-// worker present it to each other). Keys are written 0600.
+// it) and a certificate it signed for this host's addresses and name, for
+// servers and clients alike (the dev server's members and worker present
+// it to each other). Keys are written 0600.
 func Dev(dir string) (Files, error) {
 	f := Files{Cert: filepath.Join(dir, CertFile), Key: filepath.Join(dir, KeyFile), CA: filepath.Join(dir, CAFile)}
 	if _, err := os.Stat(f.Key); err == nil {
@@ -61,6 +61,15 @@ func Dev(dir string) (Files, error) {
 		DNSNames:    []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}}
 	if host != "" {
 		leaf.DNSNames = append(leaf.DNSNames, host)
+	}
+	// And this host's other addresses, for a server listening on all of
+	// them (--listen 0.0.0.0:PORT) that clients elsewhere reach.
+	if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() {
+				leaf.IPAddresses = append(leaf.IPAddresses, n.IP)
+			}
+		}
 	}
 	leafDER, err := x509.CreateCertificate(rand.Reader, leaf, caCert, &key.PublicKey, caKey)
 	if err != nil {
