@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -95,4 +96,36 @@ func (f *tlsFlags) servers(devDir string) (server, client *tls.Config, err error
 	}
 	client, err = files.Client()
 	return server, client, err
+}
+
+func certCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "cert", Short: "Make TLS certificates for trying Strata on one host",
+		Long: `TLS is on by default (docs/security.md): every server needs a certificate
+and every client the CA that signed it.`}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "create DIR",
+		Short: "Make a CA and a certificate for this host's names and addresses in DIR",
+		Long: `Create makes, in DIR (0700), what 'strata server --dev' makes for itself: a
+self-signed CA (ca.pem; its key is thrown away, so it signs nothing else) and
+one certificate it signed (cert.pem, key.pem 0600) for localhost, this host's
+name and every address of this host, for servers and clients alike. Give
+them to 'strata meta' and 'strata worker' as --tls-cert, --tls-key and
+--tls-ca, and the CA to clients (--tls-ca, $STRATA_TLS_CA, the Hadoop
+client's fs.strata.tls.ca). If DIR holds them already, it keeps them.
+
+For a cluster of several hosts, or anything that matters, use certificates of
+your own CA: each member's and worker's naming the addresses it is reached at.`,
+		Example: `  strata admin cert create /etc/strata/tls
+  strata meta --tls-cert /etc/strata/tls/cert.pem --tls-key /etc/strata/tls/key.pem --tls-ca /etc/strata/tls/ca.pem`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			f, err := tlsconf.Dev(args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Printf("CA %s\ncertificate %s\nkey %s\n", f.CA, f.Cert, f.Key)
+			return nil
+		},
+	})
+	return cmd
 }

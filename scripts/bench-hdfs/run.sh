@@ -23,6 +23,10 @@
 #   BENCH_WORK              scratch directory, on local disk (/tmp/strata-bench-hdfs)
 #   BENCH_DOC               the file to update (docs/benchmarks.md); BENCH_WRITE_DOC=0 to leave it
 #   BENCH_SKIP_BUILD=1      use bin/strata and java/bench/target as they are
+#   BENCH_COMPARE=security  no HDFS: two Strata services side by side instead, one with tokens
+#                           and TLS (`secure`), one without (`plain`: --insecure-no-auth,
+#                           plaintext), each row's target being secure within 10% of plain
+#                           (issue 23; the doc is left alone)
 # Extra arguments go to FsBench (e.g. --meta-secs 10).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -69,30 +73,50 @@ rm -rf "$WORK"
 mkdir -p "$WORK"
 printf -- '-cp\n%s\n' "$ROOT/$jar:$(cat java/bench/target/bench.classpath)" >"$WORK/cp.args"
 
-start_minihdfs 6g
-
-start_strata 20GiB default --store "file://$WORK/bucket"
-wait_for "$WORK/hdfs.uri" '^hdfs://' 180 "$hdfs_pid"
-hdfs=$(head -1 "$WORK/hdfs.uri")
-log "HDFS at $hdfs, Strata at $meta"
+COMPARE=${BENCH_COMPARE:-hdfs}
+case "$COMPARE" in
+  hdfs)
+    start_minihdfs 6g
+    start_strata 20GiB default --store "file://$WORK/bucket"
+    wait_for "$WORK/hdfs.uri" '^hdfs://' 180 "$hdfs_pid"
+    hdfs=$(head -1 "$WORK/hdfs.uri")
+    log "HDFS at $hdfs, Strata at $meta"
+    subject=strata baseline=hdfs join_args=()
+    targets=(--target strata=strata://default/ --target "hdfs=$hdfs/"
+      --conf "fs.strata.meta.address=$meta" --pids "strata=$meta_pid,$worker_pid"
+      --pids "hdfs=$hdfs_pid") ;;
+  security)
+    STRATA_DIR=$WORK/secure STRATA_SECURITY=on start_strata 20GiB default --store "file://$WORK/secure/bucket"
+    secure=(--target secure=strata://default/ --pids "secure=$meta_pid,$worker_pid"
+      --target-conf "secure:fs.strata.meta.address=$meta"
+      --target-conf "secure:fs.strata.tls.plaintext=false"
+      --target-conf "secure:fs.strata.tls.ca=$WORK/secure/tls/ca.pem"
+      --target-conf "secure:fs.strata.token.file=$WORK/secure/meta/token")
+    STRATA_DIR=$WORK/plain STRATA_SECURITY=off start_strata 20GiB default --store "file://$WORK/plain/bucket"
+    # NB: the plain client must send no token either: none in the environment or ~/.strata.
+    unset STRATA_TOKEN_FILE STRATA_TOKEN
+    export JAVA_TOOL_OPTIONS="-Duser.home=$WORK/plain"
+    targets=("${secure[@]}" --target plain=strata://default/ --pids "plain=$meta_pid,$worker_pid"
+      --target-conf "plain:fs.strata.meta.address=$meta"
+      --target-conf "plain:fs.strata.tls.plaintext=true")
+    subject=secure baseline=plain join_args=(--within 10) WRITE_DOC=0 ;;
+  *) log "BENCH_COMPARE=$COMPARE: want hdfs or security"; exit 2 ;;
+esac
 
 machine_info
 COMMIT=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- java scripts/bench-hdfs 2>/dev/null || echo " + uncommitted changes")
 log "machine: $MACHINE; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 log "running FsBench (progress below; results in $WORK/results.tsv)"
-run_fsbench 6g \
-  --target strata=strata://default/ --target "hdfs=$hdfs/" \
-  --conf "fs.strata.meta.address=$meta" \
-  --pids "strata=$meta_pid,$worker_pid" --pids "hdfs=$hdfs_pid" \
+run_fsbench 6g "${targets[@]}" \
   --sections "$SECTIONS" --threads "$THREADS" --meta-ops "$META_OPS" --meta-secs "$META_SECS" \
   --tree-files "$TREE_FILES" --big-dir "$BIG_DIR" --prep-threads "$PREP_THREADS" \
   --tree-repeat "$TREE_REPEAT" --io-files "$IO_FILES" --io-size "$IO_SIZE" \
   --small-files "$SMALL_FILES" --small-size "$SMALL_SIZE" --small-threads "$SMALL_THREADS" \
   --out "$WORK/results.tsv" "$@"
 
-java @"$WORK/cp.args" io.strata.bench.Join --subject strata --baseline hdfs "$WORK/results.tsv" \
-  >"$WORK/table.txt"
+java @"$WORK/cp.args" io.strata.bench.Join --subject "$subject" --baseline "$baseline" \
+  "${join_args[@]}" "$WORK/results.tsv" >"$WORK/table.txt"
 cat "$WORK/table.txt"
 
 if [ "$WRITE_DOC" = 1 ]; then

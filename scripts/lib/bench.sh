@@ -36,39 +36,59 @@ wait_for() {
   log "$1: no '$2' after $3 s:"; tail -20 "$1" >&2; return 1
 }
 
-# use_meta_token: waits until the leader of the `strata meta` in $WORK/meta wrote its
-# superuser's token (docs/security.md), then has the CLI, the worker and the Java clients
+# use_meta_token: waits until the leader of the `strata meta` in ${STRATA_DIR:-$WORK}/meta wrote
+# its superuser's token (docs/security.md), then has the CLI, the worker and the Java clients
 # (FsBench, Spark) started from here find it: STRATA_TOKEN_FILE.
 use_meta_token() {
+  local file=${STRATA_DIR:-$WORK}/meta/token
   for _ in $(seq 300); do
-    [ -s "$WORK/meta/token" ] && break
+    [ -s "$file" ] && break
     sleep 0.1
   done
-  [ -s "$WORK/meta/token" ] || { log "strata meta wrote no token in $WORK/meta"; return 1; }
-  export STRATA_TOKEN_FILE="$WORK/meta/token"
+  [ -s "$file" ] || { log "strata meta wrote no token in ${file%/token}"; return 1; }
+  export STRATA_TOKEN_FILE="$file"
 }
 
 # start_strata CACHE_SIZE NS_CREATE_ARGS...: `strata meta` and `strata worker` as separate
-# processes under $WORK, with the namespace `strata admin ns create NS_CREATE_ARGS...` made
-# before the worker starts; sets meta (its address), meta_pid and worker_pid.
+# processes under $STRATA_DIR (default $WORK), with the namespace `strata admin ns create
+# NS_CREATE_ARGS...` made before the worker starts; sets meta (its address), meta_pid and
+# worker_pid. STRATA_SECURITY says how they run: default (tokens on, plaintext unless
+# STRATA_PLAINTEXT=0 says otherwise), on (tokens and TLS, on a CA and certificate made in
+# STRATA_DIR/tls by `strata admin cert create`; its CLI calls and this script's later ones use
+# them) or off (--insecure-no-auth and plaintext).
 start_strata() {
   local cache_size=$1
   shift
-  log "starting Strata: strata meta and strata worker in $WORK"
-  GOMEMLIMIT=4GiB bin/strata meta --data-dir "$WORK/meta" --listen 127.0.0.1:0 2>"$WORK/meta.log" &
+  local dir=${STRATA_DIR:-$WORK} security=${STRATA_SECURITY:-default}
+  local env=() meta_args=()
+  case "$security" in
+    default) ;;
+    on)
+      bin/strata admin cert create "$dir/tls" >/dev/null
+      env=(STRATA_PLAINTEXT=0 "STRATA_TLS_CERT=$dir/tls/cert.pem" "STRATA_TLS_KEY=$dir/tls/key.pem"
+        "STRATA_TLS_CA=$dir/tls/ca.pem") ;;
+    off) env=(STRATA_PLAINTEXT=1) meta_args=(--insecure-no-auth) ;;
+    *) log "STRATA_SECURITY=$security: want default, on or off"; return 1 ;;
+  esac
+  log "starting Strata: strata meta and strata worker in $dir (security: $security)"
+  mkdir -p "$dir"
+  env "${env[@]}" GOMEMLIMIT=4GiB bin/strata meta --data-dir "$dir/meta" --listen 127.0.0.1:0 \
+    "${meta_args[@]}" 2>"$dir/meta.log" &
   meta_pid=$!
   pids+=("$meta_pid")
-  wait_for "$WORK/meta.log" 'strata: serving on' 60 "$meta_pid"
-  meta=$(sed -n 's/^strata: serving on //p' "$WORK/meta.log")
-  use_meta_token
-  bin/strata admin ns create "$@" --meta "$meta" >&2
-  bin/strata worker --meta "$meta" --listen 127.0.0.1:0 --state-dir "$WORK/worker" \
-    --cache-dir "$WORK/cache" --cache-size "$cache_size" 2>"$WORK/worker.log" &
+  wait_for "$dir/meta.log" 'strata: serving on' 60 "$meta_pid"
+  meta=$(sed -n 's/^strata: serving on //p' "$dir/meta.log")
+  if [ "$security" != off ]; then
+    STRATA_DIR=$dir use_meta_token
+  fi
+  env "${env[@]}" bin/strata admin ns create "$@" --meta "$meta" >&2
+  env "${env[@]}" bin/strata worker --meta "$meta" --listen 127.0.0.1:0 --state-dir "$dir/worker" \
+    --cache-dir "$dir/cache" --cache-size "$cache_size" 2>"$dir/worker.log" &
   worker_pid=$!
   pids+=("$worker_pid")
-  wait_for "$WORK/worker.log" 'serving on' 60 "$worker_pid"
+  wait_for "$dir/worker.log" 'serving on' 60 "$worker_pid"
   for _ in $(seq 100); do
-    [ "$(bin/strata admin workers --meta "$meta" | wc -l)" -ge 2 ] && break
+    [ "$(env "${env[@]}" bin/strata admin workers --meta "$meta" | wc -l)" -ge 2 ] && break
     sleep 0.1
   done
 }

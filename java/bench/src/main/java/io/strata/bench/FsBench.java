@@ -24,6 +24,10 @@ import org.apache.hadoop.conf.Configuration;
  *     --out results.tsv [--sections meta,tree,io] [--threads 1,4,16,64] ...
  * </pre>
  *
+ * <p>{@code --target-conf label:key=value} sets a key for one target only, over {@code
+ * --conf}: {@code BENCH_COMPARE=security make bench-hdfs} drives two Strata services, one with
+ * TLS and tokens and one without, each at its own address.
+ *
  * <p>The cache section ({@link CacheWorkload}) compares targets that are views of one bucket
  * (Strata in cache mode and S3A): {@code make bench-cache-meta} runs it.
  *
@@ -44,7 +48,8 @@ public final class FsBench {
     } catch (IllegalArgumentException e) {
       System.err.println("fsbench: " + e.getMessage());
       System.err.println("usage: FsBench --target label=URI [--target label=URI]"
-          + " [--conf key=value] [--out FILE] [--sections meta,tree,io] [--threads 1,4,16,64]"
+          + " [--conf key=value] [--target-conf label:key=value] [--out FILE]"
+          + " [--sections meta,tree,io] [--threads 1,4,16,64]"
           + " [--meta-ops N] [--meta-secs S] [--tree-files N] [--big-dir N] [--io-files N]"
           + " [--io-size SIZE] [--small-files N] [--small-size SIZE] [--cache-dirs N]"
           + " [--cache-files N] [--cache-file-size SIZE] [--cache-writer label] (see Params)");
@@ -71,13 +76,15 @@ public final class FsBench {
       List<Target> targets = new ArrayList<>();
       try {
         for (Map.Entry<String, String> e : p.targets.entrySet()) {
+          Configuration tc = new Configuration(conf);
+          p.targetConf.getOrDefault(e.getKey(), Map.of()).forEach(tc::set);
           targets.add(Target.open(e.getKey(), e.getValue(), p.dir,
-              p.pids.getOrDefault(e.getKey(), List.of()), conf));
+              p.pids.getOrDefault(e.getKey(), List.of()), tc));
         }
         for (String section : p.sections) {
           System.err.printf("fsbench: section %s (load average %s)%n", section, loadAverage());
           w.println("# loadavg." + section + "\t" + loadAverage());
-          runSection(section, p, targets, conf, row -> {
+          runSection(section, p, targets, row -> {
             w.println(row.tsv());
             w.flush();
             System.err.println("fsbench: " + row.tsv());
@@ -94,10 +101,10 @@ public final class FsBench {
   }
 
   private static void runSection(String section, Params p, List<Target> targets,
-      Configuration conf, java.util.function.Consumer<Row> out) throws IOException {
+      java.util.function.Consumer<Row> out) throws IOException {
     switch (section) {
       case "meta" -> new MetaWorkload(p, targets, out).run();
-      case "tree" -> new TreeWorkload(p, targets, conf, out).run();
+      case "tree" -> new TreeWorkload(p, targets, out).run();
       case "io" -> new IoWorkload(p, targets, out).run();
       case "cache" -> new CacheWorkload(p, targets, out).run();
       default -> throw new IllegalArgumentException("unknown section " + section);

@@ -18,8 +18,13 @@ import java.util.Map;
  * them, the CPU used by each target's servers and by the client during the phase (percent of one
  * core) stand beside each row as "subject/baseline".
  *
+ * <p>With {@code --within PCT} the target of every row is instead the subject within PCT percent
+ * of the baseline (a ratio of at least 1 - PCT/100): what a feature may cost, with the subject
+ * running it and the baseline without (issue 23's TLS and tokens: {@code BENCH_COMPARE=security
+ * make bench-hdfs}).
+ *
  * <pre>
- * java -cp ... io.strata.bench.Join --subject strata --baseline hdfs results.tsv [more.tsv]
+ * java -cp ... io.strata.bench.Join --subject strata --baseline hdfs [--within PCT] results.tsv...
  * </pre>
  */
 public final class Join {
@@ -30,28 +35,33 @@ public final class Join {
   private final List<String> keys = new ArrayList<>();
   private final List<String> met = new ArrayList<>();
   private final List<String> missed = new ArrayList<>();
+  /** The --within percentage, or null for issue 5's targets. */
+  private final Double within;
 
-  Join(String subject, String baseline) {
+  Join(String subject, String baseline, Double within) {
     this.subject = subject;
     this.baseline = baseline;
+    this.within = within;
   }
 
   public static void main(String[] args) throws IOException {
     String subject = null;
     String baseline = null;
+    Double within = null;
     List<String> files = new ArrayList<>();
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--subject" -> subject = args[++i];
         case "--baseline" -> baseline = args[++i];
+        case "--within" -> within = Double.parseDouble(args[++i]);
         default -> files.add(args[i]);
       }
     }
     if (subject == null || baseline == null || files.isEmpty()) {
-      System.err.println("usage: Join --subject LABEL --baseline LABEL results.tsv...");
+      System.err.println("usage: Join --subject LABEL --baseline LABEL [--within PCT] results.tsv...");
       System.exit(2);
     }
-    Join j = new Join(subject, baseline);
+    Join j = new Join(subject, baseline, within);
     for (String f : files) {
       j.read(Files.readAllLines(Path.of(f), StandardCharsets.UTF_8));
     }
@@ -135,7 +145,7 @@ public final class Join {
     String h = baseline;
     TextTable t = new TextTable(true, "op", "threads", s + " ops/s", h + " ops/s", "ratio",
         "p50 ms " + s + "/" + h, "p95", "p99", "p99.9", "max", "srv cpu%", "cli cpu%",
-        "target (" + maxThreads() + " threads)");
+        within != null ? "target" : "target (" + maxThreads() + " threads)");
     int max = maxThreads();
     for (String k : keys) {
       if (!k.startsWith("meta\t")) {
@@ -147,7 +157,8 @@ public final class Join {
         continue;
       }
       double ratio = a.opsPerSec() / b.opsPerSec();
-      String target = a.threads() == max ? metaTargets(a, b, ratio) : "";
+      String target = within != null ? withinTarget(a.op() + " x" + a.threads(), ratio)
+          : a.threads() == max ? metaTargets(a, b, ratio) : "";
       t.add(a.op() + errors(a, b), Integer.toString(a.threads()), num(a.opsPerSec()),
           num(b.opsPerSec()), ratio(ratio), pair(a.p50(), b.p50()), pair(a.p95(), b.p95()),
           pair(a.p99(), b.p99()), pair(a.p999(), b.p999()), pair(a.max(), b.max()),
@@ -186,7 +197,7 @@ public final class Join {
         continue;
       }
       double ratio = b.secs() / a.secs();
-      String target = switch (a.op()) {
+      String target = within != null ? withinTarget(a.op(), ratio) : switch (a.op()) {
         case "du -s", "count" -> verdict(a.op() + " ≥100x", ratio >= 100, ratio(ratio));
         case "ls -R" -> verdict(a.op() + " ≥2x", ratio >= 2, ratio(ratio));
         default -> "";
@@ -206,7 +217,7 @@ public final class Join {
     String s = subject;
     String h = baseline;
     TextTable t = new TextTable(false, "throughput", "files", "threads", s + " MB/s", h + " MB/s",
-        "ratio", s + " files/s", h + " files/s", "srv cpu%", "cli cpu%");
+        "ratio", s + " files/s", h + " files/s", "srv cpu%", "cli cpu%", "target");
     for (String k : keys) {
       if (!k.startsWith("io\t")) {
         continue;
@@ -216,9 +227,11 @@ public final class Join {
       if (a == null || b == null) {
         continue;
       }
+      double ratio = a.mbPerSec() / b.mbPerSec();
       t.add(a.op() + errors(a, b), text(a), Integer.toString(a.threads()), num(a.mbPerSec()),
-          num(b.mbPerSec()), ratio(a.mbPerSec() / b.mbPerSec()), num(a.opsPerSec()),
-          num(b.opsPerSec()), cpu(a, b, "srv_cpu"), cpu(a, b, "cli_cpu"));
+          num(b.mbPerSec()), ratio(ratio), num(a.opsPerSec()), num(b.opsPerSec()),
+          cpu(a, b, "srv_cpu"), cpu(a, b, "cli_cpu"),
+          within != null ? withinTarget(a.op(), ratio) : "");
     }
     return "Throughput (TestDFSIO-style): MB/s = 10^6 bytes/s over the phase's wall time; ratio = "
         + s + " / " + h + "\n" + t.render();
@@ -265,6 +278,13 @@ public final class Join {
     }
     return "Cache mode (one bucket's objects through both): ops/s, latency in ms; ratio = " + s
         + " / " + h + " (first walk: " + h + " s / " + s + " s)\n" + t.render() + notes;
+  }
+
+  /** The --within target of a row whose ratio (subject's speed / baseline's) is {@code ratio}. */
+  private String withinTarget(String what, double ratio) {
+    String pct = java.math.BigDecimal.valueOf(within).stripTrailingZeros().toPlainString();
+    return verdict(what + " within " + pct + "%", ratio >= 1 - within / 100, ratio(ratio))
+        .replace(what + " ", "");
   }
 
   private String verdicts() {

@@ -17,6 +17,11 @@ final class Params {
   final Map<String, List<Long>> pids = new LinkedHashMap<>();
   /** Hadoop configuration for every target ({@code --conf key=value}). */
   final Map<String, String> conf = new LinkedHashMap<>();
+  /**
+   * Hadoop configuration for one target, over {@link #conf} ({@code --target-conf
+   * label:key=value}): two targets of one scheme at different services, say.
+   */
+  final Map<String, Map<String, String>> targetConf = new LinkedHashMap<>();
   /** Directory, in every target, that the benchmark owns (deleted first). */
   String dir = "/strata-bench";
   /** Sections to run: meta, tree, io; cache (only on targets over one bucket). */
@@ -82,6 +87,15 @@ final class Params {
         String[] kv = pair(v);
         conf.put(kv[0], kv[1]);
       }
+      case "target-conf" -> {
+        int colon = v.indexOf(':');
+        if (colon <= 0) {
+          throw new IllegalArgumentException("expected label:key=value, got " + v);
+        }
+        String[] kv = pair(v.substring(colon + 1));
+        targetConf.computeIfAbsent(v.substring(0, colon), k -> new LinkedHashMap<>())
+            .put(kv[0], kv[1]);
+      }
       case "pids" -> {
         String[] kv = pair(v);
         List<Long> l = new ArrayList<>();
@@ -144,6 +158,7 @@ final class Params {
       m.put("cache-writer", cacheWriter == null ? "(last target)" : cacheWriter);
     }
     conf.forEach((k, v) -> m.put("conf." + k, v));
+    targetConf.forEach((t, c) -> c.forEach((k, v) -> m.put("conf." + t + "." + k, v)));
     return m;
   }
 

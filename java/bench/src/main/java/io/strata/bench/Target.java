@@ -18,12 +18,16 @@ final class Target implements Closeable {
   final Path base;
   /** The target's server processes on this host, whose CPU time each phase reports. */
   final List<Long> serverPids;
+  /** The configuration its file system was opened with. */
+  final Configuration conf;
 
-  private Target(String label, FileSystem fs, Path base, List<Long> serverPids) {
+  private Target(String label, FileSystem fs, Path base, List<Long> serverPids,
+      Configuration conf) {
     this.label = label;
     this.fs = fs;
     this.base = base;
     this.serverPids = serverPids;
+    this.conf = conf;
   }
 
   /** Opens {@code uri} and empties {@code dir} in it, relative to the URI's path. */
@@ -39,7 +43,7 @@ final class Target implements Closeable {
     if (!fs.mkdirs(base)) {
       throw new IOException("cannot create " + base);
     }
-    return new Target(label, fs, base, List.copyOf(serverPids));
+    return new Target(label, fs, base, List.copyOf(serverPids), conf);
   }
 
   /** A path under the benchmark's directory. */

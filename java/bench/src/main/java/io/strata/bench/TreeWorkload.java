@@ -10,7 +10,6 @@ import java.util.Arrays;
 import java.util.Deque;
 import java.util.List;
 import java.util.function.Consumer;
-import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.FsShell;
@@ -36,12 +35,10 @@ final class TreeWorkload {
   private final Params p;
   private final List<Target> targets;
   private final Consumer<Row> out;
-  private final Configuration conf;
 
-  TreeWorkload(Params p, List<Target> targets, Configuration conf, Consumer<Row> out) {
+  TreeWorkload(Params p, List<Target> targets, Consumer<Row> out) {
     this.p = p;
     this.targets = targets;
-    this.conf = conf;
     this.out = out;
   }
 
@@ -151,7 +148,7 @@ final class TreeWorkload {
     int rc;
     try (PrintStream capture = new PrintStream(buf, true, StandardCharsets.UTF_8)) {
       System.setOut(capture);
-      FsShell shell = new FsShell(conf);
+      FsShell shell = new FsShell(t.conf);
       rc = shell.run(args);
       shell.close();
     } catch (Exception e) {

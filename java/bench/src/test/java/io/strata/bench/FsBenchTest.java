@@ -68,7 +68,7 @@ public class FsBenchTest {
           * rows.get(t + " read large 2").secs(), 0.01);
     }
 
-    Join j = new Join("a", "b");
+    Join j = new Join("a", "b", null);
     j.read(lines);
     String table = j.table();
     assertTrue(table, table.contains("tree-files=55"));
@@ -114,7 +114,7 @@ public class FsBenchTest {
         }
       }
     }
-    Join j = new Join("a", "b");
+    Join j = new Join("a", "b", null);
     j.read(lines);
     String table = j.table();
     assertTrue(table, table.contains("Cache mode (one bucket's objects through both)"));

@@ -15,7 +15,11 @@ public class JoinTest {
   }
 
   private static String table() {
-    Join j = new Join("s", "h");
+    return table(null);
+  }
+
+  private static String table(Double within) {
+    Join j = new Join("s", "h", within);
     j.read(List.of(Row.HEADER, "# threads\t1,64", "# loadavg.start\t1.00 2.00 3.00",
         row("s", "meta", "create_write_0", 1, 1, 500, Double.NaN, 2, 5),
         row("h", "meta", "create_write_0", 1, 1, 400, Double.NaN, 2, 5),
@@ -50,6 +54,21 @@ public class JoinTest {
         + "create_write_0 p99<h p50 (1.50 vs 2.00 ms); du -s ≥100x (200x)"));
     assertTrue(t, t.contains("targets missed (3): open_read ≥3x (2.50x); "
         + "open_read p99<h p50 (3.00 vs 2.00 ms); ls -R ≥2x (1.50x)"));
+  }
+
+  /** --within 10: every row's target is the subject at 0.9 of the baseline or better. */
+  @Test
+  public void within() {
+    String t = table(10.0);
+    assertTrue(t, t.matches("(?s).*create_write_0 +1 +500 +400 +1\\.25x.*within 10% met.*"));
+    assertTrue(t, t.contains("targets met (6): "));
+    assertTrue(t, t.contains("targets missed (0): none"));
+    assertTrue(t, !t.contains("≥10x"));
+    Join j = new Join("s", "h", 10.0);
+    j.read(List.of(Row.HEADER, row("s", "io", "write large", 4, 2, 2, 179, Double.NaN, Double.NaN),
+        row("h", "io", "write large", 4, 2, 2, 200, Double.NaN, Double.NaN)));
+    t = j.table();
+    assertTrue(t, t.contains("targets missed (1): write large within 10% (0.90x)"));
   }
 
   @Test
