@@ -11,7 +11,7 @@
 //	key                                   value
 //	0x00 "applied"                        uint64 index, uint64 term of the last applied log entry
 //	0x00 "nextid"                         uint64 next inode id to allocate
-//	0x00 "secret/" name                   a cluster secret (block token keys derive from "block-token")
+//	0x00 "secret/" name                   a cluster secret (block token keys derive from "block-token"; "token-key/ID" signs tokens)
 //	0x00 "nexttoken"                      uint64 next token id to issue
 //	0x01 name                             Namespace record (EncodeNamespace); in the trash,
 //	                                      with the times it was deleted and is to be purged
@@ -31,7 +31,6 @@
 //	                                      last listed whole (EncodeObjectState)
 //	0x0D inode(8) offset(8)               bytes a writer flushed (hflush/hsync) at offset that no
 //	                                      block holds yet: a file being written's tail (raw bytes)
-//	0x10 key(4)                           a key the service signs tokens with: version(1), secret
 //	0x11 token(8)                         a token the service issued (EncodeTokenRecord)
 //
 // The applied index is written in the same batch as the state it covers, so

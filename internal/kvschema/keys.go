@@ -34,6 +34,15 @@ func SecretKey(name string) []byte {
 	return append([]byte{prefixSystem, 's', 'e', 'c', 'r', 'e', 't', '/'}, name...)
 }
 
+// SecretRange is the range [start, end) of the keys of the secrets whose
+// names begin with prefix (not empty).
+func SecretRange(prefix string) (start, end []byte) {
+	start = SecretKey(prefix)
+	end = append([]byte(nil), start...)
+	end[len(end)-1]++
+	return start, end
+}
+
 // NamespaceKey is the key of a namespace record.
 func NamespaceKey(name string) []byte {
 	return append([]byte{prefixNamespace}, name...)

@@ -2,32 +2,13 @@ package kvschema
 
 import "encoding/binary"
 
-// The service's token state (docs/security.md): the keys it signs tokens
-// with, and a record of every token it issued, which renewals extend and
-// revocations mark.
-const (
-	prefixTokenKey = 0x10
-	prefixToken    = 0x11
-)
+// The service's token state (docs/security.md): a record of every token it
+// issued, which renewals extend and revocations mark. (The keys it signs
+// them with are cluster secrets, SecretKey.)
+const prefixToken = 0x11
 
 // NextTokenKey holds the id of the next token to issue.
 var NextTokenKey = []byte{prefixSystem, 'n', 'e', 'x', 't', 't', 'o', 'k', 'e', 'n'}
-
-// TokenKeyKey is the key of signing key id.
-func TokenKeyKey(id uint32) []byte {
-	return binary.BigEndian.AppendUint32([]byte{prefixTokenKey}, id)
-}
-
-// TokenKeyRange is the range [start, end) of the signing keys.
-func TokenKeyRange() (start, end []byte) { return []byte{prefixTokenKey}, []byte{prefixTokenKey + 1} }
-
-// TokenKeyID decodes a signing key's key.
-func TokenKeyID(key []byte) (uint32, error) {
-	if len(key) != 5 || key[0] != prefixTokenKey {
-		return 0, ErrCorrupt
-	}
-	return binary.BigEndian.Uint32(key[1:]), nil
-}
 
 // TokenRecordKey is the key of token id's record.
 func TokenRecordKey(id uint64) []byte { return idKey(prefixToken, id) }

@@ -220,8 +220,8 @@ func (s *Server) superuser(ctx context.Context, h *pb.Header, what string) error
 }
 
 // ensureTokenKey has the service draw a signing key if its state holds
-// none. Only the leader proposes; two leaders that both do keep the
-// first's (statemachine.TokenKey).
+// none: the cluster secret token-key/1. Only the leader proposes; two
+// leaders that both do keep the first's (statemachine.SetSecret).
 func (s *Server) ensureTokenKey(ctx context.Context) error {
 	st, err := s.tokenState()
 	if err != nil || len(st.keys) > 0 {
@@ -231,7 +231,7 @@ func (s *Server) ensureTokenKey(ctx context.Context) error {
 	if _, err := rand.Read(secret); err != nil {
 		return err
 	}
-	res, err := s.propose(ctx, statemachine.TokenKey.Command(&pb.TokenKeyCommand{KeyId: 1, Secret: secret}))
+	res, err := s.propose(ctx, statemachine.SetSecret.Command(&pb.SetSecretCommand{Name: statemachine.TokenKeySecret(1), Secret: secret}))
 	if err == nil {
 		err = res.Err
 	}

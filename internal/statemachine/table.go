@@ -138,8 +138,9 @@ var (
 )
 
 // SetSecret records a cluster secret, once: the first one recorded under a
-// name stays.
-var SetSecret = internal(Op{Name: "SetSecret"},
+// name stays, so two leaders that both drew one keep the first's. (Tokens:
+// some are the keys tokens are signed with.)
+var SetSecret = internal(Op{Name: "SetSecret", Tokens: true},
 	func(c *pb.SetSecretCommand) *pb.Command { return &pb.Command{Op: &pb.Command_SetSecret{SetSecret: c}} },
 	(*pb.Command).GetSetSecret,
 	func(_ env, tx kv.Txn, c *pb.SetSecretCommand) (Result, error) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/kv"
@@ -14,7 +15,8 @@ import (
 )
 
 // Tokens (docs/security.md). The service signs tokens with a key kept in
-// the state, so that every member verifies what any leader issued, and
+// the state (the cluster secret "token-key/ID", recorded by SetSecret), so
+// that every member verifies what any leader issued, and
 // keeps a record of each token it issued, which renewals extend and
 // revocations mark. Signing is an HMAC of the identifier, a pure function
 // of the state and the command: apply may do it.
@@ -52,24 +54,14 @@ var (
 		},
 		(*pb.Command).GetRevokeToken, applyRevokeToken,
 		func(r Result) *pb.RevokeTokenResponse { return &pb.RevokeTokenResponse{Revoked: r.Done} })
-	// TokenKey records a signing key the leader drew, unless one with its
-	// id exists: two leaders that both found none keep the first's.
-	TokenKey = internal(Op{Name: "TokenKey", Tokens: true},
-		func(c *pb.TokenKeyCommand) *pb.Command { return &pb.Command{Op: &pb.Command_TokenKey{TokenKey: c}} },
-		(*pb.Command).GetTokenKey,
-		func(_ env, tx kv.Txn, c *pb.TokenKeyCommand) (Result, error) {
-			if len(c.GetSecret()) < token.SecretLen {
-				return Result{}, tokenErr("key", fmt.Sprint(c.GetKeyId()),
-					fserr.Errorf(fserr.ErrInvalidArgument, "a key of %d bytes", len(c.GetSecret())))
-			}
-			k := kvschema.TokenKeyKey(c.GetKeyId())
-			if _, ok, err := tx.Get(k); err != nil || ok {
-				return Result{}, err
-			}
-			tx.Set(k, append([]byte{1}, c.GetSecret()...))
-			return Result{Done: true}, nil
-		})
 )
+
+// tokenKeyPrefix names the signing keys among the cluster secrets:
+// "token-key/ID", ID in decimal.
+const tokenKeyPrefix = "token-key/"
+
+// TokenKeySecret is the name of the cluster secret that is signing key id.
+func TokenKeySecret(id uint32) string { return tokenKeyPrefix + strconv.FormatUint(uint64(id), 10) }
 
 func tokenErr(op, what string, err error) error {
 	return &namespace.PathError{Op: op + "Token", Path: what, Err: err}
@@ -193,11 +185,7 @@ func currentKey(r kv.Reader) (uint32, []byte, error) {
 }
 
 func tokenSecret(r kv.Reader, id uint32) ([]byte, error) {
-	v, ok, err := r.Get(kvschema.TokenKeyKey(id))
-	if err != nil || !ok || len(v) < 2 {
-		return nil, err
-	}
-	return v[1:], nil
+	return Secret(r, TokenKeySecret(id))
 }
 
 func nextTokenID(tx kv.Txn) (uint64, error) {
@@ -220,15 +208,15 @@ func nextTokenID(tx kv.Txn) (uint64, error) {
 // TokenKeys returns the service's signing keys by id.
 func TokenKeys(r kv.Reader) (map[uint32][]byte, error) {
 	keys := map[uint32][]byte{}
-	start, end := kvschema.TokenKeyRange()
+	start, end := kvschema.SecretRange(tokenKeyPrefix)
 	var derr error
 	err := r.Scan(start, end, func(k, v []byte) bool {
-		id, err := kvschema.TokenKeyID(k)
-		if err != nil || len(v) < 2 || v[0] != 1 {
-			derr = errors.Join(err, kvschema.ErrCorrupt)
+		id, err := strconv.ParseUint(string(k[len(start):]), 10, 32)
+		if err != nil || len(v) < token.SecretLen {
+			derr = fmt.Errorf("signing key %q: %w", k[len(start):], kvschema.ErrCorrupt)
 			return false
 		}
-		keys[id] = append([]byte(nil), v[1:]...)
+		keys[uint32(id)] = append([]byte(nil), v...)
 		return true
 	})
 	return keys, errors.Join(err, derr)

@@ -67,7 +67,6 @@ type Command struct {
 	//	*Command_CreateToken
 	//	*Command_RenewToken
 	//	*Command_RevokeToken
-	//	*Command_TokenKey
 	//	*Command_SetSecret
 	Op            isCommand_Op `protobuf_oneof:"op"`
 	unknownFields protoimpl.UnknownFields
@@ -384,15 +383,6 @@ func (x *Command) GetRevokeToken() *RevokeTokenRequest {
 	return nil
 }
 
-func (x *Command) GetTokenKey() *TokenKeyCommand {
-	if x != nil {
-		if x, ok := x.Op.(*Command_TokenKey); ok {
-			return x.TokenKey
-		}
-	}
-	return nil
-}
-
 func (x *Command) GetSetSecret() *SetSecretCommand {
 	if x != nil {
 		if x, ok := x.Op.(*Command_SetSecret); ok {
@@ -519,11 +509,9 @@ type Command_RevokeToken struct {
 	RevokeToken *RevokeTokenRequest `protobuf:"bytes,52,opt,name=revoke_token,json=revokeToken,proto3,oneof"`
 }
 
-type Command_TokenKey struct {
-	TokenKey *TokenKeyCommand `protobuf:"bytes,53,opt,name=token_key,json=tokenKey,proto3,oneof"`
-}
-
 type Command_SetSecret struct {
+	// 53: a token signing key had a command of its own before it became
+	// the secret "token-key/1" (SetSecretCommand); never released.
 	SetSecret *SetSecretCommand `protobuf:"bytes,60,opt,name=set_secret,json=setSecret,proto3,oneof"`
 }
 
@@ -582,8 +570,6 @@ func (*Command_CreateToken) isCommand_Op() {}
 func (*Command_RenewToken) isCommand_Op() {}
 
 func (*Command_RevokeToken) isCommand_Op() {}
-
-func (*Command_TokenKey) isCommand_Op() {}
 
 func (*Command_SetSecret) isCommand_Op() {}
 
@@ -1253,7 +1239,8 @@ func (x *SyncListingCommand) GetLast() bool {
 }
 
 // SetSecretCommand records a secret of the cluster's (the root of the keys
-// block access tokens are signed with), drawn by the leader, so that every
+// block access tokens are signed with, "block-token"; the keys user tokens
+// are signed with, "token-key/ID"), drawn by the leader, so that every
 // member has it after a failover. The first one recorded under a name stays:
 // a later command for the name changes nothing.
 type SetSecretCommand struct {
@@ -1308,66 +1295,11 @@ func (x *SetSecretCommand) GetSecret() []byte {
 	return nil
 }
 
-// TokenKeyCommand records a key the service signs tokens with. The leader
-// draws it once, when the state holds none; applying it again changes
-// nothing.
-type TokenKeyCommand struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	KeyId         uint32                 `protobuf:"varint,1,opt,name=key_id,json=keyId,proto3" json:"key_id,omitempty"`
-	Secret        []byte                 `protobuf:"bytes,2,opt,name=secret,proto3" json:"secret,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *TokenKeyCommand) Reset() {
-	*x = TokenKeyCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[13]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *TokenKeyCommand) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*TokenKeyCommand) ProtoMessage() {}
-
-func (x *TokenKeyCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[13]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use TokenKeyCommand.ProtoReflect.Descriptor instead.
-func (*TokenKeyCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{13}
-}
-
-func (x *TokenKeyCommand) GetKeyId() uint32 {
-	if x != nil {
-		return x.KeyId
-	}
-	return 0
-}
-
-func (x *TokenKeyCommand) GetSecret() []byte {
-	if x != nil {
-		return x.Secret
-	}
-	return nil
-}
-
 var File_strata_v1_command_proto protoreflect.FileDescriptor
 
 const file_strata_v1_command_proto_rawDesc = "" +
 	"\n" +
-	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\x1a\x16strata/v1/worker.proto\"\xc5\x0f\n" +
+	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\x1a\x16strata/v1/worker.proto\"\x90\x0f\n" +
 	"\aCommand\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x10\n" +
 	"\x03now\x18\x02 \x01(\x03R\x03now\x128\n" +
@@ -1402,11 +1334,10 @@ const file_strata_v1_command_proto_rawDesc = "" +
 	"\fcreate_token\x182 \x01(\v2\x1d.strata.v1.CreateTokenRequestH\x00R\vcreateToken\x12?\n" +
 	"\vrenew_token\x183 \x01(\v2\x1c.strata.v1.RenewTokenRequestH\x00R\n" +
 	"renewToken\x12B\n" +
-	"\frevoke_token\x184 \x01(\v2\x1d.strata.v1.RevokeTokenRequestH\x00R\vrevokeToken\x129\n" +
-	"\ttoken_key\x185 \x01(\v2\x1a.strata.v1.TokenKeyCommandH\x00R\btokenKey\x12<\n" +
+	"\frevoke_token\x184 \x01(\v2\x1d.strata.v1.RevokeTokenRequestH\x00R\vrevokeToken\x12<\n" +
 	"\n" +
 	"set_secret\x18< \x01(\v2\x1b.strata.v1.SetSecretCommandH\x00R\tsetSecretB\x04\n" +
-	"\x02op\">\n" +
+	"\x02opJ\x04\b5\x106\">\n" +
 	"\fCommandGroup\x12.\n" +
 	"\bcommands\x18\x01 \x03(\v2\x12.strata.v1.CommandR\bcommands\"\xc1\x01\n" +
 	"\x11NamespaceSettings\x12\x1c\n" +
@@ -1454,9 +1385,6 @@ const file_strata_v1_command_proto_rawDesc = "" +
 	"\x04last\x18\x05 \x01(\bR\x04last\">\n" +
 	"\x10SetSecretCommand\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
-	"\x06secret\x18\x02 \x01(\fR\x06secret\"@\n" +
-	"\x0fTokenKeyCommand\x12\x15\n" +
-	"\x06key_id\x18\x01 \x01(\rR\x05keyId\x12\x16\n" +
 	"\x06secret\x18\x02 \x01(\fR\x06secretBK\n" +
 	"\x12io.strata.proto.v1P\x01Z3github.com/stratafs/strata/proto/strata/v1;stratav1b\x06proto3"
 
@@ -1472,7 +1400,7 @@ func file_strata_v1_command_proto_rawDescGZIP() []byte {
 	return file_strata_v1_command_proto_rawDescData
 }
 
-var file_strata_v1_command_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_strata_v1_command_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_strata_v1_command_proto_goTypes = []any{
 	(*Command)(nil),                 // 0: strata.v1.Command
 	(*CommandGroup)(nil),            // 1: strata.v1.CommandGroup
@@ -1487,69 +1415,67 @@ var file_strata_v1_command_proto_goTypes = []any{
 	(*MarkStaleCommand)(nil),        // 10: strata.v1.MarkStaleCommand
 	(*SyncListingCommand)(nil),      // 11: strata.v1.SyncListingCommand
 	(*SetSecretCommand)(nil),        // 12: strata.v1.SetSecretCommand
-	(*TokenKeyCommand)(nil),         // 13: strata.v1.TokenKeyCommand
-	(*MkdirsRequest)(nil),           // 14: strata.v1.MkdirsRequest
-	(*CreateRequest)(nil),           // 15: strata.v1.CreateRequest
-	(*CompleteRequest)(nil),         // 16: strata.v1.CompleteRequest
-	(*RenameRequest)(nil),           // 17: strata.v1.RenameRequest
-	(*DeleteRequest)(nil),           // 18: strata.v1.DeleteRequest
-	(*SetPermissionRequest)(nil),    // 19: strata.v1.SetPermissionRequest
-	(*SetOwnerRequest)(nil),         // 20: strata.v1.SetOwnerRequest
-	(*SetTimesRequest)(nil),         // 21: strata.v1.SetTimesRequest
-	(*RecoverLeaseRequest)(nil),     // 22: strata.v1.RecoverLeaseRequest
-	(*CreateNamespaceRequest)(nil),  // 23: strata.v1.CreateNamespaceRequest
-	(*DeleteNamespaceRequest)(nil),  // 24: strata.v1.DeleteNamespaceRequest
-	(*RestoreNamespaceRequest)(nil), // 25: strata.v1.RestoreNamespaceRequest
-	(*ResyncRequest)(nil),           // 26: strata.v1.ResyncRequest
-	(*FlushRequest)(nil),            // 27: strata.v1.FlushRequest
-	(*AppendRequest)(nil),           // 28: strata.v1.AppendRequest
-	(*TruncateRequest)(nil),         // 29: strata.v1.TruncateRequest
-	(*CreateTokenRequest)(nil),      // 30: strata.v1.CreateTokenRequest
-	(*RenewTokenRequest)(nil),       // 31: strata.v1.RenewTokenRequest
-	(*RevokeTokenRequest)(nil),      // 32: strata.v1.RevokeTokenRequest
-	(*Block)(nil),                   // 33: strata.v1.Block
+	(*MkdirsRequest)(nil),           // 13: strata.v1.MkdirsRequest
+	(*CreateRequest)(nil),           // 14: strata.v1.CreateRequest
+	(*CompleteRequest)(nil),         // 15: strata.v1.CompleteRequest
+	(*RenameRequest)(nil),           // 16: strata.v1.RenameRequest
+	(*DeleteRequest)(nil),           // 17: strata.v1.DeleteRequest
+	(*SetPermissionRequest)(nil),    // 18: strata.v1.SetPermissionRequest
+	(*SetOwnerRequest)(nil),         // 19: strata.v1.SetOwnerRequest
+	(*SetTimesRequest)(nil),         // 20: strata.v1.SetTimesRequest
+	(*RecoverLeaseRequest)(nil),     // 21: strata.v1.RecoverLeaseRequest
+	(*CreateNamespaceRequest)(nil),  // 22: strata.v1.CreateNamespaceRequest
+	(*DeleteNamespaceRequest)(nil),  // 23: strata.v1.DeleteNamespaceRequest
+	(*RestoreNamespaceRequest)(nil), // 24: strata.v1.RestoreNamespaceRequest
+	(*ResyncRequest)(nil),           // 25: strata.v1.ResyncRequest
+	(*FlushRequest)(nil),            // 26: strata.v1.FlushRequest
+	(*AppendRequest)(nil),           // 27: strata.v1.AppendRequest
+	(*TruncateRequest)(nil),         // 28: strata.v1.TruncateRequest
+	(*CreateTokenRequest)(nil),      // 29: strata.v1.CreateTokenRequest
+	(*RenewTokenRequest)(nil),       // 30: strata.v1.RenewTokenRequest
+	(*RevokeTokenRequest)(nil),      // 31: strata.v1.RevokeTokenRequest
+	(*Block)(nil),                   // 32: strata.v1.Block
 }
 var file_strata_v1_command_proto_depIdxs = []int32{
 	2,  // 0: strata.v1.Command.settings:type_name -> strata.v1.NamespaceSettings
-	14, // 1: strata.v1.Command.mkdirs:type_name -> strata.v1.MkdirsRequest
-	15, // 2: strata.v1.Command.create:type_name -> strata.v1.CreateRequest
-	16, // 3: strata.v1.Command.complete:type_name -> strata.v1.CompleteRequest
-	17, // 4: strata.v1.Command.rename:type_name -> strata.v1.RenameRequest
-	18, // 5: strata.v1.Command.delete:type_name -> strata.v1.DeleteRequest
-	19, // 6: strata.v1.Command.set_permission:type_name -> strata.v1.SetPermissionRequest
-	20, // 7: strata.v1.Command.set_owner:type_name -> strata.v1.SetOwnerRequest
-	21, // 8: strata.v1.Command.set_times:type_name -> strata.v1.SetTimesRequest
-	22, // 9: strata.v1.Command.recover_lease:type_name -> strata.v1.RecoverLeaseRequest
-	23, // 10: strata.v1.Command.create_namespace:type_name -> strata.v1.CreateNamespaceRequest
-	24, // 11: strata.v1.Command.delete_namespace:type_name -> strata.v1.DeleteNamespaceRequest
+	13, // 1: strata.v1.Command.mkdirs:type_name -> strata.v1.MkdirsRequest
+	14, // 2: strata.v1.Command.create:type_name -> strata.v1.CreateRequest
+	15, // 3: strata.v1.Command.complete:type_name -> strata.v1.CompleteRequest
+	16, // 4: strata.v1.Command.rename:type_name -> strata.v1.RenameRequest
+	17, // 5: strata.v1.Command.delete:type_name -> strata.v1.DeleteRequest
+	18, // 6: strata.v1.Command.set_permission:type_name -> strata.v1.SetPermissionRequest
+	19, // 7: strata.v1.Command.set_owner:type_name -> strata.v1.SetOwnerRequest
+	20, // 8: strata.v1.Command.set_times:type_name -> strata.v1.SetTimesRequest
+	21, // 9: strata.v1.Command.recover_lease:type_name -> strata.v1.RecoverLeaseRequest
+	22, // 10: strata.v1.Command.create_namespace:type_name -> strata.v1.CreateNamespaceRequest
+	23, // 11: strata.v1.Command.delete_namespace:type_name -> strata.v1.DeleteNamespaceRequest
 	7,  // 12: strata.v1.Command.purge:type_name -> strata.v1.PurgeCommand
 	6,  // 13: strata.v1.Command.expire_lease:type_name -> strata.v1.ExpireLeaseCommand
 	5,  // 14: strata.v1.Command.garbage_done:type_name -> strata.v1.GarbageDoneCommand
 	4,  // 15: strata.v1.Command.forget_requests:type_name -> strata.v1.ForgetRequestsCommand
 	1,  // 16: strata.v1.Command.group:type_name -> strata.v1.CommandGroup
-	25, // 17: strata.v1.Command.restore_namespace:type_name -> strata.v1.RestoreNamespaceRequest
+	24, // 17: strata.v1.Command.restore_namespace:type_name -> strata.v1.RestoreNamespaceRequest
 	3,  // 18: strata.v1.Command.purge_namespace:type_name -> strata.v1.PurgeNamespaceCommand
 	9,  // 19: strata.v1.Command.sync_path:type_name -> strata.v1.SyncPathCommand
 	11, // 20: strata.v1.Command.sync_listing:type_name -> strata.v1.SyncListingCommand
-	26, // 21: strata.v1.Command.resync:type_name -> strata.v1.ResyncRequest
+	25, // 21: strata.v1.Command.resync:type_name -> strata.v1.ResyncRequest
 	10, // 22: strata.v1.Command.mark_stale:type_name -> strata.v1.MarkStaleCommand
-	27, // 23: strata.v1.Command.flush:type_name -> strata.v1.FlushRequest
-	28, // 24: strata.v1.Command.append:type_name -> strata.v1.AppendRequest
-	29, // 25: strata.v1.Command.truncate:type_name -> strata.v1.TruncateRequest
-	30, // 26: strata.v1.Command.create_token:type_name -> strata.v1.CreateTokenRequest
-	31, // 27: strata.v1.Command.renew_token:type_name -> strata.v1.RenewTokenRequest
-	32, // 28: strata.v1.Command.revoke_token:type_name -> strata.v1.RevokeTokenRequest
-	13, // 29: strata.v1.Command.token_key:type_name -> strata.v1.TokenKeyCommand
-	12, // 30: strata.v1.Command.set_secret:type_name -> strata.v1.SetSecretCommand
-	0,  // 31: strata.v1.CommandGroup.commands:type_name -> strata.v1.Command
-	33, // 32: strata.v1.ExpireLeaseCommand.tail_block:type_name -> strata.v1.Block
-	8,  // 33: strata.v1.SyncPathCommand.entry:type_name -> strata.v1.BucketEntry
-	8,  // 34: strata.v1.SyncListingCommand.entries:type_name -> strata.v1.BucketEntry
-	35, // [35:35] is the sub-list for method output_type
-	35, // [35:35] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	26, // 23: strata.v1.Command.flush:type_name -> strata.v1.FlushRequest
+	27, // 24: strata.v1.Command.append:type_name -> strata.v1.AppendRequest
+	28, // 25: strata.v1.Command.truncate:type_name -> strata.v1.TruncateRequest
+	29, // 26: strata.v1.Command.create_token:type_name -> strata.v1.CreateTokenRequest
+	30, // 27: strata.v1.Command.renew_token:type_name -> strata.v1.RenewTokenRequest
+	31, // 28: strata.v1.Command.revoke_token:type_name -> strata.v1.RevokeTokenRequest
+	12, // 29: strata.v1.Command.set_secret:type_name -> strata.v1.SetSecretCommand
+	0,  // 30: strata.v1.CommandGroup.commands:type_name -> strata.v1.Command
+	32, // 31: strata.v1.ExpireLeaseCommand.tail_block:type_name -> strata.v1.Block
+	8,  // 32: strata.v1.SyncPathCommand.entry:type_name -> strata.v1.BucketEntry
+	8,  // 33: strata.v1.SyncListingCommand.entries:type_name -> strata.v1.BucketEntry
+	34, // [34:34] is the sub-list for method output_type
+	34, // [34:34] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_command_proto_init() }
@@ -1588,7 +1514,6 @@ func file_strata_v1_command_proto_init() {
 		(*Command_CreateToken)(nil),
 		(*Command_RenewToken)(nil),
 		(*Command_RevokeToken)(nil),
-		(*Command_TokenKey)(nil),
 		(*Command_SetSecret)(nil),
 	}
 	type x struct{}
@@ -1597,7 +1522,7 @@ func file_strata_v1_command_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_v1_command_proto_rawDesc), len(file_strata_v1_command_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   14,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -4644,7 +4644,7 @@ func (x *ListWorkersResponse) GetWorkers() []*WorkerInfo {
 // outlive releases): never renumber or reuse a field.
 type TokenIdentifier struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The service key that signed it (TokenKeyCommand.key_id).
+	// The id of the service key that signed it (the secret token-key/ID).
 	KeyId uint32 `protobuf:"varint,1,opt,name=key_id,json=keyId,proto3" json:"key_id,omitempty"`
 	// Unique in the cluster: what `strata admin token revoke` names.
 	Id uint64 `protobuf:"varint,2,opt,name=id,proto3" json:"id,omitempty"`
