@@ -325,10 +325,39 @@ func (s *Server) leaderAuth(ctx context.Context) error {
 	if err == nil && s.cfg.AdminTokenFile != "" && !s.cfg.NoAuth {
 		_, err = s.AdminToken(ctx)
 	}
+	if err == nil {
+		err = s.forgetTokens(ctx)
+	}
 	if errors.Is(err, raftnode.ErrNotLeader) || errors.Is(err, fserr.ErrNotLeader) {
 		return nil // it lost the lead meanwhile: the next leader does it
 	}
 	return err
+}
+
+// tokenMemory is how long past its max date a token's record is kept
+// (for `admin token show`, and a clock a little behind), before the leader
+// removes it.
+const tokenMemory = 24 * time.Hour
+
+// forgetTokens removes the records of tokens past their max date by more
+// than tokenMemory, in bounded commands.
+func (s *Server) forgetTokens(ctx context.Context) error {
+	const batch = 1000
+	before := s.cfg.Clock().Add(-tokenMemory).UnixMilli()
+	for s.isLeader() {
+		var past []uint64
+		if err := s.store.View(func(r kv.Reader) (err error) {
+			past, err = statemachine.TokensPast(r, before, 1)
+			return err
+		}); err != nil || len(past) == 0 {
+			return err
+		}
+		cmd := statemachine.ForgetTokens.Command(&pb.ForgetTokensCommand{Before: before, Limit: batch})
+		if _, err := s.propose(ctx, cmd); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Authenticate returns the user token t proves, or why this service

@@ -54,7 +54,42 @@ var (
 		},
 		(*pb.Command).GetRevokeToken, applyRevokeToken,
 		func(r Result) *pb.RevokeTokenResponse { return &pb.RevokeTokenResponse{Revoked: r.Done} })
+	// ForgetTokens removes records of tokens past their max date, which
+	// the leader proposes (metaserver's token upkeep): a token is refused
+	// past its max date with or without its record.
+	ForgetTokens = internal(Op{Name: "ForgetTokens", Tokens: true},
+		func(c *pb.ForgetTokensCommand) *pb.Command {
+			return &pb.Command{Op: &pb.Command_ForgetTokens{ForgetTokens: c}}
+		},
+		(*pb.Command).GetForgetTokens,
+		func(_ env, tx kv.Txn, c *pb.ForgetTokensCommand) (Result, error) {
+			ids, err := TokensPast(tx, c.GetBefore(), int(c.GetLimit()))
+			for _, id := range ids {
+				tx.Delete(kvschema.TokenRecordKey(id))
+			}
+			return Result{Count: len(ids)}, err
+		})
 )
+
+// TokensPast returns the ids of at most limit tokens whose max date is
+// before before.
+func TokensPast(r kv.Reader, before int64, limit int) ([]uint64, error) {
+	var ids []uint64
+	start, end := kvschema.TokenRecordRange()
+	var derr error
+	err := r.Scan(start, end, func(k, v []byte) bool {
+		rec, err := kvschema.DecodeTokenRecord(k, v)
+		if err != nil {
+			derr = err
+			return false
+		}
+		if rec.MaxDate < before {
+			ids = append(ids, rec.ID)
+		}
+		return len(ids) < limit
+	})
+	return ids, errors.Join(err, derr)
+}
 
 // tokenKeyPrefix names the signing keys among the cluster secrets:
 // "token-key/ID", ID in decimal.

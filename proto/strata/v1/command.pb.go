@@ -67,6 +67,7 @@ type Command struct {
 	//	*Command_CreateToken
 	//	*Command_RenewToken
 	//	*Command_RevokeToken
+	//	*Command_ForgetTokens
 	//	*Command_SetSecret
 	Op            isCommand_Op `protobuf_oneof:"op"`
 	unknownFields protoimpl.UnknownFields
@@ -383,6 +384,15 @@ func (x *Command) GetRevokeToken() *RevokeTokenRequest {
 	return nil
 }
 
+func (x *Command) GetForgetTokens() *ForgetTokensCommand {
+	if x != nil {
+		if x, ok := x.Op.(*Command_ForgetTokens); ok {
+			return x.ForgetTokens
+		}
+	}
+	return nil
+}
+
 func (x *Command) GetSetSecret() *SetSecretCommand {
 	if x != nil {
 		if x, ok := x.Op.(*Command_SetSecret); ok {
@@ -509,9 +519,13 @@ type Command_RevokeToken struct {
 	RevokeToken *RevokeTokenRequest `protobuf:"bytes,52,opt,name=revoke_token,json=revokeToken,proto3,oneof"`
 }
 
-type Command_SetSecret struct {
+type Command_ForgetTokens struct {
 	// 53: a token signing key had a command of its own before it became
 	// the secret "token-key/1" (SetSecretCommand); never released.
+	ForgetTokens *ForgetTokensCommand `protobuf:"bytes,54,opt,name=forget_tokens,json=forgetTokens,proto3,oneof"`
+}
+
+type Command_SetSecret struct {
 	SetSecret *SetSecretCommand `protobuf:"bytes,60,opt,name=set_secret,json=setSecret,proto3,oneof"`
 }
 
@@ -570,6 +584,8 @@ func (*Command_CreateToken) isCommand_Op() {}
 func (*Command_RenewToken) isCommand_Op() {}
 
 func (*Command_RevokeToken) isCommand_Op() {}
+
+func (*Command_ForgetTokens) isCommand_Op() {}
 
 func (*Command_SetSecret) isCommand_Op() {}
 
@@ -810,6 +826,61 @@ func (x *ForgetRequestsCommand) GetLimit() uint32 {
 	return 0
 }
 
+// ForgetTokensCommand removes the records of at most limit tokens whose
+// max date (past which nothing renews them) is before before (ms since the
+// epoch): tokens no one can use any more.
+type ForgetTokensCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Before        int64                  `protobuf:"varint,1,opt,name=before,proto3" json:"before,omitempty"`
+	Limit         uint32                 `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ForgetTokensCommand) Reset() {
+	*x = ForgetTokensCommand{}
+	mi := &file_strata_v1_command_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForgetTokensCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForgetTokensCommand) ProtoMessage() {}
+
+func (x *ForgetTokensCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_command_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForgetTokensCommand.ProtoReflect.Descriptor instead.
+func (*ForgetTokensCommand) Descriptor() ([]byte, []int) {
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ForgetTokensCommand) GetBefore() int64 {
+	if x != nil {
+		return x.Before
+	}
+	return 0
+}
+
+func (x *ForgetTokensCommand) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
 // GarbageDoneCommand removes entries of the block garbage queue whose objects
 // the collector deleted from the bucket.
 type GarbageDoneCommand struct {
@@ -821,7 +892,7 @@ type GarbageDoneCommand struct {
 
 func (x *GarbageDoneCommand) Reset() {
 	*x = GarbageDoneCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[5]
+	mi := &file_strata_v1_command_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -833,7 +904,7 @@ func (x *GarbageDoneCommand) String() string {
 func (*GarbageDoneCommand) ProtoMessage() {}
 
 func (x *GarbageDoneCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[5]
+	mi := &file_strata_v1_command_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -846,7 +917,7 @@ func (x *GarbageDoneCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GarbageDoneCommand.ProtoReflect.Descriptor instead.
 func (*GarbageDoneCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{5}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *GarbageDoneCommand) GetKeys() [][]byte {
@@ -870,7 +941,7 @@ type ExpireLeaseCommand struct {
 
 func (x *ExpireLeaseCommand) Reset() {
 	*x = ExpireLeaseCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[6]
+	mi := &file_strata_v1_command_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -882,7 +953,7 @@ func (x *ExpireLeaseCommand) String() string {
 func (*ExpireLeaseCommand) ProtoMessage() {}
 
 func (x *ExpireLeaseCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[6]
+	mi := &file_strata_v1_command_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -895,7 +966,7 @@ func (x *ExpireLeaseCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExpireLeaseCommand.ProtoReflect.Descriptor instead.
 func (*ExpireLeaseCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{6}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ExpireLeaseCommand) GetHolder() string {
@@ -929,7 +1000,7 @@ type PurgeCommand struct {
 
 func (x *PurgeCommand) Reset() {
 	*x = PurgeCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[7]
+	mi := &file_strata_v1_command_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -941,7 +1012,7 @@ func (x *PurgeCommand) String() string {
 func (*PurgeCommand) ProtoMessage() {}
 
 func (x *PurgeCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[7]
+	mi := &file_strata_v1_command_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -954,7 +1025,7 @@ func (x *PurgeCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeCommand.ProtoReflect.Descriptor instead.
 func (*PurgeCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{7}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PurgeCommand) GetLimit() uint32 {
@@ -980,7 +1051,7 @@ type BucketEntry struct {
 
 func (x *BucketEntry) Reset() {
 	*x = BucketEntry{}
-	mi := &file_strata_v1_command_proto_msgTypes[8]
+	mi := &file_strata_v1_command_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -992,7 +1063,7 @@ func (x *BucketEntry) String() string {
 func (*BucketEntry) ProtoMessage() {}
 
 func (x *BucketEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[8]
+	mi := &file_strata_v1_command_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1005,7 +1076,7 @@ func (x *BucketEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BucketEntry.ProtoReflect.Descriptor instead.
 func (*BucketEntry) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{8}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *BucketEntry) GetName() string {
@@ -1056,7 +1127,7 @@ type SyncPathCommand struct {
 
 func (x *SyncPathCommand) Reset() {
 	*x = SyncPathCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[9]
+	mi := &file_strata_v1_command_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1068,7 +1139,7 @@ func (x *SyncPathCommand) String() string {
 func (*SyncPathCommand) ProtoMessage() {}
 
 func (x *SyncPathCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[9]
+	mi := &file_strata_v1_command_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1081,7 +1152,7 @@ func (x *SyncPathCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SyncPathCommand.ProtoReflect.Descriptor instead.
 func (*SyncPathCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{9}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SyncPathCommand) GetNamespace() string {
@@ -1117,7 +1188,7 @@ type MarkStaleCommand struct {
 
 func (x *MarkStaleCommand) Reset() {
 	*x = MarkStaleCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[10]
+	mi := &file_strata_v1_command_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1129,7 +1200,7 @@ func (x *MarkStaleCommand) String() string {
 func (*MarkStaleCommand) ProtoMessage() {}
 
 func (x *MarkStaleCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[10]
+	mi := &file_strata_v1_command_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1142,7 +1213,7 @@ func (x *MarkStaleCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MarkStaleCommand.ProtoReflect.Descriptor instead.
 func (*MarkStaleCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{10}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *MarkStaleCommand) GetNamespace() string {
@@ -1175,7 +1246,7 @@ type SyncListingCommand struct {
 
 func (x *SyncListingCommand) Reset() {
 	*x = SyncListingCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[11]
+	mi := &file_strata_v1_command_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1187,7 +1258,7 @@ func (x *SyncListingCommand) String() string {
 func (*SyncListingCommand) ProtoMessage() {}
 
 func (x *SyncListingCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[11]
+	mi := &file_strata_v1_command_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1200,7 +1271,7 @@ func (x *SyncListingCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SyncListingCommand.ProtoReflect.Descriptor instead.
 func (*SyncListingCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{11}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SyncListingCommand) GetNamespace() string {
@@ -1253,7 +1324,7 @@ type SetSecretCommand struct {
 
 func (x *SetSecretCommand) Reset() {
 	*x = SetSecretCommand{}
-	mi := &file_strata_v1_command_proto_msgTypes[12]
+	mi := &file_strata_v1_command_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1265,7 +1336,7 @@ func (x *SetSecretCommand) String() string {
 func (*SetSecretCommand) ProtoMessage() {}
 
 func (x *SetSecretCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_command_proto_msgTypes[12]
+	mi := &file_strata_v1_command_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1278,7 +1349,7 @@ func (x *SetSecretCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSecretCommand.ProtoReflect.Descriptor instead.
 func (*SetSecretCommand) Descriptor() ([]byte, []int) {
-	return file_strata_v1_command_proto_rawDescGZIP(), []int{12}
+	return file_strata_v1_command_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SetSecretCommand) GetName() string {
@@ -1299,7 +1370,7 @@ var File_strata_v1_command_proto protoreflect.FileDescriptor
 
 const file_strata_v1_command_proto_rawDesc = "" +
 	"\n" +
-	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\x1a\x16strata/v1/worker.proto\"\x90\x0f\n" +
+	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\x1a\x16strata/v1/worker.proto\"\xd7\x0f\n" +
 	"\aCommand\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x10\n" +
 	"\x03now\x18\x02 \x01(\x03R\x03now\x128\n" +
@@ -1334,7 +1405,8 @@ const file_strata_v1_command_proto_rawDesc = "" +
 	"\fcreate_token\x182 \x01(\v2\x1d.strata.v1.CreateTokenRequestH\x00R\vcreateToken\x12?\n" +
 	"\vrenew_token\x183 \x01(\v2\x1c.strata.v1.RenewTokenRequestH\x00R\n" +
 	"renewToken\x12B\n" +
-	"\frevoke_token\x184 \x01(\v2\x1d.strata.v1.RevokeTokenRequestH\x00R\vrevokeToken\x12<\n" +
+	"\frevoke_token\x184 \x01(\v2\x1d.strata.v1.RevokeTokenRequestH\x00R\vrevokeToken\x12E\n" +
+	"\rforget_tokens\x186 \x01(\v2\x1e.strata.v1.ForgetTokensCommandH\x00R\fforgetTokens\x12<\n" +
 	"\n" +
 	"set_secret\x18< \x01(\v2\x1b.strata.v1.SetSecretCommandH\x00R\tsetSecretB\x04\n" +
 	"\x02opJ\x04\b5\x106\">\n" +
@@ -1353,6 +1425,9 @@ const file_strata_v1_command_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\adeleted\x18\x02 \x01(\x03R\adeleted\"E\n" +
 	"\x15ForgetRequestsCommand\x12\x16\n" +
+	"\x06before\x18\x01 \x01(\x03R\x06before\x12\x14\n" +
+	"\x05limit\x18\x02 \x01(\rR\x05limit\"C\n" +
+	"\x13ForgetTokensCommand\x12\x16\n" +
 	"\x06before\x18\x01 \x01(\x03R\x06before\x12\x14\n" +
 	"\x05limit\x18\x02 \x01(\rR\x05limit\"(\n" +
 	"\x12GarbageDoneCommand\x12\x12\n" +
@@ -1400,82 +1475,84 @@ func file_strata_v1_command_proto_rawDescGZIP() []byte {
 	return file_strata_v1_command_proto_rawDescData
 }
 
-var file_strata_v1_command_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_strata_v1_command_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_strata_v1_command_proto_goTypes = []any{
 	(*Command)(nil),                 // 0: strata.v1.Command
 	(*CommandGroup)(nil),            // 1: strata.v1.CommandGroup
 	(*NamespaceSettings)(nil),       // 2: strata.v1.NamespaceSettings
 	(*PurgeNamespaceCommand)(nil),   // 3: strata.v1.PurgeNamespaceCommand
 	(*ForgetRequestsCommand)(nil),   // 4: strata.v1.ForgetRequestsCommand
-	(*GarbageDoneCommand)(nil),      // 5: strata.v1.GarbageDoneCommand
-	(*ExpireLeaseCommand)(nil),      // 6: strata.v1.ExpireLeaseCommand
-	(*PurgeCommand)(nil),            // 7: strata.v1.PurgeCommand
-	(*BucketEntry)(nil),             // 8: strata.v1.BucketEntry
-	(*SyncPathCommand)(nil),         // 9: strata.v1.SyncPathCommand
-	(*MarkStaleCommand)(nil),        // 10: strata.v1.MarkStaleCommand
-	(*SyncListingCommand)(nil),      // 11: strata.v1.SyncListingCommand
-	(*SetSecretCommand)(nil),        // 12: strata.v1.SetSecretCommand
-	(*MkdirsRequest)(nil),           // 13: strata.v1.MkdirsRequest
-	(*CreateRequest)(nil),           // 14: strata.v1.CreateRequest
-	(*CompleteRequest)(nil),         // 15: strata.v1.CompleteRequest
-	(*RenameRequest)(nil),           // 16: strata.v1.RenameRequest
-	(*DeleteRequest)(nil),           // 17: strata.v1.DeleteRequest
-	(*SetPermissionRequest)(nil),    // 18: strata.v1.SetPermissionRequest
-	(*SetOwnerRequest)(nil),         // 19: strata.v1.SetOwnerRequest
-	(*SetTimesRequest)(nil),         // 20: strata.v1.SetTimesRequest
-	(*RecoverLeaseRequest)(nil),     // 21: strata.v1.RecoverLeaseRequest
-	(*CreateNamespaceRequest)(nil),  // 22: strata.v1.CreateNamespaceRequest
-	(*DeleteNamespaceRequest)(nil),  // 23: strata.v1.DeleteNamespaceRequest
-	(*RestoreNamespaceRequest)(nil), // 24: strata.v1.RestoreNamespaceRequest
-	(*ResyncRequest)(nil),           // 25: strata.v1.ResyncRequest
-	(*FlushRequest)(nil),            // 26: strata.v1.FlushRequest
-	(*AppendRequest)(nil),           // 27: strata.v1.AppendRequest
-	(*TruncateRequest)(nil),         // 28: strata.v1.TruncateRequest
-	(*CreateTokenRequest)(nil),      // 29: strata.v1.CreateTokenRequest
-	(*RenewTokenRequest)(nil),       // 30: strata.v1.RenewTokenRequest
-	(*RevokeTokenRequest)(nil),      // 31: strata.v1.RevokeTokenRequest
-	(*Block)(nil),                   // 32: strata.v1.Block
+	(*ForgetTokensCommand)(nil),     // 5: strata.v1.ForgetTokensCommand
+	(*GarbageDoneCommand)(nil),      // 6: strata.v1.GarbageDoneCommand
+	(*ExpireLeaseCommand)(nil),      // 7: strata.v1.ExpireLeaseCommand
+	(*PurgeCommand)(nil),            // 8: strata.v1.PurgeCommand
+	(*BucketEntry)(nil),             // 9: strata.v1.BucketEntry
+	(*SyncPathCommand)(nil),         // 10: strata.v1.SyncPathCommand
+	(*MarkStaleCommand)(nil),        // 11: strata.v1.MarkStaleCommand
+	(*SyncListingCommand)(nil),      // 12: strata.v1.SyncListingCommand
+	(*SetSecretCommand)(nil),        // 13: strata.v1.SetSecretCommand
+	(*MkdirsRequest)(nil),           // 14: strata.v1.MkdirsRequest
+	(*CreateRequest)(nil),           // 15: strata.v1.CreateRequest
+	(*CompleteRequest)(nil),         // 16: strata.v1.CompleteRequest
+	(*RenameRequest)(nil),           // 17: strata.v1.RenameRequest
+	(*DeleteRequest)(nil),           // 18: strata.v1.DeleteRequest
+	(*SetPermissionRequest)(nil),    // 19: strata.v1.SetPermissionRequest
+	(*SetOwnerRequest)(nil),         // 20: strata.v1.SetOwnerRequest
+	(*SetTimesRequest)(nil),         // 21: strata.v1.SetTimesRequest
+	(*RecoverLeaseRequest)(nil),     // 22: strata.v1.RecoverLeaseRequest
+	(*CreateNamespaceRequest)(nil),  // 23: strata.v1.CreateNamespaceRequest
+	(*DeleteNamespaceRequest)(nil),  // 24: strata.v1.DeleteNamespaceRequest
+	(*RestoreNamespaceRequest)(nil), // 25: strata.v1.RestoreNamespaceRequest
+	(*ResyncRequest)(nil),           // 26: strata.v1.ResyncRequest
+	(*FlushRequest)(nil),            // 27: strata.v1.FlushRequest
+	(*AppendRequest)(nil),           // 28: strata.v1.AppendRequest
+	(*TruncateRequest)(nil),         // 29: strata.v1.TruncateRequest
+	(*CreateTokenRequest)(nil),      // 30: strata.v1.CreateTokenRequest
+	(*RenewTokenRequest)(nil),       // 31: strata.v1.RenewTokenRequest
+	(*RevokeTokenRequest)(nil),      // 32: strata.v1.RevokeTokenRequest
+	(*Block)(nil),                   // 33: strata.v1.Block
 }
 var file_strata_v1_command_proto_depIdxs = []int32{
 	2,  // 0: strata.v1.Command.settings:type_name -> strata.v1.NamespaceSettings
-	13, // 1: strata.v1.Command.mkdirs:type_name -> strata.v1.MkdirsRequest
-	14, // 2: strata.v1.Command.create:type_name -> strata.v1.CreateRequest
-	15, // 3: strata.v1.Command.complete:type_name -> strata.v1.CompleteRequest
-	16, // 4: strata.v1.Command.rename:type_name -> strata.v1.RenameRequest
-	17, // 5: strata.v1.Command.delete:type_name -> strata.v1.DeleteRequest
-	18, // 6: strata.v1.Command.set_permission:type_name -> strata.v1.SetPermissionRequest
-	19, // 7: strata.v1.Command.set_owner:type_name -> strata.v1.SetOwnerRequest
-	20, // 8: strata.v1.Command.set_times:type_name -> strata.v1.SetTimesRequest
-	21, // 9: strata.v1.Command.recover_lease:type_name -> strata.v1.RecoverLeaseRequest
-	22, // 10: strata.v1.Command.create_namespace:type_name -> strata.v1.CreateNamespaceRequest
-	23, // 11: strata.v1.Command.delete_namespace:type_name -> strata.v1.DeleteNamespaceRequest
-	7,  // 12: strata.v1.Command.purge:type_name -> strata.v1.PurgeCommand
-	6,  // 13: strata.v1.Command.expire_lease:type_name -> strata.v1.ExpireLeaseCommand
-	5,  // 14: strata.v1.Command.garbage_done:type_name -> strata.v1.GarbageDoneCommand
+	14, // 1: strata.v1.Command.mkdirs:type_name -> strata.v1.MkdirsRequest
+	15, // 2: strata.v1.Command.create:type_name -> strata.v1.CreateRequest
+	16, // 3: strata.v1.Command.complete:type_name -> strata.v1.CompleteRequest
+	17, // 4: strata.v1.Command.rename:type_name -> strata.v1.RenameRequest
+	18, // 5: strata.v1.Command.delete:type_name -> strata.v1.DeleteRequest
+	19, // 6: strata.v1.Command.set_permission:type_name -> strata.v1.SetPermissionRequest
+	20, // 7: strata.v1.Command.set_owner:type_name -> strata.v1.SetOwnerRequest
+	21, // 8: strata.v1.Command.set_times:type_name -> strata.v1.SetTimesRequest
+	22, // 9: strata.v1.Command.recover_lease:type_name -> strata.v1.RecoverLeaseRequest
+	23, // 10: strata.v1.Command.create_namespace:type_name -> strata.v1.CreateNamespaceRequest
+	24, // 11: strata.v1.Command.delete_namespace:type_name -> strata.v1.DeleteNamespaceRequest
+	8,  // 12: strata.v1.Command.purge:type_name -> strata.v1.PurgeCommand
+	7,  // 13: strata.v1.Command.expire_lease:type_name -> strata.v1.ExpireLeaseCommand
+	6,  // 14: strata.v1.Command.garbage_done:type_name -> strata.v1.GarbageDoneCommand
 	4,  // 15: strata.v1.Command.forget_requests:type_name -> strata.v1.ForgetRequestsCommand
 	1,  // 16: strata.v1.Command.group:type_name -> strata.v1.CommandGroup
-	24, // 17: strata.v1.Command.restore_namespace:type_name -> strata.v1.RestoreNamespaceRequest
+	25, // 17: strata.v1.Command.restore_namespace:type_name -> strata.v1.RestoreNamespaceRequest
 	3,  // 18: strata.v1.Command.purge_namespace:type_name -> strata.v1.PurgeNamespaceCommand
-	9,  // 19: strata.v1.Command.sync_path:type_name -> strata.v1.SyncPathCommand
-	11, // 20: strata.v1.Command.sync_listing:type_name -> strata.v1.SyncListingCommand
-	25, // 21: strata.v1.Command.resync:type_name -> strata.v1.ResyncRequest
-	10, // 22: strata.v1.Command.mark_stale:type_name -> strata.v1.MarkStaleCommand
-	26, // 23: strata.v1.Command.flush:type_name -> strata.v1.FlushRequest
-	27, // 24: strata.v1.Command.append:type_name -> strata.v1.AppendRequest
-	28, // 25: strata.v1.Command.truncate:type_name -> strata.v1.TruncateRequest
-	29, // 26: strata.v1.Command.create_token:type_name -> strata.v1.CreateTokenRequest
-	30, // 27: strata.v1.Command.renew_token:type_name -> strata.v1.RenewTokenRequest
-	31, // 28: strata.v1.Command.revoke_token:type_name -> strata.v1.RevokeTokenRequest
-	12, // 29: strata.v1.Command.set_secret:type_name -> strata.v1.SetSecretCommand
-	0,  // 30: strata.v1.CommandGroup.commands:type_name -> strata.v1.Command
-	32, // 31: strata.v1.ExpireLeaseCommand.tail_block:type_name -> strata.v1.Block
-	8,  // 32: strata.v1.SyncPathCommand.entry:type_name -> strata.v1.BucketEntry
-	8,  // 33: strata.v1.SyncListingCommand.entries:type_name -> strata.v1.BucketEntry
-	34, // [34:34] is the sub-list for method output_type
-	34, // [34:34] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	10, // 19: strata.v1.Command.sync_path:type_name -> strata.v1.SyncPathCommand
+	12, // 20: strata.v1.Command.sync_listing:type_name -> strata.v1.SyncListingCommand
+	26, // 21: strata.v1.Command.resync:type_name -> strata.v1.ResyncRequest
+	11, // 22: strata.v1.Command.mark_stale:type_name -> strata.v1.MarkStaleCommand
+	27, // 23: strata.v1.Command.flush:type_name -> strata.v1.FlushRequest
+	28, // 24: strata.v1.Command.append:type_name -> strata.v1.AppendRequest
+	29, // 25: strata.v1.Command.truncate:type_name -> strata.v1.TruncateRequest
+	30, // 26: strata.v1.Command.create_token:type_name -> strata.v1.CreateTokenRequest
+	31, // 27: strata.v1.Command.renew_token:type_name -> strata.v1.RenewTokenRequest
+	32, // 28: strata.v1.Command.revoke_token:type_name -> strata.v1.RevokeTokenRequest
+	5,  // 29: strata.v1.Command.forget_tokens:type_name -> strata.v1.ForgetTokensCommand
+	13, // 30: strata.v1.Command.set_secret:type_name -> strata.v1.SetSecretCommand
+	0,  // 31: strata.v1.CommandGroup.commands:type_name -> strata.v1.Command
+	33, // 32: strata.v1.ExpireLeaseCommand.tail_block:type_name -> strata.v1.Block
+	9,  // 33: strata.v1.SyncPathCommand.entry:type_name -> strata.v1.BucketEntry
+	9,  // 34: strata.v1.SyncListingCommand.entries:type_name -> strata.v1.BucketEntry
+	35, // [35:35] is the sub-list for method output_type
+	35, // [35:35] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_command_proto_init() }
@@ -1514,6 +1591,7 @@ func file_strata_v1_command_proto_init() {
 		(*Command_CreateToken)(nil),
 		(*Command_RenewToken)(nil),
 		(*Command_RevokeToken)(nil),
+		(*Command_ForgetTokens)(nil),
 		(*Command_SetSecret)(nil),
 	}
 	type x struct{}
@@ -1522,7 +1600,7 @@ func file_strata_v1_command_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_v1_command_proto_rawDesc), len(file_strata_v1_command_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   13,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
