@@ -64,13 +64,17 @@ public class TlsTest {
     }
   }
 
+  /** Each way of failing to connect says why, and what to set. */
   @Test
   public void aClientWithoutTheCaOrInPlaintextCannotConnect() throws IOException {
-    for (Tls tls : new Tls[] {Tls.systemRoots(), Tls.plaintext()}) {
-      try (StrataClient c = refused(tls)) {
+    Map<Tls, String> want = Map.of(
+        Tls.systemRoots(), "its TLS certificate is not signed by a CA this client trusts",
+        Tls.plaintext(), "it may speak TLS and this client connects in plaintext");
+    for (Map.Entry<Tls, String> w : want.entrySet()) {
+      try (StrataClient c = refused(w.getKey())) {
         IOException e = assertThrows(IOException.class,
             () -> c.getFileStatus(StrataPath.parse("/")));
-        assertTrue(tls + ": " + e.getMessage(), e.getMessage() != null);
+        assertTrue(w.getKey() + ": " + e.getMessage(), e.getMessage().contains(w.getValue()));
       }
     }
   }

@@ -121,6 +121,10 @@ public final class ErrorTranslator {
     if (st.getCode() == Status.Code.DEADLINE_EXCEEDED) {
       return "no answer in time";
     }
+    String tls = tlsOutcome(e);
+    if (tls != null) {
+      return tls;
+    }
     Throwable cause = st.getCause();
     if (cause != null && cause.getMessage() != null) {
       // Netty's "finishConnect(..) failed: Connection refused: /127.0.0.1:1": the address is
@@ -129,6 +133,40 @@ public final class ErrorTranslator {
           .replaceFirst(": /[^ ]*$", "");
     }
     return st.getDescription() != null ? st.getDescription() : st.getCode().toString();
+  }
+
+  /**
+   * Says what a failed TLS setting looks like from the client, in the words of the Go client's
+   * (internal/client diagnoseTLS), with the Java client's settings; null if {@code e} is not
+   * one. A plaintext client's first call to a TLS server fails with "Network closed for unknown
+   * reason" (the server drops what is not a TLS handshake), which other failures may give too:
+   * hence "may".
+   */
+  static String tlsOutcome(StatusRuntimeException e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      String name = t.getClass().getSimpleName();
+      String msg = String.valueOf(t.getMessage());
+      if (name.equals("NotSslRecordException")) {
+        return "it does not speak TLS (a server started with --plaintext): connect in plaintext "
+            + "with fs.strata.tls.plaintext=true or STRATA_PLAINTEXT=1";
+      }
+      if (name.equals("CertPathBuilderException") || name.equals("SunCertPathBuilderException")
+          || msg.contains("unable to find valid certification path")) {
+        return "its TLS certificate is not signed by a CA this client trusts: give the cluster's "
+            + "CA with fs.strata.tls.ca or $STRATA_TLS_CA (the dev server's is "
+            + "DATA-DIR/tls/ca.pem)";
+      }
+      if (name.equals("CertificateException") && msg.contains("No subject alternative")) {
+        return "its TLS certificate is not for this address: " + msg;
+      }
+    }
+    if (e.getStatus().getCode() == Status.Code.UNAVAILABLE
+        && "Network closed for unknown reason".equals(e.getStatus().getDescription())) {
+      return "it closed the connection at once: it may speak TLS and this client connects in "
+          + "plaintext; if so, leave out fs.strata.tls.plaintext and $STRATA_PLAINTEXT, and give "
+          + "the cluster's CA with fs.strata.tls.ca or $STRATA_TLS_CA";
+    }
+    return null;
   }
 
   private static boolean isNotLeader(StatusRuntimeException e) {
@@ -163,7 +201,9 @@ public final class ErrorTranslator {
 
   private IOException forTransport(StatusRuntimeException e, Op op, String what) {
     Status st = e.getStatus();
-    String desc = st.getDescription() == null ? "" : ": " + st.getDescription();
+    String tls = tlsOutcome(e);
+    String desc = tls != null ? ": " + tls : st.getDescription() == null ? ""
+        : ": " + st.getDescription();
     String verb = verb(op);
     switch (st.getCode()) {
       case UNAVAILABLE:
