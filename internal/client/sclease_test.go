@@ -256,17 +256,30 @@ func TestLeasesAddUnlessCovered(t *testing.T) {
 	}
 }
 
-// A lease whose file was unlinked (the cache evicted the block) ends.
+// A lease whose file was unlinked (the cache evicted the block) ends at
+// its next look at the file: its first read, or a read linkCheckEvery
+// after the last look. In between it reads on without an fstat.
 func TestLeaseOfUnlinkedFileEnds(t *testing.T) { bothWays(t, testLeaseOfUnlinkedFileEnds) }
 
 func testLeaseOfUnlinkedFileEnds(t *testing.T, way func(*lease) *lease) {
-	l, _, path := testLease(t, 8192, 4096, 0)
+	l, block, path := testLease(t, 8192, 4096, 0)
 	l = way(l)
+	buf := make([]byte, 10)
+	if err := l.readAt(buf, 0); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.readAt(make([]byte, 10), 0); !errors.Is(err, errUnlinked) {
-		t.Fatalf("read of an unlinked file: %v", err)
+	if err := l.readAt(buf, 100); err != nil || !bytes.Equal(buf, block[100:110]) {
+		t.Fatalf("read of an unlinked file before the next look: %v", err)
+	}
+	l.looked.Add(-int64(linkCheckEvery)) // the last look, as long ago as that
+	if err := l.readAt(buf, 0); !errors.Is(err, errUnlinked) {
+		t.Fatalf("read of an unlinked file at the next look: %v", err)
+	}
+	if err := l.readAt(buf, 0); !errors.Is(err, errUnlinked) {
+		t.Fatalf("read of an unlinked file after the look: %v", err)
 	}
 }
 
