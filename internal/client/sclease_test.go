@@ -151,6 +151,39 @@ func testLeaseDetectsCorruptPage(t *testing.T, way func(*lease) *lease) {
 	}
 }
 
+// A chunk that passed its CRC once is checked again on every read, between
+// the lease's looks at its file too: no proof that it was checked is kept
+// (docs/datapath.md, "How a cached page is verified"), so bytes that
+// changed under a lease after a read passed are caught at the next read.
+func TestCheckedChunkIsCheckedAgain(t *testing.T) { bothWays(t, testCheckedChunkIsCheckedAgain) }
+
+func testCheckedChunkIsCheckedAgain(t *testing.T, way func(*lease) *lease) {
+	const ps, chunk = 64 << 10, 16 << 10
+	l, block, path := testChunkLease(t, 4*ps, ps, chunk, 0)
+	l = way(l)
+	buf := make([]byte, 4096)
+	at := int64(ps + chunk + 4096)
+	if err := l.readAt(buf, at); err != nil || !bytes.Equal(buf, block[at:at+4096]) {
+		t.Fatalf("first read: %v", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := int64(ps + chunk + 3*4096) // in the read's chunk, outside the read
+	if _, err := f.WriteAt([]byte{block[bad] ^ 1}, bad); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var corrupt *corruptPageError
+	if err := l.readAt(buf, at); !errors.As(err, &corrupt) || corrupt.off != ps+chunk || corrupt.n != chunk {
+		t.Fatalf("the same read after its chunk changed: %v", err)
+	}
+	if err := l.readAt(buf, ps+2*chunk); err != nil || !bytes.Equal(buf, block[ps+2*chunk:ps+2*chunk+4096]) {
+		t.Fatalf("a read of the next chunk: %v", err)
+	}
+}
+
 // A large read (runs of verifyRun over pages small and large) reports the
 // corrupt page in its middle, and only that page; reads around it return
 // the block's bytes.
