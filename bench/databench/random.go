@@ -93,7 +93,7 @@ func (r *runner) randomTrial(way Way, size int, files []io.ReaderAt) *trial {
 	t.prep = func(ctx context.Context) error {
 		switch way {
 		case WayCold:
-			if err := r.cfg.Cluster.DropCache(ctx); err != nil {
+			if err := r.dropCache(ctx); err != nil {
 				return err
 			}
 			plan = r.coldPlan(size, round)

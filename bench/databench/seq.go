@@ -84,7 +84,7 @@ func (r *runner) seqPhase(ctx context.Context) error {
 	bs := r.rep.Params.BlockSize
 	var trials []*trial
 	if r.coldOK {
-		trials = append(trials, &trial{res: r.seqResult(KindSeq, WayCold, bs, false), prep: r.cfg.Cluster.DropCache,
+		trials = append(trials, &trial{res: r.seqResult(KindSeq, WayCold, bs, false), prep: r.dropCache,
 			run: func(ctx context.Context, _ []*benchkit.Recorder) error { return r.readStrata(ctx, r.strata) }})
 	}
 	if r.cache() {
@@ -311,4 +311,14 @@ func (r *runner) readAll(name string, i int, rd io.Reader, buf []byte) error {
 		return fmt.Errorf("databench: %s: read %d bytes, want %d", name, off, r.cfg.FileSize)
 	}
 	return nil
+}
+
+// dropCache empties the workers' caches before a cold round, and ends the
+// client's short-circuit leases: a lease looks at its file only every
+// 100 ms or so, and would read a block the cache just let go (its file
+// unlinked, not yet noticed) without the bucket.
+func (r *runner) dropCache(ctx context.Context) error {
+	err := r.cfg.Cluster.DropCache(ctx)
+	r.c.EndLeases()
+	return err
 }

@@ -20,7 +20,7 @@ func (r *runner) sweep(ctx context.Context, bs int64) error {
 	read := func(ctx context.Context, _ []*benchkit.Recorder) error { return r.readStrata(ctx, paths) }
 	var trials []*trial
 	if r.coldOK {
-		trials = append(trials, &trial{res: r.seqResult(KindSeq, WayCold, bs, true), prep: r.cfg.Cluster.DropCache, run: read})
+		trials = append(trials, &trial{res: r.seqResult(KindSeq, WayCold, bs, true), prep: r.dropCache, run: read})
 	}
 	trials = append(trials, &trial{res: r.seqResult(KindSeq, WayWarm, bs, true), run: read})
 	if err := r.alternate(ctx, r.cfg.Repeat, trials...); err != nil {

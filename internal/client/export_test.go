@@ -9,6 +9,14 @@ func SetLeaseTTL(t interface{ Cleanup(func()) }, d time.Duration) {
 	t.Cleanup(func() { leaseTTL = old })
 }
 
+// SetLinkCheckEvery makes short-circuit leases look at their file every d
+// (0: on every read) until the test ends.
+func SetLinkCheckEvery(t interface{ Cleanup(func()) }, d time.Duration) {
+	old := linkCheckEvery
+	linkCheckEvery = d
+	t.Cleanup(func() { linkCheckEvery = old })
+}
+
 // Leases returns how many short-circuit leases c holds.
 func Leases(c *Client) int {
 	n, _ := countLeases(c)

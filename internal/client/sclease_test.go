@@ -151,6 +151,39 @@ func testLeaseDetectsCorruptPage(t *testing.T, way func(*lease) *lease) {
 	}
 }
 
+// A chunk that passed its CRC once is checked again on every read, between
+// the lease's looks at its file too: no proof that it was checked is kept
+// (docs/datapath.md, "How a cached page is verified"), so bytes that
+// changed under a lease after a read passed are caught at the next read.
+func TestCheckedChunkIsCheckedAgain(t *testing.T) { bothWays(t, testCheckedChunkIsCheckedAgain) }
+
+func testCheckedChunkIsCheckedAgain(t *testing.T, way func(*lease) *lease) {
+	const ps, chunk = 64 << 10, 16 << 10
+	l, block, path := testChunkLease(t, 4*ps, ps, chunk, 0)
+	l = way(l)
+	buf := make([]byte, 4096)
+	at := int64(ps + chunk + 4096)
+	if err := l.readAt(buf, at); err != nil || !bytes.Equal(buf, block[at:at+4096]) {
+		t.Fatalf("first read: %v", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := int64(ps + chunk + 3*4096) // in the read's chunk, outside the read
+	if _, err := f.WriteAt([]byte{block[bad] ^ 1}, bad); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var corrupt *corruptPageError
+	if err := l.readAt(buf, at); !errors.As(err, &corrupt) || corrupt.off != ps+chunk || corrupt.n != chunk {
+		t.Fatalf("the same read after its chunk changed: %v", err)
+	}
+	if err := l.readAt(buf, ps+2*chunk); err != nil || !bytes.Equal(buf, block[ps+2*chunk:ps+2*chunk+4096]) {
+		t.Fatalf("a read of the next chunk: %v", err)
+	}
+}
+
 // A large read (runs of verifyRun over pages small and large) reports the
 // corrupt page in its middle, and only that page; reads around it return
 // the block's bytes.
@@ -256,17 +289,30 @@ func TestLeasesAddUnlessCovered(t *testing.T) {
 	}
 }
 
-// A lease whose file was unlinked (the cache evicted the block) ends.
+// A lease whose file was unlinked (the cache evicted the block) ends at
+// its next look at the file: its first read, or a read linkCheckEvery
+// after the last look. In between it reads on without an fstat.
 func TestLeaseOfUnlinkedFileEnds(t *testing.T) { bothWays(t, testLeaseOfUnlinkedFileEnds) }
 
 func testLeaseOfUnlinkedFileEnds(t *testing.T, way func(*lease) *lease) {
-	l, _, path := testLease(t, 8192, 4096, 0)
+	l, block, path := testLease(t, 8192, 4096, 0)
 	l = way(l)
+	buf := make([]byte, 10)
+	if err := l.readAt(buf, 0); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.readAt(make([]byte, 10), 0); !errors.Is(err, errUnlinked) {
-		t.Fatalf("read of an unlinked file: %v", err)
+	if err := l.readAt(buf, 100); err != nil || !bytes.Equal(buf, block[100:110]) {
+		t.Fatalf("read of an unlinked file before the next look: %v", err)
+	}
+	l.looked.Add(-int64(linkCheckEvery)) // the last look, as long ago as that
+	if err := l.readAt(buf, 0); !errors.Is(err, errUnlinked) {
+		t.Fatalf("read of an unlinked file at the next look: %v", err)
+	}
+	if err := l.readAt(buf, 0); !errors.Is(err, errUnlinked) {
+		t.Fatalf("read of an unlinked file after the look: %v", err)
 	}
 }
 

@@ -254,11 +254,13 @@ func TestSequentialReadWarmsNextBlocks(t *testing.T) {
 	}
 }
 
-// A lease on a block the cache let go (its file unlinked) ends at the next
-// read, which the worker serves by fetching the block again: a client never
-// keeps reading a file the cache no longer accounts for.
+// A lease on a block the cache let go (its file unlinked) ends at its next
+// look at the file (here: the next read), and the worker serves the read by
+// fetching the block again: a client never keeps reading a file the cache
+// no longer accounts for.
 func TestLeaseEndsWhenTheCacheDropsTheBlock(t *testing.T) {
 	sc := startSC(t)
+	client.SetLinkCheckEvery(t, 0)
 	data := sc.write(t, "/f", 4<<20)
 	sc.readAll(t, "/f", data)
 	before := sc.stats(t)

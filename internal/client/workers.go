@@ -82,7 +82,12 @@ func (ws *workerSet) live(ctx context.Context, refresh bool) ([]*pb.WorkerInfo, 
 }
 
 // rank orders workers by preference for block of inode: its home first.
+// The caller must not change the slice it returns (list itself when there
+// is nothing to order: rank runs on every read).
 func rank(list []*pb.WorkerInfo, inode, block uint64) []*pb.WorkerInfo {
+	if len(list) < 2 {
+		return list
+	}
 	ids := make([]string, len(list))
 	for i, w := range list {
 		ids[i] = w.Id

@@ -15,9 +15,11 @@ import java.util.zip.CRC32C;
 /**
  * Short-circuit reads from one worker on this host (docs/datapath.md, "Reading"; the Go client's
  * shortcircuit.go): ask the worker over its Unix socket to make a range of a block cached, then
- * read the cache file's pages ourselves, checking each page's CRC32C. A page that fails its CRC
- * is reported (a request with invalidate set, so that the worker fetches it again) and the read
- * is tried once more. Idle connections are pooled. Safe for concurrent use.
+ * read the cache file ourselves, checking the CRC32C of each unit the range touches: each 64 KiB
+ * chunk of a page (the cache's chunk size) where the worker lends chunk CRCs, else each page, as
+ * the Go client's lease does. A unit that fails its CRC is reported (a request with invalidate
+ * set, so that the worker fetches it again) and the read is tried once more. Idle connections are
+ * pooled. Safe for concurrent use.
  *
  * <p>Java cannot receive the descriptor the worker passes, so the cache file is opened by the
  * path the response names; a file evicted meanwhile fails the read, and the caller falls back to
@@ -62,7 +64,8 @@ final class ShortCircuit implements AutoCloseable {
   private void readOnce(BlockRef ref, byte[] b, int off, int len, long in, boolean invalidate,
       boolean random) throws IOException {
     ShortCircuitResponse r = request(ShortCircuitRequest.newBuilder().setBlock(ref)
-        .setOffset(in).setLength(len).setInvalidate(invalidate).setRandom(random).build());
+        .setOffset(in).setLength(len).setInvalidate(invalidate).setRandom(random).setChunks(true)
+        .build());
     if (!r.getOk()) {
       throw new IOException("short-circuit read refused: " + r.getError());
     }
@@ -90,9 +93,11 @@ final class ShortCircuit implements AutoCloseable {
   }
 
   /**
-   * Reads the pages covering {@code [in, in+len)} of the block from {@code f}, checks their CRCs
-   * and copies the range into {@code b} at {@code off}. Pages wholly inside the range are read
-   * into {@code b} directly.
+   * Reads the units (chunks, or pages where the response has no chunk CRCs) covering {@code [in,
+   * in+len)} of the block from {@code f}, checks their CRCs and copies the range into {@code b} at
+   * {@code off}. Units wholly inside the range are read into {@code b} directly; the lent units
+   * before the range (a random reader is lent the block's cached pages before its offset too) are
+   * neither read nor checked.
    */
   static void readPages(FileChannel f, ShortCircuitResponse r, byte[] b, int off, int len,
       long in) throws IOException {
@@ -100,19 +105,24 @@ final class ShortCircuit implements AutoCloseable {
     long first = r.getFirstPage();
     long blockLength = r.getBlockLength();
     long end = in + len;
-    if (ps <= 0 || ps > 1 << 30 || first % ps != 0 || first > in || end > blockLength) {
-      throw new IOException("short-circuit: malformed response (page size " + ps
-          + ", first page at " + first + ", block length " + blockLength + ", range " + in
+    boolean chunks = r.getChunkSize() != 0;
+    long unit = chunks ? r.getChunkSize() : ps;
+    int count = chunks ? r.getChunkCrcsCount() : r.getCrcsCount();
+    if (ps <= 0 || ps > 1 << 30 || unit <= 0 || ps % unit != 0 || first % ps != 0 || first > in
+        || end > blockLength) {
+      throw new IOException("short-circuit: malformed response (page size " + ps + ", unit "
+          + unit + ", first page at " + first + ", block length " + blockLength + ", range " + in
           + "+" + len + ")");
     }
-    long pagesEnd = Math.min(Math.floorDiv(end + ps - 1, ps) * ps, blockLength);
+    long unitsEnd = Math.min(Math.floorDiv(end - first + unit - 1, unit) * unit + first,
+        blockLength);
     CRC32C crc = new CRC32C();
     byte[] scratch = null;
-    int i = 0;
-    for (long p = first; p < pagesEnd; p += ps, i++) {
-      int n = (int) Math.min(ps, blockLength - p);
-      if (i >= r.getCrcsCount()) {
-        throw new CorruptPageException("short-circuit: no CRC for the page at " + p);
+    long i = (in - first) / unit;
+    for (long p = first + i * unit; p < unitsEnd; p += unit, i++) {
+      int n = (int) Math.min(unit, blockLength - p);
+      if (i >= count) {
+        throw new CorruptPageException("short-circuit: no CRC for the cached bytes at " + p);
       }
       boolean inside = p >= in && p + n <= end;
       byte[] dst;
@@ -122,7 +132,7 @@ final class ShortCircuit implements AutoCloseable {
         at = off + (int) (p - in);
       } else {
         if (scratch == null) {
-          scratch = new byte[(int) ps];
+          scratch = new byte[(int) unit];
         }
         dst = scratch;
         at = 0;
@@ -130,9 +140,10 @@ final class ShortCircuit implements AutoCloseable {
       readFully(f, dst, at, n, p);
       crc.reset();
       crc.update(dst, at, n);
-      if ((int) crc.getValue() != r.getCrcs(i)) {
-        throw new CorruptPageException("short-circuit: the cached page at " + p + " of "
-            + r.getPath() + " fails its CRC");
+      int want = chunks ? r.getChunkCrcs((int) i) : r.getCrcs((int) i);
+      if ((int) crc.getValue() != want) {
+        throw new CorruptPageException("short-circuit: the cached bytes [" + p + ", "
+            + (p + n) + ") of " + r.getPath() + " fail their CRC");
       }
       if (!inside) {
         long from = Math.max(p, in);
