@@ -154,6 +154,8 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
               ClientConfig.DEFAULT_CONNECT_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)))
           .listPageSize(conf.getInt(StrataConfigKeys.LIST_PAGE_SIZE,
               ClientConfig.DEFAULT_LIST_PAGE_SIZE))
+          .listPrefetch(conf.getInt(StrataConfigKeys.LIST_PREFETCH,
+              ClientConfig.DEFAULT_LIST_PREFETCH))
           .batchesInFlight(conf.getInt(StrataConfigKeys.META_BATCHES_IN_FLIGHT,
               ClientConfig.DEFAULT_BATCHES_IN_FLIGHT))
           .shortCircuit(conf.getBoolean(StrataConfigKeys.SHORT_CIRCUIT,
