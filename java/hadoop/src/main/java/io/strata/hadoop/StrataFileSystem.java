@@ -326,9 +326,23 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
     return new StrataPath(namespace, path.isEmpty() ? "/" : path);
   }
 
-  /** Converts a Strata path into a qualified Hadoop path. */
+  /**
+   * Converts a Strata path into a qualified Hadoop path: the Path its (scheme, authority, path)
+   * constructor makes, without the regular expressions it normalises the path with (a StrataPath
+   * is normal: absolute, no empty component, no trailing slash). A listing converts every entry.
+   */
   Path toHadoop(StrataPath p) {
-    return new Path(uri.getScheme(), namespace.isEmpty() ? null : namespace, p.path());
+    return hadoopPath(uri.getScheme(), namespace, p);
+  }
+
+  /** {@link #toHadoop} in a file system of {@code scheme} and {@code namespace}. */
+  static Path hadoopPath(String scheme, String namespace, StrataPath p) {
+    try {
+      return new Path(new URI(scheme, namespace.isEmpty() ? null : namespace, p.path(), null,
+          null));
+    } catch (java.net.URISyntaxException e) {
+      throw new IllegalArgumentException(e);
+    }
   }
 
   FileStatus toStatus(FileInfo fi) {
