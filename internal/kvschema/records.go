@@ -69,23 +69,44 @@ func EncodeInode(n *Inode) []byte {
 
 // DecodeInode decodes an inode record.
 func DecodeInode(b []byte) (*Inode, error) {
+	var v InodeView
+	if err := DecodeInodeView(b, &v); err != nil {
+		return nil, err
+	}
+	n := &v.Inode
+	n.Name, n.Owner, n.Group, n.Holder = string(v.Name), string(v.Owner), string(v.Group), string(v.Holder)
+	return n, nil
+}
+
+// InodeView is an inode record decoded without copying: its strings alias
+// the record's bytes, so it is good only as long as they are. A listing
+// encodes each entry for the wire straight from one, reused, without
+// allocating.
+type InodeView struct {
+	Inode                      // the record's fields, its strings left empty
+	Name, Owner, Group, Holder []byte
+}
+
+// DecodeInodeView decodes an inode record into v.
+func DecodeInodeView(b []byte, v *InodeView) error {
 	d := decoder{b: b}
 	if d.byte() != recordVersion {
-		return nil, ErrCorrupt
+		return ErrCorrupt
 	}
-	n := &Inode{Type: Type(d.byte())}
+	n := &v.Inode
+	*n = Inode{Type: Type(d.byte())}
 	n.ID = d.uvarint()
 	n.Parent = d.uvarint()
-	n.Name = d.string()
+	v.Name = d.bytes()
 	n.Perm = uint16(d.uvarintMax(0o7777))
-	n.Owner = d.string()
-	n.Group = d.string()
+	v.Owner = d.bytes()
+	v.Group = d.bytes()
 	n.Mtime = d.varint()
 	n.Atime = d.varint()
 	n.Length = d.uvarint()
 	n.Replication = uint32(d.uvarintMax(1<<32 - 1))
 	n.BlockSize = d.uvarint()
-	n.Holder = d.string()
+	v.Holder = d.bytes()
 	n.Inline = d.bool()
 	n.Blocks = uint32(d.uvarintMax(1<<32 - 1))
 	n.Children = d.uvarint()
@@ -93,12 +114,12 @@ func DecodeInode(b []byte) (*Inode, error) {
 	n.SubDirs = d.uvarint()
 	n.SubLength = d.uvarint()
 	if err := d.finish(); err != nil {
-		return nil, err
+		return err
 	}
 	if n.Type != TypeFile && n.Type != TypeDir {
-		return nil, ErrCorrupt
+		return ErrCorrupt
 	}
-	return n, nil
+	return nil
 }
 
 // Dentry is the value of a directory entry.
@@ -303,13 +324,16 @@ func (d *decoder) varint() int64 {
 	return v
 }
 
-func (d *decoder) string() string {
+func (d *decoder) string() string { return string(d.bytes()) }
+
+// bytes reads a string field without copying it.
+func (d *decoder) bytes() []byte {
 	n := d.uvarint()
 	if d.bad || n > uint64(len(d.b)) {
 		d.bad = true
-		return ""
+		return nil
 	}
-	s := string(d.b[:n])
+	s := d.b[:n:n]
 	d.b = d.b[n:]
 	return s
 }

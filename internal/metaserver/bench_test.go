@@ -104,17 +104,14 @@ func BenchmarkListPages(b *testing.B) {
 	cpu0 := cputime.Process()
 	for i := 0; i < b.N; i += files {
 		d := (i / files) % dirs
-		var l *namespace.Listing
+		req := &pb.ListRequest{Header: &pb.Header{User: super.User}, Path: fmt.Sprintf("/tree/%d/%d", d/100, d%100), Limit: 1000}
+		var resp proto.Message
 		err := store.View(func(r kv.Reader) (err error) {
-			l, err = fs.List(r, super, "", fmt.Sprintf("/tree/%d/%d", d/100, d%100), "", 1000)
+			resp, err = s.machine.Read(statemachine.List, r, req)
 			return err
 		})
 		if err != nil {
 			b.Fatal(err)
-		}
-		resp := &pb.ListResponse{HasMore: l.More, Status: statemachine.FileStatus(l.Self), Entries: make([]*pb.FileStatus, len(l.Entries))}
-		for i, n := range l.Entries {
-			resp.Entries[i] = statemachine.FileStatus(n)
 		}
 		if _, err := proto.Marshal(resp); err != nil {
 			b.Fatal(err)

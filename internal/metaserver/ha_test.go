@@ -17,6 +17,7 @@ import (
 	"github.com/stratafs/strata/internal/metaserver"
 	"github.com/stratafs/strata/internal/raftnode"
 	"github.com/stratafs/strata/internal/rpcerr"
+	"github.com/stratafs/strata/internal/statemachine"
 	"github.com/stratafs/strata/internal/testcluster"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
@@ -170,6 +171,9 @@ func TestRetriedMutationsApplyOnce(t *testing.T) {
 		t.Fatalf("second create of /e/f: %v", err)
 	}
 	l, err := p.Server.List(ctx, &pb.ListRequest{Header: h, Path: "/"})
+	if err == nil { // as a client receives it (the entries are pre-encoded)
+		l, err = statemachine.WireForm(l)
+	}
 	if err != nil || len(l.Entries) != 1 || l.Entries[0].Name != "e" {
 		t.Fatalf("root lists %v (%v), want only e", l.GetEntries(), err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/fspath"
 	"github.com/stratafs/strata/internal/rpcerr"
+	"github.com/stratafs/strata/internal/statemachine"
 	"github.com/stratafs/strata/internal/testcluster"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
@@ -64,6 +65,9 @@ func TestServiceRefusesBadNewNames(t *testing.T) {
 		t.Errorf("stat of a name with ':': %v, want not found", err)
 	}
 	l, err := s.List(ctx, &pb.ListRequest{Header: h, Path: "/"})
+	if err == nil { // as a client receives it (the entries are pre-encoded)
+		l, err = statemachine.WireForm(l)
+	}
 	if err != nil || len(l.Entries) != 1 || l.Entries[0].Name != "ok" {
 		t.Fatalf("after the refusals / holds %v, %v; want only ok", l.GetEntries(), err)
 	}

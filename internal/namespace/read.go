@@ -81,56 +81,80 @@ type Listing struct {
 // List returns up to limit entries of directory path whose names sort after
 // startAfter. A file lists as itself, as in HDFS.
 func (fs *FS) List(r kv.Reader, c Caller, ns, path, startAfter string, limit int) (*Listing, error) {
-	l, err := fs.list(r, c, ns, path, startAfter, limit)
+	l := &Listing{}
+	var err error
+	l.Self, l.More, err = fs.ListRecords(r, c, ns, path, startAfter, limit, func(rec []byte) error {
+		n, err := kvschema.DecodeInode(rec)
+		l.Entries = append(l.Entries, n)
+		return err
+	})
 	if err != nil {
-		return nil, pathErr("list", path, err)
+		return nil, err
 	}
 	return l, nil
 }
 
-func (fs *FS) list(r kv.Reader, c Caller, ns, path, startAfter string, limit int) (*Listing, error) {
+// ListRecords is List that hands each entry's inode record to fn, in name
+// order, instead of decoding it: a listing encodes its entries for the
+// wire straight from their records. The record is good only during the
+// call; fn's error stops the listing and is returned. It returns the listed
+// path's inode and whether entries follow the last one.
+func (fs *FS) ListRecords(r kv.Reader, c Caller, ns, path, startAfter string, limit int,
+	fn func(rec []byte) error) (self *kvschema.Inode, more bool, err error) {
+	self, more, err = fs.list(r, c, ns, path, startAfter, limit, fn)
+	if err != nil {
+		return nil, false, pathErr("list", path, err)
+	}
+	return self, more, nil
+}
+
+func (fs *FS) list(r kv.Reader, c Caller, ns, path, startAfter string, limit int,
+	fn func(rec []byte) error) (*kvschema.Inode, bool, error) {
 	res, err := fs.resolveExisting(r, c, ns, path)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	n := res.node
 	if !n.IsDir() {
-		return &Listing{Self: n, Entries: []*kvschema.Inode{n}}, nil
+		return n, false, fn(kvschema.EncodeInode(n))
 	}
 	if !fs.check(c, n, accessRead|accessExec) {
-		return nil, ErrPermission
+		return nil, false, ErrPermission
 	}
 	start, end := kvschema.DentryRange(n.ID)
 	if startAfter != "" {
 		start = append(kvschema.DentryKey(n.ID, startAfter), 0)
 	}
-	entries, err := childInodesFrom(r, start, end, limit+1)
-	if err != nil {
-		return nil, err
-	}
-	l := &Listing{Self: n, Entries: entries}
-	if len(entries) > limit {
-		l.Entries, l.More = entries[:limit], true
-	}
-	return l, nil
+	more, err := childRecordsFrom(r, start, end, limit, fn)
+	return n, more, err
 }
 
-func childInodesFrom(r kv.Reader, start, end []byte, limit int) ([]*kvschema.Inode, error) {
-	var out []*kvschema.Inode
+// childRecordsFrom hands fn the inode records of the first limit dentries
+// in [start, end) and reports whether more follow.
+func childRecordsFrom(r kv.Reader, start, end []byte, limit int, fn func(rec []byte) error) (bool, error) {
+	seen, more := 0, false
 	var ierr error
 	err := r.Scan(start, end, func(_, v []byte) bool {
+		if seen == limit {
+			more = true
+			return false
+		}
+		seen++
 		var d kvschema.Dentry
 		if d, ierr = kvschema.DecodeDentry(v); ierr != nil {
 			return false
 		}
-		var n *kvschema.Inode
-		if n, ierr = getInode(r, d.Child); ierr != nil {
+		rec, ok, err := r.Get(kvschema.InodeKey(d.Child))
+		if ierr = err; err == nil && !ok {
+			ierr = kvschema.ErrCorrupt // a dentry points to nothing
+		}
+		if ierr != nil {
 			return false
 		}
-		out = append(out, n)
-		return len(out) < limit
+		ierr = fn(rec)
+		return ierr == nil
 	})
-	return out, orErr(err, ierr)
+	return more, orErr(err, ierr)
 }
 
 // Summary is a content summary: the aggregates of a subtree.

@@ -1,6 +1,9 @@
 package statemachine
 
 import (
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
 	"github.com/stratafs/strata/internal/kv"
 	"github.com/stratafs/strata/internal/kvschema"
 	"github.com/stratafs/strata/internal/namespace"
@@ -43,21 +46,101 @@ func readOpen(m *Machine, r kv.Reader, c namespace.Caller, ns string, req *pb.Op
 }
 
 // readList answers one page, so that a directory of any size streams
-// through pages without being held in memory.
+// through pages without being held in memory. Its entries are encoded
+// straight from their inode records, each once (appendFileStatus), and ride
+// in the response as its unknown fields: what proto.Marshal writes of them
+// is field 1, entries, as if they had been set, with no FileStatus made
+// and no reflection over it. NB: so a response read in the same process,
+// not through the wire, holds no Entries (WireForm gives what a client
+// receives).
 func readList(m *Machine, r kv.Reader, c namespace.Caller, ns string, req *pb.ListRequest) (*pb.ListResponse, error) {
 	limit := int(req.GetLimit())
 	if limit <= 0 {
 		limit = DefaultPage
 	}
-	l, err := m.fs.List(r, c, ns, req.GetPath(), req.GetStartAfter(), min(limit, MaxPage))
+	limit = min(limit, MaxPage)
+	var (
+		v         kvschema.InodeView
+		one, wire []byte
+	)
+	self, more, err := m.fs.ListRecords(r, c, ns, req.GetPath(), req.GetStartAfter(), limit, func(rec []byte) error {
+		if err := kvschema.DecodeInodeView(rec, &v); err != nil {
+			return err
+		}
+		if wire == nil { // sized by a guess from the first entry
+			wire = make([]byte, 0, (16+len(rec))*min(limit, 1024))
+		}
+		one = appendFileStatus(one[:0], &v)
+		wire = protowire.AppendTag(wire, listEntriesField, protowire.BytesType)
+		wire = protowire.AppendBytes(wire, one)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	resp := &pb.ListResponse{HasMore: l.More, Status: FileStatus(l.Self), Entries: make([]*pb.FileStatus, len(l.Entries))}
-	for i, n := range l.Entries {
-		resp.Entries[i] = FileStatus(n)
-	}
+	resp := &pb.ListResponse{HasMore: more, Status: FileStatus(self)}
+	resp.ProtoReflect().SetUnknown(wire)
 	return resp, nil
+}
+
+// listEntriesField is ListResponse.entries' field number.
+const listEntriesField = 1
+
+// WireForm returns what a client receives of a response that may carry
+// fields pre-encoded (readList's entries): the message decoded from its
+// wire form. For tests and in-process readers.
+func WireForm[T proto.Message](m T) (T, error) {
+	b, err := proto.Marshal(m)
+	if err != nil {
+		return m, err
+	}
+	out := m.ProtoReflect().New().Interface().(T)
+	return out, proto.Unmarshal(b, out)
+}
+
+// appendFileStatus appends the wire form of FileStatus(n) (proto.Marshal's
+// bytes: fields in number order, zero values left out) without making one.
+func appendFileStatus(b []byte, v *kvschema.InodeView) []byte {
+	n := &v.Inode
+	b = appendBytesField(b, 1, v.Name)
+	b = appendVarintField(b, 2, n.ID)
+	dir := n.IsDir()
+	typ := pb.FileType_FILE_TYPE_FILE
+	if dir {
+		typ = pb.FileType_FILE_TYPE_DIRECTORY
+	}
+	b = appendVarintField(b, 3, uint64(typ))
+	if !dir {
+		b = appendVarintField(b, 4, n.Length)
+	}
+	b = appendVarintField(b, 5, uint64(n.Perm))
+	b = appendBytesField(b, 6, v.Owner)
+	b = appendBytesField(b, 7, v.Group)
+	b = appendVarintField(b, 8, uint64(n.Mtime))
+	b = appendVarintField(b, 9, uint64(n.Atime))
+	if dir {
+		return appendVarintField(b, 13, n.Children)
+	}
+	b = appendVarintField(b, 10, uint64(n.Replication))
+	b = appendVarintField(b, 11, n.BlockSize)
+	if len(v.Holder) > 0 {
+		b = appendVarintField(b, 12, 1)
+	}
+	return b
+}
+
+func appendVarintField(b []byte, num protowire.Number, x uint64) []byte {
+	if x == 0 {
+		return b
+	}
+	return protowire.AppendVarint(protowire.AppendTag(b, num, protowire.VarintType), x)
+}
+
+func appendBytesField(b []byte, num protowire.Number, s []byte) []byte {
+	if len(s) == 0 {
+		return b
+	}
+	return protowire.AppendBytes(protowire.AppendTag(b, num, protowire.BytesType), s)
 }
 
 // readTail answers a reader of a file being written: bytes of its flushed

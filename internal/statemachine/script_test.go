@@ -64,6 +64,9 @@ func (s *script) run(t *testing.T, td *datadriven.TestData) string {
 	req := s.request(t, td, op)
 	if op.Kind == statemachine.Read {
 		resp, err := s.m.Read(op, s.store, req)
+		if err == nil { // as a client receives it (List's entries are pre-encoded)
+			resp, err = statemachine.WireForm(resp)
+		}
 		if err != nil {
 			return "error: " + err.Error() + "\n"
 		}

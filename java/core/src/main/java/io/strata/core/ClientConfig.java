@@ -32,6 +32,8 @@ public final class ClientConfig {
 
   /** Entries asked for per listing page (the service's default and a tenth of its maximum). */
   public static final int DEFAULT_LIST_PAGE_SIZE = 1000;
+  /** Default of {@link #listPrefetch}. */
+  public static final int DEFAULT_LIST_PREFETCH = 8;
 
   /**
    * RPCs of reads, and of mutations, that a client keeps in flight before it coalesces the calls
@@ -54,6 +56,7 @@ public final class ClientConfig {
   private final Duration connectTimeout;
   private final Duration leaseRenewInterval;
   private final int listPageSize;
+  private final int listPrefetch;
   private final int batchesInFlight;
   private final boolean shortCircuit;
   private final BlockIO blockIO;
@@ -81,6 +84,7 @@ public final class ClientConfig {
     this.connectTimeout = b.connectTimeout;
     this.leaseRenewInterval = b.leaseRenewInterval;
     this.listPageSize = b.listPageSize;
+    this.listPrefetch = b.listPrefetch;
     this.batchesInFlight = b.batchesInFlight;
     this.shortCircuit = b.shortCircuit;
     this.blockIO = b.blockIO;
@@ -162,6 +166,14 @@ public final class ClientConfig {
   }
 
   /**
+   * How many first pages of the directories a listing showed are asked for ahead of their
+   * listings, at a time; 0: none, and no listing asks for its next page ahead either.
+   */
+  public int listPrefetch() {
+    return listPrefetch;
+  }
+
+  /**
    * How many RPCs of reads (getFileStatus, open), and as many of mutations (mkdirs, create,
    * complete, rename, delete), the client keeps in flight: calls made while that many are in
    * flight queue, and leave together as one Batch RPC when one returns. 0 or less: every call
@@ -208,6 +220,7 @@ public final class ClientConfig {
     private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
     private Duration leaseRenewInterval = DEFAULT_LEASE_RENEW_INTERVAL;
     private int listPageSize = DEFAULT_LIST_PAGE_SIZE;
+    private int listPrefetch = DEFAULT_LIST_PREFETCH;
     private int batchesInFlight = DEFAULT_BATCHES_IN_FLIGHT;
     private boolean shortCircuit = true;
     private BlockIO blockIO;
@@ -277,6 +290,15 @@ public final class ClientConfig {
         throw new IllegalArgumentException("list page size " + n + " not in 1..10000");
       }
       this.listPageSize = n;
+      return this;
+    }
+
+    /** Sets {@link ClientConfig#listPrefetch}, 0 to 64 (default 8). */
+    public Builder listPrefetch(int n) {
+      if (n < 0 || n > 64) {
+        throw new IllegalArgumentException("list prefetch " + n + " not in 0..64");
+      }
+      this.listPrefetch = n;
       return this;
     }
 

@@ -94,6 +94,7 @@ public final class StrataClient implements Closeable {
   private final LeaseRenewer renewer;
   private final WorkerBlockIO workers;
   private final BlockIO blockIO;
+  private final ListPrefetch listPrefetch;
   private volatile boolean closed;
   private volatile ServerDefaults defaults;
   /** The namespaces the service described, by name: their modes never change. */
@@ -111,6 +112,9 @@ public final class StrataClient implements Closeable {
     this.workers = new WorkerBlockIO(this::listWorkers, cfg.shortCircuit(), cfg.rpcTimeout(),
         cfg.tls());
     this.blockIO = cfg.blockIO().orElse(workers);
+    this.listPrefetch = new ListPrefetch(cfg.listPrefetch(),
+        (dir, after) -> Listing.fetch(this, dir, after, cfg.listPageSize()),
+        "strata-list-prefetch-" + clientName);
   }
 
   /**
@@ -335,7 +339,7 @@ public final class StrataClient implements Closeable {
    * now, so a missing path fails here.
    */
   public IOIterator<FileInfo> list(StrataPath p) throws IOException {
-    return new Listing(this, p, cfg.listPageSize());
+    return new Listing(this, p, cfg.listPageSize(), listPrefetch);
   }
 
   /**
@@ -512,6 +516,7 @@ public final class StrataClient implements Closeable {
     }
     closed = true;
     renewer.close();
+    listPrefetch.close();
     reads.close();
     mutations.close();
     workers.close();
@@ -538,7 +543,11 @@ public final class StrataClient implements Closeable {
 
   <T> T call(Op op, StrataPath p, MetaCaller.Call<T> c) throws IOException {
     checkOpen(op, p);
-    return meta.call(op, p.toString(), c);
+    try {
+      return meta.call(op, p.toString(), c);
+    } finally {
+      changed(op);
+    }
   }
 
   /**
@@ -549,13 +558,21 @@ public final class StrataClient implements Closeable {
       throws IOException {
     checkOpen(op, p);
     Coalescer co = MethodKinds.isMutation(method) ? mutations : reads;
-    return co.call(op, p.toString(), c.build());
+    try {
+      return co.call(op, p.toString(), c.build());
+    } finally {
+      changed(op);
+    }
   }
 
   private <T> T call(Op op, StrataPath p, java.time.Duration bound, MetaCaller.Call<T> c)
       throws IOException {
     checkOpen(op, p);
-    return meta.call(op, p.toString(), bound, c);
+    try {
+      return meta.call(op, p.toString(), bound, c);
+    } finally {
+      changed(op);
+    }
   }
 
   /**
@@ -571,10 +588,21 @@ public final class StrataClient implements Closeable {
     }
   }
 
+  /**
+   * Drops the listings' prefetched pages when a call of {@code op} may change the namespace: as
+   * it leaves and when it is answered ({@link ListPrefetch}).
+   */
+  private void changed(Op op) {
+    if (!ListPrefetch.isRead(op)) {
+      listPrefetch.invalidate();
+    }
+  }
+
   private void checkOpen(Op op, StrataPath p) throws IOException {
     if (closed) {
       throw MetaCaller.closed(op, p.toString());
     }
+    changed(op);
   }
 
   /**

@@ -199,4 +199,127 @@ public class StrataClientTest {
       assertTrue(two.getFileStatus(base).directory());
     }
   }
+
+  /** Every entry under p, depth first, as ls -R walks: a listing per directory. */
+  private List<String> walk(StrataClient c, StrataPath p) throws IOException {
+    List<String> out = new ArrayList<>();
+    IOIterator<FileInfo> it = c.list(p);
+    List<StrataPath> sub = new ArrayList<>();
+    while (it.hasNext()) {
+      FileInfo st = it.next();
+      out.add(st.path().path());
+      if (st.directory()) {
+        sub.add(st.path());
+      }
+    }
+    for (StrataPath d : sub) {
+      out.addAll(walk(c, d));
+    }
+    return out;
+  }
+
+  @Test
+  public void aWalkSeesEveryEntryOnceAndItsOwnChanges() throws IOException {
+    List<String> want = new ArrayList<>();
+    for (int d = 0; d < 4; d++) {
+      StrataPath dir = base.child("d" + d);
+      client.mkdirs(dir, 0755, false);
+      want.add(dir.path());
+      for (int f = 0; f < 5; f++) {
+        write(dir.child("f" + f), new byte[0]);
+        want.add(dir.child("f" + f).path());
+      }
+    }
+    List<String> got = walk(client, base);
+    java.util.Collections.sort(want);
+    java.util.Collections.sort(got);
+    assertEquals(want, got);
+    // Listing base announces d0..d3, whose first pages are asked for; a change of this client
+    // after that must show in their listings, whenever it was read.
+    IOIterator<FileInfo> it = client.list(base);
+    while (it.hasNext()) {
+      it.next();
+    }
+    write(base.child("d0").child("late"), new byte[0]);
+    client.delete(base.child("d1").child("f0"), false);
+    List<String> d0 = names(client.list(base.child("d0")));
+    assertTrue(d0.toString(), d0.contains("late"));
+    assertFalse(names(client.list(base.child("d1"))).contains("f0"));
+  }
+
+  private static List<String> names(IOIterator<FileInfo> it) throws IOException {
+    List<String> out = new ArrayList<>();
+    while (it.hasNext()) {
+      out.add(it.next().path().name());
+    }
+    return out;
+  }
+
+  @Test
+  public void everyDirectoryAWalkEntersIsChecked() throws IOException {
+    client.setPermission(base, 0755);
+    client.mkdirs(base.child("open"), 0755, false);
+    client.mkdirs(base.child("shut"), 0700, false);
+    write(base.child("shut").child("secret"), new byte[0]);
+    try (StrataClient bob = StrataClient.connect(SERVER.cluster().clientConfig("bob", "bob")
+        .build())) {
+      // bob's listing of base announces shut, whose first page bob may not read: asked ahead,
+      // it fails, and bob's own listing of it fails as it would have alone.
+      assertEquals(List.of("open", "shut"), names(bob.list(base)));
+      StrataException e = assertThrows(StrataException.class, () -> bob.list(base.child("shut")));
+      assertEquals(Reason.PERMISSION_DENIED, e.reason());
+      assertEquals(List.of(), names(bob.list(base.child("open"))));
+    }
+  }
+
+  @Test
+  public void pagesAskedAheadSeeEachEntryOnceWhileOthersChangeTheDirectory() throws Exception {
+    // Pages of 3, each asked for while the caller takes the one before: the entries that stay
+    // throughout are all listed, once each and in order, whatever another client creates and
+    // deletes meanwhile.
+    List<String> stay = new ArrayList<>();
+    for (int i = 0; i < 60; i++) {
+      String name = String.format("k%03d", i);
+      stay.add(name);
+      write(base.child(name), new byte[0]);
+      write(base.child(String.format("k%03d-gone", i)), new byte[0]);
+    }
+    java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+    java.util.concurrent.atomic.AtomicReference<Throwable> failed =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    Thread changer;
+    try (StrataClient other = StrataClient.connect(SERVER.clientConfig().build())) {
+      changer = new Thread(() -> {
+        try {
+          for (int i = 0; !stop.get() && i < 60; i++) {
+            write(other, base.child(String.format("k%03d-new", i)));
+            other.delete(base.child(String.format("k%03d-gone", i)), false);
+          }
+        } catch (IOException e) {
+          failed.set(e);
+        }
+      });
+      changer.start();
+      for (int pass = 0; pass < 3; pass++) {
+        List<String> got = names(client.list(base));
+        for (int i = 1; i < got.size(); i++) {
+          assertTrue(got.get(i - 1) + " then " + got.get(i), got.get(i - 1).compareTo(got.get(i)) < 0);
+        }
+        List<String> kept = new ArrayList<>(got);
+        kept.retainAll(stay);
+        assertEquals(stay, kept);
+      }
+      stop.set(true);
+      changer.join();
+    }
+    if (failed.get() != null) {
+      throw new AssertionError(failed.get());
+    }
+  }
+
+  private static void write(StrataClient c, StrataPath p) throws IOException {
+    try (FileWriter w = c.create(p, CreateOptions.defaults().withOverwrite(true))) {
+      w.write(new byte[0]);
+    }
+  }
 }

@@ -66,6 +66,14 @@ public final class StrataConfigKeys {
   public static final String LIST_PAGE_SIZE = "fs.strata.list.page-size";
 
   /**
+   * First pages of the directories a listing showed asked for ahead of their listings, at a
+   * time, 0 to 64 (0: none, and no page of a listing is asked for ahead); default 8. A walk
+   * (ls -R) then finds each directory's first page on its way. Such a page may be up to 500 ms
+   * older than its listing (never older than this client's own last change).
+   */
+  public static final String LIST_PREFETCH = "fs.strata.list.prefetch";
+
+  /**
    * Block size recorded for new files and reported as the default; unset, the service's
    * default (its {@code --block-size}), which is then what the client reports.
    */

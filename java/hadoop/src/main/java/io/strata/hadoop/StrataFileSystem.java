@@ -154,6 +154,8 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
               ClientConfig.DEFAULT_CONNECT_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)))
           .listPageSize(conf.getInt(StrataConfigKeys.LIST_PAGE_SIZE,
               ClientConfig.DEFAULT_LIST_PAGE_SIZE))
+          .listPrefetch(conf.getInt(StrataConfigKeys.LIST_PREFETCH,
+              ClientConfig.DEFAULT_LIST_PREFETCH))
           .batchesInFlight(conf.getInt(StrataConfigKeys.META_BATCHES_IN_FLIGHT,
               ClientConfig.DEFAULT_BATCHES_IN_FLIGHT))
           .shortCircuit(conf.getBoolean(StrataConfigKeys.SHORT_CIRCUIT,
@@ -324,9 +326,23 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
     return new StrataPath(namespace, path.isEmpty() ? "/" : path);
   }
 
-  /** Converts a Strata path into a qualified Hadoop path. */
+  /**
+   * Converts a Strata path into a qualified Hadoop path: the Path its (scheme, authority, path)
+   * constructor makes, without the regular expressions it normalises the path with (a StrataPath
+   * is normal: absolute, no empty component, no trailing slash). A listing converts every entry.
+   */
   Path toHadoop(StrataPath p) {
-    return new Path(uri.getScheme(), namespace.isEmpty() ? null : namespace, p.path());
+    return hadoopPath(uri.getScheme(), namespace, p);
+  }
+
+  /** {@link #toHadoop} in a file system of {@code scheme} and {@code namespace}. */
+  static Path hadoopPath(String scheme, String namespace, StrataPath p) {
+    try {
+      return new Path(new URI(scheme, namespace.isEmpty() ? null : namespace, p.path(), null,
+          null));
+    } catch (java.net.URISyntaxException e) {
+      throw new IllegalArgumentException(e);
+    }
   }
 
   FileStatus toStatus(FileInfo fi) {
