@@ -80,6 +80,7 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
   private StrataClient client;
   private Path workingDir;
   private int readBuffer;
+  private boolean deferCreates;
   /** What the namespace is (its mode), once the service said; null until then. */
   private volatile Namespace namespaceInfo;
   /** A cache-mode getContentSummary warned that its counts are of what is loaded. */
@@ -101,6 +102,7 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
           + " must be 0 to 2 GiB: " + rb);
     }
     readBuffer = (int) rb;
+    deferCreates = conf.getBoolean(StrataConfigKeys.CREATE_DEFERRED, false);
     workingDir = getHomeDirectory();
     checkNamespace();
   }
@@ -482,9 +484,10 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
     int perm = (permission == null ? FsPermission.getFileDefault() : permission).toShort();
     statistics.incrementWriteOps(1);
     try {
-      return new FSDataOutputStream(new StrataOutputStream(client.create(p,
-          new CreateOptions(perm, overwrite, createParents, Math.max(0, replication),
-              requestedBlockSize(f, blockSize)))), statistics);
+      CreateOptions o = new CreateOptions(perm, overwrite, createParents,
+          Math.max(0, replication), requestedBlockSize(f, blockSize));
+      return new FSDataOutputStream(new StrataOutputStream(deferCreates
+          ? client.createDeferred(p, o) : client.create(p, o)), statistics);
     } catch (IOException e) {
       throw HadoopErrors.translate(e);
     }
