@@ -332,9 +332,14 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
   }
 
   FileStatus toStatus(FileInfo fi) {
+    return toStatus(fi, toHadoop(fi.path()));
+  }
+
+  /** The status of {@code fi}, whose qualified Hadoop path is {@code path}. */
+  private static FileStatus toStatus(FileInfo fi, Path path) {
     return new FileStatus(fi.length(), fi.directory(), fi.replication(), fi.blockSize(),
         fi.modificationTime(), fi.accessTime(), new FsPermission((short) (fi.permission() & 01777)),
-        fi.owner(), fi.group(), toHadoop(fi.path()));
+        fi.owner(), fi.group(), path);
   }
 
   private LocatedFileStatus toLocated(FileInfo fi) throws IOException {
@@ -662,10 +667,12 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
 
   @Override
   public FileStatus getFileStatus(Path f) throws IOException {
-    StrataPath p = toStrata(f);
+    Path q = makeQualified(f);
+    StrataPath p = toStrata(q);
     statistics.incrementReadOps(1);
     try {
-      return toStatus(client.getFileStatus(p));
+      // NB: q, not toHadoop(p), which would parse the same URI again.
+      return toStatus(client.getFileStatus(p), q);
     } catch (IOException e) {
       throw HadoopErrors.translate(e);
     }
