@@ -38,7 +38,7 @@ import java.util.Objects;
  * other threads); a flush waits for the service's answer without the lock, so that writes go on
  * meanwhile, and flushes are sent one at a time, each with what was written before it started.
  */
-public final class FileWriter extends OutputStream {
+public final class FileWriter extends OutputStream implements FileOutput {
   private final StrataClient client;
   private final WriteTarget target;
   private final BlockIO blockIO;

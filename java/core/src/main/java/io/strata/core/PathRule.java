@@ -29,6 +29,9 @@ public final class PathRule {
 
   /** Returns why {@code path} breaks the rule of every call, or empty when it does not. */
   public static Optional<String> problem(String path) {
+    if (plain(path, false)) {
+      return Optional.empty();
+    }
     if (!path.startsWith("/")) {
       return Optional.of(quote(path) + " is not an absolute path");
     }
@@ -89,6 +92,9 @@ public final class PathRule {
    * every call, or of new names. Empty when it does not.
    */
   public static Optional<String> newNameProblem(String path) {
+    if (plain(path, true)) {
+      return Optional.empty();
+    }
     Optional<String> p = problem(path);
     if (p.isPresent()) {
       return p;
@@ -106,6 +112,40 @@ public final class PathRule {
       }
     }
     return Optional.empty();
+  }
+
+  /**
+   * Whether {@code path} surely keeps the rule (of new names too if {@code newName}), in one
+   * pass: absolute, printable ASCII, names of 1 to {@value #MAX_NAME_LEN} characters other than
+   * "." and "..", one trailing slash at most. What it does not accept, {@link #problem} and
+   * {@link #newNameProblem} judge in full. NB: every call checks its path, and most paths are
+   * plain: the full check's splits and UTF-8 encodings were a tenth of a getFileStatus's CPU in
+   * the Hadoop client.
+   */
+  private static boolean plain(String path, boolean newName) {
+    int n = path.length();
+    if (n == 0 || n > MAX_PATH_LEN || path.charAt(0) != '/') {
+      return false;
+    }
+    int depth = 0;
+    int from = 1;
+    for (int i = 1; i <= n; i++) {
+      char ch = i < n ? path.charAt(i) : '/';
+      if (ch < 0x20 || ch >= 0x7f || (newName && ch == ':')) {
+        return false;
+      }
+      if (ch != '/' || (i == n && from == n)) {
+        continue;
+      }
+      int len = i - from;
+      if (len == 0 || len > MAX_NAME_LEN || (path.charAt(from) == '.' && (len == 1
+          || (len == 2 && path.charAt(from + 1) == '.')))) {
+        return false;
+      }
+      depth++;
+      from = i + 1;
+    }
+    return depth <= MAX_DEPTH;
   }
 
   private static int utf8Length(String s) {

@@ -172,11 +172,7 @@ public final class StrataClient implements Closeable {
    */
   public FileWriter create(StrataPath p, CreateOptions o) throws IOException {
     checkNewNames(Op.CREATE, p);
-    CreateRequest req = CreateRequest.newBuilder()
-        .setHeader(header(MetaServiceGrpc.getCreateMethod(), p.namespace()))
-        .setPath(p.path()).setPermission(o.permission()).setUmask(cfg.umask())
-        .setOverwrite(o.overwrite()).setCreateParents(o.createParents())
-        .setReplication(o.replication()).setBlockSize(o.blockSize()).build();
+    CreateRequest req = createRequest(p, o).build();
     CreateResponse r = batch(MetaServiceGrpc.getCreateMethod(), Op.CREATE, p,
         BatchCall.newBuilder().setCreate(req)).getCreate();
     WriteTarget t = new WriteTarget(p, r.getStoreUri(), r.getStatus().getInodeId(),
@@ -184,6 +180,55 @@ public final class StrataClient implements Closeable {
         new BlockToken(r.getBlockToken(), r.getBlockTokenExpires(), null));
     renewer.acquire();
     return new FileWriter(this, t, blockIO);
+  }
+
+  /**
+   * Creates file {@code p} when the returned stream first needs it ({@link DeferredWriter}): a
+   * file closed with no more than the inline limit written, never flushed, is created closed,
+   * with its content, in one call at close, instead of a Create now and a Complete then. Until
+   * the create is sent the file is not there for others to see, and the failures it would meet
+   * (permissions, a parent that is a file) come at close. What is at {@code p} is read first (a
+   * read costs the service no Raft entry): a directory, or a file under an {@code
+   * overwrite=false} create, sends the create now, which fails as {@link #create} would.
+   *
+   * <p>As {@link #create} (the create sent now) for a createNonRecursive ({@code
+   * createParents} false: the missing parent must fail here), and in a cache-mode namespace.
+   */
+  public FileOutput createDeferred(StrataPath p, CreateOptions o) throws IOException {
+    checkNewNames(Op.CREATE, p);
+    if (!o.createParents() || namespace(p.namespace()).cacheMode()) {
+      return create(p, o);
+    }
+    FileInfo there;
+    try {
+      there = getFileStatus(p);
+    } catch (io.strata.core.error.StrataFileNotFoundException e) {
+      there = null;
+    } catch (IOException e) {
+      return create(p, o); // which words the failure as it would alone
+    }
+    if (there != null && (there.directory() || !o.overwrite())) {
+      return create(p, o);
+    }
+    return new DeferredWriter(this, p, o, serverDefaults().inlineLimit());
+  }
+
+  /**
+   * Creates file {@code p} closed, holding the first {@code len} bytes of {@code data} (at most
+   * the inline limit): one call, no lease, no Complete.
+   */
+  void createClosed(StrataPath p, CreateOptions o, byte[] data, int len) throws IOException {
+    CreateRequest req = createRequest(p, o).setComplete(true)
+        .setInlineData(com.google.protobuf.ByteString.copyFrom(data, 0, len)).build();
+    batch(MetaServiceGrpc.getCreateMethod(), Op.CREATE, p, BatchCall.newBuilder().setCreate(req));
+  }
+
+  private CreateRequest.Builder createRequest(StrataPath p, CreateOptions o) {
+    return CreateRequest.newBuilder()
+        .setHeader(header(MetaServiceGrpc.getCreateMethod(), p.namespace()))
+        .setPath(p.path()).setPermission(o.permission()).setUmask(cfg.umask())
+        .setOverwrite(o.overwrite()).setCreateParents(o.createParents())
+        .setReplication(o.replication()).setBlockSize(o.blockSize());
   }
 
   /**

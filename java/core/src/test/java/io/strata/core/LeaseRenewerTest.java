@@ -31,6 +31,33 @@ public class LeaseRenewerTest {
   }
 
   @Test
+  public void oneThreadServesWriterAfterWriter() throws Exception {
+    AtomicInteger calls = new AtomicInteger();
+    try (LeaseRenewer r = new LeaseRenewer(calls::incrementAndGet, Duration.ofHours(1), "t")) {
+      for (int i = 0; i < 100; i++) {
+        r.acquire();
+        assertTrue(r.running());
+        r.release();
+        assertFalse(r.running());
+      }
+      assertEquals(1, r.threadsStarted());
+    }
+  }
+
+  @Test
+  public void theThreadEndsAnIntervalAfterTheLastWriter() throws Exception {
+    AtomicInteger calls = new AtomicInteger();
+    try (LeaseRenewer r = new LeaseRenewer(calls::incrementAndGet, Duration.ofMillis(20), "t")) {
+      r.acquire();
+      r.release();
+      waitFor(() -> !r.threadAlive());
+      r.acquire();
+      waitFor(() -> calls.get() >= 2);
+      assertEquals("a writer after the thread ended starts another", 2, r.threadsStarted());
+    }
+  }
+
+  @Test
   public void failuresDoNotStopTheRenewals() throws Exception {
     AtomicInteger calls = new AtomicInteger();
     LeaseRenewer.Renewal failing = () -> {

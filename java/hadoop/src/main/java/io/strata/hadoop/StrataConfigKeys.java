@@ -113,5 +113,14 @@ public final class StrataConfigKeys {
   /** Default of {@link #READ_BUFFER}: the Go client's read-ahead. */
   public static final long DEFAULT_READ_BUFFER = 4L << 20;
 
+  /**
+   * Whether a create waits for the stream's first need of it (docs/java.md, "Deferred
+   * creates"): a file closed with no more than the inline limit written and never flushed is then
+   * created closed, content and all, in one call at close. The file is not visible to others
+   * before then, and failures other than an existing file (overwrite=false) come at close;
+   * default false, a file existing from create on as in HDFS.
+   */
+  public static final String CREATE_DEFERRED = "fs.strata.create.deferred";
+
   private StrataConfigKeys() {}
 }

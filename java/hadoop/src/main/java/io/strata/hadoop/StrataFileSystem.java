@@ -80,6 +80,7 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
   private StrataClient client;
   private Path workingDir;
   private int readBuffer;
+  private boolean deferCreates;
   /** What the namespace is (its mode), once the service said; null until then. */
   private volatile Namespace namespaceInfo;
   /** A cache-mode getContentSummary warned that its counts are of what is loaded. */
@@ -101,6 +102,7 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
           + " must be 0 to 2 GiB: " + rb);
     }
     readBuffer = (int) rb;
+    deferCreates = conf.getBoolean(StrataConfigKeys.CREATE_DEFERRED, false);
     workingDir = getHomeDirectory();
     checkNamespace();
   }
@@ -346,9 +348,14 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
   }
 
   FileStatus toStatus(FileInfo fi) {
+    return toStatus(fi, toHadoop(fi.path()));
+  }
+
+  /** The status of {@code fi}, whose qualified Hadoop path is {@code path}. */
+  private static FileStatus toStatus(FileInfo fi, Path path) {
     return new FileStatus(fi.length(), fi.directory(), fi.replication(), fi.blockSize(),
         fi.modificationTime(), fi.accessTime(), new FsPermission((short) (fi.permission() & 01777)),
-        fi.owner(), fi.group(), toHadoop(fi.path()));
+        fi.owner(), fi.group(), path);
   }
 
   private LocatedFileStatus toLocated(FileInfo fi) throws IOException {
@@ -498,9 +505,10 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
     int perm = (permission == null ? FsPermission.getFileDefault() : permission).toShort();
     statistics.incrementWriteOps(1);
     try {
-      return new FSDataOutputStream(new StrataOutputStream(client.create(p,
-          new CreateOptions(perm, overwrite, createParents, Math.max(0, replication),
-              requestedBlockSize(f, blockSize)))), statistics);
+      CreateOptions o = new CreateOptions(perm, overwrite, createParents,
+          Math.max(0, replication), requestedBlockSize(f, blockSize));
+      return new FSDataOutputStream(new StrataOutputStream(deferCreates
+          ? client.createDeferred(p, o) : client.create(p, o)), statistics);
     } catch (IOException e) {
       throw HadoopErrors.translate(e);
     }
@@ -675,10 +683,12 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
 
   @Override
   public FileStatus getFileStatus(Path f) throws IOException {
-    StrataPath p = toStrata(f);
+    Path q = makeQualified(f);
+    StrataPath p = toStrata(q);
     statistics.incrementReadOps(1);
     try {
-      return toStatus(client.getFileStatus(p));
+      // NB: q, not toHadoop(p), which would parse the same URI again.
+      return toStatus(client.getFileStatus(p), q);
     } catch (IOException e) {
       throw HadoopErrors.translate(e);
     }

@@ -1,5 +1,6 @@
 package io.strata.hadoop;
 
+import io.strata.core.FileOutput;
 import io.strata.core.FileWriter;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -13,23 +14,33 @@ import org.apache.hadoop.fs.Syncable;
  * write-ahead log requires. In a cache-mode namespace a file is one object, visible on close
  * only: hflush and hsync throw UnsupportedOperationException (rather than letting
  * FSDataOutputStream downgrade them silently to flush), so that a caller that needs durability
- * before close learns it does not have it, and the capabilities are not declared.
+ * before close learns it does not have it, and the capabilities are not declared. Failures are
+ * Hadoop's exceptions ({@link HadoopErrors}), as create's are: with deferred creates ({@link
+ * StrataConfigKeys#CREATE_DEFERRED}) a create's failure may come from a write, hflush or close.
  */
 final class StrataOutputStream extends OutputStream implements Syncable, StreamCapabilities {
-  private final FileWriter writer;
+  private final FileOutput writer;
 
-  StrataOutputStream(FileWriter writer) {
+  StrataOutputStream(FileOutput writer) {
     this.writer = writer;
   }
 
   @Override
   public void write(int b) throws IOException {
-    writer.write(b);
+    try {
+      writer.write(b);
+    } catch (IOException e) {
+      throw HadoopErrors.translate(e);
+    }
   }
 
   @Override
   public void write(byte[] b, int off, int len) throws IOException {
-    writer.write(b, off, len);
+    try {
+      writer.write(b, off, len);
+    } catch (IOException e) {
+      throw HadoopErrors.translate(e);
+    }
   }
 
   /** Has nothing to do (see {@link FileWriter#flush}); {@link #hflush} commits. */
@@ -40,17 +51,29 @@ final class StrataOutputStream extends OutputStream implements Syncable, StreamC
 
   @Override
   public void close() throws IOException {
-    writer.close();
+    try {
+      writer.close();
+    } catch (IOException e) {
+      throw HadoopErrors.translate(e);
+    }
   }
 
   @Override
   public void hflush() throws IOException {
-    writer.hflush();
+    try {
+      writer.hflush();
+    } catch (IOException e) {
+      throw HadoopErrors.translate(e);
+    }
   }
 
   @Override
   public void hsync() throws IOException {
-    writer.hsync();
+    try {
+      writer.hsync();
+    } catch (IOException e) {
+      throw HadoopErrors.translate(e);
+    }
   }
 
   /**
