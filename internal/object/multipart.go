@@ -52,12 +52,31 @@ const slowCreate = time.Second
 // the caller's context is done.
 const abortTimeout = 30 * time.Second
 
+// WholePutter is an optional ability of a Store: PutsWhole reports that one
+// Put of a body at hand costs it no more than parts in parallel, and parts
+// cost it more. A local directory (localfs) stores each part in a file of
+// its own and then copies them all into the object: every byte written, and
+// fsynced, twice, where a Put writes it once. Wrappers forward it from the
+// store they wrap (faulty does not: its rules are written for multipart
+// calls too).
+type WholePutter interface {
+	PutsWhole() bool
+}
+
+// PutsWhole reports whether s is a WholePutter that puts whole; false for
+// every other Store.
+func PutsWhole(s Store) bool {
+	w, ok := s.(WholePutter)
+	return ok && w.PutsWhole()
+}
+
 // PutParallel stores size bytes of r under key with the Put contract. If the
 // object spans more than one part, it uploads parts in parallel and completes
-// them; otherwise it is a single Put. A failed multipart upload is aborted.
+// them; otherwise, or if the store puts whole (PutsWhole), it is a single
+// Put. A failed multipart upload is aborted.
 func PutParallel(ctx context.Context, s Store, key string, r io.ReaderAt, size int64, o ParallelOptions) error {
 	partSize, conc := o.resolve(size)
-	if size <= partSize {
+	if size <= partSize || PutsWhole(s) {
 		_, err := s.Put(ctx, key, io.NewSectionReader(r, 0, size), size)
 		return err
 	}

@@ -15,8 +15,11 @@ import (
 
 	"github.com/stratafs/strata/internal/object"
 	"github.com/stratafs/strata/internal/object/faulty"
+	"github.com/stratafs/strata/internal/object/localfs"
 	"github.com/stratafs/strata/internal/object/mem"
 	"github.com/stratafs/strata/internal/object/objtest"
+	"github.com/stratafs/strata/internal/object/retry"
+	"github.com/stratafs/strata/internal/object/throttle"
 )
 
 func TestValidateKey(t *testing.T) {
@@ -192,5 +195,47 @@ func TestPutParallelUsesMultipart(t *testing.T) {
 	}
 	if in.Fired() != 3 {
 		t.Fatalf("%d parts uploaded, want 3 (part size raised to the minimum)", in.Fired())
+	}
+}
+
+// wholeStore is a Store that says it puts whole (object.WholePutter).
+type wholeStore struct{ object.Store }
+
+func (wholeStore) PutsWhole() bool { return true }
+
+// A store that puts whole gets one Put however large the body, and the
+// wrappers pass the ability on, all but faulty.
+func TestPutParallelPutsWhole(t *testing.T) {
+	ctx := context.Background()
+	in := faulty.NewInjector(1)
+	// Count the calls: a Latency rule of zero fires without delaying.
+	in.Set(faulty.Rule{Kind: faulty.Latency, Ops: []object.Op{object.OpPut, object.OpCreateMultipart, object.OpUploadPart}})
+	s := wholeStore{faulty.New(mem.New(), in)}
+	data := objtest.Data(3, 3*object.MinPartSize+1)
+	if err := object.PutParallel(ctx, s, "k", bytes.NewReader(data), int64(len(data)), object.ParallelOptions{PartSize: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if in.Fired() != 1 {
+		t.Fatalf("%d calls, want one Put", in.Fired())
+	}
+	local, err := localfs.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		s    object.Store
+		want bool
+	}{
+		{"localfs", local, true},
+		{"mem", mem.New(), false},
+		{"retry(localfs)", retry.New(local, retry.Policy{}), true},
+		{"retry(mem)", retry.New(mem.New(), retry.Policy{}), false},
+		{"throttle(localfs)", throttle.New(local, throttle.NewLink(throttle.Config{})), true},
+		{"faulty(localfs)", faulty.New(local, faulty.NewInjector(1)), false},
+	} {
+		if got := object.PutsWhole(tc.s); got != tc.want {
+			t.Errorf("PutsWhole(%s) = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

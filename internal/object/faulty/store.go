@@ -8,7 +8,9 @@ import (
 	"github.com/stratafs/strata/internal/object"
 )
 
-// New wraps inner so that calls suffer the faults of in's rules.
+// New wraps inner so that calls suffer the faults of in's rules. It hides
+// inner's optional abilities (object.WholePutter): a large put goes
+// multipart, so that rules on the multipart calls meet it on every store.
 func New(inner object.Store, in *Injector) object.Store {
 	return &store{inner: inner, in: in}
 }

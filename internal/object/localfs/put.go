@@ -41,10 +41,21 @@ func (s *Store) put(ctx context.Context, key string, r io.Reader, size int64) (o
 	return s.publish(f, key, p)
 }
 
-// body fills a temp file with exactly size bytes of r.
+// PutsWhole implements object.WholePutter: a part is a file of its own,
+// which CompleteMultipart copies into the object, so a Put writes (and
+// fsyncs) each byte once where parts write it twice.
+func (s *Store) PutsWhole() bool { return true }
+
+// copyBuf is the size of the writes that fill a temp file.
+const copyBuf = 1 << 20
+
+// body fills a temp file with exactly size bytes of r, in writes of up to
+// copyBuf bytes. NB: not io.Copy, whose *os.File.ReadFrom falls back to
+// 32 KiB writes for a body in memory.
 func body(ctx context.Context, r io.Reader, size int64) func(f *os.File) error {
 	return func(f *os.File) error {
-		_, err := io.Copy(f, &ctxReader{ctx: ctx, r: object.SizedReader(r, size)})
+		buf := make([]byte, min(max(size, 1), copyBuf))
+		_, err := io.CopyBuffer(struct{ io.Writer }{f}, &ctxReader{ctx: ctx, r: object.SizedReader(r, size)}, buf)
 		return err
 	}
 }

@@ -21,6 +21,9 @@ type store struct {
 	p     Policy
 }
 
+// PutsWhole implements object.WholePutter for the store it wraps.
+func (s *store) PutsWhole() bool { return object.PutsWhole(s.inner) }
+
 // run retries call under the policy, each attempt timed.
 func (s *store) run(ctx context.Context, op object.Op, key string, call func(context.Context) error) error {
 	_, err := s.loop(ctx, op, key, 0, nil, time.Time{}, s.timed(ctx, op, key, func(ctx context.Context, _ *watchdog) error {

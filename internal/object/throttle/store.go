@@ -12,6 +12,9 @@ type store struct {
 	link  *Link
 }
 
+// PutsWhole implements object.WholePutter for the store it wraps.
+func (s *store) PutsWhole() bool { return object.PutsWhole(s.inner) }
+
 func (s *store) upload(ctx context.Context, r io.Reader) io.Reader {
 	return s.link.ShapeWrite(ctx, r)
 }
