@@ -51,6 +51,10 @@ type Store struct {
 	db    *pebble.DB
 	cache *hotCache
 	mu    sync.RWMutex // held for writing while a commit reaches pebble and the cache
+	// closed is set, under mu, by Close: a View after it fails with
+	// ErrClosed instead of meeting pebble's panic (a call still in flight
+	// while its server stops).
+	closed bool
 	// seek is the writer's iterator over the state as of the last commit,
 	// opened by its first read since: a lookup through it reuses its
 	// levels' iterators, where a Get opens them each time. Through it, a
@@ -172,8 +176,17 @@ func OpenDB(dir string, blockCache int64, memTable uint64, logger pebble.Logger)
 // Close flushes the memtable, so that the next Open has no write-ahead log
 // to replay, and closes the database.
 func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	s.closed = true
 	return errors.Join(s.closeSeek(), s.db.Flush(), s.db.Close())
 }
+
+// ErrClosed is what a View of a closed store returns.
+var ErrClosed = errors.New("pebblekv: the store is closed")
 
 // closeSeek closes the writer's iterator, which no longer sees the state.
 func (s *Store) closeSeek() error {
@@ -192,6 +205,9 @@ func (s *Store) DB() *pebble.DB { return s.db }
 func (s *Store) View(fn func(r kv.Reader) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
 	return fn(reader{s: s})
 }
 

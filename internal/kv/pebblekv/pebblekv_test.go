@@ -356,3 +356,22 @@ func TestWriterReadsSeeEveryCommit(t *testing.T) {
 		}
 	}
 }
+
+// A View after Close (a call still in flight while its server stops) fails
+// with ErrClosed instead of panicking in pebble; so does a second Close.
+func TestViewAfterCloseFails(t *testing.T) {
+	s := open(t, t.TempDir(), 1<<20)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	err := s.View(func(r kv.Reader) error {
+		_, _, err := r.Get([]byte("a"))
+		return err
+	})
+	if !errors.Is(err, ErrClosed) {
+		t.Fatalf("a view after close: %v", err)
+	}
+	if err := s.Close(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("a second close: %v", err)
+	}
+}
