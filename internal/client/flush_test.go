@@ -322,6 +322,10 @@ func TestSyncedBytesSurviveAKilledWorker(t *testing.T) {
 	}
 	_ = cmd.Wait()
 	testcluster.StartWorker(t, meta.Addr, t.TempDir())
+	// The new worker registered: the service lists it (the dead one too,
+	// until its heartbeats are missed), so a read that finds the dead one
+	// refused goes to it.
+	waitForWorkers(t, admin, 1)
 	recoverAll(t, admin, "/w")
 	got, err := admin.ReadFile(ctx, "/w")
 	if err != nil || !bytes.HasPrefix(got, synced) {
