@@ -23,6 +23,8 @@
 #   BENCH_WORK              scratch directory, on local disk (/tmp/strata-bench-hdfs)
 #   BENCH_DOC               the file to update (docs/benchmarks.md); BENCH_WRITE_DOC=0 to leave it
 #   BENCH_SKIP_BUILD=1      use bin/strata and java/bench/target as they are
+#   BENCH_KEEP=1            keep the run's data (buckets, caches, state) in BENCH_WORK; by
+#                           default a run that succeeds removes it and keeps logs and results
 #   BENCH_COMPARE=security  no HDFS: two Strata services side by side instead, one with tokens
 #                           and TLS (`secure`), one without (`plain`: --insecure-no-auth,
 #                           plaintext), each row's target being secure within 10% of plain

@@ -19,7 +19,15 @@ cleanup() {
     kill -KILL "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
   done
-  [ "$rc" = 0 ] || log "failed (exit $rc); logs in $WORK"
+  if [ "$rc" = 0 ] && [ "${BENCH_KEEP:-0}" != 1 ]; then
+    # The data (buckets, caches, the services' state: gigabytes a run) goes;
+    # the logs and results stay. BENCH_KEEP=1, or a failed run, keeps it all.
+    local d
+    for d in "$WORK" "$WORK/secure" "$WORK/plain"; do
+      rm -rf "$d/bucket" "$d/cache" "$d/worker" "$d/meta" "$d/hdfs" "$d/minio" 2>/dev/null || true
+    done
+  fi
+  [ "$rc" = 0 ] || log "failed (exit $rc); logs and data in $WORK"
   exit "$rc"
 }
 trap cleanup EXIT
