@@ -2,7 +2,6 @@ package io.strata.hadoop;
 
 import static org.apache.hadoop.fs.impl.PathCapabilitiesSupport.validatePathCapabilityArgs;
 
-import io.strata.core.ClientConfig;
 import io.strata.core.CreateOptions;
 import io.strata.core.FileInfo;
 import io.strata.core.FileWriter;
@@ -12,10 +11,8 @@ import io.strata.core.PathRule;
 import io.strata.core.ServerDefaults;
 import io.strata.core.StrataClient;
 import io.strata.core.StrataPath;
-import io.strata.core.StrataToken;
 import io.strata.core.error.Reason;
 import io.strata.core.error.StrataError;
-import io.strata.core.rpc.Tls;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -47,7 +44,6 @@ import org.apache.hadoop.fs.StorageStatistics;
 import org.apache.hadoop.fs.impl.AbstractFSBuilderImpl;
 import org.apache.hadoop.fs.impl.OpenFileParameters;
 import org.apache.hadoop.fs.permission.FsPermission;
-import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.util.DataChecksum;
 import org.apache.hadoop.util.LambdaUtils;
 import org.apache.hadoop.util.Progressable;
@@ -93,7 +89,7 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
     namespace = name.getAuthority() == null ? "" : name.getAuthority();
     // As HDFS and file: scheme://authority for a namespace, scheme:/// for the default one.
     uri = URI.create(SCHEME + "://" + (namespace.isEmpty() ? "/" : namespace));
-    client = StrataClient.connect(clientConfig(conf, name));
+    client = StrataClient.connect(ClientSettings.of(conf, name));
     long rb = conf.getLongBytes(StrataConfigKeys.READ_BUFFER,
         StrataConfigKeys.DEFAULT_READ_BUFFER);
     if (rb < 0 || rb > Integer.MAX_VALUE - 8) {
@@ -123,64 +119,6 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
       client.close();
       throw fnf;
     }
-  }
-
-  private static ClientConfig clientConfig(Configuration conf, URI name) throws IOException {
-    String addr = conf.getTrimmed(StrataConfigKeys.META_ADDRESS, "");
-    if (addr.isEmpty()) {
-      throw new IOException("cannot open " + name + ": " + StrataConfigKeys.META_ADDRESS
-          + " is not set (host:port of the Strata namespace service)");
-    }
-    StrataToken token = StrataTokens.find(conf, addr);
-    String user = conf.getTrimmed(StrataConfigKeys.USER, "");
-    List<String> groups = new ArrayList<>(conf.getTrimmedStringCollection(
-        StrataConfigKeys.GROUPS));
-    if (user.isEmpty()) {
-      UserGroupInformation ugi = UserGroupInformation.getCurrentUser();
-      user = ugi.getShortUserName();
-      if (conf.get(StrataConfigKeys.GROUPS) == null) {
-        groups = List.of(ugi.getGroupNames());
-      }
-    }
-    try {
-      return ClientConfig.builder(addr).user(user).groups(groups).token(token)
-          .umask(FsPermission.getUMask(conf).toShort())
-          .rpcTimeout(java.time.Duration.ofMillis(conf.getTimeDuration(
-              StrataConfigKeys.RPC_TIMEOUT, ClientConfig.DEFAULT_RPC_TIMEOUT.toMillis(),
-              TimeUnit.MILLISECONDS)))
-          .retryTimeout(java.time.Duration.ofMillis(conf.getTimeDuration(
-              StrataConfigKeys.META_RETRY_TIMEOUT,
-              ClientConfig.DEFAULT_RETRY_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)))
-          .connectTimeout(java.time.Duration.ofMillis(conf.getTimeDuration(
-              StrataConfigKeys.META_CONNECT_TIMEOUT,
-              ClientConfig.DEFAULT_CONNECT_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)))
-          .listPageSize(conf.getInt(StrataConfigKeys.LIST_PAGE_SIZE,
-              ClientConfig.DEFAULT_LIST_PAGE_SIZE))
-          .listPrefetch(conf.getInt(StrataConfigKeys.LIST_PREFETCH,
-              ClientConfig.DEFAULT_LIST_PREFETCH))
-          .batchesInFlight(conf.getInt(StrataConfigKeys.META_BATCHES_IN_FLIGHT,
-              ClientConfig.DEFAULT_BATCHES_IN_FLIGHT))
-          .shortCircuit(conf.getBoolean(StrataConfigKeys.SHORT_CIRCUIT,
-              StrataConfigKeys.DEFAULT_SHORT_CIRCUIT))
-          .tls(tls(conf))
-          .build();
-    } catch (IllegalArgumentException e) {
-      throw new IOException("cannot open " + name + ": " + e.getMessage(), e);
-    }
-  }
-
-  /** The TLS settings of {@code conf}, where it has any, else the environment's. */
-  private static Tls tls(Configuration conf) {
-    String plain = conf.getTrimmed(StrataConfigKeys.TLS_PLAINTEXT, "");
-    if (!plain.isEmpty()) {
-      if (Boolean.parseBoolean(plain)) {
-        return Tls.plaintext();
-      }
-      String ca = conf.getTrimmed(StrataConfigKeys.TLS_CA, "");
-      return ca.isEmpty() ? Tls.systemRoots() : Tls.withCa(ca);
-    }
-    String ca = conf.getTrimmed(StrataConfigKeys.TLS_CA, "");
-    return ca.isEmpty() ? Tls.fromEnvironment() : Tls.withCa(ca);
   }
 
   @Override
