@@ -40,7 +40,7 @@ func (c *Client) LoadFile(ctx context.Context, path string) (CacheReport, error)
 // UncacheFile drops the blocks of file path from every live worker's
 // cache (a block may be cached away from its home, by a fallback read).
 func (c *Client) UncacheFile(ctx context.Context, path string) (CacheReport, error) {
-	rd, err := c.openCacheAdmin(ctx, path, true)
+	rd, err := c.openPath(ctx, path, true)
 	if err != nil {
 		return CacheReport{}, err
 	}
@@ -78,21 +78,11 @@ func (c *Client) CachedFile(ctx context.Context, path string) (CacheReport, erro
 	})
 }
 
-// openCacheAdmin opens file path, for loading and dropping its blocks if
-// admin (a superuser's), else for reading.
-func (c *Client) openCacheAdmin(ctx context.Context, path string, admin bool) (*Reader, error) {
-	ns, p, err := splitPath(path)
-	if err != nil {
-		return nil, err
-	}
-	return c.open(ctx, &pb.OpenRequest{Header: c.hdr(ns), Path: p, CacheAdmin: admin}, path)
-}
-
 // eachHome calls fn once per home worker of file path's blocks, with those
-// blocks, the file opened as openCacheAdmin does.
+// blocks, the file opened as openPath does (for cacheAdmin if admin).
 func (c *Client) eachHome(ctx context.Context, path string, admin bool,
 	fn func(context.Context, pb.WorkerServiceClient, []*pb.BlockRef, *CacheReport) error) (CacheReport, error) {
-	rd, err := c.openCacheAdmin(ctx, path, admin)
+	rd, err := c.openPath(ctx, path, admin)
 	if err != nil {
 		return CacheReport{}, err
 	}

@@ -50,7 +50,17 @@ type Reader struct {
 
 // Open opens path for reading.
 func (c *Client) Open(ctx context.Context, path string) (*Reader, error) {
-	return c.openCacheAdmin(ctx, path, false)
+	return c.openPath(ctx, path, false)
+}
+
+// openPath opens file path: to load and drop its blocks if cacheAdmin
+// (a superuser's), else to read them.
+func (c *Client) openPath(ctx context.Context, path string, cacheAdmin bool) (*Reader, error) {
+	ns, p, err := splitPath(path)
+	if err != nil {
+		return nil, err
+	}
+	return c.open(ctx, &pb.OpenRequest{Header: c.hdr(ns), Path: p, CacheAdmin: cacheAdmin}, path)
 }
 
 func (c *Client) open(ctx context.Context, req *pb.OpenRequest, path string) (*Reader, error) {
