@@ -42,7 +42,8 @@ They are measurements, not tests: nothing here passes or fails on a number.`,
 type benchMetaFlags struct {
 	clientFlags
 	embeddedTLS bool
-	// tlsClient is the embedded service's TLS, for the clients.
+	// tlsClient is the TLS of a service the run starts (embedded or
+	// --members), for the clients: nil, plaintext, unless --embedded-tls.
 	tlsClient  *tls.Config
 	threads    string
 	files      int
@@ -233,7 +234,9 @@ func (f *benchMetaFlags) clients(addr, ns, tok string) ([]*client.Client, error)
 		cfg.Token = tok
 	}
 	cfg.BatchesInFlight = f.batches
-	if f.embedded {
+	if f.embedded || f.members != "" {
+		// A service of the run's own: TLS only with --embedded-tls (the
+		// groups of --members serve plaintext on loopback).
 		cfg.TLS = f.tlsClient
 	}
 	var cs []*client.Client
