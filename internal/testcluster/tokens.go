@@ -38,7 +38,8 @@ func registerAdmin(tok string, addrs ...string) {
 
 // registerAdminDir records that the process serving at addr writes its
 // superuser's token to dataDir/token (strata meta's leader, the dev
-// server).
+// server). A token known for addr was an earlier service's, which served
+// on the same port: it is forgotten.
 func registerAdminDir(dataDir, addr string) {
 	admins.Lock()
 	defer admins.Unlock()
@@ -46,6 +47,7 @@ func registerAdminDir(dataDir, addr string) {
 		admins.dir = map[string]string{}
 	}
 	admins.dir[addr] = dataDir
+	delete(admins.token, addr)
 }
 
 // AdminToken returns the superuser's token of the service at addr (one
