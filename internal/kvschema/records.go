@@ -1,6 +1,9 @@
 package kvschema
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"strings"
+)
 
 const recordVersion = 1
 
@@ -73,8 +76,19 @@ func DecodeInode(b []byte) (*Inode, error) {
 	if err := DecodeInodeView(b, &v); err != nil {
 		return nil, err
 	}
-	n := &v.Inode
-	n.Name, n.Owner, n.Group, n.Holder = string(v.Name), string(v.Owner), string(v.Group), string(v.Holder)
+	n := new(Inode)
+	*n = v.Inode
+	// The four strings share one allocation: the apply of a create
+	// decodes about ten inodes.
+	var sb strings.Builder
+	sb.Grow(len(v.Name) + len(v.Owner) + len(v.Group) + len(v.Holder))
+	for _, f := range [...][]byte{v.Name, v.Owner, v.Group, v.Holder} {
+		sb.Write(f)
+	}
+	all := sb.String()
+	n.Name, all = all[:len(v.Name)], all[len(v.Name):]
+	n.Owner, all = all[:len(v.Owner)], all[len(v.Owner):]
+	n.Group, n.Holder = all[:len(v.Group)], all[len(v.Group):]
 	return n, nil
 }
 

@@ -220,11 +220,17 @@ func checkContent(o CompleteOptions, inlineLimit int, committed uint32) error {
 }
 
 // closeFile releases n's lease and writes it; grown is what its length
-// changed by, for the ancestors' aggregates.
+// changed by, for the ancestors' aggregates. A file closed at the length
+// it had (an empty file's close, Hadoop's create then close) leaves its
+// ancestors as they are: adjust would write each back unchanged, four
+// inodes of a file three levels down, more than the close's own writes.
 func closeFile(tx kv.Txn, n *kvschema.Inode, grown int64) error {
 	tx.Delete(kvschema.LeaseKey(n.Holder, n.ID))
 	n.Holder = ""
 	putInode(tx, n)
+	if grown == 0 {
+		return nil
+	}
 	return adjust(tx, n.Parent, 0, 0, delta{length: grown})
 }
 
