@@ -21,6 +21,27 @@ type Reader interface {
 	Scan(start, end []byte, fn func(key, value []byte) bool) error
 }
 
+// AppendGetter is a Reader whose Get can append a value to the caller's
+// buffer: a loop of Gets (a listing's entries, each its inode) reuses one
+// buffer instead of making a slice each.
+type AppendGetter interface {
+	// GetAppend is Get with the value appended to dst (nil: a new slice);
+	// without the key, it returns dst.
+	GetAppend(dst, key []byte) (value []byte, ok bool, err error)
+}
+
+// GetAppend is r's GetAppend if it has one, else its Get.
+func GetAppend(r Reader, dst, key []byte) ([]byte, bool, error) {
+	if a, ok := r.(AppendGetter); ok {
+		return a.GetAppend(dst, key)
+	}
+	v, ok, err := r.Get(key)
+	if err != nil || !ok {
+		return dst, false, err
+	}
+	return append(dst, v...), true, nil
+}
+
 // Txn is a Reader that also takes writes; reads see the Txn's own writes.
 // A Txn is used by one goroutine at a time.
 type Txn interface {

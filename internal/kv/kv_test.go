@@ -87,3 +87,25 @@ func TestOverlayRollback(t *testing.T) {
 		t.Errorf("writes after rollbacks: %s, want [before kept]", got)
 	}
 }
+
+// kv.GetAppend over a Reader without GetAppend appends a copy: the buffer
+// it returns may be written without changing what the Reader holds.
+func TestGetAppendCopies(t *testing.T) {
+	m := kv.NewMem()
+	m.Set([]byte("k"), []byte("value"))
+	buf, ok, err := kv.GetAppend(m, []byte("x"), []byte("k"))
+	if err != nil || !ok || string(buf) != "xvalue" {
+		t.Fatalf("GetAppend = %q %v %v", buf, ok, err)
+	}
+	buf, ok, err = kv.GetAppend(m, buf[:0], []byte("k"))
+	if err != nil || !ok || string(buf) != "value" {
+		t.Fatalf("GetAppend into the same buffer = %q %v %v", buf, ok, err)
+	}
+	buf[0] = 'V'
+	if v, _, _ := m.Get([]byte("k")); string(v) != "value" {
+		t.Fatalf("the Mem holds %q after its value was appended and changed", v)
+	}
+	if buf, ok, _ := kv.GetAppend(m, []byte("x"), []byte("missing")); ok || string(buf) != "x" {
+		t.Fatalf("a missing key: %q %v", buf, ok)
+	}
+}

@@ -150,6 +150,13 @@ func KeyID(key []byte) (uint64, error) {
 	return binary.BigEndian.Uint64(key[1:9]), nil
 }
 
+// SetKeyID sets the id of an inode, inline, purge or garbage key in place
+// and returns the key: one key buffer serves a loop of lookups.
+func SetKeyID(key []byte, id uint64) []byte {
+	binary.BigEndian.PutUint64(key[1:9], id)
+	return key
+}
+
 func idKey(prefix byte, id uint64) []byte {
 	k := make([]byte, 9, 13)
 	k[0] = prefix

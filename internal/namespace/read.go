@@ -134,6 +134,9 @@ func (fs *FS) list(r kv.Reader, c Caller, ns, path, startAfter string, limit int
 func childRecordsFrom(r kv.Reader, start, end []byte, limit int, fn func(rec []byte) error) (bool, error) {
 	seen, more := 0, false
 	var ierr error
+	// One key and one record buffer for the whole page: fn has the record
+	// only during its call.
+	key, rec := kvschema.InodeKey(0), []byte{}
 	err := r.Scan(start, end, func(_, v []byte) bool {
 		if seen == limit {
 			more = true
@@ -144,7 +147,9 @@ func childRecordsFrom(r kv.Reader, start, end []byte, limit int, fn func(rec []b
 		if d, ierr = kvschema.DecodeDentry(v); ierr != nil {
 			return false
 		}
-		rec, ok, err := r.Get(kvschema.InodeKey(d.Child))
+		var ok bool
+		var err error
+		rec, ok, err = kv.GetAppend(r, rec[:0], kvschema.SetKeyID(key, d.Child))
 		if ierr = err; err == nil && !ok {
 			ierr = kvschema.ErrCorrupt // a dentry points to nothing
 		}

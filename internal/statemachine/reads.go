@@ -67,8 +67,8 @@ func readList(m *Machine, r kv.Reader, c namespace.Caller, ns string, req *pb.Li
 		if err := kvschema.DecodeInodeView(rec, &v); err != nil {
 			return err
 		}
-		if wire == nil { // sized by a guess from the first entry
-			wire = make([]byte, 0, (16+len(rec))*min(limit, 1024))
+		if wire == nil { // sized by a guess from the first entry; append grows it
+			wire = make([]byte, 0, (16+len(rec))*min(limit, firstWireEntries))
 		}
 		one = appendFileStatus(one[:0], &v)
 		wire = protowire.AppendTag(wire, listEntriesField, protowire.BytesType)
@@ -82,6 +82,12 @@ func readList(m *Machine, r kv.Reader, c namespace.Caller, ns string, req *pb.Li
 	resp.ProtoReflect().SetUnknown(wire)
 	return resp, nil
 }
+
+// firstWireEntries is how many entries a listing's wire buffer is first
+// made for: a directory of a walked tree holds about a hundred, and a buffer
+// made for a whole page of them (a thousand) was a large allocation, zeroed,
+// for each such directory listed.
+const firstWireEntries = 128
 
 // listEntriesField is ListResponse.entries' field number.
 const listEntriesField = 1

@@ -15,6 +15,8 @@
 #   BENCH_THREADS           client threads of the metadata phases (1,4,16,64)
 #   BENCH_META_OPS          operations per metadata phase, split among threads (20000)
 #   BENCH_META_SECS         time limit of one metadata phase on one system (30)
+#   BENCH_META_ONLY         only these metadata phases, with those whose files they use
+#                           (e.g. listStatus; rename runs create_write_0 too); default: all
 #   BENCH_TREE_FILES        files of the nested tree (1000000), BENCH_BIG_DIR: one directory's (100000)
 #   BENCH_PREP_THREADS      threads preparing them (64); BENCH_TREE_REPEAT: runs per tree op (3)
 #   BENCH_IO_FILES, BENCH_IO_SIZE          large files in parallel (4 x 256MiB)
@@ -112,6 +114,7 @@ log "machine: $MACHINE; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 log "running FsBench (progress below; results in $WORK/results.tsv)"
 run_fsbench 6g "${targets[@]}" \
   --sections "$SECTIONS" --threads "$THREADS" --meta-ops "$META_OPS" --meta-secs "$META_SECS" \
+  ${BENCH_META_ONLY:+--meta-only "$BENCH_META_ONLY"} \
   --tree-files "$TREE_FILES" --big-dir "$BIG_DIR" --prep-threads "$PREP_THREADS" \
   --tree-repeat "$TREE_REPEAT" --io-files "$IO_FILES" --io-size "$IO_SIZE" \
   --small-files "$SMALL_FILES" --small-size "$SMALL_SIZE" --small-threads "$SMALL_THREADS" \

@@ -60,16 +60,26 @@ func (c *hotCache) shard(key []byte) (*hotShard, uint64) {
 // get returns the cached state of key: cached reports whether the cache
 // knows it, exists whether the key exists (then value is its value).
 func (c *hotCache) get(key []byte) (value []byte, exists, cached bool) {
+	return c.getAppend(nil, key)
+}
+
+// getAppend is get that appends the value to dst (nil: a new slice) and
+// returns the result, or dst if the key is missing or not cached.
+func (c *hotCache) getAppend(dst, key []byte) (value []byte, exists, cached bool) {
 	s, h := c.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	pos, v, missing, ok := s.find(h, key)
 	if !ok {
-		return nil, false, false
+		return dst, false, false
 	}
-	value = bytes.Clone(v)
+	if dst == nil {
+		value = bytes.Clone(v)
+	} else {
+		value = append(dst, v...)
+	}
 	if ring := uint64(len(s.ring)); pos+ring/2 < s.head {
-		s.put(h, key, value, missing)
+		s.put(h, key, value[len(dst):], missing)
 	}
 	return value, !missing, true
 }

@@ -268,9 +268,15 @@ type reader struct {
 }
 
 func (r reader) Get(key []byte) ([]byte, bool, error) {
+	return r.GetAppend(nil, key)
+}
+
+// GetAppend implements kv.AppendGetter: Get, with the value appended to dst
+// (nil: a new slice).
+func (r reader) GetAppend(dst, key []byte) ([]byte, bool, error) {
 	uncached := r.s.uncached(key)
 	if !uncached {
-		if v, exists, cached := r.s.cache.get(key); cached {
+		if v, exists, cached := r.s.cache.getAppend(dst, key); cached {
 			return v, exists, nil
 		}
 	}
@@ -278,49 +284,60 @@ func (r reader) Get(key []byte) ([]byte, bool, error) {
 	if r.writer {
 		get = r.s.seekGet
 	}
-	v, ok, err := get(key)
+	v, ok, err := get(dst, key)
 	if err != nil {
-		return nil, false, err
+		return dst, false, err
 	}
 	if !uncached && (ok || !r.writer) { // the writer caches no miss (see Writer)
-		r.s.cache.add(key, v, !ok)
+		r.s.cache.add(key, v[len(dst):], !ok)
 	}
-	return v, ok, nil
+	if !ok {
+		return dst, false, nil
+	}
+	return v, true, nil
 }
 
-// get looks key up in pebble, returning a copy of its value.
-func (s *Store) get(key []byte) ([]byte, bool, error) {
+// appendTo appends v to dst, or copies it if dst is nil.
+func appendTo(dst, v []byte) []byte {
+	if dst == nil {
+		return bytes.Clone(v)
+	}
+	return append(dst, v...)
+}
+
+// get looks key up in pebble, appending its value to dst (nil: a copy).
+func (s *Store) get(dst, key []byte) ([]byte, bool, error) {
 	v, closer, err := s.db.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, false, nil
+		return dst, false, nil
 	}
 	if err != nil {
-		return nil, false, err
+		return dst, false, err
 	}
 	defer closer.Close()
-	return bytes.Clone(v), true, nil
+	return appendTo(dst, v), true, nil
 }
 
 // seekGet is get for the writer, through its iterator. The iterator reads
 // the bloom filters of the last level too, which pebble skips by default:
 // the writer's misses (a create's new name) are frequent, and the last
 // level holds most tables.
-func (s *Store) seekGet(key []byte) ([]byte, bool, error) {
+func (s *Store) seekGet(dst, key []byte) ([]byte, bool, error) {
 	if s.seek == nil {
 		it, err := s.db.NewIter(&pebble.IterOptions{UseL6Filters: true})
 		if err != nil {
-			return nil, false, err
+			return dst, false, err
 		}
 		s.seek = it
 	}
 	if !s.seek.SeekPrefixGE(key) || !bytes.Equal(s.seek.Key(), key) {
-		return nil, false, s.seek.Error()
+		return dst, false, s.seek.Error()
 	}
 	v, err := s.seek.ValueAndErr()
 	if err != nil {
-		return nil, false, err
+		return dst, false, err
 	}
-	return bytes.Clone(v), true, nil
+	return appendTo(dst, v), true, nil
 }
 
 func (s *Store) uncached(key []byte) bool { return s.opts.Uncached != nil && s.opts.Uncached(key) }

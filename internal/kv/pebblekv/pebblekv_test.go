@@ -375,3 +375,44 @@ func TestViewAfterCloseFails(t *testing.T) {
 		t.Fatalf("a second close: %v", err)
 	}
 }
+
+// GetAppend reads what Get reads, appended to the caller's buffer, from
+// pebble, from the hot cache, through the writer and the readers; a missing
+// key leaves the buffer as it was. One buffer serves a loop of lookups.
+func TestGetAppend(t *testing.T) {
+	for _, hot := range []int64{0, 1 << 20} {
+		t.Run(fmt.Sprintf("hot=%d", hot), func(t *testing.T) {
+			s := open(t, t.TempDir(), hot)
+			defer s.Close()
+			storeTxn{t, s}.Set([]byte("a"), []byte("apple"))
+			storeTxn{t, s}.Set([]byte("b"), []byte("banana"))
+			storeTxn{t, s}.Set([]byte("e"), []byte{})
+			check := func(name string, r kv.Reader) {
+				a := r.(kv.AppendGetter)
+				buf := []byte("head:")
+				for round := range 3 { // pebble first, then the cache if any
+					for _, key := range []string{"a", "b", "e", "missing", "a"} {
+						want, wantOK, err := r.Get([]byte(key))
+						if err != nil {
+							t.Fatal(err)
+						}
+						got, ok, err := a.GetAppend(buf[:5], []byte(key))
+						if err != nil || ok != wantOK || string(got) != "head:"+string(want) {
+							t.Fatalf("%s round %d: GetAppend(%q) = %q %v %v, want %q %v", name, round,
+								key, got, ok, err, "head:"+string(want), wantOK)
+						}
+						buf = got
+					}
+					got, ok, err := a.GetAppend(nil, []byte("b"))
+					if err != nil || !ok || string(got) != "banana" {
+						t.Fatalf("%s: GetAppend(nil, b) = %q %v %v", name, got, ok, err)
+					}
+				}
+			}
+			check("writer", s.Writer())
+			if err := s.View(func(r kv.Reader) error { check("reader", r); return nil }); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -50,7 +50,7 @@ public final class FsBench {
       System.err.println("usage: FsBench --target label=URI [--target label=URI]"
           + " [--conf key=value] [--target-conf label:key=value] [--out FILE]"
           + " [--sections meta,tree,io] [--threads 1,4,16,64]"
-          + " [--meta-ops N] [--meta-secs S] [--tree-files N] [--big-dir N] [--io-files N]"
+          + " [--meta-ops N] [--meta-secs S] [--meta-only op,op] [--tree-files N] [--big-dir N] [--io-files N]"
           + " [--io-size SIZE] [--small-files N] [--small-size SIZE] [--cache-dirs N]"
           + " [--cache-files N] [--cache-file-size SIZE] [--cache-writer label] (see Params)");
       System.exit(2);

@@ -4,7 +4,10 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.function.Consumer;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
@@ -33,6 +36,28 @@ final class MetaWorkload {
   static final int SMALL = 512;
   static final List<String> OPS = List.of("create_write_0", "create_write_512", "open_read",
       "getFileStatus", "listStatus", "rename", "delete", "mkdirs");
+  /** The phase whose files each phase uses. */
+  private static final Map<String, String> NEEDS = Map.of("open_read", "create_write_512",
+      "getFileStatus", "create_write_0", "rename", "create_write_0", "delete", "rename");
+
+  /**
+   * The phases {@code ops} ({@code --meta-only}) and those whose files they use, in the order
+   * they run.
+   *
+   * @throws IllegalArgumentException for an unknown phase
+   */
+  static List<String> withNeeds(List<String> ops) {
+    Set<String> want = new HashSet<>();
+    for (String op : ops) {
+      if (!OPS.contains(op.trim())) {
+        throw new IllegalArgumentException("--meta-only: unknown phase " + op + ", want " + OPS);
+      }
+      for (String o = op.trim(); o != null; o = NEEDS.get(o)) {
+        want.add(o);
+      }
+    }
+    return OPS.stream().filter(want::contains).toList();
+  }
 
   private final Params p;
   private final List<Target> targets;
@@ -71,7 +96,7 @@ final class MetaWorkload {
       for (Target t : targets) {
         rounds.add(startRound(t, threads));
       }
-      for (String op : OPS) {
+      for (String op : p.metaOnly.isEmpty() ? OPS : p.metaOnly) {
         // Alternate which target goes first, so that neither always runs on a warmer machine.
         for (int j = 0; j < targets.size(); j++) {
           int ti = (k % 2 == 0) ? j : targets.size() - 1 - j;

@@ -30,6 +30,10 @@ final class Params {
   List<Integer> threads = List.of(1, 4, 16, 64);
   /** Operations per metadata phase, divided among its threads. */
   long metaOps = 20_000;
+  /**
+   * The metadata phases to run (MetaWorkload.OPS), with those whose files they use; empty: all.
+   */
+  List<String> metaOnly = List.of();
   /** Time limit of one metadata phase on one target, seconds; a phase cut short reports what it did. */
   double metaSecs = 30;
   /** Entries of the directory that listStatus lists. */
@@ -109,6 +113,7 @@ final class Params {
       case "threads" -> threads = ints(v);
       case "meta-ops" -> metaOps = Long.parseLong(v);
       case "meta-secs" -> metaSecs = Double.parseDouble(v);
+      case "meta-only" -> metaOnly = MetaWorkload.withNeeds(List.of(v.split(",")));
       case "list-size" -> listSize = Integer.parseInt(v);
       case "tree-files" -> treeFiles = Long.parseLong(v);
       case "tree-dir-files" -> treeDirFiles = Integer.parseInt(v);
@@ -139,6 +144,9 @@ final class Params {
     m.put("threads", threads.toString().replaceAll("[\\[\\] ]", ""));
     m.put("meta-ops", Long.toString(metaOps));
     m.put("meta-secs", Double.toString(metaSecs));
+    if (!metaOnly.isEmpty()) {
+      m.put("meta-only", String.join(",", metaOnly));
+    }
     m.put("list-size", Integer.toString(listSize));
     m.put("tree-files", Long.toString(treeFiles));
     m.put("tree-dir-files", Integer.toString(treeDirFiles));

@@ -267,15 +267,11 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
   }
 
   /**
-   * Converts a Strata path into a qualified Hadoop path: the Path its (scheme, authority, path)
-   * constructor makes, without the regular expressions it normalises the path with (a StrataPath
-   * is normal: absolute, no empty component, no trailing slash). A listing converts every entry.
+   * Converts a Strata path of a file system of {@code scheme} and {@code namespace} into a
+   * qualified Hadoop path: the Path its (scheme, authority, path) constructor makes, without the
+   * regular expressions it normalises the path with (a StrataPath is normal: absolute, no empty
+   * component, no trailing slash). A listing's entries take {@link EntryPaths}'s quicker way.
    */
-  Path toHadoop(StrataPath p) {
-    return hadoopPath(uri.getScheme(), namespace, p);
-  }
-
-  /** {@link #toHadoop} in a file system of {@code scheme} and {@code namespace}. */
   static Path hadoopPath(String scheme, String namespace, StrataPath p) {
     try {
       return new Path(new URI(scheme, namespace.isEmpty() ? null : namespace, p.path(), null,
@@ -285,8 +281,9 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
     }
   }
 
-  FileStatus toStatus(FileInfo fi) {
-    return toStatus(fi, toHadoop(fi.path()));
+  /** The entries' paths of one listing (see {@link EntryPaths}). */
+  private EntryPaths entryPaths() {
+    return new EntryPaths(uri.getScheme(), namespace);
   }
 
   /** The status of {@code fi}, whose qualified Hadoop path is {@code path}. */
@@ -296,8 +293,8 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
         fi.owner(), fi.group(), path);
   }
 
-  private LocatedFileStatus toLocated(FileInfo fi) throws IOException {
-    FileStatus st = toStatus(fi);
+  private LocatedFileStatus toLocated(FileInfo fi, EntryPaths paths) throws IOException {
+    FileStatus st = toStatus(fi, paths.of(fi.path()));
     return new LocatedFileStatus(st, st.isFile() ? getFileBlockLocations(st, 0, st.getLen())
         : null);
   }
@@ -588,12 +585,14 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
 
   @Override
   public RemoteIterator<FileStatus> listStatusIterator(Path f) throws IOException {
-    return Listings.of(list(f), this::toStatus);
+    EntryPaths paths = entryPaths();
+    return Listings.of(list(f), fi -> toStatus(fi, paths.of(fi.path())));
   }
 
   @Override
   public RemoteIterator<LocatedFileStatus> listLocatedStatus(Path f) throws IOException {
-    return new Listings<>(list(f), this::toLocated);
+    EntryPaths paths = entryPaths();
+    return new Listings<>(list(f), fi -> toLocated(fi, paths));
   }
 
   private IOIterator<FileInfo> list(Path f) throws IOException {
