@@ -114,6 +114,16 @@ var memberConnectParams = grpc.ConnectParams{
 	MinConnectTimeout: 2 * time.Second,
 }
 
+// The static HTTP/2 flow-control windows of the client's connections to
+// the members, as the service's own (metaserver.StreamWindow, ConnWindow).
+// NB: static, because gRPC's dynamic windows are sized by pinging the
+// member after a response's data whenever the last ping has returned: at
+// one caller, every call then carried a ping and its acknowledgement.
+const (
+	memberStreamWindow = 4 << 20
+	memberConnWindow   = 16 << 20
+)
+
 func (m *members) conn(addr string) (*grpc.ClientConn, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -124,7 +134,9 @@ func (m *members) conn(addr string) (*grpc.ClientConn, error) {
 		return nil, fserr.Errorf(fserr.ErrInvalidArgument, "client: closed")
 	}
 	c, err := grpc.NewClient(addr, append([]grpc.DialOption{m.dial, grpc.WithConnectParams(memberConnectParams),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64 << 20))}, m.dialOptions...)...)
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64 << 20)),
+		grpc.WithStaticStreamWindowSize(memberStreamWindow), grpc.WithStaticConnWindowSize(memberConnWindow)},
+		m.dialOptions...)...)
 	if err != nil {
 		return nil, fmt.Errorf("client: %s: %w", addr, err)
 	}

@@ -17,12 +17,34 @@ import (
 
 // ServerOptions are the gRPC settings of the namespace service, the same in
 // production, tests and benchmarks: large messages, a fixed pool of stream
-// workers instead of a goroutine (and a fresh, growing stack) per call, and
-// every handler's error translated to a status once, at the edge.
+// workers instead of a goroutine (and a fresh, growing stack) per call,
+// static flow-control windows, and every handler's error translated to a
+// status once, at the edge.
+//
+// NB: static windows, because gRPC's dynamic ones are sized by pinging: the
+// server answers the first request's data after each ping's return with a
+// PING of its own, so that one caller's every call carried a ping and its
+// acknowledgement besides the call (two more frames, two more system calls
+// and a wake-up on each side). The service's messages are small, and
+// StreamWindow exceeds the largest a caller waits for.
 func ServerOptions() []grpc.ServerOption {
 	return append([]grpc.ServerOption{grpc.MaxRecvMsgSize(64 << 20),
-		grpc.NumStreamWorkers(uint32(4 * runtime.GOMAXPROCS(0)))}, rpcerr.ServerOptions()...)
+		grpc.NumStreamWorkers(uint32(4 * runtime.GOMAXPROCS(0))),
+		grpc.StaticStreamWindowSize(StreamWindow), grpc.StaticConnWindowSize(ConnWindow)},
+		rpcerr.ServerOptions()...)
 }
+
+// The static HTTP/2 flow-control windows of the service's connections, in
+// bytes, and of its clients' (internal/client; java/core's Channels): what a
+// stream, and all the streams of a connection together, may send before the
+// receiver grants more. gRPC's dynamic windows start at 64 KiB and grow to
+// 16 MiB by pinging (ServerOptions); these are as large as a listing's page
+// or a batch of calls needs, and a Raft snapshot's chunks flow through them
+// at a window per round trip.
+const (
+	StreamWindow = 4 << 20
+	ConnWindow   = 16 << 20
+)
 
 // membersOnly are the methods only the cluster's members and workers call,
 // refused over TLS to a client without a certificate signed by the
