@@ -208,18 +208,3 @@ func (s *store) ListUploads(ctx context.Context, prefix string) ([]object.Upload
 		return s.inner.ListUploads(ctx, prefix)
 	})
 }
-
-// Streams implements object.Streamer for the store it wraps: a streamed Put
-// goes to it directly, in one attempt and without the stall watchdog (a
-// store that streams is local, where a failed write is not transient, and
-// its body comes at its writer's pace).
-func (s *store) Streams() bool { return object.Streams(s.inner) }
-
-// StartPut implements object.Streamer.
-func (s *store) StartPut(ctx context.Context, key string) (object.PutStream, error) {
-	ps, ok, err := object.StartPut(ctx, s.inner, key)
-	if err == nil && !ok {
-		err = object.WrapError(object.OpPut, key, errors.ErrUnsupported)
-	}
-	return ps, err
-}
