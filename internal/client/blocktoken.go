@@ -6,15 +6,16 @@ import (
 	"time"
 )
 
-// tokenRenewal is how long before its expiry a reader's block access token
-// is renewed (by opening the file again), so that a file read for longer
-// than a token lives goes on being read.
+// tokenRenewal is how long before its expiry a block access token is
+// renewed, so that a file read or written for longer than a token lives
+// goes on being read or written.
 const tokenRenewal = time.Minute
 
 // blockToken is a file's block access token (docs/security.md), which the
 // worker checks on every request for the file's blocks. It is replaced as
 // it is renewed: a reader's by opening the file again, a writer's by each
-// flush's answer.
+// flush's answer, and by a flush of nothing before a block's stream when it
+// is due (Writer.renewToken).
 type blockToken struct {
 	v     atomic.Pointer[tokenValue]
 	renew sync.Mutex // one renewal at a time

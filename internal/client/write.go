@@ -180,6 +180,22 @@ func (bs *blockSet) failure() error {
 	return errors.New("a block in flight failed")
 }
 
+// renewToken asks the service for a new block access token with a flush
+// that carries nothing: the service checks that the writer holds the file's
+// lease, commits nothing new, and answers with a token. Each block opens
+// its stream with the writer's token, and the worker refuses an expired
+// one, so a file written for longer than a token lives (an hour) without a
+// flush would fail at its next block. A failure leaves the old token,
+// which the worker refuses once expired, saying so.
+func (w *Writer) renewToken() {
+	resp, err := call(func() (*pb.FlushResponse, error) {
+		return w.c.meta.Flush(w.ctx, &pb.FlushRequest{Header: w.hdr, Path: w.path, InodeId: w.ino})
+	})
+	if err == nil {
+		w.token.set(resp.BlockToken, resp.BlockTokenExpires)
+	}
+}
+
 // streamBlocks writes p to the writer's blocks, which start at w.off.
 func (w *Writer) streamBlocks(p []byte) error {
 	bs := w.bl
@@ -187,6 +203,9 @@ func (w *Writer) streamBlocks(p []byte) error {
 		if bs.cur == nil {
 			if err := bs.failure(); err != nil {
 				return err
+			}
+			if w.token.due() {
+				w.renewToken()
 			}
 			s, err := w.openStream()
 			if err != nil {
