@@ -22,6 +22,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stratafs/strata/internal/blocks"
+	"github.com/stratafs/strata/internal/blocktoken"
 	"github.com/stratafs/strata/internal/metaserver"
 	"github.com/stratafs/strata/internal/namespace"
 )
@@ -44,6 +45,7 @@ type metaFlags struct {
 	hotCache    int64
 	leaseSoft   time.Duration
 	leaseHard   time.Duration
+	tokenLife   time.Duration
 	pprofListen string
 	tls         tlsFlags
 	noAuth      bool
@@ -71,6 +73,7 @@ func (f *metaFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&f.leaseHard, "lease-hard-limit", 20*time.Minute, "time after which the service closes a file whose writer stopped renewing (a copy's temporary <dst>._COPYING_ file is removed instead)")
 	fl.DurationVar(&f.trashInterval, "trash-interval", 24*time.Hour, "how long fs -rm keeps what it deletes in the user's trash, /user/USER/.Trash, before the service removes it (HDFS's fs.trash.interval); 0 turns the trash off")
 	fl.DurationVar(&f.namespaceTrash, "namespace-trash", time.Duration(namespace.DefaultNamespaceTrash)*time.Millisecond, "how long a deleted namespace that held anything stays in the trash, restorable with 'strata admin ns restore', before it and its bucket's objects are removed; 0 removes it at once")
+	fl.DurationVar(&f.tokenLife, "block-token-lifetime", blocktoken.DefaultPeriod, "how long a block access token lets a client read or write a file's blocks at the workers (at most 1h; the clients renew theirs in the minute before it expires)")
 	f.tls.register(cmd, true)
 	fl.BoolVar(&f.noAuth, "insecure-no-auth", false, "turn authentication off: believe whatever user a request names, "+
 		"as HDFS's \"simple\" authentication (anyone who reaches the service can act as the superuser; docs/security.md)")
@@ -112,9 +115,12 @@ func (f *metaFlags) config() (metaserver.Config, error) {
 		}
 		ns.BlockSize = uint64(bs)
 	}
+	if f.tokenLife <= 0 || f.tokenLife > blocktoken.DefaultPeriod {
+		return metaserver.Config{}, fmt.Errorf("--block-token-lifetime %v: want more than 0 and at most %v (the signing keys' period)", f.tokenLife, blocktoken.DefaultPeriod)
+	}
 	cfg := metaserver.Config{DataDir: f.dataDir, Namespace: ns, LeaseSoftLimit: f.leaseSoft, LeaseHardLimit: f.leaseHard,
 		MemberID: f.memberID, ClusterID: f.clusterID, Address: f.advertise, Tick: f.raftTick, TrashInterval: f.trashInterval,
-		NoAuth: f.noAuth}
+		NoAuth: f.noAuth, BlockTokenLifetime: f.tokenLife}
 	if !f.noAuth {
 		cfg.AdminTokenFile = filepath.Join(f.dataDir, "token")
 	}

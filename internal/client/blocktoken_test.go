@@ -30,17 +30,17 @@ func TestWriterRenewsItsBlockTokenBetweenBlocks(t *testing.T) {
 
 	const blockSize = 8 << 10 // past the inline limit, so that the file has blocks
 	data := bytes.Repeat([]byte("0123456789abcdef"), 3*blockSize/16)
-	issued := time.Now() // no later than the create's token
 	w, err := c.Create(ctx, "/long", client.CreateOptions{BlockSize: blockSize})
 	if err != nil {
 		t.Fatal(err)
 	}
+	created := time.Now() // no earlier than the create's token
 	if _, err := w.Write(data[:2*blockSize]); err != nil { // two blocks' streams
 		t.Fatal(err)
 	}
 	// The create's token has expired once this passes: what is tested is
 	// a write that outlives its token, so the test waits out the lifetime.
-	time.Sleep(time.Until(issued.Add(lifetime + 50*time.Millisecond)))
+	time.Sleep(time.Until(created.Add(lifetime + 50*time.Millisecond)))
 	if _, err := w.Write(data[2*blockSize:]); err != nil { // the third block's stream
 		t.Fatalf("a block started after the create's token expired: %v", err)
 	}

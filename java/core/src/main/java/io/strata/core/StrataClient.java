@@ -1,5 +1,6 @@
 package io.strata.core;
 
+import com.google.protobuf.ByteString;
 import io.grpc.MethodDescriptor;
 import io.strata.core.block.BlockExtent;
 import io.strata.core.block.BlockIO;
@@ -177,7 +178,8 @@ public final class StrataClient implements Closeable {
         BatchCall.newBuilder().setCreate(req)).getCreate();
     WriteTarget t = new WriteTarget(p, r.getStoreUri(), r.getStatus().getInodeId(),
         r.getStatus().getBlockSize(), r.getInlineLimit(), r.getObjectKey(),
-        new BlockToken(r.getBlockToken(), r.getBlockTokenExpires(), null));
+        writerToken(p, r.getStatus().getInodeId(), r.getObjectKey(), r.getBlockToken(),
+            r.getBlockTokenExpires()));
     renewer.acquire();
     return new FileWriter(this, t, blockIO);
   }
@@ -243,7 +245,8 @@ public final class StrataClient implements Closeable {
     AppendResponse r = call(Op.APPEND, p, s -> s.append(req));
     WriteTarget t = new WriteTarget(p, r.getStoreUri(), r.getStatus().getInodeId(),
         r.getStatus().getBlockSize(), r.getInlineLimit(), "",
-        new BlockToken(r.getBlockToken(), r.getBlockTokenExpires(), null));
+        writerToken(p, r.getStatus().getInodeId(), "", r.getBlockToken(),
+            r.getBlockTokenExpires()));
     renewer.acquire();
     return FileWriter.appending(this, t, blockIO, r.getStatus().getLength(),
         r.getInlineData().toByteArray());
@@ -307,6 +310,29 @@ public final class StrataClient implements Closeable {
   private static long blocksEnd(OpenResponse r) {
     int n = r.getBlocksCount();
     return n == 0 ? 0 : r.getBlocks(n - 1).getOffset() + r.getBlocks(n - 1).getLength();
+  }
+
+  /**
+   * The block token of a writer of file {@code p} (inode {@code inode}), as the service answered
+   * it. A block-mode writer opens a stream to a worker for each block with it, and the worker
+   * refuses an expired one: the token renews itself in the minute before it expires with a flush
+   * that carries nothing (the service checks the writer's lease, commits nothing new, and answers
+   * with a token), so that a file written for longer than a token lives without a flush goes on
+   * block after block. A cache-mode file's one stream is checked as it opens: its token is not
+   * renewed (a flush is refused there).
+   */
+  private BlockToken writerToken(StrataPath p, long inode, String objectKey, ByteString token,
+      long expires) {
+    if (!objectKey.isEmpty()) {
+      return new BlockToken(token, expires, null);
+    }
+    return new BlockToken(token, expires, () -> {
+      FlushRequest req = FlushRequest.newBuilder()
+          .setHeader(header(MetaServiceGrpc.getFlushMethod(), p.namespace()))
+          .setPath(p.path()).setInodeId(inode).build();
+      FlushResponse r = call(Op.FLUSH, p, s -> s.flush(req));
+      return new BlockToken(r.getBlockToken(), r.getBlockTokenExpires(), null);
+    });
   }
 
   /**

@@ -5,8 +5,9 @@ import java.io.IOException;
 
 /**
  * A file's block access token, which the workers check on every request for the file's blocks
- * (docs/security.md). It is replaced as it is renewed: a reader's, by its {@link Renewal} (the
- * file opened again) shortly before it expires; a writer's, by each flush's answer.
+ * (docs/security.md). It is replaced as it is renewed: by its {@link Renewal} shortly before it
+ * expires (a reader's opens the file again, a writer's flushes nothing), and a writer's by each
+ * flush's answer.
  */
 public final class BlockToken {
   /** How long before its expiry a token with a renewal is renewed, milliseconds. */
@@ -32,7 +33,8 @@ public final class BlockToken {
    *
    * @param bytes the token
    * @param expires when it expires, milliseconds since the epoch
-   * @param renewal how to renew it, or null for never (a writer's, which flushes renew)
+   * @param renewal how to renew it, or null for never (a cache-mode writer's: its one stream is
+   *     checked as it opens)
    */
   public BlockToken(ByteString bytes, long expires, Renewal renewal) {
     this.bytes = bytes;

@@ -90,8 +90,21 @@ public final class DevCluster implements AutoCloseable {
    * bucket that a cache-mode namespace is a view of) and waits until it serves.
    */
   public static DevCluster start(Map<String, String> env) throws IOException {
-    Launched l = launch("server", READY, env, d -> List.of("server", "--dev", "--data-dir",
-        d.toString(), "--listen", "127.0.0.1:0", "--client-token-file="));
+    return start(env, List.of());
+  }
+
+  /**
+   * Starts a server with {@code env} added to its environment and {@code flags} to its command
+   * line (say, {@code --block-token-lifetime 1s}), and waits until it serves.
+   */
+  public static DevCluster start(Map<String, String> env, List<String> flags)
+      throws IOException {
+    Launched l = launch("server", READY, env, d -> {
+      List<String> args = new ArrayList<>(List.of("server", "--dev", "--data-dir", d.toString(),
+          "--listen", "127.0.0.1:0", "--client-token-file="));
+      args.addAll(flags);
+      return args;
+    });
     DevCluster c = new DevCluster(l.process(), l.dir(), l.address());
     registerTokenFile(c.address, () -> java.util.Optional.of(c.tokenFile()));
     return c;
