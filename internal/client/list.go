@@ -13,32 +13,51 @@ const ListPageSize = 1000
 // one page at a time, so a directory of any size streams in bounded memory.
 // A file lists as itself. fn's error stops the listing and is returned.
 func (c *Client) List(ctx context.Context, path string, fn func(*FileStatus) error) error {
-	ns, p, err := splitPath(path)
-	if err != nil {
-		return err
-	}
-	after := ""
+	return c.ListAfter(ctx, path, "", fn)
+}
+
+// ListAfter is List of the entries whose names sort after startAfter.
+func (c *Client) ListAfter(ctx context.Context, path, startAfter string, fn func(*FileStatus) error) error {
 	for {
-		r, err := call(func() (*pb.ListResponse, error) {
-			return c.meta.List(ctx, &pb.ListRequest{Header: c.hdr(ns), Path: p, StartAfter: after, Limit: ListPageSize})
-		})
+		page, more, err := c.ListPage(ctx, path, startAfter)
 		if err != nil {
 			return err
 		}
-		dir := p
-		if r.Status.GetType() != pb.FileType_FILE_TYPE_DIRECTORY {
-			dir = parentOf(p)
-		}
-		for _, e := range r.Entries {
-			if err := fn(statusFromProto(dir, e)); err != nil {
+		for _, st := range page {
+			if err := fn(st); err != nil {
 				return err
 			}
 		}
-		if !r.HasMore || len(r.Entries) == 0 {
+		if !more {
 			return nil
 		}
-		after = r.Entries[len(r.Entries)-1].Name
+		startAfter = page[len(page)-1].Name
 	}
+}
+
+// ListPage returns one page of directory path's entries, those whose names
+// sort after startAfter (up to ListPageSize), and whether more follow. A
+// file lists as itself.
+func (c *Client) ListPage(ctx context.Context, path, startAfter string) ([]*FileStatus, bool, error) {
+	ns, p, err := splitPath(path)
+	if err != nil {
+		return nil, false, err
+	}
+	r, err := call(func() (*pb.ListResponse, error) {
+		return c.meta.List(ctx, &pb.ListRequest{Header: c.hdr(ns), Path: p, StartAfter: startAfter, Limit: ListPageSize})
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	dir := p
+	if r.Status.GetType() != pb.FileType_FILE_TYPE_DIRECTORY {
+		dir = parentOf(p)
+	}
+	page := make([]*FileStatus, len(r.Entries))
+	for i, e := range r.Entries {
+		page[i] = statusFromProto(dir, e)
+	}
+	return page, r.HasMore && len(page) > 0, nil
 }
 
 // ReadDir returns all entries of directory path.

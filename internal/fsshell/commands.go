@@ -124,7 +124,9 @@ modificationDate(yyyy-MM-dd HH:mm) fileName
       rather than a number of bytes.
   -q  Print ? instead of non-printable characters (-ls always does, so
       that every entry is one line; -q is accepted as in Hadoop).
-  -R  Recursively list the contents of directories.
+  -R  Recursively list the contents of directories (the first pages of
+      up to 8 directories are fetched ahead of the walk, so a page may
+      miss a change made while the listing runs).
   -t  Sort files by modification time (most recent first).
   -S  Sort files by size.
   -r  Reverse the order of the sort.

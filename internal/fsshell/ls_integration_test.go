@@ -126,3 +126,36 @@ func TestStat(t *testing.T) {
 	e.expect(0, lines("a", "b", "f", "data", "empty", "z"), "", "-stat", "-R", "%n", "/a")
 	e.expect(1, lines("2024-01-02 15:04:05"), lines("stat: `/nope': No such file or directory"), "-stat", "/nope", "/a/data")
 }
+
+// -ls -R fetches directories' first pages ahead of its walk (lookahead):
+// what it prints is still the walk's order, past the window of directories
+// fetched ahead, through a directory of more than a page, and a directory
+// the user may not list is an error where the walk meets it.
+func TestLsRecursiveAhead(t *testing.T) {
+	e := newEnv(t)
+	var dirs, files, want []string
+	for i := range 12 { // more than lsAhead
+		d := fmt.Sprintf("/w/d%02d", i)
+		dirs = append(dirs, d+"/sub")
+		files = append(files, d+"/f", d+"/sub/g")
+	}
+	e.ok(append([]string{"-mkdir", "-p"}, dirs...)...)
+	var big []string
+	for i := range 1005 { // past a page (client.ListPageSize)
+		big = append(big, fmt.Sprintf("/w/d05/sub/m%04d", i))
+	}
+	e.ok(append([]string{"-touchz"}, append(files, big...)...)...)
+	e.ok("-chmod", "700", "/w/d07")
+	for i := range 12 {
+		d := fmt.Sprintf("/w/d%02d", i)
+		want = append(want, d)
+		if i == 7 {
+			continue // alice may not list it
+		}
+		want = append(want, d+"/f", d+"/sub", d+"/sub/g")
+		if i == 5 {
+			want = append(want, big...) // after g
+		}
+	}
+	e.as("alice").expect(t, 1, lines(want...), "ls: Permission denied: user=alice, path=\"/w/d07\"\n", "-ls", "-C", "-R", "/w")
+}
