@@ -34,7 +34,8 @@ func TestWriterRenewsItsBlockTokenBetweenBlocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	created := time.Now() // no earlier than the create's token
+	// No earlier than the create's token.
+	created := time.Now()
 	if _, err := w.Write(data[:2*blockSize]); err != nil { // two blocks' streams
 		t.Fatal(err)
 	}

@@ -75,6 +75,19 @@ var (
 // before before.
 func TokensPast(r kv.Reader, before int64, limit int) ([]uint64, error) {
 	var ids []uint64
+	err := scanTokenRecords(r, func(rec *kvschema.TokenRecord) bool {
+		if rec.MaxDate < before {
+			ids = append(ids, rec.ID)
+		}
+		return len(ids) < limit
+	})
+	return ids, err
+}
+
+// scanTokenRecords calls fn with each token record in id order until fn
+// returns false; a record that does not decode stops the scan with its
+// error.
+func scanTokenRecords(r kv.Reader, fn func(*kvschema.TokenRecord) bool) error {
 	start, end := kvschema.TokenRecordRange()
 	var derr error
 	err := r.Scan(start, end, func(k, v []byte) bool {
@@ -83,12 +96,9 @@ func TokensPast(r kv.Reader, before int64, limit int) ([]uint64, error) {
 			derr = err
 			return false
 		}
-		if rec.MaxDate < before {
-			ids = append(ids, rec.ID)
-		}
-		return len(ids) < limit
+		return fn(rec)
 	})
-	return ids, errors.Join(err, derr)
+	return errors.Join(err, derr)
 }
 
 // tokenKeyPrefix names the signing keys among the cluster secrets:
@@ -261,18 +271,11 @@ func TokenKeys(r kv.Reader) (map[uint32][]byte, error) {
 // max date is not before now (the others are of no use to anyone).
 func TokenRecords(r kv.Reader, now int64) (map[uint64]*kvschema.TokenRecord, error) {
 	recs := map[uint64]*kvschema.TokenRecord{}
-	start, end := kvschema.TokenRecordRange()
-	var derr error
-	err := r.Scan(start, end, func(k, v []byte) bool {
-		rec, err := kvschema.DecodeTokenRecord(k, v)
-		if err != nil {
-			derr = err
-			return false
-		}
+	err := scanTokenRecords(r, func(rec *kvschema.TokenRecord) bool {
 		if rec.MaxDate >= now {
 			recs[rec.ID] = rec
 		}
 		return true
 	})
-	return recs, errors.Join(err, derr)
+	return recs, err
 }

@@ -73,11 +73,7 @@ func (c *hotCache) getAppend(dst, key []byte) (value []byte, exists, cached bool
 	if !ok {
 		return dst, false, false
 	}
-	if dst == nil {
-		value = bytes.Clone(v)
-	} else {
-		value = append(dst, v...)
-	}
+	value = appendTo(dst, v)
 	if ring := uint64(len(s.ring)); pos+ring/2 < s.head {
 		s.put(h, key, value[len(dst):], missing)
 	}
