@@ -894,8 +894,12 @@ type WorkerStats struct {
 	// Pages fetched that the cache could not store (a full disk, an I/O
 	// error): the reads were served from memory all the same.
 	CacheWriteErrors uint64 `protobuf:"varint,15,opt,name=cache_write_errors,json=cacheWriteErrors,proto3" json:"cache_write_errors,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Blocks, and their bytes, written by writers on this worker's host into
+	// its cache files themselves (short-circuit writes).
+	ShortCircuitBlocksWritten uint64 `protobuf:"varint,16,opt,name=short_circuit_blocks_written,json=shortCircuitBlocksWritten,proto3" json:"short_circuit_blocks_written,omitempty"`
+	ShortCircuitBytesWritten  uint64 `protobuf:"varint,17,opt,name=short_circuit_bytes_written,json=shortCircuitBytesWritten,proto3" json:"short_circuit_bytes_written,omitempty"`
+	unknownFields             protoimpl.UnknownFields
+	sizeCache                 protoimpl.SizeCache
 }
 
 func (x *WorkerStats) Reset() {
@@ -1033,6 +1037,20 @@ func (x *WorkerStats) GetCacheWriteErrors() uint64 {
 	return 0
 }
 
+func (x *WorkerStats) GetShortCircuitBlocksWritten() uint64 {
+	if x != nil {
+		return x.ShortCircuitBlocksWritten
+	}
+	return 0
+}
+
+func (x *WorkerStats) GetShortCircuitBytesWritten() uint64 {
+	if x != nil {
+		return x.ShortCircuitBytesWritten
+	}
+	return 0
+}
+
 // Short-circuit protocol, on the worker's Unix socket: the client sends a
 // ShortCircuitRequest framed by a uvarint length; the worker makes the range
 // cached and answers with a framed ShortCircuitResponse, passing the block's
@@ -1050,7 +1068,21 @@ type ShortCircuitRequest struct {
 	// The reader checks chunks: answer with chunk_size and chunk_crcs
 	// instead of crcs, so that a small read checks the chunks it touches
 	// rather than whole pages.
-	Chunks        bool `protobuf:"varint,6,opt,name=chunks,proto3" json:"chunks,omitempty"`
+	Chunks bool `protobuf:"varint,6,opt,name=chunks,proto3" json:"chunks,omitempty"`
+	// A short-circuit write (block mode): instead of a read, the worker
+	// checks the header's write token, creates an empty cache file for a new
+	// block of the file and answers with its path (and descriptor) and
+	// block_size. The client writes the block's bytes into it from offset 0,
+	// at most block_size of them, then sends commit on the same connection.
+	// A connection that closes, or asks anything else, before the commit
+	// abandons the block. One block at a time per connection.
+	Write *WriteHeader `protobuf:"bytes,7,opt,name=write,proto3" json:"write,omitempty"`
+	// Ends the block this connection's write opened: the worker reads the
+	// file (it must be exactly length bytes), checksums it, puts it into the
+	// bucket and into its cache, and answers with block, once it is in the
+	// bucket. The client commits the block with the namespace service as it
+	// would a block from WorkerService.Write.
+	Commit        *ShortCircuitCommit `protobuf:"bytes,8,opt,name=commit,proto3" json:"commit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1127,6 +1159,64 @@ func (x *ShortCircuitRequest) GetChunks() bool {
 	return false
 }
 
+func (x *ShortCircuitRequest) GetWrite() *WriteHeader {
+	if x != nil {
+		return x.Write
+	}
+	return nil
+}
+
+func (x *ShortCircuitRequest) GetCommit() *ShortCircuitCommit {
+	if x != nil {
+		return x.Commit
+	}
+	return nil
+}
+
+type ShortCircuitCommit struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Length        uint64                 `protobuf:"varint,1,opt,name=length,proto3" json:"length,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShortCircuitCommit) Reset() {
+	*x = ShortCircuitCommit{}
+	mi := &file_strata_v1_worker_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShortCircuitCommit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShortCircuitCommit) ProtoMessage() {}
+
+func (x *ShortCircuitCommit) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_worker_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShortCircuitCommit.ProtoReflect.Descriptor instead.
+func (*ShortCircuitCommit) Descriptor() ([]byte, []int) {
+	return file_strata_v1_worker_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ShortCircuitCommit) GetLength() uint64 {
+	if x != nil {
+		return x.Length
+	}
+	return 0
+}
+
 type ShortCircuitResponse struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Ok       bool                   `protobuf:"varint,1,opt,name=ok,proto3" json:"ok,omitempty"`
@@ -1152,15 +1242,19 @@ type ShortCircuitResponse struct {
 	// divisor of page_size), and chunk_crcs has the CRC32C of each chunk
 	// from first_page on (chunk i at first_page + i*chunk_size), covering
 	// the range. A page's CRC is its chunks' combined.
-	ChunkSize     uint64   `protobuf:"varint,9,opt,name=chunk_size,json=chunkSize,proto3" json:"chunk_size,omitempty"`
-	ChunkCrcs     []uint32 `protobuf:"varint,10,rep,packed,name=chunk_crcs,json=chunkCrcs,proto3" json:"chunk_crcs,omitempty"`
+	ChunkSize uint64   `protobuf:"varint,9,opt,name=chunk_size,json=chunkSize,proto3" json:"chunk_size,omitempty"`
+	ChunkCrcs []uint32 `protobuf:"varint,10,rep,packed,name=chunk_crcs,json=chunkCrcs,proto3" json:"chunk_crcs,omitempty"`
+	// The answer to a commit: the block, at offset 0 of what the connection
+	// wrote. To a write: block_size is the most the block may hold.
+	Block         *Block `protobuf:"bytes,11,opt,name=block,proto3" json:"block,omitempty"`
+	BlockSize     uint64 `protobuf:"varint,12,opt,name=block_size,json=blockSize,proto3" json:"block_size,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ShortCircuitResponse) Reset() {
 	*x = ShortCircuitResponse{}
-	mi := &file_strata_v1_worker_proto_msgTypes[16]
+	mi := &file_strata_v1_worker_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1172,7 +1266,7 @@ func (x *ShortCircuitResponse) String() string {
 func (*ShortCircuitResponse) ProtoMessage() {}
 
 func (x *ShortCircuitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_worker_proto_msgTypes[16]
+	mi := &file_strata_v1_worker_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1185,7 +1279,7 @@ func (x *ShortCircuitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShortCircuitResponse.ProtoReflect.Descriptor instead.
 func (*ShortCircuitResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_worker_proto_rawDescGZIP(), []int{16}
+	return file_strata_v1_worker_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ShortCircuitResponse) GetOk() bool {
@@ -1258,6 +1352,20 @@ func (x *ShortCircuitResponse) GetChunkCrcs() []uint32 {
 	return nil
 }
 
+func (x *ShortCircuitResponse) GetBlock() *Block {
+	if x != nil {
+		return x.Block
+	}
+	return nil
+}
+
+func (x *ShortCircuitResponse) GetBlockSize() uint64 {
+	if x != nil {
+		return x.BlockSize
+	}
+	return 0
+}
+
 // BlockKey is a key the namespace service signs block access tokens with,
 // shared with the workers (in HeartbeatResponse). Keys rotate; a worker
 // holds the previous, current and next ones.
@@ -1274,7 +1382,7 @@ type BlockKey struct {
 
 func (x *BlockKey) Reset() {
 	*x = BlockKey{}
-	mi := &file_strata_v1_worker_proto_msgTypes[17]
+	mi := &file_strata_v1_worker_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1286,7 +1394,7 @@ func (x *BlockKey) String() string {
 func (*BlockKey) ProtoMessage() {}
 
 func (x *BlockKey) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_worker_proto_msgTypes[17]
+	mi := &file_strata_v1_worker_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1299,7 +1407,7 @@ func (x *BlockKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockKey.ProtoReflect.Descriptor instead.
 func (*BlockKey) Descriptor() ([]byte, []int) {
-	return file_strata_v1_worker_proto_rawDescGZIP(), []int{17}
+	return file_strata_v1_worker_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *BlockKey) GetId() uint32 {
@@ -1340,7 +1448,7 @@ type WorkerInfo struct {
 
 func (x *WorkerInfo) Reset() {
 	*x = WorkerInfo{}
-	mi := &file_strata_v1_worker_proto_msgTypes[18]
+	mi := &file_strata_v1_worker_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1352,7 +1460,7 @@ func (x *WorkerInfo) String() string {
 func (*WorkerInfo) ProtoMessage() {}
 
 func (x *WorkerInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_worker_proto_msgTypes[18]
+	mi := &file_strata_v1_worker_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1365,7 +1473,7 @@ func (x *WorkerInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerInfo.ProtoReflect.Descriptor instead.
 func (*WorkerInfo) Descriptor() ([]byte, []int) {
-	return file_strata_v1_worker_proto_rawDescGZIP(), []int{18}
+	return file_strata_v1_worker_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *WorkerInfo) GetId() string {
@@ -1463,7 +1571,7 @@ const file_strata_v1_worker_proto_rawDesc = "" +
 	"\x06blocks\x18\x01 \x03(\v2\x13.strata.v1.BlockRefR\x06blocks\"&\n" +
 	"\x0eCachedResponse\x12\x14\n" +
 	"\x05bytes\x18\x01 \x03(\x04R\x05bytes\"\x14\n" +
-	"\x12WorkerStatsRequest\"\xa4\x04\n" +
+	"\x12WorkerStatsRequest\"\xa4\x05\n" +
 	"\vWorkerStats\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12\x1a\n" +
 	"\bcapacity\x18\x02 \x01(\x04R\bcapacity\x12\x12\n" +
@@ -1480,7 +1588,9 @@ const file_strata_v1_worker_proto_rawDesc = "" +
 	"\x11bucket_bytes_read\x18\f \x01(\x04R\x0fbucketBytesRead\x120\n" +
 	"\x14bucket_bytes_written\x18\r \x01(\x04R\x12bucketBytesWritten\x12%\n" +
 	"\x0eblocks_written\x18\x0e \x01(\x04R\rblocksWritten\x12,\n" +
-	"\x12cache_write_errors\x18\x0f \x01(\x04R\x10cacheWriteErrors\"\xc0\x01\n" +
+	"\x12cache_write_errors\x18\x0f \x01(\x04R\x10cacheWriteErrors\x12?\n" +
+	"\x1cshort_circuit_blocks_written\x18\x10 \x01(\x04R\x19shortCircuitBlocksWritten\x12=\n" +
+	"\x1bshort_circuit_bytes_written\x18\x11 \x01(\x04R\x18shortCircuitBytesWritten\"\xa5\x02\n" +
 	"\x13ShortCircuitRequest\x12)\n" +
 	"\x05block\x18\x01 \x01(\v2\x13.strata.v1.BlockRefR\x05block\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x04R\x06offset\x12\x16\n" +
@@ -1489,7 +1599,11 @@ const file_strata_v1_worker_proto_rawDesc = "" +
 	"invalidate\x18\x04 \x01(\bR\n" +
 	"invalidate\x12\x16\n" +
 	"\x06random\x18\x05 \x01(\bR\x06random\x12\x16\n" +
-	"\x06chunks\x18\x06 \x01(\bR\x06chunks\"\xa3\x02\n" +
+	"\x06chunks\x18\x06 \x01(\bR\x06chunks\x12,\n" +
+	"\x05write\x18\a \x01(\v2\x16.strata.v1.WriteHeaderR\x05write\x125\n" +
+	"\x06commit\x18\b \x01(\v2\x1d.strata.v1.ShortCircuitCommitR\x06commit\",\n" +
+	"\x12ShortCircuitCommit\x12\x16\n" +
+	"\x06length\x18\x01 \x01(\x04R\x06length\"\xea\x02\n" +
 	"\x14ShortCircuitResponse\x12\x0e\n" +
 	"\x02ok\x18\x01 \x01(\bR\x02ok\x12\x14\n" +
 	"\x05error\x18\x02 \x01(\tR\x05error\x12\x1b\n" +
@@ -1504,7 +1618,10 @@ const file_strata_v1_worker_proto_rawDesc = "" +
 	"chunk_size\x18\t \x01(\x04R\tchunkSize\x12\x1d\n" +
 	"\n" +
 	"chunk_crcs\x18\n" +
-	" \x03(\rR\tchunkCrcs\"L\n" +
+	" \x03(\rR\tchunkCrcs\x12&\n" +
+	"\x05block\x18\v \x01(\v2\x10.strata.v1.BlockR\x05block\x12\x1d\n" +
+	"\n" +
+	"block_size\x18\f \x01(\x04R\tblockSize\"L\n" +
 	"\bBlockKey\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\rR\x02id\x12\x16\n" +
 	"\x06secret\x18\x02 \x01(\fR\x06secret\x12\x18\n" +
@@ -1538,7 +1655,7 @@ func file_strata_v1_worker_proto_rawDescGZIP() []byte {
 	return file_strata_v1_worker_proto_rawDescData
 }
 
-var file_strata_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_strata_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_strata_v1_worker_proto_goTypes = []any{
 	(*Block)(nil),                // 0: strata.v1.Block
 	(*BlockRef)(nil),             // 1: strata.v1.BlockRef
@@ -1556,9 +1673,10 @@ var file_strata_v1_worker_proto_goTypes = []any{
 	(*WorkerStatsRequest)(nil),   // 13: strata.v1.WorkerStatsRequest
 	(*WorkerStats)(nil),          // 14: strata.v1.WorkerStats
 	(*ShortCircuitRequest)(nil),  // 15: strata.v1.ShortCircuitRequest
-	(*ShortCircuitResponse)(nil), // 16: strata.v1.ShortCircuitResponse
-	(*BlockKey)(nil),             // 17: strata.v1.BlockKey
-	(*WorkerInfo)(nil),           // 18: strata.v1.WorkerInfo
+	(*ShortCircuitCommit)(nil),   // 16: strata.v1.ShortCircuitCommit
+	(*ShortCircuitResponse)(nil), // 17: strata.v1.ShortCircuitResponse
+	(*BlockKey)(nil),             // 18: strata.v1.BlockKey
+	(*WorkerInfo)(nil),           // 19: strata.v1.WorkerInfo
 }
 var file_strata_v1_worker_proto_depIdxs = []int32{
 	2,  // 0: strata.v1.WriteRequest.header:type_name -> strata.v1.WriteHeader
@@ -1568,24 +1686,27 @@ var file_strata_v1_worker_proto_depIdxs = []int32{
 	1,  // 4: strata.v1.UncacheRequest.blocks:type_name -> strata.v1.BlockRef
 	1,  // 5: strata.v1.CachedRequest.blocks:type_name -> strata.v1.BlockRef
 	1,  // 6: strata.v1.ShortCircuitRequest.block:type_name -> strata.v1.BlockRef
-	14, // 7: strata.v1.WorkerInfo.stats:type_name -> strata.v1.WorkerStats
-	3,  // 8: strata.v1.WorkerService.Write:input_type -> strata.v1.WriteRequest
-	5,  // 9: strata.v1.WorkerService.Read:input_type -> strata.v1.ReadRequest
-	13, // 10: strata.v1.WorkerService.Stats:input_type -> strata.v1.WorkerStatsRequest
-	7,  // 11: strata.v1.WorkerService.Load:input_type -> strata.v1.LoadRequest
-	9,  // 12: strata.v1.WorkerService.Uncache:input_type -> strata.v1.UncacheRequest
-	11, // 13: strata.v1.WorkerService.Cached:input_type -> strata.v1.CachedRequest
-	4,  // 14: strata.v1.WorkerService.Write:output_type -> strata.v1.WriteResponse
-	6,  // 15: strata.v1.WorkerService.Read:output_type -> strata.v1.ReadResponse
-	14, // 16: strata.v1.WorkerService.Stats:output_type -> strata.v1.WorkerStats
-	8,  // 17: strata.v1.WorkerService.Load:output_type -> strata.v1.LoadResponse
-	10, // 18: strata.v1.WorkerService.Uncache:output_type -> strata.v1.UncacheResponse
-	12, // 19: strata.v1.WorkerService.Cached:output_type -> strata.v1.CachedResponse
-	14, // [14:20] is the sub-list for method output_type
-	8,  // [8:14] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	2,  // 7: strata.v1.ShortCircuitRequest.write:type_name -> strata.v1.WriteHeader
+	16, // 8: strata.v1.ShortCircuitRequest.commit:type_name -> strata.v1.ShortCircuitCommit
+	0,  // 9: strata.v1.ShortCircuitResponse.block:type_name -> strata.v1.Block
+	14, // 10: strata.v1.WorkerInfo.stats:type_name -> strata.v1.WorkerStats
+	3,  // 11: strata.v1.WorkerService.Write:input_type -> strata.v1.WriteRequest
+	5,  // 12: strata.v1.WorkerService.Read:input_type -> strata.v1.ReadRequest
+	13, // 13: strata.v1.WorkerService.Stats:input_type -> strata.v1.WorkerStatsRequest
+	7,  // 14: strata.v1.WorkerService.Load:input_type -> strata.v1.LoadRequest
+	9,  // 15: strata.v1.WorkerService.Uncache:input_type -> strata.v1.UncacheRequest
+	11, // 16: strata.v1.WorkerService.Cached:input_type -> strata.v1.CachedRequest
+	4,  // 17: strata.v1.WorkerService.Write:output_type -> strata.v1.WriteResponse
+	6,  // 18: strata.v1.WorkerService.Read:output_type -> strata.v1.ReadResponse
+	14, // 19: strata.v1.WorkerService.Stats:output_type -> strata.v1.WorkerStats
+	8,  // 20: strata.v1.WorkerService.Load:output_type -> strata.v1.LoadResponse
+	10, // 21: strata.v1.WorkerService.Uncache:output_type -> strata.v1.UncacheResponse
+	12, // 22: strata.v1.WorkerService.Cached:output_type -> strata.v1.CachedResponse
+	17, // [17:23] is the sub-list for method output_type
+	11, // [11:17] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_worker_proto_init() }
@@ -1603,7 +1724,7 @@ func file_strata_v1_worker_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_v1_worker_proto_rawDesc), len(file_strata_v1_worker_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   19,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
