@@ -59,6 +59,7 @@ public final class ClientConfig {
   private final int listPrefetch;
   private final int batchesInFlight;
   private final boolean shortCircuit;
+  private final boolean shortCircuitWrites;
   private final BlockIO blockIO;
   private final Tls tls;
 
@@ -87,6 +88,7 @@ public final class ClientConfig {
     this.listPrefetch = b.listPrefetch;
     this.batchesInFlight = b.batchesInFlight;
     this.shortCircuit = b.shortCircuit;
+    this.shortCircuitWrites = b.shortCircuitWrites;
     this.blockIO = b.blockIO;
     this.tls = b.tls != null ? b.tls : Tls.fromEnvironment();
   }
@@ -192,6 +194,14 @@ public final class ClientConfig {
   }
 
   /**
+   * Whether blocks written to a worker on this host are written short-circuit, into the
+   * worker's cache file, rather than streamed through its RPC; only with {@link #shortCircuit}.
+   */
+  public boolean shortCircuitWrites() {
+    return shortCircuitWrites;
+  }
+
+  /**
    * The data path set with {@link Builder#blockIO}; empty means the workers' ({@link
    * io.strata.core.worker.WorkerBlockIO}), which the client makes itself.
    */
@@ -223,6 +233,7 @@ public final class ClientConfig {
     private int listPrefetch = DEFAULT_LIST_PREFETCH;
     private int batchesInFlight = DEFAULT_BATCHES_IN_FLIGHT;
     private boolean shortCircuit = true;
+    private boolean shortCircuitWrites = true;
     private BlockIO blockIO;
 
     private Builder() {}
@@ -311,9 +322,17 @@ public final class ClientConfig {
       return this;
     }
 
-    /** Turns short-circuit reads on or off (default on). */
+    /** Turns short-circuit reads, and writes, on or off (default on). */
     public Builder shortCircuit(boolean on) {
       this.shortCircuit = on;
+      return this;
+    }
+
+    /**
+     * Turns short-circuit writes alone on or off (default on: as {@link #shortCircuit} says).
+     */
+    public Builder shortCircuitWrites(boolean on) {
+      this.shortCircuitWrites = on;
       return this;
     }
 

@@ -19,7 +19,8 @@ import java.util.zip.CRC32C;
  * chunk of a page (the cache's chunk size) where the worker lends chunk CRCs, else each page, as
  * the Go client's lease does. A unit that fails its CRC is reported (a request with invalidate
  * set, so that the worker fetches it again) and the read is tried once more. Idle connections are
- * pooled. Safe for concurrent use.
+ * pooled, and so are the buffers of short-circuit writes ({@link ShortCircuitBlockWriter}). Safe
+ * for concurrent use.
  *
  * <p>Java cannot receive the descriptor the worker passes, so the cache file is opened by the
  * path the response names; a file evicted meanwhile fails the read, and the caller falls back to
@@ -29,9 +30,20 @@ final class ShortCircuit implements AutoCloseable {
   /** Idle connections kept per worker socket. */
   static final int MAX_IDLE = 16;
 
+  /**
+   * The buffer a short-circuit write gathers bytes in before it writes them to the cache file.
+   * Direct: the JDK would copy a heap buffer into a temporary direct one for each write.
+   */
+  static final int WRITE_BUFFER = 1 << 20;
+
+  /** Idle write buffers kept per worker socket. */
+  static final int MAX_IDLE_BUFFERS = 8;
+
   private final Path socket;
   private final Duration timeout;
+  // Guarded by idle.
   private final ArrayDeque<UnixConnection> idle = new ArrayDeque<>();
+  private final ArrayDeque<ByteBuffer> buffers = new ArrayDeque<>();
   private boolean closed;
 
   ShortCircuit(Path socket, Duration timeout) {
@@ -166,6 +178,43 @@ final class ShortCircuit implements AutoCloseable {
     }
   }
 
+  /**
+   * A connection of this socket's pool (or a new one) for a conversation of several requests,
+   * such as a short-circuit write's; {@link #give} it back once its last answer is read, or close
+   * it.
+   */
+  UnixConnection take() throws IOException {
+    return get();
+  }
+
+  /** Returns a connection {@link #take} gave, in a state to start a new request, to the pool. */
+  void give(UnixConnection c) {
+    put(c);
+  }
+
+  /**
+   * A direct buffer of {@link #WRITE_BUFFER} bytes for a short-circuit write (the pool's, or a
+   * new one); {@link #release} it when done.
+   */
+  ByteBuffer writeBuffer() {
+    synchronized (idle) {
+      ByteBuffer b = buffers.pollFirst();
+      if (b != null) {
+        return b.clear();
+      }
+    }
+    return ByteBuffer.allocateDirect(WRITE_BUFFER);
+  }
+
+  /** Returns a buffer {@link #writeBuffer} gave to the pool. */
+  void release(ByteBuffer b) {
+    synchronized (idle) {
+      if (!closed && buffers.size() < MAX_IDLE_BUFFERS) {
+        buffers.addFirst(b);
+      }
+    }
+  }
+
   private UnixConnection get() throws IOException {
     synchronized (idle) {
       UnixConnection c;
@@ -195,6 +244,7 @@ final class ShortCircuit implements AutoCloseable {
       closed = true;
       idle.forEach(UnixConnection::close);
       idle.clear();
+      buffers.clear();
     }
   }
 }

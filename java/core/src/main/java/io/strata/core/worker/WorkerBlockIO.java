@@ -20,11 +20,12 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The data path through the workers (docs/datapath.md): writes stream to a worker, preferably
- * one on this host ({@link WorkerBlockWriter}); reads go to each block's home worker by
- * rendezvous placement, short-circuit through the worker's cache file when it is on this host
- * ({@link WorkerBlockReader}, {@link ShortCircuit}). The client's default {@link BlockIO}. Safe
- * for concurrent use.
+ * The data path through the workers (docs/datapath.md): writes go to a worker, preferably one
+ * on this host, whose cache file each block is then written into directly ({@link
+ * ShortCircuitBlockWriter}), else streamed to its RPC ({@link WorkerBlockWriter}); reads go to
+ * each block's home worker by rendezvous placement, short-circuit through the worker's cache
+ * file when it is on this host ({@link WorkerBlockReader}, {@link ShortCircuit}). The client's
+ * default {@link BlockIO}. Safe for concurrent use.
  */
 public final class WorkerBlockIO implements BlockIO {
   /** Where the live workers come from: the namespace service's ListWorkers. */
@@ -47,16 +48,46 @@ public final class WorkerBlockIO implements BlockIO {
 
   /** As above, connecting to the workers with {@code tls}. */
   public WorkerBlockIO(Directory directory, boolean shortCircuit, Duration timeout, Tls tls) {
-    this.workers = new WorkerSet(directory, WorkerSet.localHostName(), shortCircuit, timeout, tls);
+    this(directory, shortCircuit, shortCircuit, timeout, tls);
+  }
+
+  /**
+   * As above; with {@code shortCircuitWrites} off (or {@code shortCircuit}), a worker on this
+   * host is written through its RPC.
+   */
+  public WorkerBlockIO(Directory directory, boolean shortCircuit, boolean shortCircuitWrites,
+      Duration timeout, Tls tls) {
+    this(new WorkerSet(directory, WorkerSet.localHostName(), shortCircuit, shortCircuitWrites,
+        timeout, tls));
   }
 
   /** As above, for a client that takes itself to run on {@code host} (tests). */
   WorkerBlockIO(Directory directory, String host, boolean shortCircuit, Duration timeout) {
-    this.workers = new WorkerSet(directory, host, shortCircuit, timeout);
+    this(new WorkerSet(directory, host, shortCircuit, timeout));
   }
 
+  /** Over {@code workers} (tests). */
+  WorkerBlockIO(WorkerSet workers) {
+    this.workers = workers;
+  }
+
+  /**
+   * Opens a writer of one block (block mode) short-circuit, into a cache file of the worker on
+   * this host, when the writer order puts such a worker first and it takes the block; else, and
+   * for cache mode's object, a stream to a worker's RPC ({@link WorkerBlockWriter}).
+   */
   @Override
   public BlockWriter openWriter(WriteTarget target) throws IOException {
+    if (target.objectKey().isEmpty()) {
+      List<WorkerInfo> live = workers.live(Op.WRITE, target.path().toString(), false);
+      WorkerInfo first = workers.writerOrder(live, target.inodeId()).get(0);
+      if (workers.writesShortCircuit(first)) {
+        BlockWriter w = ShortCircuitBlockWriter.tryOpen(workers, first, target);
+        if (w != null) {
+          return w;
+        }
+      }
+    }
     return WorkerBlockWriter.open(workers, target);
   }
 

@@ -135,14 +135,17 @@ final class WorkerBlockWriter implements BlockWriter {
         ended.complete(null);
       }
     });
-    send(WriteRequest.newBuilder().setHeader(WriteHeader.newBuilder()
-        .setStoreUri(target.storeUri()).setInodeId(target.inodeId())
-        .setBlockSize(target.blockSize()).setPath(target.path().toString())
-        .setObjectKey(target.objectKey()).setNamespace(target.path().namespace())
-        .setBlockToken(target.token().get())).build());
+    send(WriteRequest.newBuilder().setHeader(header(target)).build());
     // A worker that cannot be reached fails the call here, before any data is sent, so that
     // the next worker can take the file.
     awaitReady();
+  }
+
+  /** The header a worker is sent for {@code t}'s content, with the file's write token. */
+  static WriteHeader header(WriteTarget t) {
+    return WriteHeader.newBuilder().setStoreUri(t.storeUri()).setInodeId(t.inodeId())
+        .setBlockSize(t.blockSize()).setPath(t.path().toString()).setObjectKey(t.objectKey())
+        .setNamespace(t.path().namespace()).setBlockToken(t.token().get()).build();
   }
 
   @Override

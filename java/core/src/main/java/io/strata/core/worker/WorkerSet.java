@@ -20,13 +20,17 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
 /**
  * The live workers and the connections to them, as the Go client's workerSet: the list comes
  * from the namespace service (ListWorkers) and is trusted for {@link #LIST_TTL}, or refreshed at
  * once after a worker failed; one gRPC channel per worker address, one pool of short-circuit
- * connections per worker socket. Safe for concurrent use.
+ * connections per worker socket, and the threads awaiting short-circuit writes' commits. Safe
+ * for concurrent use.
  */
 final class WorkerSet implements AutoCloseable {
   /** How long the list of live workers is trusted. */
@@ -35,7 +39,18 @@ final class WorkerSet implements AutoCloseable {
   private final WorkerBlockIO.Directory directory;
   private final String host;
   private final boolean shortCircuit;
+  private final boolean shortCircuitWrites;
   private final Duration timeout;
+  /**
+   * Waits for the answers to short-circuit writes' commits, which the worker gives once the
+   * block is in the bucket, so that the writer goes on with its next block meanwhile: a thread
+   * per commit awaited (a writer awaits at most a few), kept a minute once idle.
+   */
+  private final ExecutorService commits = Executors.newCachedThreadPool(r -> {
+    Thread t = new Thread(r, "strata-short-circuit-commit");
+    t.setDaemon(true);
+    return t;
+  });
 
   private final Object mu = new Object();
   // Guarded by mu.
@@ -53,10 +68,20 @@ final class WorkerSet implements AutoCloseable {
 
   WorkerSet(WorkerBlockIO.Directory directory, String host, boolean shortCircuit,
       Duration timeout, Tls tls) {
+    this(directory, host, shortCircuit, shortCircuit, timeout, tls);
+  }
+
+  /**
+   * The workers {@code directory} lists, for a client on {@code host}; short-circuit reads with
+   * {@code shortCircuit}, short-circuit writes with both it and {@code shortCircuitWrites}.
+   */
+  WorkerSet(WorkerBlockIO.Directory directory, String host, boolean shortCircuit,
+      boolean shortCircuitWrites, Duration timeout, Tls tls) {
     this.tls = tls;
     this.directory = directory;
     this.host = host;
     this.shortCircuit = shortCircuit;
+    this.shortCircuitWrites = shortCircuit && shortCircuitWrites;
     this.timeout = timeout;
   }
 
@@ -143,6 +168,16 @@ final class WorkerSet implements AutoCloseable {
         && Files.exists(Path.of(w.getUnixSocket()));
   }
 
+  /** Reports whether a block for {@code w} is written short-circuit, into its cache file. */
+  boolean writesShortCircuit(WorkerInfo w) {
+    return shortCircuitWrites && local(w);
+  }
+
+  /** Where short-circuit writes wait for their commits' answers. */
+  Executor commits() {
+    return commits;
+  }
+
   /**
    * Orders the workers a new file's content may go to: one on this host first (its cache then
    * serves the reads back short-circuit), then by rendezvous on (inode, 0).
@@ -216,6 +251,7 @@ final class WorkerSet implements AutoCloseable {
       sockets.clear();
     }
     scs.forEach(ShortCircuit::close);
+    commits.shutdown(); // commits awaited still get their answers
     chs.forEach(ManagedChannel::shutdown);
     for (ManagedChannel ch : chs) {
       try {
