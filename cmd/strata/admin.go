@@ -132,8 +132,10 @@ func workersCmd() *cobra.Command {
 		Long: `Show every live worker with its cache use and counters: cache hits and
 misses, evictions, corrupt pages dropped, bytes served over the worker's RPC,
 bytes of its cache lent to clients on its host that read them themselves
-(SC-READ: short-circuit), and bytes moved to and from the bucket. A cached
-read on the worker's host should raise SC-READ, not RPC-READ. HITS and MISSES
+(SC-READ: short-circuit), bytes written into its cache files by writers on
+its host (SC-WRITE: short-circuit writes), and bytes moved to and from the
+bucket. A cached read on the worker's host should raise SC-READ, not
+RPC-READ; a write there, SC-WRITE. HITS and MISSES
 count reads (RPC or short-circuit) that found their range cached, or had to
 fetch some of it. A worker that died moments ago is still listed by the
 service for a few seconds: it is reported on stderr as not answering, and the
@@ -150,7 +152,7 @@ others are shown.`,
 				return err
 			}
 			w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(w, "WORKER\tUSED\tCAPACITY\tBLOCKS\tHITS\tMISSES\tEVICTIONS\tCORRUPT\tCACHE-ERR\tRPC-READ\tSC-READ\tBUCKET-IN\tBUCKET-OUT\t")
+			fmt.Fprintln(w, "WORKER\tUSED\tCAPACITY\tBLOCKS\tHITS\tMISSES\tEVICTIONS\tCORRUPT\tCACHE-ERR\tRPC-READ\tSC-READ\tSC-WRITE\tBUCKET-IN\tBUCKET-OUT\t")
 			var silent []string
 			for _, r := range list {
 				if r.Err != nil {
@@ -158,9 +160,9 @@ others are shown.`,
 					continue
 				}
 				s := r.Stats
-				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t\n", s.WorkerId, human(s.Used), human(s.Capacity),
+				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t\n", s.WorkerId, human(s.Used), human(s.Capacity),
 					s.CachedBlocks, s.Hits, s.Misses, s.Evictions, s.Corruptions, s.CacheWriteErrors, human(s.RpcBytesRead),
-					human(s.ShortCircuitBytes), human(s.BucketBytesRead), human(s.BucketBytesWritten))
+					human(s.ShortCircuitBytes), human(s.ShortCircuitBytesWritten), human(s.BucketBytesRead), human(s.BucketBytesWritten))
 			}
 			if err := w.Flush(); err != nil {
 				return err

@@ -18,16 +18,29 @@ const sendChunk = 1 << 20
 // meanwhile, and waits beyond that.
 const blocksInFlight = 4
 
+// blockSink takes one block of a file: a stream to a worker, or a cache
+// file of a worker on this host written directly (short-circuit).
+type blockSink interface {
+	write(p []byte) error
+	// finish ends the block and returns what the worker made of it, once
+	// the block is in the bucket.
+	finish() (*pb.WriteResponse, error)
+	// cancel abandons the block; idempotent.
+	cancel()
+}
+
 // blockStream is one stream to a worker: a block of a file (in block mode
 // each block has a stream of its own, so that the writer learns of each
 // block as it is finished), or the whole object of a cache-mode file.
 type blockStream struct {
 	addr   string // the worker's
 	stream pb.WorkerService_WriteClient
-	cancel context.CancelFunc
+	stop   context.CancelFunc
 	chunk  []byte
 	n      int64
 }
+
+func (b *blockStream) cancel() { b.stop() }
 
 // openStream opens a stream to a worker for the content from offset at:
 // one on this host first, then by rendezvous on the inode.
@@ -55,7 +68,7 @@ func (w *Writer) openStream() (*blockStream, error) {
 			lastErr = fromWorker(wk.Address, err)
 			continue
 		}
-		return &blockStream{addr: wk.Address, stream: stream, cancel: cancel, chunk: make([]byte, 0, sendChunk)}, nil
+		return &blockStream{addr: wk.Address, stream: stream, stop: cancel, chunk: make([]byte, 0, sendChunk)}, nil
 	}
 	return nil, lastErr
 }
@@ -127,7 +140,7 @@ func (bs *blockSet) committed(length uint64) {
 
 // pendingBlock is a finished block stream whose worker is uploading it.
 type pendingBlock struct {
-	stream *blockStream
+	stream blockSink
 	done   chan struct{}
 	block  *pb.Block
 	err    error
@@ -137,7 +150,7 @@ type pendingBlock struct {
 // current block, streamed to a worker as it is written, and the blocks
 // before it, finished, uploaded and not yet committed.
 type blockSet struct {
-	cur      *blockStream
+	cur      blockSink
 	curStart uint64 // file offset of the current block's first byte
 	curLen   uint64 // bytes in the current block so far
 	// keep holds the current block's bytes from keepStart, the last
@@ -207,7 +220,7 @@ func (w *Writer) streamBlocks(p []byte) error {
 			if w.token.due() {
 				w.renewToken()
 			}
-			s, err := w.openStream()
+			s, err := w.openBlock()
 			if err != nil {
 				return err
 			}

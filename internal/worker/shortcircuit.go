@@ -28,14 +28,37 @@ func (w *Worker) serveShortCircuit(ctx context.Context, lis *net.UnixListener) {
 	}
 }
 
+// shortCircuitConn serves one client's connection: reads, and the
+// short-circuit writes of one block at a time (open is the block written,
+// which a connection that ends or asks anything but its commit abandons).
 func (w *Worker) shortCircuitConn(ctx context.Context, conn *net.UnixConn) {
-	defer conn.Close()
+	var open *scWrite
+	defer func() {
+		if open != nil {
+			open.in.Abort()
+		}
+		conn.Close()
+	}()
 	for {
 		req := &pb.ShortCircuitRequest{}
 		if err := scproto.Read(conn, req); err != nil {
 			return
 		}
-		resp, fd, release := w.shortCircuit(ctx, req)
+		if open != nil && req.Commit == nil {
+			open.in.Abort()
+			open = nil
+		}
+		var resp *pb.ShortCircuitResponse
+		fd, release := -1, func() {}
+		switch {
+		case req.Write != nil:
+			open, resp, fd = w.scWriteOpen(ctx, req.Write)
+		case req.Commit != nil:
+			resp = w.scWriteCommit(ctx, open, req.Commit.Length)
+			open = nil
+		default:
+			resp, fd, release = w.shortCircuit(ctx, req)
+		}
 		var rights []byte
 		if fd >= 0 {
 			rights = syscall.UnixRights(fd)

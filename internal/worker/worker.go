@@ -178,11 +178,12 @@ type counters struct {
 	// fetch some of it (or wait for a fetch under way). NB: the cache's
 	// own counters count its lookups, which a read makes only once the
 	// range is cached.
-	hits, misses                                       atomic.Uint64
-	rpcBytesRead, shortCircuitBytes, shortCircuitOpens atomic.Uint64
-	bucketBytesRead, bucketBytesWritten, blocksWritten atomic.Uint64
-	readAheads                                         atomic.Uint64 // read-aheads started
-	cacheWriteErrors                                   atomic.Uint64 // Puts the cache failed
+	hits, misses                                        atomic.Uint64
+	rpcBytesRead, shortCircuitBytes, shortCircuitOpens  atomic.Uint64
+	bucketBytesRead, bucketBytesWritten, blocksWritten  atomic.Uint64
+	shortCircuitBlocksWritten, shortCircuitBytesWritten atomic.Uint64
+	readAheads                                          atomic.Uint64 // read-aheads started
+	cacheWriteErrors                                    atomic.Uint64 // Puts the cache failed
 }
 
 // count counts a read that missed, or did not.
@@ -296,7 +297,9 @@ func (w *Worker) statsProto() *pb.WorkerStats {
 		Corruptions: cs.Corruptions, RpcBytesRead: w.stats.rpcBytesRead.Load(),
 		ShortCircuitBytes: w.stats.shortCircuitBytes.Load(), ShortCircuitOpens: w.stats.shortCircuitOpens.Load(),
 		BucketBytesRead: w.stats.bucketBytesRead.Load(), BucketBytesWritten: w.stats.bucketBytesWritten.Load(),
-		BlocksWritten: w.stats.blocksWritten.Load(), CacheWriteErrors: w.stats.cacheWriteErrors.Load()}
+		BlocksWritten: w.stats.blocksWritten.Load(), CacheWriteErrors: w.stats.cacheWriteErrors.Load(),
+		ShortCircuitBlocksWritten: w.stats.shortCircuitBlocksWritten.Load(),
+		ShortCircuitBytesWritten:  w.stats.shortCircuitBytesWritten.Load()}
 }
 
 // DropCache empties the cache (strata admin cache free): every block is read

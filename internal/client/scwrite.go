@@ -1,0 +1,165 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+
+	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/scproto"
+	pb "github.com/stratafs/strata/proto/strata/v1"
+)
+
+// openBlock opens the sink of a new block: the cache file of the worker on
+// this host, written directly (short-circuit), if there is one that lends
+// it; else a stream to a worker (openStream).
+func (w *Writer) openBlock() (blockSink, error) {
+	list, err := w.c.workers.live(w.ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	if order := w.c.workers.writerOrder(list, w.ino); len(order) > 0 && w.c.workers.local(order[0]) {
+		if b, err := w.openSCBlock(order[0]); err == nil {
+			return b, nil
+		}
+		// Refused or unreachable: the stream says why, if it fails too.
+	}
+	return w.openStream()
+}
+
+// scBlock is a block written straight into a cache file of the worker on
+// this host (ShortCircuitRequest.write): no byte of it passes through the
+// worker's RPC. The connection that opened it commits it.
+type scBlock struct {
+	pool  *scPool
+	conn  *net.UnixConn
+	f     *os.File
+	max   int64 // the block's size
+	n     int64 // bytes written to f
+	chunk []byte
+	mu    struct {
+		sync.Mutex
+		ended bool // cancelled, or committed (conn back in the pool)
+	}
+}
+
+// openSCBlock asks wk for a cache file for the writer's next block.
+func (w *Writer) openSCBlock(wk *pb.WorkerInfo) (*scBlock, error) {
+	p := w.c.workers.scPool(wk.UnixSocket)
+	conn, err := p.get()
+	if err != nil {
+		return nil, err
+	}
+	req := &pb.ShortCircuitRequest{Write: &pb.WriteHeader{StoreUri: w.storeURI, InodeId: w.ino, BlockSize: w.blockSize,
+		Path: w.path, Namespace: w.hdr.GetNamespace(), BlockToken: w.token.get()}}
+	resp := &pb.ShortCircuitResponse{}
+	fd := -1
+	if err = scproto.Write(conn, req, nil); err == nil {
+		fd, err = scproto.ReadFD(conn, resp)
+	}
+	if err == nil && (!resp.Ok || fd < 0 || resp.BlockSize != w.blockSize) {
+		closeFD(fd)
+		err = fmt.Errorf("short-circuit write refused: %s", resp.Error)
+	}
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return &scBlock{pool: p, conn: conn, f: os.NewFile(uintptr(fd), resp.Path), max: int64(w.blockSize)}, nil
+}
+
+// write writes p into the file: in sendChunk pieces, small writes gathered
+// first, so that the page cache holds the file in large folios (as the
+// cache's own writes do, for short-circuit readers who map it).
+func (b *scBlock) write(p []byte) error {
+	if b.n+int64(len(b.chunk)+len(p)) > b.max {
+		return fserr.Errorf(fserr.ErrInvalidArgument, "short-circuit write: more than the block's %d bytes", b.max)
+	}
+	for len(p) > 0 {
+		if len(b.chunk) == 0 && len(p) >= sendChunk {
+			if err := b.writeOut(p[:sendChunk]); err != nil {
+				return err
+			}
+			p = p[sendChunk:]
+			continue
+		}
+		if b.chunk == nil {
+			b.chunk = make([]byte, 0, sendChunk)
+		}
+		k := min(len(p), sendChunk-len(b.chunk))
+		b.chunk, p = append(b.chunk, p[:k]...), p[k:]
+		if len(b.chunk) == sendChunk {
+			if err := b.flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (b *scBlock) flush() error {
+	if len(b.chunk) == 0 {
+		return nil
+	}
+	err := b.writeOut(b.chunk)
+	b.chunk = b.chunk[:0]
+	return err
+}
+
+func (b *scBlock) writeOut(p []byte) error {
+	if _, err := b.f.WriteAt(p, b.n); err != nil {
+		return fmt.Errorf("short-circuit write into the worker's cache file: %w", err)
+	}
+	b.n += int64(len(p))
+	return nil
+}
+
+// finish commits the block: the worker puts the file into the bucket and
+// answers once it is there.
+func (b *scBlock) finish() (*pb.WriteResponse, error) {
+	if err := b.flush(); err != nil {
+		b.cancel()
+		return nil, err
+	}
+	b.f.Close()
+	resp := &pb.ShortCircuitResponse{}
+	err := scproto.Write(b.conn, &pb.ShortCircuitRequest{Commit: &pb.ShortCircuitCommit{Length: uint64(b.n)}}, nil)
+	if err == nil {
+		err = scproto.Read(b.conn, resp)
+	}
+	b.mu.Lock()
+	cancelled := b.mu.ended
+	b.mu.ended = true
+	b.mu.Unlock()
+	switch {
+	case cancelled:
+		return nil, errors.New("short-circuit write: the block was abandoned")
+	case err != nil:
+		b.conn.Close()
+		return nil, fmt.Errorf("short-circuit commit: %w", err)
+	}
+	b.pool.put(b.conn)
+	switch {
+	case !resp.Ok && resp.Unavailable:
+		return nil, fserr.Errorf(fserr.ErrUnavailable, "%s", resp.Error)
+	case !resp.Ok:
+		return nil, errors.New(resp.Error)
+	case resp.Block == nil || int64(resp.Block.Length) != b.n:
+		return nil, fmt.Errorf("short-circuit commit: the worker answered %v for %d bytes", resp.Block, b.n)
+	}
+	return &pb.WriteResponse{Blocks: []*pb.Block{resp.Block}, Length: uint64(b.n)}, nil
+}
+
+// cancel closes the connection, which abandons the block (the worker
+// removes its file), and the file.
+func (b *scBlock) cancel() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.mu.ended {
+		b.mu.ended = true
+		b.conn.Close()
+		b.f.Close()
+	}
+}
