@@ -58,6 +58,8 @@ final class ClientSettings {
               ClientConfig.DEFAULT_BATCHES_IN_FLIGHT))
           .shortCircuit(conf.getBoolean(StrataConfigKeys.SHORT_CIRCUIT,
               StrataConfigKeys.DEFAULT_SHORT_CIRCUIT))
+          .shortCircuitWrites(conf.getBoolean(StrataConfigKeys.SHORT_CIRCUIT_WRITE,
+              StrataConfigKeys.DEFAULT_SHORT_CIRCUIT_WRITE))
           .tls(tls(conf))
           .build();
     } catch (IllegalArgumentException e) {

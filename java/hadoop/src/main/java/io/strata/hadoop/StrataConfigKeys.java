@@ -96,6 +96,16 @@ public final class StrataConfigKeys {
   public static final boolean DEFAULT_SHORT_CIRCUIT = true;
 
   /**
+   * Whether blocks written to a worker on this host are written short-circuit, into the cache
+   * file the worker creates for each, rather than streamed through the worker's RPC; default
+   * true. Only with {@link #SHORT_CIRCUIT}, which turns both off.
+   */
+  public static final String SHORT_CIRCUIT_WRITE = "fs.strata.shortcircuit.write.enabled";
+
+  /** Default of {@link #SHORT_CIRCUIT_WRITE}. */
+  public static final boolean DEFAULT_SHORT_CIRCUIT_WRITE = true;
+
+  /**
    * The PEM CA bundle the service's and workers' TLS certificates are checked against (default
    * $STRATA_TLS_CA, else ./strata-data/tls/ca.pem if it exists, else the JVM's trusted roots).
    */
