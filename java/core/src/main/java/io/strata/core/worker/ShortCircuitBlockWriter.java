@@ -152,6 +152,10 @@ final class ShortCircuitBlockWriter implements BlockWriter {
    */
   @Override
   public CompletableFuture<List<BlockExtent>> finishAsync() {
+    if (buf == null) {
+      return CompletableFuture.failedFuture(new IOException("write " + target.path()
+          + ": the block is finished already"));
+    }
     try {
       checkOpen();
       drain();
