@@ -135,6 +135,19 @@ func TestShortCircuitWrite(t *testing.T) {
 	if err := tw.w.Read(&pb.ReadRequest{Block: ref, Length: uint64(len(data))}, s); err != nil || !bytes.Equal(s.got.Bytes(), data) {
 		t.Fatalf("read of the written block from the cache: %d bytes, %v", s.got.Len(), err)
 	}
+
+	// A writer that knows the block's length gets room for that much, and
+	// may not write more.
+	resp, f = c.ask(&pb.ShortCircuitRequest{Write: writeHeader(tok).Write, Length: 100})
+	if !resp.Ok || f == nil || resp.BlockSize != 100 {
+		t.Fatalf("a write of 100 bytes: %+v", resp)
+	}
+	if _, err := f.WriteAt(make([]byte, 101), 0); err != nil {
+		t.Fatal(err)
+	}
+	if resp, _ := c.ask(commit(101)); resp.Ok {
+		t.Fatal("101 bytes committed into room for 100")
+	}
 }
 
 // A block not committed as written is given up, its file removed: a
