@@ -3,9 +3,15 @@ package client
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"sync"
+	"syscall"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/stratafs/strata/internal/rpcerr"
 
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/scproto"
@@ -113,6 +119,7 @@ func (b *lazyBlock) cancel() {
 // this host (ShortCircuitRequest.write): no byte of it passes through the
 // worker's RPC. The connection that opened it commits it.
 type scBlock struct {
+	addr  string // the worker's, for errors
 	pool  *scPool
 	conn  *net.UnixConn
 	f     *os.File
@@ -152,7 +159,7 @@ func (w *Writer) openSCBlock(wk *pb.WorkerInfo, length uint64) (*scBlock, error)
 		conn.Close()
 		return nil, err
 	}
-	return &scBlock{pool: p, conn: conn, f: os.NewFile(uintptr(fd), resp.Path), max: int64(want)}, nil
+	return &scBlock{addr: wk.Address, pool: p, conn: conn, f: os.NewFile(uintptr(fd), resp.Path), max: int64(want)}, nil
 }
 
 // write writes p into the file: in sendChunk pieces, small writes gathered
@@ -223,7 +230,7 @@ func (b *scBlock) finish() (*pb.WriteResponse, error) {
 		return nil, errors.New("short-circuit write: the block was abandoned")
 	case err != nil:
 		b.conn.Close()
-		return nil, fmt.Errorf("short-circuit commit: %w", err)
+		return nil, socketErr(b.addr, err)
 	}
 	b.pool.put(b.conn)
 	switch {
@@ -247,4 +254,20 @@ func (b *scBlock) cancel() {
 		b.conn.Close()
 		b.f.Close()
 	}
+}
+
+// socketErr words a failed exchange on the short-circuit socket of the
+// worker at addr as a call that got no answer (unavailable), as a stream's
+// would be: the worker died or restarted.
+func socketErr(addr string, err error) error {
+	msg := err.Error()
+	switch {
+	case errors.Is(err, syscall.EPIPE):
+		msg = "broken pipe"
+	case errors.Is(err, syscall.ECONNRESET):
+		msg = "connection reset by peer"
+	case errors.Is(err, io.EOF):
+		msg = "the connection was closed"
+	}
+	return fmt.Errorf("worker at %s: %w", addr, &rpcerr.TransportError{Code: codes.Unavailable, Msg: msg})
 }
