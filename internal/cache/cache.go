@@ -127,6 +127,7 @@ func (c *Config) setDefaults() error {
 type Stats struct {
 	Capacity int64 // sum of the directories' capacities
 	Used     int64 // bytes of cached pages
+	Reserved int64 // bytes set aside for pages being written, and incoming blocks
 	Blocks   int64 // blocks with at least one cached page
 	Pages    int64
 	// Hits and Misses count ReadAt and Acquire calls: answered from the
@@ -216,6 +217,7 @@ func (c *Cache) Stats() Stats {
 	for _, d := range c.dirs {
 		s.Capacity += d.capacity
 		s.Used += d.mu.used
+		s.Reserved += d.mu.reserved
 		s.Blocks += d.mu.blocks
 		s.Pages += d.mu.pages
 	}

@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/stratafs/strata/internal/cache/cachefs"
 )
 
@@ -77,9 +75,9 @@ func (c *Cache) Create(key string, max int64) (*Incoming, error) {
 			}
 			in.File = f
 		}
-		// KEEP_SIZE: the file's size stays what the writer writes, which
-		// Commit checks; Commit cuts off what is left of the allocation.
-		return unix.Fallocate(int(in.File.Fd()), unix.FALLOC_FL_KEEP_SIZE, 0, max)
+		// The file's size stays what the writer writes, which the worker
+		// checks; Commit cuts off what is left of the allocation.
+		return in.File.Allocate(max)
 	})
 	if err != nil {
 		in.Abort()

@@ -91,6 +91,7 @@ func (c *Cache) beginPut(key string, first int64, data []byte) (*putOp, error) {
 		c.touchLocked(b, false)
 		files, err = c.reserveLocked(b.dir, op.need)
 		if err != nil {
+			op.need = 0 // nothing was reserved
 			c.releasePagesLocked(op)
 		}
 	}

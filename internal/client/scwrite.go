@@ -3,9 +3,15 @@ package client
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"sync"
+	"syscall"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/stratafs/strata/internal/rpcerr"
 
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/scproto"
@@ -21,18 +27,99 @@ func (w *Writer) openBlock() (blockSink, error) {
 		return nil, err
 	}
 	if order := w.c.workers.writerOrder(list, w.ino); len(order) > 0 && w.c.workers.local(order[0]) {
-		if b, err := w.openSCBlock(order[0]); err == nil {
-			return b, nil
-		}
-		// Refused or unreachable: the stream says why, if it fails too.
+		return &lazyBlock{w: w, wk: order[0]}, nil
 	}
 	return w.openStream()
+}
+
+// lazyBlock is a block for the worker on this host that opens its sink
+// only once it holds more than a chunk or ends: a block that ends first (a
+// small file, a file's last block) is opened with its length, so that the
+// worker sets aside room for that much, not a whole block. A worker that
+// does not lend a file gets the block by a stream.
+type lazyBlock struct {
+	w    *Writer
+	wk   *pb.WorkerInfo
+	head []byte // what was written before the sink opened
+	mu   struct {
+		sync.Mutex
+		sink      blockSink
+		cancelled bool
+	}
+}
+
+func (b *lazyBlock) write(p []byte) error {
+	b.mu.Lock()
+	sink := b.mu.sink
+	b.mu.Unlock()
+	if sink == nil {
+		if len(b.head)+len(p) <= sendChunk {
+			b.head = append(b.head, p...)
+			return nil
+		}
+		var err error
+		if sink, err = b.open(0); err != nil {
+			return err
+		}
+	}
+	return sink.write(p)
+}
+
+// open opens the sink for a block of length bytes (0: unknown) and writes
+// the head into it.
+func (b *lazyBlock) open(length uint64) (blockSink, error) {
+	var sink blockSink
+	sc, err := b.w.openSCBlock(b.wk, length)
+	if err == nil {
+		sink = sc
+	} else {
+		// Refused or unreachable: the stream says why, if it fails too.
+		bs, err := b.w.openStream()
+		if err != nil {
+			return nil, err
+		}
+		sink = bs
+	}
+	b.mu.Lock()
+	cancelled := b.mu.cancelled
+	b.mu.sink = sink
+	b.mu.Unlock()
+	if cancelled {
+		sink.cancel()
+		return nil, errors.New("the block was abandoned")
+	}
+	head := b.head
+	b.head = nil
+	return sink, sink.write(head)
+}
+
+func (b *lazyBlock) finish() (*pb.WriteResponse, error) {
+	b.mu.Lock()
+	sink := b.mu.sink
+	b.mu.Unlock()
+	if sink == nil {
+		var err error
+		if sink, err = b.open(uint64(len(b.head))); err != nil {
+			return nil, err
+		}
+	}
+	return sink.finish()
+}
+
+func (b *lazyBlock) cancel() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.mu.cancelled = true
+	if b.mu.sink != nil {
+		b.mu.sink.cancel()
+	}
 }
 
 // scBlock is a block written straight into a cache file of the worker on
 // this host (ShortCircuitRequest.write): no byte of it passes through the
 // worker's RPC. The connection that opened it commits it.
 type scBlock struct {
+	addr  string // the worker's, for errors
 	pool  *scPool
 	conn  *net.UnixConn
 	f     *os.File
@@ -45,21 +132,26 @@ type scBlock struct {
 	}
 }
 
-// openSCBlock asks wk for a cache file for the writer's next block.
-func (w *Writer) openSCBlock(wk *pb.WorkerInfo) (*scBlock, error) {
+// openSCBlock asks wk for a cache file for the writer's next block, of
+// length bytes (0: unknown, up to the block size).
+func (w *Writer) openSCBlock(wk *pb.WorkerInfo, length uint64) (*scBlock, error) {
 	p := w.c.workers.scPool(wk.UnixSocket)
 	conn, err := p.get()
 	if err != nil {
 		return nil, err
 	}
 	req := &pb.ShortCircuitRequest{Write: &pb.WriteHeader{StoreUri: w.storeURI, InodeId: w.ino, BlockSize: w.blockSize,
-		Path: w.path, Namespace: w.hdr.GetNamespace(), BlockToken: w.token.get()}}
+		Path: w.path, Namespace: w.hdr.GetNamespace(), BlockToken: w.token.get()}, Length: length}
+	want := w.blockSize
+	if length > 0 {
+		want = length
+	}
 	resp := &pb.ShortCircuitResponse{}
 	fd := -1
 	if err = scproto.Write(conn, req, nil); err == nil {
 		fd, err = scproto.ReadFD(conn, resp)
 	}
-	if err == nil && (!resp.Ok || fd < 0 || resp.BlockSize != w.blockSize) {
+	if err == nil && (!resp.Ok || fd < 0 || resp.BlockSize < want) {
 		closeFD(fd)
 		err = fmt.Errorf("short-circuit write refused: %s", resp.Error)
 	}
@@ -67,7 +159,7 @@ func (w *Writer) openSCBlock(wk *pb.WorkerInfo) (*scBlock, error) {
 		conn.Close()
 		return nil, err
 	}
-	return &scBlock{pool: p, conn: conn, f: os.NewFile(uintptr(fd), resp.Path), max: int64(w.blockSize)}, nil
+	return &scBlock{addr: wk.Address, pool: p, conn: conn, f: os.NewFile(uintptr(fd), resp.Path), max: int64(want)}, nil
 }
 
 // write writes p into the file: in sendChunk pieces, small writes gathered
@@ -138,7 +230,7 @@ func (b *scBlock) finish() (*pb.WriteResponse, error) {
 		return nil, errors.New("short-circuit write: the block was abandoned")
 	case err != nil:
 		b.conn.Close()
-		return nil, fmt.Errorf("short-circuit commit: %w", err)
+		return nil, socketErr(b.addr, err)
 	}
 	b.pool.put(b.conn)
 	switch {
@@ -162,4 +254,20 @@ func (b *scBlock) cancel() {
 		b.conn.Close()
 		b.f.Close()
 	}
+}
+
+// socketErr words a failed exchange on the short-circuit socket of the
+// worker at addr as a call that got no answer (unavailable), as a stream's
+// would be: the worker died or restarted.
+func socketErr(addr string, err error) error {
+	msg := err.Error()
+	switch {
+	case errors.Is(err, syscall.EPIPE):
+		msg = "broken pipe"
+	case errors.Is(err, syscall.ECONNRESET):
+		msg = "connection reset by peer"
+	case errors.Is(err, io.EOF):
+		msg = "the connection was closed"
+	}
+	return fmt.Errorf("worker at %s: %w", addr, &rpcerr.TransportError{Code: codes.Unavailable, Msg: msg})
 }

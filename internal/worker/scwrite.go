@@ -25,13 +25,15 @@ type scWrite struct {
 	h     *pb.WriteHeader
 	store object.Store
 	id    uint64
+	max   uint64 // the most the block may hold
 	in    *cache.Incoming
 }
 
 // scWriteOpen authorizes a short-circuit write of a new block of h's file
-// and creates its cache file, answered with the file's path and lent by its
-// descriptor (-1 with an error).
-func (w *Worker) scWriteOpen(ctx context.Context, h *pb.WriteHeader) (*scWrite, *pb.ShortCircuitResponse, int) {
+// and creates its cache file, with room for length bytes (0: the block
+// size), answered with the file's path and lent by its descriptor (-1 with
+// an error).
+func (w *Worker) scWriteOpen(ctx context.Context, h *pb.WriteHeader, length uint64) (*scWrite, *pb.ShortCircuitResponse, int) {
 	refuse := func(err error) (*scWrite, *pb.ShortCircuitResponse, int) {
 		return nil, &pb.ShortCircuitResponse{Error: err.Error()}, -1
 	}
@@ -50,14 +52,20 @@ func (w *Worker) scWriteOpen(ctx context.Context, h *pb.WriteHeader) (*scWrite, 
 	if err != nil {
 		return refuse(err)
 	}
-	s := &scWrite{h: h, store: store, id: blocks.NewID()}
-	s.in, err = w.cache.Create(blocks.CacheKey(h.InodeId, s.id), int64(h.BlockSize))
+	s := &scWrite{h: h, store: store, id: blocks.NewID(), max: h.BlockSize}
+	if length > 0 {
+		s.max = min(length, h.BlockSize)
+	}
+	// NB: the cache reserves (and allocates) the room until the commit: a
+	// writer of a small file says how small, so that it does not have a
+	// whole block's room evicted for it.
+	s.in, err = w.cache.Create(blocks.CacheKey(h.InodeId, s.id), int64(s.max))
 	if err != nil {
 		// A full cache: the writer streams the block over the RPC, whose
 		// caching is best effort.
 		return refuse(fmt.Errorf("short-circuit write: %w", err))
 	}
-	return s, &pb.ShortCircuitResponse{Ok: true, Path: s.in.Path, BlockSize: h.BlockSize}, int(s.in.File.Fd())
+	return s, &pb.ShortCircuitResponse{Ok: true, Path: s.in.Path, BlockSize: s.max}, int(s.in.File.Fd())
 }
 
 // scWriteCommit ends s, the block the connection opened (nil if none): the
@@ -78,9 +86,9 @@ func (w *Worker) scWriteCommit(ctx context.Context, s *scWrite, length uint64) *
 	if err := syscall.Fstat(int(s.in.File.Fd()), &st); err != nil {
 		return refuse(err)
 	}
-	if length == 0 || length > s.h.BlockSize || uint64(st.Size) != length {
+	if length == 0 || length > s.max || uint64(st.Size) != length {
 		return refuse(fserr.Errorf(fserr.ErrInvalidArgument,
-			"short-circuit commit: %d bytes committed, the file holds %d, the block at most %d", length, st.Size, s.h.BlockSize))
+			"short-circuit commit: %d bytes committed, the file holds %d, the block at most %d", length, st.Size, s.max))
 	}
 	n := int64(length)
 	key := blocks.ObjectKey(s.h.InodeId, s.id)

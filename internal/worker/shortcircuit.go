@@ -52,7 +52,7 @@ func (w *Worker) shortCircuitConn(ctx context.Context, conn *net.UnixConn) {
 		fd, release := -1, func() {}
 		switch {
 		case req.Write != nil:
-			open, resp, fd = w.scWriteOpen(ctx, req.Write)
+			open, resp, fd = w.scWriteOpen(ctx, req.Write, req.Length)
 		case req.Commit != nil:
 			resp = w.scWriteCommit(ctx, open, req.Commit.Length)
 			open = nil

@@ -235,6 +235,18 @@ func (f *faultyFile) WriteAt(p []byte, off int64) (int, error) {
 	return f.File.WriteAt(p, off)
 }
 
+// Allocate is a write of n bytes at offset 0, for the rules and the space
+// limit.
+func (f *faultyFile) Allocate(n int64) error {
+	if err := f.fs.inject(OpWrite, f.Name()); err != nil {
+		return err
+	}
+	if err := f.fs.reserve(f.Name(), 0, int(n)); err != nil {
+		return err
+	}
+	return f.File.Allocate(n)
+}
+
 func (f *faultyFile) Sync() error {
 	if err := f.fs.inject(OpSync, f.Name()); err != nil {
 		return err

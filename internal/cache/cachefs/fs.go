@@ -52,6 +52,10 @@ type File interface {
 	Fd() uintptr
 	// Name is the name the file was opened with.
 	Name() string
+	// Allocate reserves n bytes of disk for the file from offset 0 without
+	// changing its size, so that writes within them (by the cache, or by
+	// a writer it handed the file to) do not fail for want of space.
+	Allocate(n int64) error
 }
 
 // OS returns the operating system's file system.

@@ -3,6 +3,8 @@ package cachefs
 import (
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // datasync flushes the file's data and the metadata needed to read it back
@@ -26,4 +28,17 @@ func datasync(f *os.File) error {
 		return &os.PathError{Op: "fdatasync", Path: f.Name(), Err: err}
 	}
 	return nil
+}
+
+// Allocate is fallocate(2) with FALLOC_FL_KEEP_SIZE.
+func (f osFile) Allocate(n int64) error {
+	for {
+		err := unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_KEEP_SIZE, 0, n)
+		if err == nil {
+			return nil
+		}
+		if err != syscall.EINTR {
+			return &os.PathError{Op: "fallocate", Path: f.Name(), Err: err}
+		}
+	}
 }

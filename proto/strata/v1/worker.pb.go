@@ -1071,9 +1071,12 @@ type ShortCircuitRequest struct {
 	Chunks bool `protobuf:"varint,6,opt,name=chunks,proto3" json:"chunks,omitempty"`
 	// A short-circuit write (block mode): instead of a read, the worker
 	// checks the header's write token, creates an empty cache file for a new
-	// block of the file and answers with its path (and descriptor) and
-	// block_size. The client writes the block's bytes into it from offset 0,
-	// at most block_size of them, then sends commit on the same connection.
+	// block of the file, with room for length bytes if given (a writer that
+	// knows the block's length: the file ends before its block does), else
+	// for the header's block_size, and answers with the file's path (and
+	// descriptor) and that room as block_size. The client writes the block's
+	// bytes into it from offset 0, at most block_size of them, then sends
+	// commit on the same connection.
 	// A connection that closes, or asks anything else, before the commit
 	// abandons the block. One block at a time per connection.
 	Write *WriteHeader `protobuf:"bytes,7,opt,name=write,proto3" json:"write,omitempty"`
@@ -1245,7 +1248,8 @@ type ShortCircuitResponse struct {
 	ChunkSize uint64   `protobuf:"varint,9,opt,name=chunk_size,json=chunkSize,proto3" json:"chunk_size,omitempty"`
 	ChunkCrcs []uint32 `protobuf:"varint,10,rep,packed,name=chunk_crcs,json=chunkCrcs,proto3" json:"chunk_crcs,omitempty"`
 	// The answer to a commit: the block, at offset 0 of what the connection
-	// wrote. To a write: block_size is the most the block may hold.
+	// wrote. To a write: block_size is the most the block may hold (the
+	// request's length, or its header's block size).
 	Block         *Block `protobuf:"bytes,11,opt,name=block,proto3" json:"block,omitempty"`
 	BlockSize     uint64 `protobuf:"varint,12,opt,name=block_size,json=blockSize,proto3" json:"block_size,omitempty"`
 	unknownFields protoimpl.UnknownFields
