@@ -100,7 +100,7 @@ public final class StrataConfigKeys {
    * file the worker creates for each, rather than streamed through the worker's RPC; default
    * true. Only with {@link #SHORT_CIRCUIT}, which turns both off.
    */
-  public static final String SHORT_CIRCUIT_WRITE = "fs.strata.shortcircuit.write.enabled";
+  public static final String SHORT_CIRCUIT_WRITE = "fs.strata.shortcircuit.write";
 
   /** Default of {@link #SHORT_CIRCUIT_WRITE}. */
   public static final boolean DEFAULT_SHORT_CIRCUIT_WRITE = true;

@@ -30,68 +30,85 @@ import java.util.concurrent.RejectedExecutionException;
  * bucket and its cache, and answers with the block. No byte crosses gRPC, Netty or protobuf.
  * Closing the connection before the commit abandons the block (the worker deletes the file).
  *
- * <p>Bytes are gathered in a pooled direct buffer and written to the file a buffer at a time.
- * The commit's answer is awaited on {@link WorkerSet#commits}, so that the file's writer goes on
- * with its next block while the worker uploads this one; the wait is bounded by the client's RPC
- * timeout. Not safe for concurrent use (one writer per block), except {@link #abort}.
+ * <p>Bytes are gathered in a pooled direct buffer of {@link ShortCircuit#WRITE_BUFFER} bytes and
+ * written to the file a buffer at a time. The block is asked for only once the buffer is full
+ * and more comes, or at the end, as the Go client does: a small file's block, or a file's last,
+ * then says its length, and the worker sets aside that much room rather than a whole block. If
+ * the worker does not take the block (its socket unreachable, a worker from before short-circuit
+ * writes, a refusal, a file this process may not open), nothing was written yet: the block goes
+ * to a stream instead ({@link WorkerBlockWriter#open}), which reports a refusal that is the
+ * write's own (its token) as the error it is.
+ *
+ * <p>The commit's answer is awaited on {@link WorkerSet#commits}, so that the file's writer goes
+ * on with its next block while the worker uploads this one; the wait is bounded by the client's
+ * RPC timeout. Not safe for concurrent use (one writer per block), except {@link #abort}.
  */
 final class ShortCircuitBlockWriter implements BlockWriter {
   private static final System.Logger LOG =
       System.getLogger(ShortCircuitBlockWriter.class.getName());
 
+  /** A block a worker took: the connection that commits it, its file, and its room. */
+  record Opened(UnixConnection conn, FileChannel file, long room) {}
+
   private final WorkerSet workers;
   private final ShortCircuit sc;
   private final WorkerInfo worker;
   private final WriteTarget target;
-  private final UnixConnection conn;
-  private final FileChannel file;
-  private final long blockSize;
-  /** Where the buffer goes in the file; null once given back (finishAsync). */
+  /** The most the block may hold: the block size, or the room the worker gave. */
+  private long limit;
+  /** Bytes waiting for the file; null once given back (finishAsync, or the stream took them). */
   private ByteBuffer buf;
   /** Bytes written to the file so far, before the buffer's. */
   private long written;
   private final Object lock = new Object();
+  // Set under lock (read without it by the writer's thread, which sets them).
+  private Opened open;
+  /** The stream the block went to instead, if the worker did not take it. */
+  private BlockWriter stream;
   // Guarded by lock.
   private boolean aborted;
   /** The commit was answered and the connection given back to the pool. */
   private boolean returned;
 
   private ShortCircuitBlockWriter(WorkerSet workers, ShortCircuit sc, WorkerInfo worker,
-      WriteTarget target, UnixConnection conn, FileChannel file, long blockSize) {
+      WriteTarget target) {
     this.workers = workers;
     this.sc = sc;
     this.worker = worker;
     this.target = target;
-    this.conn = conn;
-    this.file = file;
-    this.blockSize = blockSize;
+    this.limit = target.blockSize();
     this.buf = sc.writeBuffer();
   }
 
+  /** A writer of a block of {@code t} for worker {@code w}, which is on this host. */
+  static ShortCircuitBlockWriter open(WorkerSet workers, WorkerInfo w, WriteTarget t)
+      throws IOException {
+    return new ShortCircuitBlockWriter(workers, workers.shortCircuit(w.getUnixSocket()), w, t);
+  }
+
   /**
-   * Asks worker {@code w}, which is on this host, for a block of {@code t} to write into its
-   * cache file. Returns null if that cannot be done before a byte is written, whatever the
-   * reason (the socket unreachable, a worker that does not know short-circuit writes, a refusal,
-   * a file this process may not open): the caller writes through the worker's RPC instead, which
-   * reports a refusal that is the write's own (its token) as the error it is.
+   * Asks worker {@code w} for a new block of {@code t} to write into its cache file, of {@code
+   * length} bytes if known (else 0). Returns null if it cannot be had, whatever the reason (the
+   * connection is then closed).
    */
-  static ShortCircuitBlockWriter tryOpen(WorkerSet workers, WorkerInfo w, WriteTarget t) {
+  static Opened tryOpen(WorkerSet workers, WorkerInfo w, WriteTarget t, long length) {
     UnixConnection c = null;
     try {
-      ShortCircuit sc = workers.shortCircuit(w.getUnixSocket());
-      c = sc.take();
-      c.send(ShortCircuitRequest.newBuilder().setWrite(WorkerBlockWriter.header(t)).build());
+      c = workers.shortCircuit(w.getUnixSocket()).take();
+      c.send(ShortCircuitRequest.newBuilder().setWrite(WorkerBlockWriter.header(t))
+          .setLength(length).build());
       ShortCircuitResponse r = c.receive(ShortCircuitResponse.parser());
       if (!r.getOk()) {
         throw new IOException("refused: " + r.getError());
       }
-      if (r.getPath().isEmpty() || r.getBlockSize() != t.blockSize()) {
+      long room = length > 0 ? length : t.blockSize();
+      if (r.getPath().isEmpty() || r.getBlockSize() != room) {
         // A worker from before short-circuit writes takes the request for a read.
-        throw new IOException("the worker does not write short-circuit blocks of "
-            + t.blockSize() + " bytes (block size " + r.getBlockSize() + ")");
+        throw new IOException("the worker does not write short-circuit blocks of " + room
+            + " bytes (block size " + r.getBlockSize() + ")");
       }
-      FileChannel f = FileChannel.open(Path.of(r.getPath()), StandardOpenOption.WRITE);
-      return new ShortCircuitBlockWriter(workers, sc, w, t, c, f, r.getBlockSize());
+      return new Opened(c, FileChannel.open(Path.of(r.getPath()), StandardOpenOption.WRITE),
+          room);
     } catch (IOException | RuntimeException e) {
       if (c != null) {
         c.close(); // abandons the block, if the worker made one
@@ -106,22 +123,72 @@ final class ShortCircuitBlockWriter implements BlockWriter {
   public void write(byte[] b, int off, int len) throws IOException {
     Objects.checkFromIndexSize(off, len, b.length);
     checkOpen();
+    if (stream != null) {
+      stream.write(b, off, len);
+      return;
+    }
     if (buf == null) {
       throw new IOException("write " + target.path() + ": the block is finished");
     }
-    if (len > blockSize - written - buf.position()) {
-      throw new IOException("write " + target.path() + ": more than the block's " + blockSize
+    if (len > limit - written - buf.position()) {
+      throw new IOException("write " + target.path() + ": more than the block's " + limit
           + " bytes");
     }
     while (len > 0) {
+      if (!buf.hasRemaining()) {
+        if (open == null && !start(0)) {
+          stream.write(b, off, len);
+          return;
+        }
+        drain();
+      }
       int n = Math.min(len, buf.remaining());
       buf.put(b, off, n);
       off += n;
       len -= n;
-      if (!buf.hasRemaining()) {
-        drain();
+    }
+  }
+
+  /**
+   * Asks the worker for the block ({@code length} bytes if known, else 0); returns false if it
+   * went to a stream instead ({@link #toStream}).
+   */
+  private boolean start(long length) throws IOException {
+    Opened o = tryOpen(workers, worker, target, length);
+    if (o != null) {
+      synchronized (lock) {
+        if (!aborted) {
+          open = o;
+          limit = o.room();
+          return true;
+        }
+      }
+      o.conn().close();
+      o.file().close();
+      checkOpen();
+    }
+    toStream();
+    return false;
+  }
+
+  /** Sends the block, and the bytes buffered, to a stream instead. */
+  private void toStream() throws IOException {
+    BlockWriter s = WorkerBlockWriter.open(workers, target);
+    synchronized (lock) {
+      if (!aborted) {
+        stream = s;
       }
     }
+    if (stream == null) {
+      s.abort();
+      checkOpen();
+    }
+    buf.flip();
+    byte[] pending = new byte[buf.remaining()];
+    buf.get(pending);
+    sc.release(buf);
+    buf = null;
+    s.write(pending, 0, pending.length);
   }
 
   /** Writes the buffer to the file at {@link #written}. */
@@ -129,7 +196,7 @@ final class ShortCircuitBlockWriter implements BlockWriter {
     buf.flip();
     try {
       while (buf.hasRemaining()) {
-        written += file.write(buf, written);
+        written += open.file().write(buf, written);
       }
     } catch (IOException e) {
       checkOpen(); // an abort closed the file: say so
@@ -152,24 +219,39 @@ final class ShortCircuitBlockWriter implements BlockWriter {
    */
   @Override
   public CompletableFuture<List<BlockExtent>> finishAsync() {
+    if (stream != null) {
+      return stream.finishAsync();
+    }
     if (buf == null) {
       return CompletableFuture.failedFuture(new IOException("write " + target.path()
           + ": the block is finished already"));
     }
     try {
       checkOpen();
+      if (open == null) {
+        if (buf.position() > 0) {
+          start(buf.position());
+        } else {
+          toStream(); // an empty block (a file's writer makes none), as a stream has it
+        }
+        if (stream != null) {
+          return stream.finishAsync();
+        }
+      }
       drain();
     } catch (IOException e) {
       abort();
       return CompletableFuture.failedFuture(e);
     } finally {
-      sc.release(buf); // only this thread touches the buffer: an abort leaves it be
-      buf = null;
+      if (buf != null) {
+        sc.release(buf); // only this thread touches the buffer: an abort leaves it be
+        buf = null;
+      }
     }
     long length = written;
     try {
-      file.close();
-      conn.send(ShortCircuitRequest.newBuilder()
+      open.file().close();
+      open.conn().send(ShortCircuitRequest.newBuilder()
           .setCommit(ShortCircuitCommit.newBuilder().setLength(length)).build());
     } catch (IOException | RuntimeException e) {
       abort();
@@ -188,7 +270,7 @@ final class ShortCircuitBlockWriter implements BlockWriter {
   private List<BlockExtent> awaitCommit(long length) {
     ShortCircuitResponse r;
     try {
-      r = conn.receive(ShortCircuitResponse.parser());
+      r = open.conn().receive(ShortCircuitResponse.parser());
     } catch (IOException | RuntimeException e) {
       abort();
       throw new CompletionException(failure("did not answer the commit", e));
@@ -211,26 +293,38 @@ final class ShortCircuitBlockWriter implements BlockWriter {
     synchronized (lock) {
       if (!aborted) {
         returned = true;
-        sc.give(conn);
+        sc.give(open.conn());
       }
     }
     return List.of(new BlockExtent(b.getBlockId(), 0, length));
   }
 
-  /** Closes the connection, which abandons the block unless it was committed, and the file. */
+  /**
+   * Closes the connection, which abandons the block unless it was committed, and the file; or
+   * aborts the stream the block went to.
+   */
   @Override
   public void abort() {
+    Opened o;
+    BlockWriter s;
     synchronized (lock) {
       if (aborted || returned) {
         return;
       }
       aborted = true;
-      conn.close();
+      o = open;
+      s = stream;
     }
-    try {
-      file.close();
-    } catch (IOException ignored) {
-      // The block is abandoned: nothing more to do with the file.
+    if (s != null) {
+      s.abort();
+    }
+    if (o != null) {
+      o.conn().close();
+      try {
+        o.file().close();
+      } catch (IOException ignored) {
+        // The block is abandoned: nothing more to do with the file.
+      }
     }
   }
 

@@ -73,8 +73,9 @@ public final class WorkerBlockIO implements BlockIO {
 
   /**
    * Opens a writer of one block (block mode) short-circuit, into a cache file of the worker on
-   * this host, when the writer order puts such a worker first and it takes the block; else, and
-   * for cache mode's object, a stream to a worker's RPC ({@link WorkerBlockWriter}).
+   * this host, when the writer order puts such a worker first (the block goes to a stream if
+   * that worker does not take it); else, and for cache mode's object, a stream to a worker's RPC
+   * ({@link WorkerBlockWriter}).
    */
   @Override
   public BlockWriter openWriter(WriteTarget target) throws IOException {
@@ -82,10 +83,7 @@ public final class WorkerBlockIO implements BlockIO {
       List<WorkerInfo> live = workers.live(Op.WRITE, target.path().toString(), false);
       WorkerInfo first = workers.writerOrder(live, target.inodeId()).get(0);
       if (workers.writesShortCircuit(first)) {
-        BlockWriter w = ShortCircuitBlockWriter.tryOpen(workers, first, target);
-        if (w != null) {
-          return w;
-        }
+        return ShortCircuitBlockWriter.open(workers, first, target);
       }
     }
     return WorkerBlockWriter.open(workers, target);

@@ -3,7 +3,6 @@ package io.strata.core.worker;
 import static org.junit.Assert.assertArrayEquals;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
-import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
@@ -14,6 +13,7 @@ import io.strata.core.block.BlockWriter;
 import io.strata.core.block.WriteTarget;
 import io.strata.core.error.ServiceUnavailableException;
 import io.strata.proto.v1.Block;
+import io.strata.proto.v1.ShortCircuitRequest;
 import io.strata.proto.v1.ShortCircuitResponse;
 import io.strata.proto.v1.WorkerInfo;
 import java.io.IOException;
@@ -21,6 +21,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
@@ -35,9 +36,10 @@ import org.junit.Test;
 /**
  * {@link ShortCircuitBlockWriter} against a fake worker socket ({@link FakeScWorker}) that
  * creates the block's file in a scratch directory and answers as each test says: the protocol
- * (header, bytes into the named file, commit on the same connection), the commit awaited without
- * blocking the writer, the connection pooled after it, abort, and the refusals that send the
- * block through the RPC instead.
+ * (header, with the block's length when it ends before a buffer fills; bytes into the named
+ * file; commit on the same connection), the commit awaited without blocking the writer, the
+ * connection pooled after it, abort, and the refusals that send the block through the RPC
+ * instead (by the whole data path: {@code WorkerDataPathTest}).
  */
 public class ShortCircuitBlockWriterTest {
   private static final int MIB = 1 << 20;
@@ -75,8 +77,9 @@ public class ShortCircuitBlockWriterTest {
         } catch (IOException e) {
           throw new UncheckedIOException(e);
         }
+        long length = r.request().getLength();
         return ShortCircuitResponse.newBuilder().setOk(true).setPath(f.toString())
-            .setBlockSize(r.request().getWrite().getBlockSize()).build();
+            .setBlockSize(length > 0 ? length : r.request().getWrite().getBlockSize()).build();
       }
       return commit.apply(r);
     });
@@ -101,9 +104,10 @@ public class ShortCircuitBlockWriterTest {
     return b;
   }
 
-  private static void writeInPieces(BlockWriter w, byte[] d) throws IOException {
+  /** Writes {@code d} from {@code from} on in pieces of growing, uneven sizes. */
+  private static void writeInPieces(BlockWriter w, byte[] d, int from) throws IOException {
     int step = 1000;
-    for (int off = 0; off < d.length; step = step * 3 + 7) {
+    for (int off = from; off < d.length; step = step * 3 + 7) {
       int n = Math.min(step, d.length - off);
       w.write(d, off, n);
       off += n;
@@ -122,12 +126,15 @@ public class ShortCircuitBlockWriterTest {
       }
       return stored(r);
     });
-    ShortCircuitBlockWriter w = ShortCircuitBlockWriter.tryOpen(workers, worker, target);
-    assertNotNull(w);
-    assertEquals(target.path().toString(), fake.received().get(0).request().getWrite().getPath());
-    assertEquals(42, fake.received().get(0).request().getWrite().getInodeId());
+    ShortCircuitBlockWriter w = ShortCircuitBlockWriter.open(workers, worker, target);
     byte[] d = data(2 * MIB + MIB / 2 + 1000);
-    writeInPieces(w, d);
+    w.write(d, 0, ShortCircuit.WRITE_BUFFER);
+    assertTrue("a buffer's worth is held until more comes", fake.received().isEmpty());
+    writeInPieces(w, d, ShortCircuit.WRITE_BUFFER);
+    ShortCircuitRequest header = fake.received().get(0).request();
+    assertEquals(target.path().toString(), header.getWrite().getPath());
+    assertEquals(42, header.getWrite().getInodeId());
+    assertEquals("a block asked for before its end says no length", 0, header.getLength());
     CompletableFuture<List<BlockExtent>> f = w.finishAsync();
     assertFalse("finishAsync returned before the worker answered", f.isDone());
     answer.countDown();
@@ -135,24 +142,31 @@ public class ShortCircuitBlockWriterTest {
     assertEquals(d.length, fake.received().get(1).request().getCommit().getLength());
     assertArrayEquals(d, Files.readAllBytes(fileOf(0)));
 
-    // The connection went back to the pool: the next block is asked for on it.
-    ShortCircuitBlockWriter next = ShortCircuitBlockWriter.tryOpen(workers, worker, target);
-    assertNotNull(next);
+    // A block that ends before a buffer fills is asked for at its end, with its length, on the
+    // connection the last commit gave back to the pool.
+    ShortCircuitBlockWriter small = ShortCircuitBlockWriter.open(workers, worker, target);
+    small.write(d, 0, 10);
+    assertEquals(List.of(new BlockExtent(7, 0, 10)), small.finish());
     assertEquals(0, fake.received().get(2).conn());
-    next.abort();
-    assertEquals(new FakeScWorker.Ended(0, 3), fake.ends().poll(WAIT_SECONDS, TimeUnit.SECONDS));
+    assertEquals(10, fake.received().get(2).request().getLength());
+    assertArrayEquals(Arrays.copyOf(d, 10), Files.readAllBytes(fileOf(2)));
   }
 
   @Test
   public void abortClosesTheConnectionBeforeTheCommit() throws Exception {
     start(ShortCircuitBlockWriterTest::stored);
-    ShortCircuitBlockWriter w = ShortCircuitBlockWriter.tryOpen(workers, worker, target);
-    assertNotNull(w);
-    w.write(data(100), 0, 100);
+    ShortCircuitBlockWriter early = ShortCircuitBlockWriter.open(workers, worker, target);
+    early.write(data(100), 0, 100);
+    early.abort();
+    assertThrows(IOException.class, () -> early.write(new byte[1], 0, 1));
+    ShortCircuitBlockWriter w = ShortCircuitBlockWriter.open(workers, worker, target);
+    byte[] d = data(ShortCircuit.WRITE_BUFFER + 1);
+    w.write(d, 0, d.length);
     w.abort();
     w.abort();
     assertEquals("the connection ended with no commit", new FakeScWorker.Ended(0, 1),
         fake.ends().poll(WAIT_SECONDS, TimeUnit.SECONDS));
+    assertEquals("the block aborted early was never asked for", 1, fake.received().size());
     assertThrows(IOException.class, () -> w.write(new byte[1], 0, 1));
     ExecutionException e = assertThrows(ExecutionException.class, () -> w.finishAsync().get());
     assertTrue(e.getCause().toString(), e.getCause() instanceof IOException);
@@ -170,8 +184,7 @@ public class ShortCircuitBlockWriterTest {
       return stored(r);
     });
     try {
-      ShortCircuitBlockWriter w = ShortCircuitBlockWriter.tryOpen(workers, worker, target);
-      assertNotNull(w);
+      ShortCircuitBlockWriter w = ShortCircuitBlockWriter.open(workers, worker, target);
       w.write(data(1000), 0, 1000);
       CompletableFuture<List<BlockExtent>> f = w.finishAsync();
       w.abort();
@@ -186,8 +199,7 @@ public class ShortCircuitBlockWriterTest {
   @Test
   public void moreThanABlockFails() throws Exception {
     start(ShortCircuitBlockWriterTest::stored);
-    ShortCircuitBlockWriter w = ShortCircuitBlockWriter.tryOpen(workers, worker, target);
-    assertNotNull(w);
+    ShortCircuitBlockWriter w = ShortCircuitBlockWriter.open(workers, worker, target);
     byte[] d = data((int) BLOCK);
     w.write(d, 0, d.length);
     IOException e = assertThrows(IOException.class, () -> w.write(d, 0, 1));
@@ -199,8 +211,7 @@ public class ShortCircuitBlockWriterTest {
   public void aCommitAnsweredWithAnotherLengthFails() throws Exception {
     start(r -> ShortCircuitResponse.newBuilder().setOk(true).setBlock(Block.newBuilder()
         .setBlockId(7).setLength(r.request().getCommit().getLength() - 1)).build());
-    ShortCircuitBlockWriter w = ShortCircuitBlockWriter.tryOpen(workers, worker, target);
-    assertNotNull(w);
+    ShortCircuitBlockWriter w = ShortCircuitBlockWriter.open(workers, worker, target);
     w.write(data(5000), 0, 5000);
     ExecutionException e = assertThrows(ExecutionException.class,
         () -> w.finishAsync().get(WAIT_SECONDS, TimeUnit.SECONDS));
@@ -211,8 +222,7 @@ public class ShortCircuitBlockWriterTest {
   public void aBucketThatDidNotAnswerFailsTheCommitAsUnavailable() throws Exception {
     start(r -> ShortCircuitResponse.newBuilder().setError("upload block: timed out")
         .setUnavailable(true).build());
-    ShortCircuitBlockWriter w = ShortCircuitBlockWriter.tryOpen(workers, worker, target);
-    assertNotNull(w);
+    ShortCircuitBlockWriter w = ShortCircuitBlockWriter.open(workers, worker, target);
     w.write(data(5000), 0, 5000);
     IOException e = assertThrows(IOException.class, w::finish);
     assertTrue(e.toString(), e instanceof ServiceUnavailableException);
@@ -224,7 +234,7 @@ public class ShortCircuitBlockWriterTest {
     fake = new FakeScWorker(r -> answer);
     worker = WorkerInfo.newBuilder().setId("w-fake").setAddress("127.0.0.1:1").setHost("me")
         .setUnixSocket(fake.socket().toString()).build();
-    assertNull(ShortCircuitBlockWriter.tryOpen(workers, worker, target));
+    assertNull(ShortCircuitBlockWriter.tryOpen(workers, worker, target, 0));
     assertTrue(fake.received().get(0).request().hasWrite());
     assertEquals("the connection is closed, not pooled", new FakeScWorker.Ended(0, 1),
         fake.ends().poll(WAIT_SECONDS, TimeUnit.SECONDS));
@@ -253,7 +263,7 @@ public class ShortCircuitBlockWriterTest {
     try {
       worker = WorkerInfo.newBuilder().setId("w-fake").setAddress("127.0.0.1:1").setHost("me")
           .setUnixSocket(notASocket.toString()).build();
-      assertNull(ShortCircuitBlockWriter.tryOpen(workers, worker, target));
+      assertNull(ShortCircuitBlockWriter.tryOpen(workers, worker, target, 0));
     } finally {
       Files.delete(notASocket);
     }

@@ -364,13 +364,25 @@ public class WorkerDataPathTest {
             WorkerSet.localHostName(), true, TIMEOUT);
         StrataClient c = clientOver(io)) {
       StrataPath f = base.child("old");
+      // 1 MiB blocks: each is asked for at its end (with its length), and a refusal sends its
+      // bytes, held meanwhile, to a stream; 4 MiB blocks: each is asked for once a buffer is
+      // full, and the stream takes the rest as it comes.
       byte[] d = data(2 * MIB + 3, 4);
       long[] before = counters();
       write(c, f, d);
       assertWritten(before, 0, 0, 3);
       assertEquals("each block was asked for short-circuit first", 3, old.received().size());
-      assertTrue(old.received().stream().allMatch(r -> r.request().hasWrite()));
       assertArrayEquals(d, read(client, f));
+      StrataPath big = base.child("oldBig");
+      byte[] db = data(5 * MIB + 3, 5);
+      before = counters();
+      try (FileWriter w = c.create(big, new CreateOptions(0644, true, true, 0, 4 * MIB))) {
+        w.write(db);
+      }
+      assertWritten(before, 0, 0, 2);
+      assertEquals(5, old.received().size());
+      assertTrue(old.received().stream().allMatch(r -> r.request().hasWrite()));
+      assertArrayEquals(db, read(client, big));
     }
   }
 
