@@ -93,6 +93,19 @@ public class ShortCircuitBlockWriterTest {
         .setBlockId(7).setLength(r.request().getCommit().getLength())).build();
   }
 
+  /** Commits answered as {@link #stored} once {@code l} is counted down. */
+  private static Function<FakeScWorker.Received, ShortCircuitResponse> heldUntil(
+      CountDownLatch l) {
+    return r -> {
+      try {
+        l.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return stored(r);
+    };
+  }
+
   /** The file the fake created for the write that was request {@code i}. */
   private Path fileOf(int i) {
     return fake.dir().resolve("block-" + i);
@@ -118,14 +131,7 @@ public class ShortCircuitBlockWriterTest {
   public void aBlockGoesIntoTheWorkersFileAndTheCommitIsAwaitedInTheBackground()
       throws Exception {
     CountDownLatch answer = new CountDownLatch(1);
-    start(r -> {
-      try {
-        answer.await();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-      return stored(r);
-    });
+    start(heldUntil(answer));
     ShortCircuitBlockWriter w = ShortCircuitBlockWriter.open(workers, worker, target);
     byte[] d = data(2 * MIB + MIB / 2 + 1000);
     w.write(d, 0, ShortCircuit.WRITE_BUFFER);
@@ -175,14 +181,7 @@ public class ShortCircuitBlockWriterTest {
   @Test
   public void abortEndsAWaitForTheCommit() throws Exception {
     CountDownLatch never = new CountDownLatch(1);
-    start(r -> {
-      try {
-        never.await();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-      return stored(r);
-    });
+    start(heldUntil(never));
     try {
       ShortCircuitBlockWriter w = ShortCircuitBlockWriter.open(workers, worker, target);
       w.write(data(1000), 0, 1000);
