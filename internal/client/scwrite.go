@@ -169,26 +169,7 @@ func (b *scBlock) write(p []byte) error {
 	if b.n+int64(len(b.chunk)+len(p)) > b.max {
 		return fserr.Errorf(fserr.ErrInvalidArgument, "short-circuit write: more than the block's %d bytes", b.max)
 	}
-	for len(p) > 0 {
-		if len(b.chunk) == 0 && len(p) >= sendChunk {
-			if err := b.writeOut(p[:sendChunk]); err != nil {
-				return err
-			}
-			p = p[sendChunk:]
-			continue
-		}
-		if b.chunk == nil {
-			b.chunk = make([]byte, 0, sendChunk)
-		}
-		k := min(len(p), sendChunk-len(b.chunk))
-		b.chunk, p = append(b.chunk, p[:k]...), p[k:]
-		if len(b.chunk) == sendChunk {
-			if err := b.flush(); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return gather(&b.chunk, p, true, b.writeOut)
 }
 
 func (b *scBlock) flush() error {

@@ -73,28 +73,53 @@ func (w *Writer) openStream() (*blockStream, error) {
 	return nil, lastErr
 }
 
-func (b *blockStream) write(p []byte) error {
-	for len(p) > 0 {
-		n := min(len(p), sendChunk-len(b.chunk))
-		b.chunk, p = append(b.chunk, p[:n]...), p[n:]
-		if len(b.chunk) == sendChunk {
-			if err := b.flush(); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
+// NB: not direct: a sent message may be read after Send returns (by stats
+// handlers), so it must not be the caller's buffer.
+func (b *blockStream) write(p []byte) error { return gather(&b.chunk, p, false, b.send) }
 
 func (b *blockStream) flush() error {
 	if len(b.chunk) == 0 {
 		return nil
 	}
-	if err := b.stream.Send(&pb.WriteRequest{Msg: &pb.WriteRequest_Data{Data: b.chunk}}); err != nil {
+	err := b.send(b.chunk)
+	b.chunk = b.chunk[:0]
+	return err
+}
+
+func (b *blockStream) send(p []byte) error {
+	if err := b.stream.Send(&pb.WriteRequest{Msg: &pb.WriteRequest_Data{Data: p}}); err != nil {
 		return b.streamErr(err)
 	}
-	b.n += int64(len(b.chunk))
-	b.chunk = b.chunk[:0]
+	b.n += int64(len(p))
+	return nil
+}
+
+// gather hands p on to out in pieces of sendChunk bytes, gathered in
+// *chunk (allocated at the first use), which out gets whenever it is full;
+// the caller flushes the rest. With direct, whole chunks of p go to out
+// from p, without the copy, when nothing is gathered.
+func gather(chunk *[]byte, p []byte, direct bool, out func([]byte) error) error {
+	for len(p) > 0 {
+		if direct && len(*chunk) == 0 && len(p) >= sendChunk {
+			if err := out(p[:sendChunk]); err != nil {
+				return err
+			}
+			p = p[sendChunk:]
+			continue
+		}
+		if *chunk == nil {
+			*chunk = make([]byte, 0, sendChunk)
+		}
+		n := min(len(p), sendChunk-len(*chunk))
+		*chunk, p = append(*chunk, p[:n]...), p[n:]
+		if len(*chunk) == sendChunk {
+			err := out(*chunk)
+			*chunk = (*chunk)[:0]
+			if err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 
