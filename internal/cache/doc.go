@@ -6,7 +6,9 @@
 // (Acquire) with the CRCs of its chunks.
 //
 // It is not a fetcher: it never talks to the bucket. Callers ask Missing,
-// fetch those ranges themselves and Put them; a corrupt page is dropped and
+// fetch those ranges themselves and Put them (or, for a new block that a
+// writer on the worker's host writes into its data file itself, Create
+// the file and Commit it with its CRCs: Incoming); a corrupt page is dropped and
 // reported (ErrCorrupt) for the caller to fetch again. It does not retry
 // anything but a write that failed for want of space, which it retries in
 // this one layer after evicting. It does not dedupe concurrent fetches of
