@@ -11,9 +11,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	"github.com/stratafs/strata/internal/rpcerr"
-
 	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/rpcerr"
 	"github.com/stratafs/strata/internal/scproto"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
