@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/stratafs/strata/internal/cache/cachefs"
 )
@@ -99,6 +98,15 @@ func (c *Cache) createData(path string) (cachefs.File, error) {
 	return f, err
 }
 
+// Size returns the bytes the writer has put into the file so far.
+func (in *Incoming) Size() (int64, error) {
+	fi, err := in.File.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}
+
 // ChunkSize is the bytes per CRC the block is checksummed by: Commit takes
 // one CRC32C per chunk.
 func (in *Incoming) ChunkSize() int64 { return in.c.cfg.ChunkSize }
@@ -118,7 +126,7 @@ func (in *Incoming) Commit(length int64, crcs []uint32) error {
 		return fmt.Errorf("%w: %d bytes with %d CRCs, of at most %d", ErrInvalidRange, length, len(crcs), in.max)
 	}
 	// Free what the allocation left past the block's end.
-	if err := syscall.Ftruncate(int(in.File.Fd()), length); err != nil {
+	if err := in.File.Truncate(length); err != nil {
 		in.Abort()
 		return err
 	}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"syscall"
 	"testing"
+
+	"github.com/stratafs/strata/internal/cache/cachefs"
 )
 
 // writeIncoming writes data into in's file by its path, as a writer the
@@ -124,4 +126,36 @@ func mustCreate(t *testing.T, c *Cache, key string) *Incoming {
 		t.Fatal(err)
 	}
 	return in
+}
+
+// A disk that cannot allocate the block's room refuses the block (ErrFull
+// once nothing is left to evict, or the disk's error) and leaves no file
+// and no reservation; a truncate that fails at the commit gives the block
+// up.
+func TestIncomingOnAFailingDisk(t *testing.T) {
+	cfg, ffs := faultyConfig(t, 100)
+	c := mustOpen(t, cfg)
+	defer c.Close()
+	for _, errno := range []syscall.Errno{syscall.ENOSPC, syscall.EIO} {
+		ffs.Fail(cachefs.OpWrite, ".data", -1, errno)
+		_, err := c.Create("7-1", 8*testPS)
+		wantErr(t, "Create on a failing disk", err, errno)
+		if errno == syscall.ENOSPC {
+			wantErr(t, "Create on a full disk", err, ErrFull)
+		}
+		ffs.Clear()
+		if st := c.Stats(); st.Reserved != 0 || st.Blocks != 0 {
+			t.Fatalf("after a refused Create: %+v", st)
+		}
+	}
+	in := mustCreate(t, c, "7-2")
+	crcs := writeIncoming(t, in, blockBytes("7-2", 2*testPS))
+	ffs.Fail(cachefs.OpWrite, ".data", 1, syscall.EIO)
+	wantErr(t, "a commit whose truncate fails", in.Commit(2*testPS, crcs), syscall.EIO)
+	if _, err := os.Stat(in.Path); !errors.Is(err, fs.ErrNotExist) || len(c.Missing("7-2", 0, testPS)) == 0 {
+		t.Fatalf("a block whose commit failed: its file %v, cached %v", err, cached(c, "7-2", 0, testPS))
+	}
+	if st := c.Stats(); st.Reserved != 0 {
+		t.Fatalf("%d bytes still reserved", st.Reserved)
+	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"syscall"
 
 	"github.com/stratafs/strata/internal/blocks"
 	"github.com/stratafs/strata/internal/blocktoken"
@@ -82,18 +81,18 @@ func (w *Worker) scWriteCommit(ctx context.Context, s *scWrite, length uint64) *
 	if s == nil {
 		return refuse(fserr.Errorf(fserr.ErrInvalidArgument, "short-circuit commit: this connection opened no block"))
 	}
-	var st syscall.Stat_t
-	if err := syscall.Fstat(int(s.in.File.Fd()), &st); err != nil {
+	size, err := s.in.Size()
+	if err != nil {
 		return refuse(err)
 	}
-	if length == 0 || length > s.max || uint64(st.Size) != length {
+	if length == 0 || length > s.max || uint64(size) != length {
 		return refuse(fserr.Errorf(fserr.ErrInvalidArgument,
-			"short-circuit commit: %d bytes committed, the file holds %d, the block at most %d", length, st.Size, s.max))
+			"short-circuit commit: %d bytes committed, the file holds %d, the block at most %d", length, size, s.max))
 	}
 	n := int64(length)
 	key := blocks.ObjectKey(s.h.InodeId, s.id)
 	sum := newChunkSummer(s.in.File, n, s.in.ChunkSize())
-	err := object.PutParallel(ctx, s.store, key, sum, n, object.ParallelOptions{Abandon: w.abandon(s.store)})
+	err = object.PutParallel(ctx, s.store, key, sum, n, object.ParallelOptions{Abandon: w.abandon(s.store)})
 	if err != nil {
 		return refuse(bucketErr(fmt.Errorf("upload block %s: %w", key, err)))
 	}

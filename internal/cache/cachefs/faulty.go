@@ -247,6 +247,14 @@ func (f *faultyFile) Allocate(n int64) error {
 	return f.File.Allocate(n)
 }
 
+// Truncate is a write, for the rules.
+func (f *faultyFile) Truncate(size int64) error {
+	if err := f.fs.inject(OpWrite, f.Name()); err != nil {
+		return err
+	}
+	return f.File.Truncate(size)
+}
+
 func (f *faultyFile) Sync() error {
 	if err := f.fs.inject(OpSync, f.Name()); err != nil {
 		return err

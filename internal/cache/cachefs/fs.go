@@ -56,6 +56,10 @@ type File interface {
 	// changing its size, so that writes within them (by the cache, or by
 	// a writer it handed the file to) do not fail for want of space.
 	Allocate(n int64) error
+	// Truncate sets the file's size, freeing what is allocated past it.
+	Truncate(size int64) error
+	// Stat describes the file, as os.File's does.
+	Stat() (os.FileInfo, error)
 }
 
 // OS returns the operating system's file system.
