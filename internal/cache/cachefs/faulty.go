@@ -193,6 +193,25 @@ func (f *Faulty) forgetLocked(name string) {
 	delete(f.mu.files, name)
 }
 
+// counted returns the bytes counted of name's write at off.
+func (f *Faulty) counted(name string, off int64) int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.mu.files[name][off]
+}
+
+// cut forgets what was counted of name past size (a truncate).
+func (f *Faulty) cut(name string, size int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for off, n := range f.mu.files[name] {
+		if keep := max(0, min(n, size-off)); keep < n {
+			f.mu.used -= n - keep
+			f.mu.files[name][off] = keep
+		}
+	}
+}
+
 // reserve counts a write of n bytes at off against the space limit, or
 // fails it with ENOSPC. Rewriting the same range costs nothing more.
 func (f *Faulty) reserve(name string, off int64, n int) error {
@@ -236,12 +255,12 @@ func (f *faultyFile) WriteAt(p []byte, off int64) (int, error) {
 }
 
 // Allocate is a write of n bytes at offset 0, for the rules and the space
-// limit.
+// limit (one that takes back nothing of a longer write there).
 func (f *faultyFile) Allocate(n int64) error {
 	if err := f.fs.inject(OpWrite, f.Name()); err != nil {
 		return err
 	}
-	if err := f.fs.reserve(f.Name(), 0, int(n)); err != nil {
+	if err := f.fs.reserve(f.Name(), 0, int(max(n, f.fs.counted(f.Name(), 0)))); err != nil {
 		return err
 	}
 	return f.File.Allocate(n)
@@ -252,7 +271,11 @@ func (f *faultyFile) Truncate(size int64) error {
 	if err := f.fs.inject(OpWrite, f.Name()); err != nil {
 		return err
 	}
-	return f.File.Truncate(size)
+	if err := f.File.Truncate(size); err != nil {
+		return err
+	}
+	f.fs.cut(f.Name(), size)
+	return nil
 }
 
 func (f *faultyFile) Sync() error {

@@ -44,6 +44,15 @@ func conformance(t *testing.T, fsys FS) {
 	if f.Name() != name {
 		t.Fatalf("Name %q", f.Name())
 	}
+	if err := f.Allocate(1 << 20); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := f.Stat(); err != nil || fi.Size() != 8197 {
+		t.Fatalf("Stat after Allocate (the size must stay): %v, %v", fi, err)
+	}
+	if err := f.Truncate(8197); err != nil {
+		t.Fatal(err)
+	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -126,6 +135,16 @@ func TestFaultyLimitsSpace(t *testing.T) {
 	h, _ := ffs.OpenFile(a, os.O_RDWR|os.O_TRUNC, 0o644) // truncation frees
 	defer h.Close()
 	mustWrite(h, 100, 0, false)
+	// An allocation counts whole; a truncate gives back what is past it.
+	if err := h.Allocate(50); err != nil || ffs.Used() != 100 {
+		t.Fatalf("allocate within what is written: %v, used %d", err, ffs.Used())
+	}
+	if err := h.Truncate(30); err != nil || ffs.Used() != 30 {
+		t.Fatalf("truncate: %v, used %d", err, ffs.Used())
+	}
+	if err := h.Allocate(101); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("allocate past the limit: %v", err)
+	}
 	ffs.Clear()
 	mustWrite(h, 1000, 100, false)
 }
