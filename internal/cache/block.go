@@ -239,9 +239,14 @@ func (c *Cache) addBlockLocked(b *block) {
 
 // newBlockLocked creates an empty block for key in the index.
 func (c *Cache) newBlockLocked(key string) *block {
-	d := c.pickDir(key)
 	gen := c.mu.nextGen
 	c.mu.nextGen++
+	return c.addNewBlockLocked(key, c.pickDir(key), gen)
+}
+
+// addNewBlockLocked puts an empty block for key, of incarnation gen in d,
+// in the index.
+func (c *Cache) addNewBlockLocked(key string, d *dirState, gen uint64) *block {
 	b := &block{key: key, gen: gen, dir: d, base: blockBase(d.root, key, gen), created: c.cfg.Clock().UnixNano(),
 		chunk: c.cfg.ChunkSize}
 	c.addBlockLocked(b)

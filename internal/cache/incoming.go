@@ -3,9 +3,7 @@ package cache
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 
 	"github.com/stratafs/strata/internal/cache/cachefs"
 )
@@ -68,7 +66,7 @@ func (c *Cache) Create(key string, max int64) (*Incoming, error) {
 	in.Path = blockBase(d.root, key, in.gen) + ".data"
 	err = c.retryNoSpace(d, max, func() error {
 		if in.File == nil {
-			f, err := c.createData(in.Path)
+			f, err := c.createFile(in.Path, os.O_RDWR|os.O_CREATE|os.O_EXCL)
 			if err != nil {
 				return err
 			}
@@ -83,19 +81,6 @@ func (c *Cache) Create(key string, max int64) (*Incoming, error) {
 		return nil, err
 	}
 	return in, nil
-}
-
-// createData creates a new data file at path, and its subdirectory if need
-// be.
-func (c *Cache) createData(path string) (cachefs.File, error) {
-	const flag = os.O_RDWR | os.O_CREATE | os.O_EXCL
-	f, err := c.fs.OpenFile(path, flag, fileMode)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err = c.fs.MkdirAll(filepath.Dir(path), dirMode); err == nil {
-			f, err = c.fs.OpenFile(path, flag, fileMode)
-		}
-	}
-	return f, err
 }
 
 // Size returns the bytes the writer has put into the file so far.
@@ -140,22 +125,18 @@ func (in *Incoming) Commit(length int64, crcs []uint32) error {
 		}
 		return fmt.Errorf("%w: %s", ErrExists, in.key)
 	}
-	b := &block{key: in.key, gen: in.gen, dir: in.d, base: blockBase(in.d.root, in.key, in.gen),
-		created: c.cfg.Clock().UnixNano(), chunk: chunk}
-	c.addBlockLocked(b)
+	// The pages go in pending, and are published as a Put's are, which
+	// gives the reservation back.
+	b := c.addNewBlockLocked(in.key, in.d, in.gen)
+	op := &putOp{b: b, need: in.max}
 	perPage := c.ps / chunk
 	for i := int64(0); i < c.pageCount(length); i++ {
-		n := min(c.ps, length-i*c.ps)
-		pg := page{n: uint32(n), state: present, crcs: crcs[i*perPage : min(int64(len(crcs)), (i+1)*perPage)]}
-		b.mu.pages = append(b.mu.pages, pg)
-		b.mu.pending = append(b.mu.pending, record{kind: recPresent, idx: uint32(i), n: pg.n, crcs: pg.crcs})
+		b.mu.pages = append(b.mu.pages, page{n: uint32(min(c.ps, length-i*c.ps)), state: pending})
+		op.mine = append(op.mine, i)
+		op.crcs = append(op.crcs, crcs[i*perPage:min(int64(len(crcs)), (i+1)*perPage)])
 	}
-	b.mu.npresent = len(b.mu.pages)
-	in.d.mu.pages += int64(b.mu.npresent)
-	addBytesLocked(b, length)
-	in.d.mu.reserved -= in.max
+	c.publishLocked(op)
 	c.beginWriteLocked(b)
-	c.mu.changed.Broadcast()
 	c.mu.Unlock()
 	in.done = true
 	err := c.retryNoSpace(b.dir, 0, func() error { return c.persist(b, in.File) })

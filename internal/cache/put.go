@@ -205,13 +205,18 @@ func (c *Cache) writePut(op *putOp, data []byte, readable func()) error {
 	return c.retryNoSpace(op.b.dir, 0, func() error { return c.persist(op.b, f) })
 }
 
-// openData opens b's data file for writing, creating it (and its
-// subdirectory) if need be.
+// openData opens b's data file for writing, creating it if need be.
 func (c *Cache) openData(b *block) (cachefs.File, error) {
-	f, err := c.fs.OpenFile(b.dataPath(), os.O_WRONLY|os.O_CREATE, fileMode)
+	return c.createFile(b.dataPath(), os.O_WRONLY|os.O_CREATE)
+}
+
+// createFile opens path with flag, which creates it, and creates its
+// subdirectory first if need be.
+func (c *Cache) createFile(path string, flag int) (cachefs.File, error) {
+	f, err := c.fs.OpenFile(path, flag, fileMode)
 	if errors.Is(err, fs.ErrNotExist) {
-		if err = c.fs.MkdirAll(filepath.Dir(b.dataPath()), dirMode); err == nil {
-			f, err = c.fs.OpenFile(b.dataPath(), os.O_WRONLY|os.O_CREATE, fileMode)
+		if err = c.fs.MkdirAll(filepath.Dir(path), dirMode); err == nil {
+			f, err = c.fs.OpenFile(path, flag, fileMode)
 		}
 	}
 	return f, err
@@ -221,6 +226,10 @@ func (c *Cache) openData(b *block) (cachefs.File, error) {
 func (c *Cache) publish(op *putOp) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.publishLocked(op)
+}
+
+func (c *Cache) publishLocked(op *putOp) {
 	b := op.b
 	if !b.mu.removed {
 		for k, i := range op.mine {

@@ -3,11 +3,9 @@ package client
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"sync"
-	"syscall"
 
 	"google.golang.org/grpc/codes"
 
@@ -139,8 +137,7 @@ func (w *Writer) openSCBlock(wk *pb.WorkerInfo, length uint64) (*scBlock, error)
 	if err != nil {
 		return nil, err
 	}
-	req := &pb.ShortCircuitRequest{Write: &pb.WriteHeader{StoreUri: w.storeURI, InodeId: w.ino, BlockSize: w.blockSize,
-		Path: w.path, Namespace: w.hdr.GetNamespace(), BlockToken: w.token.get()}, Length: length}
+	req := &pb.ShortCircuitRequest{Write: w.writeHeader(), Length: length}
 	want := w.blockSize
 	if length > 0 {
 		want = length
@@ -171,14 +168,7 @@ func (b *scBlock) write(p []byte) error {
 	return gather(&b.chunk, p, true, b.writeOut)
 }
 
-func (b *scBlock) flush() error {
-	if len(b.chunk) == 0 {
-		return nil
-	}
-	err := b.writeOut(b.chunk)
-	b.chunk = b.chunk[:0]
-	return err
-}
+func (b *scBlock) flush() error { return flushChunk(&b.chunk, b.writeOut) }
 
 func (b *scBlock) writeOut(p []byte) error {
 	if _, err := b.f.WriteAt(p, b.n); err != nil {
@@ -240,14 +230,6 @@ func (b *scBlock) cancel() {
 // worker at addr as a call that got no answer (unavailable), as a stream's
 // would be: the worker died or restarted.
 func socketErr(addr string, err error) error {
-	msg := err.Error()
-	switch {
-	case errors.Is(err, syscall.EPIPE):
-		msg = "broken pipe"
-	case errors.Is(err, syscall.ECONNRESET):
-		msg = "connection reset by peer"
-	case errors.Is(err, io.EOF):
-		msg = "the connection was closed"
-	}
-	return fmt.Errorf("worker at %s: %w", addr, &rpcerr.TransportError{Code: codes.Unavailable, Msg: msg})
+	return fmt.Errorf("worker at %s: %w", addr,
+		&rpcerr.TransportError{Code: codes.Unavailable, Msg: rpcerr.Cause(codes.Unavailable, err.Error())})
 }

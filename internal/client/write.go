@@ -59,9 +59,7 @@ func (w *Writer) openStream() (*blockStream, error) {
 		ctx, cancel := context.WithCancel(w.ctx)
 		stream, err := wc.Write(ctx)
 		if err == nil {
-			err = stream.Send(&pb.WriteRequest{Msg: &pb.WriteRequest_Header{Header: &pb.WriteHeader{
-				StoreUri: w.storeURI, InodeId: w.ino, BlockSize: w.blockSize, Path: w.path, ObjectKey: w.objectKey,
-				Namespace: w.hdr.GetNamespace(), BlockToken: w.token.get()}}})
+			err = stream.Send(&pb.WriteRequest{Msg: &pb.WriteRequest_Header{Header: w.writeHeader()}})
 		}
 		if err != nil {
 			cancel()
@@ -73,18 +71,17 @@ func (w *Writer) openStream() (*blockStream, error) {
 	return nil, lastErr
 }
 
+// writeHeader describes the writer's content to a worker, with its token.
+func (w *Writer) writeHeader() *pb.WriteHeader {
+	return &pb.WriteHeader{StoreUri: w.storeURI, InodeId: w.ino, BlockSize: w.blockSize, Path: w.path,
+		ObjectKey: w.objectKey, Namespace: w.hdr.GetNamespace(), BlockToken: w.token.get()}
+}
+
 // NB: not direct: a sent message may be read after Send returns (by stats
 // handlers), so it must not be the caller's buffer.
 func (b *blockStream) write(p []byte) error { return gather(&b.chunk, p, false, b.send) }
 
-func (b *blockStream) flush() error {
-	if len(b.chunk) == 0 {
-		return nil
-	}
-	err := b.send(b.chunk)
-	b.chunk = b.chunk[:0]
-	return err
-}
+func (b *blockStream) flush() error { return flushChunk(&b.chunk, b.send) }
 
 func (b *blockStream) send(p []byte) error {
 	if err := b.stream.Send(&pb.WriteRequest{Msg: &pb.WriteRequest_Data{Data: p}}); err != nil {
@@ -113,14 +110,22 @@ func gather(chunk *[]byte, p []byte, direct bool, out func([]byte) error) error 
 		n := min(len(p), sendChunk-len(*chunk))
 		*chunk, p = append(*chunk, p[:n]...), p[n:]
 		if len(*chunk) == sendChunk {
-			err := out(*chunk)
-			*chunk = (*chunk)[:0]
-			if err != nil {
+			if err := flushChunk(chunk, out); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// flushChunk hands what *chunk gathered, if anything, to out.
+func flushChunk(chunk *[]byte, out func([]byte) error) error {
+	if len(*chunk) == 0 {
+		return nil
+	}
+	err := out(*chunk)
+	*chunk = (*chunk)[:0]
+	return err
 }
 
 // finish ends the stream and returns what the worker made of it.

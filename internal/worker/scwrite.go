@@ -90,20 +90,19 @@ func (w *Worker) scWriteCommit(ctx context.Context, s *scWrite, length uint64) *
 			"short-circuit commit: %d bytes committed, the file holds %d, the block at most %d", length, size, s.max))
 	}
 	n := int64(length)
-	key := blocks.ObjectKey(s.h.InodeId, s.id)
 	sum := newChunkSummer(s.in.File, n, s.in.ChunkSize())
-	err = object.PutParallel(ctx, s.store, key, sum, n, object.ParallelOptions{Abandon: w.abandon(s.store)})
-	if err != nil {
-		return refuse(bucketErr(fmt.Errorf("upload block %s: %w", key, err)))
+	if err := w.uploadBlock(ctx, s.store, s.h.InodeId, s.id, sum, n); err != nil {
+		return refuse(err)
 	}
-	w.stats.bucketBytesWritten.Add(length)
-	w.stats.blocksWritten.Add(1)
 	w.stats.shortCircuitBlocksWritten.Add(1)
 	w.stats.shortCircuitBytesWritten.Add(length)
-	if crcs, err := sum.sums(); err != nil {
+	crcs, err := sum.sums()
+	if err == nil {
+		err = s.in.Commit(n, crcs)
+	} else {
 		s.in.Abort()
-		w.cacheFailed(blocks.CacheKey(s.h.InodeId, s.id), err)
-	} else if err := s.in.Commit(n, crcs); err != nil {
+	}
+	if err != nil {
 		w.cacheFailed(blocks.CacheKey(s.h.InodeId, s.id), err)
 	}
 	return &pb.ShortCircuitResponse{Ok: true, Block: &pb.Block{BlockId: s.id, Length: length}}

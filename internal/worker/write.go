@@ -148,18 +148,26 @@ func (u *uploader) add(offset int64, data []byte) error {
 }
 
 func (u *uploader) put(id uint64, data []byte) error {
-	key := blocks.ObjectKey(u.inode, id)
-	err := object.PutParallel(u.ctx, u.store, key, bytes.NewReader(data), int64(len(data)),
-		object.ParallelOptions{Abandon: u.w.abandon(u.store)})
-	if err != nil {
-		return bucketErr(fmt.Errorf("upload block %s: %w", key, err))
+	if err := u.w.uploadBlock(u.ctx, u.store, u.inode, id, bytes.NewReader(data), int64(len(data))); err != nil {
+		return err
 	}
-	u.w.stats.bucketBytesWritten.Add(uint64(len(data)))
-	u.w.stats.blocksWritten.Add(1)
 	// Caching is best effort: the block is safe in the bucket already.
 	if err := u.w.cache.Put(blocks.CacheKey(u.inode, id), 0, data); err != nil {
 		u.w.cacheFailed(blocks.CacheKey(u.inode, id), err)
 	}
+	return nil
+}
+
+// uploadBlock puts n bytes of r into store as block id of inode, and
+// counts it.
+func (w *Worker) uploadBlock(ctx context.Context, store object.Store, inode, id uint64, r io.ReaderAt, n int64) error {
+	key := blocks.ObjectKey(inode, id)
+	err := object.PutParallel(ctx, store, key, r, n, object.ParallelOptions{Abandon: w.abandon(store)})
+	if err != nil {
+		return bucketErr(fmt.Errorf("upload block %s: %w", key, err))
+	}
+	w.stats.bucketBytesWritten.Add(uint64(n))
+	w.stats.blocksWritten.Add(1)
 	return nil
 }
 
