@@ -91,7 +91,7 @@ final class ShortCircuit implements AutoCloseable {
 
   /** Sends {@code req} and returns the worker's answer. */
   ShortCircuitResponse request(ShortCircuitRequest req) throws IOException {
-    UnixConnection c = get();
+    UnixConnection c = take();
     ShortCircuitResponse r;
     try {
       c.send(req);
@@ -100,7 +100,7 @@ final class ShortCircuit implements AutoCloseable {
       c.close();
       throw e;
     }
-    put(c);
+    give(c);
     return r;
   }
 
@@ -179,20 +179,6 @@ final class ShortCircuit implements AutoCloseable {
   }
 
   /**
-   * A connection of this socket's pool (or a new one) for a conversation of several requests,
-   * such as a short-circuit write's; {@link #give} it back once its last answer is read, or close
-   * it.
-   */
-  UnixConnection take() throws IOException {
-    return get();
-  }
-
-  /** Returns a connection {@link #take} gave, in a state to start a new request, to the pool. */
-  void give(UnixConnection c) {
-    put(c);
-  }
-
-  /**
    * A direct buffer of {@link #WRITE_BUFFER} bytes for a short-circuit write (the pool's, or a
    * new one); {@link #release} it when done.
    */
@@ -215,7 +201,12 @@ final class ShortCircuit implements AutoCloseable {
     }
   }
 
-  private UnixConnection get() throws IOException {
+  /**
+   * A connection of this socket's pool (or a new one), for a request or a conversation of
+   * several, such as a short-circuit write's; {@link #give} it back once its last answer is
+   * read, or close it.
+   */
+  UnixConnection take() throws IOException {
     synchronized (idle) {
       UnixConnection c;
       while ((c = idle.pollFirst()) != null) {
@@ -228,7 +219,8 @@ final class ShortCircuit implements AutoCloseable {
     return UnixConnection.connect(socket, timeout);
   }
 
-  private void put(UnixConnection c) {
+  /** Returns a connection {@link #take} gave, in a state to start a new request, to the pool. */
+  void give(UnixConnection c) {
     synchronized (idle) {
       if (!closed && idle.size() < MAX_IDLE) {
         idle.addFirst(c);
