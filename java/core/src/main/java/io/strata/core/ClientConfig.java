@@ -60,6 +60,7 @@ public final class ClientConfig {
   private final int batchesInFlight;
   private final boolean shortCircuit;
   private final boolean shortCircuitWrites;
+  private final boolean callwire;
   private final BlockIO blockIO;
   private final Tls tls;
 
@@ -89,6 +90,7 @@ public final class ClientConfig {
     this.batchesInFlight = b.batchesInFlight;
     this.shortCircuit = b.shortCircuit;
     this.shortCircuitWrites = b.shortCircuitWrites;
+    this.callwire = b.callwire;
     this.blockIO = b.blockIO;
     this.tls = b.tls != null ? b.tls : Tls.fromEnvironment();
   }
@@ -202,6 +204,15 @@ public final class ClientConfig {
   }
 
   /**
+   * Whether metadata calls go over callwire, the service's framed transport for unary calls, each
+   * written and read on the calling thread (default); false: over gRPC, as every other call does
+   * ({@link io.strata.core.rpc.MetaCaller}).
+   */
+  public boolean callwire() {
+    return callwire;
+  }
+
+  /**
    * The data path set with {@link Builder#blockIO}; empty means the workers' ({@link
    * io.strata.core.worker.WorkerBlockIO}), which the client makes itself.
    */
@@ -234,6 +245,7 @@ public final class ClientConfig {
     private int batchesInFlight = DEFAULT_BATCHES_IN_FLIGHT;
     private boolean shortCircuit = true;
     private boolean shortCircuitWrites = true;
+    private boolean callwire = true;
     private BlockIO blockIO;
 
     private Builder() {}
@@ -333,6 +345,12 @@ public final class ClientConfig {
      */
     public Builder shortCircuitWrites(boolean on) {
       this.shortCircuitWrites = on;
+      return this;
+    }
+
+    /** Sends metadata calls over callwire (default) or, if false, over gRPC. */
+    public Builder callwire(boolean on) {
+      this.callwire = on;
       return this;
     }
 

@@ -126,7 +126,7 @@ final class Listing implements IOIterator<FileInfo> {
     ListRequest req = ListRequest.newBuilder()
         .setHeader(client.header(MetaServiceGrpc.getListMethod(), path.namespace()))
         .setPath(path.path()).setStartAfter(after).setLimit(pageSize).build();
-    return client.call(Op.LIST, path, s -> s.list(req));
+    return client.call(Op.LIST, path, u -> u.call(MetaServiceGrpc.getListMethod(), req));
   }
 
   private void accept(ListResponse r) {

@@ -126,7 +126,8 @@ public final class StrataClient implements Closeable {
   public static StrataClient connect(ClientConfig cfg) {
     return new StrataClient(cfg,
         new MetaCaller(cfg.members(), cfg.rpcTimeout(), cfg.retryTimeout(),
-            cfg.connectTimeout(), cfg.tls(), cfg.token().map(StrataToken::text).orElse(null)));
+            cfg.connectTimeout(), cfg.tls(), cfg.token().map(StrataToken::text).orElse(null),
+            cfg.callwire()));
   }
 
   /** The configuration the client was made with. */
@@ -242,7 +243,8 @@ public final class StrataClient implements Closeable {
     AppendRequest req = AppendRequest.newBuilder()
         .setHeader(header(MetaServiceGrpc.getAppendMethod(), p.namespace()))
         .setPath(p.path()).build();
-    AppendResponse r = call(Op.APPEND, p, s -> s.append(req));
+    AppendResponse r =
+        call(Op.APPEND, p, u -> u.call(MetaServiceGrpc.getAppendMethod(), req));
     WriteTarget t = new WriteTarget(p, r.getStoreUri(), r.getStatus().getInodeId(),
         r.getStatus().getBlockSize(), r.getInlineLimit(), "",
         writerToken(p, r.getStatus().getInodeId(), "", r.getBlockToken(),
@@ -260,7 +262,7 @@ public final class StrataClient implements Closeable {
     TruncateRequest req = TruncateRequest.newBuilder()
         .setHeader(header(MetaServiceGrpc.getTruncateMethod(), p.namespace()))
         .setPath(p.path()).setLength(length).build();
-    call(Op.TRUNCATE, p, s -> s.truncate(req));
+    call(Op.TRUNCATE, p, u -> u.call(MetaServiceGrpc.getTruncateMethod(), req));
   }
 
   /**
@@ -330,7 +332,8 @@ public final class StrataClient implements Closeable {
       FlushRequest req = FlushRequest.newBuilder()
           .setHeader(header(MetaServiceGrpc.getFlushMethod(), p.namespace()))
           .setPath(p.path()).setInodeId(inode).build();
-      FlushResponse r = call(Op.FLUSH, p, s -> s.flush(req));
+      FlushResponse r =
+          call(Op.FLUSH, p, u -> u.call(MetaServiceGrpc.getFlushMethod(), req));
       return new BlockToken(r.getBlockToken(), r.getBlockTokenExpires(), null);
     });
   }
@@ -340,7 +343,7 @@ public final class StrataClient implements Closeable {
    * renews {@code token} with the answer's.
    */
   long flush(StrataPath p, FlushRequest req, BlockToken token) throws IOException {
-    FlushResponse r = call(Op.FLUSH, p, s -> s.flush(req));
+    FlushResponse r = call(Op.FLUSH, p, u -> u.call(MetaServiceGrpc.getFlushMethod(), req));
     token.set(r.getBlockToken(), r.getBlockTokenExpires());
     return r.getLength();
   }
@@ -354,7 +357,8 @@ public final class StrataClient implements Closeable {
         .setHeader(header(MetaServiceGrpc.getReadTailMethod(), f.path().namespace()))
         .setPath(f.path().path()).setInodeId(f.inodeId()).setOffset(offset).setLength(length)
         .build();
-    return call(Op.READ_TAIL, f.path(), s -> s.readTail(req)).getData().toByteArray();
+    return call(Op.READ_TAIL, f.path(), u -> u.call(MetaServiceGrpc.getReadTailMethod(), req))
+        .getData().toByteArray();
   }
 
   /**
@@ -401,7 +405,8 @@ public final class StrataClient implements Closeable {
 
   private List<WorkerInfo> listWorkers() throws IOException {
     StrataPath root = StrataPath.root("");
-    return call(Op.LIST_WORKERS, root, s -> s.listWorkers(ListWorkersRequest.getDefaultInstance()))
+    return call(Op.LIST_WORKERS, root, u -> u.call(MetaServiceGrpc.getListWorkersMethod(),
+            ListWorkersRequest.getDefaultInstance()))
         .getWorkersList();
   }
 
@@ -451,7 +456,7 @@ public final class StrataClient implements Closeable {
     SetPermissionRequest req = SetPermissionRequest.newBuilder()
         .setHeader(header(MetaServiceGrpc.getSetPermissionMethod(), p.namespace()))
         .setPath(p.path()).setPermission(permission).build();
-    call(Op.SET_PERMISSION, p, s -> s.setPermission(req));
+    call(Op.SET_PERMISSION, p, u -> u.call(MetaServiceGrpc.getSetPermissionMethod(), req));
   }
 
   /** Sets the owner and group of {@code p}; null or empty leaves one as it is. */
@@ -460,7 +465,7 @@ public final class StrataClient implements Closeable {
         .setHeader(header(MetaServiceGrpc.getSetOwnerMethod(), p.namespace()))
         .setPath(p.path()).setOwner(owner == null ? "" : owner)
         .setGroup(group == null ? "" : group).build();
-    call(Op.SET_OWNER, p, s -> s.setOwner(req));
+    call(Op.SET_OWNER, p, u -> u.call(MetaServiceGrpc.getSetOwnerMethod(), req));
   }
 
   /** Sets the times of {@code p}, in ms since the epoch; -1 leaves one as it is. */
@@ -468,7 +473,7 @@ public final class StrataClient implements Closeable {
     SetTimesRequest req = SetTimesRequest.newBuilder()
         .setHeader(header(MetaServiceGrpc.getSetTimesMethod(), p.namespace()))
         .setPath(p.path()).setModificationTime(mtime).setAccessTime(atime).build();
-    call(Op.SET_TIMES, p, s -> s.setTimes(req));
+    call(Op.SET_TIMES, p, u -> u.call(MetaServiceGrpc.getSetTimesMethod(), req));
   }
 
   /**
@@ -482,7 +487,7 @@ public final class StrataClient implements Closeable {
       GetServerDefaultsRequest req = GetServerDefaultsRequest.newBuilder()
           .setHeader(header(MetaServiceGrpc.getGetServerDefaultsMethod(), "")).build();
       GetServerDefaultsResponse r = call(Op.SERVER_DEFAULTS, root,
-          s -> s.getServerDefaults(req));
+          u -> u.call(MetaServiceGrpc.getGetServerDefaultsMethod(), req));
       d = new ServerDefaults(r.getBlockSize(), r.getReplication(), r.getInlineLimit(),
           r.getTrashIntervalMs());
       defaults = d;
@@ -498,7 +503,8 @@ public final class StrataClient implements Closeable {
   public ContentSummary getContentSummary(StrataPath p) throws IOException {
     GetContentSummaryRequest req = GetContentSummaryRequest.newBuilder()
         .setHeader(header(MetaServiceGrpc.getGetContentSummaryMethod(), p.namespace())).setPath(p.path()).build();
-    GetContentSummaryResponse r = call(Op.CONTENT_SUMMARY, p, s -> s.getContentSummary(req));
+    GetContentSummaryResponse r = call(Op.CONTENT_SUMMARY, p,
+        u -> u.call(MetaServiceGrpc.getGetContentSummaryMethod(), req));
     return new ContentSummary(r.getLength(), r.getFileCount(), r.getDirectoryCount(),
         r.getSpaceConsumed(), r.getLoadedOnly());
   }
@@ -508,7 +514,8 @@ public final class StrataClient implements Closeable {
     RecoverLeaseRequest req = RecoverLeaseRequest.newBuilder()
         .setHeader(header(MetaServiceGrpc.getRecoverLeaseMethod(), p.namespace()))
         .setPath(p.path()).build();
-    return call(Op.RECOVER_LEASE, p, s -> s.recoverLease(req)).getClosed();
+    return call(Op.RECOVER_LEASE, p, u -> u.call(MetaServiceGrpc.getRecoverLeaseMethod(), req))
+        .getClosed();
   }
 
   /**
@@ -547,7 +554,8 @@ public final class StrataClient implements Closeable {
     StrataPath root = StrataPath.root(ns);
     ListNamespacesRequest req = ListNamespacesRequest.newBuilder()
         .setHeader(header(MetaServiceGrpc.getListNamespacesMethod(), "")).build();
-    MetaCaller.Call<ListNamespacesResponse> c = s -> s.listNamespaces(req);
+    MetaCaller.Call<ListNamespacesResponse> c =
+        u -> u.call(MetaServiceGrpc.getListNamespacesMethod(), req);
     ListNamespacesResponse r = timeout == null ? call(Op.LIST_NAMESPACES, root, c)
         : call(Op.LIST_NAMESPACES, root, timeout, c);
     for (NamespaceInfo info : r.getNamespacesList()) {
@@ -602,14 +610,16 @@ public final class StrataClient implements Closeable {
   public long renewToken(String token) throws IOException {
     io.strata.proto.v1.RenewTokenRequest req = io.strata.proto.v1.RenewTokenRequest.newBuilder()
         .setHeader(header(MetaServiceGrpc.getRenewTokenMethod(), "")).setToken(token).build();
-    return call(Op.ADMIN, StrataPath.root(""), s -> s.renewToken(req)).getExpires();
+    return call(Op.ADMIN, StrataPath.root(""),
+        u -> u.call(MetaServiceGrpc.getRenewTokenMethod(), req)).getExpires();
   }
 
   /** Revokes token {@code token}: the service refuses it from then on. */
   public void revokeToken(String token) throws IOException {
     io.strata.proto.v1.RevokeTokenRequest req = io.strata.proto.v1.RevokeTokenRequest.newBuilder()
         .setHeader(header(MetaServiceGrpc.getRevokeTokenMethod(), "")).setToken(token).build();
-    call(Op.ADMIN, StrataPath.root(""), s -> s.revokeToken(req));
+    call(Op.ADMIN, StrataPath.root(""),
+        u -> u.call(MetaServiceGrpc.getRevokeTokenMethod(), req));
   }
 
   <T> T call(Op op, StrataPath p, MetaCaller.Call<T> c) throws IOException {
@@ -721,7 +731,8 @@ public final class StrataClient implements Closeable {
   private void renewLease() throws IOException {
     RenewLeaseRequest req = RenewLeaseRequest.newBuilder()
         .setHeader(header(MetaServiceGrpc.getRenewLeaseMethod(), "")).build();
-    call(Op.RENEW_LEASE, StrataPath.root(""), s -> s.renewLease(req));
+    call(Op.RENEW_LEASE, StrataPath.root(""),
+        u -> u.call(MetaServiceGrpc.getRenewLeaseMethod(), req));
   }
 
   private static String newClientName() {

@@ -140,13 +140,16 @@ public final class ErrorTranslator {
    * (internal/client diagnoseTLS), with the Java client's settings; null if {@code e} is not
    * one. A plaintext client's first call to a TLS server fails with "Network closed for unknown
    * reason" (the server drops what is not a TLS handshake), which other failures may give too:
-   * hence "may".
+   * hence "may". Over callwire the service says it (a status "... serves TLS ..."), and a TLS
+   * client of a plaintext service meets the JDK's "Unsupported or unrecognized SSL message".
    */
   static String tlsOutcome(StatusRuntimeException e) {
     for (Throwable t = e; t != null; t = t.getCause()) {
       String name = t.getClass().getSimpleName();
       String msg = String.valueOf(t.getMessage());
-      if (name.equals("NotSslRecordException")) {
+      if (name.equals("NotSslRecordException")
+          || (t instanceof javax.net.ssl.SSLException
+              && msg.contains("Unsupported or unrecognized SSL message"))) {
         return "it does not speak TLS (a server started with --plaintext): connect in plaintext "
             + "with fs.strata.tls.plaintext=true or STRATA_PLAINTEXT=1";
       }
@@ -160,8 +163,15 @@ public final class ErrorTranslator {
         return "its TLS certificate is not for this address: " + msg;
       }
     }
+    String desc = String.valueOf(e.getStatus().getDescription());
+    if (e.getStatus().getCode() == Status.Code.UNAVAILABLE && desc.contains(" serves TLS")) {
+      // callwire's answer to a plaintext preface on a TLS service: it says so.
+      return "it speaks TLS and this client connects in plaintext: leave out "
+          + "fs.strata.tls.plaintext and $STRATA_PLAINTEXT, and give the cluster's CA with "
+          + "fs.strata.tls.ca or $STRATA_TLS_CA (" + desc + ")";
+    }
     if (e.getStatus().getCode() == Status.Code.UNAVAILABLE
-        && "Network closed for unknown reason".equals(e.getStatus().getDescription())) {
+        && "Network closed for unknown reason".equals(desc)) {
       return "it closed the connection at once: it may speak TLS and this client connects in "
           + "plaintext; if so, leave out fs.strata.tls.plaintext and $STRATA_PLAINTEXT, and give "
           + "the cluster's CA with fs.strata.tls.ca or $STRATA_TLS_CA";

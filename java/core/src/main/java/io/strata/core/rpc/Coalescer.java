@@ -168,16 +168,18 @@ public final class Coalescer implements Closeable {
   }
 
   /** Makes {@code c} as an RPC of its own; its answer comes as a batch would have it. */
-  private static BatchResult alone(MetaServiceGrpc.MetaServiceBlockingStub s, BatchCall c) {
+  private static BatchResult alone(MetaCaller.Unary u, BatchCall c) {
     BatchResult.Builder r = BatchResult.newBuilder();
     switch (c.getCallCase()) {
-      case GET_FILE_STATUS -> r.setGetFileStatus(s.getFileStatus(c.getGetFileStatus()));
-      case OPEN -> r.setOpen(s.open(c.getOpen()));
-      case MKDIRS -> r.setMkdirs(s.mkdirs(c.getMkdirs()));
-      case CREATE -> r.setCreate(s.create(c.getCreate()));
-      case COMPLETE -> r.setComplete(s.complete(c.getComplete()));
-      case RENAME -> r.setRename(s.rename(c.getRename()));
-      case DELETE -> r.setDelete(s.delete(c.getDelete()));
+      case GET_FILE_STATUS -> r.setGetFileStatus(
+          u.call(MetaServiceGrpc.getGetFileStatusMethod(), c.getGetFileStatus()));
+      case OPEN -> r.setOpen(u.call(MetaServiceGrpc.getOpenMethod(), c.getOpen()));
+      case MKDIRS -> r.setMkdirs(u.call(MetaServiceGrpc.getMkdirsMethod(), c.getMkdirs()));
+      case CREATE -> r.setCreate(u.call(MetaServiceGrpc.getCreateMethod(), c.getCreate()));
+      case COMPLETE -> r.setComplete(
+          u.call(MetaServiceGrpc.getCompleteMethod(), c.getComplete()));
+      case RENAME -> r.setRename(u.call(MetaServiceGrpc.getRenameMethod(), c.getRename()));
+      case DELETE -> r.setDelete(u.call(MetaServiceGrpc.getDeleteMethod(), c.getDelete()));
       case CALL_NOT_SET -> throw new IllegalArgumentException("a BatchCall without a call");
     }
     return r.build();
@@ -246,7 +248,7 @@ public final class Coalescer implements Closeable {
     BatchResponse resp;
     try {
       resp = meta.callForMany(new Sends<>(first.build(), again.build(),
-          MetaServiceGrpc.MetaServiceBlockingStub::batch));
+          (u, req) -> u.call(MetaServiceGrpc.getBatchMethod(), req)));
     } catch (MetaCaller.Failure f) {
       batch.forEach(q -> q.fail(f));
       return;
@@ -359,20 +361,20 @@ public final class Coalescer implements Closeable {
   private static final class Sends<Q, T> implements MetaCaller.Call<T> {
     private final Q first;
     private final Q again;
-    private final BiFunction<MetaServiceGrpc.MetaServiceBlockingStub, Q, T> rpc;
+    private final BiFunction<MetaCaller.Unary, Q, T> rpc;
     private boolean sent;
 
-    Sends(Q first, Q again, BiFunction<MetaServiceGrpc.MetaServiceBlockingStub, Q, T> rpc) {
+    Sends(Q first, Q again, BiFunction<MetaCaller.Unary, Q, T> rpc) {
       this.first = first;
       this.again = again;
       this.rpc = rpc;
     }
 
     @Override
-    public T run(MetaServiceGrpc.MetaServiceBlockingStub stub) {
+    public T run(MetaCaller.Unary u) {
       Q q = sent ? again : first;
       sent = true;
-      return rpc.apply(stub, q);
+      return rpc.apply(u, q);
     }
   }
 

@@ -1,12 +1,14 @@
 package io.strata.core.rpc;
 
 import com.google.protobuf.ByteString;
+import io.grpc.CallOptions;
 import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
+import io.grpc.MethodDescriptor;
 import io.grpc.StatusRuntimeException;
+import io.grpc.stub.ClientCalls;
 import io.strata.core.error.ErrorTranslator;
 import io.strata.core.error.Op;
-import io.strata.proto.v1.MetaServiceGrpc;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -31,7 +33,9 @@ import java.util.stream.Collectors;
  * Sends every call of the namespace service to the leader of its Raft group, and is the only
  * layer of the client that retries them (STYLE rule 7).
  *
- * <p>It keeps one channel per member, opened on first use, and sends each call to the member it
+ * <p>It keeps one link per member, opened on first use: a gRPC channel, or callwire's
+ * connections ({@link CallSocket}), which carry the same calls and fail with the same statuses.
+ * It sends each call to the member it
  * last found leading (the first listed, to begin with). A failed attempt is sent again when
  * {@link ErrorTranslator#retryable} says so: to the leader a NOT_LEADER answer names, else (no
  * leader named, or a transport failure: the member is down, or did not answer within the
@@ -63,11 +67,44 @@ import java.util.stream.Collectors;
  * <p>Safe for concurrent use.
  */
 public final class MetaCaller implements Closeable {
-  /** A call on a member's stub; the stub has the attempt's deadline. */
+  /** A call of the service, made through {@code u}, which has the attempt's member and deadline. */
   @FunctionalInterface
   public interface Call<T> {
-    /** Runs the call; a failure is the StatusRuntimeException the stub throws. */
-    T run(MetaServiceGrpc.MetaServiceBlockingStub stub);
+    /** Runs the call; a failure is the StatusRuntimeException {@code u} throws. */
+    T run(Unary u);
+  }
+
+  /**
+   * Makes unary calls on one member with one attempt's deadline, over gRPC or callwire ({@link
+   * CallSocket}): the transport is the caller's choice, not the call's.
+   */
+  public interface Unary {
+    /**
+     * Makes a call of {@code m} with {@code req} and returns its response; a failure is a
+     * StatusRuntimeException, as a gRPC blocking stub throws.
+     */
+    <Q, R> R call(MethodDescriptor<Q, R> m, Q req);
+  }
+
+  /** How calls reach one member: its gRPC channel, or its callwire connections. */
+  interface Link {
+    /** The calls of one attempt, each answered within {@code timeoutNanos}. */
+    Unary unary(long timeoutNanos);
+
+    /** Whether a member was reached through this link: a channel connected, a call answered. */
+    boolean connected();
+
+    /** Called before an attempt: a link that failed to connect tries again at once. */
+    default void retryNow() {}
+
+    /** Starts closing: no new calls; calls under way may end. */
+    void shutdown();
+
+    /** Waits up to {@code nanos} for calls under way; whether they all ended. */
+    boolean awaitTermination(long nanos) throws InterruptedException;
+
+    /** Closes at once, failing calls under way. */
+    void shutdownNow();
   }
 
   /** Waits between rounds; tests replace it to control time. */
@@ -93,7 +130,7 @@ public final class MetaCaller implements Closeable {
   private final Duration retryTimeout;
   private final Duration connectTimeout;
   private final ErrorTranslator errors;
-  private final Function<HostPort, ManagedChannel> dial;
+  private final Function<HostPort, Link> dial;
   private final LongSupplier nanoTime;
   private final Sleeper sleeper;
 
@@ -105,7 +142,7 @@ public final class MetaCaller implements Closeable {
 
   private final Object mu = new Object();
   // Guarded by mu.
-  private final Map<HostPort, Conn> open = new LinkedHashMap<>();
+  private final Map<HostPort, Link> open = new LinkedHashMap<>();
   private boolean closed;
 
   /**
@@ -114,22 +151,24 @@ public final class MetaCaller implements Closeable {
    */
   public MetaCaller(List<HostPort> members, Duration attemptTimeout, Duration retryTimeout,
       Duration connectTimeout) {
-    this(members, attemptTimeout, retryTimeout, connectTimeout, Tls.plaintext(), null);
+    this(members, attemptTimeout, retryTimeout, connectTimeout, Tls.plaintext(), null, false);
   }
 
   /**
    * Creates a caller for the service whose members are {@code members}, connecting with
-   * {@code tls}, whose calls carry {@code token} (null: none); nothing is dialled until the
-   * first call.
+   * {@code tls}, whose calls carry {@code token} (null: none), over callwire ({@link CallSocket})
+   * if {@code callwire}, else over gRPC; nothing is dialled until the first call.
    */
   public MetaCaller(List<HostPort> members, Duration attemptTimeout, Duration retryTimeout,
-      Duration connectTimeout, Tls tls, String token) {
-    this(members, attemptTimeout, retryTimeout, connectTimeout, hp -> Channels.open(hp, tls, token),
+      Duration connectTimeout, Tls tls, String token, boolean callwire) {
+    this(members, attemptTimeout, retryTimeout, connectTimeout,
+        callwire ? hp -> new CallSocket(hp, tls, token)
+            : overGrpc(hp -> Channels.open(hp, tls, token)),
         System::nanoTime, TimeUnit.NANOSECONDS::sleep);
   }
 
   MetaCaller(List<HostPort> members, Duration attemptTimeout, Duration retryTimeout,
-      Duration connectTimeout, Function<HostPort, ManagedChannel> dial, LongSupplier nanoTime,
+      Duration connectTimeout, Function<HostPort, Link> dial, LongSupplier nanoTime,
       Sleeper sleeper) {
     if (members.isEmpty()) {
       throw new IllegalArgumentException("no namespace service address");
@@ -221,14 +260,14 @@ public final class MetaCaller implements Closeable {
     // deadline cut short: what the caller is told when the search ends.
     StatusRuntimeException answer = null;
     for (;;) {
-      Conn m = conn(target);
+      Link m = link(target);
       try {
-        T r = c.run(m.stub.withDeadlineAfter(timeout, TimeUnit.NANOSECONDS));
+        T r = c.run(m.unary(timeout));
         found(target);
         reached = true;
         return r;
       } catch (StatusRuntimeException e) {
-        if (!contacted && m.channel.getState(false) == ConnectivityState.READY) {
+        if (!contacted && m.connected()) {
           // A member is there: from now on a failure is a failover.
           contacted = reached = true;
           deadline = start + retry.toNanos();
@@ -288,22 +327,21 @@ public final class MetaCaller implements Closeable {
   }
 
   /**
-   * The channel to {@code hp}, opened now if it is not open. A channel that failed to connect
-   * is told to try again at once: this class paces the retries, not gRPC's reconnect backoff
-   * (which grows to two minutes and would hide a member that came back).
+   * The link to {@code hp}, opened now if it is not open. A link that failed to connect is told
+   * to try again at once: this class paces the retries, not gRPC's reconnect backoff (which
+   * grows to two minutes and would hide a member that came back).
    */
-  private Conn conn(HostPort hp) throws Failure {
+  private Link link(HostPort hp) throws Failure {
     synchronized (mu) {
       if (closed) {
         throw Failure.CLOSED;
       }
-      Conn m = open.get(hp);
+      Link m = open.get(hp);
       if (m == null) {
-        ManagedChannel ch = dial.apply(hp);
-        m = new Conn(ch, MetaServiceGrpc.newBlockingStub(ch));
+        m = dial.apply(hp);
         open.put(hp, m);
-      } else if (m.channel.getState(false) == ConnectivityState.TRANSIENT_FAILURE) {
-        m.channel.resetConnectBackoff();
+      } else {
+        m.retryNow();
       }
       return m;
     }
@@ -337,28 +375,28 @@ public final class MetaCaller implements Closeable {
     return a.compareTo(b) <= 0 ? a : b;
   }
 
-  /** Closes every channel, waiting up to 5 s for calls under way. */
+  /** Closes every link, waiting up to 5 s for calls under way. */
   @Override
   public void close() throws IOException {
-    List<ManagedChannel> channels = new ArrayList<>();
+    List<Link> links;
     synchronized (mu) {
       if (closed) {
         return;
       }
       closed = true;
-      open.values().forEach(m -> channels.add(m.channel));
+      links = new ArrayList<>(open.values());
       open.clear();
     }
-    channels.forEach(ManagedChannel::shutdown);
+    links.forEach(Link::shutdown);
     try {
       long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-      for (ManagedChannel ch : channels) {
-        if (!ch.awaitTermination(until - System.nanoTime(), TimeUnit.NANOSECONDS)) {
-          ch.shutdownNow();
+      for (Link l : links) {
+        if (!l.awaitTermination(until - System.nanoTime())) {
+          l.shutdownNow();
         }
       }
     } catch (InterruptedException e) {
-      channels.forEach(ManagedChannel::shutdownNow);
+      links.forEach(Link::shutdownNow);
       Thread.currentThread().interrupt();
       throw new InterruptedIOException("closing the Strata client was interrupted");
     }
@@ -397,8 +435,51 @@ public final class MetaCaller implements Closeable {
     IOException of(Op op, String what);
   }
 
-  /** An open channel to one member and its stub. */
-  private record Conn(ManagedChannel channel, MetaServiceGrpc.MetaServiceBlockingStub stub) {}
+  /** The links of {@code dial}'s gRPC channels (which {@link Channels#open} makes). */
+  static Function<HostPort, Link> overGrpc(Function<HostPort, ManagedChannel> dial) {
+    return hp -> new GrpcLink(dial.apply(hp));
+  }
+
+  /** A member's gRPC channel; its calls carry the token through the channel's interceptor. */
+  private record GrpcLink(ManagedChannel channel) implements Link {
+    @Override
+    public Unary unary(long timeoutNanos) {
+      CallOptions opts = CallOptions.DEFAULT.withDeadlineAfter(timeoutNanos, TimeUnit.NANOSECONDS);
+      return new Unary() {
+        @Override
+        public <Q, R> R call(MethodDescriptor<Q, R> m, Q req) {
+          return ClientCalls.blockingUnaryCall(channel, m, opts, req);
+        }
+      };
+    }
+
+    @Override
+    public boolean connected() {
+      return channel.getState(false) == ConnectivityState.READY;
+    }
+
+    @Override
+    public void retryNow() {
+      if (channel.getState(false) == ConnectivityState.TRANSIENT_FAILURE) {
+        channel.resetConnectBackoff();
+      }
+    }
+
+    @Override
+    public void shutdown() {
+      channel.shutdown();
+    }
+
+    @Override
+    public boolean awaitTermination(long nanos) throws InterruptedException {
+      return channel.awaitTermination(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public void shutdownNow() {
+      channel.shutdownNow();
+    }
+  }
 
   /**
    * One call's search for the leader: which member to try next, when a round (every member

@@ -5,10 +5,19 @@ import io.grpc.InsecureChannelCredentials;
 import io.grpc.TlsChannelCredentials;
 import java.io.File;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateException;
+import java.security.cert.CertificateFactory;
 import java.util.Map;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLSocketFactory;
+import javax.net.ssl.TrustManagerFactory;
 
 /**
  * How the client connects to the namespace service and the workers: TLS (the default), checking
@@ -21,6 +30,7 @@ public final class Tls {
 
   private final boolean plaintext;
   private final String caFile; // null: the JVM's trusted roots
+  private volatile SSLSocketFactory sockets; // made at first use
 
   private Tls(boolean plaintext, String caFile) {
     this.plaintext = plaintext;
@@ -79,6 +89,48 @@ public final class Tls {
       return TlsChannelCredentials.newBuilder().trustManager(new File(caFile)).build();
     } catch (IOException e) {
       throw new UncheckedIOException("TLS CA " + caFile + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * The factory of the TLS sockets of these settings (callwire's, {@link CallSocket}): it checks
+   * servers against the CA file, or the JVM's trusted roots, as {@link #credentials} does.
+   */
+  SSLSocketFactory socketFactory() {
+    SSLSocketFactory f = sockets;
+    if (f == null) {
+      f = sockets = sslContext().getSocketFactory();
+    }
+    return f;
+  }
+
+  private SSLContext sslContext() {
+    try {
+      if (caFile == null) {
+        return SSLContext.getDefault();
+      }
+      KeyStore ks = KeyStore.getInstance(KeyStore.getDefaultType());
+      ks.load(null, null);
+      try (InputStream in = Files.newInputStream(Path.of(caFile))) {
+        int i = 0;
+        for (Certificate c : CertificateFactory.getInstance("X.509").generateCertificates(in)) {
+          ks.setCertificateEntry("ca-" + i++, c);
+        }
+        if (i == 0) {
+          throw new CertificateException("no certificate in it");
+        }
+      }
+      TrustManagerFactory tmf =
+          TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+      tmf.init(ks);
+      SSLContext ctx = SSLContext.getInstance("TLS");
+      ctx.init(null, tmf.getTrustManagers(), null);
+      return ctx;
+    } catch (IOException e) {
+      throw new UncheckedIOException("TLS CA " + caFile + ": " + e.getMessage(), e);
+    } catch (GeneralSecurityException e) {
+      throw new UncheckedIOException("TLS CA " + caFile + ": " + e.getMessage(),
+          new IOException(e));
     }
   }
 

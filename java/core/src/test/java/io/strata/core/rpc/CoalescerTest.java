@@ -41,13 +41,26 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.After;
 import org.junit.Before;
 import org.junit.Test;
+import org.junit.runner.RunWith;
+import org.junit.runners.Parameterized;
 
 /**
  * {@link Coalescer} against a fake member that holds the calls to "/held..." until the test
  * releases them: with one RPC allowed in flight, a held call alone keeps the place, the calls
- * made meanwhile queue, and the test sees what leaves together and what each caller gets.
+ * made meanwhile queue, and the test sees what leaves together and what each caller gets; over
+ * gRPC and over callwire.
  */
+@RunWith(Parameterized.class)
 public class CoalescerTest {
+  /** The transports: gRPC, callwire. */
+  @Parameterized.Parameters(name = "callwire={0}")
+  public static List<Object[]> transports() {
+    return List.of(new Object[] {false}, new Object[] {true});
+  }
+
+  @Parameterized.Parameter
+  public boolean callwire;
+
   private static final Duration BOUND = Duration.ofSeconds(30);
   private static final AtomicLong TESTS = new AtomicLong();
 
@@ -89,7 +102,8 @@ public class CoalescerTest {
     });
     // A fake clock that only the pauses between rounds move: retries take no time.
     meta = new MetaCaller(List.of(HostPort.parse(member.address())), Duration.ofSeconds(20),
-        Duration.ofSeconds(2), Duration.ofSeconds(2), Channels::open, now::get, now::addAndGet);
+        Duration.ofSeconds(2), Duration.ofSeconds(2), MetaCallerTest.dial(callwire), now::get,
+        now::addAndGet);
     coalescer = new Coalescer(meta, 1, senders);
   }
 

@@ -9,20 +9,45 @@ import io.strata.core.error.ServiceUnavailableException;
 import io.strata.core.error.Op;
 import io.strata.core.testing.FakeMember;
 import io.strata.proto.v1.GetFileStatusRequest;
+import io.strata.proto.v1.MetaServiceGrpc;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import org.junit.After;
 import org.junit.Test;
+import org.junit.runner.RunWith;
+import org.junit.runners.Parameterized;
 
 /**
  * {@link MetaCaller}'s pacing on a fake clock that only the pauses move, against fake members:
- * which member each attempt goes to, the pauses between rounds, and the retry deadline.
+ * which member each attempt goes to, the pauses between rounds, and the retry deadline; over
+ * gRPC and over callwire, whose answers and failures it must take alike.
  */
+@RunWith(Parameterized.class)
 public class MetaCallerTest {
+  /** The transports: gRPC, callwire. */
+  @Parameterized.Parameters(name = "callwire={0}")
+  public static List<Object[]> transports() {
+    return List.of(new Object[] {false}, new Object[] {true});
+  }
+
+  @Parameterized.Parameter
+  public boolean callwire;
+
+  /**
+   * The links to fake members, over callwire ({@link FakeMember#callwireAddress}) or gRPC.
+   */
+  static Function<HostPort, MetaCaller.Link> dial(boolean callwire) {
+    return callwire
+        ? hp -> new CallSocket(HostPort.parse(FakeMember.callwireAddress(hp.toString())),
+            Tls.plaintext(), null)
+        : MetaCaller.overGrpc(Channels::open);
+  }
+
   private static final Duration RETRY = Duration.ofSeconds(2);
   /**
    * The connect timeout of the tests of first contact; the others wait 20 s for it, which real
@@ -60,7 +85,7 @@ public class MetaCallerTest {
     for (String a : addresses) {
       hps.add(HostPort.parse(a));
     }
-    caller = new MetaCaller(hps, Duration.ofSeconds(20), RETRY, connect, Channels::open, now::get,
+    caller = new MetaCaller(hps, Duration.ofSeconds(20), RETRY, connect, dial(callwire), now::get,
         nanos -> {
           pauses.add(nanos);
           now.addAndGet(nanos);
@@ -70,7 +95,8 @@ public class MetaCallerTest {
 
   private void getFileStatus() throws IOException {
     caller.call(Op.GET_FILE_STATUS, "strata://ns/a",
-        s -> s.getFileStatus(GetFileStatusRequest.getDefaultInstance()));
+        u -> u.call(MetaServiceGrpc.getGetFileStatusMethod(),
+            GetFileStatusRequest.getDefaultInstance()));
   }
 
   @Test
@@ -83,6 +109,9 @@ public class MetaCallerTest {
     getFileStatus();
     assertEquals(List.of(), pauses);
     assertEquals(HostPort.parse(leader.address()), caller.leader());
+    // Over the transport asked for: one callwire connection to each member, or none.
+    assertEquals(callwire ? 1 : 0, follower.callwireConnections());
+    assertEquals(callwire ? 1 : 0, leader.callwireConnections());
   }
 
   @Test
@@ -156,7 +185,7 @@ public class MetaCallerTest {
     FakeMember a = member();
     a.follow(null);
     caller = new MetaCaller(List.of(HostPort.parse(a.address())), Duration.ofSeconds(20), RETRY,
-        CONNECT, Channels::open, now::get, nanos -> {
+        CONNECT, dial(callwire), now::get, nanos -> {
           throw new InterruptedException();
         });
     assertThrows(InterruptedIOException.class, this::getFileStatus);

@@ -41,7 +41,8 @@ import java.util.function.Function;
  * scripts; as a follower it answers every call NOT_LEADER, naming the leader or none, as the Go
  * service does (internal/fserr). A Batch it answers call by call, each as if it came alone (the
  * scripted answer of its method, a failure in the call's result), as the service does. It records
- * every request it receives, in order (a Batch as one). Safe for concurrent use.
+ * every request it receives, in order (a Batch as one). It serves the same calls over callwire,
+ * on a port of its own ({@link #callwireAddress}). Safe for concurrent use.
  */
 public final class FakeMember implements AutoCloseable {
   /** One request received: the method's bare name ("Mkdirs") and the request. */
@@ -56,8 +57,16 @@ public final class FakeMember implements AutoCloseable {
     }
   }
 
+  /** The callwire address of each member's gRPC address. */
+  private static final Map<String, String> CALLWIRE =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
+  /** What {@link #answerOf} returns for a call never to be answered. */
+  private static final Object HANG = new Object();
+
   private final Server server;
   private final String address;
+  private final FakeCallwire callwire;
 
   private final Object mu = new Object();
   // Guarded by mu.
@@ -73,6 +82,21 @@ public final class FakeMember implements AutoCloseable {
     b.addService(service());
     server = b.build().start();
     address = "127.0.0.1:" + server.getPort();
+    callwire = FakeCallwire.start(this::handleCallwire);
+    CALLWIRE.put(address, callwire.address());
+  }
+
+  /**
+   * Where the member at {@code address} serves callwire ({@link FakeCallwire}, on a port of its
+   * own: the real service serves both on one); an address no member has is its own.
+   */
+  public static String callwireAddress(String address) {
+    return CALLWIRE.getOrDefault(address, address);
+  }
+
+  /** Number of callwire connections the member accepted. */
+  public int callwireConnections() {
+    return callwire.connections();
   }
 
   /** Starts a member that leads. */
@@ -198,6 +222,11 @@ public final class FakeMember implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+    try {
+      callwire.close();
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
   }
 
   /** The answer of a leader to a call of {@code method}: scripted, or {@code otherwise}. */
@@ -248,13 +277,53 @@ public final class FakeMember implements AutoCloseable {
 
   @SuppressWarnings("unchecked")
   private <R> void handle(MethodDescriptor<?, R> md, Message req, StreamObserver<R> out) {
+    Object answer = answerOf(md, req);
+    if (answer == HANG) {
+      return; // Never answered; the server's shutdown cancels it.
+    }
+    if (answer instanceof StatusException e) {
+      out.onError(e);
+    } else if (answer instanceof Status s) {
+      out.onError(s.asException());
+    } else {
+      out.onNext((R) answer);
+      out.onCompleted();
+    }
+  }
+
+  /** Answers a callwire request as {@link #handle} answers a gRPC call. */
+  private void handleCallwire(FakeCallwire.Request r, java.io.OutputStream out)
+      throws IOException, InterruptedException {
+    MethodDescriptor<?, ?> md = MetaServiceGrpc.getServiceDescriptor().getMethods().stream()
+        .filter(m -> m.getFullMethodName().equals(r.method())).findFirst().orElse(null);
+    if (md == null) {
+      FakeCallwire.status(out, com.google.rpc.Status.newBuilder()
+          .setCode(Code.UNIMPLEMENTED.getNumber()).setMessage("no method " + r.method()).build());
+      return;
+    }
+    Message req = (Message) md.parseRequest(new java.io.ByteArrayInputStream(r.message()));
+    Object answer = answerOf(md, req);
+    if (answer == HANG) {
+      new java.util.concurrent.CountDownLatch(1).await(); // Until close interrupts it.
+    } else if (answer instanceof StatusException e) {
+      FakeCallwire.status(out, StatusProto.fromThrowable(e));
+    } else if (answer instanceof Status s) {
+      FakeCallwire.status(out, StatusProto.fromStatusAndTrailers(s, null));
+    } else {
+      FakeCallwire.message(out, ((Message) answer).toByteArray());
+    }
+  }
+
+  /** The answer to a call of {@code md}: a message, a StatusException or Status, or HANG. */
+  @SuppressWarnings("unchecked")
+  private <R> Object answerOf(MethodDescriptor<?, R> md, Message req) {
     String method = md.getBareMethodName();
     Object answer;
     synchronized (mu) {
       received.add(new Received(method, req));
       mu.notifyAll();
       if (hanging) {
-        return; // Never answered; the server's shutdown cancels it.
+        return HANG;
       }
       if (!failures.isEmpty()) {
         answer = failures.poll();
@@ -269,13 +338,6 @@ public final class FakeMember implements AutoCloseable {
           ((MethodDescriptor.PrototypeMarshaller<R>) md.getResponseMarshaller())
               .getMessagePrototype());
     }
-    if (answer instanceof StatusException e) {
-      out.onError(e);
-    } else if (answer instanceof Status s) {
-      out.onError(s.asException());
-    } else {
-      out.onNext((R) answer);
-      out.onCompleted();
-    }
+    return answer;
   }
 }

@@ -1,0 +1,197 @@
+package io.strata.core.testing;
+
+import java.io.BufferedInputStream;
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A callwire server in Java for the client's tests (the wire format: internal/callwire/doc.go):
+ * plaintext only, on loopback, one thread per connection. It reads the preface and the hello,
+ * then request frames, and hands each to a {@link Handler}, which writes the answer, a
+ * well-formed one ({@link #message}, {@link #status}) or not, or none. A preface other than
+ * {@code STRATA1P} gets a kind 1 UNAVAILABLE, as the service answers it, and the connection
+ * closes. It counts the connections it accepted and records each request. Safe for concurrent
+ * use.
+ */
+public final class FakeCallwire implements AutoCloseable {
+  /** One request frame as received, and the connection's token. */
+  public record Request(int connection, String token, String method, long timeoutNanos,
+      byte[] message) {}
+
+  /** Answers one request on {@code out}, the connection's stream; may block, or throw. */
+  @FunctionalInterface
+  public interface Handler {
+    void handle(Request r, OutputStream out) throws IOException, InterruptedException;
+  }
+
+  private final ServerSocket listener;
+  private final Handler handler;
+  private final Thread acceptor;
+  private final AtomicInteger connections = new AtomicInteger();
+
+  private final Object mu = new Object();
+  // Guarded by mu.
+  private final List<Socket> open = new ArrayList<>();
+  private final List<Request> received = new ArrayList<>();
+  private final List<Thread> threads = new ArrayList<>();
+
+  private FakeCallwire(Handler handler) throws IOException {
+    this.handler = handler;
+    this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+    this.acceptor = new Thread(this::accept, "fake-callwire-accept");
+    acceptor.setDaemon(true);
+    acceptor.start();
+  }
+
+  /** Starts a server on loopback whose requests {@code handler} answers. */
+  public static FakeCallwire start(Handler handler) throws IOException {
+    return new FakeCallwire(handler);
+  }
+
+  /** The server's host:port. */
+  public String address() {
+    return "127.0.0.1:" + listener.getLocalPort();
+  }
+
+  /** Number of connections accepted so far. */
+  public int connections() {
+    return connections.get();
+  }
+
+  /** The requests received so far, in order. */
+  public List<Request> received() {
+    synchronized (mu) {
+      return List.copyOf(received);
+    }
+  }
+
+  /** Writes a kind 0 answer: {@code message}, protobuf-encoded. */
+  public static void message(OutputStream out, byte[] message) throws IOException {
+    frame(out, 0, message);
+  }
+
+  /** Writes a kind 1 answer: {@code status}, a google.rpc.Status. */
+  public static void status(OutputStream out, com.google.rpc.Status status) throws IOException {
+    frame(out, 1, status.toByteArray());
+  }
+
+  /** Writes a response frame of {@code kind} and {@code body}. */
+  public static void frame(OutputStream out, int kind, byte[] body) throws IOException {
+    ByteBuffer b = ByteBuffer.allocate(5 + body.length);
+    b.putInt(1 + body.length).put((byte) kind).put(body);
+    out.write(b.array());
+    out.flush();
+  }
+
+  private void accept() {
+    for (;;) {
+      Socket s;
+      try {
+        s = listener.accept();
+      } catch (IOException e) {
+        return; // Closed.
+      }
+      int n = connections.incrementAndGet();
+      Thread t = new Thread(() -> serve(n, s), "fake-callwire-" + n);
+      t.setDaemon(true);
+      synchronized (mu) {
+        open.add(s);
+        threads.add(t);
+      }
+      t.start();
+    }
+  }
+
+  private void serve(int n, Socket s) {
+    try (s) {
+      DataInputStream in = new DataInputStream(new BufferedInputStream(s.getInputStream()));
+      OutputStream out = s.getOutputStream();
+      byte[] preface = new byte[8];
+      in.readFully(preface);
+      if (!new String(preface, StandardCharsets.US_ASCII).equals("STRATA1P")) {
+        status(out, com.google.rpc.Status.newBuilder().setCode(14)
+            .setMessage("the service at " + address() + " serves plaintext: this fake").build());
+        return;
+      }
+      byte[] token = new byte[in.readInt()];
+      in.readFully(token);
+      String tok = new String(token, StandardCharsets.UTF_8);
+      for (;;) {
+        int len;
+        try {
+          len = in.readInt();
+        } catch (EOFException e) {
+          return; // The client closed the connection.
+        }
+        byte[] name = new byte[in.readUnsignedByte()];
+        in.readFully(name);
+        long timeout = in.readLong();
+        byte[] msg = new byte[len - 1 - name.length - 8];
+        in.readFully(msg);
+        Request r = new Request(n, tok, new String(name, StandardCharsets.US_ASCII), timeout, msg);
+        synchronized (mu) {
+          received.add(r);
+          mu.notifyAll();
+        }
+        handler.handle(r, out);
+      }
+    } catch (IOException | InterruptedException e) {
+      // The connection is gone, or the server closing.
+    }
+  }
+
+  /**
+   * Waits until {@code n} requests were received; fails after 30 s (a bound for a broken test,
+   * not a synchronisation).
+   */
+  public void awaitRequests(int n) throws InterruptedException {
+    long until = System.nanoTime() + 30_000_000_000L;
+    synchronized (mu) {
+      while (received.size() < n) {
+        long left = until - System.nanoTime();
+        if (left <= 0) {
+          throw new AssertionError("fewer than " + n + " requests: " + received.size());
+        }
+        java.util.concurrent.TimeUnit.NANOSECONDS.timedWait(mu, left);
+      }
+    }
+  }
+
+  /** Stops listening and closes every connection; handlers blocked are interrupted. */
+  @Override
+  public void close() throws IOException {
+    try {
+      closeAndJoin();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private void closeAndJoin() throws IOException, InterruptedException {
+    listener.close();
+    acceptor.join();
+    List<Socket> socks;
+    List<Thread> ts;
+    synchronized (mu) {
+      socks = List.copyOf(open);
+      ts = List.copyOf(threads);
+    }
+    for (Socket s : socks) {
+      s.close();
+    }
+    for (Thread t : ts) {
+      t.interrupt();
+      t.join();
+    }
+  }
+}
