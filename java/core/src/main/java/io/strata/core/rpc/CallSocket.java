@@ -71,6 +71,13 @@ final class CallSocket implements MetaCaller.Link {
   /** Longest a connect may take, however long the attempt may (gRPC-Java's own is 20 s). */
   static final long MAX_CONNECT_NANOS = TimeUnit.SECONDS.toNanos(20);
 
+  /**
+   * The method names as the frames carry them, by gRPC-Java's full name: with the leading slash
+   * of gRPC's wire (and of Go's names), which gRPC-Java's full names have not.
+   */
+  private static final java.util.concurrent.ConcurrentMap<String, byte[]> NAMES =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
   /** A connection's buffers are kept between calls up to this size, and dropped past it. */
   private static final int KEEP_BUFFER = 1 << 20;
 
@@ -372,7 +379,8 @@ final class CallSocket implements MetaCaller.Link {
 
     /** Writes the request frame of {@code req}, in one write. */
     private <Q> void write(MethodDescriptor<Q, ?> m, Q req, long deadline) throws IOException {
-      byte[] name = m.getFullMethodName().getBytes(StandardCharsets.US_ASCII);
+      byte[] name = NAMES.computeIfAbsent(m.getFullMethodName(),
+          n -> ("/" + n).getBytes(StandardCharsets.US_ASCII));
       MessageLite msg = req instanceof MessageLite l ? l : null;
       byte[] other = msg == null ? m.streamRequest(req).readAllBytes() : null;
       int size = msg != null ? msg.getSerializedSize() : other.length;

@@ -295,7 +295,7 @@ public final class FakeMember implements AutoCloseable {
   private void handleCallwire(FakeCallwire.Request r, java.io.OutputStream out)
       throws IOException, InterruptedException {
     MethodDescriptor<?, ?> md = MetaServiceGrpc.getServiceDescriptor().getMethods().stream()
-        .filter(m -> m.getFullMethodName().equals(r.method())).findFirst().orElse(null);
+        .filter(m -> ("/" + m.getFullMethodName()).equals(r.method())).findFirst().orElse(null);
     if (md == null) {
       FakeCallwire.status(out, com.google.rpc.Status.newBuilder()
           .setCode(Code.UNIMPLEMENTED.getNumber()).setMessage("no method " + r.method()).build());
