@@ -29,7 +29,7 @@ import (
 
 // rawMeta returns a MetaService client of addr that sends tok ("" none)
 // and whatever headers the test writes, as a hostile client could.
-func rawMeta(t *testing.T, addr, tok string) pb.MetaServiceClient {
+func rawMeta(t testing.TB, addr, tok string) pb.MetaServiceClient {
 	t.Helper()
 	opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
 	if tok != "" {

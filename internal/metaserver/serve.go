@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/stratafs/strata/internal/callwire"
 	"github.com/stratafs/strata/internal/namespace"
 	"github.com/stratafs/strata/internal/rpcerr"
 	"github.com/stratafs/strata/internal/tlsconf"
@@ -52,16 +53,21 @@ const (
 // of the block access tokens).
 var membersOnly = []string{"/strata.v1.RaftService/", "/strata.v1.MetaService/Heartbeat"}
 
-// Serving is a member serving MetaService and RaftService.
+// Serving is a member serving MetaService and RaftService over gRPC, and
+// MetaService's unary methods over callwire too, on the same port.
 type Serving struct {
 	*Server
-	GRPC *grpc.Server
-	Addr string // where it serves, host:port
+	GRPC     *grpc.Server
+	CallWire *callwire.Server
+	Addr     string // where it serves, host:port
 }
 
 // Serve opens a member with cfg and serves it on lis, with ServerOptions and
 // then opts. An empty cfg.Address becomes lis's (and so the address of a
-// single member's initial group).
+// single member's initial group). The connections that open with
+// callwire's preface are callwire's (internal/callwire): their calls go
+// through the same handlers and interceptors, authentication and error
+// translation, as gRPC's.
 func Serve(cfg Config, lis net.Listener, opts ...grpc.ServerOption) (*Serving, error) {
 	if cfg.Address == "" {
 		cfg.Address = lis.Addr().String()
@@ -75,8 +81,9 @@ func Serve(cfg Config, lis net.Listener, opts ...grpc.ServerOption) (*Serving, e
 	g := grpc.NewServer(append(append(ServerOptions(), grpc.ChainUnaryInterceptor(srv.authUnary)), opts...)...)
 	pb.RegisterMetaServiceServer(g, srv)
 	pb.RegisterRaftServiceServer(g, srv.Transport())
-	go func() { _ = g.Serve(lis) }()
-	return &Serving{Server: srv, GRPC: g, Addr: lis.Addr().String()}, nil
+	cw := callwire.NewServer(&pb.MetaService_ServiceDesc, srv, cfg.TLS, srv.callWireUnary, membersOnly...)
+	go func() { _ = g.Serve(cw.Split(lis)) }()
+	return &Serving{Server: srv, GRPC: g, CallWire: cw, Addr: lis.Addr().String()}, nil
 }
 
 // Listen serves a member with cfg on a new listener at addr (host:port;
@@ -92,6 +99,7 @@ func Listen(cfg Config, addr string, opts ...grpc.ServerOption) (*Serving, error
 // Close stops serving and closes the member.
 func (s *Serving) Close() error {
 	s.GRPC.Stop()
+	s.CallWire.Close()
 	return s.Server.Close()
 }
 
@@ -110,4 +118,14 @@ func (s *Serving) ReadyWithDefault(ctx context.Context, storeURI string) error {
 		return fmt.Errorf("create the default namespace: %w", err)
 	}
 	return nil
+}
+
+// callWireUnary is the interceptor chain of the service's unary gRPC calls,
+// for callwire's: errors translated to statuses, around authentication.
+// (tlsconf's check of members' certificates has nothing to check: callwire
+// serves no members-only method.)
+func (s *Server) callWireUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	return rpcerr.UnaryServerInterceptor(ctx, req, info, func(ctx context.Context, req any) (any, error) {
+		return s.authUnary(ctx, req, info, h)
+	})
 }

@@ -1,0 +1,236 @@
+package callwire
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/stratafs/strata/proto/strata/v1"
+)
+
+// The service's own handlers over callwire are tested in
+// internal/metaserver (callwire_test.go); these test the transport on a
+// fake of the service.
+
+// fake answers GetFileStatus with the path and what the call's context
+// held: its token and whether it had a deadline.
+type fake struct {
+	pb.UnimplementedMetaServiceServer
+}
+
+func (fake) GetFileStatus(ctx context.Context, r *pb.GetFileStatusRequest) (*pb.GetFileStatusResponse, error) {
+	if r.Path == "/missing" {
+		return nil, status.Error(codes.NotFound, "/missing: no such file")
+	}
+	md, _ := metadata.FromIncomingContext(ctx)
+	_, deadline := ctx.Deadline()
+	owner := "deadline=false"
+	if deadline {
+		owner = "deadline=true"
+	}
+	return &pb.GetFileStatusResponse{Status: &pb.FileStatus{Name: r.Path, Owner: owner,
+		Group: firstOf(md.Get("authorization"))}}, nil
+}
+
+func firstOf(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
+}
+
+// serveFake serves the fake over gRPC and callwire on one listener; it
+// returns the address. Its interceptor counts the calls in intercepted.
+func serveFake(t *testing.T, intercepted *atomic.Int32) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	intercept := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		intercepted.Add(1)
+		return h(ctx, req)
+	}
+	g := grpc.NewServer()
+	pb.RegisterMetaServiceServer(g, fake{})
+	s := NewServer(&pb.MetaService_ServiceDesc, fake{}, nil, intercept, "/strata.v1.MetaService/Heartbeat")
+	go func() { _ = g.Serve(s.Split(lis)) }()
+	t.Cleanup(func() { g.Stop(); s.Close() })
+	return lis.Addr().String()
+}
+
+const stat = "/strata.v1.MetaService/GetFileStatus"
+
+func TestCallsAndGRPCShareThePort(t *testing.T) {
+	ctx := context.Background()
+	var intercepted atomic.Int32
+	addr := serveFake(t, &intercepted)
+	c, err := Dial(ctx, addr, nil, "tok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := range 3 {
+		var r pb.GetFileStatusResponse
+		if err := c.Invoke(ctx, stat, &pb.GetFileStatusRequest{Path: "/a"}, &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Status.Name != "/a" || r.Status.Group != "Bearer tok" || r.Status.Owner != "deadline=false" {
+			t.Fatalf("call %d answered %v", i, &r)
+		}
+	}
+	if n := intercepted.Load(); n != 3 {
+		t.Fatalf("the interceptor saw %d calls, want 3", n)
+	}
+	dctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	var r pb.GetFileStatusResponse
+	if err := c.Invoke(dctx, stat, &pb.GetFileStatusRequest{Path: "/a"}, &r); err != nil || r.Status.Owner != "deadline=true" {
+		t.Fatalf("a call with a deadline: %v, %v", &r, err)
+	}
+	err = c.Invoke(ctx, stat, &pb.GetFileStatusRequest{Path: "/missing"}, &r)
+	if st := status.Convert(err); st.Code() != codes.NotFound || st.Message() != "/missing: no such file" {
+		t.Fatalf("an error answered: %v", err)
+	}
+	for _, m := range []string{"/strata.v1.MetaService/Heartbeat", "/strata.v1.MetaService/Nope"} {
+		if err := c.Invoke(ctx, m, &pb.HeartbeatRequest{}, &pb.HeartbeatResponse{}); status.Code(err) != codes.Unimplemented {
+			t.Fatalf("%s: %v, want UNIMPLEMENTED", m, err)
+		}
+	}
+
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	if _, err := pb.NewMetaServiceClient(cc).GetFileStatus(ctx, &pb.GetFileStatusRequest{Path: "/g"}); err != nil {
+		t.Fatalf("gRPC on the same port: %v", err)
+	}
+	if err := c.Invoke(ctx, stat, &pb.GetFileStatusRequest{Path: "/a"}, &r); err != nil {
+		t.Fatalf("callwire after gRPC: %v", err)
+	}
+}
+
+// rawConn opens a connection and sends b.
+func rawConn(t *testing.T, addr string, b []byte) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := c.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestBadInputEndsTheConnection(t *testing.T) {
+	var intercepted atomic.Int32
+	addr := serveFake(t, &intercepted)
+	hello := appendHello([]byte(PrefacePlain), "")
+	tooLong := binary.BigEndian.AppendUint32(bytes.Clone(hello), MaxFrame+1)
+	noMethod := append(binary.BigEndian.AppendUint32(bytes.Clone(hello), 9), make([]byte, 9)...)
+	short := append(binary.BigEndian.AppendUint32(bytes.Clone(hello), 5), 4, 'a', 'b', 'c', 'd')
+	for name, b := range map[string][]byte{"a frame past the limit": tooLong, "no method": noMethod,
+		"no timeout": short, "a hello past its limit": binary.BigEndian.AppendUint32([]byte(PrefacePlain), maxHello+1)} {
+		c := rawConn(t, addr, b)
+		if n, err := io.Copy(io.Discard, c); err != nil || n != 0 {
+			t.Fatalf("%s: read %d bytes (%v), want the connection closed", name, n, err)
+		}
+	}
+	if n := intercepted.Load(); n != 0 {
+		t.Fatalf("%d calls were made", n)
+	}
+
+	// A preface of another mode: refused, saying why.
+	c := rawConn(t, addr, []byte("STRATA1X"))
+	f, err := readFrame(c, nil, MaxFrame)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kind, body, err := parseResponse(f)
+	if err != nil || kind != kindStatus || !bytes.Contains(body, []byte(`unknown callwire preface "STRATA1X"`)) {
+		t.Fatalf("an unknown preface answered kind %d %q (%v)", kind, body, err)
+	}
+	if _, err := readFrame(c, nil, MaxFrame); !errors.Is(err, io.EOF) {
+		t.Fatalf("after the refusal: %v, want the connection closed", err)
+	}
+	// TLS asked of a plaintext server: the refusal is no handshake.
+	if c, err := Dial(context.Background(), addr, &tls.Config{ServerName: "localhost"}, ""); err == nil {
+		c.Close()
+		t.Fatal("a TLS connection to a plaintext server was made")
+	}
+}
+
+func TestCloseEndsConnections(t *testing.T) {
+	ctx := context.Background()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewServer(&pb.MetaService_ServiceDesc, fake{}, nil, nil)
+	split := s.Split(lis)
+	c, err := Dial(ctx, lis.Addr().String(), nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var r pb.GetFileStatusResponse
+	if err := c.Invoke(ctx, stat, &pb.GetFileStatusRequest{Path: "/a"}, &r); err != nil {
+		t.Fatal(err)
+	}
+	split.Close()
+	s.Close()
+	if err := c.Invoke(ctx, stat, &pb.GetFileStatusRequest{Path: "/a"}, &r); status.Code(err) != codes.Unavailable {
+		t.Fatalf("a call after the server closed: %v, want UNAVAILABLE", err)
+	}
+	if _, err := split.Accept(); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("Accept after Close: %v", err)
+	}
+}
+
+func FuzzParseRequest(f *testing.F) {
+	f.Add(appendRequest(nil, stat, 7, []byte("msg"))[4:])
+	f.Add([]byte{0})
+	f.Add([]byte{3, 'a', 'b'})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := parseRequest(b)
+		if err != nil {
+			return
+		}
+		again := appendRequest(nil, r.method, r.timeout, r.message)
+		if !bytes.Equal(again[4:], b) {
+			t.Fatalf("%x parsed as %+v, which encodes as %x", b, r, again[4:])
+		}
+	})
+}
+
+func FuzzReadFrame(f *testing.F) {
+	f.Add(appendRequest(nil, stat, 0, nil))
+	f.Add([]byte{0, 0, 0, 1, kindStatus})
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fr, err := readFrame(bytes.NewReader(b), nil, 1<<16)
+		if err != nil {
+			return
+		}
+		if len(fr) > 1<<16 || !bytes.Equal(fr, b[4:4+len(fr)]) {
+			t.Fatalf("%x read as %x", b, fr)
+		}
+		_, _, _ = parseResponse(fr)
+	})
+}
