@@ -30,13 +30,25 @@ import java.util.Map;
 import java.util.Set;
 import org.junit.After;
 import org.junit.Test;
+import org.junit.runner.RunWith;
+import org.junit.runners.Parameterized;
 
 /**
  * The client against a Raft group of fake members ({@link FakeMember}): it finds the leader,
  * follows it across failovers, resends mutations with their request id, and never retries an
- * answer of the service.
+ * answer of the service; over callwire and over gRPC.
  */
+@RunWith(Parameterized.class)
 public class FailoverTest {
+  /** The transports of the metadata calls: callwire, gRPC. */
+  @Parameterized.Parameters(name = "callwire={0}")
+  public static List<Object[]> transports() {
+    return List.of(new Object[] {true}, new Object[] {false});
+  }
+
+  @Parameterized.Parameter
+  public boolean callwire;
+
   /** The mutations a Batch can carry, whose first send is marked first_attempt. */
   private static final Set<String> BATCHABLE = Set.of("Mkdirs", "Create", "Complete", "Rename",
       "Delete");
@@ -63,7 +75,8 @@ public class FailoverTest {
 
   private StrataClient client(Duration retryTimeout, String... addresses) {
     StrataClient c = StrataClient.connect(ClientConfig.builder(String.join(",", addresses))
-        .user("alice").rpcTimeout(Duration.ofSeconds(20)).retryTimeout(retryTimeout).build());
+        .user("alice").rpcTimeout(Duration.ofSeconds(20)).retryTimeout(retryTimeout)
+        .callwire(callwire).build());
     clients.add(c);
     return c;
   }
@@ -203,7 +216,8 @@ public class FailoverTest {
     cutOff.hang(); // Takes the call, never answers: applied or not, the client cannot tell.
     FakeMember leader = member();
     StrataClient c = StrataClient.connect(ClientConfig.builder(cutOff.address() + ","
-        + leader.address()).user("alice").rpcTimeout(Duration.ofSeconds(2)).build());
+        + leader.address()).user("alice").rpcTimeout(Duration.ofSeconds(2)).callwire(callwire)
+        .build());
     clients.add(c);
 
     c.rename(p, StrataPath.parse("strata://ns/dir/h"), false, false);
@@ -270,7 +284,8 @@ public class FailoverTest {
     FakeMember m = member();
     m.hang();
     StrataClient c = StrataClient.connect(ClientConfig.builder(m.address()).user("alice")
-        .rpcTimeout(Duration.ofSeconds(2)).retryTimeout(Duration.ZERO).build());
+        .rpcTimeout(Duration.ofSeconds(2)).retryTimeout(Duration.ZERO).callwire(callwire)
+        .build());
     clients.add(c);
     SocketTimeoutException e = assertThrows(SocketTimeoutException.class,
         () -> c.getFileStatus(p));
@@ -284,7 +299,7 @@ public class FailoverTest {
     FakeMember b = member();
     a.follow(b.address());
     StrataClient c = StrataClient.connect(ClientConfig.builder(a.address() + "," + b.address())
-        .user("alice").leaseRenewInterval(Duration.ofMillis(20)).build());
+        .user("alice").leaseRenewInterval(Duration.ofMillis(20)).callwire(callwire).build());
     clients.add(c);
     FileWriter w = c.create(p, CreateOptions.defaults());
     b.awaitRequest("RenewLease");

@@ -38,13 +38,9 @@ public class MetaCallerTest {
   @Parameterized.Parameter
   public boolean callwire;
 
-  /**
-   * The links to fake members, over callwire ({@link FakeMember#callwireAddress}) or gRPC.
-   */
+  /** The links to members, over callwire or gRPC. */
   static Function<HostPort, MetaCaller.Link> dial(boolean callwire) {
-    return callwire
-        ? hp -> new CallSocket(HostPort.parse(FakeMember.callwireAddress(hp.toString())),
-            Tls.plaintext(), null)
+    return callwire ? hp -> new CallSocket(hp, Tls.plaintext(), null)
         : MetaCaller.overGrpc(Channels::open);
   }
 

@@ -18,10 +18,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * A callwire server in Java for the client's tests (the wire format: internal/callwire/doc.go):
  * plaintext only, on loopback, one thread per connection. It reads the preface and the hello,
  * then request frames, and hands each to a {@link Handler}, which writes the answer, a
- * well-formed one ({@link #message}, {@link #status}) or not, or none. A preface other than
- * {@code STRATA1P} gets a kind 1 UNAVAILABLE, as the service answers it, and the connection
- * closes. It counts the connections it accepted and records each request. Safe for concurrent
- * use.
+ * well-formed one ({@link #message}, {@link #status}) or not, or none. A {@code STRATA1T}
+ * preface gets a kind 1 UNAVAILABLE, as a plaintext service answers it, and the connection
+ * closes. A connection that opens with other bytes goes to the {@link Other} given, as the
+ * service hands it to gRPC (or is closed). It counts the callwire connections it accepted and
+ * records each request. Safe for concurrent use.
  */
 public final class FakeCallwire implements AutoCloseable {
   /** One request frame as received, and the connection's token. */
@@ -34,8 +35,15 @@ public final class FakeCallwire implements AutoCloseable {
     void handle(Request r, OutputStream out) throws IOException, InterruptedException;
   }
 
+  /** Serves a connection that is not callwire's, whose first bytes were read: {@code first}. */
+  @FunctionalInterface
+  public interface Other {
+    void serve(Socket s, byte[] first) throws IOException;
+  }
+
   private final ServerSocket listener;
   private final Handler handler;
+  private final Other other;
   private final Thread acceptor;
   private final AtomicInteger connections = new AtomicInteger();
 
@@ -45,8 +53,9 @@ public final class FakeCallwire implements AutoCloseable {
   private final List<Request> received = new ArrayList<>();
   private final List<Thread> threads = new ArrayList<>();
 
-  private FakeCallwire(Handler handler) throws IOException {
+  private FakeCallwire(Handler handler, Other other) throws IOException {
     this.handler = handler;
+    this.other = other;
     this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
     this.acceptor = new Thread(this::accept, "fake-callwire-accept");
     acceptor.setDaemon(true);
@@ -55,7 +64,22 @@ public final class FakeCallwire implements AutoCloseable {
 
   /** Starts a server on loopback whose requests {@code handler} answers. */
   public static FakeCallwire start(Handler handler) throws IOException {
-    return new FakeCallwire(handler);
+    return new FakeCallwire(handler, null);
+  }
+
+  /**
+   * Starts a server on loopback whose requests {@code handler} answers, and whose connections
+   * that do not open with callwire's preface {@code other} serves.
+   */
+  public static FakeCallwire start(Handler handler, Other other) throws IOException {
+    return new FakeCallwire(handler, other);
+  }
+
+  /** Records {@code s}, a socket of a connection served, to be closed by {@link #close}. */
+  public void track(Socket s) {
+    synchronized (mu) {
+      open.add(s);
+    }
   }
 
   /** The server's host:port. */
@@ -101,8 +125,7 @@ public final class FakeCallwire implements AutoCloseable {
       } catch (IOException e) {
         return; // Closed.
       }
-      int n = connections.incrementAndGet();
-      Thread t = new Thread(() -> serve(n, s), "fake-callwire-" + n);
+      Thread t = new Thread(() -> serve(s), "fake-callwire-conn");
       t.setDaemon(true);
       synchronized (mu) {
         open.add(s);
@@ -112,13 +135,26 @@ public final class FakeCallwire implements AutoCloseable {
     }
   }
 
-  private void serve(int n, Socket s) {
+  private void serve(Socket s) {
     try (s) {
       DataInputStream in = new DataInputStream(new BufferedInputStream(s.getInputStream()));
       OutputStream out = s.getOutputStream();
       byte[] preface = new byte[8];
       in.readFully(preface);
-      if (!new String(preface, StandardCharsets.US_ASCII).equals("STRATA1P")) {
+      String p = new String(preface, StandardCharsets.US_ASCII);
+      if (!p.startsWith("STRATA1")) {
+        if (other != null) {
+          // NB: a gRPC client's first bytes are HTTP/2's 24-byte preface: all of it was sent,
+          // and the buffer took no more than is there.
+          byte[] first = new byte[8 + in.available()];
+          System.arraycopy(preface, 0, first, 0, 8);
+          in.readFully(first, 8, first.length - 8);
+          other.serve(s, first);
+        }
+        return;
+      }
+      int n = connections.incrementAndGet();
+      if (!p.equals("STRATA1P")) {
         status(out, com.google.rpc.Status.newBuilder().setCode(14)
             .setMessage("the service at " + address() + " serves plaintext: this fake").build());
         return;

@@ -41,8 +41,8 @@ import java.util.function.Function;
  * scripts; as a follower it answers every call NOT_LEADER, naming the leader or none, as the Go
  * service does (internal/fserr). A Batch it answers call by call, each as if it came alone (the
  * scripted answer of its method, a failure in the call's result), as the service does. It records
- * every request it receives, in order (a Batch as one). It serves the same calls over callwire,
- * on a port of its own ({@link #callwireAddress}). Safe for concurrent use.
+ * every request it receives, in order (a Batch as one). It serves the same calls over callwire
+ * ({@link FakeCallwire}), on the same port, as the service does. Safe for concurrent use.
  */
 public final class FakeMember implements AutoCloseable {
   /** One request received: the method's bare name ("Mkdirs") and the request. */
@@ -56,10 +56,6 @@ public final class FakeMember implements AutoCloseable {
       return ((Header) request.getField(f)).getRequestId();
     }
   }
-
-  /** The callwire address of each member's gRPC address. */
-  private static final Map<String, String> CALLWIRE =
-      new java.util.concurrent.ConcurrentHashMap<>();
 
   /** What {@link #answerOf} returns for a call never to be answered. */
   private static final Object HANG = new Object();
@@ -81,17 +77,48 @@ public final class FakeMember implements AutoCloseable {
     NettyServerBuilder b = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0));
     b.addService(service());
     server = b.build().start();
-    address = "127.0.0.1:" + server.getPort();
-    callwire = FakeCallwire.start(this::handleCallwire);
-    CALLWIRE.put(address, callwire.address());
+    callwire = FakeCallwire.start(this::handleCallwire, this::toGrpc);
+    address = callwire.address();
   }
 
   /**
-   * Where the member at {@code address} serves callwire ({@link FakeCallwire}, on a port of its
-   * own: the real service serves both on one); an address no member has is its own.
+   * Serves a gRPC connection, {@code s}, whose {@code first} bytes were read: through the
+   * member's gRPC server, on a port of its own, the bytes copied both ways until either side
+   * closes. (The real service serves both transports on one port; so does the fake, this way.)
    */
-  public static String callwireAddress(String address) {
-    return CALLWIRE.getOrDefault(address, address);
+  private void toGrpc(java.net.Socket s, byte[] first) throws IOException {
+    try (java.net.Socket g = new java.net.Socket(java.net.InetAddress.getLoopbackAddress(),
+        server.getPort())) {
+      callwire.track(g);
+      g.setTcpNoDelay(true);
+      s.setTcpNoDelay(true);
+      g.getOutputStream().write(first);
+      Thread back = new Thread(() -> copy(g, s), "fake-member-grpc");
+      back.setDaemon(true);
+      back.start();
+      copy(s, g);
+      try {
+        back.join();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /** Copies what {@code from} reads to {@code to} until either ends; then closes both. */
+  private static void copy(java.net.Socket from, java.net.Socket to) {
+    try {
+      from.getInputStream().transferTo(to.getOutputStream());
+    } catch (IOException e) {
+      // One side is gone.
+    } finally {
+      try {
+        from.close();
+        to.close();
+      } catch (IOException e) {
+        // Nothing to do.
+      }
+    }
   }
 
   /** Number of callwire connections the member accepted. */
