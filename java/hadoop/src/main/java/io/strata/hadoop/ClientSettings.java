@@ -18,7 +18,8 @@ final class ClientSettings {
 
   /**
    * The client settings of {@code conf} for the file system of URI {@code name}: the service's
-   * address, the token and user, the timeouts, listing, batching, short-circuit and TLS settings
+   * address, the token and user, the timeouts, listing, batching, transport, short-circuit and
+   * TLS settings
    * ({@link StrataConfigKeys}).
    */
   static ClientConfig of(Configuration conf, URI name) throws IOException {
@@ -56,6 +57,8 @@ final class ClientSettings {
               ClientConfig.DEFAULT_LIST_PREFETCH))
           .batchesInFlight(conf.getInt(StrataConfigKeys.META_BATCHES_IN_FLIGHT,
               ClientConfig.DEFAULT_BATCHES_IN_FLIGHT))
+          .callwire(conf.getBoolean(StrataConfigKeys.META_CALLWIRE,
+              StrataConfigKeys.DEFAULT_META_CALLWIRE))
           .shortCircuit(conf.getBoolean(StrataConfigKeys.SHORT_CIRCUIT,
               StrataConfigKeys.DEFAULT_SHORT_CIRCUIT))
           .shortCircuitWrites(conf.getBoolean(StrataConfigKeys.SHORT_CIRCUIT_WRITE,

@@ -32,6 +32,16 @@ public final class StrataConfigKeys {
   public static final String META_BATCHES_IN_FLIGHT = "fs.strata.meta.batches-in-flight";
 
   /**
+   * Whether the calls to the namespace service go over callwire, its framed transport for unary
+   * calls, each written and read on the calling thread (default true); false: over gRPC, as
+   * before (docs/java.md, "Failover").
+   */
+  public static final String META_CALLWIRE = "fs.strata.meta.callwire";
+
+  /** Default of {@link #META_CALLWIRE}. */
+  public static final boolean DEFAULT_META_CALLWIRE = true;
+
+  /**
    * The token that proves who the client is (docs/security.md), as {@code strata admin token
    * create} prints it. Without it the client takes, in order: a Strata token among the current
    * Hadoop user's credentials (what a job's tasks carry: {@link
