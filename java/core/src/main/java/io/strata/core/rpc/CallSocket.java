@@ -39,7 +39,8 @@ import javax.net.ssl.SSLSocketFactory;
  * or dials (TCP_NODELAY; the connect bounded by the attempt's time left), writes its request
  * frame in one write, reads the response frame, and gives the connection back after a clean
  * answer. Any I/O error, timeout, interrupt or malformed answer closes the connection, and so
- * does an UNAVAILABLE answer (the member is going away, or refused the connection's preface).
+ * does an UNAVAILABLE answer (the member is going away, or refused the connection's preface);
+ * a transport failure (UNAVAILABLE) closes the idle connections too.
  *
  * <p>Failures are the StatusRuntimeExceptions a gRPC blocking call would have thrown, so that
  * {@link MetaCaller} retries and {@link io.strata.core.error.ErrorTranslator} words them alike: a
@@ -155,7 +156,13 @@ final class CallSocket implements MetaCaller.Link {
       if (c != null) {
         c.close();
       }
-      throw failure(e, start);
+      StatusRuntimeException st = failure(e, start);
+      if (st.getStatus().getCode() == Status.Code.UNAVAILABLE) {
+        // NB: the member went away, or restarted: the connections idle in the pool went with
+        // it, and each would fail a retry of its own.
+        dropIdle();
+      }
+      throw st;
     } catch (RuntimeException | Error e) {
       if (c != null) {
         c.close();
@@ -167,9 +174,16 @@ final class CallSocket implements MetaCaller.Link {
   /** Closes the idle connections; those in use are closed when their call ends. */
   @Override
   public void shutdown() {
-    List<Conn> drop;
     synchronized (mu) {
       closed = true;
+    }
+    dropIdle();
+  }
+
+  /** Closes the idle connections. */
+  private void dropIdle() {
+    List<Conn> drop;
+    synchronized (mu) {
       drop = List.copyOf(idle);
       idle.clear();
     }

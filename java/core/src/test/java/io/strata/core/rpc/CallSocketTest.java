@@ -190,6 +190,34 @@ public class CallSocketTest {
     assertTrue(ErrorTranslator.retryable(e));
   }
 
+  /** One transport failure drops the idle connections: they would each fail a retry. */
+  @Test
+  public void aLostConnectionDropsTheIdleOnes() throws Exception {
+    CountDownLatch both = new CountDownLatch(2);
+    server = FakeCallwire.start((r, out) -> {
+      if (both.getCount() > 0) { // The first two calls wait for each other.
+        both.countDown();
+        both.await();
+      }
+      FakeCallwire.message(out, GetFileStatusResponse.getDefaultInstance().toByteArray());
+    });
+    CallSocket s = socket =
+        new CallSocket(HostPort.parse(server.address()), Tls.plaintext(), null);
+    // Two calls at once: two connections, both idle after.
+    CompletableFuture<String> other =
+        CompletableFuture.supplyAsync(() -> getFileStatus(s, "/b", 10 * SECOND));
+    getFileStatus(s, "/a", 10 * SECOND);
+    other.get();
+    assertEquals(2, server.connections());
+
+    server.dropConnections(); // The service restarted.
+    StatusRuntimeException e =
+        assertThrows(StatusRuntimeException.class, () -> getFileStatus(s, "/c", 10 * SECOND));
+    assertEquals(Status.Code.UNAVAILABLE, e.getStatus().getCode());
+    getFileStatus(s, "/d", 10 * SECOND); // On a new connection, not the other dead one.
+    assertEquals(3, server.connections());
+  }
+
   @Test
   public void nothingListeningIsUnavailableWithConnectionRefused() throws Exception {
     CallSocket s = new CallSocket(HostPort.parse(FakeMember.deadAddress()), Tls.plaintext(), null);

@@ -203,6 +203,18 @@ public final class FakeCallwire implements AutoCloseable {
     }
   }
 
+  /** Closes every connection open, as a service that restarts does; it goes on listening. */
+  public void dropConnections() throws IOException {
+    List<Socket> socks;
+    synchronized (mu) {
+      socks = List.copyOf(open);
+      open.clear();
+    }
+    for (Socket s : socks) {
+      s.close();
+    }
+  }
+
   /** Stops listening and closes every connection; handlers blocked are interrupted. */
   @Override
   public void close() throws IOException {
