@@ -354,6 +354,9 @@ final class CallSocket implements MetaCaller.Link {
     private byte[] before;
     private byte[] wbuf = new byte[512];
     private byte[] rbuf = new byte[512];
+    private final byte[] head = new byte[5];
+    /** The length of the body read last, in rbuf. */
+    private int bodyLength;
 
     Conn(SocketChannel ch, Socket socket, byte[] before) throws IOException {
       this.ch = ch;
@@ -388,8 +391,6 @@ final class CallSocket implements MetaCaller.Link {
       }
       return r;
     }
-
-    private int bodyLength;
 
     /** Writes the request frame of {@code req}, in one write. */
     private <Q> void write(MethodDescriptor<Q, ?> m, Q req, long deadline) throws IOException {
@@ -437,7 +438,6 @@ final class CallSocket implements MetaCaller.Link {
 
     /** Reads a response frame's head and body (into rbuf, bodyLength); returns its kind. */
     private int read(long deadline) throws IOException {
-      byte[] head = new byte[5];
       readFully(head, 5, deadline, true);
       int n = getInt(head, 0);
       int kind = head[4];
