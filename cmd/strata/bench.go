@@ -160,7 +160,7 @@ func benchMetaCmd() *cobra.Command {
 	fl.IntVar(&f.files, "files", 20000, "operations per phase and thread count, split between the threads")
 	fl.StringVar(&f.ops, "ops", "create,stat,list,rename,delete", "phases to run, in order: mkdir, create, createstream, create512, stat, open, list, rename, delete")
 	fl.StringVar(&f.dir, "dir", "", "base directory of the run; must not exist (default /bench-<timestamp>)")
-	fl.IntVar(&f.conns, "conns", 1, "gRPC connections (clients) to spread the threads over")
+	fl.IntVar(&f.conns, "conns", 1, "clients (each with its own connections) to spread the threads over")
 	fl.IntVar(&f.batches, "batches", client.DefaultBatchesInFlight, "reads (or batches of reads) in flight per client before reads are coalesced; mutations likewise (-1: every call alone)")
 	fl.IntVar(&f.listPasses, "list-passes", 10, "listings of its directory per thread in the list phase")
 	fl.BoolVar(&f.noAuth, "insecure-no-auth", false, "with --embedded: turn the member's authentication off (to measure what it costs)")

@@ -71,7 +71,8 @@ func (f *clientFlags) client() (*client.Client, error) {
 // clientConfig is the configuration of a client of the service at meta
 // (a flag, else $STRATA_META, else the default), waiting timeout (a flag,
 // else $STRATA_TIMEOUT, else the client's default) for a first connection,
-// with the token token.Find finds (tokenFile is --token-file). A malformed
+// with the token token.Find finds (tokenFile is --token-file), its unary
+// calls over callwire unless $STRATA_META_TRANSPORT is grpc. A malformed
 // address or duration is a usage error, found before anything is dialled.
 func clientConfig(meta, ns, timeout, tokenFile string) (client.Config, error) {
 	cfg := client.Config{Meta: metaAddr(meta), Namespace: ns}
@@ -90,6 +91,13 @@ func clientConfig(meta, ns, timeout, tokenFile string) (client.Config, error) {
 	}
 	if cfg.ConnectTimeout, err = connectTimeout(timeout); err != nil {
 		return cfg, usagef("%s%v", fromEnv(timeout, "STRATA_TIMEOUT"), err)
+	}
+	switch t := os.Getenv("STRATA_META_TRANSPORT"); t {
+	case "", "callwire":
+	case "grpc":
+		cfg.GRPCOnly = true
+	default:
+		return cfg, usagef("$STRATA_META_TRANSPORT: %q is neither callwire (the default) nor grpc", t)
 	}
 	// The environment's TLS settings (commands with flags override them).
 	var env tlsFlags

@@ -26,7 +26,9 @@ or relative to /user/<user>; globs (* ? [...] {a,b}) are expanded by listing.
 The namespace service is --meta HOST:PORT, else $STRATA_META, else
 127.0.0.1:7700. A service that accepts no connection within --timeout
 (else $STRATA_TIMEOUT, else 3s) is reported at once, with the address and
-the cause. ` + tokenHelpText + `.`,
+the cause. Metadata calls go over callwire, the service's framed transport
+beside gRPC on the same port; STRATA_META_TRANSPORT=grpc sends them over
+gRPC. ` + tokenHelpText + `.`,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, rest, err := fsshell.ParseOptions(args)

@@ -21,9 +21,10 @@ import (
 //
 // Not safe for concurrent use: one call at a time.
 type Conn struct {
-	c   net.Conn
-	r   *bufio.Reader
-	buf []byte
+	c      net.Conn
+	r      *bufio.Reader
+	buf    []byte
+	failed bool // the connection failed and was closed
 }
 
 // Dial connects to the callwire server at addr, over TLS with tlsConfig
@@ -89,6 +90,21 @@ func (c *Conn) Invoke(ctx context.Context, method string, req, resp proto.Messag
 	if err := c.c.SetDeadline(d); err != nil {
 		return c.broken(err)
 	}
+	if ctx.Done() != nil {
+		// A cancelled call ends at once, as gRPC's does; its connection
+		// with it.
+		stop := context.AfterFunc(ctx, func() { _ = c.c.SetDeadline(time.Unix(1, 0)) })
+		defer stop()
+	}
+	err := c.invoke(method, timeout, req, resp)
+	if err != nil && ctx.Err() != nil && c.failed {
+		return status.FromContextError(ctx.Err()).Err()
+	}
+	return err
+}
+
+// invoke makes the call of Invoke, its deadlines set.
+func (c *Conn) invoke(method string, timeout uint64, req, resp proto.Message) error {
 	msg, err := proto.Marshal(req)
 	if err != nil {
 		return status.Errorf(codes.Internal, "callwire: the request of %s: %v", method, err)
@@ -122,6 +138,7 @@ func (c *Conn) Invoke(ctx context.Context, method string, req, resp proto.Messag
 // broken closes c after err, a failure of the connection, and returns it as
 // gRPC would: DEADLINE_EXCEEDED for a timeout, else UNAVAILABLE.
 func (c *Conn) broken(err error) error {
+	c.failed = true
 	c.c.Close()
 	if ne, ok := err.(net.Error); ok && ne.Timeout() {
 		return status.Error(codes.DeadlineExceeded, err.Error())

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync"
@@ -207,6 +208,17 @@ func appendStatus(out []byte, st *status.Status) []byte {
 
 // refuse answers a connection whose preface the server does not take with
 // an UNAVAILABLE status, in plaintext.
+//
+// NB: then it reads what the client sends until the client closes (or the
+// handshake's deadline passes): a connection closed with bytes unread is
+// reset, and the client, still writing its hello and first call, would see
+// the reset instead of the refusal.
 func refuse(c net.Conn, format string, args ...any) {
-	_, _ = c.Write(appendStatus(nil, status.Newf(codes.Unavailable, format, args...)))
+	if _, err := c.Write(appendStatus(nil, status.Newf(codes.Unavailable, format, args...))); err != nil {
+		return
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.CloseWrite()
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(c, maxHello+MaxFrame))
 }

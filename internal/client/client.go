@@ -63,6 +63,10 @@ type Config struct {
 	// in batches of their own. 0 means DefaultBatchesInFlight; a negative
 	// value sends every call alone.
 	BatchesInFlight int
+	// GRPCOnly sends the unary calls to the namespace service over gRPC,
+	// as the streams go, instead of callwire (internal/callwire): for
+	// comparisons, and services older than callwire.
+	GRPCOnly bool
 	// TLS, if set, is how the client connects to the service and the
 	// workers (tlsconf.Files.Client); nil: plaintext.
 	TLS *tls.Config
@@ -97,6 +101,7 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	ms.grpcOnly = cfg.GRPCOnly
 	switch {
 	case cfg.Token != "":
 		t, err := token.Parse(cfg.Token)
@@ -105,6 +110,7 @@ func New(cfg Config) (*Client, error) {
 		}
 		cfg.User, cfg.Groups = t.ID.GetUser(), t.ID.GetGroups()
 		ms.dialOptions = append(ms.dialOptions, grpc.WithPerRPCCredentials(token.Credentials(cfg.Token)))
+		ms.token = cfg.Token
 	case cfg.User == "":
 		cfg.User, cfg.Groups = osUser()
 	}

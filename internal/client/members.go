@@ -22,6 +22,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/stratafs/strata/internal/callwire"
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/rpcerr"
 	"github.com/stratafs/strata/internal/tlsconf"
@@ -60,9 +61,12 @@ type members struct {
 	// dialOptions are added to the connections' own (the token's
 	// credentials).
 	dialOptions []grpc.DialOption
+	token       string // the callwire connections' (the gRPC ones carry it in dialOptions)
+	grpcOnly    bool   // no callwire: unary calls over gRPC too
 
 	mu     sync.Mutex
 	conns  map[string]*grpc.ClientConn
+	wires  map[string]*callwire.Pool // the unary calls' connections, by member
 	leader string
 	// unreached is the error of the last contact that failed, and when:
 	// calls made within connectTimeout of it fail at once with it, so that
@@ -78,7 +82,7 @@ func newMembers(list string, retryTimeout, connectTimeout time.Duration, tc *tls
 	if err != nil {
 		return nil, err
 	}
-	m := &members{addrs: addrs, conns: map[string]*grpc.ClientConn{}, tls: tc, dial: tlsconf.Dial(tc),
+	m := &members{addrs: addrs, conns: map[string]*grpc.ClientConn{}, wires: map[string]*callwire.Pool{}, tls: tc, dial: tlsconf.Dial(tc),
 		retryTimeout: cmp.Or(retryTimeout, DefaultRetryTimeout), connectTimeout: cmp.Or(connectTimeout, DefaultConnectTimeout)}
 	m.leader = m.addrs[0]
 	return m, nil
@@ -144,6 +148,30 @@ func (m *members) conn(addr string) (*grpc.ClientConn, error) {
 	return c, nil
 }
 
+// invoker makes unary calls: a gRPC connection or a callwire pool.
+type invoker interface {
+	Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error
+}
+
+// unary returns what the unary calls to addr go through: its callwire pool,
+// made now if need be, unless the client is grpcOnly.
+func (m *members) unary(addr string) (invoker, error) {
+	if m.grpcOnly {
+		return m.conn(addr)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.wires == nil {
+		return nil, fserr.Errorf(fserr.ErrInvalidArgument, "client: closed")
+	}
+	w := m.wires[addr]
+	if w == nil {
+		w = callwire.NewPool(addr, m.tls, m.token)
+		m.wires[addr] = w
+	}
+	return w, nil
+}
+
 func (m *members) close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -151,7 +179,10 @@ func (m *members) close() error {
 	for _, c := range m.conns {
 		errs = append(errs, c.Close())
 	}
-	m.conns = nil
+	for _, w := range m.wires {
+		errs = append(errs, w.Close())
+	}
+	m.conns, m.wires = nil, nil
 	return errors.Join(errs...)
 }
 
@@ -199,7 +230,7 @@ func (m *members) Invoke(ctx context.Context, method string, args, reply any, op
 		if attempt > 0 {
 			sentBefore(args)
 		}
-		conn, err := m.conn(target)
+		conn, err := m.unary(target)
 		if err == nil {
 			err = conn.Invoke(ctx, method, args, reply, opts...)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/stratafs/strata/internal/callwire"
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/loopback"
@@ -29,11 +30,13 @@ func (m fakeMember) Status(context.Context, *pb.StatusRequest) (*pb.StatusRespon
 	return &pb.StatusResponse{MemberId: 1}, nil
 }
 
+// serveMember serves m over gRPC and callwire, as a member does.
 func serveMember(t *testing.T, lis net.Listener, m fakeMember) {
 	srv := grpc.NewServer()
 	pb.RegisterMetaServiceServer(srv, m)
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop)
+	cw := callwire.NewServer(&pb.MetaService_ServiceDesc, m, nil, nil)
+	go func() { _ = srv.Serve(cw.Split(lis)) }()
+	t.Cleanup(func() { srv.Stop(); cw.Close() })
 }
 
 // A client whose leader is a member that was down for many connection

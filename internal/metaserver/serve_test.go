@@ -17,7 +17,7 @@ import (
 	"github.com/stratafs/strata/internal/testcluster"
 )
 
-// TestOneCallerSendsNoPings: a lone caller's calls carry no HTTP/2 PING
+// TestOneCallerSendsNoPings: a lone caller's gRPC calls carry no HTTP/2 PING
 // either way. gRPC's dynamic flow-control windows are sized by pinging after
 // a message's data whenever the last ping returned, which at one caller is
 // on every call: the service and the client fix their windows instead.
@@ -38,7 +38,7 @@ func TestOneCallerSendsNoPings(t *testing.T) {
 	if err := srv.ReadyWithDefault(ctx, "file://"+cfg.DataDir+"/bucket"); err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.New(client.Config{Meta: srv.Addr, User: testcluster.Superuser()})
+	c, err := client.New(client.Config{Meta: srv.Addr, User: testcluster.Superuser(), GRPCOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
