@@ -49,11 +49,9 @@ import javax.net.ssl.SSLSocketFactory;
  * interrupt is CANCELLED, as gRPC's, and leaves the thread interrupted.
  *
  * <p>NB: the connections are SocketChannels in blocking mode, used through their socket's
- * streams: an interrupt closes the channel, so a blocked call ends at once, and a read honours
- * the socket's timeout (CallSocketTest checks both on this JDK). A timed read costs five system
- * calls, though, against one: so a read whose deadline is distant waits without a timeout, and
- * the {@link Watchdog} closes its connection should the deadline pass. A write has no timeout:
- * requests are small, and a member that stops reading is closed by the read's deadline.
+ * streams: a read honours the socket's timeout, and an interrupt closes the channel, so a
+ * blocked call ends at once (CallSocketTest checks both on this JDK). A write has no timeout:
+ * requests are small, and a member that stops reading is closed by the read's.
  *
  * <p>Safe for concurrent use.
  */
@@ -347,7 +345,7 @@ final class CallSocket implements MetaCaller.Link {
   }
 
   /** One connection, used by one call at a time, and its buffers. */
-  private final class Conn extends Watchdog.Watched implements Closeable {
+  private final class Conn implements Closeable {
     private final SocketChannel ch;
     private final Socket socket;
     private final InputStream in;
@@ -370,23 +368,7 @@ final class CallSocket implements MetaCaller.Link {
 
     <Q, R> R call(MethodDescriptor<Q, R> m, Q req, long deadline) throws IOException {
       write(m, req, deadline);
-      // A distant deadline is the watchdog's to keep: the reads wait without a timeout.
-      boolean watched = deadline != 0 && deadline - System.nanoTime() >= Watchdog.MIN_NANOS;
-      if (watched) {
-        watch(deadline);
-      }
-      int kind;
-      try {
-        kind = read(deadline, watched);
-      } catch (IOException e) {
-        if (watched && !unwatch()) {
-          throw expired(e);
-        }
-        throw e;
-      }
-      if (watched && !unwatch()) {
-        throw expired(null);
-      }
+      int kind = read(deadline);
       int n = bodyLength;
       if (kind == KIND_STATUS) {
         com.google.rpc.Status st;
@@ -454,24 +436,9 @@ final class CallSocket implements MetaCaller.Link {
       }
     }
 
-    /** The exception of a read the watchdog ended, at its deadline. */
-    private SocketTimeoutException expired(IOException cause) {
-      SocketTimeoutException t = new SocketTimeoutException("no answer by the deadline");
-      t.initCause(cause);
-      return t;
-    }
-
-    @Override
-    void expire() {
-      close();
-    }
-
-    /**
-     * Reads a response frame's head and body (into rbuf, bodyLength); returns its kind. If
-     * {@code watched}, the reads wait without a timeout (the watchdog keeps the deadline).
-     */
-    private int read(long deadline, boolean watched) throws IOException {
-      readFully(head, 5, watched ? 0 : deadline, true);
+    /** Reads a response frame's head and body (into rbuf, bodyLength); returns its kind. */
+    private int read(long deadline) throws IOException {
+      readFully(head, 5, deadline, true);
       int n = getInt(head, 0);
       int kind = head[4];
       if (n < 1 || n > MAX_FRAME) {
@@ -484,7 +451,7 @@ final class CallSocket implements MetaCaller.Link {
       if (rbuf.length < bodyLength) {
         rbuf = new byte[Math.max(bodyLength, 2 * rbuf.length)];
       }
-      readFully(rbuf, bodyLength, watched ? 0 : deadline, false);
+      readFully(rbuf, bodyLength, deadline, false);
       return kind;
     }
 

@@ -243,22 +243,6 @@ public class CallSocketTest {
   }
 
   /**
-   * A deadline at least {@link Watchdog#MIN_NANOS} away is kept by the watchdog, the read
-   * waiting without a timeout (else: no end).
-   */
-  @Test(timeout = 60_000)
-  public void aDistantDeadlineIsKeptByTheWatchdog() throws Exception {
-    CallSocket s = start(null);
-    next.set((r, out) -> release.await());
-    StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
-        () -> getFileStatus(s, "/a", Watchdog.MIN_NANOS + SECOND / 5));
-    assertEquals(Status.Code.DEADLINE_EXCEEDED, e.getStatus().getCode());
-    assertNotNull(causeOf(e, SocketTimeoutException.class));
-    assertEquals("/b", getFileStatus(s, "/b", 10 * SECOND));
-    assertEquals(2, server.connections());
-  }
-
-  /**
    * An interrupt closes the SocketChannel under a blocked read on this JDK: the call ends at
    * once, CANCELLED as gRPC's interrupted calls, and the thread stays interrupted.
    */
