@@ -34,7 +34,7 @@ public final class StrataConfigKeys {
   /**
    * Whether the calls to the namespace service go over callwire, its framed transport for unary
    * calls, each written and read on the calling thread (default true); false: over gRPC, as
-   * before (docs/java.md, "Failover").
+   * before (docs/java.md, "Transport").
    */
   public static final String META_CALLWIRE = "fs.strata.meta.callwire";
 
