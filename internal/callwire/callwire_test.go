@@ -234,3 +234,67 @@ func FuzzReadFrame(f *testing.F) {
 		_, _, _ = parseResponse(fr)
 	})
 }
+
+// countingListener counts the connections it accepts.
+type countingListener struct {
+	net.Listener
+	n atomic.Int32
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.n.Add(1)
+	}
+	return c, err
+}
+
+func TestPoolReusesItsConnections(t *testing.T) {
+	ctx := context.Background()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted := &countingListener{Listener: lis}
+	s := NewServer(&pb.MetaService_ServiceDesc, fake{}, nil, nil)
+	split := s.Split(counted)
+	defer split.Close()
+	defer s.Close()
+	p := NewPool(lis.Addr().String(), nil, "tok")
+	var r pb.GetFileStatusResponse
+	for range 5 {
+		if err := p.Invoke(ctx, stat, &pb.GetFileStatusRequest{Path: "/a"}, &r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := counted.n.Load(); n != 1 {
+		t.Fatalf("5 calls in turn made %d connections, want 1", n)
+	}
+	// A call whose connection fails leaves it out of the pool: the next
+	// call dials.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := p.Invoke(cctx, stat, &pb.GetFileStatusRequest{Path: "/a"}, &r); status.Code(err) != codes.Canceled {
+		t.Fatalf("a call with its context cancelled: %v, want CANCELED", err)
+	}
+	if err := p.Invoke(ctx, stat, &pb.GetFileStatusRequest{Path: "/a"}, &r); err != nil {
+		t.Fatal(err)
+	}
+	if n := counted.n.Load(); n != 2 {
+		t.Fatalf("%d connections after a failed one, want 2", n)
+	}
+	// A status answered is no failure of the connection.
+	if err := p.Invoke(ctx, stat, &pb.GetFileStatusRequest{Path: "/missing"}, &r); status.Code(err) != codes.NotFound {
+		t.Fatalf("a missing file: %v", err)
+	}
+	if err := p.Invoke(ctx, stat, &pb.GetFileStatusRequest{Path: "/a"}, &r); err != nil {
+		t.Fatal(err)
+	}
+	if n := counted.n.Load(); n != 2 {
+		t.Fatalf("%d connections after an error answered, want 2", n)
+	}
+	p.Close()
+	if err := p.Invoke(ctx, stat, &pb.GetFileStatusRequest{Path: "/a"}, &r); status.Code(err) != codes.Canceled {
+		t.Fatalf("a call after Close: %v", err)
+	}
+}
