@@ -209,6 +209,19 @@ public class MetaCallerTest {
         paused() >= CONNECT.toNanos() - MetaCaller.BACKOFF_MAX_NANOS);
   }
 
+  /** A member that answers, if only NOT_LEADER, was reached: the retry deadline bounds. */
+  @Test
+  public void aMemberThatAnswersNotLeaderWasReached() throws Exception {
+    FakeMember a = member();
+    a.follow(null);
+    caller(CONNECT, a.address());
+
+    assertThrows(NotLeaderException.class, this::getFileStatus);
+    assertTrue(paused() + " > " + CONNECT, paused() > CONNECT.toNanos());
+    assertTrue(paused() + " >= retry deadline - one pause",
+        paused() >= RETRY.toNanos() - MetaCaller.BACKOFF_MAX_NANOS);
+  }
+
   @Test
   public void onceReachedAMemberThatGoesAwayIsAFailover() throws Exception {
     FakeMember a = member();
