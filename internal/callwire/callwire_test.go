@@ -26,14 +26,22 @@ import (
 // fake of the service.
 
 // fake answers GetFileStatus with the path and what the call's context
-// held: its token and whether it had a deadline.
+// held: its token and whether it had a deadline. A stat of /block says so on
+// blocked, then waits until release closes.
 type fake struct {
 	pb.UnimplementedMetaServiceServer
+	blocked chan struct{}
+	release chan struct{}
 }
 
-func (fake) GetFileStatus(ctx context.Context, r *pb.GetFileStatusRequest) (*pb.GetFileStatusResponse, error) {
-	if r.Path == "/missing" {
+func (f fake) GetFileStatus(ctx context.Context, r *pb.GetFileStatusRequest) (*pb.GetFileStatusResponse, error) {
+	switch r.Path {
+	case "/missing":
 		return nil, status.Error(codes.NotFound, "/missing: no such file")
+	case "/block":
+		f.blocked <- struct{}{}
+		<-f.release
+		return nil, status.Error(codes.Aborted, "released")
 	}
 	md, _ := metadata.FromIncomingContext(ctx)
 	_, deadline := ctx.Deadline()
@@ -256,7 +264,9 @@ func TestPoolReusesItsConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	counted := &countingListener{Listener: lis}
-	s := NewServer(&pb.MetaService_ServiceDesc, fake{}, nil, nil)
+	f := fake{blocked: make(chan struct{}), release: make(chan struct{})}
+	defer close(f.release)
+	s := NewServer(&pb.MetaService_ServiceDesc, f, nil, nil)
 	split := s.Split(counted)
 	defer split.Close()
 	defer s.Close()
@@ -271,12 +281,17 @@ func TestPoolReusesItsConnections(t *testing.T) {
 		t.Fatalf("5 calls in turn made %d connections, want 1", n)
 	}
 	// A call whose connection fails leaves it out of the pool: the next
-	// call dials.
-	cctx, cancel := context.WithCancel(ctx)
-	cancel()
-	if err := p.Invoke(cctx, stat, &pb.GetFileStatusRequest{Path: "/a"}, &r); status.Code(err) != codes.Canceled {
-		t.Fatalf("a call with its context cancelled: %v, want CANCELED", err)
+	// call dials. (A call cancelled while it waits for its answer ends at
+	// once, and its connection with it.)
+	cancelled := func() {
+		t.Helper()
+		cctx, cancel := context.WithCancel(ctx)
+		go func() { <-f.blocked; cancel() }()
+		if err := p.Invoke(cctx, stat, &pb.GetFileStatusRequest{Path: "/block"}, &r); status.Code(err) != codes.Canceled {
+			t.Fatalf("a call cancelled while it waits: %v, want CANCELED", err)
+		}
 	}
+	cancelled()
 	if err := p.Invoke(ctx, stat, &pb.GetFileStatusRequest{Path: "/a"}, &r); err != nil {
 		t.Fatal(err)
 	}
@@ -292,6 +307,25 @@ func TestPoolReusesItsConnections(t *testing.T) {
 	}
 	if n := counted.n.Load(); n != 2 {
 		t.Fatalf("%d connections after an error answered, want 2", n)
+	}
+	// Two connections idle; one failing drops the other too.
+	held, err := p.take(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Invoke(ctx, stat, &pb.GetFileStatusRequest{Path: "/a"}, &r); err != nil {
+		t.Fatal(err)
+	}
+	p.give(held)
+	if n := counted.n.Load(); n != 3 {
+		t.Fatalf("%d connections for two at once, want 3 in all", n)
+	}
+	cancelled()
+	if err := p.Invoke(ctx, stat, &pb.GetFileStatusRequest{Path: "/a"}, &r); err != nil {
+		t.Fatal(err)
+	}
+	if n := counted.n.Load(); n != 4 {
+		t.Fatalf("%d connections after one of two idle failed, want 4: the other is dropped with it", n)
 	}
 	p.Close()
 	if err := p.Invoke(ctx, stat, &pb.GetFileStatusRequest{Path: "/a"}, &r); status.Code(err) != codes.Canceled {

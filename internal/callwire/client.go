@@ -78,6 +78,9 @@ func (c *Conn) Invoke(ctx context.Context, method string, req, resp proto.Messag
 	if len(method) == 0 || len(method) > 255 {
 		return status.Errorf(codes.InvalidArgument, "callwire: method name %q", method)
 	}
+	if err := ctx.Err(); err != nil {
+		return status.FromContextError(err).Err()
+	}
 	var timeout uint64
 	d, ok := ctx.Deadline()
 	if ok {

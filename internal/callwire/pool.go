@@ -88,10 +88,20 @@ func (p *Pool) take(ctx context.Context) (*Conn, error) {
 }
 
 // give puts c back among the idle, unless it failed or there are enough.
+// A connection that failed takes the idle ones with it: the server went away
+// or restarted, and each would fail a call of its own.
 func (p *Pool) give(c *Conn) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if c.failed || p.mu.closed || len(p.mu.idle) >= maxIdle {
+	if c.failed {
+		c.Close()
+		for _, i := range p.mu.idle {
+			i.Close()
+		}
+		p.mu.idle = nil
+		return
+	}
+	if p.mu.closed || len(p.mu.idle) >= maxIdle {
 		c.Close()
 		return
 	}
