@@ -62,7 +62,7 @@ func Dial(ctx context.Context, addr string, tlsConfig *tls.Config, token string)
 		c.Close()
 		return nil, err
 	}
-	return &Conn{c: c, r: bufio.NewReaderSize(c, 64<<10)}, nil
+	return &Conn{c: c, r: bufio.NewReaderSize(c, readBuffer)}, nil
 }
 
 // appendHello appends the hello frame of token to b.

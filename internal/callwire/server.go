@@ -25,8 +25,14 @@ import (
 const handshakeTimeout = 20 * time.Second
 
 // keptBuffer is the largest buffer a connection keeps between calls; a
-// larger request or answer gets its own.
-const keptBuffer = 1 << 20
+// larger request or answer gets its own. readBuffer is a connection's read
+// buffer: a frame larger than it is read straight into the frame's buffer.
+// NB: small, because a client keeps its idle connections open and the
+// server holds them: a few connections of each of thousands of clients.
+const (
+	keptBuffer = 64 << 10
+	readBuffer = 8 << 10
+)
 
 // Server serves the unary methods of one gRPC service over callwire.
 //
@@ -120,7 +126,7 @@ func (s *Server) serveConn(c net.Conn, preface string) {
 		refuse(c, "unknown callwire preface %q", preface)
 		return
 	}
-	r := bufio.NewReaderSize(c, 64<<10)
+	r := bufio.NewReaderSize(c, readBuffer)
 	hello, err := readFrame(r, nil, maxHello)
 	if err != nil {
 		return
