@@ -18,6 +18,8 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/stratafs/strata/internal/token"
 )
 
 // handshakeTimeout bounds a new connection's preface and TLS handshake, so
@@ -100,6 +102,8 @@ func (s *Server) untrack(c net.Conn) {
 }
 
 // serveConn serves the calls of c, whose preface was read, until it ends.
+// NB: c's deadline, which Split set, bounds the TLS handshake and the hello;
+// the calls have none but their own.
 func (s *Server) serveConn(c net.Conn, preface string) {
 	defer c.Close()
 	if !s.track(c) {
@@ -136,7 +140,7 @@ func (s *Server) serveConn(c net.Conn, preface string) {
 	}
 	ctx := peer.NewContext(context.Background(), &peer.Peer{Addr: c.RemoteAddr(), LocalAddr: c.LocalAddr(), AuthInfo: info})
 	if len(hello) > 0 {
-		ctx = metadata.NewIncomingContext(ctx, metadata.Pairs("authorization", "Bearer "+string(hello)))
+		ctx = metadata.NewIncomingContext(ctx, metadata.Pairs(token.MetadataKey, token.Bearer+string(hello)))
 	}
 	s.calls(ctx, c, r)
 }
