@@ -2,13 +2,12 @@ package metabench
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
 	"os/user"
 	"time"
-
-	"google.golang.org/grpc"
 
 	"github.com/stratafs/strata/internal/metaserver"
 	"github.com/stratafs/strata/internal/namespace"
@@ -24,18 +23,19 @@ type Embedded struct {
 	token string
 }
 
-// StartEmbedded starts a member on dataDir, serving gRPC as "strata meta"
-// does (metaserver.ServerOptions), then opts. The OS user is its superuser, as with
-// "strata meta", and Token is a token of that user; noAuth turns
-// authentication off instead (--insecure-no-auth).
-func StartEmbedded(ctx context.Context, dataDir string, noAuth bool, opts ...grpc.ServerOption) (*Embedded, error) {
+// StartEmbedded starts a member on dataDir, serving as "strata meta" does
+// (gRPC and callwire on one port), over TLS with serverTLS (nil:
+// plaintext). The OS user is its superuser, as with "strata meta", and Token
+// is a token of that user; noAuth turns authentication off instead
+// (--insecure-no-auth).
+func StartEmbedded(ctx context.Context, dataDir string, noAuth bool, serverTLS *tls.Config) (*Embedded, error) {
 	su := "root"
 	if u, err := user.Current(); err == nil {
 		su = u.Username
 	}
 	cfg := metaserver.Config{DataDir: dataDir, Namespace: namespace.DefaultConfig(su), NoAuth: noAuth,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	srv, err := metaserver.Listen(cfg, "127.0.0.1:0", opts...)
+		TLS: serverTLS, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	srv, err := metaserver.Listen(cfg, "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/tlsconf"
 )
 
 // service is one in-process member shared by the tests of this file; each
@@ -28,7 +29,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	service.emb, err = StartEmbedded(context.Background(), dir, false)
+	service.emb, err = StartEmbedded(context.Background(), dir, false, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start the embedded member:", err)
 		os.RemoveAll(dir)
@@ -222,5 +223,40 @@ func TestRunRejectsBadConfig(t *testing.T) {
 		if _, err := Run(context.Background(), cfg); err == nil {
 			t.Errorf("%s: no error", name)
 		}
+	}
+}
+
+// An embedded member with TLS (bench meta --embedded-tls) serves every
+// transport a client uses over it: the calls (callwire) as the contact
+// (gRPC).
+func TestEmbeddedOverTLS(t *testing.T) {
+	ctx := context.Background()
+	files, err := tlsconf.Dev(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	server, err := files.Server()
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb, err := StartEmbedded(ctx, t.TempDir(), false, server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emb.Close()
+	clientTLS, err := files.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(client.Config{Meta: emb.Addr(), Token: emb.Token(), TLS: clientTLS})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Mkdirs(ctx, "/over-tls", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Stat(ctx, "/over-tls"); err != nil {
+		t.Fatal(err)
 	}
 }

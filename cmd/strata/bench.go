@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"google.golang.org/grpc"
 
 	"github.com/stratafs/strata/bench/metabench"
 	"github.com/stratafs/strata/internal/client"
@@ -299,14 +298,14 @@ func (f *benchMetaFlags) startEmbedded(ctx context.Context, stderr io.Writer) (*
 	}
 	// The process is the service's: it runs with the service's settings.
 	tuneGC()
-	var opts []grpc.ServerOption
+	var serverTLS *tls.Config
 	if f.embeddedTLS {
 		files, err := tlsconf.Dev(filepath.Join(dir, "tls"))
 		if err != nil {
 			cleanup()
 			return nil, nil, err
 		}
-		server, err := files.Server()
+		serverTLS, err = files.Server()
 		if err == nil {
 			f.tlsClient, err = files.Client()
 		}
@@ -314,9 +313,8 @@ func (f *benchMetaFlags) startEmbedded(ctx context.Context, stderr io.Writer) (*
 			cleanup()
 			return nil, nil, err
 		}
-		opts = tlsconf.ServerOptions(server)
 	}
-	emb, err := metabench.StartEmbedded(ctx, dir, f.noAuth, opts...)
+	emb, err := metabench.StartEmbedded(ctx, dir, f.noAuth, serverTLS)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
