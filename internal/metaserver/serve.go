@@ -63,12 +63,14 @@ type Serving struct {
 }
 
 // Serve opens a member with cfg and serves it on lis, with ServerOptions and
-// then opts. An empty cfg.Address becomes lis's (and so the address of a
+// cfg.TLS's. An empty cfg.Address becomes lis's (and so the address of a
 // single member's initial group). The connections that open with
 // callwire's preface are callwire's (internal/callwire): their calls go
 // through the same handlers and interceptors, authentication and error
-// translation, as gRPC's.
-func Serve(cfg Config, lis net.Listener, opts ...grpc.ServerOption) (*Serving, error) {
+// translation, as gRPC's. NB: no other gRPC options: anything that changes
+// how a call is served (its credentials, its interceptors) goes through cfg,
+// so that callwire serves it alike.
+func Serve(cfg Config, lis net.Listener) (*Serving, error) {
 	if cfg.Address == "" {
 		cfg.Address = lis.Addr().String()
 	}
@@ -77,8 +79,8 @@ func Serve(cfg Config, lis net.Listener, opts ...grpc.ServerOption) (*Serving, e
 		lis.Close()
 		return nil, err
 	}
-	opts = append(tlsconf.ServerOptions(cfg.TLS, membersOnly...), opts...)
-	g := grpc.NewServer(append(append(ServerOptions(), grpc.ChainUnaryInterceptor(srv.authUnary)), opts...)...)
+	g := grpc.NewServer(append(append(ServerOptions(), grpc.ChainUnaryInterceptor(srv.authUnary)),
+		tlsconf.ServerOptions(cfg.TLS, membersOnly...)...)...)
 	pb.RegisterMetaServiceServer(g, srv)
 	pb.RegisterRaftServiceServer(g, srv.Transport())
 	cw := callwire.NewServer(&pb.MetaService_ServiceDesc, srv, cfg.TLS, srv.callWireUnary, membersOnly...)
@@ -88,12 +90,12 @@ func Serve(cfg Config, lis net.Listener, opts ...grpc.ServerOption) (*Serving, e
 
 // Listen serves a member with cfg on a new listener at addr (host:port;
 // port 0 picks one).
-func Listen(cfg Config, addr string, opts ...grpc.ServerOption) (*Serving, error) {
+func Listen(cfg Config, addr string) (*Serving, error) {
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	return Serve(cfg, lis, opts...)
+	return Serve(cfg, lis)
 }
 
 // Close stops serving and closes the member.
