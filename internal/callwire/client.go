@@ -108,11 +108,11 @@ func (c *Conn) Invoke(ctx context.Context, method string, req, resp proto.Messag
 
 // invoke makes the call of Invoke, its deadlines set.
 func (c *Conn) invoke(method string, timeout uint64, req, resp proto.Message) error {
-	msg, err := proto.Marshal(req)
+	b, err := proto.MarshalOptions{}.MarshalAppend(startRequest(c.buf[:0], method, timeout), req)
 	if err != nil {
 		return status.Errorf(codes.Internal, "callwire: the request of %s: %v", method, err)
 	}
-	c.buf = appendRequest(c.buf[:0], method, timeout, msg)
+	c.buf = endFrame(b)
 	if _, err := c.c.Write(c.buf); err != nil {
 		return c.broken(err)
 	}

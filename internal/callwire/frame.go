@@ -86,11 +86,16 @@ func parseRequest(f []byte) (request, error) {
 // appendRequest appends the frame of a call of method, with timeout
 // nanoseconds left (0: none), whose encoded request is msg.
 func appendRequest(b []byte, method string, timeout uint64, msg []byte) []byte {
-	b = binary.BigEndian.AppendUint32(b, uint32(1+len(method)+8+len(msg)))
-	b = append(b, byte(len(method)))
+	return endFrame(append(startRequest(b, method, timeout), msg...))
+}
+
+// startRequest appends a request frame's header, of a call of method with
+// timeout nanoseconds left (0: none), its length left to endFrame once the
+// encoded request is appended.
+func startRequest(b []byte, method string, timeout uint64) []byte {
+	b = append(b, 0, 0, 0, 0, byte(len(method)))
 	b = append(b, method...)
-	b = binary.BigEndian.AppendUint64(b, timeout)
-	return append(b, msg...)
+	return binary.BigEndian.AppendUint64(b, timeout)
 }
 
 // startResponse appends a response frame's header of kind, its length left
