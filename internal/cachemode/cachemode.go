@@ -46,6 +46,7 @@ type Mode struct {
 	mu  struct {
 		sync.Mutex
 		flights  map[flightKey]*flight
+		holds    map[*hold]struct{}
 		progress map[progressKey]*progress
 	}
 }
@@ -54,6 +55,7 @@ type Mode struct {
 func New(svc Service, fs *namespace.FS, log *slog.Logger) *Mode {
 	m := &Mode{svc: svc, fs: fs, log: log}
 	m.mu.flights = map[flightKey]*flight{}
+	m.mu.holds = map[*hold]struct{}{}
 	m.mu.progress = map[progressKey]*progress{}
 	return m
 }
@@ -63,17 +65,24 @@ func New(svc Service, fs *namespace.FS, log *slog.Logger) *Mode {
 // or a copy with what the service sets (an object's version). An operation
 // whose bucket side fails is not carried out; one that cannot be done in
 // the namespace (a missing file, a permission) is left for the service to
-// refuse, with nothing done in the bucket.
-func (m *Mode) Prepare(ctx context.Context, ns *kvschema.Namespace, op *statemachine.Op, req proto.Message) (proto.Message, error) {
+// refuse, with nothing done in the bucket. Unless it fails, the caller
+// calls release once the service carried the request out (or gave up on
+// it): until then the mutation holds its paths (hold.go).
+func (m *Mode) Prepare(ctx context.Context, ns *kvschema.Namespace, op *statemachine.Op, req proto.Message) (out proto.Message, release func(), err error) {
 	prep, ok := prepares[op]
 	if !ok {
-		return req, nil
+		return req, func() {}, nil
 	}
 	store, err := m.svc.Bucket(ctx, ns.StoreURI)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return prep(ctx, &call{Mode: m, ns: ns, store: store, op: op}, req)
+	c := &call{Mode: m, ns: ns, store: store, op: op}
+	if out, err = prep(ctx, c, req); err != nil {
+		c.release()
+		return nil, nil, err
+	}
+	return out, c.release, nil
 }
 
 // call is one operation being prepared.
@@ -82,6 +91,7 @@ type call struct {
 	ns    *kvschema.Namespace
 	store object.Store
 	op    *statemachine.Op
+	holds []*hold // the mutation's, until release
 }
 
 // prepares holds each operation's bucket side; an operation without one

@@ -12,7 +12,8 @@
 // mkdir puts a directory marker, delete deletes the objects, rename copies
 // then deletes them (per object, not atomically), a small file's content is
 // put as its object, and a writer's finished object is looked up for its
-// version. The service then logs the mutation as in block mode.
+// version. The service then logs the mutation as in block mode; until it
+// is applied, the mutation holds its paths against syncs (hold.go).
 //
 // The sync policy is the namespace's sync interval, in seconds: -1 trusts
 // what was loaded for ever (a bucket only Strata writes), 0 asks the bucket

@@ -48,6 +48,9 @@ func prepareMkdirs(ctx context.Context, c *call, req proto.Message) (proto.Messa
 	if res, ok, err := c.try(ctx, req); err != nil || !ok || !res.Done {
 		return req, err
 	}
+	if err := c.hold(ctx, r.GetPath()); err != nil {
+		return nil, err
+	}
 	_, err = c.store.Put(ctx, namespace.ObjectKey(r.GetPath())+"/", bytes.NewReader(nil), 0)
 	return req, err
 }
@@ -71,6 +74,9 @@ func prepareCreate(ctx context.Context, c *call, req proto.Message) (proto.Messa
 	if _, ok, err := c.try(ctx, r); err != nil || !ok {
 		return req, err
 	}
+	if err := c.hold(ctx, r.GetPath()); err != nil {
+		return nil, err
+	}
 	data := r.GetInlineData()
 	info, err := c.store.Put(ctx, namespace.ObjectKey(r.GetPath()), bytes.NewReader(data), int64(len(data)))
 	if err != nil {
@@ -91,6 +97,9 @@ func prepareComplete(ctx context.Context, c *call, req proto.Message) (proto.Mes
 	r.Blocks, r.Inline, r.InlineData, r.ObjectEtag = nil, false, nil, "-"
 	if _, ok, err := c.try(ctx, r); err != nil || !ok {
 		return r, err
+	}
+	if err := c.hold(ctx, r.GetPath()); err != nil {
+		return nil, err
 	}
 	var info object.Info
 	var err error
@@ -124,6 +133,9 @@ func prepareDelete(ctx context.Context, c *call, req proto.Message) (proto.Messa
 	}
 	if res, ok, err := c.try(ctx, req); err != nil || !ok || !res.Done {
 		return req, err
+	}
+	if err := c.hold(ctx, r.GetPath()); err != nil {
+		return nil, err
 	}
 	key := namespace.ObjectKey(r.GetPath())
 	if v.Node.IsDir() {
@@ -173,6 +185,9 @@ func prepareRename(ctx context.Context, c *call, req proto.Message) (proto.Messa
 	res, ok, err := c.try(ctx, req)
 	if err != nil || !ok || res.Path == "" || res.Path == r.GetSrc() {
 		return req, err
+	}
+	if err := c.hold(ctx, r.GetSrc(), res.Path); err != nil {
+		return nil, err
 	}
 	from, to := namespace.ObjectKey(r.GetSrc()), namespace.ObjectKey(res.Path)
 	if src.Node.IsDir() {

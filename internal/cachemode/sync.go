@@ -189,13 +189,18 @@ type flight struct {
 }
 
 // once runs fn unless a run for key is under way, in which case it waits
-// for that one's outcome. A caller that gives up stops waiting; the run
-// goes on for the others (its context is not canceled with the caller's:
-// the retry layer bounds its requests, and a lost leadership its
-// proposals).
+// for that one's outcome, or a mutation holds a path that key bears on, in
+// which case it does nothing: the state answers (hold.go). A caller that
+// gives up stops waiting; the run goes on for the others (its context is
+// not canceled with the caller's: the retry layer bounds its requests, and
+// a lost leadership its proposals).
 func (c *call) once(ctx context.Context, key flightKey, fn func(context.Context) error) error {
 	c.mu.Lock()
 	f, ok := c.mu.flights[key]
+	if !ok && c.heldLocked(key) {
+		c.mu.Unlock()
+		return nil
+	}
 	if !ok {
 		f = &flight{done: make(chan struct{})}
 		c.mu.flights[key] = f

@@ -70,6 +70,9 @@ func (s *Server) Batch(ctx context.Context, r *pb.BatchRequest) (*pb.BatchRespon
 			resp, err := s.answer(ctx, b.op, b.req, res, err)
 			results[i] = answered(r.Calls[i], resp, err)
 		}
+		if b.release != nil {
+			b.release()
+		}
 	}
 	return &pb.BatchResponse{Results: results}, nil
 }
@@ -77,9 +80,10 @@ func (s *Server) Batch(ctx context.Context, r *pb.BatchRequest) (*pb.BatchRespon
 // batched is a call of a batch: its operation and request, and its
 // proposal if it is a mutation that was proposed.
 type batched struct {
-	op  *statemachine.Op
-	req request
-	p   *proposal
+	op      *statemachine.Op
+	req     request
+	p       *proposal
+	release func() // a cache-mode call's, once answered (prepareBatch)
 }
 
 func ofCall(c *pb.BatchCall) (*statemachine.Op, request) {

@@ -17,25 +17,26 @@ import (
 )
 
 // prepare does the bucket side of op for req when req's namespace is in
-// cache mode (internal/cachemode), and returns the request to carry out
-// and the context to carry it out with: a read's has passed the read
-// barrier that the preparation's views and the read itself then share.
-func (s *Server) prepare(ctx context.Context, op *statemachine.Op, req request) (request, context.Context, error) {
+// cache mode (internal/cachemode), and returns the request to carry out,
+// the context to carry it out with (a read's has passed the read barrier
+// that the preparation's views and the read itself then share), and what
+// to call once it is carried out (cachemode.Mode.Prepare's release).
+func (s *Server) prepare(ctx context.Context, op *statemachine.Op, req request) (request, context.Context, func(), error) {
 	rec := s.cacheNamespace(req.GetHeader().GetNamespace())
 	if rec == nil {
-		return req, ctx, nil
+		return req, ctx, func() {}, nil
 	}
 	if op.Kind == statemachine.Read && !passedBarrier(ctx) {
 		if err := s.node.ReadBarrier(ctx); err != nil {
-			return nil, ctx, s.raftError(err)
+			return nil, ctx, nil, s.raftError(err)
 		}
 		ctx = context.WithValue(ctx, barrierKey{}, true)
 	}
-	out, err := s.cache.Prepare(ctx, rec, op, req)
+	out, release, err := s.cache.Prepare(ctx, rec, op, req)
 	if err != nil {
-		return nil, ctx, err
+		return nil, ctx, nil, err
 	}
-	return out.(request), ctx, nil
+	return out.(request), ctx, release, nil
 }
 
 // prepareBatchConcurrency bounds the calls of one batch whose bucket
@@ -44,6 +45,7 @@ const prepareBatchConcurrency = 32
 
 // prepareBatch prepares the calls of a batch that have no result yet,
 // those of cache-mode namespaces together: each may wait on the bucket.
+// Each prepared call's release is to be called once it is answered.
 func (s *Server) prepareBatch(ctx context.Context, calls []batched, results []*pb.BatchResult) {
 	sem := make(chan struct{}, prepareBatchConcurrency)
 	var wg sync.WaitGroup
@@ -56,12 +58,12 @@ func (s *Server) prepareBatch(ctx context.Context, calls []batched, results []*p
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			req, _, err := s.prepare(ctx, b.op, b.req)
+			req, _, release, err := s.prepare(ctx, b.op, b.req)
 			if err != nil {
 				results[i] = failed(err)
 				return
 			}
-			b.req = req
+			b.req, b.release = req, release
 		}()
 	}
 	wg.Wait()

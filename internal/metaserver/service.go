@@ -42,10 +42,11 @@ func (s *Server) do(ctx context.Context, op *statemachine.Op, req request) (prot
 	if err := s.admit(ctx, op, req); err != nil {
 		return nil, err
 	}
-	req, ctx, err := s.prepare(ctx, op, req)
+	req, ctx, release, err := s.prepare(ctx, op, req)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	if op.Kind == statemachine.Read {
 		return s.read(ctx, op, req)
 	}

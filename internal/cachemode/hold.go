@@ -1,0 +1,102 @@
+package cachemode
+
+import (
+	"context"
+	"strings"
+)
+
+// A mutation is two steps: its bucket side here, then the service's apply.
+// A sync of the bucket between the two finds the bucket changed and the
+// state not yet: a check of a directory being deleted finds no object and
+// removes the entry, so that the delete, applied next, finds nothing and
+// answers false (a listing's prefetch did that to a client's own delete);
+// a check of a renamed file's source drops it before the rename moves it.
+// So a mutation holds its paths from its bucket side until it is applied:
+//
+//   - a sync that a held path bears on is not made meanwhile: one of the
+//     path, of a path below it, or of a directory above it (a delete can
+//     empty an implied prefix, and a listing shows the path). The state
+//     answers instead, as it stood before the mutation, as if the read
+//     came first.
+//   - the syncs under way when the hold starts are waited for, so that
+//     what they found lands before the bucket changes.
+//
+// Mutations do not hold one another off: the service orders them, and the
+// second of two deletes of a path answers false as in block mode.
+
+// hold is the paths of one mutation in namespace ns.
+type hold struct {
+	ns    string
+	paths []string
+}
+
+// hold holds paths of c's namespace until c.release, and waits for the
+// syncs they bear on that are under way.
+func (c *call) hold(ctx context.Context, paths ...string) error {
+	h := &hold{ns: c.ns.Name, paths: paths}
+	var wait []*flight
+	c.mu.Lock()
+	c.mu.holds[h] = struct{}{}
+	for k, f := range c.mu.flights {
+		if h.bearsOn(k) {
+			wait = append(wait, f)
+		}
+	}
+	c.mu.Unlock()
+	c.holds = append(c.holds, h)
+	for _, f := range wait {
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// release ends c's holds: the service applied the mutation, or will not.
+func (c *call) release() {
+	if len(c.holds) == 0 {
+		return
+	}
+	c.mu.Lock()
+	for _, h := range c.holds {
+		delete(c.mu.holds, h)
+	}
+	c.mu.Unlock()
+	c.holds = nil
+}
+
+// heldLocked reports whether a mutation holds a path that sync k bears
+// on. c.mu is held.
+func (c *call) heldLocked(k flightKey) bool {
+	for h := range c.mu.holds {
+		if h.bearsOn(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// bearsOn reports whether sync k may find the bucket changed by h's
+// mutation: k's path is a held path, or above or below one.
+func (h *hold) bearsOn(k flightKey) bool {
+	if k.ns != h.ns {
+		return false
+	}
+	for _, p := range h.paths {
+		if related(p, k.path) {
+			return true
+		}
+	}
+	return false
+}
+
+// related reports whether one of the clean absolute paths a and b is the
+// other or below it.
+func related(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	return a == b || a == "/" || strings.HasPrefix(b, a) && b[len(a)] == '/'
+}
