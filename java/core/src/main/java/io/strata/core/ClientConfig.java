@@ -36,15 +36,25 @@ public final class ClientConfig {
   public static final int DEFAULT_LIST_PREFETCH = 8;
 
   /**
-   * RPCs of reads, and of mutations, that a client keeps in flight before it coalesces the calls
-   * its threads make into batches ({@link io.strata.core.rpc.Coalescer}).
+   * RPCs of reads that a client keeps in flight before it coalesces the reads its threads make
+   * into batches ({@link io.strata.core.rpc.Coalescer}).
    *
-   * <p>NB: 2, where the Go client keeps 4. Through the Hadoop API at 16 and 64 threads
-   * (FsBench), 2 made 10-40% more mutations per second than 4 in alternated runs, and 1 about as
-   * many as 2; at 4 threads the three were alike. Fewer RPCs in flight make larger batches, and
-   * the service spends less per call (docs/benchmarks.md, "RPCs in flight in the Java client").
+   * <p>NB: 2, where the Go client keeps 4: through the Hadoop API at 16 and 64 threads
+   * (FsBench), 2 made as many stats as 4 and more than 1 at 64 threads, where the service
+   * answers the reads of two batches on two cores (docs/benchmarks.md, "RPCs in flight in the
+   * Java client").
    */
   public static final int DEFAULT_BATCHES_IN_FLIGHT = 2;
+
+  /**
+   * RPCs of mutations that a client keeps in flight before it coalesces the mutations its
+   * threads make into batches.
+   *
+   * <p>NB: 1. Every RPC of mutations is a Raft entry of the service, which costs it the same
+   * whatever it carries: through the Hadoop API (FsBench, callwire, two alternated pairs) 1 made
+   * 8-18% more mutations a second than 2 at 4 threads and 15-36% more at 16, and as many at 64.
+   */
+  public static final int DEFAULT_MUTATIONS_IN_FLIGHT = 1;
 
   private final List<HostPort> members;
   private final StrataToken token;
@@ -58,6 +68,7 @@ public final class ClientConfig {
   private final int listPageSize;
   private final int listPrefetch;
   private final int batchesInFlight;
+  private final int mutationsInFlight;
   private final boolean shortCircuit;
   private final boolean shortCircuitWrites;
   private final boolean callwire;
@@ -88,6 +99,7 @@ public final class ClientConfig {
     this.listPageSize = b.listPageSize;
     this.listPrefetch = b.listPrefetch;
     this.batchesInFlight = b.batchesInFlight;
+    this.mutationsInFlight = b.mutationsInFlight;
     this.shortCircuit = b.shortCircuit;
     this.shortCircuitWrites = b.shortCircuitWrites;
     this.callwire = b.callwire;
@@ -178,13 +190,20 @@ public final class ClientConfig {
   }
 
   /**
-   * How many RPCs of reads (getFileStatus, open), and as many of mutations (mkdirs, create,
-   * complete, rename, delete), the client keeps in flight: calls made while that many are in
-   * flight queue, and leave together as one Batch RPC when one returns. 0 or less: every call
-   * goes alone.
+   * How many RPCs of reads (getFileStatus, open) the client keeps in flight: reads made while
+   * that many are in flight queue, and leave together as one Batch RPC when one returns. 0 or
+   * less: every read goes alone.
    */
   public int batchesInFlight() {
     return batchesInFlight;
+  }
+
+  /**
+   * How many RPCs of mutations (mkdirs, create, complete, rename, delete) the client keeps in
+   * flight, as {@link #batchesInFlight} for reads. 0 or less: every mutation goes alone.
+   */
+  public int mutationsInFlight() {
+    return mutationsInFlight;
   }
 
   /**
@@ -243,6 +262,7 @@ public final class ClientConfig {
     private int listPageSize = DEFAULT_LIST_PAGE_SIZE;
     private int listPrefetch = DEFAULT_LIST_PREFETCH;
     private int batchesInFlight = DEFAULT_BATCHES_IN_FLIGHT;
+    private int mutationsInFlight = DEFAULT_MUTATIONS_IN_FLIGHT;
     private boolean shortCircuit = true;
     private boolean shortCircuitWrites = true;
     private boolean callwire = true;
@@ -326,11 +346,20 @@ public final class ClientConfig {
     }
 
     /**
-     * Sets how many RPCs of reads, and of mutations, are in flight before calls are coalesced
-     * into batches (default 2; 0 or less: every call alone).
+     * Sets how many RPCs of reads are in flight before reads are coalesced into batches (default
+     * 2; 0 or less: every read alone).
      */
     public Builder batchesInFlight(int n) {
       this.batchesInFlight = n;
+      return this;
+    }
+
+    /**
+     * Sets how many RPCs of mutations are in flight before mutations are coalesced into batches
+     * (default 1; 0 or less: every mutation alone).
+     */
+    public Builder mutationsInFlight(int n) {
+      this.mutationsInFlight = n;
       return this;
     }
 

@@ -77,7 +77,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * never applied twice. The calls a Batch can carry (getFileStatus and open; mkdirs, create,
  * complete, rename and delete) go through two {@link Coalescer}s, one for reads and one for
  * mutations, so that a read never waits behind a mutation's fsync: alone while few are in
- * flight, together in Batch RPCs under load ({@link ClientConfig#batchesInFlight}). On the data
+ * flight, together in Batch RPCs under load ({@link ClientConfig#batchesInFlight}, {@link
+ * ClientConfig#mutationsInFlight}). On the data
  * path only reads move on to another worker when one cannot be reached. Errors come back as the
  * exceptions of {@link io.strata.core.error}, translated in one place, {@link ErrorTranslator}.
  */
@@ -106,7 +107,7 @@ public final class StrataClient implements Closeable {
     this.meta = meta;
     this.clientName = newClientName();
     this.reads = new Coalescer(meta, cfg.batchesInFlight(), "strata-batch-reads-" + clientName);
-    this.mutations = new Coalescer(meta, cfg.batchesInFlight(),
+    this.mutations = new Coalescer(meta, cfg.mutationsInFlight(),
         "strata-batch-mutations-" + clientName);
     this.renewer = new LeaseRenewer(this::renewLease, cfg.leaseRenewInterval(),
         "strata-lease-renewer-" + clientName);

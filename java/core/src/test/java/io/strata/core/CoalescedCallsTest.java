@@ -48,9 +48,10 @@ public class CoalescedCallsTest {
     }
   }
 
-  private static StrataClient client(int batchesInFlight) {
+  /** A client keeping {@code inFlight} RPCs of reads, and as many of mutations, in flight. */
+  private static StrataClient client(int inFlight) {
     return StrataClient.connect(SERVER.clientConfig()
-        .batchesInFlight(batchesInFlight).build());
+        .batchesInFlight(inFlight).mutationsInFlight(inFlight).build());
   }
 
   /** Runs the threads' calls, checking each answer; returns their base directory. */

@@ -57,6 +57,8 @@ final class ClientSettings {
               ClientConfig.DEFAULT_LIST_PREFETCH))
           .batchesInFlight(conf.getInt(StrataConfigKeys.META_BATCHES_IN_FLIGHT,
               ClientConfig.DEFAULT_BATCHES_IN_FLIGHT))
+          .mutationsInFlight(conf.getInt(StrataConfigKeys.META_MUTATIONS_IN_FLIGHT,
+              ClientConfig.DEFAULT_MUTATIONS_IN_FLIGHT))
           .callwire(conf.getBoolean(StrataConfigKeys.META_CALLWIRE,
               StrataConfigKeys.DEFAULT_META_CALLWIRE))
           .shortCircuit(conf.getBoolean(StrataConfigKeys.SHORT_CIRCUIT,

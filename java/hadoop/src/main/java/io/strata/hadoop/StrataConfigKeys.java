@@ -24,12 +24,18 @@ public final class StrataConfigKeys {
   public static final String META_CONNECT_TIMEOUT = "fs.strata.meta.connect.timeout";
 
   /**
-   * How many calls of reads (getFileStatus, open), and as many of mutations (mkdirs, create,
-   * complete, rename, delete), each FileSystem keeps in flight to the service; the calls its
-   * threads make meanwhile wait, and leave together in one Batch RPC when one returns. Default 2;
-   * 0 or -1: every call alone.
+   * How many calls of reads (getFileStatus, open) each FileSystem keeps in flight to the service;
+   * the reads its threads make meanwhile wait, and leave together in one Batch RPC when one
+   * returns. Default 2; 0 or -1: every read alone.
    */
   public static final String META_BATCHES_IN_FLIGHT = "fs.strata.meta.batches-in-flight";
+
+  /**
+   * How many calls of mutations (mkdirs, create, complete, rename, delete) each FileSystem keeps
+   * in flight to the service, as {@link #META_BATCHES_IN_FLIGHT} for reads. Default 1; 0 or -1:
+   * every mutation alone.
+   */
+  public static final String META_MUTATIONS_IN_FLIGHT = "fs.strata.meta.mutations-in-flight";
 
   /**
    * Whether the calls to the namespace service go over callwire, its framed transport for unary
