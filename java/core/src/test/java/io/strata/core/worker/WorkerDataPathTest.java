@@ -434,11 +434,17 @@ public class WorkerDataPathTest {
     }
   }
 
-  /** The data path {@code real}, whose writers fail once a file's {@code at}th byte comes. */
+  /**
+   * The data path {@code real}, whose writers fail once a file's {@code at}th byte comes. The
+   * failure waits for the blocks finished before it to be committed (their answers come in the
+   * background), so that which blocks were is certain: otherwise the failure's abort races the
+   * worker's commit of the block before.
+   */
   private static final class FailingAt implements BlockIO {
     private final BlockIO real;
     private final long at;
     private long written;
+    private final List<CompletableFuture<List<BlockExtent>>> finished = new ArrayList<>();
 
     FailingAt(BlockIO real, long at) {
       this.real = real;
@@ -456,6 +462,9 @@ public class WorkerDataPathTest {
           w.write(b, off, n);
           written += n;
           if (n < len) {
+            for (CompletableFuture<List<BlockExtent>> f : finished) {
+              f.handle((v, err) -> null).join();
+            }
             throw new IOException("injected: the writer failed at byte " + at);
           }
         }
@@ -467,7 +476,9 @@ public class WorkerDataPathTest {
 
         @Override
         public CompletableFuture<List<BlockExtent>> finishAsync() {
-          return w.finishAsync();
+          CompletableFuture<List<BlockExtent>> f = w.finishAsync();
+          finished.add(f);
+          return f;
         }
 
         @Override
