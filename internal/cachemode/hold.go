@@ -13,11 +13,13 @@ import (
 // a check of a renamed file's source drops it before the rename moves it.
 // So a mutation holds its paths from its bucket side until it is applied:
 //
-//   - a sync that a held path bears on is not made meanwhile: one of the
-//     path, of a path below it, or of a directory above it (a delete can
-//     empty an implied prefix, and a listing shows the path). The state
+//   - a sync that a held path bears on is not made meanwhile: a check of
+//     the path or of a path below it, a listing of the path, of a
+//     directory below it or of its parent (which shows it). The state
 //     answers instead, as it stood before the mutation, as if the read
-//     came first.
+//     came first. Directories further up are not held: a delete or rename
+//     puts its parent's marker before it deletes anything (keepParent), so
+//     that no implied prefix above it vanishes meanwhile.
 //   - the syncs under way when the hold starts are waited for, so that
 //     what they found lands before the bucket changes.
 //
@@ -79,24 +81,21 @@ func (c *call) heldLocked(k flightKey) bool {
 }
 
 // bearsOn reports whether sync k may find the bucket changed by h's
-// mutation: k's path is a held path, or above or below one.
+// mutation: k checks a held path or one below it, or lists one of those
+// or a held path's parent.
 func (h *hold) bearsOn(k flightKey) bool {
 	if k.ns != h.ns {
 		return false
 	}
 	for _, p := range h.paths {
-		if related(p, k.path) {
+		if within(k.path, p) || k.listing && k.path == parentOf(p) {
 			return true
 		}
 	}
 	return false
 }
 
-// related reports whether one of the clean absolute paths a and b is the
-// other or below it.
-func related(a, b string) bool {
-	if len(a) > len(b) {
-		a, b = b, a
-	}
-	return a == b || a == "/" || strings.HasPrefix(b, a) && b[len(a)] == '/'
+// within reports whether the clean absolute path p is dir or below it.
+func within(p, dir string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir) && p[len(dir)] == '/'
 }

@@ -121,3 +121,48 @@ func TestSyncLeavesARenameUnderWayAlone(t *testing.T) {
 		}
 	})
 }
+
+// The directories above a delete under way stay what they were, in the
+// bucket too: its parent's marker is put first, so that an implied prefix
+// whose only object is being deleted does not vanish and a stat of it
+// does not drop it, and the file's delete. A listing further up is not
+// held: it still asks the bucket.
+func TestDeleteUnderWayKeepsItsParents(t *testing.T) {
+	eachBackend(t, func(t *testing.T, backend string) {
+		g := newGate("p/q/f")
+		l := startLake(t, backend, lakeOptions{interval: 0, wrapService: g.wrap})
+		ctx := context.Background()
+		l.put(t, "p/q/f", []byte("f")) // p/ and p/q/ are implied prefixes
+		if got := l.names(t, "/p/q"); !slices.Equal(got, []string{"f"}) {
+			t.Fatalf("p/q: %q", got)
+		}
+		done := make(chan error, 1)
+		go func() {
+			ok, err := l.c.Delete(ctx, "strata://lake/p/q/f", false)
+			if err == nil && !ok {
+				err = errors.New("delete answered false")
+			}
+			done <- err
+		}()
+		<-g.reached
+		for _, dir := range []string{"/p", "/p/q"} {
+			if st, err := l.c.Stat(ctx, "strata://lake"+dir); err != nil || !st.IsDir {
+				t.Fatalf("stat of %s while its file is deleted: %+v %v", dir, st, err)
+			}
+		}
+		l.put(t, "other", []byte("o"))
+		if got := l.names(t, "/"); !slices.Equal(got, []string{"other", "p/"}) {
+			t.Fatalf("root while deleting: %q", got)
+		}
+		close(g.release)
+		if err := <-done; err != nil {
+			t.Fatalf("delete: %v", err)
+		}
+		if got := l.names(t, "/p/q"); len(got) != 0 {
+			t.Fatalf("p/q after the delete: %q", got)
+		}
+		if _, err := l.bucket.Head(ctx, "p/q/"); err != nil {
+			t.Fatalf("p/q/ has no marker after its last file went: %v", err)
+		}
+	})
+}

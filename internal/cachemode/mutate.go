@@ -137,6 +137,9 @@ func prepareDelete(ctx context.Context, c *call, req proto.Message) (proto.Messa
 	if err := c.hold(ctx, r.GetPath()); err != nil {
 		return nil, err
 	}
+	if err := c.keepParent(ctx, r.GetPath()); err != nil {
+		return nil, err
+	}
 	key := namespace.ObjectKey(r.GetPath())
 	if v.Node.IsDir() {
 		p, done := c.track(r.GetPath(), objectsIn(v.Node))
@@ -148,12 +151,13 @@ func prepareDelete(ctx context.Context, c *call, req proto.Message) (proto.Messa
 	if err != nil {
 		return nil, err
 	}
-	return req, c.keepParent(ctx, r.GetPath())
+	return req, nil
 }
 
 // keepParent puts the marker of path's directory, so that it stays a
 // directory in the bucket when path was its last object (S3A does the
-// same).
+// same, after the delete). It is put before anything is deleted, so that
+// the directory never vanishes meanwhile (see hold.go).
 func (c *call) keepParent(ctx context.Context, p string) error {
 	dir := parentOf(p)
 	if dir == "/" {
@@ -189,6 +193,9 @@ func prepareRename(ctx context.Context, c *call, req proto.Message) (proto.Messa
 	if err := c.hold(ctx, r.GetSrc(), res.Path); err != nil {
 		return nil, err
 	}
+	if err := c.keepParent(ctx, r.GetSrc()); err != nil {
+		return nil, err
+	}
 	from, to := namespace.ObjectKey(r.GetSrc()), namespace.ObjectKey(res.Path)
 	if src.Node.IsDir() {
 		p, done := c.track(r.GetSrc(), 2*objectsIn(src.Node))
@@ -198,9 +205,6 @@ func prepareRename(ctx context.Context, c *call, req proto.Message) (proto.Messa
 		err = c.moveObject(ctx, from, src.State.ETag, to)
 	}
 	if err != nil {
-		return nil, err
-	}
-	if err := c.keepParent(ctx, r.GetSrc()); err != nil {
 		return nil, err
 	}
 	// The copies' versions may differ from the sources' (a multipart
