@@ -31,6 +31,31 @@ func (g *gate) wrap(s object.Store) object.Store {
 	return g
 }
 
+// gatedLake starts a lake, sync interval 0, whose service's Delete of key
+// pauses once done.
+func gatedLake(t *testing.T, backend, key string) (*lake, *gate) {
+	g := newGate(key)
+	return startLake(t, backend, lakeOptions{interval: 0, wrapService: g.wrap}), g
+}
+
+// paused starts mutate and returns once it is paused at the gate; mutate's
+// error comes once the test closes g.release.
+func (g *gate) paused(mutate func() error) <-chan error {
+	done := make(chan error, 1)
+	go func() { done <- mutate() }()
+	<-g.reached
+	return done
+}
+
+// deleted deletes path and fails if the delete answered false.
+func (l *lake) deleted(ctx context.Context, path string, recursive bool) error {
+	ok, err := l.c.Delete(ctx, "strata://lake"+path, recursive)
+	if err == nil && !ok {
+		err = errors.New("delete " + path + " answered false")
+	}
+	return err
+}
+
 func (g *gate) Delete(ctx context.Context, key string) error {
 	err := g.Store.Delete(ctx, key)
 	if key == g.key {
@@ -50,22 +75,12 @@ func (g *gate) Delete(ctx context.Context, key string) error {
 // contract test saw it, a listing's prefetch racing the delete.)
 func TestSyncLeavesADeleteUnderWayAlone(t *testing.T) {
 	eachBackend(t, func(t *testing.T, backend string) {
-		g := newGate("d/")
-		l := startLake(t, backend, lakeOptions{interval: 0, wrapService: g.wrap})
+		l, g := gatedLake(t, backend, "d/")
 		ctx := context.Background()
 		if _, err := l.c.Mkdirs(ctx, "strata://lake/d", 0o755); err != nil {
 			t.Fatal(err)
 		}
-		type result struct {
-			deleted bool
-			err     error
-		}
-		done := make(chan result, 1)
-		go func() {
-			ok, err := l.c.Delete(ctx, "strata://lake/d", true)
-			done <- result{ok, err}
-		}()
-		<-g.reached
+		done := g.paused(func() error { return l.deleted(ctx, "/d", true) })
 		if _, err := l.bucket.Head(ctx, "d/"); !errors.Is(err, object.ErrNotFound) {
 			t.Fatalf("the marker is still in the bucket: %v", err)
 		}
@@ -76,8 +91,8 @@ func TestSyncLeavesADeleteUnderWayAlone(t *testing.T) {
 			t.Fatalf("root while deleting: %q", got)
 		}
 		close(g.release)
-		if r := <-done; !r.deleted || r.err != nil {
-			t.Fatalf("delete: %v %v", r.deleted, r.err)
+		if err := <-done; err != nil {
+			t.Fatal(err)
 		}
 		if _, err := l.c.Stat(ctx, "strata://lake/d"); !errors.Is(err, fserr.ErrNotFound) {
 			t.Fatalf("stat after the delete: %v", err)
@@ -93,16 +108,13 @@ func TestSyncLeavesADeleteUnderWayAlone(t *testing.T) {
 // one of the destination sees nothing yet, and the rename then moves it.
 func TestSyncLeavesARenameUnderWayAlone(t *testing.T) {
 	eachBackend(t, func(t *testing.T, backend string) {
-		g := newGate("d/a")
-		l := startLake(t, backend, lakeOptions{interval: 0, wrapService: g.wrap})
+		l, g := gatedLake(t, backend, "d/a")
 		ctx := context.Background()
 		l.put(t, "d/a", []byte("a"))
-		done := make(chan error, 1)
-		go func() {
+		done := g.paused(func() error {
 			_, err := l.c.Rename(ctx, "strata://lake/d/a", "strata://lake/d/b")
-			done <- err
-		}()
-		<-g.reached
+			return err
+		})
 		if st, err := l.c.Stat(ctx, "strata://lake/d/a"); err != nil || st.Length != 1 {
 			t.Fatalf("stat of the source: %+v %v", st, err)
 		}
@@ -129,22 +141,13 @@ func TestSyncLeavesARenameUnderWayAlone(t *testing.T) {
 // held: it still asks the bucket.
 func TestDeleteUnderWayKeepsItsParents(t *testing.T) {
 	eachBackend(t, func(t *testing.T, backend string) {
-		g := newGate("p/q/f")
-		l := startLake(t, backend, lakeOptions{interval: 0, wrapService: g.wrap})
+		l, g := gatedLake(t, backend, "p/q/f")
 		ctx := context.Background()
 		l.put(t, "p/q/f", []byte("f")) // p/ and p/q/ are implied prefixes
 		if got := l.names(t, "/p/q"); !slices.Equal(got, []string{"f"}) {
 			t.Fatalf("p/q: %q", got)
 		}
-		done := make(chan error, 1)
-		go func() {
-			ok, err := l.c.Delete(ctx, "strata://lake/p/q/f", false)
-			if err == nil && !ok {
-				err = errors.New("delete answered false")
-			}
-			done <- err
-		}()
-		<-g.reached
+		done := g.paused(func() error { return l.deleted(ctx, "/p/q/f", false) })
 		for _, dir := range []string{"/p", "/p/q"} {
 			if st, err := l.c.Stat(ctx, "strata://lake"+dir); err != nil || !st.IsDir {
 				t.Fatalf("stat of %s while its file is deleted: %+v %v", dir, st, err)
@@ -156,7 +159,7 @@ func TestDeleteUnderWayKeepsItsParents(t *testing.T) {
 		}
 		close(g.release)
 		if err := <-done; err != nil {
-			t.Fatalf("delete: %v", err)
+			t.Fatal(err)
 		}
 		if got := l.names(t, "/p/q"); len(got) != 0 {
 			t.Fatalf("p/q after the delete: %q", got)
