@@ -13,7 +13,7 @@ import (
 
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/fserr"
-	"github.com/stratafs/strata/internal/tlsconf"
+	"github.com/stratafs/strata/internal/testcluster"
 )
 
 // service is one in-process member shared by the tests of this file; each
@@ -231,14 +231,7 @@ func TestRunRejectsBadConfig(t *testing.T) {
 // (gRPC).
 func TestEmbeddedOverTLS(t *testing.T) {
 	ctx := context.Background()
-	files, err := tlsconf.Dev(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	server, err := files.Server()
-	if err != nil {
-		t.Fatal(err)
-	}
+	files, server := testcluster.DevTLS(t)
 	emb, err := StartEmbedded(ctx, t.TempDir(), false, server)
 	if err != nil {
 		t.Fatal(err)

@@ -91,7 +91,7 @@ type call struct {
 	ns    *kvschema.Namespace
 	store object.Store
 	op    *statemachine.Op
-	holds []*hold // the mutation's, until release
+	held  *hold // the mutation's paths, until release
 }
 
 // prepares holds each operation's bucket side; an operation without one

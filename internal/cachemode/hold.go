@@ -33,7 +33,7 @@ type hold struct {
 }
 
 // hold holds paths of c's namespace until c.release, and waits for the
-// syncs they bear on that are under way.
+// syncs they bear on that are under way. A call holds once.
 func (c *call) hold(ctx context.Context, paths ...string) error {
 	h := &hold{ns: c.ns.Name, paths: paths}
 	var wait []*flight
@@ -45,7 +45,7 @@ func (c *call) hold(ctx context.Context, paths ...string) error {
 		}
 	}
 	c.mu.Unlock()
-	c.holds = append(c.holds, h)
+	c.held = h
 	for _, f := range wait {
 		select {
 		case <-f.done:
@@ -56,17 +56,15 @@ func (c *call) hold(ctx context.Context, paths ...string) error {
 	return nil
 }
 
-// release ends c's holds: the service applied the mutation, or will not.
+// release ends c's hold: the service applied the mutation, or will not.
 func (c *call) release() {
-	if len(c.holds) == 0 {
+	if c.held == nil {
 		return
 	}
 	c.mu.Lock()
-	for _, h := range c.holds {
-		delete(c.mu.holds, h)
-	}
+	delete(c.mu.holds, c.held)
 	c.mu.Unlock()
-	c.holds = nil
+	c.held = nil
 }
 
 // heldLocked reports whether a mutation holds a path that sync k bears

@@ -32,14 +32,7 @@ type tlsCluster struct {
 
 func startTLS(t *testing.T) *tlsCluster {
 	t.Helper()
-	files, err := tlsconf.Dev(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	server, err := files.Server()
-	if err != nil {
-		t.Fatal(err)
-	}
+	files, server := testcluster.DevTLS(t)
 	peer, err := files.Client()
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +118,7 @@ func TestTLSRefusesClientsWithoutTheCAOrInPlaintext(t *testing.T) {
 		want string
 	}{
 		"system roots": {tc.client(t, tlsconf.Files{}), "not signed by a CA this client trusts"},
-		"another CA":   {tc.client(t, tlsconf.Files{CA: mustDev(t).CA}), "not signed by a CA this client trusts"},
+		"another CA":   {tc.client(t, tlsconf.Files{CA: otherCA(t)}), "not signed by a CA this client trusts"},
 		"plaintext":    {tc.clientWith(t, &client.Config{}), "speaks TLS and this client connects in plaintext"},
 	} {
 		_, err := c.c.Stat(ctx, "/")
@@ -135,12 +128,10 @@ func TestTLSRefusesClientsWithoutTheCAOrInPlaintext(t *testing.T) {
 	}
 }
 
-func mustDev(t *testing.T) tlsconf.Files {
-	f, err := tlsconf.Dev(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
+// otherCA is the certificate file of a CA the cluster does not know.
+func otherCA(t *testing.T) string {
+	f, _ := testcluster.DevTLS(t)
+	return f.CA
 }
 
 // Heartbeats, whose answers carry the block token keys, need a certificate

@@ -117,14 +117,7 @@ func TestCallWireAuthenticates(t *testing.T) {
 
 func TestCallWireOverTLS(t *testing.T) {
 	ctx := context.Background()
-	files, err := tlsconf.Dev(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	server, err := files.Server()
-	if err != nil {
-		t.Fatal(err)
-	}
+	files, server := testcluster.DevTLS(t)
 	svc := testcluster.StartInProcess(t, func(c *metaserver.Config) { c.TLS = server })
 	tok := testcluster.AdminToken(t, svc.Addr)
 	clientTLS, err := tlsconf.Files{CA: files.CA}.Client()
@@ -150,10 +143,7 @@ func TestCallWireOverTLS(t *testing.T) {
 		t.Fatalf("a plaintext connection to a TLS service: %v", err)
 	}
 	// A certificate of another CA: the handshake fails.
-	other, err := tlsconf.Dev(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	other, _ := testcluster.DevTLS(t)
 	otherTLS, err := tlsconf.Files{CA: other.CA}.Client()
 	if err != nil {
 		t.Fatal(err)
