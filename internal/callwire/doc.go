@@ -40,6 +40,10 @@
 // details included. A frame is at most MaxFrame bytes after its length; a
 // frame past it, a short one or an unknown kind ends the connection.
 //
+// The server closes a connection on which no request came for IdleTimeout (5
+// minutes); a Pool closes its connections idle for PoolIdleTimeout (1 minute)
+// and so never sends a call on one the server closed as idle.
+//
 // A preface the server does not take (TLS asked of a plaintext server, or
 // the reverse) is answered with one response of kind 1, UNAVAILABLE, in
 // plaintext, and the connection is closed.

@@ -26,6 +26,12 @@ import (
 // that a client that connects and sends nothing does not hold a goroutine.
 const handshakeTimeout = 20 * time.Second
 
+// IdleTimeout is how long the server keeps a connection on which no request
+// comes: a client's pool closes its connections idle for PoolIdleTimeout,
+// well before, and this bounds what clients that went quiet, or away without
+// closing, hold of the server (a goroutine and its buffers each).
+const IdleTimeout = 5 * time.Minute
+
 // keptBuffer is the largest buffer a connection keeps between calls; a
 // larger request or answer gets its own. readBuffer is a connection's read
 // buffer: a frame larger than it is read straight into the frame's buffer.
@@ -44,6 +50,7 @@ type Server struct {
 	methods   map[string]grpc.MethodDesc
 	intercept grpc.UnaryServerInterceptor
 	tls       *tls.Config
+	idle      time.Duration // IdleTimeout; tests shorten it
 
 	mu struct {
 		sync.Mutex
@@ -58,7 +65,7 @@ type Server struct {
 // whose full names start with one of refused are not served (they answer
 // UNIMPLEMENTED): those gRPC serves only to the cluster's members.
 func NewServer(desc *grpc.ServiceDesc, impl any, tlsConfig *tls.Config, intercept grpc.UnaryServerInterceptor, refused ...string) *Server {
-	s := &Server{impl: impl, methods: map[string]grpc.MethodDesc{}, intercept: intercept, tls: tlsConfig}
+	s := &Server{impl: impl, methods: map[string]grpc.MethodDesc{}, intercept: intercept, tls: tlsConfig, idle: IdleTimeout}
 	s.mu.conns = map[net.Conn]struct{}{}
 outer:
 	for _, m := range desc.Methods {
@@ -145,10 +152,22 @@ func (s *Server) serveConn(c net.Conn, preface string) {
 	s.calls(ctx, c, r)
 }
 
-// calls reads requests from r and answers each on c, until either ends.
+// calls reads requests from r and answers each on c, until either ends or
+// no request comes for s.idle.
+//
+// NB: the read deadline moves at most every quarter of s.idle, not at every
+// call: a connection is closed after 3/4 to all of s.idle without a request,
+// and a request always has at least 3/4 of it to arrive.
 func (s *Server) calls(ctx context.Context, c net.Conn, r *bufio.Reader) {
 	var in, out []byte
+	var renew time.Time
 	for {
+		if now := time.Now(); !now.Before(renew) {
+			if err := c.SetReadDeadline(now.Add(s.idle)); err != nil {
+				return
+			}
+			renew = now.Add(s.idle / 4)
+		}
 		f, err := readFrame(r, in, MaxFrame)
 		if err != nil {
 			return

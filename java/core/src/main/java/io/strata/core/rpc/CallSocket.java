@@ -21,10 +21,12 @@ import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.SSLSocketFactory;
@@ -35,7 +37,9 @@ import javax.net.ssl.SSLSocketFactory;
  * the calling thread, on a connection it holds alone for the call. No event loop and no thread
  * hand-off: what gRPC-Java's per-call work costs a lone caller (docs/benchmarks.md, issue 21).
  *
- * <p>It keeps a pool of idle connections, the one given back last taken first. A call takes one,
+ * <p>It keeps a pool of idle connections, the one given back last taken first, and closes those no
+ * call took for {@link #IDLE_NANOS} (a burst of callers leaves as many as it had callers at once;
+ * the service closes a connection idle for 5 minutes). A call takes one,
  * or dials (TCP_NODELAY; the connect bounded by the attempt's time left), writes its request
  * frame in one write, reads the response frame, and gives the connection back after a clean
  * answer. Any I/O error, timeout, interrupt or malformed answer closes the connection, and so
@@ -79,6 +83,12 @@ final class CallSocket implements MetaCaller.Link {
   private static final java.util.concurrent.ConcurrentMap<String, byte[]> NAMES =
       new java.util.concurrent.ConcurrentHashMap<>();
 
+  /**
+   * How long a connection no call took stays in the pool: a minute, as the Go client's, well under
+   * the service's 5 (internal/callwire IdleTimeout), so that no call takes one the service closed.
+   */
+  static final long IDLE_NANOS = TimeUnit.MINUTES.toNanos(1);
+
   /** A connection's buffers are kept between calls up to this size, and dropped past it. */
   private static final int KEEP_BUFFER = 1 << 20;
 
@@ -86,6 +96,7 @@ final class CallSocket implements MetaCaller.Link {
   private final SSLSocketFactory tls; // null: plaintext
   private final byte[] hello;
   private final AtomicInteger dialled = new AtomicInteger();
+  private final LongSupplier clock; // System::nanoTime; tests move it
 
   /** Whether a member was reached once: a TLS handshake done, or an answer of the service. */
   private volatile boolean reached;
@@ -100,7 +111,13 @@ final class CallSocket implements MetaCaller.Link {
    * token} (null: none); nothing is dialled until the first call.
    */
   CallSocket(HostPort member, Tls tls, String token) {
+    this(member, tls, token, System::nanoTime);
+  }
+
+  /** As {@link #CallSocket(HostPort, Tls, String)}, its pool's idle times on {@code clock}. */
+  CallSocket(HostPort member, Tls tls, String token, LongSupplier clock) {
     this.member = member;
+    this.clock = clock;
     this.tls = tls.isPlaintext() ? null : tls.socketFactory();
     byte[] t = token == null ? new byte[0] : token.getBytes(StandardCharsets.UTF_8);
     this.hello = new byte[4 + t.length];
@@ -201,21 +218,31 @@ final class CallSocket implements MetaCaller.Link {
   }
 
   private Conn take(long deadline) throws IOException {
+    List<Conn> expired = null;
+    Conn c;
     synchronized (mu) {
       if (closed) {
         throw new IOException("the Strata client is closed");
       }
-      Conn c = idle.pollFirst();
-      if (c != null) {
-        return c;
+      long now = clock.getAsLong();
+      while (!idle.isEmpty() && now - idle.peekLast().idleSince >= IDLE_NANOS) {
+        if (expired == null) {
+          expired = new ArrayList<>();
+        }
+        expired.add(idle.pollLast());
       }
+      c = idle.pollFirst();
     }
-    return dial(deadline);
+    if (expired != null) {
+      expired.forEach(Conn::close);
+    }
+    return c != null ? c : dial(deadline);
   }
 
   private void give(Conn c) {
     synchronized (mu) {
       if (!closed) {
+        c.idleSince = clock.getAsLong();
         idle.addFirst(c);
         return;
       }
@@ -357,6 +384,8 @@ final class CallSocket implements MetaCaller.Link {
     private final byte[] head = new byte[5];
     /** The length of the body read last, in rbuf. */
     private int bodyLength;
+    /** When the connection was last given back to the pool (the clock's nanoseconds). */
+    private long idleSince;
 
     Conn(SocketChannel ch, Socket socket, byte[] before) throws IOException {
       this.ch = ch;

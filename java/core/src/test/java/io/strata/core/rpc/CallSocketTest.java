@@ -27,7 +27,9 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongSupplier;
 import org.junit.After;
 import org.junit.Test;
 
@@ -191,31 +193,58 @@ public class CallSocketTest {
   }
 
   /** One transport failure drops the idle connections: they would each fail a retry. */
-  @Test
-  public void aLostConnectionDropsTheIdleOnes() throws Exception {
+  /**
+   * Starts a server whose first two calls wait for each other, and a client of it whose pool's
+   * idle times are on {@code clock}, and makes those two calls (/a and /b) at once: two
+   * connections, both idle after.
+   */
+  private CallSocket twoIdleConnections(LongSupplier clock) throws Exception {
     CountDownLatch both = new CountDownLatch(2);
     server = FakeCallwire.start((r, out) -> {
-      if (both.getCount() > 0) { // The first two calls wait for each other.
+      if (both.getCount() > 0) {
         both.countDown();
         both.await();
       }
       FakeCallwire.message(out, GetFileStatusResponse.getDefaultInstance().toByteArray());
     });
     CallSocket s = socket =
-        new CallSocket(HostPort.parse(server.address()), Tls.plaintext(), null);
-    // Two calls at once: two connections, both idle after.
+        new CallSocket(HostPort.parse(server.address()), Tls.plaintext(), null, clock);
     CompletableFuture<String> other =
         CompletableFuture.supplyAsync(() -> getFileStatus(s, "/b", 10 * SECOND));
     getFileStatus(s, "/a", 10 * SECOND);
     other.get();
     assertEquals(2, server.connections());
+    return s;
+  }
 
+  @Test
+  public void aLostConnectionDropsTheIdleOnes() throws Exception {
+    CallSocket s = twoIdleConnections(System::nanoTime);
     server.dropConnections(); // The service restarted.
     StatusRuntimeException e =
         assertThrows(StatusRuntimeException.class, () -> getFileStatus(s, "/c", 10 * SECOND));
     assertEquals(Status.Code.UNAVAILABLE, e.getStatus().getCode());
     getFileStatus(s, "/d", 10 * SECOND); // On a new connection, not the other dead one.
     assertEquals(3, server.connections());
+  }
+
+  @Test
+  public void connectionsIdleForAMinuteAreClosedTheOldestFirst() throws Exception {
+    AtomicLong now = new AtomicLong();
+    CallSocket s = twoIdleConnections(now::get); // Both given back at 0.
+
+    now.set(CallSocket.IDLE_NANOS - SECOND);
+    getFileStatus(s, "/c", 10 * SECOND); // Takes the one given back last, and gives it back.
+    int fresh = server.received().get(2).connection();
+    now.set(CallSocket.IDLE_NANOS);
+    getFileStatus(s, "/d", 10 * SECOND); // The other is a minute idle: closed, not taken.
+    assertEquals(2, s.dialled());
+    assertEquals(fresh, server.received().get(3).connection());
+
+    now.addAndGet(CallSocket.IDLE_NANOS);
+    getFileStatus(s, "/e", 10 * SECOND); // None left that is not a minute idle: it dials.
+    assertEquals(3, s.dialled());
+    assertEquals(3, server.received().get(4).connection());
   }
 
   @Test
