@@ -32,6 +32,7 @@ type fake struct {
 	pb.UnimplementedMetaServiceServer
 	blocked chan struct{}
 	release chan struct{}
+	ended   chan error // a stat of /wait says so on blocked, waits for its context's end and says why
 }
 
 func (f fake) GetFileStatus(ctx context.Context, r *pb.GetFileStatusRequest) (*pb.GetFileStatusResponse, error) {
@@ -42,6 +43,11 @@ func (f fake) GetFileStatus(ctx context.Context, r *pb.GetFileStatusRequest) (*p
 		f.blocked <- struct{}{}
 		<-f.release
 		return nil, status.Error(codes.Aborted, "released")
+	case "/wait":
+		f.blocked <- struct{}{}
+		<-ctx.Done()
+		f.ended <- ctx.Err()
+		return nil, status.FromContextError(ctx.Err()).Err()
 	}
 	md, _ := metadata.FromIncomingContext(ctx)
 	_, deadline := ctx.Deadline()
@@ -257,10 +263,10 @@ func (l *countingListener) Accept() (net.Conn, error) {
 	return c, err
 }
 
-// serveCalls serves f over callwire alone on loopback, with idle as the
-// server's idle timeout (0: IdleTimeout); it returns the address and the
-// count of connections accepted.
-func serveCalls(t *testing.T, f fake, idle time.Duration) (string, *atomic.Int32) {
+// serveCalls serves f over callwire alone on loopback, the server set up by
+// setup (nil: as NewServer makes it); it returns the address and the count
+// of connections accepted.
+func serveCalls(t *testing.T, f fake, setup func(*Server)) (string, *atomic.Int32) {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -268,8 +274,8 @@ func serveCalls(t *testing.T, f fake, idle time.Duration) (string, *atomic.Int32
 	}
 	counted := &countingListener{Listener: lis}
 	s := NewServer(&pb.MetaService_ServiceDesc, f, nil, nil)
-	if idle != 0 {
-		s.idle = idle
+	if setup != nil {
+		setup(s)
 	}
 	split := s.Split(counted)
 	t.Cleanup(func() { split.Close(); s.Close() })
@@ -280,7 +286,7 @@ func TestPoolReusesItsConnections(t *testing.T) {
 	ctx := context.Background()
 	f := fake{blocked: make(chan struct{}), release: make(chan struct{})}
 	defer close(f.release)
-	addr, dialled := serveCalls(t, f, 0)
+	addr, dialled := serveCalls(t, f, nil)
 	p := NewPool(addr, nil, "tok")
 	var r pb.GetFileStatusResponse
 	for range 5 {
@@ -348,7 +354,7 @@ func TestPoolReusesItsConnections(t *testing.T) {
 // oldest first, and dials when only those are left.
 func TestPoolClosesConnectionsIdleForAMinute(t *testing.T) {
 	ctx := context.Background()
-	addr, dialled := serveCalls(t, fake{}, 0)
+	addr, dialled := serveCalls(t, fake{}, nil)
 	p := NewPool(addr, nil, "")
 	defer p.Close()
 	t0 := time.Now()
@@ -399,7 +405,7 @@ func TestPoolClosesConnectionsIdleForAMinute(t *testing.T) {
 func TestServerClosesIdleConnections(t *testing.T) {
 	ctx := context.Background()
 	f := fake{blocked: make(chan struct{}), release: make(chan struct{})}
-	addr, _ := serveCalls(t, f, 200*time.Millisecond)
+	addr, _ := serveCalls(t, f, func(s *Server) { s.idle = 200 * time.Millisecond })
 	busy, err := Dial(ctx, addr, nil, "")
 	if err != nil {
 		t.Fatal(err)
@@ -431,5 +437,65 @@ func TestServerClosesIdleConnections(t *testing.T) {
 	var r pb.GetFileStatusResponse
 	if err := busy.Invoke(ctx, stat, &pb.GetFileStatusRequest{Path: "/a"}, &r); err != nil || r.Status.GetName() != "/a" {
 		t.Fatalf("the next call on the busy connection: %v %v", &r, err)
+	}
+}
+
+// A call whose client closes the connection while it runs has its context
+// cancelled, once it has run the server's watch delay; a call that ends
+// while watched leaves the connection as it was.
+func TestCallsEndWhenTheirClientGoes(t *testing.T) {
+	ctx := context.Background()
+	f := fake{blocked: make(chan struct{}), release: make(chan struct{}), ended: make(chan error, 1)}
+	watching := make(chan struct{}, 1)
+	addr, _ := serveCalls(t, f, func(s *Server) {
+		s.watch = time.Millisecond
+		s.onWatch = func() { watching <- struct{}{} }
+	})
+	c, err := Dial(ctx, addr, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	answered := make(chan error, 1)
+	go func() {
+		var r pb.GetFileStatusResponse
+		answered <- c.Invoke(ctx, stat, &pb.GetFileStatusRequest{Path: "/block"}, &r)
+	}()
+	<-f.blocked
+	<-watching
+	close(f.release)
+	if err := await(t, answered, "the watched call's answer"); status.Code(err) != codes.Aborted {
+		t.Fatalf("a watched call: %v, want its answer (ABORTED)", err)
+	}
+	for _, p := range []string{"/a", "/b"} {
+		var r pb.GetFileStatusResponse
+		if err := c.Invoke(ctx, stat, &pb.GetFileStatusRequest{Path: p}, &r); err != nil || r.Status.GetName() != p {
+			t.Fatalf("a call after a watched one: %v %v", &r, err)
+		}
+	}
+
+	go func() {
+		var r pb.GetFileStatusResponse
+		answered <- c.Invoke(ctx, stat, &pb.GetFileStatusRequest{Path: "/wait"}, &r)
+	}()
+	<-f.blocked
+	<-watching
+	c.c.Close() // the client goes, its call unanswered
+	if err := await(t, f.ended, "the end of the call whose client went"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("the call whose client went: its context ended with %v, want canceled", err)
+	}
+	<-answered
+}
+
+// await returns what ch gives; it fails the test after 30 s, a bound for a
+// broken test, not a synchronisation.
+func await[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s: nothing in 30 s", what)
+		panic("unreachable")
 	}
 }

@@ -3,9 +3,10 @@
 // TCP (or TLS), one at a time on a connection the caller holds alone for the
 // call. The caller's thread writes its request and reads its answer; the
 // service reads, handles and answers on the connection's goroutine. It is
-// not a gRPC replacement: no streams, no multiplexing, no flow control, no
-// cancellation but the deadline. Raft, the workers and streaming methods stay
-// on gRPC.
+// not a gRPC replacement: no streams, no multiplexing, no flow control. A
+// call ends at its deadline, or when its client closes the connection (the
+// server watches for that once a call has run WatchAfter, a second). Raft,
+// the workers and streaming methods stay on gRPC.
 //
 // Why: a lone caller's metadata call through gRPC-Java crosses Netty's event
 // loop twice and the service's reader, stream-worker and writer goroutines,

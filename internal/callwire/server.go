@@ -51,11 +51,16 @@ type Server struct {
 	intercept grpc.UnaryServerInterceptor
 	tls       *tls.Config
 	idle      time.Duration // IdleTimeout; tests shorten it
+	watch     time.Duration // WatchAfter; tests shorten it
+	onWatch   func()        // tests: called when a client's watch starts (peerWatch)
+	watchOnce sync.Once     // starts lookAtCalls
+	closed    chan struct{} // closed by Close
 
 	mu struct {
 		sync.Mutex
-		conns  map[net.Conn]struct{}
-		closed bool
+		conns   map[net.Conn]struct{}
+		watches map[*peerWatch]struct{} // of the connections past their hello
+		closed  bool
 	}
 }
 
@@ -65,8 +70,10 @@ type Server struct {
 // whose full names start with one of refused are not served (they answer
 // UNIMPLEMENTED): those gRPC serves only to the cluster's members.
 func NewServer(desc *grpc.ServiceDesc, impl any, tlsConfig *tls.Config, intercept grpc.UnaryServerInterceptor, refused ...string) *Server {
-	s := &Server{impl: impl, methods: map[string]grpc.MethodDesc{}, intercept: intercept, tls: tlsConfig, idle: IdleTimeout}
+	s := &Server{impl: impl, methods: map[string]grpc.MethodDesc{}, intercept: intercept, tls: tlsConfig,
+		idle: IdleTimeout, watch: WatchAfter, closed: make(chan struct{})}
 	s.mu.conns = map[net.Conn]struct{}{}
+	s.mu.watches = map[*peerWatch]struct{}{}
 outer:
 	for _, m := range desc.Methods {
 		name := "/" + desc.ServiceName + "/" + m.MethodName
@@ -85,6 +92,9 @@ outer:
 func (s *Server) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.mu.closed {
+		close(s.closed)
+	}
 	s.mu.closed = true
 	for c := range s.mu.conns {
 		c.Close()
@@ -149,16 +159,29 @@ func (s *Server) serveConn(c net.Conn, preface string) {
 	if len(hello) > 0 {
 		ctx = metadata.NewIncomingContext(ctx, metadata.Pairs(token.MetadataKey, token.Bearer+string(hello)))
 	}
-	s.calls(ctx, c, r)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w := &peerWatch{c: c, r: r, cancel: cancel, onRead: s.onWatch}
+	s.mu.Lock()
+	s.mu.watches[w] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.mu.watches, w)
+		s.mu.Unlock()
+	}()
+	s.watchCalls()
+	s.calls(ctx, c, r, w)
 }
 
 // calls reads requests from r and answers each on c, until either ends or
-// no request comes for s.idle.
+// no request comes for s.idle. A call that runs long has its client watched
+// (w): ctx, the connection's, ends if the client goes.
 //
 // NB: the read deadline moves at most every quarter of s.idle, not at every
 // call: a connection is closed after 3/4 to all of s.idle without a request,
 // and a request always has at least 3/4 of it to arrive.
-func (s *Server) calls(ctx context.Context, c net.Conn, r *bufio.Reader) {
+func (s *Server) calls(ctx context.Context, c net.Conn, r *bufio.Reader, w *peerWatch) {
 	var in, out []byte
 	var renew time.Time
 	for {
@@ -176,7 +199,11 @@ func (s *Server) calls(ctx context.Context, c net.Conn, r *bufio.Reader) {
 		if err != nil {
 			return
 		}
+		w.start()
 		out = s.call(ctx, req, out[:0])
+		if w.stop() {
+			renew = time.Time{} // the watch spent the read deadline
+		}
 		if _, err := c.Write(out); err != nil {
 			return
 		}
