@@ -71,7 +71,7 @@ func (s *Server) Batch(ctx context.Context, r *pb.BatchRequest) (*pb.BatchRespon
 			results[i] = answered(r.Calls[i], resp, err)
 		}
 		if b.release != nil {
-			b.release()
+			releaseWhenSettled(b.p, s.node.Done(), b.release)
 		}
 	}
 	return &pb.BatchResponse{Results: results}, nil
@@ -83,7 +83,7 @@ type batched struct {
 	op      *statemachine.Op
 	req     request
 	p       *proposal
-	release func() // a cache-mode call's, once answered (prepareBatch)
+	release func() // a cache-mode call's, once answered and applied (prepareBatch)
 }
 
 func ofCall(c *pb.BatchCall) (*statemachine.Op, request) {

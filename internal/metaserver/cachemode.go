@@ -45,7 +45,8 @@ const prepareBatchConcurrency = 32
 
 // prepareBatch prepares the calls of a batch that have no result yet,
 // those of cache-mode namespaces together: each may wait on the bucket.
-// Each prepared call's release is to be called once it is answered.
+// Each prepared call's release is to be called once it is answered and
+// its proposal, if any, settled (releaseWhenSettled).
 func (s *Server) prepareBatch(ctx context.Context, calls []batched, results []*pb.BatchResult) {
 	sem := make(chan struct{}, prepareBatchConcurrency)
 	var wg sync.WaitGroup

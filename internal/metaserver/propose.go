@@ -76,6 +76,32 @@ func (s *Server) propose(ctx context.Context, cmd *pb.Command) (statemachine.Res
 	return s.wait(ctx, p)
 }
 
+// releaseWhenSettled calls release once proposal p is settled: applied,
+// failed, or never to be (stopped closed: the member stopped); at once for a
+// call that proposed nothing (p nil). What a cache-mode call holds must
+// outlast a caller that gave up waiting, its context ended: its command may
+// still be applied, and a sync between its bucket side and its apply would
+// undo the one or the other (internal/cachemode, hold.go).
+func releaseWhenSettled(p *proposal, stopped <-chan struct{}, release func()) {
+	if p == nil {
+		release()
+		return
+	}
+	select {
+	case <-p.done:
+		release()
+		return
+	default:
+	}
+	go func() {
+		select {
+		case <-p.done:
+		case <-stopped:
+		}
+		release()
+	}()
+}
+
 // wait waits for the result of proposal p.
 func (s *Server) wait(ctx context.Context, p *proposal) (statemachine.Result, error) {
 	select {

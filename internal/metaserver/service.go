@@ -46,11 +46,14 @@ func (s *Server) do(ctx context.Context, op *statemachine.Op, req request) (prot
 	if err != nil {
 		return nil, err
 	}
-	defer release()
 	if op.Kind == statemachine.Read {
+		defer release()
 		return s.read(ctx, op, req)
 	}
-	res, err := s.propose(ctx, op.Command(req))
+	p := newProposal(op.Command(req))
+	s.submit(p)
+	defer releaseWhenSettled(p, s.node.Done(), release)
+	res, err := s.wait(ctx, p)
 	return s.answer(ctx, op, req, res, err)
 }
 
