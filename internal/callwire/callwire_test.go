@@ -411,11 +411,7 @@ func TestServerClosesIdleConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer busy.Close()
-	answered := make(chan error, 1)
-	go func() {
-		var r pb.GetFileStatusResponse
-		answered <- busy.Invoke(ctx, stat, &pb.GetFileStatusRequest{Path: "/block"}, &r)
-	}()
+	answered := statLater(busy, "/block")
 	<-f.blocked
 	quiet, err := Dial(ctx, addr, nil, "")
 	if err != nil {
@@ -461,11 +457,7 @@ func TestCallsEndWhenTheirClientGoes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	answered := make(chan error, 1)
-	go func() {
-		var r pb.GetFileStatusResponse
-		answered <- c.Invoke(ctx, stat, &pb.GetFileStatusRequest{Path: "/block"}, &r)
-	}()
+	answered := statLater(c, "/block")
 	<-f.blocked
 	<-watching
 	close(f.release)
@@ -483,10 +475,7 @@ func TestCallsEndWhenTheirClientGoes(t *testing.T) {
 	case <-watching: // of /a or /b, which are done: no more come
 	default:
 	}
-	go func() {
-		var r pb.GetFileStatusResponse
-		answered <- c.Invoke(ctx, stat, &pb.GetFileStatusRequest{Path: "/wait"}, &r)
-	}()
+	answered = statLater(c, "/wait")
 	<-f.blocked
 	<-watching
 	c.c.Close() // the client goes, its call unanswered
@@ -494,6 +483,17 @@ func TestCallsEndWhenTheirClientGoes(t *testing.T) {
 		t.Fatalf("the call whose client went: its context ended with %v, want canceled", err)
 	}
 	<-answered
+}
+
+// statLater makes a stat of path on c in the background; its error comes
+// on the channel.
+func statLater(c *Conn, path string) <-chan error {
+	answered := make(chan error, 1)
+	go func() {
+		var r pb.GetFileStatusResponse
+		answered <- c.Invoke(context.Background(), stat, &pb.GetFileStatusRequest{Path: path}, &r)
+	}()
+	return answered
 }
 
 // await returns what ch gives; it fails the test after 30 s, a bound for a

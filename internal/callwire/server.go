@@ -58,9 +58,7 @@ type Server struct {
 
 	mu struct {
 		sync.Mutex
-		conns   map[net.Conn]struct{}
-		watches map[*peerWatch]struct{} // of the connections past their hello
-		closed  bool
+		conns map[net.Conn]*peerWatch // each served, with its watch once past its hello
 	}
 }
 
@@ -72,8 +70,7 @@ type Server struct {
 func NewServer(desc *grpc.ServiceDesc, impl any, tlsConfig *tls.Config, intercept grpc.UnaryServerInterceptor, refused ...string) *Server {
 	s := &Server{impl: impl, methods: map[string]grpc.MethodDesc{}, intercept: intercept, tls: tlsConfig,
 		idle: IdleTimeout, watch: WatchAfter, closed: make(chan struct{})}
-	s.mu.conns = map[net.Conn]struct{}{}
-	s.mu.watches = map[*peerWatch]struct{}{}
+	s.mu.conns = map[net.Conn]*peerWatch{}
 outer:
 	for _, m := range desc.Methods {
 		name := "/" + desc.ServiceName + "/" + m.MethodName
@@ -92,10 +89,11 @@ outer:
 func (s *Server) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.mu.closed {
+	select {
+	case <-s.closed:
+	default:
 		close(s.closed)
 	}
-	s.mu.closed = true
 	for c := range s.mu.conns {
 		c.Close()
 	}
@@ -105,11 +103,20 @@ func (s *Server) Close() {
 func (s *Server) track(c net.Conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.mu.closed {
+	select {
+	case <-s.closed:
 		return false
+	default:
 	}
-	s.mu.conns[c] = struct{}{}
+	s.mu.conns[c] = nil
 	return true
+}
+
+// watched records w as the watch of c, which track recorded.
+func (s *Server) watched(c net.Conn, w *peerWatch) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mu.conns[c] = w
 }
 
 func (s *Server) untrack(c net.Conn) {
@@ -127,6 +134,7 @@ func (s *Server) serveConn(c net.Conn, preface string) {
 		return
 	}
 	defer s.untrack(c)
+	tracked := c // c becomes the TLS connection over it
 	var info credentials.AuthInfo
 	switch {
 	case preface == PrefaceTLS && s.tls != nil:
@@ -162,14 +170,7 @@ func (s *Server) serveConn(c net.Conn, preface string) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w := &peerWatch{c: c, r: r, cancel: cancel, onRead: s.onWatch}
-	s.mu.Lock()
-	s.mu.watches[w] = struct{}{}
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.mu.watches, w)
-		s.mu.Unlock()
-	}()
+	s.watched(tracked, w)
 	s.watchCalls()
 	s.calls(ctx, c, r, w)
 }

@@ -113,8 +113,10 @@ func (s *Server) lookAtCalls() {
 		case now := <-t.C:
 			cutoff := now.UnixNano() - int64(s.watch)
 			s.mu.Lock()
-			for w := range s.mu.watches {
-				w.check(cutoff)
+			for _, w := range s.mu.conns {
+				if w != nil {
+					w.check(cutoff)
+				}
 			}
 			s.mu.Unlock()
 		}
