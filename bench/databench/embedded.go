@@ -211,7 +211,7 @@ func (e *Embedded) waitWorker(ctx context.Context) error {
 	t := time.NewTicker(5 * time.Millisecond)
 	defer t.Stop()
 	for {
-		r, err := e.srv.ListWorkers(ctx, &pb.ListWorkersRequest{})
+		r, err := e.srv.Server.ListWorkers(ctx, &pb.ListWorkersRequest{})
 		if err == nil && len(r.Workers) > 0 {
 			return nil
 		}

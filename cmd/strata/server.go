@@ -82,7 +82,7 @@ Try it from another shell:
 					return err
 				}
 				if !mcfg.NoAuth {
-					if wcfg.Token, err = devToken(ctx, s.Server, clientTokenFile); err != nil {
+					if wcfg.Token, err = devToken(ctx, s.Member, clientTokenFile); err != nil {
 						return err
 					}
 				}
@@ -112,7 +112,7 @@ Try it from another shell:
 // devToken returns the superuser's token, which the dev server's worker
 // uses, and writes it to file too unless file holds a token the server
 // accepts already (one of another user, say).
-func devToken(ctx context.Context, s *metaserver.Server, file string) (string, error) {
+func devToken(ctx context.Context, s *metaserver.Member, file string) (string, error) {
 	tok, err := s.AdminToken(ctx)
 	if err != nil || file == "" {
 		return tok, err

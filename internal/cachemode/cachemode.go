@@ -60,25 +60,24 @@ func New(svc Service, fs *namespace.FS, log *slog.Logger) *Mode {
 	return m
 }
 
-// Prepare does the bucket side of op for req in cache-mode namespace ns
-// (its record) and returns the request for the service to carry out: req,
-// or a copy with what the service sets (an object's version). An operation
-// whose bucket side fails is not carried out; one that cannot be done in
-// the namespace (a missing file, a permission) is left for the service to
-// refuse, with nothing done in the bucket. Unless it fails, the caller
-// calls release once the service carried the request out (or gave up on
-// it): until then the mutation holds its paths (hold.go).
-func (m *Mode) Prepare(ctx context.Context, ns *kvschema.Namespace, op *statemachine.Op, req proto.Message) (out proto.Message, release func(), err error) {
-	prep, ok := prepares[op]
-	if !ok {
+// Prepare does the bucket side step of an operation for req in cache-mode
+// namespace ns (its record) and returns the request for the service to
+// carry out: req, or a copy with what the service sets (an object's
+// version). An operation whose bucket side fails is not carried out; one
+// that cannot be done in the namespace (a missing file, a permission) is
+// left for the service to refuse, with nothing done in the bucket. Unless it
+// fails, the caller calls release once the service carried the request out
+// (or gave up on it): until then the mutation holds its paths (hold.go).
+func (m *Mode) Prepare(ctx context.Context, ns *kvschema.Namespace, step *Step, req proto.Message) (out proto.Message, release func(), err error) {
+	if step == NoBucketSide {
 		return req, func() {}, nil
 	}
 	store, err := m.svc.Bucket(ctx, ns.StoreURI)
 	if err != nil {
 		return nil, nil, err
 	}
-	c := &call{Mode: m, ns: ns, store: store, op: op}
-	if out, err = prep(ctx, c, req); err != nil {
+	c := &call{Mode: m, ns: ns, store: store}
+	if out, err = step.run(ctx, c, req); err != nil {
 		c.release()
 		return nil, nil, err
 	}
@@ -90,61 +89,75 @@ type call struct {
 	*Mode
 	ns    *kvschema.Namespace
 	store object.Store
-	op    *statemachine.Op
 	held  *hold // the mutation's paths, until release
 }
 
-// prepares holds each operation's bucket side; an operation without one
-// (the service's own, namespace administration, server defaults) needs
-// none.
-var prepares = map[*statemachine.Op]func(context.Context, *call, proto.Message) (proto.Message, error){}
+// Step is the bucket side of one operation: what Prepare does for it. The
+// service's table of operations names one for each (internal/metaserver).
+type Step struct {
+	name string
+	run  func(ctx context.Context, c *call, req proto.Message) (proto.Message, error)
+}
 
-func init() {
-	entry := func(path func(proto.Message) string) func(context.Context, *call, proto.Message) (proto.Message, error) {
-		return func(ctx context.Context, c *call, req proto.Message) (proto.Message, error) {
-			_, err := c.ensureEntry(ctx, path(req))
-			return req, err
-		}
-	}
-	for op, path := range map[*statemachine.Op]func(proto.Message) string{
-		statemachine.GetFileStatus:     func(r proto.Message) string { return r.(*pb.GetFileStatusRequest).GetPath() },
-		statemachine.GetContentSummary: func(r proto.Message) string { return r.(*pb.GetContentSummaryRequest).GetPath() },
-		statemachine.SetPermission:     func(r proto.Message) string { return r.(*pb.SetPermissionRequest).GetPath() },
-		statemachine.SetOwner:          func(r proto.Message) string { return r.(*pb.SetOwnerRequest).GetPath() },
-		statemachine.SetTimes:          func(r proto.Message) string { return r.(*pb.SetTimesRequest).GetPath() },
-		statemachine.RecoverLease:      func(r proto.Message) string { return r.(*pb.RecoverLeaseRequest).GetPath() },
-	} {
-		prepares[op] = entry(path)
-	}
-	prepares[statemachine.List] = prepareList
-	prepares[statemachine.Open] = prepareOpen
-	prepares[statemachine.Mkdirs] = prepareMkdirs
-	prepares[statemachine.Create] = prepareCreate
-	prepares[statemachine.Complete] = prepareComplete
-	prepares[statemachine.Delete] = prepareDelete
-	prepares[statemachine.Rename] = prepareRename
+// String names the step.
+func (s *Step) String() string { return s.name }
+
+// The operations' bucket sides, each named after its operation; the
+// operations left out have none (NoBucketSide): the service's own commands,
+// namespace administration, tokens, and the writes of a file's blocks,
+// which reach the bucket through the workers.
+var (
+	NoBucketSide = &Step{name: "none"}
+
+	GetFileStatus     = entryStep("GetFileStatus", (*pb.GetFileStatusRequest).GetPath)
+	GetContentSummary = entryStep("GetContentSummary", (*pb.GetContentSummaryRequest).GetPath)
+	SetPermission     = entryStep("SetPermission", (*pb.SetPermissionRequest).GetPath)
+	SetOwner          = entryStep("SetOwner", (*pb.SetOwnerRequest).GetPath)
+	SetTimes          = entryStep("SetTimes", (*pb.SetTimesRequest).GetPath)
+	RecoverLease      = entryStep("RecoverLease", (*pb.RecoverLeaseRequest).GetPath)
+
+	List     = step("List", prepareList)
+	Open     = step("Open", prepareOpen)
+	Mkdirs   = step("Mkdirs", prepareMkdirs)
+	Create   = step("Create", prepareCreate)
+	Complete = step("Complete", prepareComplete)
+	Delete   = step("Delete", prepareDelete)
+	Rename   = step("Rename", prepareRename)
+)
+
+func step[Req proto.Message](name string, run func(context.Context, *call, Req) (proto.Message, error)) *Step {
+	return &Step{name: name, run: func(ctx context.Context, c *call, req proto.Message) (proto.Message, error) {
+		return run(ctx, c, req.(Req))
+	}}
+}
+
+// entryStep makes the path of a request fresh: the bucket side of the
+// operations on one existing path.
+func entryStep[Req proto.Message](name string, path func(Req) string) *Step {
+	return step(name, func(ctx context.Context, c *call, r Req) (proto.Message, error) {
+		_, err := c.ensureEntry(ctx, path(r))
+		return r, err
+	})
 }
 
 // prepareOpen makes the file fresh, checking it against the bucket at
 // once when the reader asks for it (its worker found the object changed).
-func prepareOpen(ctx context.Context, c *call, req proto.Message) (proto.Message, error) {
-	r := req.(*pb.OpenRequest)
+func prepareOpen(ctx context.Context, c *call, r *pb.OpenRequest) (proto.Message, error) {
 	if r.GetRefresh() {
-		return req, c.checkEntry(ctx, r.GetPath())
+		return r, c.checkEntry(ctx, r.GetPath())
 	}
 	_, err := c.ensureEntry(ctx, r.GetPath())
-	return req, err
+	return r, err
 }
 
 // prepareList makes the listed directory's entries fresh, when a listing
 // starts (its later pages read what the first one loaded).
-func prepareList(ctx context.Context, c *call, req proto.Message) (proto.Message, error) {
-	r := req.(*pb.ListRequest)
+func prepareList(ctx context.Context, c *call, r *pb.ListRequest) (proto.Message, error) {
 	v, err := c.ensureEntry(ctx, r.GetPath())
 	if err != nil || v.Node == nil || !v.Node.IsDir() || r.GetStartAfter() != "" {
-		return req, err
+		return r, err
 	}
-	return req, c.ensureListed(ctx, r.GetPath(), v)
+	return r, c.ensureListed(ctx, r.GetPath(), v)
 }
 
 // UploadAge is how old an upload in progress must be before the sweep

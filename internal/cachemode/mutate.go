@@ -22,44 +22,46 @@ import (
 // logs it. Between the two another client may change the bucket: the next
 // sync shows what won, as on S3.
 
-// try reports whether the namespace would accept op for req now, and what
-// it would answer.
-func (c *call) try(ctx context.Context, req proto.Message) (statemachine.Result, bool, error) {
-	res, err := c.svc.Try(ctx, c.op.Command(req))
+// try reports whether the namespace would accept mutation row for req now,
+// and what applying it would produce.
+func try[Req interface {
+	proto.Message
+	GetHeader() *pb.Header
+}, Res any, Resp proto.Message](ctx context.Context, c *call, row statemachine.MutationRow[Req, Res, Resp], req Req) (Res, bool, error) {
+	res, err := c.svc.Try(ctx, row.Command(req))
 	if err != nil {
 		if errors.As(err, new(*namespace.PathError)) {
-			return res, false, nil // refused: the service will refuse it too
+			return row.Result(res), false, nil // refused: the service will refuse it too
 		}
-		return res, false, err
+		return row.Result(res), false, err
 	}
-	return res, true, nil
+	return row.Result(res), true, nil
 }
 
 // prepareMkdirs puts the new directory's marker, as S3A does.
-func prepareMkdirs(ctx context.Context, c *call, req proto.Message) (proto.Message, error) {
-	r := req.(*pb.MkdirsRequest)
+func prepareMkdirs(ctx context.Context, c *call, r *pb.MkdirsRequest) (proto.Message, error) {
 	v, err := c.ensureEntry(ctx, r.GetPath())
 	if err != nil || v.Node != nil {
-		return req, err
+		return r, err
 	}
 	if _, err := c.ensureEntry(ctx, parentOf(r.GetPath())); err != nil {
 		return nil, err
 	}
-	if res, ok, err := c.try(ctx, req); err != nil || !ok || !res.Done {
-		return req, err
+	if created, ok, err := try(ctx, c, statemachine.Mkdirs, r); err != nil || !ok || !created {
+		return r, err
 	}
 	if err := c.hold(ctx, r.GetPath()); err != nil {
 		return nil, err
 	}
 	_, err = c.store.Put(ctx, namespace.ObjectKey(r.GetPath())+"/", bytes.NewReader(nil), 0)
-	return req, err
+	return r, err
 }
 
 // prepareCreate makes the path fresh, so that overwrite and exclusive
 // creates see what the bucket holds. A closed create (an empty or small
 // file in one call) puts the object at once and carries its version.
-func prepareCreate(ctx context.Context, c *call, req proto.Message) (proto.Message, error) {
-	r := req.(*pb.CreateRequest)
+func prepareCreate(ctx context.Context, c *call, req *pb.CreateRequest) (proto.Message, error) {
+	r := req
 	if _, err := c.ensureEntry(ctx, r.GetPath()); err != nil {
 		return nil, err
 	}
@@ -71,7 +73,7 @@ func prepareCreate(ctx context.Context, c *call, req proto.Message) (proto.Messa
 	}
 	r = proto.Clone(r).(*pb.CreateRequest)
 	r.ObjectEtag = "-" // what the service sets, for the try
-	if _, ok, err := c.try(ctx, r); err != nil || !ok {
+	if _, ok, err := try(ctx, c, statemachine.Create, r); err != nil || !ok {
 		return req, err
 	}
 	if err := c.hold(ctx, r.GetPath()); err != nil {
@@ -89,13 +91,13 @@ func prepareCreate(ctx context.Context, c *call, req proto.Message) (proto.Messa
 // prepareComplete finds the version of the object the writer's worker
 // wrote, or puts a small file's content (which the client sends with
 // Complete) as the object.
-func prepareComplete(ctx context.Context, c *call, req proto.Message) (proto.Message, error) {
-	r := proto.Clone(req).(*pb.CompleteRequest)
+func prepareComplete(ctx context.Context, c *call, req *pb.CompleteRequest) (proto.Message, error) {
+	r := proto.CloneOf(req)
 	key := namespace.ObjectKey(r.GetPath())
 	small := len(r.GetBlocks()) == 0 && (r.GetInline() || r.GetLength() == 0)
 	data := r.GetInlineData()
 	r.Blocks, r.Inline, r.InlineData, r.ObjectEtag = nil, false, nil, "-"
-	if _, ok, err := c.try(ctx, r); err != nil || !ok {
+	if _, ok, err := try(ctx, c, statemachine.Complete, r); err != nil || !ok {
 		return r, err
 	}
 	if err := c.hold(ctx, r.GetPath()); err != nil {
@@ -119,11 +121,10 @@ func prepareComplete(ctx context.Context, c *call, req proto.Message) (proto.Mes
 // prepareDelete deletes the object, or every object below the directory
 // and its marker. A file being written here has no object yet: nothing is
 // deleted in the bucket (an object it was to replace stays, as on S3).
-func prepareDelete(ctx context.Context, c *call, req proto.Message) (proto.Message, error) {
-	r := req.(*pb.DeleteRequest)
+func prepareDelete(ctx context.Context, c *call, r *pb.DeleteRequest) (proto.Message, error) {
 	v, err := c.ensureEntry(ctx, r.GetPath())
 	if err != nil || v.Node == nil || v.Node.Holder != "" {
-		return req, err
+		return r, err
 	}
 	if v.Node.IsDir() && !r.GetRecursive() {
 		// Not-empty is decided on the directory's children as listed.
@@ -131,8 +132,8 @@ func prepareDelete(ctx context.Context, c *call, req proto.Message) (proto.Messa
 			return nil, err
 		}
 	}
-	if res, ok, err := c.try(ctx, req); err != nil || !ok || !res.Done {
-		return req, err
+	if deleted, ok, err := try(ctx, c, statemachine.Delete, r); err != nil || !ok || !deleted {
+		return r, err
 	}
 	if err := c.hold(ctx, r.GetPath()); err != nil {
 		return nil, err
@@ -151,7 +152,7 @@ func prepareDelete(ctx context.Context, c *call, req proto.Message) (proto.Messa
 	if err != nil {
 		return nil, err
 	}
-	return req, nil
+	return r, nil
 }
 
 // keepParent puts the marker of path's directory, so that it stays a
@@ -172,11 +173,10 @@ func (c *call) keepParent(ctx context.Context, p string) error {
 // failure midway leaves it so: rename again, or delete, to finish). A
 // file being written cannot be renamed: its object goes to the key it was
 // created at.
-func prepareRename(ctx context.Context, c *call, req proto.Message) (proto.Message, error) {
-	r := req.(*pb.RenameRequest)
+func prepareRename(ctx context.Context, c *call, r *pb.RenameRequest) (proto.Message, error) {
 	src, err := c.ensureEntry(ctx, r.GetSrc())
 	if err != nil || src.Node == nil {
-		return req, err
+		return r, err
 	}
 	if src.Node.Holder != "" {
 		return nil, fserr.Errorf(fserr.ErrInvalidArgument, "rename %s: the file is being written; in a cache-mode namespace it can be renamed once closed", r.GetSrc())
@@ -186,17 +186,17 @@ func prepareRename(ctx context.Context, c *call, req proto.Message) (proto.Messa
 			return nil, err
 		}
 	}
-	res, ok, err := c.try(ctx, req)
-	if err != nil || !ok || res.Path == "" || res.Path == r.GetSrc() {
-		return req, err
+	final, ok, err := try(ctx, c, statemachine.Rename, r)
+	if err != nil || !ok || final == "" || final == r.GetSrc() {
+		return r, err
 	}
-	if err := c.hold(ctx, r.GetSrc(), res.Path); err != nil {
+	if err := c.hold(ctx, r.GetSrc(), final); err != nil {
 		return nil, err
 	}
 	if err := c.keepParent(ctx, r.GetSrc()); err != nil {
 		return nil, err
 	}
-	from, to := namespace.ObjectKey(r.GetSrc()), namespace.ObjectKey(res.Path)
+	from, to := namespace.ObjectKey(r.GetSrc()), namespace.ObjectKey(final)
 	if src.Node.IsDir() {
 		p, done := c.track(r.GetSrc(), 2*objectsIn(src.Node))
 		err = c.moveTree(ctx, p, from+"/", to+"/")
@@ -211,7 +211,7 @@ func prepareRename(ctx context.Context, c *call, req proto.Message) (proto.Messa
 	// object's ETag does): what moves with the rename is to be checked.
 	_, err = c.svc.Propose(ctx, statemachine.MarkStale.Command(&pb.MarkStaleCommand{Namespace: c.ns.Name,
 		Path: r.GetSrc()}))
-	return req, err
+	return r, err
 }
 
 // moveObject copies the object at from, of version etag, to to, then

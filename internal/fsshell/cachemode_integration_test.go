@@ -20,7 +20,7 @@ func TestCacheModeCounts(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bucket, "d", "obj"), []byte("12345"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err := e.srv.Server.EnsureNamespace(context.Background(), &pb.NamespaceInfo{Name: "lake",
+	err := e.srv.Member.EnsureNamespace(context.Background(), &pb.NamespaceInfo{Name: "lake",
 		Mode: pb.NamespaceMode_NAMESPACE_MODE_CACHE, StoreUri: "file://" + bucket, SyncInterval: -1})
 	if err != nil {
 		t.Fatal(err)

@@ -35,7 +35,7 @@ func newEnvWith(t *testing.T, edit func(*metaserver.Config)) *env {
 // namespace creates another namespace.
 func (e *env) namespace(name string) {
 	e.t.Helper()
-	err := e.srv.Server.EnsureNamespace(context.Background(), &pb.NamespaceInfo{Name: name,
+	err := e.srv.Member.EnsureNamespace(context.Background(), &pb.NamespaceInfo{Name: name,
 		Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK, StoreUri: "file://" + e.t.TempDir()})
 	if err != nil {
 		e.t.Fatal(err)

@@ -83,7 +83,7 @@ func BenchmarkApplyCreateStreams(b *testing.B) {
 	b.StopTimer()
 	var last proto.Message
 	err = s.store.View(func(r kv.Reader) (err error) {
-		last, err = s.machine.Read(statemachine.GetFileStatus, r, &pb.GetFileStatusRequest{Header: &pb.Header{User: super.User},
+		last, err = s.machine.Read(statemachine.GetFileStatus.Op, r, &pb.GetFileStatusRequest{Header: &pb.Header{User: super.User},
 			Path: fmt.Sprintf("/bench/t%d/0/f%d", (b.N-1)%dirs, b.N-1)})
 		return err
 	})
@@ -97,7 +97,7 @@ func BenchmarkApplyCreateStreams(b *testing.B) {
 
 // benchCreateDirs returns a service's state machine with 64 directories
 // three levels down, /bench/tT/0, committed, and their number.
-func benchCreateDirs(b *testing.B, leader bool) (*Server, int) {
+func benchCreateDirs(b *testing.B, leader bool) (*replica, int) {
 	s, setup := benchServer(b)
 	s.store.SetWriteThrough(leader)
 	const dirs = 64
@@ -125,7 +125,7 @@ func benchHeader(j int) *pb.Header {
 }
 
 // benchEntries returns log entries of cmds, each a group of 16.
-func benchEntries(b *testing.B, s *Server, cmds []*pb.Command) []*raftpb.Entry {
+func benchEntries(b *testing.B, s *replica, cmds []*pb.Command) []*raftpb.Entry {
 	const group = 16
 	entries := make([]*raftpb.Entry, 0, len(cmds)/group+1)
 	for i := 0; i < len(cmds); i += group {
@@ -142,7 +142,7 @@ func benchEntries(b *testing.B, s *Server, cmds []*pb.Command) []*raftpb.Entry {
 
 // benchApply applies entries one Apply (one pebble commit) each, indexed
 // after those applied so far.
-func benchApply(b *testing.B, s *Server, entries []*raftpb.Entry) {
+func benchApply(b *testing.B, s *replica, entries []*raftpb.Entry) {
 	for _, e := range entries {
 		e.Index, e.Term = proto.Uint64(s.applied.Load()+1), proto.Uint64(1)
 		if err := s.Apply([]*raftpb.Entry{e}); err != nil {
@@ -192,7 +192,7 @@ func BenchmarkListPages(b *testing.B) {
 		req := &pb.ListRequest{Header: &pb.Header{User: super.User}, Path: fmt.Sprintf("/tree/%d/%d", d/100, d%100), Limit: 1000}
 		var resp proto.Message
 		err := store.View(func(r kv.Reader) (err error) {
-			resp, err = s.machine.Read(statemachine.List, r, req)
+			resp, err = s.machine.Read(statemachine.List.Op, r, req)
 			return err
 		})
 		if err != nil {
@@ -210,7 +210,7 @@ var super = namespace.Caller{User: "super"}
 // benchServer returns a service's state machine on a new store, opened as
 // the service opens it, with the default namespace made in the overlay
 // returned, not committed yet.
-func benchServer(b *testing.B) (*Server, *kv.Overlay) {
+func benchServer(b *testing.B) (*replica, *kv.Overlay) {
 	opts := pebblekv.DefaultOptions()
 	opts.Uncached = kvschema.IsRequestKey
 	store, err := pebblekv.Open(b.TempDir(), opts)
@@ -219,7 +219,7 @@ func benchServer(b *testing.B) (*Server, *kv.Overlay) {
 	}
 	b.Cleanup(func() { store.Close() })
 	cfg := namespace.DefaultConfig("super")
-	s := &Server{store: store, machine: statemachine.New(cfg)}
+	s := &replica{store: store, machine: statemachine.New(cfg), events: events{applied: func(statemachine.Applied) {}}}
 	s.props.waiting = map[uint64][]*proposal{}
 	setup := kv.NewOverlay(store.Writer())
 	if err := s.machine.FS().CreateNamespace(setup, 1, super, kvschema.Namespace{Name: namespace.DefaultNamespace, Mode: 1}); err != nil {

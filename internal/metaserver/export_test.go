@@ -2,14 +2,14 @@ package metaserver
 
 import (
 	"github.com/stratafs/strata/internal/kv"
-	"github.com/stratafs/strata/internal/namespace"
+	"github.com/stratafs/strata/internal/statemachine"
 )
 
 // GarbageQueued returns how many entries the block garbage queue holds.
-func (s *Server) GarbageQueued() (int, error) {
+func (m *Member) GarbageQueued() (int, error) {
 	var n int
-	err := s.store.View(func(r kv.Reader) error {
-		items, err := namespace.GarbageBatch(r, 1<<20)
+	err := m.core.Applied(func(r kv.Reader) error {
+		items, err := statemachine.GarbageBatch(r, 1<<20)
 		n = len(items)
 		return err
 	})

@@ -388,7 +388,7 @@ func TestKeptAnswersAreForgottenAfterTenMinutes(t *testing.T) {
 		t.Fatal("/b not created")
 	}
 	at(12 * time.Minute)
-	if err := p.Server.ForgetRequests(ctx); err != nil {
+	if err := p.Member.RunJob(ctx, metaserver.JobForgetRequests); err != nil {
 		t.Fatal(err)
 	}
 	if mkdir("old", "/a", false) {

@@ -93,7 +93,7 @@ func TestNamespaceTrashExpires(t *testing.T) {
 	}
 	trash()
 	clock.Advance(59 * time.Minute)
-	if err := svc.Server.PurgeExpiredNamespaces(ctx); err != nil {
+	if err := svc.Member.RunJob(ctx, metaserver.JobNamespaceTrash); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.RestoreNamespace(ctx, "lake"); err != nil {
@@ -104,7 +104,7 @@ func TestNamespaceTrashExpires(t *testing.T) {
 	}
 	trash()
 	clock.Advance(61 * time.Minute)
-	if err := svc.Server.PurgeExpiredNamespaces(ctx); err != nil {
+	if err := svc.Member.RunJob(ctx, metaserver.JobNamespaceTrash); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.RestoreNamespace(ctx, "lake"); !errors.Is(err, fserr.ErrNoNamespace) {
@@ -147,13 +147,13 @@ func TestGarbageOfAnUnusableBucketIsDropped(t *testing.T) {
 	if _, err := c.DeleteNamespace(ctx, "nope", pb.NamespaceDeleteMode_NAMESPACE_DELETE_MODE_NOW); err != nil {
 		t.Fatal(err)
 	}
-	if err := svc.Server.PurgeAll(ctx); err != nil {
+	if err := svc.Member.RunJob(ctx, metaserver.JobPurge); err != nil {
 		t.Fatal(err)
 	}
-	if err := svc.Server.CollectGarbage(ctx); err != nil {
+	if err := svc.Member.RunJob(ctx, metaserver.JobGarbage); err != nil {
 		t.Fatalf("collection: %v", err)
 	}
-	if n, err := svc.Server.GarbageQueued(); err != nil || n != 0 {
+	if n, err := svc.Member.GarbageQueued(); err != nil || n != 0 {
 		t.Fatalf("%d garbage entries left (%v)", n, err)
 	}
 	if opens.Load() < 2 {
@@ -188,7 +188,7 @@ func TestEmptyTrash(t *testing.T) {
 		}
 		return strings.Join(out, ",")
 	}
-	if err := svc.Server.EmptyTrash(ctx); err != nil {
+	if err := svc.Member.RunJob(ctx, metaserver.JobTrash); err != nil {
 		t.Fatal(err)
 	}
 	if got := names("/user/alice/.Trash") + " " + names("/user/bob/.Trash"); got != "261126100000 261126100000,junk" {
@@ -198,7 +198,7 @@ func TestEmptyTrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock.Advance(61 * time.Minute)
-	if err := svc.Server.EmptyTrash(ctx); err != nil {
+	if err := svc.Member.RunJob(ctx, metaserver.JobTrash); err != nil {
 		t.Fatal(err)
 	}
 	if got := names("/user/alice/.Trash") + " " + names("/user/bob/.Trash"); got != "261126110100 junk" {

@@ -65,15 +65,15 @@ func (ps *proposals) take() []*proposal {
 	return q
 }
 
-// propose stamps cmd with the time and the namespace settings, puts it in
+// Propose stamps cmd with the time and the namespace settings, puts it in
 // the log, perhaps in one entry with others, and waits until it is
 // applied, returning what applying it produced. The error is the command's
 // answer if it failed, or why it was not applied (no leader, the member
 // stopped, ctx done).
-func (s *Server) propose(ctx context.Context, cmd *pb.Command) (statemachine.Result, error) {
+func (r *replica) Propose(ctx context.Context, cmd *pb.Command) (statemachine.Result, error) {
 	p := newProposal(cmd)
-	s.submit(p)
-	return s.wait(ctx, p)
+	r.submit(p)
+	return r.wait(ctx, p)
 }
 
 // releaseWhenSettled calls release once proposal p is settled: applied,
@@ -103,46 +103,46 @@ func releaseWhenSettled(p *proposal, stopped <-chan struct{}, release func()) {
 }
 
 // wait waits for the result of proposal p.
-func (s *Server) wait(ctx context.Context, p *proposal) (statemachine.Result, error) {
+func (r *replica) wait(ctx context.Context, p *proposal) (statemachine.Result, error) {
 	select {
 	case <-p.done:
 		if p.err != nil {
-			return statemachine.Result{}, s.raftError(p.err)
+			return statemachine.Result{}, r.raftError(p.err)
 		}
 		return p.res, p.res.Err
 	case <-ctx.Done():
 		return statemachine.Result{}, ctx.Err()
-	case <-s.node.Done():
-		return statemachine.Result{}, s.nodeStopped()
+	case <-r.node.Done():
+		return statemachine.Result{}, r.Stopped()
 	}
 }
 
 // submit queues q for the next entry, and hands it over if no other
 // goroutine is handing entries over.
-func (s *Server) submit(q ...*proposal) {
-	if !s.props.join(q...) {
+func (r *replica) submit(q ...*proposal) {
+	if !r.props.join(q...) {
 		return
 	}
-	s.proposeEntry(s.props.take())
+	r.proposeEntry(r.props.take())
 	// Commands that queued meanwhile go in the next entry, which a
 	// goroutine of their own hands over, so that this caller has its
 	// answer whatever the load.
-	if q := s.props.take(); q != nil {
-		go s.proposeQueued(q)
+	if q := r.props.take(); q != nil {
+		go r.proposeQueued(q)
 	}
 }
 
 // proposeQueued proposes q, then what queued meanwhile, an entry at a time,
 // until nothing did.
-func (s *Server) proposeQueued(q []*proposal) {
-	for ; q != nil; q = s.props.take() {
-		s.proposeEntry(q)
+func (r *replica) proposeQueued(q []*proposal) {
+	for ; q != nil; q = r.props.take() {
+		r.proposeEntry(q)
 	}
 }
 
 // proposeEntry puts the commands of q in the log as one entry. The results
 // reach them when it is applied (deliver), or they fail now.
-func (s *Server) proposeEntry(q []*proposal) {
+func (r *replica) proposeEntry(q []*proposal) {
 	cmd := q[0].cmd
 	if len(q) > 1 {
 		g := &pb.CommandGroup{Commands: make([]*pb.Command, len(q))}
@@ -151,17 +151,17 @@ func (s *Server) proposeEntry(q []*proposal) {
 		}
 		cmd = &pb.Command{Op: &pb.Command_Group{Group: g}}
 	}
-	cmd.Id = s.nextProposal.Add(1)
-	cmd.Now = s.cfg.Clock().UnixMilli()
-	cmd.Settings = s.machine.Settings()
+	cmd.Id = r.nextProposal.Add(1)
+	cmd.Now = r.cfg.Clock().UnixMilli()
+	cmd.Settings = r.machine.Settings()
 	data, err := proto.Marshal(cmd)
 	if err == nil {
-		s.await(cmd.Id, q...)
+		r.await(cmd.Id, q...)
 		ctx, cancel := context.WithTimeout(context.Background(), handOverTimeout)
-		err = s.node.Propose(ctx, data)
+		err = r.node.Propose(ctx, data)
 		cancel()
 		if err != nil {
-			q = s.unwait(cmd.Id)
+			q = r.unwait(cmd.Id)
 		}
 	}
 	if err != nil {
@@ -173,41 +173,41 @@ func (s *Server) proposeEntry(q []*proposal) {
 
 // await registers proposals for the result of entry id: one command, or
 // the commands of a group in order.
-func (s *Server) await(id uint64, q ...*proposal) {
-	s.props.mu.Lock()
-	s.props.waiting[id] = q
-	s.props.mu.Unlock()
+func (r *replica) await(id uint64, q ...*proposal) {
+	r.props.mu.Lock()
+	r.props.waiting[id] = q
+	r.props.mu.Unlock()
 }
 
 // unwait unregisters entry id, returning its proposals if they were still
 // waiting.
-func (s *Server) unwait(id uint64) []*proposal {
-	s.props.mu.Lock()
-	defer s.props.mu.Unlock()
-	q := s.props.waiting[id]
-	delete(s.props.waiting, id)
+func (r *replica) unwait(id uint64) []*proposal {
+	r.props.mu.Lock()
+	defer r.props.mu.Unlock()
+	q := r.props.waiting[id]
+	delete(r.props.waiting, id)
 	return q
 }
 
 // deliver hands the results of applying entry id to its proposals, one
 // per command (none for a membership change).
-func (s *Server) deliver(id uint64, rs []statemachine.Result) {
-	for i, p := range s.unwait(id) {
-		var r statemachine.Result
+func (r *replica) deliver(id uint64, rs []statemachine.Result) {
+	for i, p := range r.unwait(id) {
+		var res statemachine.Result
 		if i < len(rs) {
-			r = rs[i]
+			res = rs[i]
 		}
-		p.finish(r, nil)
+		p.finish(res, nil)
 	}
 }
 
 // failWaiters fails every proposal waiting for its entry (leadership lost,
 // or the member stopped); clients retry.
-func (s *Server) failWaiters(err error) {
-	s.props.mu.Lock()
-	waiting := s.props.waiting
-	s.props.waiting = map[uint64][]*proposal{}
-	s.props.mu.Unlock()
+func (r *replica) failWaiters(err error) {
+	r.props.mu.Lock()
+	waiting := r.props.waiting
+	r.props.waiting = map[uint64][]*proposal{}
+	r.props.mu.Unlock()
 	for _, q := range waiting {
 		for _, p := range q {
 			p.finish(statemachine.Result{}, err)

@@ -10,17 +10,17 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/stratafs/strata/internal/callwire"
-	"github.com/stratafs/strata/internal/namespace"
 	"github.com/stratafs/strata/internal/rpcerr"
+	sm "github.com/stratafs/strata/internal/statemachine"
 	"github.com/stratafs/strata/internal/tlsconf"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
-// ServerOptions are the gRPC settings of the namespace service, the same in
+// serverOptions are the gRPC settings of the namespace service, the same in
 // production, tests and benchmarks: large messages, a fixed pool of stream
 // workers instead of a goroutine (and a fresh, growing stack) per call,
-// static flow-control windows, and every handler's error translated to a
-// status once, at the edge.
+// static flow-control windows, and every stream's error translated to a
+// status once, at the edge (a unary call's: interceptors).
 //
 // NB: static windows, because gRPC's dynamic ones are sized by pinging: the
 // server answers the first request's data after each ping's return with a
@@ -28,11 +28,31 @@ import (
 // acknowledgement besides the call (two more frames, two more system calls
 // and a wake-up on each side). The service's messages are small, and
 // StreamWindow exceeds the largest a caller waits for.
-func ServerOptions() []grpc.ServerOption {
-	return append([]grpc.ServerOption{grpc.MaxRecvMsgSize(64 << 20),
+func serverOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{grpc.MaxRecvMsgSize(64 << 20),
 		grpc.NumStreamWorkers(uint32(4 * runtime.GOMAXPROCS(0))),
-		grpc.StaticStreamWindowSize(StreamWindow), grpc.StaticConnWindowSize(ConnWindow)},
-		rpcerr.ServerOptions()...)
+		grpc.StaticStreamWindowSize(StreamWindow), grpc.StaticConnWindowSize(ConnWindow),
+		grpc.ChainStreamInterceptor(rpcerr.StreamServerInterceptor)}
+}
+
+// interceptors are what every unary call of the service passes through,
+// in order, over gRPC and over callwire alike: its error translated to a
+// status once, at the edge, around the authentication of its caller.
+// (gRPC's TLS options add the check of members' certificates after them,
+// which callwire has no use for: it serves no members-only method.)
+func (m *Member) interceptors() []grpc.UnaryServerInterceptor {
+	return []grpc.UnaryServerInterceptor{rpcerr.UnaryServerInterceptor, m.tokens.Interceptor}
+}
+
+// chain is interceptors as one, each around the next, as gRPC chains them.
+func chain(interceptors []grpc.UnaryServerInterceptor) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		for i := len(interceptors) - 1; i >= 0; i-- {
+			next, in := h, interceptors[i]
+			h = func(ctx context.Context, req any) (any, error) { return in(ctx, req, info, next) }
+		}
+		return h(ctx, req)
+	}
 }
 
 // The static HTTP/2 flow-control windows of the service's connections, in
@@ -56,36 +76,41 @@ var membersOnly = []string{"/strata.v1.RaftService/", "/strata.v1.MetaService/He
 // Serving is a member serving MetaService and RaftService over gRPC, and
 // MetaService's unary methods over callwire too, on the same port.
 type Serving struct {
-	*Server
+	*Member
+	Server   *Server
 	GRPC     *grpc.Server
 	CallWire *callwire.Server
 	Addr     string // where it serves, host:port
 }
 
-// Serve opens a member with cfg and serves it on lis, with ServerOptions and
-// cfg.TLS's. An empty cfg.Address becomes lis's (and so the address of a
-// single member's initial group). The connections that open with
-// callwire's preface are callwire's (internal/callwire): their calls go
-// through the same handlers and interceptors, authentication and error
-// translation, as gRPC's. NB: no other gRPC options: anything that changes
-// how a call is served (its credentials, its interceptors) goes through cfg,
-// so that callwire serves it alike.
+// Serve opens a member with cfg, starts it, and serves it on lis, with the
+// service's gRPC settings and cfg.TLS's. An empty cfg.Address becomes
+// lis's (and so the address of a single member's initial group). The
+// connections that open with callwire's preface are callwire's
+// (internal/callwire): their calls go through the same handlers and
+// interceptors as gRPC's. NB: no other gRPC options: anything that changes
+// how a call is served (its credentials, its interceptors) goes through cfg
+// and interceptors, so that callwire serves it alike.
 func Serve(cfg Config, lis net.Listener) (*Serving, error) {
 	if cfg.Address == "" {
 		cfg.Address = lis.Addr().String()
 	}
-	srv, err := Open(cfg)
+	m, err := open(cfg)
+	if err == nil {
+		err = m.start()
+	}
 	if err != nil {
 		lis.Close()
 		return nil, err
 	}
-	g := grpc.NewServer(append(append(ServerOptions(), grpc.ChainUnaryInterceptor(srv.authUnary)),
-		tlsconf.ServerOptions(cfg.TLS, membersOnly...)...)...)
+	srv := &Server{m: m}
+	opts := append(serverOptions(), grpc.ChainUnaryInterceptor(m.interceptors()...))
+	g := grpc.NewServer(append(opts, tlsconf.ServerOptions(cfg.TLS, membersOnly...)...)...)
 	pb.RegisterMetaServiceServer(g, srv)
-	pb.RegisterRaftServiceServer(g, srv.Transport())
-	cw := callwire.NewServer(&pb.MetaService_ServiceDesc, srv, cfg.TLS, srv.callWireUnary, membersOnly...)
+	pb.RegisterRaftServiceServer(g, m.Transport())
+	cw := callwire.NewServer(&pb.MetaService_ServiceDesc, srv, cfg.TLS, chain(m.interceptors()), membersOnly...)
 	go func() { _ = g.Serve(cw.Split(lis)) }()
-	return &Serving{Server: srv, GRPC: g, CallWire: cw, Addr: lis.Addr().String()}, nil
+	return &Serving{Member: m, Server: srv, GRPC: g, CallWire: cw, Addr: lis.Addr().String()}, nil
 }
 
 // Listen serves a member with cfg on a new listener at addr (host:port;
@@ -102,7 +127,7 @@ func Listen(cfg Config, addr string) (*Serving, error) {
 func (s *Serving) Close() error {
 	s.GRPC.Stop()
 	s.CallWire.Close()
-	return s.Server.Close()
+	return s.Member.Close()
 }
 
 // ReadyWithDefault waits, at most 30 s, until the member is ready, then
@@ -115,19 +140,9 @@ func (s *Serving) ReadyWithDefault(ctx context.Context, storeURI string) error {
 	if err := s.WaitReady(ctx); err != nil {
 		return err
 	}
-	if err := s.EnsureNamespace(ctx, &pb.NamespaceInfo{Name: namespace.DefaultNamespace,
+	if err := s.EnsureNamespace(ctx, &pb.NamespaceInfo{Name: sm.DefaultNamespace,
 		Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK, StoreUri: storeURI}); err != nil {
 		return fmt.Errorf("create the default namespace: %w", err)
 	}
 	return nil
-}
-
-// callWireUnary is the interceptor chain of the service's unary gRPC calls,
-// for callwire's: errors translated to statuses, around authentication.
-// (tlsconf's check of members' certificates has nothing to check: callwire
-// serves no members-only method.)
-func (s *Server) callWireUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-	return rpcerr.UnaryServerInterceptor(ctx, req, info, func(ctx context.Context, req any) (any, error) {
-		return s.authUnary(ctx, req, info, h)
-	})
 }

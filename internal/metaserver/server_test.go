@@ -49,14 +49,14 @@ func TestLeaseHardLimitClosesAbandonedFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock.Advance(19 * time.Minute)
-	if err := svc.Server.CheckLeases(ctx); err != nil {
+	if err := svc.Member.RunJob(ctx, metaserver.JobLeases); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := writer.Stat(ctx, "/abandoned"); !st.UnderConstruction {
 		t.Fatal("closed before the hard limit")
 	}
 	clock.Advance(2 * time.Minute)
-	if err := svc.Server.CheckLeases(ctx); err != nil {
+	if err := svc.Member.RunJob(ctx, metaserver.JobLeases); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := writer.Stat(ctx, "/abandoned"); st.UnderConstruction {
@@ -108,7 +108,7 @@ func TestRecursiveDeleteOfLargeTreeIsPurgedInBatches(t *testing.T) {
 	if _, err := c.Stat(ctx, "/tree/d00/f00"); !errors.Is(err, fserr.ErrNotFound) {
 		t.Fatalf("deleted tree still visible: %v", err)
 	}
-	if err := svc.Server.PurgeAll(ctx); err != nil {
+	if err := svc.Member.RunJob(ctx, metaserver.JobPurge); err != nil {
 		t.Fatal(err)
 	}
 	sum, err := c.ContentSummary(ctx, "/")

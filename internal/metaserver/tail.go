@@ -11,7 +11,6 @@ import (
 	"github.com/stratafs/strata/internal/blocks"
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/kv"
-	"github.com/stratafs/strata/internal/namespace"
 	"github.com/stratafs/strata/internal/object"
 	sm "github.com/stratafs/strata/internal/statemachine"
 	pb "github.com/stratafs/strata/proto/strata/v1"
@@ -27,21 +26,22 @@ import (
 // when the writer flushed more meanwhile.
 const recoverAttempts = 3
 
-// RecoverLease implements MetaService.
-func (s *Server) RecoverLease(ctx context.Context, r *pb.RecoverLeaseRequest) (*pb.RecoverLeaseResponse, error) {
+// recoverLease carries out a RecoverLease: the file's tail made a block,
+// then the command, again if the writer flushed more meanwhile.
+func (m *Member) recoverLease(ctx context.Context, r *pb.RecoverLeaseRequest) (*pb.RecoverLeaseResponse, error) {
 	if r.GetTailBlock() != nil {
 		return nil, fserr.Errorf(fserr.ErrInvalidArgument, "recoverLease %s: a tail block is the service's to set", r.GetPath())
 	}
-	if err := s.checkCaller(ctx, r.GetHeader()); err != nil {
+	if err := m.tokens.CheckCaller(ctx, r.GetHeader()); err != nil {
 		return nil, err
 	}
 	for attempt := 0; ; attempt++ {
-		req := proto.Clone(r).(*pb.RecoverLeaseRequest)
+		req := proto.CloneOf(r)
 		var err error
-		if req.TailBlock, err = s.tailBlockOf(ctx, r.GetHeader(), r.GetPath()); err != nil {
+		if req.TailBlock, err = m.leases.tailBlockOf(ctx, r.GetHeader(), r.GetPath()); err != nil {
 			return nil, err
 		}
-		resp, err := call[*pb.RecoverLeaseResponse](ctx, s, sm.RecoverLease, req)
+		resp, err := mutate(ctx, m, sm.RecoverLease, req)
 		if err != nil || resp.Closed || attempt == recoverAttempts-1 {
 			return resp, err
 		}
@@ -50,40 +50,40 @@ func (s *Server) RecoverLease(ctx context.Context, r *pb.RecoverLeaseRequest) (*
 
 // tailBlockOf makes a block of the flushed tail of the file at path, if it
 // has one.
-func (s *Server) tailBlockOf(ctx context.Context, h *pb.Header, path string) (*pb.Block, error) {
+func (m *leases) tailBlockOf(ctx context.Context, h *pb.Header, path string) (*pb.Block, error) {
 	var ino uint64
-	err := s.view(ctx, func(r kv.Reader) error {
-		n, err := s.machine.FS().Stat(r, caller(h), h.GetNamespace(), path)
-		if err == nil && !n.IsDir() && n.Holder != "" {
-			ino = n.ID
+	err := m.core.View(ctx, func(r kv.Reader) error {
+		id, holder, err := m.core.machine.Writer(r, sm.CallerOf(h), h.GetNamespace(), path)
+		if holder != "" {
+			ino = id
 		}
 		return err
 	})
 	if err != nil || ino == 0 {
 		return nil, err
 	}
-	return s.tailBlock(ctx, h.GetNamespace(), ino)
+	return m.tailBlock(ctx, h.GetNamespace(), ino)
 }
 
 // tailBlock uploads the flushed tail of file ino of namespace ns, if it
 // has one, as a block, and returns it.
-func (s *Server) tailBlock(ctx context.Context, ns string, ino uint64) (*pb.Block, error) {
+func (m *leases) tailBlock(ctx context.Context, ns string, ino uint64) (*pb.Block, error) {
 	var end uint64
 	var data []byte
 	var uri string
-	err := s.view(ctx, func(r kv.Reader) error {
-		rec, err := namespace.Lookup(r, ns)
+	err := m.core.View(ctx, func(r kv.Reader) error {
+		rec, err := sm.NamespaceRecord(r, ns)
 		if err != nil {
 			return err
 		}
 		uri = rec.StoreURI
-		_, end, data, err = namespace.OpenTail(r, ino)
+		end, data, err = sm.Tail(r, ino)
 		return err
 	})
 	if err != nil || len(data) == 0 {
 		return nil, err
 	}
-	store, err := s.stores.Get(ctx, uri)
+	store, err := m.stores.Get(ctx, uri)
 	if err != nil {
 		return nil, err
 	}
@@ -97,60 +97,31 @@ func (s *Server) tailBlock(ctx context.Context, ns string, ino uint64) (*pb.Bloc
 
 // expire closes file ino that holder stopped writing, with its tail made a
 // block.
-func (s *Server) expire(ctx context.Context, holder string, ino uint64) error {
-	ns, err := s.namespaceOf(ino)
+func (m *leases) expire(ctx context.Context, holder string, ino uint64) error {
+	ns, err := m.namespaceOf(ino)
 	if err != nil {
 		return err
 	}
 	var tail *pb.Block
 	if ns != "" {
-		if tail, err = s.tailBlock(ctx, ns, ino); err != nil {
+		if tail, err = m.tailBlock(ctx, ns, ino); err != nil {
 			return err
 		}
 	}
-	_, err = s.propose(ctx, sm.ExpireLease.Command(&pb.ExpireLeaseCommand{Holder: holder, InodeId: ino, TailBlock: tail}))
+	_, err = m.core.Propose(ctx, sm.ExpireLease.Command(&pb.ExpireLeaseCommand{Holder: holder, InodeId: ino, TailBlock: tail}))
 	return err
 }
 
 // namespaceOf names the namespace holding inode ino ("" if it is in none:
 // deleted meanwhile, or in a subtree awaiting purge).
-func (s *Server) namespaceOf(ino uint64) (string, error) {
+func (m *leases) namespaceOf(ino uint64) (string, error) {
 	var name string
-	err := s.store.View(func(r kv.Reader) (err error) {
-		name, err = namespace.NamespaceOf(r, ino)
+	err := m.core.Applied(func(r kv.Reader) (err error) {
+		name, err = sm.NamespaceOf(r, ino)
 		return err
 	})
-	if errors.Is(err, namespace.ErrNotFound) {
+	if errors.Is(err, fserr.ErrNotFound) {
 		return "", nil
 	}
 	return name, err
-}
-
-// Flush implements MetaService.
-func (s *Server) Flush(ctx context.Context, r *pb.FlushRequest) (*pb.FlushResponse, error) {
-	return call[*pb.FlushResponse](ctx, s, sm.Flush, r)
-}
-
-// ReadTail implements MetaService.
-func (s *Server) ReadTail(ctx context.Context, r *pb.ReadTailRequest) (*pb.ReadTailResponse, error) {
-	return call[*pb.ReadTailResponse](ctx, s, sm.ReadTail, r)
-}
-
-// Append implements MetaService.
-func (s *Server) Append(ctx context.Context, r *pb.AppendRequest) (*pb.AppendResponse, error) {
-	resp, err := call[*pb.AppendResponse](ctx, s, sm.Append, r)
-	if err != nil {
-		return nil, err
-	}
-	s.leases.renew(r.GetHeader().GetClientName())
-	resp.InlineLimit = uint32(s.cfg.Namespace.InlineLimit)
-	if rec := s.namespaceRecord(r.GetHeader()); rec != nil {
-		resp.StoreUri = rec.StoreURI
-	}
-	return resp, s.grant(ctx, r, resp)
-}
-
-// Truncate implements MetaService.
-func (s *Server) Truncate(ctx context.Context, r *pb.TruncateRequest) (*pb.TruncateResponse, error) {
-	return call[*pb.TruncateResponse](ctx, s, sm.Truncate, r)
 }

@@ -10,6 +10,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/kv"
+	sm "github.com/stratafs/strata/internal/statemachine"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -113,34 +115,49 @@ func (r *workerRegistry) live(now time.Time) []*pb.WorkerInfo {
 	return out
 }
 
-// Heartbeat implements MetaService. Every member records the worker; a
-// follower then answers NOT_LEADER, naming the leader, and the leader
-// answers with the deleted blocks the worker is to drop.
-func (s *Server) Heartbeat(ctx context.Context, r *pb.HeartbeatRequest) (*pb.HeartbeatResponse, error) {
-	if err := s.superuser(ctx, nil, "register a worker"); err != nil {
+// heartbeat records a worker's heartbeat. Every member records the
+// worker; a follower then answers NOT_LEADER, naming the leader, and the
+// leader answers with what the worker is to trust (the keys of the block
+// tokens, the namespaces whose buckets it may open) and the deleted blocks
+// it is to drop.
+func (m *Member) heartbeat(ctx context.Context, r *pb.HeartbeatRequest) (*pb.HeartbeatResponse, error) {
+	if err := m.tokens.RequireSuperuser(ctx, nil, "register a worker"); err != nil {
 		return nil, err
 	}
 	w := r.GetWorker()
 	if w.GetId() == "" || w.GetAddress() == "" {
 		return nil, fserr.Errorf(fserr.ErrInvalidArgument, "heartbeat: a worker needs an id and an address")
 	}
-	if !s.isLeader() {
-		s.workers.seen(w, s.cfg.Clock())
-		return nil, s.notLeader()
+	if !m.core.IsLeader() {
+		m.workers.seen(w, m.core.Now())
+		return nil, m.core.NotLeader()
 	}
 	resp := &pb.HeartbeatResponse{IntervalSeconds: uint32(heartbeatInterval / time.Second)}
-	if err := s.workerTrust(ctx, resp); err != nil {
+	var err error
+	if resp.BlockKeys, err = m.blocks.Keys(ctx); err != nil {
 		return nil, err
 	}
-	resp.Dropped = s.workers.heartbeat(w, s.cfg.Clock())
+	if err := m.core.Applied(func(r kv.Reader) error {
+		list, err := sm.Namespaces(r)
+		for _, ns := range list {
+			if !ns.InTrash() {
+				resp.Namespaces = append(resp.Namespaces, &pb.NamespaceInfo{Name: ns.Name,
+					Mode: pb.NamespaceMode(ns.Mode), StoreUri: ns.StoreURI})
+			}
+		}
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	resp.Dropped = m.workers.heartbeat(w, m.core.Now())
 	return resp, nil
 }
 
-// ListWorkers implements MetaService. Only the leader answers, so that a
+// liveWorkers answers ListWorkers. Only the leader answers, so that a
 // client is not given the view of a member cut off from the workers.
-func (s *Server) ListWorkers(context.Context, *pb.ListWorkersRequest) (*pb.ListWorkersResponse, error) {
-	if !s.isLeader() {
-		return nil, s.notLeader()
+func (m *Member) liveWorkers() (*pb.ListWorkersResponse, error) {
+	if !m.core.IsLeader() {
+		return nil, m.core.NotLeader()
 	}
-	return &pb.ListWorkersResponse{Workers: s.workers.live(s.cfg.Clock())}, nil
+	return &pb.ListWorkersResponse{Workers: m.workers.live(m.core.Now())}, nil
 }

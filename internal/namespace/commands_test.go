@@ -69,7 +69,7 @@ func (c *commands) apply(tx kv.Txn, now int64, op *statemachine.Op, h *pb.Header
 }
 
 func sameResult(a, b statemachine.Result) bool {
-	return errClass(a.Err) == errClass(b.Err) && a.Done == b.Done && a.Path == b.Path && reflect.DeepEqual(a.Inode, b.Inode)
+	return errClass(a.Err) == errClass(b.Err) && reflect.DeepEqual(a.Value(), b.Value())
 }
 
 func header(c namespace.Caller, ns string) *pb.Header {
@@ -78,18 +78,18 @@ func header(c namespace.Caller, ns string) *pb.Header {
 
 func (c *commands) Mkdirs(tx kv.Txn, now int64, cl namespace.Caller, ns, path string, perm, umask uint16, parents bool) (bool, error) {
 	h := header(cl, ns)
-	r, err := c.apply(tx, now, statemachine.Mkdirs, h, &pb.MkdirsRequest{Header: h, Path: path,
+	r, err := c.apply(tx, now, statemachine.Mkdirs.Op, h, &pb.MkdirsRequest{Header: h, Path: path,
 		Permission: uint32(perm), Umask: uint32(umask), CreateParents: parents})
-	return r.Done, err
+	return statemachine.Mkdirs.Result(r), err
 }
 
 func (c *commands) Create(tx kv.Txn, now int64, cl namespace.Caller, ns, path string, o namespace.CreateOptions) (*kvschema.Inode, error) {
 	h := header(cl, ns)
 	h.ClientName = o.Holder
-	r, err := c.apply(tx, now, statemachine.Create, h, &pb.CreateRequest{Header: h, Path: path,
+	r, err := c.apply(tx, now, statemachine.Create.Op, h, &pb.CreateRequest{Header: h, Path: path,
 		Permission: uint32(o.Perm), Umask: uint32(o.Umask), Overwrite: o.Overwrite, CreateParents: o.Parents,
 		Replication: o.Replication, BlockSize: o.BlockSize, Complete: o.Closed, InlineData: o.Data})
-	return r.Inode, err
+	return statemachine.Create.Result(r), err
 }
 
 func (c *commands) Complete(tx kv.Txn, now int64, cl namespace.Caller, ns, path string, o namespace.CompleteOptions) error {
@@ -100,47 +100,47 @@ func (c *commands) Complete(tx kv.Txn, now int64, cl namespace.Caller, ns, path 
 	for _, b := range o.Blocks {
 		req.Blocks = append(req.Blocks, &pb.Block{BlockId: b.ID, Offset: b.Offset, Length: b.Length})
 	}
-	_, err := c.apply(tx, now, statemachine.Complete, h, req)
+	_, err := c.apply(tx, now, statemachine.Complete.Op, h, req)
 	return err
 }
 
 func (c *commands) Delete(tx kv.Txn, now int64, cl namespace.Caller, ns, path string, recursive bool) (bool, error) {
 	h := header(cl, ns)
-	r, err := c.apply(tx, now, statemachine.Delete, h, &pb.DeleteRequest{Header: h, Path: path, Recursive: recursive})
-	return r.Done, err
+	r, err := c.apply(tx, now, statemachine.Delete.Op, h, &pb.DeleteRequest{Header: h, Path: path, Recursive: recursive})
+	return statemachine.Delete.Result(r), err
 }
 
 func (c *commands) Rename(tx kv.Txn, now int64, cl namespace.Caller, ns, src, dst string, o namespace.RenameOptions) (string, error) {
 	h := header(cl, ns)
-	r, err := c.apply(tx, now, statemachine.Rename, h, &pb.RenameRequest{Header: h, Src: src, Dst: dst,
+	r, err := c.apply(tx, now, statemachine.Rename.Op, h, &pb.RenameRequest{Header: h, Src: src, Dst: dst,
 		Overwrite: o.Overwrite, NoDescend: o.NoDescend})
-	return r.Path, err
+	return statemachine.Rename.Result(r), err
 }
 
 func (c *commands) SetPermission(tx kv.Txn, cl namespace.Caller, ns, path string, perm uint16) error {
 	h := header(cl, ns)
-	_, err := c.apply(tx, c.d.now, statemachine.SetPermission, h,
+	_, err := c.apply(tx, c.d.now, statemachine.SetPermission.Op, h,
 		&pb.SetPermissionRequest{Header: h, Path: path, Permission: uint32(perm)})
 	return err
 }
 
 func (c *commands) SetOwner(tx kv.Txn, cl namespace.Caller, ns, path, owner, group string) error {
 	h := header(cl, ns)
-	_, err := c.apply(tx, c.d.now, statemachine.SetOwner, h, &pb.SetOwnerRequest{Header: h, Path: path, Owner: owner, Group: group})
+	_, err := c.apply(tx, c.d.now, statemachine.SetOwner.Op, h, &pb.SetOwnerRequest{Header: h, Path: path, Owner: owner, Group: group})
 	return err
 }
 
 func (c *commands) SetTimes(tx kv.Txn, cl namespace.Caller, ns, path string, mtime, atime int64) error {
 	h := header(cl, ns)
-	_, err := c.apply(tx, c.d.now, statemachine.SetTimes, h,
+	_, err := c.apply(tx, c.d.now, statemachine.SetTimes.Op, h,
 		&pb.SetTimesRequest{Header: h, Path: path, ModificationTime: mtime, AccessTime: atime})
 	return err
 }
 
 func (c *commands) RecoverLease(tx kv.Txn, now int64, cl namespace.Caller, ns, path string, _ *kvschema.Block) (bool, error) {
 	h := header(cl, ns)
-	r, err := c.apply(tx, now, statemachine.RecoverLease, h, &pb.RecoverLeaseRequest{Header: h, Path: path})
-	return r.Done, err
+	r, err := c.apply(tx, now, statemachine.RecoverLease.Op, h, &pb.RecoverLeaseRequest{Header: h, Path: path})
+	return statemachine.RecoverLease.Result(r), err
 }
 
 // ExpireLease is the service's own command: no header, no request id.

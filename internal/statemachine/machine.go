@@ -34,29 +34,25 @@ func (m *Machine) FS() *namespace.FS { return m.fs }
 // proposes. The caller must not modify them.
 func (m *Machine) Settings() *pb.NamespaceSettings { return m.settings }
 
-// Result is what applying one command, or making one read, produced.
+// Result is what applying one command produced: the value of its row's
+// result type (Mkdirs a bool, Create the file's inode, Rename the path the
+// source ended up at, ...), which the row's Result method returns typed, or
+// the operation's answer when it failed.
 type Result struct {
 	// Err is the operation's answer when it failed: an fserr condition
 	// (usually a *namespace.PathError). The command changed nothing.
-	Err error
-	// Done answers mkdirs (created), delete (deleted) and recover lease
-	// (closed).
-	Done bool
-	// Path answers rename: the path the source ended up at.
-	Path string
-	// Inode answers create (the file as created) and delete namespace
-	// (its root as it was, whose aggregates say what it held).
-	Inode *kvschema.Inode
-	// Count answers purge, purge namespace and forget requests: how many
-	// they removed.
-	Count int
-	// Length answers flush: the file's visible length.
-	Length uint64
-	// Data answers append: the bytes the writer writes again first; and
-	// create token: the token.
-	Data []byte
-	// Expires answers renew token: its new expiry (ms since the epoch).
-	Expires int64
+	Err   error
+	value any
+}
+
+// Value returns r's value untyped, for printing; the row's Result method
+// returns it typed.
+func (r Result) Value() any { return r.value }
+
+// valueOf returns r's value as a T: the zero T for a failed command.
+func valueOf[T any](r Result) T {
+	v, _ := r.value.(T)
+	return v
 }
 
 // Applied is what applying a run of log entries produced, for the service

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/stratafs/strata/internal/kv"
+	"github.com/stratafs/strata/internal/kvschema"
 	"github.com/stratafs/strata/internal/namespace"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
@@ -53,6 +54,8 @@ type Op struct {
 	command func(proto.Message) *pb.Command
 	respond func(Result) proto.Message
 	read    func(*Machine, kv.Reader, proto.Message) (proto.Message, error)
+	keep    func(Result) kvschema.Answer // a mutation's result as kept for retries
+	restore func(kvschema.Answer) Result
 }
 
 // NewRequest returns a new, empty request (or command message) of op.
@@ -78,30 +81,78 @@ type request interface {
 	GetHeader() *pb.Header
 }
 
+// MutationRow is the row of a client's change: its request Req is applied to
+// a result of type Res (what a retry of the request is answered from), which
+// becomes the response Resp. Its methods are the row's, typed.
+type MutationRow[Req request, Res any, Resp proto.Message] struct{ *Op }
+
+// Command returns the command that carries out req.
+func (m MutationRow[Req, Res, Resp]) Command(req Req) *pb.Command { return m.command(req) }
+
+// Result returns what applying the command produced; the zero Res if it
+// failed (r.Err).
+func (m MutationRow[Req, Res, Resp]) Result(r Result) Res { return valueOf[Res](r) }
+
+// Respond returns the response of a command that produced r (r.Err nil).
+func (m MutationRow[Req, Res, Resp]) Respond(r Result) Resp { return m.respond(r).(Resp) }
+
+// InternalRow is the row of a command of the service's own, Cmd, applied to a
+// result of type Res.
+type InternalRow[Cmd proto.Message, Res any] struct{ *Op }
+
+// Command returns the command that carries c.
+func (i InternalRow[Cmd, Res]) Command(c Cmd) *pb.Command { return i.command(c) }
+
+// Result returns what applying the command produced; the zero Res if it
+// failed (r.Err).
+func (i InternalRow[Cmd, Res]) Result(r Result) Res { return valueOf[Res](r) }
+
+// ReadRow is the row of a read: request Req, answered with Resp.
+type ReadRow[Req request, Resp proto.Message] struct{ *Op }
+
+// Read answers req from the state in r, for the caller its header names.
+func (q ReadRow[Req, Resp]) Read(m *Machine, r kv.Reader, req Req) (Resp, error) {
+	resp, err := q.read(m, r, req)
+	if err != nil {
+		var none Resp
+		return none, err
+	}
+	return resp.(Resp), nil
+}
+
+// None is the result of a command that produces nothing but its success.
+type None struct{}
+
 // mutation returns the row of a client's change: wrap puts its request in a
-// command, get takes it out, apply applies it, respond answers it.
-func mutation[Req request, Resp proto.Message](o Op, wrap func(Req) *pb.Command, get func(*pb.Command) Req,
-	apply func(env, kv.Txn, Req) (Result, error), respond func(Result) Resp) *Op {
+// command, get takes it out, apply applies it, respond answers it, and kept
+// says what of its result a retry is answered from (requests.go).
+func mutation[Req request, Res any, Resp proto.Message](o Op, wrap func(Req) *pb.Command, get func(*pb.Command) Req,
+	apply func(env, kv.Txn, Req) (Res, error), respond func(Res) Resp, k kept[Res]) MutationRow[Req, Res, Resp] {
 	o.Kind = Mutation
 	o.header = func(c *pb.Command) *pb.Header { return get(c).GetHeader() }
-	o.respond = func(r Result) proto.Message { return respond(r) }
-	return command(&o, wrap, get, apply)
+	o.respond = func(r Result) proto.Message { return respond(valueOf[Res](r)) }
+	o.keep = func(r Result) kvschema.Answer { return k.keep(valueOf[Res](r)) }
+	o.restore = func(a kvschema.Answer) Result { return Result{value: k.restore(a)} }
+	return MutationRow[Req, Res, Resp]{command(&o, wrap, get, apply)}
 }
 
 // internal returns the row of a command of the service's own.
-func internal[Cmd proto.Message](o Op, wrap func(Cmd) *pb.Command, get func(*pb.Command) Cmd,
-	apply func(env, kv.Txn, Cmd) (Result, error)) *Op {
+func internal[Cmd proto.Message, Res any](o Op, wrap func(Cmd) *pb.Command, get func(*pb.Command) Cmd,
+	apply func(env, kv.Txn, Cmd) (Res, error)) InternalRow[Cmd, Res] {
 	o.Kind = Internal
 	o.header = func(*pb.Command) *pb.Header { return nil }
-	return command(&o, wrap, get, apply)
+	return InternalRow[Cmd, Res]{command(&o, wrap, get, apply)}
 }
 
-func command[Msg proto.Message](o *Op, wrap func(Msg) *pb.Command, get func(*pb.Command) Msg,
-	apply func(env, kv.Txn, Msg) (Result, error)) *Op {
+func command[Msg proto.Message, Res any](o *Op, wrap func(Msg) *pb.Command, get func(*pb.Command) Msg,
+	apply func(env, kv.Txn, Msg) (Res, error)) *Op {
 	var zero Msg
 	o.request = zero.ProtoReflect().Type()
 	o.cmdType = reflect.TypeOf(wrap(zero).GetOp())
-	o.apply = func(e env, tx kv.Txn, c *pb.Command) (Result, error) { return apply(e, tx, get(c)) }
+	o.apply = func(e env, tx kv.Txn, c *pb.Command) (Result, error) {
+		v, err := apply(e, tx, get(c))
+		return Result{value: v}, err
+	}
 	o.command = func(m proto.Message) *pb.Command { return wrap(m.(Msg)) }
 	return register(o)
 }
@@ -109,7 +160,7 @@ func command[Msg proto.Message](o *Op, wrap func(Msg) *pb.Command, get func(*pb.
 // query returns the row of a read: fn answers it for the caller in the
 // request's header, in the namespace it names.
 func query[Req request, Resp proto.Message](o Op,
-	fn func(m *Machine, r kv.Reader, c namespace.Caller, ns string, req Req) (Resp, error)) *Op {
+	fn func(m *Machine, r kv.Reader, c namespace.Caller, ns string, req Req) (Resp, error)) ReadRow[Req, Resp] {
 	o.Kind = Read
 	var zero Req
 	o.request = zero.ProtoReflect().Type()
@@ -117,7 +168,7 @@ func query[Req request, Resp proto.Message](o Op,
 		req := msg.(Req)
 		return fn(m, r, caller(req.GetHeader()), req.GetHeader().GetNamespace(), req)
 	}
-	return register(&o)
+	return ReadRow[Req, Resp]{register(&o)}
 }
 
 var (
@@ -160,6 +211,15 @@ func OfCall(c *pb.BatchCall) (*Op, proto.Message) {
 		return nil, nil
 	}
 	return byCall[f.Name()], m.Get(f).Message().Interface()
+}
+
+// CallName names the field of BatchCall that call c sets (and of
+// BatchResult that its answer sets); "" for an empty call.
+func CallName(c *pb.BatchCall) protoreflect.Name {
+	if f := c.ProtoReflect().WhichOneof(callOneof); f != nil {
+		return f.Name()
+	}
+	return ""
 }
 
 // init ties each BatchCall field to its operation by request type, and

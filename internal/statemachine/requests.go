@@ -24,14 +24,16 @@ func (m *Machine) applyOnce(tx kv.Txn, op *Op, cmd *pb.Command) (Result, error) 
 	if len(rid) > 0 && !h.GetFirstAttempt() {
 		a, ok, err := findAnswer(tx, cmd.GetNow(), rid)
 		if err != nil || ok {
-			return resultOf(a), err
+			return op.restore(a), err
 		}
 	}
 	r, err := op.apply(m.envOf(cmd), tx, cmd)
 	if err != nil || len(rid) == 0 {
 		return r, err
 	}
-	tx.Set(kvschema.RequestKey(cmd.GetNow(), rid), kvschema.EncodeAnswer(keptAnswer(cmd.GetNow(), r)))
+	a := op.keep(r)
+	a.At = cmd.GetNow()
+	tx.Set(kvschema.RequestKey(cmd.GetNow(), rid), kvschema.EncodeAnswer(a))
 	return r, nil
 }
 
@@ -57,22 +59,50 @@ func findAnswer(r kv.Reader, now int64, rid []byte) (kvschema.Answer, bool, erro
 	return kvschema.Answer{}, false, nil
 }
 
-// keptAnswer is what is kept of result r for the retries of its request.
-func keptAnswer(now int64, r Result) kvschema.Answer {
-	a := kvschema.Answer{At: now}
-	switch {
-	case r.Inode != nil:
-		a.Kind, a.Inode = kvschema.AnswerInode, r.Inode
-	case r.Path != "":
-		a.Kind, a.Text = kvschema.AnswerText, r.Path
-	case r.Done:
-		a.Kind, a.Bool = kvschema.AnswerBool, true
-	}
-	return a
+// kept says what of a mutation's result of type Res is kept for the
+// retries of its request (kvschema.Answer holds a flag, a text or an inode,
+// or nothing), and how a retry's result is made of it.
+type kept[Res any] struct {
+	keep    func(Res) kvschema.Answer
+	restore func(kvschema.Answer) Res
 }
 
-func resultOf(a kvschema.Answer) Result {
-	return Result{Done: a.Bool, Path: a.Text, Inode: a.Inode}
+// The ways results are kept. NB: a false flag, an empty text and no inode
+// are kept as nothing, as before results had types: every member, whatever
+// its version, writes the same bytes for the same answer.
+var (
+	keptFlag = kept[bool]{
+		keep: func(b bool) kvschema.Answer {
+			if !b {
+				return kvschema.Answer{}
+			}
+			return kvschema.Answer{Kind: kvschema.AnswerBool, Bool: true}
+		},
+		restore: func(a kvschema.Answer) bool { return a.Bool }}
+	keptText = kept[string]{
+		keep: func(s string) kvschema.Answer {
+			if s == "" {
+				return kvschema.Answer{}
+			}
+			return kvschema.Answer{Kind: kvschema.AnswerText, Text: s}
+		},
+		restore: func(a kvschema.Answer) string { return a.Text }}
+	keptInode = kept[*kvschema.Inode]{
+		keep: func(n *kvschema.Inode) kvschema.Answer {
+			if n == nil {
+				return kvschema.Answer{}
+			}
+			return kvschema.Answer{Kind: kvschema.AnswerInode, Inode: n}
+		},
+		restore: func(a kvschema.Answer) *kvschema.Inode { return a.Inode }}
+)
+
+// keptNothing keeps nothing of a result: a retry answers with the zero Res.
+func keptNothing[Res any]() kept[Res] {
+	return kept[Res]{keep: func(Res) kvschema.Answer { return kvschema.Answer{} }, restore: func(kvschema.Answer) Res {
+		var zero Res
+		return zero
+	}}
 }
 
 // forgetRequests drops up to limit kept answers of the minutes before the

@@ -48,7 +48,7 @@ func newScript(t *testing.T) *script {
 		BlockSize: 1 << 20}), store: kv.NewMem(), now: 1000}
 	info := &pb.NamespaceInfo{Name: namespace.DefaultNamespace, Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK,
 		StoreUri: "file:///bucket"}
-	out := s.apply(t, statemachine.CreateNamespace, &pb.CreateNamespaceRequest{Header: &pb.Header{User: "super"},
+	out := s.apply(t, statemachine.CreateNamespace.Op, &pb.CreateNamespaceRequest{Header: &pb.Header{User: "super"},
 		Namespace: info})
 	if out != "ok\n" {
 		t.Fatalf("create the default namespace: %s", out)
@@ -127,8 +127,10 @@ func (s *script) apply(t *testing.T, op *statemachine.Op, req proto.Message) str
 	switch r := rs[0]; {
 	case r.Err != nil:
 		return "error: " + r.Err.Error() + "\n"
+	case op.Kind == statemachine.Internal && r.Value() == statemachine.None{}:
+		return "ok\n"
 	case op.Kind == statemachine.Internal:
-		return fmt.Sprintf("count: %d\n", r.Count)
+		return fmt.Sprintf("result: %v\n", r.Value())
 	default:
 		return format(op.Respond(r).ProtoReflect())
 	}

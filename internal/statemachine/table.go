@@ -18,122 +18,127 @@ var (
 	Mkdirs = mutation(Op{Name: "Mkdirs", Batchable: true},
 		func(r *pb.MkdirsRequest) *pb.Command { return &pb.Command{Op: &pb.Command_Mkdirs{Mkdirs: r}} },
 		(*pb.Command).GetMkdirs, applyMkdirs,
-		func(r Result) *pb.MkdirsResponse { return &pb.MkdirsResponse{Created: r.Done} })
+		func(created bool) *pb.MkdirsResponse { return &pb.MkdirsResponse{Created: created} }, keptFlag)
 	Create = mutation(Op{Name: "Create", Batchable: true, FreesBlocks: true},
 		func(r *pb.CreateRequest) *pb.Command { return &pb.Command{Op: &pb.Command_Create{Create: r}} },
 		(*pb.Command).GetCreate, applyCreate,
-		func(r Result) *pb.CreateResponse { return &pb.CreateResponse{Status: FileStatus(r.Inode)} })
+		func(n *kvschema.Inode) *pb.CreateResponse { return &pb.CreateResponse{Status: FileStatus(n)} }, keptInode)
 	Complete = mutation(Op{Name: "Complete", Batchable: true},
 		func(r *pb.CompleteRequest) *pb.Command { return &pb.Command{Op: &pb.Command_Complete{Complete: r}} },
 		(*pb.Command).GetComplete, applyComplete,
-		func(Result) *pb.CompleteResponse { return &pb.CompleteResponse{} })
+		func(None) *pb.CompleteResponse { return &pb.CompleteResponse{} }, keptNothing[None]())
 	Rename = mutation(Op{Name: "Rename", Batchable: true, FreesBlocks: true},
 		func(r *pb.RenameRequest) *pb.Command { return &pb.Command{Op: &pb.Command_Rename{Rename: r}} },
 		(*pb.Command).GetRename, applyRename,
-		func(r Result) *pb.RenameResponse { return &pb.RenameResponse{FinalPath: r.Path} })
+		func(final string) *pb.RenameResponse { return &pb.RenameResponse{FinalPath: final} }, keptText)
 	Delete = mutation(Op{Name: "Delete", Batchable: true, FreesBlocks: true, Detaches: true},
 		func(r *pb.DeleteRequest) *pb.Command { return &pb.Command{Op: &pb.Command_Delete{Delete: r}} },
 		(*pb.Command).GetDelete, applyDelete,
-		func(r Result) *pb.DeleteResponse { return &pb.DeleteResponse{Deleted: r.Done} })
+		func(deleted bool) *pb.DeleteResponse { return &pb.DeleteResponse{Deleted: deleted} }, keptFlag)
 	SetPermission = mutation(Op{Name: "SetPermission"},
 		func(r *pb.SetPermissionRequest) *pb.Command {
 			return &pb.Command{Op: &pb.Command_SetPermission{SetPermission: r}}
 		},
-		(*pb.Command).GetSetPermission, applySetPermission, attrResponse)
+		(*pb.Command).GetSetPermission, applySetPermission, attrResponse, keptNothing[None]())
 	SetOwner = mutation(Op{Name: "SetOwner"},
 		func(r *pb.SetOwnerRequest) *pb.Command { return &pb.Command{Op: &pb.Command_SetOwner{SetOwner: r}} },
-		(*pb.Command).GetSetOwner, applySetOwner, attrResponse)
+		(*pb.Command).GetSetOwner, applySetOwner, attrResponse, keptNothing[None]())
 	SetTimes = mutation(Op{Name: "SetTimes"},
 		func(r *pb.SetTimesRequest) *pb.Command { return &pb.Command{Op: &pb.Command_SetTimes{SetTimes: r}} },
-		(*pb.Command).GetSetTimes, applySetTimes, attrResponse)
+		(*pb.Command).GetSetTimes, applySetTimes, attrResponse, keptNothing[None]())
 	RecoverLease = mutation(Op{Name: "RecoverLease", FreesBlocks: true},
 		func(r *pb.RecoverLeaseRequest) *pb.Command {
 			return &pb.Command{Op: &pb.Command_RecoverLease{RecoverLease: r}}
 		},
 		(*pb.Command).GetRecoverLease, applyRecoverLease,
-		func(r Result) *pb.RecoverLeaseResponse { return &pb.RecoverLeaseResponse{Closed: r.Done} })
+		func(closed bool) *pb.RecoverLeaseResponse { return &pb.RecoverLeaseResponse{Closed: closed} }, keptFlag)
 	CreateNamespace = mutation(Op{Name: "CreateNamespace", Namespaces: true},
 		func(r *pb.CreateNamespaceRequest) *pb.Command {
 			return &pb.Command{Op: &pb.Command_CreateNamespace{CreateNamespace: r}}
 		},
 		(*pb.Command).GetCreateNamespace, applyCreateNamespace,
-		func(Result) *pb.CreateNamespaceResponse { return &pb.CreateNamespaceResponse{} })
+		func(None) *pb.CreateNamespaceResponse { return &pb.CreateNamespaceResponse{} }, keptNothing[None]())
+	// Flush's length is not kept: a retry answers 0.
 	Flush = mutation(Op{Name: "Flush"},
 		func(r *pb.FlushRequest) *pb.Command { return &pb.Command{Op: &pb.Command_Flush{Flush: r}} },
 		(*pb.Command).GetFlush, applyFlush,
-		func(r Result) *pb.FlushResponse { return &pb.FlushResponse{Length: r.Length} })
+		func(length uint64) *pb.FlushResponse { return &pb.FlushResponse{Length: length} }, keptNothing[uint64]())
 	Append = mutation(Op{Name: "Append"},
 		func(r *pb.AppendRequest) *pb.Command { return &pb.Command{Op: &pb.Command_Append{Append: r}} },
 		(*pb.Command).GetAppend, applyAppend,
-		func(r Result) *pb.AppendResponse {
-			return &pb.AppendResponse{Status: FileStatus(r.Inode), InlineData: r.Data}
-		})
+		func(a Appended) *pb.AppendResponse {
+			return &pb.AppendResponse{Status: FileStatus(a.Inode), InlineData: a.Again}
+		},
+		kept[Appended]{keep: func(a Appended) kvschema.Answer { return keptInode.keep(a.Inode) },
+			restore: func(k kvschema.Answer) Appended { return Appended{Inode: keptInode.restore(k)} }})
 	Truncate = mutation(Op{Name: "Truncate", FreesBlocks: true},
 		func(r *pb.TruncateRequest) *pb.Command { return &pb.Command{Op: &pb.Command_Truncate{Truncate: r}} },
 		(*pb.Command).GetTruncate, applyTruncate,
-		func(Result) *pb.TruncateResponse { return &pb.TruncateResponse{} })
+		func(None) *pb.TruncateResponse { return &pb.TruncateResponse{} }, keptNothing[None]())
 	Resync = mutation(Op{Name: "Resync"},
 		func(r *pb.ResyncRequest) *pb.Command { return &pb.Command{Op: &pb.Command_Resync{Resync: r}} },
 		(*pb.Command).GetResync, applyResync,
-		func(r Result) *pb.ResyncResponse { return &pb.ResyncResponse{Entries: uint64(r.Count)} })
+		func(entries uint64) *pb.ResyncResponse { return &pb.ResyncResponse{Entries: entries} }, keptNothing[uint64]())
 	DeleteNamespace = mutation(Op{Name: "DeleteNamespace", FreesBlocks: true, Detaches: true, Namespaces: true},
 		func(r *pb.DeleteNamespaceRequest) *pb.Command {
 			return &pb.Command{Op: &pb.Command_DeleteNamespace{DeleteNamespace: r}}
 		},
-		(*pb.Command).GetDeleteNamespace, applyDeleteNamespace, deletedNamespace)
+		(*pb.Command).GetDeleteNamespace, applyDeleteNamespace, deletedNamespace, keptInode)
 	RestoreNamespace = mutation(Op{Name: "RestoreNamespace"},
 		func(r *pb.RestoreNamespaceRequest) *pb.Command {
 			return &pb.Command{Op: &pb.Command_RestoreNamespace{RestoreNamespace: r}}
 		},
 		(*pb.Command).GetRestoreNamespace,
-		func(e env, tx kv.Txn, r *pb.RestoreNamespaceRequest) (Result, error) {
-			return Result{}, e.fs.RestoreNamespace(tx, caller(r.GetHeader()), r.GetName())
+		func(e env, tx kv.Txn, r *pb.RestoreNamespaceRequest) (None, error) {
+			return None{}, e.fs.RestoreNamespace(tx, caller(r.GetHeader()), r.GetName())
 		},
-		func(Result) *pb.RestoreNamespaceResponse { return &pb.RestoreNamespaceResponse{} })
+		func(None) *pb.RestoreNamespaceResponse { return &pb.RestoreNamespaceResponse{} }, keptNothing[None]())
 )
+
+// Appended is what an append produced: the file, and the bytes its writer
+// writes again first (a partial last block's, or the flushed tail's).
+type Appended struct {
+	Inode *kvschema.Inode
+	Again []byte
+}
 
 // The service's own commands.
 var (
 	Purge = internal(Op{Name: "Purge", FreesBlocks: true},
 		func(c *pb.PurgeCommand) *pb.Command { return &pb.Command{Op: &pb.Command_Purge{Purge: c}} },
 		(*pb.Command).GetPurge,
-		func(_ env, tx kv.Txn, c *pb.PurgeCommand) (Result, error) {
-			n, err := namespace.Purge(tx, int(c.GetLimit()))
-			return Result{Count: n}, err
-		})
+		func(_ env, tx kv.Txn, c *pb.PurgeCommand) (int, error) { return namespace.Purge(tx, int(c.GetLimit())) })
 	ExpireLease = internal(Op{Name: "ExpireLease", FreesBlocks: true},
 		func(c *pb.ExpireLeaseCommand) *pb.Command {
 			return &pb.Command{Op: &pb.Command_ExpireLease{ExpireLease: c}}
 		},
 		(*pb.Command).GetExpireLease,
-		func(e env, tx kv.Txn, c *pb.ExpireLeaseCommand) (Result, error) {
-			return Result{}, e.fs.ExpireLease(tx, c.GetHolder(), c.GetInodeId(), blockFromProto(c.GetTailBlock()))
+		func(e env, tx kv.Txn, c *pb.ExpireLeaseCommand) (None, error) {
+			return None{}, e.fs.ExpireLease(tx, c.GetHolder(), c.GetInodeId(), blockFromProto(c.GetTailBlock()))
 		})
 	GarbageDone = internal(Op{Name: "GarbageDone"},
 		func(c *pb.GarbageDoneCommand) *pb.Command {
 			return &pb.Command{Op: &pb.Command_GarbageDone{GarbageDone: c}}
 		},
 		(*pb.Command).GetGarbageDone,
-		func(_ env, tx kv.Txn, c *pb.GarbageDoneCommand) (Result, error) {
-			return Result{}, namespace.GarbageDone(tx, c.GetKeys())
+		func(_ env, tx kv.Txn, c *pb.GarbageDoneCommand) (None, error) {
+			return None{}, namespace.GarbageDone(tx, c.GetKeys())
 		})
 	PurgeNamespace = internal(Op{Name: "PurgeNamespace", FreesBlocks: true, Detaches: true},
 		func(c *pb.PurgeNamespaceCommand) *pb.Command {
 			return &pb.Command{Op: &pb.Command_PurgeNamespace{PurgeNamespace: c}}
 		},
 		(*pb.Command).GetPurgeNamespace,
-		func(e env, tx kv.Txn, c *pb.PurgeNamespaceCommand) (Result, error) {
-			done, err := namespace.PurgeNamespace(tx, e.now, c.GetName(), c.GetDeleted())
-			return Result{Count: btoi(done)}, err
+		func(e env, tx kv.Txn, c *pb.PurgeNamespaceCommand) (bool, error) {
+			return namespace.PurgeNamespace(tx, e.now, c.GetName(), c.GetDeleted())
 		})
 	ForgetRequests = internal(Op{Name: "ForgetRequests"},
 		func(c *pb.ForgetRequestsCommand) *pb.Command {
 			return &pb.Command{Op: &pb.Command_ForgetRequests{ForgetRequests: c}}
 		},
 		(*pb.Command).GetForgetRequests,
-		func(_ env, tx kv.Txn, c *pb.ForgetRequestsCommand) (Result, error) {
-			n, err := forgetRequests(tx, c.GetBefore(), int(c.GetLimit()))
-			return Result{Count: n}, err
+		func(_ env, tx kv.Txn, c *pb.ForgetRequestsCommand) (int, error) {
+			return forgetRequests(tx, c.GetBefore(), int(c.GetLimit()))
 		})
 )
 
@@ -143,16 +148,16 @@ var (
 var SetSecret = internal(Op{Name: "SetSecret", Tokens: true},
 	func(c *pb.SetSecretCommand) *pb.Command { return &pb.Command{Op: &pb.Command_SetSecret{SetSecret: c}} },
 	(*pb.Command).GetSetSecret,
-	func(_ env, tx kv.Txn, c *pb.SetSecretCommand) (Result, error) {
+	func(_ env, tx kv.Txn, c *pb.SetSecretCommand) (bool, error) {
 		key := kvschema.SecretKey(c.GetName())
 		if _, ok, err := tx.Get(key); err != nil || ok {
-			return Result{}, err
+			return false, err
 		}
 		if len(c.GetSecret()) == 0 {
-			return Result{}, fserr.Errorf(fserr.ErrInvalidArgument, "an empty secret")
+			return false, fserr.Errorf(fserr.ErrInvalidArgument, "an empty secret")
 		}
 		tx.Set(key, c.GetSecret())
-		return Result{Done: true}, nil
+		return true, nil
 	})
 
 // Secret returns the cluster secret called name from the applied state, or
@@ -170,25 +175,25 @@ var (
 	SyncPath = internal(Op{Name: "SyncPath", Detaches: true},
 		func(c *pb.SyncPathCommand) *pb.Command { return &pb.Command{Op: &pb.Command_SyncPath{SyncPath: c}} },
 		(*pb.Command).GetSyncPath,
-		func(e env, tx kv.Txn, c *pb.SyncPathCommand) (Result, error) {
+		func(e env, tx kv.Txn, c *pb.SyncPathCommand) (None, error) {
 			var entry *namespace.BucketEntry
 			if c.GetEntry() != nil {
 				be := bucketEntry(c.GetEntry())
 				entry = &be
 			}
-			return Result{}, e.fs.SyncPath(tx, e.now, c.GetNamespace(), c.GetPath(), entry)
+			return None{}, e.fs.SyncPath(tx, e.now, c.GetNamespace(), c.GetPath(), entry)
 		})
 	SyncListing = internal(Op{Name: "SyncListing", Detaches: true},
 		func(c *pb.SyncListingCommand) *pb.Command {
 			return &pb.Command{Op: &pb.Command_SyncListing{SyncListing: c}}
 		},
 		(*pb.Command).GetSyncListing,
-		func(e env, tx kv.Txn, c *pb.SyncListingCommand) (Result, error) {
+		func(e env, tx kv.Txn, c *pb.SyncListingCommand) (None, error) {
 			page := make([]namespace.BucketEntry, len(c.GetEntries()))
 			for i, be := range c.GetEntries() {
 				page[i] = bucketEntry(be)
 			}
-			return Result{}, e.fs.SyncListing(tx, e.now, c.GetNamespace(), c.GetPath(), page, c.GetStart(), c.GetLast())
+			return None{}, e.fs.SyncListing(tx, e.now, c.GetNamespace(), c.GetPath(), page, c.GetStart(), c.GetLast())
 		})
 )
 
@@ -196,8 +201,8 @@ var (
 var MarkStale = internal(Op{Name: "MarkStale"},
 	func(c *pb.MarkStaleCommand) *pb.Command { return &pb.Command{Op: &pb.Command_MarkStale{MarkStale: c}} },
 	(*pb.Command).GetMarkStale,
-	func(e env, tx kv.Txn, c *pb.MarkStaleCommand) (Result, error) {
-		return Result{}, e.fs.MarkStale(tx, e.now, c.GetNamespace(), c.GetPath())
+	func(e env, tx kv.Txn, c *pb.MarkStaleCommand) (None, error) {
+		return None{}, e.fs.MarkStale(tx, e.now, c.GetNamespace(), c.GetPath())
 	})
 
 func bucketEntry(e *pb.BucketEntry) namespace.BucketEntry {
@@ -215,97 +220,90 @@ var (
 	ReadTail          = query(Op{Name: "ReadTail"}, readTail)
 )
 
-func applyMkdirs(e env, tx kv.Txn, r *pb.MkdirsRequest) (Result, error) {
+func applyMkdirs(e env, tx kv.Txn, r *pb.MkdirsRequest) (bool, error) {
 	h := r.GetHeader()
-	created, err := e.fs.Mkdirs(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), perm(r.GetPermission()),
+	return e.fs.Mkdirs(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), perm(r.GetPermission()),
 		perm(r.GetUmask()), r.GetCreateParents())
-	return Result{Done: created}, err
 }
 
-func applyCreate(e env, tx kv.Txn, r *pb.CreateRequest) (Result, error) {
+func applyCreate(e env, tx kv.Txn, r *pb.CreateRequest) (*kvschema.Inode, error) {
 	h := r.GetHeader()
-	n, err := e.fs.Create(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), namespace.CreateOptions{
+	return e.fs.Create(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), namespace.CreateOptions{
 		Perm: perm(r.GetPermission()), Umask: perm(r.GetUmask()), Overwrite: r.GetOverwrite(),
 		Parents: r.GetCreateParents(), Replication: r.GetReplication(), BlockSize: r.GetBlockSize(),
 		Holder: h.GetClientName(), Closed: r.GetComplete(), Data: r.GetInlineData(), ETag: r.GetObjectEtag()})
-	return Result{Inode: n}, err
 }
 
-func applyComplete(e env, tx kv.Txn, r *pb.CompleteRequest) (Result, error) {
+func applyComplete(e env, tx kv.Txn, r *pb.CompleteRequest) (None, error) {
 	h := r.GetHeader()
-	return Result{}, e.fs.Complete(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), namespace.CompleteOptions{
+	return None{}, e.fs.Complete(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), namespace.CompleteOptions{
 		Inode: r.GetInodeId(), Holder: h.GetClientName(), Length: r.GetLength(), Blocks: blocksFromProto(r.GetBlocks()),
 		Inline: r.GetInline(), Data: r.GetInlineData(), ETag: r.GetObjectEtag()})
 }
 
-func applyRename(e env, tx kv.Txn, r *pb.RenameRequest) (Result, error) {
+func applyRename(e env, tx kv.Txn, r *pb.RenameRequest) (string, error) {
 	h := r.GetHeader()
-	final, err := e.fs.Rename(tx, e.now, caller(h), h.GetNamespace(), r.GetSrc(), r.GetDst(),
+	return e.fs.Rename(tx, e.now, caller(h), h.GetNamespace(), r.GetSrc(), r.GetDst(),
 		namespace.RenameOptions{Overwrite: r.GetOverwrite(), NoDescend: r.GetNoDescend()})
-	return Result{Path: final}, err
 }
 
-func applyDelete(e env, tx kv.Txn, r *pb.DeleteRequest) (Result, error) {
+func applyDelete(e env, tx kv.Txn, r *pb.DeleteRequest) (bool, error) {
 	h := r.GetHeader()
-	deleted, err := e.fs.DeleteInode(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), r.GetRecursive(), r.GetInodeId())
-	return Result{Done: deleted}, err
+	return e.fs.DeleteInode(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), r.GetRecursive(), r.GetInodeId())
 }
 
-func applySetPermission(e env, tx kv.Txn, r *pb.SetPermissionRequest) (Result, error) {
+func applySetPermission(e env, tx kv.Txn, r *pb.SetPermissionRequest) (None, error) {
 	h := r.GetHeader()
-	return Result{}, e.fs.SetPermission(tx, caller(h), h.GetNamespace(), r.GetPath(), perm(r.GetPermission()))
+	return None{}, e.fs.SetPermission(tx, caller(h), h.GetNamespace(), r.GetPath(), perm(r.GetPermission()))
 }
 
-func applySetOwner(e env, tx kv.Txn, r *pb.SetOwnerRequest) (Result, error) {
+func applySetOwner(e env, tx kv.Txn, r *pb.SetOwnerRequest) (None, error) {
 	h := r.GetHeader()
-	return Result{}, e.fs.SetOwner(tx, caller(h), h.GetNamespace(), r.GetPath(), r.GetOwner(), r.GetGroup())
+	return None{}, e.fs.SetOwner(tx, caller(h), h.GetNamespace(), r.GetPath(), r.GetOwner(), r.GetGroup())
 }
 
-func applySetTimes(e env, tx kv.Txn, r *pb.SetTimesRequest) (Result, error) {
+func applySetTimes(e env, tx kv.Txn, r *pb.SetTimesRequest) (None, error) {
 	h := r.GetHeader()
-	return Result{}, e.fs.SetTimes(tx, caller(h), h.GetNamespace(), r.GetPath(), r.GetModificationTime(), r.GetAccessTime())
+	return None{}, e.fs.SetTimes(tx, caller(h), h.GetNamespace(), r.GetPath(), r.GetModificationTime(), r.GetAccessTime())
 }
 
-func attrResponse(Result) *pb.SetAttrResponse { return &pb.SetAttrResponse{} }
+func attrResponse(None) *pb.SetAttrResponse { return &pb.SetAttrResponse{} }
 
-func applyFlush(e env, tx kv.Txn, r *pb.FlushRequest) (Result, error) {
+func applyFlush(e env, tx kv.Txn, r *pb.FlushRequest) (uint64, error) {
 	h := r.GetHeader()
-	n, err := e.fs.Flush(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), namespace.FlushOptions{
+	return e.fs.Flush(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), namespace.FlushOptions{
 		Inode: r.GetInodeId(), Holder: h.GetClientName(), Blocks: blocksFromProto(r.GetBlocks()),
 		TailOffset: r.GetTailOffset(), TailData: r.GetTailData()})
-	return Result{Length: n}, err
 }
 
-func applyAppend(e env, tx kv.Txn, r *pb.AppendRequest) (Result, error) {
+func applyAppend(e env, tx kv.Txn, r *pb.AppendRequest) (Appended, error) {
 	h := r.GetHeader()
 	n, again, err := e.fs.Append(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), h.GetClientName())
-	return Result{Inode: n, Data: again}, err
+	return Appended{Inode: n, Again: again}, err
 }
 
-func applyTruncate(e env, tx kv.Txn, r *pb.TruncateRequest) (Result, error) {
+func applyTruncate(e env, tx kv.Txn, r *pb.TruncateRequest) (None, error) {
 	h := r.GetHeader()
-	return Result{}, e.fs.Truncate(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), r.GetLength())
+	return None{}, e.fs.Truncate(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), r.GetLength())
 }
 
-func applyResync(e env, tx kv.Txn, r *pb.ResyncRequest) (Result, error) {
+func applyResync(e env, tx kv.Txn, r *pb.ResyncRequest) (uint64, error) {
 	h := r.GetHeader()
 	if !e.fs.IsSuperuser(caller(h)) {
-		return Result{}, &namespace.PathError{Op: "resync", Path: r.GetPath(),
+		return 0, &namespace.PathError{Op: "resync", Path: r.GetPath(),
 			Err: fserr.Errorf(fserr.ErrPermission, "only a superuser may resync a cache-mode namespace")}
 	}
-	n, err := e.fs.Resync(tx, e.now, caller(h), h.GetNamespace(), r.GetPath())
-	return Result{Count: int(n)}, err
+	return e.fs.Resync(tx, e.now, caller(h), h.GetNamespace(), r.GetPath())
 }
 
-func applyRecoverLease(e env, tx kv.Txn, r *pb.RecoverLeaseRequest) (Result, error) {
+func applyRecoverLease(e env, tx kv.Txn, r *pb.RecoverLeaseRequest) (bool, error) {
 	h := r.GetHeader()
-	closed, err := e.fs.RecoverLease(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), blockFromProto(r.GetTailBlock()))
-	return Result{Done: closed}, err
+	return e.fs.RecoverLease(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), blockFromProto(r.GetTailBlock()))
 }
 
-func applyCreateNamespace(e env, tx kv.Txn, r *pb.CreateNamespaceRequest) (Result, error) {
+func applyCreateNamespace(e env, tx kv.Txn, r *pb.CreateNamespaceRequest) (None, error) {
 	info := r.GetNamespace()
-	return Result{}, e.fs.CreateNamespace(tx, e.now, caller(r.GetHeader()), kvschema.Namespace{
+	return None{}, e.fs.CreateNamespace(tx, e.now, caller(r.GetHeader()), kvschema.Namespace{
 		Name: info.GetName(), Mode: uint8(info.GetMode()), StoreURI: info.GetStoreUri(),
 		SyncInterval: info.GetSyncInterval()})
 }
@@ -321,29 +319,21 @@ var deleteModes = map[pb.NamespaceDeleteMode]namespace.NamespaceDelete{
 	pb.NamespaceDeleteMode_NAMESPACE_DELETE_MODE_NOW:         namespace.DeleteNow,
 }
 
-func applyDeleteNamespace(e env, tx kv.Txn, r *pb.DeleteNamespaceRequest) (Result, error) {
+func applyDeleteNamespace(e env, tx kv.Txn, r *pb.DeleteNamespaceRequest) (*kvschema.Inode, error) {
 	mode, ok := deleteModes[r.GetMode()]
 	if !ok {
-		return Result{}, &namespace.PathError{Op: "deleteNamespace", Path: r.GetName(),
+		return nil, &namespace.PathError{Op: "deleteNamespace", Path: r.GetName(),
 			Err: fserr.Errorf(fserr.ErrInvalidArgument, "unknown delete mode %d", r.GetMode())}
 	}
-	root, err := e.fs.DeleteNamespace(tx, e.now, caller(r.GetHeader()), r.GetName(), mode)
-	return Result{Inode: root}, err
+	return e.fs.DeleteNamespace(tx, e.now, caller(r.GetHeader()), r.GetName(), mode)
 }
 
 // deletedNamespace answers a namespace's deletion with what it held.
-func deletedNamespace(r Result) *pb.DeleteNamespaceResponse {
-	if r.Inode == nil {
+func deletedNamespace(root *kvschema.Inode) *pb.DeleteNamespaceResponse {
+	if root == nil {
 		return &pb.DeleteNamespaceResponse{}
 	}
-	return &pb.DeleteNamespaceResponse{Files: r.Inode.SubFiles, Directories: r.Inode.SubDirs + 1, Length: r.Inode.SubLength}
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+	return &pb.DeleteNamespaceResponse{Files: root.SubFiles, Directories: root.SubDirs + 1, Length: root.SubLength}
 }
 
 func perm(p uint32) uint16 { return uint16(p & 0o7777) }

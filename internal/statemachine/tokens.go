@@ -35,25 +35,26 @@ var (
 			return &pb.Command{Op: &pb.Command_CreateToken{CreateToken: r}}
 		},
 		(*pb.Command).GetCreateToken, applyCreateToken,
-		func(r Result) *pb.CreateTokenResponse {
-			resp := &pb.CreateTokenResponse{Token: string(r.Data)}
+		func(text string) *pb.CreateTokenResponse {
+			resp := &pb.CreateTokenResponse{Token: text}
 			if t, err := token.Parse(resp.Token); err == nil {
 				resp.Identifier = t.ID
 			}
 			return resp
-		})
+		}, keptNothing[string]())
 	RenewToken = mutation(Op{Name: "RenewToken", Tokens: true},
 		func(r *pb.RenewTokenRequest) *pb.Command {
 			return &pb.Command{Op: &pb.Command_RenewToken{RenewToken: r}}
 		},
 		(*pb.Command).GetRenewToken, applyRenewToken,
-		func(r Result) *pb.RenewTokenResponse { return &pb.RenewTokenResponse{Expires: r.Expires} })
+		func(expires int64) *pb.RenewTokenResponse { return &pb.RenewTokenResponse{Expires: expires} },
+		keptNothing[int64]())
 	RevokeToken = mutation(Op{Name: "RevokeToken", Tokens: true},
 		func(r *pb.RevokeTokenRequest) *pb.Command {
 			return &pb.Command{Op: &pb.Command_RevokeToken{RevokeToken: r}}
 		},
 		(*pb.Command).GetRevokeToken, applyRevokeToken,
-		func(r Result) *pb.RevokeTokenResponse { return &pb.RevokeTokenResponse{Revoked: r.Done} })
+		func(revoked bool) *pb.RevokeTokenResponse { return &pb.RevokeTokenResponse{Revoked: revoked} }, keptFlag)
 	// ForgetTokens removes records of tokens past their max date, which
 	// the leader proposes (metaserver's token upkeep): a token is refused
 	// past its max date with or without its record.
@@ -62,12 +63,12 @@ var (
 			return &pb.Command{Op: &pb.Command_ForgetTokens{ForgetTokens: c}}
 		},
 		(*pb.Command).GetForgetTokens,
-		func(_ env, tx kv.Txn, c *pb.ForgetTokensCommand) (Result, error) {
+		func(_ env, tx kv.Txn, c *pb.ForgetTokensCommand) (int, error) {
 			ids, err := TokensPast(tx, c.GetBefore(), int(c.GetLimit()))
 			for _, id := range ids {
 				tx.Delete(kvschema.TokenRecordKey(id))
 			}
-			return Result{Count: len(ids)}, err
+			return len(ids), err
 		})
 )
 
@@ -112,31 +113,30 @@ func tokenErr(op, what string, err error) error {
 	return &namespace.PathError{Op: op + "Token", Path: what, Err: err}
 }
 
-func applyCreateToken(e env, tx kv.Txn, r *pb.CreateTokenRequest) (Result, error) {
+func applyCreateToken(e env, tx kv.Txn, r *pb.CreateTokenRequest) (string, error) {
 	c := caller(r.GetHeader())
 	switch {
 	case !e.fs.IsSuperuser(c):
-		return Result{}, tokenErr("create", r.GetUser(),
+		return "", tokenErr("create", r.GetUser(),
 			fserr.Errorf(fserr.ErrPermission, "only a superuser may issue tokens (%s is not one)", c.User))
 	case r.GetUser() == "" || r.GetTtlMs() < 0 || r.GetMaxLifetimeMs() < 0:
-		return Result{}, tokenErr("create", r.GetUser(),
+		return "", tokenErr("create", r.GetUser(),
 			fserr.Errorf(fserr.ErrInvalidArgument, "a token needs a user and lifetimes of 0 or more"))
 	}
 	keyID, secret, err := currentKey(tx)
 	if err != nil {
-		return Result{}, err
+		return "", err
 	}
 	id, err := nextTokenID(tx)
 	if err != nil {
-		return Result{}, err
+		return "", err
 	}
 	ttl, maxLife := or(r.GetTtlMs(), DefaultTokenTTL), or(r.GetMaxLifetimeMs(), DefaultTokenMaxLifetime)
 	rec := &kvschema.TokenRecord{ID: id, User: r.GetUser(), Groups: r.GetGroups(), Issued: e.now,
 		Expires: e.now + ttl, MaxDate: e.now + max(ttl, maxLife), Renewable: !r.GetNotRenewable()}
 	tx.Set(kvschema.TokenRecordKey(id), kvschema.EncodeTokenRecord(rec))
-	s, err := token.Sign(&pb.TokenIdentifier{KeyId: keyID, Id: id, Cluster: r.GetCluster(), User: rec.User,
+	return token.Sign(&pb.TokenIdentifier{KeyId: keyID, Id: id, Cluster: r.GetCluster(), User: rec.User,
 		Groups: rec.Groups, Issued: rec.Issued, Expires: rec.Expires, MaxDate: rec.MaxDate, Renewable: rec.Renewable}, secret)
-	return Result{Data: []byte(s)}, err
 }
 
 func or(v, dflt int64) int64 {
@@ -146,31 +146,31 @@ func or(v, dflt int64) int64 {
 	return v
 }
 
-func applyRenewToken(e env, tx kv.Txn, r *pb.RenewTokenRequest) (Result, error) {
+func applyRenewToken(e env, tx kv.Txn, r *pb.RenewTokenRequest) (int64, error) {
 	t, rec, err := ownToken(e, tx, "renew", caller(r.GetHeader()), r.GetToken(), 0)
 	if err != nil {
-		return Result{}, err
+		return 0, err
 	}
 	what := fmt.Sprint(rec.ID)
 	switch {
 	case !rec.Renewable:
-		return Result{}, tokenErr("renew", what, fserr.Errorf(fserr.ErrInvalidArgument, "the token is not renewable"))
+		return 0, tokenErr("renew", what, fserr.Errorf(fserr.ErrInvalidArgument, "the token is not renewable"))
 	case rec.Revoked != 0 || e.now > rec.Expires:
-		return Result{}, tokenErr("renew", what, fserr.Errorf(fserr.ErrPermission, "the token was revoked or expired"))
+		return 0, tokenErr("renew", what, fserr.Errorf(fserr.ErrPermission, "the token was revoked or expired"))
 	}
 	rec.Expires = min(e.now+(t.ID.GetExpires()-t.ID.GetIssued()), rec.MaxDate)
 	tx.Set(kvschema.TokenRecordKey(rec.ID), kvschema.EncodeTokenRecord(rec))
-	return Result{Expires: rec.Expires}, nil
+	return rec.Expires, nil
 }
 
-func applyRevokeToken(e env, tx kv.Txn, r *pb.RevokeTokenRequest) (Result, error) {
+func applyRevokeToken(e env, tx kv.Txn, r *pb.RevokeTokenRequest) (bool, error) {
 	_, rec, err := ownToken(e, tx, "revoke", caller(r.GetHeader()), r.GetToken(), r.GetId())
 	if err != nil || rec.Revoked != 0 {
-		return Result{}, err
+		return false, err
 	}
 	rec.Revoked = e.now
 	tx.Set(kvschema.TokenRecordKey(rec.ID), kvschema.EncodeTokenRecord(rec))
-	return Result{Done: true}, nil
+	return true, nil
 }
 
 // ownToken returns the record of the token s (or, if s is empty, of token

@@ -143,12 +143,12 @@ func StartInProcessGroup(t testing.TB, n int, configure func(i int, cfg *metaser
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { srv.Close() })
-		out[i] = &InProcess{Server: srv.Server, Addr: srv.Addr, DataDir: cfg.DataDir}
+		out[i] = &InProcess{Server: srv.Server, Member: srv.Member, Addr: srv.Addr, DataDir: cfg.DataDir}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, m := range out {
-		if err := m.Server.WaitReady(ctx); err != nil {
+		if err := m.Member.WaitReady(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -175,7 +175,8 @@ func Client(t testing.TB, addr, user string, groups ...string) *client.Client {
 
 // InProcess is a namespace service running inside the test process.
 type InProcess struct {
-	Server  *metaserver.Server
+	Server  *metaserver.Server // its MetaService
+	Member  *metaserver.Member // the member behind it: its jobs, its tokens
 	Addr    string
 	DataDir string // the "default" namespace's bucket is DataDir/bucket
 }
@@ -205,7 +206,7 @@ func StartInProcess(t testing.TB, edit func(*metaserver.Config)) *InProcess {
 		}
 		registerAdmin(tok, srv.Addr)
 	}
-	return &InProcess{Server: srv.Server, Addr: srv.Addr, DataDir: cfg.DataDir}
+	return &InProcess{Server: srv.Server, Member: srv.Member, Addr: srv.Addr, DataDir: cfg.DataDir}
 }
 
 // output keeps what a process writes and sends the address it announces

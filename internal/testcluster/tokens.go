@@ -128,7 +128,7 @@ func groupAdminToken(ctx context.Context, t testing.TB, members []*InProcess) st
 	t.Helper()
 	for {
 		for _, m := range members {
-			if tok, err := m.Server.IssueToken(ctx, Superuser(), nil, 0); err == nil {
+			if tok, err := m.Member.IssueToken(ctx, Superuser(), nil, 0); err == nil {
 				return tok
 			}
 		}

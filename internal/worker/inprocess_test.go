@@ -16,6 +16,7 @@ import (
 	"github.com/stratafs/strata/internal/cache"
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/metaserver"
 	"github.com/stratafs/strata/internal/object"
 	"github.com/stratafs/strata/internal/object/faulty"
 	"github.com/stratafs/strata/internal/object/objstore"
@@ -281,7 +282,7 @@ func TestDeletedFilesBlocksAreCollected(t *testing.T) {
 	if _, err := c.Delete(context.Background(), "/gc/a", false); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.svc.Server.CollectGarbage(context.Background()); err != nil {
+	if err := l.svc.Member.RunJob(context.Background(), metaserver.JobGarbage); err != nil {
 		t.Fatal(err)
 	}
 	if n := countObjects(t, l.bucket); n != 2 {
@@ -289,7 +290,7 @@ func TestDeletedFilesBlocksAreCollected(t *testing.T) {
 	}
 	// Overwriting b frees its old blocks too.
 	writeFile(t, c, "/gc/b", randomBytes(8, 10))
-	if err := l.svc.Server.CollectGarbage(context.Background()); err != nil {
+	if err := l.svc.Member.RunJob(context.Background(), metaserver.JobGarbage); err != nil {
 		t.Fatal(err)
 	}
 	if n := countObjects(t, l.bucket); n != 0 {

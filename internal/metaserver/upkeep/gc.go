@@ -1,12 +1,12 @@
-package metaserver
+package upkeep
 
 import (
 	"context"
 	"errors"
+	"log/slog"
 
 	"github.com/stratafs/strata/internal/blocks"
 	"github.com/stratafs/strata/internal/kv"
-	"github.com/stratafs/strata/internal/namespace"
 	"github.com/stratafs/strata/internal/object"
 	"github.com/stratafs/strata/internal/statemachine"
 	pb "github.com/stratafs/strata/proto/strata/v1"
@@ -15,38 +15,43 @@ import (
 // gcBatch bounds the garbage entries one collection round handles.
 const gcBatch = 1000
 
-// kickGC wakes the block collector after a commit queued garbage.
-func (s *Server) kickGC() {
-	select {
-	case s.gcCh <- struct{}{}:
-	default:
-	}
+// Buckets opens the buckets of namespaces, behind the one retry layer.
+type Buckets interface {
+	Get(ctx context.Context, uri string) (object.Store, error)
 }
 
-// CollectGarbage works through the garbage queue until it is empty or an
-// object store fails (the entries then stay queued for the next round). It
-// deletes the objects of deleted files' blocks from their buckets; entries
-// are queued by committed commands only, so an object is never deleted
-// before the deletion that freed it is durable. The live workers hear of
-// the deleted blocks with their next heartbeat, and drop them from their
-// caches.
+// Collector deletes the objects of deleted files' blocks from their
+// buckets.
+type Collector struct {
+	Replica Replica
+	Buckets Buckets
+	// Deleted hears of the blocks deleted, for the live workers to drop
+	// from their caches.
+	Deleted func([]*pb.BlockRef)
+	Log     *slog.Logger
+}
+
+// Run works through the garbage queue until it is empty or an object store
+// fails (the entries then stay queued for the next round). Entries are
+// queued by committed commands only, so an object is never deleted before
+// the deletion that freed it is durable.
 //
 // An entry whose bucket URI cannot be opened at all (an unknown scheme, a
 // malformed URI: something no retry mends) is dropped, with a warning, and
 // its objects, if any, stay where they are: retrying it would warn every
 // round, across restarts, for ever.
-func (s *Server) CollectGarbage(ctx context.Context) error {
-	for s.isLeader() {
-		var items []namespace.GarbageItem
-		if err := s.store.View(func(r kv.Reader) (err error) {
-			items, err = namespace.GarbageBatch(r, gcBatch)
+func (c *Collector) Run(ctx context.Context) error {
+	for c.Replica.IsLeader() {
+		var items []statemachine.GarbageItem
+		if err := c.Replica.Applied(func(r kv.Reader) (err error) {
+			items, err = statemachine.GarbageBatch(r, gcBatch)
 			return err
 		}); err != nil || len(items) == 0 {
 			return err
 		}
-		done, failed := s.collectBatch(ctx, items)
+		done, failed := c.collectBatch(ctx, items)
 		if len(done) > 0 {
-			if _, err := s.propose(ctx, statemachine.GarbageDone.Command(&pb.GarbageDoneCommand{Keys: done})); err != nil {
+			if _, err := c.Replica.Propose(ctx, statemachine.GarbageDone.Command(&pb.GarbageDoneCommand{Keys: done})); err != nil {
 				return err
 			}
 		}
@@ -59,11 +64,11 @@ func (s *Server) CollectGarbage(ctx context.Context) error {
 
 // collectBatch deals with items and returns the keys of those done, and
 // why the others are not.
-func (s *Server) collectBatch(ctx context.Context, items []namespace.GarbageItem) (done [][]byte, failed error) {
+func (c *Collector) collectBatch(ctx context.Context, items []statemachine.GarbageItem) (done [][]byte, failed error) {
 	unusable := map[string]error{} // why, by bucket
 	var deleted []*pb.BlockRef
 	for _, it := range items {
-		refs, err := s.collect(ctx, it)
+		refs, err := c.collect(ctx, it)
 		deleted = append(deleted, refs...)
 		var bad *unusableBucket
 		switch {
@@ -75,9 +80,11 @@ func (s *Server) collectBatch(ctx context.Context, items []namespace.GarbageItem
 		}
 		done = append(done, it.Key)
 	}
-	s.workers.drop(deleted)
+	if len(deleted) > 0 {
+		c.Deleted(deleted)
+	}
 	for uri, err := range unusable {
-		s.cfg.Log.Warn("block garbage collection: a bucket cannot be opened; its entries are dropped, "+
+		c.Log.Warn("block garbage collection: a bucket cannot be opened; its entries are dropped, "+
 			"and whatever objects they name stay in it", "bucket", uri, "err", err)
 	}
 	return done, failed
@@ -85,11 +92,11 @@ func (s *Server) collectBatch(ctx context.Context, items []namespace.GarbageItem
 
 // collect deletes one entry's object, or the orphans of one file, and
 // returns the blocks it deleted.
-func (s *Server) collect(ctx context.Context, it namespace.GarbageItem) ([]*pb.BlockRef, error) {
+func (c *Collector) collect(ctx context.Context, it statemachine.GarbageItem) ([]*pb.BlockRef, error) {
 	if it.StoreURI == "" {
 		return nil, nil // a namespace without a bucket holds no objects
 	}
-	store, err := s.stores.Get(ctx, it.StoreURI)
+	store, err := c.Buckets.Get(ctx, it.StoreURI)
 	if err != nil {
 		return nil, &unusableBucket{uri: it.StoreURI, err: err}
 	}
@@ -100,8 +107,8 @@ func (s *Server) collect(ctx context.Context, it namespace.GarbageItem) ([]*pb.B
 		return []*pb.BlockRef{{InodeId: it.Inode, BlockId: it.Block}}, nil
 	}
 	var keep map[uint64]bool
-	if err := s.store.View(func(r kv.Reader) (err error) {
-		keep, _, err = namespace.CommittedBlocks(r, it.Inode)
+	if err := c.Replica.Applied(func(r kv.Reader) (err error) {
+		keep, _, err = statemachine.CommittedBlocks(r, it.Inode)
 		return err
 	}); err != nil {
 		return nil, err
