@@ -51,7 +51,7 @@ type Bucketed interface {
 	// Bucket returns the namespace's bucket, through the same link as the
 	// workers' and the retry layer, or nil if the namespace is not in
 	// cache mode. The object of Strata path p is at key
-	// namespace.ObjectKey(p).
+	// statemachine.ObjectKey(p).
 	Bucket() object.Store
 }
 

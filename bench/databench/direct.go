@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 
 	"github.com/stratafs/strata/bench/benchkit"
-	"github.com/stratafs/strata/internal/namespace"
 	"github.com/stratafs/strata/internal/object"
+	"github.com/stratafs/strata/internal/statemachine"
 )
 
 // Cache mode's side of the run: the files are objects put straight into
@@ -65,7 +65,7 @@ func (r *runner) roundPaths(base string, k int, paths []string) []string {
 // deleteObjects deletes every object under the Strata directory dir (with
 // its trailing slash) from the bucket.
 func (r *runner) deleteObjects(ctx context.Context, dir string) error {
-	infos, err := r.direct.bucket.List(ctx, namespace.ObjectKey(dir), "", 0)
+	infos, err := r.direct.bucket.List(ctx, statemachine.ObjectKey(dir), "", 0)
 	if err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func (r *runner) deleteObjects(ctx context.Context, dir string) error {
 func (r *runner) putObjects(ctx context.Context, paths []string) error {
 	return r.eachFile(len(paths), func(i int, _ []byte) error {
 		body := &patternFile{pat: r.pat, file: i, window: r.cfg.IOSize}
-		if err := object.PutParallel(ctx, r.direct.bucket, namespace.ObjectKey(paths[i]), body, r.cfg.FileSize, object.ParallelOptions{}); err != nil {
+		if err := object.PutParallel(ctx, r.direct.bucket, statemachine.ObjectKey(paths[i]), body, r.cfg.FileSize, object.ParallelOptions{}); err != nil {
 			return fmt.Errorf("put %s: %w", paths[i], err)
 		}
 		r.direct.written.Add(uint64(r.cfg.FileSize))
@@ -111,7 +111,7 @@ func (p *patternFile) ReadAt(b []byte, off int64) (int, error) {
 // call, as readStrata reads the files, through a prefetcher each.
 func (r *runner) readDirect(ctx context.Context, paths []string) error {
 	return r.eachFile(len(paths), func(i int, buf []byte) error {
-		pf := r.newPrefetcher(ctx, namespace.ObjectKey(paths[i]), r.cfg.FileSize)
+		pf := r.newPrefetcher(ctx, statemachine.ObjectKey(paths[i]), r.cfg.FileSize)
 		defer pf.Close()
 		return r.readAll(paths[i]+" (direct)", i, pf, buf)
 	})
@@ -269,7 +269,7 @@ func (o *objectAt) ReadAt(p []byte, off int64) (int, error) {
 func (r *runner) directFiles(ctx context.Context) []io.ReaderAt {
 	out := make([]io.ReaderAt, len(r.strata))
 	for i, p := range r.strata {
-		out[i] = &objectAt{ctx: ctx, d: &r.direct, key: namespace.ObjectKey(p), size: r.cfg.FileSize}
+		out[i] = &objectAt{ctx: ctx, d: &r.direct, key: statemachine.ObjectKey(p), size: r.cfg.FileSize}
 	}
 	return out
 }

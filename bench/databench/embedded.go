@@ -15,11 +15,11 @@ import (
 	"github.com/stratafs/strata/internal/cache"
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/metaserver"
-	"github.com/stratafs/strata/internal/namespace"
 	"github.com/stratafs/strata/internal/object"
 	"github.com/stratafs/strata/internal/object/objstore"
 	"github.com/stratafs/strata/internal/object/retry"
 	"github.com/stratafs/strata/internal/object/throttle"
+	"github.com/stratafs/strata/internal/statemachine"
 	"github.com/stratafs/strata/internal/tlsconf"
 	"github.com/stratafs/strata/internal/worker"
 	pb "github.com/stratafs/strata/proto/strata/v1"
@@ -103,7 +103,7 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (_ *Embedded, err er
 	if u, err := user.Current(); err == nil {
 		su = u.Username
 	}
-	ns := namespace.DefaultConfig(su)
+	ns := statemachine.DefaultConfig(su)
 	if cfg.BlockSize > 0 {
 		ns.BlockSize = uint64(cfg.BlockSize)
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/stratafs/strata/internal/metaserver"
-	"github.com/stratafs/strata/internal/namespace"
+	"github.com/stratafs/strata/internal/statemachine"
 )
 
 // Embedded is a namespace service member running in this process, served
@@ -33,7 +33,7 @@ func StartEmbedded(ctx context.Context, dataDir string, noAuth bool, serverTLS *
 	if u, err := user.Current(); err == nil {
 		su = u.Username
 	}
-	cfg := metaserver.Config{DataDir: dataDir, Namespace: namespace.DefaultConfig(su), NoAuth: noAuth,
+	cfg := metaserver.Config{DataDir: dataDir, Namespace: statemachine.DefaultConfig(su), NoAuth: noAuth,
 		TLS: serverTLS, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	srv, err := metaserver.Listen(cfg, "127.0.0.1:0")
 	if err != nil {

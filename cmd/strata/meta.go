@@ -24,7 +24,7 @@ import (
 	"github.com/stratafs/strata/internal/blocks"
 	"github.com/stratafs/strata/internal/blocktoken"
 	"github.com/stratafs/strata/internal/metaserver"
-	"github.com/stratafs/strata/internal/namespace"
+	"github.com/stratafs/strata/internal/statemachine"
 )
 
 // metaFlags are the settings of a namespace service member.
@@ -72,7 +72,7 @@ func (f *metaFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&f.leaseSoft, "lease-soft-limit", 60*time.Second, "time after which another writer may take over a file whose writer stopped renewing")
 	fl.DurationVar(&f.leaseHard, "lease-hard-limit", 20*time.Minute, "time after which the service closes a file whose writer stopped renewing (a copy's temporary <dst>._COPYING_ file is removed instead)")
 	fl.DurationVar(&f.trashInterval, "trash-interval", 24*time.Hour, "how long fs -rm keeps what it deletes in the user's trash, /user/USER/.Trash, before the service removes it (HDFS's fs.trash.interval); 0 turns the trash off")
-	fl.DurationVar(&f.namespaceTrash, "namespace-trash", time.Duration(namespace.DefaultNamespaceTrash)*time.Millisecond, "how long a deleted namespace that held anything stays in the trash, restorable with 'strata admin ns restore', before it and its bucket's objects are removed; 0 removes it at once")
+	fl.DurationVar(&f.namespaceTrash, "namespace-trash", time.Duration(statemachine.DefaultNamespaceTrash)*time.Millisecond, "how long a deleted namespace that held anything stays in the trash, restorable with 'strata admin ns restore', before it and its bucket's objects are removed; 0 removes it at once")
 	fl.DurationVar(&f.tokenLife, "block-token-lifetime", blocktoken.DefaultPeriod, "how long a block access token lets a client read or write a file's blocks at the workers (at most 1h; the clients renew theirs in the minute before it expires)")
 	f.tls.register(cmd, true)
 	fl.BoolVar(&f.noAuth, "insecure-no-auth", false, "turn authentication off: believe whatever user a request names, "+
@@ -99,7 +99,7 @@ func (f *metaFlags) servePprof() error {
 }
 
 func (f *metaFlags) config() (metaserver.Config, error) {
-	ns := namespace.DefaultConfig(f.superuser)
+	ns := statemachine.DefaultConfig(f.superuser)
 	ns.Supergroup, ns.InlineLimit = f.supergroup, f.inlineLimit
 	if f.trashInterval < 0 || f.namespaceTrash < 0 {
 		return metaserver.Config{}, errors.New("--trash-interval and --namespace-trash cannot be negative")

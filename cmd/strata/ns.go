@@ -13,7 +13,7 @@ import (
 
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/fserr"
-	"github.com/stratafs/strata/internal/namespace"
+	"github.com/stratafs/strata/internal/statemachine"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -106,7 +106,7 @@ func nsListCmd() *cobra.Command {
 				}
 				state := "live"
 				if ns.Deleted != 0 {
-					state = "in the trash until " + namespace.Stamp(ns.PurgeAt)
+					state = "in the trash until " + statemachine.Stamp(ns.PurgeAt)
 				}
 				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", ns.Name, mode, ns.StoreUri, time.UnixMilli(ns.Created).Format("2006-01-02 15:04"), state)
 			}
@@ -180,7 +180,7 @@ func deleteNamespace(ctx context.Context, c *client.Client, name string, force, 
 	case info.GetDeleted() != 0:
 		fmt.Printf("Moved namespace %s to the trash: %s.\n", name, what)
 		fmt.Printf("Its objects stay in %s until %s; until then 'strata admin ns restore %s' brings it back.\n",
-			info.StoreUri, namespace.Stamp(info.PurgeAt), name)
+			info.StoreUri, statemachine.Stamp(info.PurgeAt), name)
 	case resp.Files == 0 && resp.Directories <= 1: // the root alone
 		fmt.Printf("Deleted namespace %s (it was empty).\n", name)
 	default:

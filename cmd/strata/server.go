@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/stratafs/strata/bench/benchkit"
+	"github.com/stratafs/strata/internal/cache/cachefs"
 	"github.com/stratafs/strata/internal/metaserver"
 	"github.com/stratafs/strata/internal/token"
 	"github.com/stratafs/strata/internal/worker"
@@ -151,9 +151,9 @@ func waitForWorker(ctx context.Context, s *metaserver.Server) error {
 // printDevData tells where the dev server keeps its data and how large it can
 // grow, so that a newcomer's disk holds no surprise.
 func printDevData(dataDir string, w worker.Config) {
-	free, _ := benchkit.DiskFree(dataDir)
+	free, _ := cachefs.Available(cachefs.OS(), dataDir)
 	fmt.Fprintf(os.Stderr, "strata: data in %s (%s free there); its bucket/ grows with the files you store\n",
-		dataDir, human(free))
+		dataDir, human(uint64(free)))
 	for _, d := range w.Cache.Dirs {
 		fmt.Fprintf(os.Stderr, "strata: worker cache in %s: at most %s (--worker-cache-size)\n", d.Path, human(uint64(d.Capacity)))
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/stratafs/strata/internal/namespace"
+	"github.com/stratafs/strata/internal/statemachine"
 	"github.com/stratafs/strata/internal/token"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
@@ -90,7 +90,7 @@ func tokenRenewCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Println("valid until", namespace.Stamp(exp.UnixMilli()))
+			fmt.Println("valid until", statemachine.Stamp(exp.UnixMilli()))
 			return nil
 		},
 	}
@@ -161,10 +161,10 @@ func tokenShowCmd() *cobra.Command {
 
 // describeToken says what a token is, in one line.
 func describeToken(id *pb.TokenIdentifier) string {
-	renew := "renewable until " + namespace.Stamp(id.GetMaxDate())
+	renew := "renewable until " + statemachine.Stamp(id.GetMaxDate())
 	if !id.GetRenewable() {
 		renew = "not renewable"
 	}
 	return fmt.Sprintf("token %d of %s [%s] issued %s, valid until %s, %s", id.GetId(), id.GetUser(),
-		strings.Join(id.GetGroups(), ","), namespace.Stamp(id.GetIssued()), namespace.Stamp(id.GetExpires()), renew)
+		strings.Join(id.GetGroups(), ","), statemachine.Stamp(id.GetIssued()), statemachine.Stamp(id.GetExpires()), renew)
 }

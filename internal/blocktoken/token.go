@@ -28,6 +28,19 @@ import (
 	"fmt"
 )
 
+// DefaultNamespace is the name a token carries for the namespace of a
+// request that names none: the service's default namespace.
+const DefaultNamespace = "default"
+
+// NamespaceOf is the name a token carries for namespace ns as a request
+// names it ("" is the default).
+func NamespaceOf(ns string) string {
+	if ns == "" {
+		return DefaultNamespace
+	}
+	return ns
+}
+
 // Mode is what a token allows.
 type Mode uint8
 

@@ -2,6 +2,7 @@ package cachemode
 
 import (
 	"context"
+	"path"
 	"strings"
 )
 
@@ -86,7 +87,7 @@ func (h *hold) bearsOn(k flightKey) bool {
 		return false
 	}
 	for _, p := range h.paths {
-		if within(k.path, p) || k.listing && k.path == parentOf(p) {
+		if within(k.path, p) || k.listing && k.path == path.Dir(p) {
 			return true
 		}
 	}

@@ -24,10 +24,7 @@ import (
 
 // try reports whether the namespace would accept mutation row for req now,
 // and what applying it would produce.
-func try[Req interface {
-	proto.Message
-	GetHeader() *pb.Header
-}, Res any, Resp proto.Message](ctx context.Context, c *call, row statemachine.MutationRow[Req, Res, Resp], req Req) (Res, bool, error) {
+func try[Req statemachine.Request, Res any, Resp proto.Message](ctx context.Context, c *call, row statemachine.MutationRow[Req, Res, Resp], req Req) (Res, bool, error) {
 	res, err := c.svc.Try(ctx, row.Command(req))
 	if err != nil {
 		if errors.As(err, new(*namespace.PathError)) {
@@ -44,7 +41,7 @@ func prepareMkdirs(ctx context.Context, c *call, r *pb.MkdirsRequest) (proto.Mes
 	if err != nil || v.Node != nil {
 		return r, err
 	}
-	if _, err := c.ensureEntry(ctx, parentOf(r.GetPath())); err != nil {
+	if _, err := c.ensureEntry(ctx, path.Dir(r.GetPath())); err != nil {
 		return nil, err
 	}
 	if created, ok, err := try(ctx, c, statemachine.Mkdirs, r); err != nil || !ok || !created {
@@ -65,7 +62,7 @@ func prepareCreate(ctx context.Context, c *call, req *pb.CreateRequest) (proto.M
 	if _, err := c.ensureEntry(ctx, r.GetPath()); err != nil {
 		return nil, err
 	}
-	if _, err := c.ensureEntry(ctx, parentOf(r.GetPath())); err != nil {
+	if _, err := c.ensureEntry(ctx, path.Dir(r.GetPath())); err != nil {
 		return nil, err
 	}
 	if !r.GetComplete() {
@@ -160,7 +157,7 @@ func prepareDelete(ctx context.Context, c *call, r *pb.DeleteRequest) (proto.Mes
 // same, after the delete). It is put before anything is deleted, so that
 // the directory never vanishes meanwhile (see hold.go).
 func (c *call) keepParent(ctx context.Context, p string) error {
-	dir := parentOf(p)
+	dir := path.Dir(p)
 	if dir == "/" {
 		return nil
 	}
@@ -181,7 +178,7 @@ func prepareRename(ctx context.Context, c *call, r *pb.RenameRequest) (proto.Mes
 	if src.Node.Holder != "" {
 		return nil, fserr.Errorf(fserr.ErrInvalidArgument, "rename %s: the file is being written; in a cache-mode namespace it can be renamed once closed", r.GetSrc())
 	}
-	for _, p := range []string{r.GetDst(), path.Join(r.GetDst(), path.Base(r.GetSrc())), parentOf(r.GetDst())} {
+	for _, p := range []string{r.GetDst(), path.Join(r.GetDst(), path.Base(r.GetSrc())), path.Dir(r.GetDst())} {
 		if _, err := c.ensureEntry(ctx, p); err != nil && !errors.Is(err, namespace.ErrInvalidPath) {
 			return nil, err
 		}
@@ -229,11 +226,3 @@ func (c *call) moveObject(ctx context.Context, from, etag, to string) error {
 // objectsIn is about how many objects the bucket holds for directory n,
 // as the namespace knows it: its files and a marker per directory.
 func objectsIn(n *kvschema.Inode) uint64 { return n.SubFiles + n.SubDirs + 1 }
-
-func parentOf(p string) string {
-	d := path.Dir(p)
-	if d == "." {
-		return "/"
-	}
-	return d
-}

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"path"
 
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
@@ -35,11 +36,11 @@ func (c *Client) ListAfter(ctx context.Context, path, startAfter string, fn func
 	}
 }
 
-// ListPage returns one page of directory path's entries, those whose names
+// ListPage returns one page of directory name's entries, those whose names
 // sort after startAfter (up to ListPageSize), and whether more follow. A
 // file lists as itself.
-func (c *Client) ListPage(ctx context.Context, path, startAfter string) ([]*FileStatus, bool, error) {
-	ns, p, err := splitPath(path)
+func (c *Client) ListPage(ctx context.Context, name, startAfter string) ([]*FileStatus, bool, error) {
+	ns, p, err := splitPath(name)
 	if err != nil {
 		return nil, false, err
 	}
@@ -51,7 +52,7 @@ func (c *Client) ListPage(ctx context.Context, path, startAfter string) ([]*File
 	}
 	dir := p
 	if r.Status.GetType() != pb.FileType_FILE_TYPE_DIRECTORY {
-		dir = parentOf(p)
+		dir = path.Dir(p)
 	}
 	page := make([]*FileStatus, len(r.Entries))
 	for i, e := range r.Entries {

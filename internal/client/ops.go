@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"path"
 	"time"
 	"unicode/utf8"
 
@@ -28,7 +29,7 @@ type FileStatus struct {
 func statusFromProto(parent string, st *pb.FileStatus) *FileStatus {
 	p := parent
 	if st.Name != "" {
-		p = joinChild(parent, st.Name)
+		p = path.Join(parent, st.Name)
 	}
 	return &FileStatus{Path: p, Name: st.Name, IsDir: st.Type == pb.FileType_FILE_TYPE_DIRECTORY,
 		Length: st.Length, Perm: st.Permission, Owner: st.Owner, Group: st.Group,
@@ -37,25 +38,9 @@ func statusFromProto(parent string, st *pb.FileStatus) *FileStatus {
 		Children: st.Children, InodeID: st.InodeId}
 }
 
-func joinChild(dir, name string) string {
-	if dir == "/" {
-		return "/" + name
-	}
-	return dir + "/" + name
-}
-
-func parentOf(p string) string {
-	for i := len(p) - 1; i > 0; i-- {
-		if p[i] == '/' {
-			return p[:i]
-		}
-	}
-	return "/"
-}
-
-// Stat returns the status of path.
-func (c *Client) Stat(ctx context.Context, path string) (*FileStatus, error) {
-	ns, p, err := splitPath(path)
+// Stat returns the status of the file or directory name.
+func (c *Client) Stat(ctx context.Context, name string) (*FileStatus, error) {
+	ns, p, err := splitPath(name)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +50,7 @@ func (c *Client) Stat(ctx context.Context, path string) (*FileStatus, error) {
 	if err != nil {
 		return nil, err
 	}
-	return statusFromProto(parentOf(p), r.Status), nil
+	return statusFromProto(path.Dir(p), r.Status), nil
 }
 
 // Mkdirs creates path and any missing parents, like HDFS mkdirs; it

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"sort"
 	"strings"
 
@@ -63,13 +64,13 @@ func (c *Client) openPath(ctx context.Context, path string, cacheAdmin bool) (*R
 	return c.open(ctx, &pb.OpenRequest{Header: c.hdr(ns), Path: p, CacheAdmin: cacheAdmin}, path)
 }
 
-func (c *Client) open(ctx context.Context, req *pb.OpenRequest, path string) (*Reader, error) {
+func (c *Client) open(ctx context.Context, req *pb.OpenRequest, name string) (*Reader, error) {
 	r, err := call(func() (*pb.OpenResponse, error) { return c.meta.Open(ctx, req) })
 	if err != nil {
 		return nil, err
 	}
-	rd := &Reader{Status: statusFromProto(parentOf(req.Path), r.Status), c: c, ctx: ctx, inline: r.InlineData,
-		blocks: r.Blocks, storeURI: r.StoreUri, size: int64(r.Status.Length), path: path, objectKey: r.ObjectKey,
+	rd := &Reader{Status: statusFromProto(path.Dir(req.Path), r.Status), c: c, ctx: ctx, inline: r.InlineData,
+		blocks: r.Blocks, storeURI: r.StoreUri, size: int64(r.Status.Length), path: name, objectKey: r.ObjectKey,
 		version: r.ObjectVersion}
 	rd.ns = req.GetHeader().GetNamespace()
 	rd.token = &blockToken{}

@@ -41,7 +41,7 @@ func (m *Member) batch(ctx context.Context, r *pb.BatchRequest) (*pb.BatchRespon
 			results[i] = failed(fserr.Errorf(fserr.ErrInvalidArgument, "batch: a call of no kind this service knows"))
 			continue
 		}
-		b.op, b.req, b.steps = op, req.(request), table[op]
+		b.op, b.req, b.steps = op, req.(sm.Request), table[op]
 		if err := m.admit(ctx, b.steps, b.req); err != nil {
 			results[i] = failed(err)
 		}
@@ -84,7 +84,7 @@ func (m *Member) batch(ctx context.Context, r *pb.BatchRequest) (*pb.BatchRespon
 // proposal if it is a mutation that was proposed.
 type batched struct {
 	op      *sm.Op
-	req     request
+	req     sm.Request
 	steps   steps
 	p       *proposal
 	release func() // a cache-mode call's, once answered and applied (prepareBatch)

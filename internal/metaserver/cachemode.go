@@ -21,7 +21,7 @@ import (
 // the context to carry it out with (a read's has passed the read barrier
 // that the preparation's views and the read itself then share), and what
 // to call once it is carried out (cachemode.Mode.Prepare's release).
-func (m *Member) prepare(ctx context.Context, op *sm.Op, st steps, req request) (request, context.Context, func(), error) {
+func (m *Member) prepare(ctx context.Context, op *sm.Op, st steps, req sm.Request) (sm.Request, context.Context, func(), error) {
 	rec := m.cache.lookup(req.GetHeader().GetNamespace())
 	if rec == nil || st.prepare == cachemode.NoBucketSide {
 		return req, ctx, func() {}, nil
@@ -36,7 +36,7 @@ func (m *Member) prepare(ctx context.Context, op *sm.Op, st steps, req request) 
 	if err != nil {
 		return nil, ctx, nil, err
 	}
-	return out.(request), ctx, release, nil
+	return out.(sm.Request), ctx, release, nil
 }
 
 // cacheNamespaces holds the cache-mode glue of a member: its Mode, and the

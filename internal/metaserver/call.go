@@ -8,7 +8,6 @@ import (
 	"github.com/stratafs/strata/internal/kv"
 
 	sm "github.com/stratafs/strata/internal/statemachine"
-	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
 // How the service carries out a call of an operation of the state
@@ -17,19 +16,13 @@ import (
 // command. Errors are fserr conditions, translated to statuses by the
 // server's interceptor (internal/rpcerr).
 
-// request is a client's request: every one has a header.
-type request interface {
-	proto.Message
-	GetHeader() *pb.Header
-}
-
 // mutate carries out mutation row for req and returns its typed response.
-func mutate[Req request, Res any, Resp proto.Message](ctx context.Context, m *Member, row sm.MutationRow[Req, Res, Resp], req Req) (Resp, error) {
+func mutate[Req sm.Request, Res any, Resp proto.Message](ctx context.Context, m *Member, row sm.MutationRow[Req, Res, Resp], req Req) (Resp, error) {
 	return typed[Resp](m.do(ctx, row.Op, req))
 }
 
 // query carries out read row for req and returns its typed response.
-func query[Req request, Resp proto.Message](ctx context.Context, m *Member, row sm.ReadRow[Req, Resp], req Req) (Resp, error) {
+func query[Req sm.Request, Resp proto.Message](ctx context.Context, m *Member, row sm.ReadRow[Req, Resp], req Req) (Resp, error) {
 	return typed[Resp](m.do(ctx, row.Op, req))
 }
 
@@ -44,7 +37,7 @@ func typed[Resp proto.Message](resp proto.Message, err error) (Resp, error) {
 // do carries out op for req: a read from the applied state, or a mutation
 // proposed on behalf of the caller and answered once applied. Only the
 // leader does either; the others answer NOT_LEADER with its address.
-func (m *Member) do(ctx context.Context, op *sm.Op, req request) (proto.Message, error) {
+func (m *Member) do(ctx context.Context, op *sm.Op, req sm.Request) (proto.Message, error) {
 	st := table[op]
 	if err := m.admit(ctx, st, req); err != nil {
 		return nil, err
@@ -67,7 +60,7 @@ func (m *Member) do(ctx context.Context, op *sm.Op, req request) (proto.Message,
 
 // admit sets the caller of req from the call's token and checks req
 // before anything is read or proposed.
-func (m *Member) admit(ctx context.Context, st steps, req request) error {
+func (m *Member) admit(ctx context.Context, st steps, req sm.Request) error {
 	if err := m.tokens.CheckCaller(ctx, req.GetHeader()); err != nil {
 		return err
 	}
@@ -96,7 +89,7 @@ func (m *Member) responded(ctx context.Context, op *sm.Op, p *proposal) (proto.M
 
 // applyMutation proposes mutation op for req, without its steps, and
 // returns its response.
-func (m *Member) applyMutation(ctx context.Context, op *sm.Op, req request) (proto.Message, error) {
+func (m *Member) applyMutation(ctx context.Context, op *sm.Op, req sm.Request) (proto.Message, error) {
 	p := newProposal(op.Command(req))
 	m.core.submit(p)
 	return m.responded(ctx, op, p)
@@ -104,7 +97,7 @@ func (m *Member) applyMutation(ctx context.Context, op *sm.Op, req request) (pro
 
 // answer makes the answer of a call from what the read or the apply gave:
 // finished, then granted its block token.
-func (m *Member) answer(ctx context.Context, st steps, req request, resp proto.Message, err error) (proto.Message, error) {
+func (m *Member) answer(ctx context.Context, st steps, req sm.Request, resp proto.Message, err error) (proto.Message, error) {
 	resp, err = st.finish(ctx, m, req, resp, err)
 	if err != nil {
 		return nil, err

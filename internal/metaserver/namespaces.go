@@ -26,7 +26,7 @@ import (
 // is proposed: the caller's right and the name (so that a bad one is not
 // probed for), then the bucket (checkStore), so that a namespace that
 // cannot hold data is never made. The command checks the first two again.
-func admitNamespace(ctx context.Context, m *Member, req request) error {
+func admitNamespace(ctx context.Context, m *Member, req sm.Request) error {
 	r := req.(*pb.CreateNamespaceRequest)
 	info := r.GetNamespace()
 	if !m.core.IsSuperuser(sm.CallerOf(r.GetHeader())) || !sm.ValidNamespaceName(info.GetName()) {

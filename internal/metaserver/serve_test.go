@@ -13,7 +13,7 @@ import (
 
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/metaserver"
-	"github.com/stratafs/strata/internal/namespace"
+	"github.com/stratafs/strata/internal/statemachine"
 	"github.com/stratafs/strata/internal/testcluster"
 )
 
@@ -28,7 +28,7 @@ func TestOneCallerSendsNoPings(t *testing.T) {
 		t.Fatal(err)
 	}
 	tap := &tapListener{Listener: lis}
-	cfg := metaserver.Config{DataDir: t.TempDir(), Namespace: namespace.DefaultConfig(testcluster.Superuser()), NoAuth: true}
+	cfg := metaserver.Config{DataDir: t.TempDir(), Namespace: statemachine.DefaultConfig(testcluster.Superuser()), NoAuth: true}
 	cfg.Store.BlockCacheBytes, cfg.Store.HotBytes = 8<<20, 8<<20
 	srv, err := metaserver.Serve(cfg, tap)
 	if err != nil {

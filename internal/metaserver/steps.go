@@ -32,26 +32,26 @@ type steps struct {
 	// the log differently from the members that applied them before the
 	// check existed. It may complete the request (a default the service
 	// sets).
-	admit func(ctx context.Context, m *Member, req request) error
+	admit func(ctx context.Context, m *Member, req sm.Request) error
 	// prepare is the bucket side in a cache-mode namespace
 	// (internal/cachemode).
 	prepare *cachemode.Step
 	// finish completes the answer: what follows the apply or the read
 	// (leases renewed, the namespace's settings in the answer), or what
 	// the service does about its failure.
-	finish func(ctx context.Context, m *Member, req request, resp proto.Message, err error) (proto.Message, error)
+	finish func(ctx context.Context, m *Member, req sm.Request, resp proto.Message, err error) (proto.Message, error)
 	// grant adds the block access token to an answer that hands out a
 	// file's blocks (internal/metaserver/auth).
-	grant func(ctx context.Context, m *Member, req request, resp proto.Message) error
+	grant func(ctx context.Context, m *Member, req sm.Request, resp proto.Message) error
 }
 
 // The named "none" of each step.
 var (
-	admitAny = func(context.Context, *Member, request) error { return nil }
-	asIs     = func(_ context.Context, _ *Member, _ request, resp proto.Message, err error) (proto.Message, error) {
+	admitAny = func(context.Context, *Member, sm.Request) error { return nil }
+	asIs     = func(_ context.Context, _ *Member, _ sm.Request, resp proto.Message, err error) (proto.Message, error) {
 		return resp, err
 	}
-	noToken = func(context.Context, *Member, request, proto.Message) error { return nil }
+	noToken = func(context.Context, *Member, sm.Request, proto.Message) error { return nil }
 )
 
 // service is what a command of the service's own takes: no client sends it.
@@ -106,7 +106,7 @@ var table = map[*sm.Op]steps{
 
 // refuseClients refuses a command of the service's own from a client (none
 // can send one: no method takes it).
-func refuseClients(context.Context, *Member, request) error {
+func refuseClients(context.Context, *Member, sm.Request) error {
 	return fserr.Errorf(fserr.ErrInvalidArgument, "a command of the service's own")
 }
 
@@ -116,8 +116,8 @@ func refuseClients(context.Context, *Member, request) error {
 // door, on the leader, before anything is proposed: a check inside the
 // state machine would apply commands already in the log differently from
 // the members that applied them before the rule existed.
-func newName[Req request](op string, path func(Req) string) func(context.Context, *Member, request) error {
-	return func(_ context.Context, _ *Member, req request) error {
+func newName[Req sm.Request](op string, path func(Req) string) func(context.Context, *Member, sm.Request) error {
+	return func(_ context.Context, _ *Member, req sm.Request) error {
 		p := path(req.(Req))
 		if _, err := fspath.SplitNew(p); err != nil {
 			return &sm.PathError{Op: op, Path: p, Err: err}
@@ -129,7 +129,7 @@ func newName[Req request](op string, path func(Req) string) func(context.Context
 var createName = newName("create", (*pb.CreateRequest).GetPath)
 
 // admitCreate checks a create's new names and that it names its writer.
-func admitCreate(ctx context.Context, m *Member, req request) error {
+func admitCreate(ctx context.Context, m *Member, req sm.Request) error {
 	r := req.(*pb.CreateRequest)
 	if err := createName(ctx, m, r); err != nil {
 		return err
@@ -143,7 +143,7 @@ func admitCreate(ctx context.Context, m *Member, req request) error {
 // admitDeleteNamespace refuses, if the namespace holds anything, a request
 // that says nothing of what to do then: only commands logged before the
 // mode existed meant "remove it at once".
-func admitDeleteNamespace(_ context.Context, _ *Member, req request) error {
+func admitDeleteNamespace(_ context.Context, _ *Member, req sm.Request) error {
 	r := req.(*pb.DeleteNamespaceRequest)
 	if r.GetMode() == pb.NamespaceDeleteMode_NAMESPACE_DELETE_MODE_UNSPECIFIED {
 		r.Mode = pb.NamespaceDeleteMode_NAMESPACE_DELETE_MODE_IF_EMPTY
@@ -153,7 +153,7 @@ func admitDeleteNamespace(_ context.Context, _ *Member, req request) error {
 
 // admitCreateToken lets a superuser issue tokens, on the leader, once the
 // service has a signing key; the token names this cluster.
-func admitCreateToken(ctx context.Context, m *Member, req request) error {
+func admitCreateToken(ctx context.Context, m *Member, req sm.Request) error {
 	r := req.(*pb.CreateTokenRequest)
 	if err := m.tokens.RequireSuperuser(ctx, r.GetHeader(), "create a token for "+r.GetUser()); err != nil {
 		return err
@@ -171,7 +171,7 @@ func admitCreateToken(ctx context.Context, m *Member, req request) error {
 // finishCreate answers a create. A file held by a writer that stopped
 // renewing for longer than the soft limit is recovered and taken over. A
 // complete create holds no lease: nothing is left to renew.
-func finishCreate(ctx context.Context, m *Member, req request, resp proto.Message, err error) (proto.Message, error) {
+func finishCreate(ctx context.Context, m *Member, req sm.Request, resp proto.Message, err error) (proto.Message, error) {
 	r := req.(*pb.CreateRequest)
 	if errors.Is(err, fserr.ErrLeaseConflict) && r.GetOverwrite() && m.leases.takeOverExpired(ctx, r) {
 		resp, err = m.applyMutation(ctx, sm.Create.Op, r)
@@ -195,7 +195,7 @@ func finishCreate(ctx context.Context, m *Member, req request, resp proto.Messag
 
 // finishAppend answers an append: the writer's lease renewed, and where
 // its blocks go.
-func finishAppend(_ context.Context, m *Member, req request, resp proto.Message, err error) (proto.Message, error) {
+func finishAppend(_ context.Context, m *Member, req sm.Request, resp proto.Message, err error) (proto.Message, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +210,7 @@ func finishAppend(_ context.Context, m *Member, req request, resp proto.Message,
 
 // grantOpen lets the reader read the file's blocks; a superuser's Open
 // with cache_admin, load them into the caches and drop them.
-func grantOpen(ctx context.Context, m *Member, req request, resp proto.Message) error {
+func grantOpen(ctx context.Context, m *Member, req sm.Request, resp proto.Message) error {
 	r, open := resp.(*pb.OpenResponse), req.(*pb.OpenRequest)
 	mode := blocktoken.Read
 	if open.GetCacheAdmin() {
@@ -230,7 +230,7 @@ func grantOpen(ctx context.Context, m *Member, req request, resp proto.Message) 
 }
 
 // grantCreate lets the writer of a file being written write its blocks.
-func grantCreate(ctx context.Context, m *Member, req request, resp proto.Message) error {
+func grantCreate(ctx context.Context, m *Member, req sm.Request, resp proto.Message) error {
 	r := resp.(*pb.CreateResponse)
 	if r.StoreUri == "" {
 		return nil
@@ -242,7 +242,7 @@ func grantCreate(ctx context.Context, m *Member, req request, resp proto.Message
 }
 
 // grantAppend lets the appender write the file's blocks.
-func grantAppend(ctx context.Context, m *Member, req request, resp proto.Message) error {
+func grantAppend(ctx context.Context, m *Member, req sm.Request, resp proto.Message) error {
 	r := resp.(*pb.AppendResponse)
 	var err error
 	r.BlockToken, r.BlockTokenExpires, err = m.blocks.Issue(ctx, blocktoken.Write, req.GetHeader().GetNamespace(),
@@ -251,7 +251,7 @@ func grantAppend(ctx context.Context, m *Member, req request, resp proto.Message
 }
 
 // grantFlush lets the writer go on writing the file's blocks.
-func grantFlush(ctx context.Context, m *Member, req request, resp proto.Message) error {
+func grantFlush(ctx context.Context, m *Member, req sm.Request, resp proto.Message) error {
 	r := resp.(*pb.FlushResponse)
 	var err error
 	r.BlockToken, r.BlockTokenExpires, err = m.blocks.Issue(ctx, blocktoken.Write, req.GetHeader().GetNamespace(),

@@ -1,6 +1,7 @@
 package namespace
 
 import (
+	"cmp"
 	"errors"
 	"strings"
 
@@ -231,18 +232,11 @@ func (fs *FS) bucketInode(tx kv.Txn, now int64, rec *kvschema.Namespace, dir *kv
 	}
 	n.Group = root.Group
 	if !e.Dir {
-		n.Length, n.Replication, n.BlockSize = e.Size, DefaultReplication, cmpOr(fs.cfg.BlockSize, DefaultBlockSize)
+		n.Length, n.Replication, n.BlockSize = e.Size, DefaultReplication, cmp.Or(fs.cfg.BlockSize, DefaultBlockSize)
 		n.Mtime, n.Atime = e.Modified, e.Modified
 	}
 	putObjectState(tx, n.ID, kvschema.ObjectState{ETag: e.ETag, Synced: now})
 	return n, nil
-}
-
-func cmpOr(a, b uint64) uint64 {
-	if a != 0 {
-		return a
-	}
-	return b
 }
 
 // upsertSynced makes child e.Name of dir what bucket entry e says, as
@@ -460,7 +454,7 @@ func (fs *FS) objectContent(r kv.Reader, parts []string, n *kvschema.Inode, cont
 		return nil // being written: nothing committed to read yet
 	}
 	content.ObjectKey, content.Version = strings.Join(parts, "/"), st.ETag
-	size := cmpOr(n.BlockSize, cmpOr(fs.cfg.BlockSize, DefaultBlockSize))
+	size := cmp.Or(n.BlockSize, cmp.Or(fs.cfg.BlockSize, DefaultBlockSize))
 	for i, off := uint64(0), uint64(0); off < n.Length; i, off = i+1, off+size {
 		content.Blocks = append(content.Blocks, kvschema.Block{ID: blocks.ObjectBlockID(content.ObjectKey, st.ETag, i),
 			Offset: off, Length: min(size, n.Length-off)})

@@ -14,7 +14,7 @@ import (
 
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/loopback"
-	"github.com/stratafs/strata/internal/namespace"
+	"github.com/stratafs/strata/internal/statemachine"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -94,7 +94,7 @@ func (g *Group) createDefault(ctx context.Context) error {
 	}
 	defer c.Close()
 	bucket := "file://" + filepath.Join(g.cfg.Dir, "bucket")
-	err = c.CreateNamespace(ctx, &pb.NamespaceInfo{Name: namespace.DefaultNamespace,
+	err = c.CreateNamespace(ctx, &pb.NamespaceInfo{Name: statemachine.DefaultNamespace,
 		Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK, StoreUri: bucket})
 	if err != nil && ctx.Err() != nil {
 		err = context.Cause(ctx)

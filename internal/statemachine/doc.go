@@ -17,6 +17,11 @@
 // kept from then. It records the Raft membership and the applied index in
 // the same transaction as the state (members.go).
 //
+// It is the one way in to the namespace (internal/namespace): the service's
+// own reads of the state go through its read functions (service.go) too.
+// Each row's result has a type of its own (a bool, an inode, a path), which
+// the row's Result method returns and its Respond turns into the response.
+//
 // It is not the service: proposing, waiting for answers, leases, the block
 // collector and the gRPC handlers are internal/metaserver's. Errors it
 // returns are internal/fserr conditions; their translation to gRPC statuses

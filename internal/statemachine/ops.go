@@ -75,8 +75,8 @@ func (m *Machine) Read(op *Op, r kv.Reader, req proto.Message) (proto.Message, e
 	return op.read(m, r, req)
 }
 
-// request is a client's request: every one has a header.
-type request interface {
+// Request is a client's request: every one has a header.
+type Request interface {
 	proto.Message
 	GetHeader() *pb.Header
 }
@@ -84,7 +84,7 @@ type request interface {
 // MutationRow is the row of a client's change: its request Req is applied to
 // a result of type Res (what a retry of the request is answered from), which
 // becomes the response Resp. Its methods are the row's, typed.
-type MutationRow[Req request, Res any, Resp proto.Message] struct{ *Op }
+type MutationRow[Req Request, Res any, Resp proto.Message] struct{ *Op }
 
 // Command returns the command that carries out req.
 func (m MutationRow[Req, Res, Resp]) Command(req Req) *pb.Command { return m.command(req) }
@@ -108,7 +108,7 @@ func (i InternalRow[Cmd, Res]) Command(c Cmd) *pb.Command { return i.command(c) 
 func (i InternalRow[Cmd, Res]) Result(r Result) Res { return valueOf[Res](r) }
 
 // ReadRow is the row of a read: request Req, answered with Resp.
-type ReadRow[Req request, Resp proto.Message] struct{ *Op }
+type ReadRow[Req Request, Resp proto.Message] struct{ *Op }
 
 // Read answers req from the state in r, for the caller its header names.
 func (q ReadRow[Req, Resp]) Read(m *Machine, r kv.Reader, req Req) (Resp, error) {
@@ -126,7 +126,7 @@ type None struct{}
 // mutation returns the row of a client's change: wrap puts its request in a
 // command, get takes it out, apply applies it, respond answers it, and kept
 // says what of its result a retry is answered from (requests.go).
-func mutation[Req request, Res any, Resp proto.Message](o Op, wrap func(Req) *pb.Command, get func(*pb.Command) Req,
+func mutation[Req Request, Res any, Resp proto.Message](o Op, wrap func(Req) *pb.Command, get func(*pb.Command) Req,
 	apply func(env, kv.Txn, Req) (Res, error), respond func(Res) Resp, k kept[Res]) MutationRow[Req, Res, Resp] {
 	o.Kind = Mutation
 	o.header = func(c *pb.Command) *pb.Header { return get(c).GetHeader() }
@@ -159,14 +159,14 @@ func command[Msg proto.Message, Res any](o *Op, wrap func(Msg) *pb.Command, get 
 
 // query returns the row of a read: fn answers it for the caller in the
 // request's header, in the namespace it names.
-func query[Req request, Resp proto.Message](o Op,
+func query[Req Request, Resp proto.Message](o Op,
 	fn func(m *Machine, r kv.Reader, c namespace.Caller, ns string, req Req) (Resp, error)) ReadRow[Req, Resp] {
 	o.Kind = Read
 	var zero Req
 	o.request = zero.ProtoReflect().Type()
 	o.read = func(m *Machine, r kv.Reader, msg proto.Message) (proto.Message, error) {
 		req := msg.(Req)
-		return fn(m, r, caller(req.GetHeader()), req.GetHeader().GetNamespace(), req)
+		return fn(m, r, CallerOf(req.GetHeader()), req.GetHeader().GetNamespace(), req)
 	}
 	return ReadRow[Req, Resp]{register(&o)}
 }
@@ -255,8 +255,4 @@ func snake(s string) string {
 		b = append(b, r)
 	}
 	return string(b)
-}
-
-func caller(h *pb.Header) namespace.Caller {
-	return namespace.Caller{User: h.GetUser(), Groups: h.GetGroups()}
 }

@@ -37,6 +37,10 @@ const (
 	DefaultReplication = namespace.DefaultReplication
 )
 
+// DefaultNamespaceTrash is how long, in milliseconds, a deleted namespace
+// stays restorable unless the service is told otherwise.
+const DefaultNamespaceTrash = namespace.DefaultNamespaceTrash
+
 // DefaultConfig returns the default settings, with superuser.
 func DefaultConfig(superuser string) Config { return namespace.DefaultConfig(superuser) }
 

@@ -90,7 +90,7 @@ var (
 		},
 		(*pb.Command).GetRestoreNamespace,
 		func(e env, tx kv.Txn, r *pb.RestoreNamespaceRequest) (None, error) {
-			return None{}, e.fs.RestoreNamespace(tx, caller(r.GetHeader()), r.GetName())
+			return None{}, e.fs.RestoreNamespace(tx, CallerOf(r.GetHeader()), r.GetName())
 		},
 		func(None) *pb.RestoreNamespaceResponse { return &pb.RestoreNamespaceResponse{} }, keptNothing[None]())
 )
@@ -222,13 +222,13 @@ var (
 
 func applyMkdirs(e env, tx kv.Txn, r *pb.MkdirsRequest) (bool, error) {
 	h := r.GetHeader()
-	return e.fs.Mkdirs(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), perm(r.GetPermission()),
+	return e.fs.Mkdirs(tx, e.now, CallerOf(h), h.GetNamespace(), r.GetPath(), perm(r.GetPermission()),
 		perm(r.GetUmask()), r.GetCreateParents())
 }
 
 func applyCreate(e env, tx kv.Txn, r *pb.CreateRequest) (*kvschema.Inode, error) {
 	h := r.GetHeader()
-	return e.fs.Create(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), namespace.CreateOptions{
+	return e.fs.Create(tx, e.now, CallerOf(h), h.GetNamespace(), r.GetPath(), namespace.CreateOptions{
 		Perm: perm(r.GetPermission()), Umask: perm(r.GetUmask()), Overwrite: r.GetOverwrite(),
 		Parents: r.GetCreateParents(), Replication: r.GetReplication(), BlockSize: r.GetBlockSize(),
 		Holder: h.GetClientName(), Closed: r.GetComplete(), Data: r.GetInlineData(), ETag: r.GetObjectEtag()})
@@ -236,74 +236,74 @@ func applyCreate(e env, tx kv.Txn, r *pb.CreateRequest) (*kvschema.Inode, error)
 
 func applyComplete(e env, tx kv.Txn, r *pb.CompleteRequest) (None, error) {
 	h := r.GetHeader()
-	return None{}, e.fs.Complete(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), namespace.CompleteOptions{
+	return None{}, e.fs.Complete(tx, e.now, CallerOf(h), h.GetNamespace(), r.GetPath(), namespace.CompleteOptions{
 		Inode: r.GetInodeId(), Holder: h.GetClientName(), Length: r.GetLength(), Blocks: blocksFromProto(r.GetBlocks()),
 		Inline: r.GetInline(), Data: r.GetInlineData(), ETag: r.GetObjectEtag()})
 }
 
 func applyRename(e env, tx kv.Txn, r *pb.RenameRequest) (string, error) {
 	h := r.GetHeader()
-	return e.fs.Rename(tx, e.now, caller(h), h.GetNamespace(), r.GetSrc(), r.GetDst(),
+	return e.fs.Rename(tx, e.now, CallerOf(h), h.GetNamespace(), r.GetSrc(), r.GetDst(),
 		namespace.RenameOptions{Overwrite: r.GetOverwrite(), NoDescend: r.GetNoDescend()})
 }
 
 func applyDelete(e env, tx kv.Txn, r *pb.DeleteRequest) (bool, error) {
 	h := r.GetHeader()
-	return e.fs.DeleteInode(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), r.GetRecursive(), r.GetInodeId())
+	return e.fs.DeleteInode(tx, e.now, CallerOf(h), h.GetNamespace(), r.GetPath(), r.GetRecursive(), r.GetInodeId())
 }
 
 func applySetPermission(e env, tx kv.Txn, r *pb.SetPermissionRequest) (None, error) {
 	h := r.GetHeader()
-	return None{}, e.fs.SetPermission(tx, caller(h), h.GetNamespace(), r.GetPath(), perm(r.GetPermission()))
+	return None{}, e.fs.SetPermission(tx, CallerOf(h), h.GetNamespace(), r.GetPath(), perm(r.GetPermission()))
 }
 
 func applySetOwner(e env, tx kv.Txn, r *pb.SetOwnerRequest) (None, error) {
 	h := r.GetHeader()
-	return None{}, e.fs.SetOwner(tx, caller(h), h.GetNamespace(), r.GetPath(), r.GetOwner(), r.GetGroup())
+	return None{}, e.fs.SetOwner(tx, CallerOf(h), h.GetNamespace(), r.GetPath(), r.GetOwner(), r.GetGroup())
 }
 
 func applySetTimes(e env, tx kv.Txn, r *pb.SetTimesRequest) (None, error) {
 	h := r.GetHeader()
-	return None{}, e.fs.SetTimes(tx, caller(h), h.GetNamespace(), r.GetPath(), r.GetModificationTime(), r.GetAccessTime())
+	return None{}, e.fs.SetTimes(tx, CallerOf(h), h.GetNamespace(), r.GetPath(), r.GetModificationTime(), r.GetAccessTime())
 }
 
 func attrResponse(None) *pb.SetAttrResponse { return &pb.SetAttrResponse{} }
 
 func applyFlush(e env, tx kv.Txn, r *pb.FlushRequest) (uint64, error) {
 	h := r.GetHeader()
-	return e.fs.Flush(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), namespace.FlushOptions{
+	return e.fs.Flush(tx, e.now, CallerOf(h), h.GetNamespace(), r.GetPath(), namespace.FlushOptions{
 		Inode: r.GetInodeId(), Holder: h.GetClientName(), Blocks: blocksFromProto(r.GetBlocks()),
 		TailOffset: r.GetTailOffset(), TailData: r.GetTailData()})
 }
 
 func applyAppend(e env, tx kv.Txn, r *pb.AppendRequest) (Appended, error) {
 	h := r.GetHeader()
-	n, again, err := e.fs.Append(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), h.GetClientName())
+	n, again, err := e.fs.Append(tx, e.now, CallerOf(h), h.GetNamespace(), r.GetPath(), h.GetClientName())
 	return Appended{Inode: n, Again: again}, err
 }
 
 func applyTruncate(e env, tx kv.Txn, r *pb.TruncateRequest) (None, error) {
 	h := r.GetHeader()
-	return None{}, e.fs.Truncate(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), r.GetLength())
+	return None{}, e.fs.Truncate(tx, e.now, CallerOf(h), h.GetNamespace(), r.GetPath(), r.GetLength())
 }
 
 func applyResync(e env, tx kv.Txn, r *pb.ResyncRequest) (uint64, error) {
 	h := r.GetHeader()
-	if !e.fs.IsSuperuser(caller(h)) {
+	if !e.fs.IsSuperuser(CallerOf(h)) {
 		return 0, &namespace.PathError{Op: "resync", Path: r.GetPath(),
 			Err: fserr.Errorf(fserr.ErrPermission, "only a superuser may resync a cache-mode namespace")}
 	}
-	return e.fs.Resync(tx, e.now, caller(h), h.GetNamespace(), r.GetPath())
+	return e.fs.Resync(tx, e.now, CallerOf(h), h.GetNamespace(), r.GetPath())
 }
 
 func applyRecoverLease(e env, tx kv.Txn, r *pb.RecoverLeaseRequest) (bool, error) {
 	h := r.GetHeader()
-	return e.fs.RecoverLease(tx, e.now, caller(h), h.GetNamespace(), r.GetPath(), blockFromProto(r.GetTailBlock()))
+	return e.fs.RecoverLease(tx, e.now, CallerOf(h), h.GetNamespace(), r.GetPath(), blockFromProto(r.GetTailBlock()))
 }
 
 func applyCreateNamespace(e env, tx kv.Txn, r *pb.CreateNamespaceRequest) (None, error) {
 	info := r.GetNamespace()
-	return None{}, e.fs.CreateNamespace(tx, e.now, caller(r.GetHeader()), kvschema.Namespace{
+	return None{}, e.fs.CreateNamespace(tx, e.now, CallerOf(r.GetHeader()), kvschema.Namespace{
 		Name: info.GetName(), Mode: uint8(info.GetMode()), StoreURI: info.GetStoreUri(),
 		SyncInterval: info.GetSyncInterval()})
 }
@@ -325,7 +325,7 @@ func applyDeleteNamespace(e env, tx kv.Txn, r *pb.DeleteNamespaceRequest) (*kvsc
 		return nil, &namespace.PathError{Op: "deleteNamespace", Path: r.GetName(),
 			Err: fserr.Errorf(fserr.ErrInvalidArgument, "unknown delete mode %d", r.GetMode())}
 	}
-	return e.fs.DeleteNamespace(tx, e.now, caller(r.GetHeader()), r.GetName(), mode)
+	return e.fs.DeleteNamespace(tx, e.now, CallerOf(r.GetHeader()), r.GetName(), mode)
 }
 
 // deletedNamespace answers a namespace's deletion with what it held.

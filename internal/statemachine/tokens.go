@@ -114,7 +114,7 @@ func tokenErr(op, what string, err error) error {
 }
 
 func applyCreateToken(e env, tx kv.Txn, r *pb.CreateTokenRequest) (string, error) {
-	c := caller(r.GetHeader())
+	c := CallerOf(r.GetHeader())
 	switch {
 	case !e.fs.IsSuperuser(c):
 		return "", tokenErr("create", r.GetUser(),
@@ -147,7 +147,7 @@ func or(v, dflt int64) int64 {
 }
 
 func applyRenewToken(e env, tx kv.Txn, r *pb.RenewTokenRequest) (int64, error) {
-	t, rec, err := ownToken(e, tx, "renew", caller(r.GetHeader()), r.GetToken(), 0)
+	t, rec, err := ownToken(e, tx, "renew", CallerOf(r.GetHeader()), r.GetToken(), 0)
 	if err != nil {
 		return 0, err
 	}
@@ -164,7 +164,7 @@ func applyRenewToken(e env, tx kv.Txn, r *pb.RenewTokenRequest) (int64, error) {
 }
 
 func applyRevokeToken(e env, tx kv.Txn, r *pb.RevokeTokenRequest) (bool, error) {
-	_, rec, err := ownToken(e, tx, "revoke", caller(r.GetHeader()), r.GetToken(), r.GetId())
+	_, rec, err := ownToken(e, tx, "revoke", CallerOf(r.GetHeader()), r.GetToken(), r.GetId())
 	if err != nil || rec.Revoked != 0 {
 		return false, err
 	}

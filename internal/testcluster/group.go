@@ -11,8 +11,8 @@ import (
 
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/metaserver"
-	"github.com/stratafs/strata/internal/namespace"
 	"github.com/stratafs/strata/internal/procgroup"
+	"github.com/stratafs/strata/internal/statemachine"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -132,7 +132,7 @@ func StartInProcessGroup(t testing.TB, n int, configure func(i int, cfg *metaser
 	}
 	out := make([]*InProcess, n)
 	for i := range n {
-		cfg := metaserver.Config{DataDir: t.TempDir(), Namespace: namespace.DefaultConfig(Superuser()),
+		cfg := metaserver.Config{DataDir: t.TempDir(), Namespace: statemachine.DefaultConfig(Superuser()),
 			MemberID: uint64(i + 1), Address: initial[uint64(i+1)], InitialMembers: initial, Tick: 20 * time.Millisecond}
 		cfg.Store.BlockCacheBytes, cfg.Store.HotBytes = 8<<20, 8<<20
 		if configure != nil {
@@ -163,7 +163,7 @@ func StartInProcessGroup(t testing.TB, n int, configure func(i int, cfg *metaser
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if err := c.CreateNamespace(ctx, &pb.NamespaceInfo{Name: namespace.DefaultNamespace,
+	if err := c.CreateNamespace(ctx, &pb.NamespaceInfo{Name: statemachine.DefaultNamespace,
 		Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK, StoreUri: "file://" + out[0].DataDir + "/bucket"}); err != nil {
 		t.Fatal(err)
 	}

@@ -18,8 +18,8 @@ import (
 
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/metaserver"
-	"github.com/stratafs/strata/internal/namespace"
 	"github.com/stratafs/strata/internal/procgroup"
+	"github.com/stratafs/strata/internal/statemachine"
 	"github.com/stratafs/strata/internal/token"
 )
 
@@ -186,7 +186,7 @@ type InProcess struct {
 // not nil, adjusts the configuration first.
 func StartInProcess(t testing.TB, edit func(*metaserver.Config)) *InProcess {
 	t.Helper()
-	cfg := metaserver.Config{DataDir: t.TempDir(), Namespace: namespace.DefaultConfig(Superuser())}
+	cfg := metaserver.Config{DataDir: t.TempDir(), Namespace: statemachine.DefaultConfig(Superuser())}
 	cfg.Store.BlockCacheBytes, cfg.Store.HotBytes = 8<<20, 8<<20
 	if edit != nil {
 		edit(&cfg)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/stratafs/strata/internal/blocktoken"
 	"github.com/stratafs/strata/internal/fserr"
-	"github.com/stratafs/strata/internal/namespace"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -81,10 +80,7 @@ func refAccess(ref *pb.BlockRef, mode blocktoken.Mode) access {
 // PERMISSION_DENIED, saying why.
 func (w *Worker) authorize(ctx context.Context, a access) (string, error) {
 	asked := time.Now()
-	ns := a.namespace
-	if ns == "" {
-		ns = namespace.DefaultNamespace
-	}
+	ns := blocktoken.NamespaceOf(a.namespace)
 	now := w.cfg.clock().UnixMilli()
 	tok, err := blocktoken.Verify(a.token, now, w.trust.key)
 	if errors.Is(err, blocktoken.ErrUnknownKey) && w.heartbeatSince(ctx, asked) {

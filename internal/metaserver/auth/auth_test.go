@@ -131,7 +131,10 @@ func TestUpkeepForgetsOldTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	var left []uint64
-	_ = r.Applied(func(rd kv.Reader) (err error) { left, err = statemachine.TokensPast(rd, r.Now().UnixMilli(), 10); return err })
+	_ = r.Applied(func(rd kv.Reader) (err error) {
+		left, err = statemachine.TokensPast(rd, r.Now().UnixMilli(), 10)
+		return err
+	})
 	if len(left) != 0 {
 		t.Fatalf("records of tokens %v kept past their max date", left)
 	}

@@ -78,10 +78,7 @@ func (b *BlockTokens) Issue(ctx context.Context, mode blocktoken.Mode, ns string
 	if err != nil {
 		return nil, 0, err
 	}
-	if ns == "" {
-		ns = statemachine.DefaultNamespace
-	}
-	tok, exp := ring.Issue(b.state.Now().UnixMilli(), b.cfg.BlockTokenLifetime, mode, ns, inode, object)
+	tok, exp := ring.Issue(b.state.Now().UnixMilli(), b.cfg.BlockTokenLifetime, mode, blocktoken.NamespaceOf(ns), inode, object)
 	return tok, exp, nil
 }
 
