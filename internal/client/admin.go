@@ -54,6 +54,15 @@ func (c *Client) Namespaces(ctx context.Context) ([]*pb.NamespaceInfo, error) {
 	return r.GetNamespaces(), err
 }
 
+// ServerStatus reports what the service holds and does: each namespace's
+// files, directories and bytes, the work its leader queued, and the
+// leader's version, start and live workers (superusers only).
+func (c *Client) ServerStatus(ctx context.Context) (*pb.GetServerStatusResponse, error) {
+	return call(func() (*pb.GetServerStatusResponse, error) {
+		return c.meta.GetServerStatus(ctx, &pb.GetServerStatusRequest{Header: c.header})
+	})
+}
+
 // Status reports the state of the member the client is connected to.
 func (c *Client) Status(ctx context.Context) (*pb.StatusResponse, error) {
 	return call(func() (*pb.StatusResponse, error) {

@@ -142,6 +142,11 @@ func (s *Server) Status(context.Context, *pb.StatusRequest) (*pb.StatusResponse,
 	return s.m.status(), nil
 }
 
+// GetServerStatus implements MetaService.
+func (s *Server) GetServerStatus(ctx context.Context, r *pb.GetServerStatusRequest) (*pb.GetServerStatusResponse, error) {
+	return query(ctx, s.m, sm.GetServerStatus, r)
+}
+
 // Resync implements MetaService.
 func (s *Server) Resync(ctx context.Context, r *pb.ResyncRequest) (*pb.ResyncResponse, error) {
 	return mutate(ctx, s.m, sm.Resync, r)

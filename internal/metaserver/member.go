@@ -26,6 +26,7 @@ type Member struct {
 	cache   *cacheNamespaces
 	stores  objstore.Set
 	jobs    *upkeep.Scheduler
+	started time.Time
 }
 
 // The leader's periodic jobs, by name (RunJob).

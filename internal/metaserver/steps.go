@@ -91,6 +91,8 @@ var table = map[*sm.Op]steps{
 	sm.GetContentSummary.Op: read(cachemode.GetContentSummary),
 	sm.ListNamespaces.Op:    read(cachemode.NoBucketSide),
 	sm.ReadTail.Op:          read(cachemode.NoBucketSide),
+	sm.GetServerStatus.Op: {admit: superuserOnly("read the server's status"), prepare: cachemode.NoBucketSide,
+		finish: finishServerStatus, grant: noToken},
 
 	sm.Purge.Op:          service,
 	sm.ExpireLease.Op:    service,
@@ -138,6 +140,13 @@ func admitCreate(ctx context.Context, m *Member, req sm.Request) error {
 		return fserr.Errorf(fserr.ErrInvalidArgument, "create %s: request header has no client name", r.GetPath())
 	}
 	return nil
+}
+
+// superuserOnly admits a superuser's request only, for what.
+func superuserOnly(what string) func(context.Context, *Member, sm.Request) error {
+	return func(ctx context.Context, m *Member, req sm.Request) error {
+		return m.tokens.RequireSuperuser(ctx, req.GetHeader(), what)
+	}
 }
 
 // admitDeleteNamespace refuses, if the namespace holds anything, a request
@@ -206,6 +215,18 @@ func finishAppend(_ context.Context, m *Member, req sm.Request, resp proto.Messa
 		ar.StoreUri = rec.StoreURI
 	}
 	return ar, nil
+}
+
+// finishServerStatus adds the member's own to what the state holds: its
+// version, its start, its live workers.
+func finishServerStatus(_ context.Context, m *Member, _ sm.Request, resp proto.Message, err error) (proto.Message, error) {
+	if err != nil {
+		return nil, err
+	}
+	st := resp.(*pb.GetServerStatusResponse)
+	st.Version, st.Started = Version, m.started.UnixMilli()
+	st.LiveWorkers = uint32(len(m.workers.live(m.core.Now())))
+	return st, nil
 }
 
 // grantOpen lets the reader read the file's blocks; a superuser's Open

@@ -217,6 +217,16 @@ func Namespaces(r kv.Reader) ([]*kvschema.Namespace, error) {
 // for messages, in UTC so that every replica words it alike.
 func Stamp(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04:05 UTC") }
 
+// Usage returns what namespace ns holds, from its root's aggregates, in the
+// trash or not.
+func Usage(r kv.Reader, ns *kvschema.Namespace) (Summary, error) {
+	root, err := getInode(r, ns.Root)
+	if err != nil {
+		return Summary{}, pathErr("usage", ns.Name, err)
+	}
+	return Summary{Length: root.SubLength, Files: root.SubFiles, Dirs: root.SubDirs + 1}, nil
+}
+
 // Describe says what directory n holds below it, from its aggregates.
 func Describe(n *kvschema.Inode) string {
 	return fmt.Sprintf("%s, %s and %s", plural(n.SubFiles, "file"), plural(n.SubDirs, "directory"), plural(n.SubLength, "byte"))

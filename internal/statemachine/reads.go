@@ -192,11 +192,15 @@ func readNamespaces(_ *Machine, r kv.Reader, _ namespace.Caller, _ string, _ *pb
 	}
 	resp := &pb.ListNamespacesResponse{}
 	for _, ns := range list {
-		resp.Namespaces = append(resp.Namespaces, &pb.NamespaceInfo{Name: ns.Name,
-			Mode: pb.NamespaceMode(ns.Mode), StoreUri: ns.StoreURI, Created: ns.Created,
-			Deleted: ns.Deleted, PurgeAt: ns.PurgeAt, SyncInterval: ns.SyncInterval})
+		resp.Namespaces = append(resp.Namespaces, namespaceInfo(ns))
 	}
 	return resp, nil
+}
+
+// namespaceInfo is the wire form of namespace record ns.
+func namespaceInfo(ns *kvschema.Namespace) *pb.NamespaceInfo {
+	return &pb.NamespaceInfo{Name: ns.Name, Mode: pb.NamespaceMode(ns.Mode), StoreUri: ns.StoreURI, Created: ns.Created,
+		Deleted: ns.Deleted, PurgeAt: ns.PurgeAt, SyncInterval: ns.SyncInterval}
 }
 
 // FileStatus is the wire form of inode n.
@@ -213,4 +217,37 @@ func FileStatus(n *kvschema.Inode) *pb.FileStatus {
 	st.Type, st.Length, st.Replication, st.BlockSize = pb.FileType_FILE_TYPE_FILE, n.Length, n.Replication, n.BlockSize
 	st.UnderConstruction = n.Holder != ""
 	return st
+}
+
+// maxCountedGarbage bounds the garbage entries a server status counts.
+const maxCountedGarbage = 10000
+
+// readServerStatus answers what the state holds: each namespace's usage,
+// from its root's aggregates, and the work queued. The service adds the
+// member's own (its version, its live workers).
+func readServerStatus(_ *Machine, r kv.Reader, _ namespace.Caller, _ string, _ *pb.GetServerStatusRequest) (*pb.GetServerStatusResponse, error) {
+	list, err := namespace.Namespaces(r)
+	if err != nil {
+		return nil, err
+	}
+	resp := &pb.GetServerStatusResponse{}
+	for _, ns := range list {
+		sum, err := namespace.Usage(r, ns)
+		if err != nil {
+			return nil, err
+		}
+		resp.Namespaces = append(resp.Namespaces, &pb.NamespaceUsage{Namespace: namespaceInfo(ns), Files: sum.Files,
+			Directories: sum.Dirs, Length: sum.Length})
+	}
+	err = namespace.Leases(r, func(string, uint64) bool { resp.OpenFiles++; return true })
+	if err != nil {
+		return nil, err
+	}
+	garbage, err := namespace.GarbageBatch(r, maxCountedGarbage)
+	if err != nil {
+		return nil, err
+	}
+	resp.GarbageBlocks = uint64(len(garbage))
+	resp.PurgePending, err = namespace.PurgePending(r)
+	return resp, err
 }

@@ -218,6 +218,7 @@ var (
 	GetContentSummary = query(Op{Name: "GetContentSummary"}, readContentSummary)
 	ListNamespaces    = query(Op{Name: "ListNamespaces"}, readNamespaces)
 	ReadTail          = query(Op{Name: "ReadTail"}, readTail)
+	GetServerStatus   = query(Op{Name: "GetServerStatus"}, readServerStatus)
 )
 
 func applyMkdirs(e env, tx kv.Txn, r *pb.MkdirsRequest) (bool, error) {

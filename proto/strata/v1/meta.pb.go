@@ -3970,6 +3970,217 @@ func (*RestoreNamespaceResponse) Descriptor() ([]byte, []int) {
 	return file_strata_v1_meta_proto_rawDescGZIP(), []int{54}
 }
 
+type GetServerStatusRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetServerStatusRequest) Reset() {
+	*x = GetServerStatusRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetServerStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetServerStatusRequest) ProtoMessage() {}
+
+func (x *GetServerStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetServerStatusRequest.ProtoReflect.Descriptor instead.
+func (*GetServerStatusRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *GetServerStatusRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+type GetServerStatusResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Every namespace, those in the trash too, by name.
+	Namespaces []*NamespaceUsage `protobuf:"bytes,1,rep,name=namespaces,proto3" json:"namespaces,omitempty"`
+	// Files being written (leases held), blocks of deleted files queued for
+	// the block collector (at most 10,000 are counted), and whether deleted
+	// subtrees wait to be purged.
+	OpenFiles     uint64 `protobuf:"varint,2,opt,name=open_files,json=openFiles,proto3" json:"open_files,omitempty"`
+	GarbageBlocks uint64 `protobuf:"varint,3,opt,name=garbage_blocks,json=garbageBlocks,proto3" json:"garbage_blocks,omitempty"`
+	PurgePending  bool   `protobuf:"varint,4,opt,name=purge_pending,json=purgePending,proto3" json:"purge_pending,omitempty"`
+	// The answering member's: its build, when it started (milliseconds
+	// since the epoch), and the workers heard from recently.
+	Version       string `protobuf:"bytes,5,opt,name=version,proto3" json:"version,omitempty"`
+	Started       int64  `protobuf:"varint,6,opt,name=started,proto3" json:"started,omitempty"`
+	LiveWorkers   uint32 `protobuf:"varint,7,opt,name=live_workers,json=liveWorkers,proto3" json:"live_workers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetServerStatusResponse) Reset() {
+	*x = GetServerStatusResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetServerStatusResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetServerStatusResponse) ProtoMessage() {}
+
+func (x *GetServerStatusResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetServerStatusResponse.ProtoReflect.Descriptor instead.
+func (*GetServerStatusResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *GetServerStatusResponse) GetNamespaces() []*NamespaceUsage {
+	if x != nil {
+		return x.Namespaces
+	}
+	return nil
+}
+
+func (x *GetServerStatusResponse) GetOpenFiles() uint64 {
+	if x != nil {
+		return x.OpenFiles
+	}
+	return 0
+}
+
+func (x *GetServerStatusResponse) GetGarbageBlocks() uint64 {
+	if x != nil {
+		return x.GarbageBlocks
+	}
+	return 0
+}
+
+func (x *GetServerStatusResponse) GetPurgePending() bool {
+	if x != nil {
+		return x.PurgePending
+	}
+	return false
+}
+
+func (x *GetServerStatusResponse) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+func (x *GetServerStatusResponse) GetStarted() int64 {
+	if x != nil {
+		return x.Started
+	}
+	return 0
+}
+
+func (x *GetServerStatusResponse) GetLiveWorkers() uint32 {
+	if x != nil {
+		return x.LiveWorkers
+	}
+	return 0
+}
+
+// NamespaceUsage is what one namespace holds, from its root's aggregates.
+type NamespaceUsage struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Namespace     *NamespaceInfo         `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	Files         uint64                 `protobuf:"varint,2,opt,name=files,proto3" json:"files,omitempty"`
+	Directories   uint64                 `protobuf:"varint,3,opt,name=directories,proto3" json:"directories,omitempty"`
+	Length        uint64                 `protobuf:"varint,4,opt,name=length,proto3" json:"length,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NamespaceUsage) Reset() {
+	*x = NamespaceUsage{}
+	mi := &file_strata_v1_meta_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NamespaceUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NamespaceUsage) ProtoMessage() {}
+
+func (x *NamespaceUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NamespaceUsage.ProtoReflect.Descriptor instead.
+func (*NamespaceUsage) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *NamespaceUsage) GetNamespace() *NamespaceInfo {
+	if x != nil {
+		return x.Namespace
+	}
+	return nil
+}
+
+func (x *NamespaceUsage) GetFiles() uint64 {
+	if x != nil {
+		return x.Files
+	}
+	return 0
+}
+
+func (x *NamespaceUsage) GetDirectories() uint64 {
+	if x != nil {
+		return x.Directories
+	}
+	return 0
+}
+
+func (x *NamespaceUsage) GetLength() uint64 {
+	if x != nil {
+		return x.Length
+	}
+	return 0
+}
+
 type StatusRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -3978,7 +4189,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[55]
+	mi := &file_strata_v1_meta_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3990,7 +4201,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[55]
+	mi := &file_strata_v1_meta_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4003,7 +4214,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{55}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{58}
 }
 
 type StatusResponse struct {
@@ -4029,7 +4240,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[56]
+	mi := &file_strata_v1_meta_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4041,7 +4252,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[56]
+	mi := &file_strata_v1_meta_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4054,7 +4265,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{56}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *StatusResponse) GetMemberId() uint64 {
@@ -4161,7 +4372,7 @@ type Member struct {
 
 func (x *Member) Reset() {
 	*x = Member{}
-	mi := &file_strata_v1_meta_proto_msgTypes[57]
+	mi := &file_strata_v1_meta_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4173,7 +4384,7 @@ func (x *Member) String() string {
 func (*Member) ProtoMessage() {}
 
 func (x *Member) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[57]
+	mi := &file_strata_v1_meta_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4186,7 +4397,7 @@ func (x *Member) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Member.ProtoReflect.Descriptor instead.
 func (*Member) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{57}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *Member) GetId() uint64 {
@@ -4241,7 +4452,7 @@ type AddMemberRequest struct {
 
 func (x *AddMemberRequest) Reset() {
 	*x = AddMemberRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[58]
+	mi := &file_strata_v1_meta_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4253,7 +4464,7 @@ func (x *AddMemberRequest) String() string {
 func (*AddMemberRequest) ProtoMessage() {}
 
 func (x *AddMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[58]
+	mi := &file_strata_v1_meta_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4266,7 +4477,7 @@ func (x *AddMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddMemberRequest.ProtoReflect.Descriptor instead.
 func (*AddMemberRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{58}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *AddMemberRequest) GetHeader() *Header {
@@ -4296,7 +4507,7 @@ type RemoveMemberRequest struct {
 
 func (x *RemoveMemberRequest) Reset() {
 	*x = RemoveMemberRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[59]
+	mi := &file_strata_v1_meta_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4308,7 +4519,7 @@ func (x *RemoveMemberRequest) String() string {
 func (*RemoveMemberRequest) ProtoMessage() {}
 
 func (x *RemoveMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[59]
+	mi := &file_strata_v1_meta_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4321,7 +4532,7 @@ func (x *RemoveMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveMemberRequest.ProtoReflect.Descriptor instead.
 func (*RemoveMemberRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{59}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *RemoveMemberRequest) GetHeader() *Header {
@@ -4355,7 +4566,7 @@ type TransferLeaderRequest struct {
 
 func (x *TransferLeaderRequest) Reset() {
 	*x = TransferLeaderRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[60]
+	mi := &file_strata_v1_meta_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4367,7 +4578,7 @@ func (x *TransferLeaderRequest) String() string {
 func (*TransferLeaderRequest) ProtoMessage() {}
 
 func (x *TransferLeaderRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[60]
+	mi := &file_strata_v1_meta_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4380,7 +4591,7 @@ func (x *TransferLeaderRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferLeaderRequest.ProtoReflect.Descriptor instead.
 func (*TransferLeaderRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{60}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *TransferLeaderRequest) GetHeader() *Header {
@@ -4406,7 +4617,7 @@ type MembershipResponse struct {
 
 func (x *MembershipResponse) Reset() {
 	*x = MembershipResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[61]
+	mi := &file_strata_v1_meta_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4418,7 +4629,7 @@ func (x *MembershipResponse) String() string {
 func (*MembershipResponse) ProtoMessage() {}
 
 func (x *MembershipResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[61]
+	mi := &file_strata_v1_meta_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4431,7 +4642,7 @@ func (x *MembershipResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MembershipResponse.ProtoReflect.Descriptor instead.
 func (*MembershipResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{61}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *MembershipResponse) GetMembers() []*Member {
@@ -4450,7 +4661,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[62]
+	mi := &file_strata_v1_meta_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4462,7 +4673,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[62]
+	mi := &file_strata_v1_meta_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4475,7 +4686,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{62}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *HeartbeatRequest) GetWorker() *WorkerInfo {
@@ -4504,7 +4715,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[63]
+	mi := &file_strata_v1_meta_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4516,7 +4727,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[63]
+	mi := &file_strata_v1_meta_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4529,7 +4740,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{63}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *HeartbeatResponse) GetIntervalSeconds() uint32 {
@@ -4568,7 +4779,7 @@ type ListWorkersRequest struct {
 
 func (x *ListWorkersRequest) Reset() {
 	*x = ListWorkersRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[64]
+	mi := &file_strata_v1_meta_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4580,7 +4791,7 @@ func (x *ListWorkersRequest) String() string {
 func (*ListWorkersRequest) ProtoMessage() {}
 
 func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[64]
+	mi := &file_strata_v1_meta_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4593,7 +4804,7 @@ func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkersRequest.ProtoReflect.Descriptor instead.
 func (*ListWorkersRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{64}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{67}
 }
 
 type ListWorkersResponse struct {
@@ -4605,7 +4816,7 @@ type ListWorkersResponse struct {
 
 func (x *ListWorkersResponse) Reset() {
 	*x = ListWorkersResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[65]
+	mi := &file_strata_v1_meta_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4617,7 +4828,7 @@ func (x *ListWorkersResponse) String() string {
 func (*ListWorkersResponse) ProtoMessage() {}
 
 func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[65]
+	mi := &file_strata_v1_meta_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4630,7 +4841,7 @@ func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkersResponse.ProtoReflect.Descriptor instead.
 func (*ListWorkersResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{65}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *ListWorkersResponse) GetWorkers() []*WorkerInfo {
@@ -4665,7 +4876,7 @@ type TokenIdentifier struct {
 
 func (x *TokenIdentifier) Reset() {
 	*x = TokenIdentifier{}
-	mi := &file_strata_v1_meta_proto_msgTypes[66]
+	mi := &file_strata_v1_meta_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4677,7 +4888,7 @@ func (x *TokenIdentifier) String() string {
 func (*TokenIdentifier) ProtoMessage() {}
 
 func (x *TokenIdentifier) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[66]
+	mi := &file_strata_v1_meta_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4690,7 +4901,7 @@ func (x *TokenIdentifier) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenIdentifier.ProtoReflect.Descriptor instead.
 func (*TokenIdentifier) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{66}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *TokenIdentifier) GetKeyId() uint32 {
@@ -4776,7 +4987,7 @@ type CreateTokenRequest struct {
 
 func (x *CreateTokenRequest) Reset() {
 	*x = CreateTokenRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[67]
+	mi := &file_strata_v1_meta_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4788,7 +4999,7 @@ func (x *CreateTokenRequest) String() string {
 func (*CreateTokenRequest) ProtoMessage() {}
 
 func (x *CreateTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[67]
+	mi := &file_strata_v1_meta_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4801,7 +5012,7 @@ func (x *CreateTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTokenRequest.ProtoReflect.Descriptor instead.
 func (*CreateTokenRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{67}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *CreateTokenRequest) GetHeader() *Header {
@@ -4863,7 +5074,7 @@ type CreateTokenResponse struct {
 
 func (x *CreateTokenResponse) Reset() {
 	*x = CreateTokenResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[68]
+	mi := &file_strata_v1_meta_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4875,7 +5086,7 @@ func (x *CreateTokenResponse) String() string {
 func (*CreateTokenResponse) ProtoMessage() {}
 
 func (x *CreateTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[68]
+	mi := &file_strata_v1_meta_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4888,7 +5099,7 @@ func (x *CreateTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTokenResponse.ProtoReflect.Descriptor instead.
 func (*CreateTokenResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{68}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *CreateTokenResponse) GetToken() string {
@@ -4917,7 +5128,7 @@ type RenewTokenRequest struct {
 
 func (x *RenewTokenRequest) Reset() {
 	*x = RenewTokenRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[69]
+	mi := &file_strata_v1_meta_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4929,7 +5140,7 @@ func (x *RenewTokenRequest) String() string {
 func (*RenewTokenRequest) ProtoMessage() {}
 
 func (x *RenewTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[69]
+	mi := &file_strata_v1_meta_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4942,7 +5153,7 @@ func (x *RenewTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewTokenRequest.ProtoReflect.Descriptor instead.
 func (*RenewTokenRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{69}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *RenewTokenRequest) GetHeader() *Header {
@@ -4969,7 +5180,7 @@ type RenewTokenResponse struct {
 
 func (x *RenewTokenResponse) Reset() {
 	*x = RenewTokenResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[70]
+	mi := &file_strata_v1_meta_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4981,7 +5192,7 @@ func (x *RenewTokenResponse) String() string {
 func (*RenewTokenResponse) ProtoMessage() {}
 
 func (x *RenewTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[70]
+	mi := &file_strata_v1_meta_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4994,7 +5205,7 @@ func (x *RenewTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewTokenResponse.ProtoReflect.Descriptor instead.
 func (*RenewTokenResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{70}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *RenewTokenResponse) GetExpires() int64 {
@@ -5017,7 +5228,7 @@ type RevokeTokenRequest struct {
 
 func (x *RevokeTokenRequest) Reset() {
 	*x = RevokeTokenRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[71]
+	mi := &file_strata_v1_meta_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5029,7 +5240,7 @@ func (x *RevokeTokenRequest) String() string {
 func (*RevokeTokenRequest) ProtoMessage() {}
 
 func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[71]
+	mi := &file_strata_v1_meta_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5042,7 +5253,7 @@ func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenRequest.ProtoReflect.Descriptor instead.
 func (*RevokeTokenRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{71}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *RevokeTokenRequest) GetHeader() *Header {
@@ -5076,7 +5287,7 @@ type RevokeTokenResponse struct {
 
 func (x *RevokeTokenResponse) Reset() {
 	*x = RevokeTokenResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[72]
+	mi := &file_strata_v1_meta_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5088,7 +5299,7 @@ func (x *RevokeTokenResponse) String() string {
 func (*RevokeTokenResponse) ProtoMessage() {}
 
 func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[72]
+	mi := &file_strata_v1_meta_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5101,7 +5312,7 @@ func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenResponse.ProtoReflect.Descriptor instead.
 func (*RevokeTokenResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{72}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *RevokeTokenResponse) GetRevoked() bool {
@@ -5120,7 +5331,7 @@ type WhoAmIRequest struct {
 
 func (x *WhoAmIRequest) Reset() {
 	*x = WhoAmIRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[73]
+	mi := &file_strata_v1_meta_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5132,7 +5343,7 @@ func (x *WhoAmIRequest) String() string {
 func (*WhoAmIRequest) ProtoMessage() {}
 
 func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[73]
+	mi := &file_strata_v1_meta_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5145,7 +5356,7 @@ func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIRequest.ProtoReflect.Descriptor instead.
 func (*WhoAmIRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{73}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{76}
 }
 
 type WhoAmIResponse struct {
@@ -5161,7 +5372,7 @@ type WhoAmIResponse struct {
 
 func (x *WhoAmIResponse) Reset() {
 	*x = WhoAmIResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[74]
+	mi := &file_strata_v1_meta_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5173,7 +5384,7 @@ func (x *WhoAmIResponse) String() string {
 func (*WhoAmIResponse) ProtoMessage() {}
 
 func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[74]
+	mi := &file_strata_v1_meta_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5186,7 +5397,7 @@ func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIResponse.ProtoReflect.Descriptor instead.
 func (*WhoAmIResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{74}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *WhoAmIResponse) GetUser() string {
@@ -5522,7 +5733,25 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x17RestoreNamespaceRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"\x1a\n" +
-	"\x18RestoreNamespaceResponse\"\x0f\n" +
+	"\x18RestoreNamespaceResponse\"C\n" +
+	"\x16GetServerStatusRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\"\x96\x02\n" +
+	"\x17GetServerStatusResponse\x129\n" +
+	"\n" +
+	"namespaces\x18\x01 \x03(\v2\x19.strata.v1.NamespaceUsageR\n" +
+	"namespaces\x12\x1d\n" +
+	"\n" +
+	"open_files\x18\x02 \x01(\x04R\topenFiles\x12%\n" +
+	"\x0egarbage_blocks\x18\x03 \x01(\x04R\rgarbageBlocks\x12#\n" +
+	"\rpurge_pending\x18\x04 \x01(\bR\fpurgePending\x12\x18\n" +
+	"\aversion\x18\x05 \x01(\tR\aversion\x12\x18\n" +
+	"\astarted\x18\x06 \x01(\x03R\astarted\x12!\n" +
+	"\flive_workers\x18\a \x01(\rR\vliveWorkers\"\x98\x01\n" +
+	"\x0eNamespaceUsage\x126\n" +
+	"\tnamespace\x18\x01 \x01(\v2\x18.strata.v1.NamespaceInfoR\tnamespace\x12\x14\n" +
+	"\x05files\x18\x02 \x01(\x04R\x05files\x12 \n" +
+	"\vdirectories\x18\x03 \x01(\x04R\vdirectories\x12\x16\n" +
+	"\x06length\x18\x04 \x01(\x04R\x06length\"\x0f\n" +
 	"\rStatusRequest\"\xec\x02\n" +
 	"\x0eStatusResponse\x12\x1b\n" +
 	"\tmember_id\x18\x01 \x01(\x04R\bmemberId\x12\x12\n" +
@@ -5629,7 +5858,7 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"!NAMESPACE_DELETE_MODE_UNSPECIFIED\x10\x00\x12\"\n" +
 	"\x1eNAMESPACE_DELETE_MODE_IF_EMPTY\x10\x01\x12\x1f\n" +
 	"\x1bNAMESPACE_DELETE_MODE_TRASH\x10\x02\x12\x1d\n" +
-	"\x19NAMESPACE_DELETE_MODE_NOW\x10\x032\xf8\x15\n" +
+	"\x19NAMESPACE_DELETE_MODE_NOW\x10\x032\xd8\x16\n" +
 	"\vMetaService\x12C\n" +
 	"\x06Mkdirs\x12\x18.strata.v1.MkdirsRequest\x1a\x19.strata.v1.MkdirsResponse\"\x04\xa0\xbb\x18\x02\x12C\n" +
 	"\x06Create\x12\x18.strata.v1.CreateRequest\x1a\x19.strata.v1.CreateResponse\"\x04\xa0\xbb\x18\x02\x12I\n" +
@@ -5656,7 +5885,8 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x0fDeleteNamespace\x12!.strata.v1.DeleteNamespaceRequest\x1a\".strata.v1.DeleteNamespaceResponse\"\x04\xa0\xbb\x18\x02\x12a\n" +
 	"\x10RestoreNamespace\x12\".strata.v1.RestoreNamespaceRequest\x1a#.strata.v1.RestoreNamespaceResponse\"\x04\xa0\xbb\x18\x02\x12^\n" +
 	"\x11GetServerDefaults\x12#.strata.v1.GetServerDefaultsRequest\x1a$.strata.v1.GetServerDefaultsResponse\x12=\n" +
-	"\x06Status\x12\x18.strata.v1.StatusRequest\x1a\x19.strata.v1.StatusResponse\x12C\n" +
+	"\x06Status\x12\x18.strata.v1.StatusRequest\x1a\x19.strata.v1.StatusResponse\x12^\n" +
+	"\x0fGetServerStatus\x12!.strata.v1.GetServerStatusRequest\x1a\".strata.v1.GetServerStatusResponse\"\x04\xa0\xbb\x18\x01\x12C\n" +
 	"\x06Resync\x12\x18.strata.v1.ResyncRequest\x1a\x19.strata.v1.ResyncResponse\"\x04\xa0\xbb\x18\x02\x12L\n" +
 	"\vGetProgress\x12\x1d.strata.v1.GetProgressRequest\x1a\x1e.strata.v1.GetProgressResponse\x12G\n" +
 	"\tAddMember\x12\x1b.strata.v1.AddMemberRequest\x1a\x1d.strata.v1.MembershipResponse\x12M\n" +
@@ -5686,7 +5916,7 @@ func file_strata_v1_meta_proto_rawDescGZIP() []byte {
 }
 
 var file_strata_v1_meta_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 75)
+var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 78)
 var file_strata_v1_meta_proto_goTypes = []any{
 	(MethodKind)(0),                    // 0: strata.v1.MethodKind
 	(FileType)(0),                      // 1: strata.v1.FileType
@@ -5747,31 +5977,34 @@ var file_strata_v1_meta_proto_goTypes = []any{
 	(*DeleteNamespaceResponse)(nil),    // 56: strata.v1.DeleteNamespaceResponse
 	(*RestoreNamespaceRequest)(nil),    // 57: strata.v1.RestoreNamespaceRequest
 	(*RestoreNamespaceResponse)(nil),   // 58: strata.v1.RestoreNamespaceResponse
-	(*StatusRequest)(nil),              // 59: strata.v1.StatusRequest
-	(*StatusResponse)(nil),             // 60: strata.v1.StatusResponse
-	(*Member)(nil),                     // 61: strata.v1.Member
-	(*AddMemberRequest)(nil),           // 62: strata.v1.AddMemberRequest
-	(*RemoveMemberRequest)(nil),        // 63: strata.v1.RemoveMemberRequest
-	(*TransferLeaderRequest)(nil),      // 64: strata.v1.TransferLeaderRequest
-	(*MembershipResponse)(nil),         // 65: strata.v1.MembershipResponse
-	(*HeartbeatRequest)(nil),           // 66: strata.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),          // 67: strata.v1.HeartbeatResponse
-	(*ListWorkersRequest)(nil),         // 68: strata.v1.ListWorkersRequest
-	(*ListWorkersResponse)(nil),        // 69: strata.v1.ListWorkersResponse
-	(*TokenIdentifier)(nil),            // 70: strata.v1.TokenIdentifier
-	(*CreateTokenRequest)(nil),         // 71: strata.v1.CreateTokenRequest
-	(*CreateTokenResponse)(nil),        // 72: strata.v1.CreateTokenResponse
-	(*RenewTokenRequest)(nil),          // 73: strata.v1.RenewTokenRequest
-	(*RenewTokenResponse)(nil),         // 74: strata.v1.RenewTokenResponse
-	(*RevokeTokenRequest)(nil),         // 75: strata.v1.RevokeTokenRequest
-	(*RevokeTokenResponse)(nil),        // 76: strata.v1.RevokeTokenResponse
-	(*WhoAmIRequest)(nil),              // 77: strata.v1.WhoAmIRequest
-	(*WhoAmIResponse)(nil),             // 78: strata.v1.WhoAmIResponse
-	(*Block)(nil),                      // 79: strata.v1.Block
-	(*WorkerInfo)(nil),                 // 80: strata.v1.WorkerInfo
-	(*BlockRef)(nil),                   // 81: strata.v1.BlockRef
-	(*BlockKey)(nil),                   // 82: strata.v1.BlockKey
-	(*descriptorpb.MethodOptions)(nil), // 83: google.protobuf.MethodOptions
+	(*GetServerStatusRequest)(nil),     // 59: strata.v1.GetServerStatusRequest
+	(*GetServerStatusResponse)(nil),    // 60: strata.v1.GetServerStatusResponse
+	(*NamespaceUsage)(nil),             // 61: strata.v1.NamespaceUsage
+	(*StatusRequest)(nil),              // 62: strata.v1.StatusRequest
+	(*StatusResponse)(nil),             // 63: strata.v1.StatusResponse
+	(*Member)(nil),                     // 64: strata.v1.Member
+	(*AddMemberRequest)(nil),           // 65: strata.v1.AddMemberRequest
+	(*RemoveMemberRequest)(nil),        // 66: strata.v1.RemoveMemberRequest
+	(*TransferLeaderRequest)(nil),      // 67: strata.v1.TransferLeaderRequest
+	(*MembershipResponse)(nil),         // 68: strata.v1.MembershipResponse
+	(*HeartbeatRequest)(nil),           // 69: strata.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),          // 70: strata.v1.HeartbeatResponse
+	(*ListWorkersRequest)(nil),         // 71: strata.v1.ListWorkersRequest
+	(*ListWorkersResponse)(nil),        // 72: strata.v1.ListWorkersResponse
+	(*TokenIdentifier)(nil),            // 73: strata.v1.TokenIdentifier
+	(*CreateTokenRequest)(nil),         // 74: strata.v1.CreateTokenRequest
+	(*CreateTokenResponse)(nil),        // 75: strata.v1.CreateTokenResponse
+	(*RenewTokenRequest)(nil),          // 76: strata.v1.RenewTokenRequest
+	(*RenewTokenResponse)(nil),         // 77: strata.v1.RenewTokenResponse
+	(*RevokeTokenRequest)(nil),         // 78: strata.v1.RevokeTokenRequest
+	(*RevokeTokenResponse)(nil),        // 79: strata.v1.RevokeTokenResponse
+	(*WhoAmIRequest)(nil),              // 80: strata.v1.WhoAmIRequest
+	(*WhoAmIResponse)(nil),             // 81: strata.v1.WhoAmIResponse
+	(*Block)(nil),                      // 82: strata.v1.Block
+	(*WorkerInfo)(nil),                 // 83: strata.v1.WorkerInfo
+	(*BlockRef)(nil),                   // 84: strata.v1.BlockRef
+	(*BlockKey)(nil),                   // 85: strata.v1.BlockKey
+	(*descriptorpb.MethodOptions)(nil), // 86: google.protobuf.MethodOptions
 }
 var file_strata_v1_meta_proto_depIdxs = []int32{
 	1,   // 0: strata.v1.FileStatus.type:type_name -> strata.v1.FileType
@@ -5779,12 +6012,12 @@ var file_strata_v1_meta_proto_depIdxs = []int32{
 	4,   // 2: strata.v1.CreateRequest.header:type_name -> strata.v1.Header
 	5,   // 3: strata.v1.CreateResponse.status:type_name -> strata.v1.FileStatus
 	4,   // 4: strata.v1.CompleteRequest.header:type_name -> strata.v1.Header
-	79,  // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
+	82,  // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
 	4,   // 6: strata.v1.GetFileStatusRequest.header:type_name -> strata.v1.Header
 	5,   // 7: strata.v1.GetFileStatusResponse.status:type_name -> strata.v1.FileStatus
 	4,   // 8: strata.v1.OpenRequest.header:type_name -> strata.v1.Header
 	5,   // 9: strata.v1.OpenResponse.status:type_name -> strata.v1.FileStatus
-	79,  // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
+	82,  // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
 	4,   // 11: strata.v1.ListRequest.header:type_name -> strata.v1.Header
 	5,   // 12: strata.v1.ListResponse.entries:type_name -> strata.v1.FileStatus
 	5,   // 13: strata.v1.ListResponse.status:type_name -> strata.v1.FileStatus
@@ -5799,9 +6032,9 @@ var file_strata_v1_meta_proto_depIdxs = []int32{
 	4,   // 22: strata.v1.GetServerDefaultsRequest.header:type_name -> strata.v1.Header
 	4,   // 23: strata.v1.RenewLeaseRequest.header:type_name -> strata.v1.Header
 	4,   // 24: strata.v1.RecoverLeaseRequest.header:type_name -> strata.v1.Header
-	79,  // 25: strata.v1.RecoverLeaseRequest.tail_block:type_name -> strata.v1.Block
+	82,  // 25: strata.v1.RecoverLeaseRequest.tail_block:type_name -> strata.v1.Block
 	4,   // 26: strata.v1.FlushRequest.header:type_name -> strata.v1.Header
-	79,  // 27: strata.v1.FlushRequest.blocks:type_name -> strata.v1.Block
+	82,  // 27: strata.v1.FlushRequest.blocks:type_name -> strata.v1.Block
 	4,   // 28: strata.v1.ReadTailRequest.header:type_name -> strata.v1.Header
 	4,   // 29: strata.v1.AppendRequest.header:type_name -> strata.v1.Header
 	5,   // 30: strata.v1.AppendResponse.status:type_name -> strata.v1.FileStatus
@@ -5830,101 +6063,106 @@ var file_strata_v1_meta_proto_depIdxs = []int32{
 	4,   // 53: strata.v1.DeleteNamespaceRequest.header:type_name -> strata.v1.Header
 	3,   // 54: strata.v1.DeleteNamespaceRequest.mode:type_name -> strata.v1.NamespaceDeleteMode
 	4,   // 55: strata.v1.RestoreNamespaceRequest.header:type_name -> strata.v1.Header
-	61,  // 56: strata.v1.StatusResponse.members:type_name -> strata.v1.Member
-	4,   // 57: strata.v1.AddMemberRequest.header:type_name -> strata.v1.Header
-	61,  // 58: strata.v1.AddMemberRequest.member:type_name -> strata.v1.Member
-	4,   // 59: strata.v1.RemoveMemberRequest.header:type_name -> strata.v1.Header
-	4,   // 60: strata.v1.TransferLeaderRequest.header:type_name -> strata.v1.Header
-	61,  // 61: strata.v1.MembershipResponse.members:type_name -> strata.v1.Member
-	80,  // 62: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
-	81,  // 63: strata.v1.HeartbeatResponse.dropped:type_name -> strata.v1.BlockRef
-	82,  // 64: strata.v1.HeartbeatResponse.block_keys:type_name -> strata.v1.BlockKey
-	50,  // 65: strata.v1.HeartbeatResponse.namespaces:type_name -> strata.v1.NamespaceInfo
-	80,  // 66: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
-	4,   // 67: strata.v1.CreateTokenRequest.header:type_name -> strata.v1.Header
-	70,  // 68: strata.v1.CreateTokenResponse.identifier:type_name -> strata.v1.TokenIdentifier
-	4,   // 69: strata.v1.RenewTokenRequest.header:type_name -> strata.v1.Header
-	4,   // 70: strata.v1.RevokeTokenRequest.header:type_name -> strata.v1.Header
-	70,  // 71: strata.v1.WhoAmIResponse.token:type_name -> strata.v1.TokenIdentifier
-	83,  // 72: strata.v1.method_kind:extendee -> google.protobuf.MethodOptions
-	0,   // 73: strata.v1.method_kind:type_name -> strata.v1.MethodKind
-	6,   // 74: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
-	8,   // 75: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
-	10,  // 76: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
-	12,  // 77: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
-	14,  // 78: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
-	16,  // 79: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
-	18,  // 80: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
-	20,  // 81: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
-	22,  // 82: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
-	23,  // 83: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
-	24,  // 84: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
-	26,  // 85: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
-	34,  // 86: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
-	37,  // 87: strata.v1.MetaService.Flush:input_type -> strata.v1.FlushRequest
-	39,  // 88: strata.v1.MetaService.ReadTail:input_type -> strata.v1.ReadTailRequest
-	41,  // 89: strata.v1.MetaService.Append:input_type -> strata.v1.AppendRequest
-	43,  // 90: strata.v1.MetaService.Truncate:input_type -> strata.v1.TruncateRequest
-	36,  // 91: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
-	46,  // 92: strata.v1.MetaService.Batch:input_type -> strata.v1.BatchRequest
-	51,  // 93: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
-	53,  // 94: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
-	55,  // 95: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
-	57,  // 96: strata.v1.MetaService.RestoreNamespace:input_type -> strata.v1.RestoreNamespaceRequest
-	32,  // 97: strata.v1.MetaService.GetServerDefaults:input_type -> strata.v1.GetServerDefaultsRequest
-	59,  // 98: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
-	30,  // 99: strata.v1.MetaService.Resync:input_type -> strata.v1.ResyncRequest
-	28,  // 100: strata.v1.MetaService.GetProgress:input_type -> strata.v1.GetProgressRequest
-	62,  // 101: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
-	63,  // 102: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
-	64,  // 103: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
-	66,  // 104: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
-	68,  // 105: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
-	71,  // 106: strata.v1.MetaService.CreateToken:input_type -> strata.v1.CreateTokenRequest
-	73,  // 107: strata.v1.MetaService.RenewToken:input_type -> strata.v1.RenewTokenRequest
-	75,  // 108: strata.v1.MetaService.RevokeToken:input_type -> strata.v1.RevokeTokenRequest
-	77,  // 109: strata.v1.MetaService.WhoAmI:input_type -> strata.v1.WhoAmIRequest
-	7,   // 110: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
-	9,   // 111: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
-	11,  // 112: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
-	13,  // 113: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
-	15,  // 114: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
-	17,  // 115: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
-	19,  // 116: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
-	21,  // 117: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
-	25,  // 118: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
-	25,  // 119: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
-	25,  // 120: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
-	27,  // 121: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
-	35,  // 122: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
-	38,  // 123: strata.v1.MetaService.Flush:output_type -> strata.v1.FlushResponse
-	40,  // 124: strata.v1.MetaService.ReadTail:output_type -> strata.v1.ReadTailResponse
-	42,  // 125: strata.v1.MetaService.Append:output_type -> strata.v1.AppendResponse
-	44,  // 126: strata.v1.MetaService.Truncate:output_type -> strata.v1.TruncateResponse
-	45,  // 127: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
-	48,  // 128: strata.v1.MetaService.Batch:output_type -> strata.v1.BatchResponse
-	52,  // 129: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
-	54,  // 130: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
-	56,  // 131: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
-	58,  // 132: strata.v1.MetaService.RestoreNamespace:output_type -> strata.v1.RestoreNamespaceResponse
-	33,  // 133: strata.v1.MetaService.GetServerDefaults:output_type -> strata.v1.GetServerDefaultsResponse
-	60,  // 134: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
-	31,  // 135: strata.v1.MetaService.Resync:output_type -> strata.v1.ResyncResponse
-	29,  // 136: strata.v1.MetaService.GetProgress:output_type -> strata.v1.GetProgressResponse
-	65,  // 137: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
-	65,  // 138: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
-	65,  // 139: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
-	67,  // 140: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
-	69,  // 141: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
-	72,  // 142: strata.v1.MetaService.CreateToken:output_type -> strata.v1.CreateTokenResponse
-	74,  // 143: strata.v1.MetaService.RenewToken:output_type -> strata.v1.RenewTokenResponse
-	76,  // 144: strata.v1.MetaService.RevokeToken:output_type -> strata.v1.RevokeTokenResponse
-	78,  // 145: strata.v1.MetaService.WhoAmI:output_type -> strata.v1.WhoAmIResponse
-	110, // [110:146] is the sub-list for method output_type
-	74,  // [74:110] is the sub-list for method input_type
-	73,  // [73:74] is the sub-list for extension type_name
-	72,  // [72:73] is the sub-list for extension extendee
-	0,   // [0:72] is the sub-list for field type_name
+	4,   // 56: strata.v1.GetServerStatusRequest.header:type_name -> strata.v1.Header
+	61,  // 57: strata.v1.GetServerStatusResponse.namespaces:type_name -> strata.v1.NamespaceUsage
+	50,  // 58: strata.v1.NamespaceUsage.namespace:type_name -> strata.v1.NamespaceInfo
+	64,  // 59: strata.v1.StatusResponse.members:type_name -> strata.v1.Member
+	4,   // 60: strata.v1.AddMemberRequest.header:type_name -> strata.v1.Header
+	64,  // 61: strata.v1.AddMemberRequest.member:type_name -> strata.v1.Member
+	4,   // 62: strata.v1.RemoveMemberRequest.header:type_name -> strata.v1.Header
+	4,   // 63: strata.v1.TransferLeaderRequest.header:type_name -> strata.v1.Header
+	64,  // 64: strata.v1.MembershipResponse.members:type_name -> strata.v1.Member
+	83,  // 65: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
+	84,  // 66: strata.v1.HeartbeatResponse.dropped:type_name -> strata.v1.BlockRef
+	85,  // 67: strata.v1.HeartbeatResponse.block_keys:type_name -> strata.v1.BlockKey
+	50,  // 68: strata.v1.HeartbeatResponse.namespaces:type_name -> strata.v1.NamespaceInfo
+	83,  // 69: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
+	4,   // 70: strata.v1.CreateTokenRequest.header:type_name -> strata.v1.Header
+	73,  // 71: strata.v1.CreateTokenResponse.identifier:type_name -> strata.v1.TokenIdentifier
+	4,   // 72: strata.v1.RenewTokenRequest.header:type_name -> strata.v1.Header
+	4,   // 73: strata.v1.RevokeTokenRequest.header:type_name -> strata.v1.Header
+	73,  // 74: strata.v1.WhoAmIResponse.token:type_name -> strata.v1.TokenIdentifier
+	86,  // 75: strata.v1.method_kind:extendee -> google.protobuf.MethodOptions
+	0,   // 76: strata.v1.method_kind:type_name -> strata.v1.MethodKind
+	6,   // 77: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
+	8,   // 78: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
+	10,  // 79: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
+	12,  // 80: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
+	14,  // 81: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
+	16,  // 82: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
+	18,  // 83: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
+	20,  // 84: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
+	22,  // 85: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
+	23,  // 86: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
+	24,  // 87: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
+	26,  // 88: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
+	34,  // 89: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
+	37,  // 90: strata.v1.MetaService.Flush:input_type -> strata.v1.FlushRequest
+	39,  // 91: strata.v1.MetaService.ReadTail:input_type -> strata.v1.ReadTailRequest
+	41,  // 92: strata.v1.MetaService.Append:input_type -> strata.v1.AppendRequest
+	43,  // 93: strata.v1.MetaService.Truncate:input_type -> strata.v1.TruncateRequest
+	36,  // 94: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
+	46,  // 95: strata.v1.MetaService.Batch:input_type -> strata.v1.BatchRequest
+	51,  // 96: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
+	53,  // 97: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
+	55,  // 98: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
+	57,  // 99: strata.v1.MetaService.RestoreNamespace:input_type -> strata.v1.RestoreNamespaceRequest
+	32,  // 100: strata.v1.MetaService.GetServerDefaults:input_type -> strata.v1.GetServerDefaultsRequest
+	62,  // 101: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
+	59,  // 102: strata.v1.MetaService.GetServerStatus:input_type -> strata.v1.GetServerStatusRequest
+	30,  // 103: strata.v1.MetaService.Resync:input_type -> strata.v1.ResyncRequest
+	28,  // 104: strata.v1.MetaService.GetProgress:input_type -> strata.v1.GetProgressRequest
+	65,  // 105: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
+	66,  // 106: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
+	67,  // 107: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
+	69,  // 108: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
+	71,  // 109: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
+	74,  // 110: strata.v1.MetaService.CreateToken:input_type -> strata.v1.CreateTokenRequest
+	76,  // 111: strata.v1.MetaService.RenewToken:input_type -> strata.v1.RenewTokenRequest
+	78,  // 112: strata.v1.MetaService.RevokeToken:input_type -> strata.v1.RevokeTokenRequest
+	80,  // 113: strata.v1.MetaService.WhoAmI:input_type -> strata.v1.WhoAmIRequest
+	7,   // 114: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
+	9,   // 115: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
+	11,  // 116: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
+	13,  // 117: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
+	15,  // 118: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
+	17,  // 119: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
+	19,  // 120: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
+	21,  // 121: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
+	25,  // 122: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
+	25,  // 123: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
+	25,  // 124: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
+	27,  // 125: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
+	35,  // 126: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
+	38,  // 127: strata.v1.MetaService.Flush:output_type -> strata.v1.FlushResponse
+	40,  // 128: strata.v1.MetaService.ReadTail:output_type -> strata.v1.ReadTailResponse
+	42,  // 129: strata.v1.MetaService.Append:output_type -> strata.v1.AppendResponse
+	44,  // 130: strata.v1.MetaService.Truncate:output_type -> strata.v1.TruncateResponse
+	45,  // 131: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
+	48,  // 132: strata.v1.MetaService.Batch:output_type -> strata.v1.BatchResponse
+	52,  // 133: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
+	54,  // 134: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
+	56,  // 135: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
+	58,  // 136: strata.v1.MetaService.RestoreNamespace:output_type -> strata.v1.RestoreNamespaceResponse
+	33,  // 137: strata.v1.MetaService.GetServerDefaults:output_type -> strata.v1.GetServerDefaultsResponse
+	63,  // 138: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
+	60,  // 139: strata.v1.MetaService.GetServerStatus:output_type -> strata.v1.GetServerStatusResponse
+	31,  // 140: strata.v1.MetaService.Resync:output_type -> strata.v1.ResyncResponse
+	29,  // 141: strata.v1.MetaService.GetProgress:output_type -> strata.v1.GetProgressResponse
+	68,  // 142: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
+	68,  // 143: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
+	68,  // 144: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
+	70,  // 145: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
+	72,  // 146: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
+	75,  // 147: strata.v1.MetaService.CreateToken:output_type -> strata.v1.CreateTokenResponse
+	77,  // 148: strata.v1.MetaService.RenewToken:output_type -> strata.v1.RenewTokenResponse
+	79,  // 149: strata.v1.MetaService.RevokeToken:output_type -> strata.v1.RevokeTokenResponse
+	81,  // 150: strata.v1.MetaService.WhoAmI:output_type -> strata.v1.WhoAmIResponse
+	114, // [114:151] is the sub-list for method output_type
+	77,  // [77:114] is the sub-list for method input_type
+	76,  // [76:77] is the sub-list for extension type_name
+	75,  // [75:76] is the sub-list for extension extendee
+	0,   // [0:75] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_meta_proto_init() }
@@ -5957,7 +6195,7 @@ func file_strata_v1_meta_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_v1_meta_proto_rawDesc), len(file_strata_v1_meta_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   75,
+			NumMessages:   78,
 			NumExtensions: 1,
 			NumServices:   1,
 		},

@@ -48,6 +48,7 @@ const (
 	MetaService_RestoreNamespace_FullMethodName  = "/strata.v1.MetaService/RestoreNamespace"
 	MetaService_GetServerDefaults_FullMethodName = "/strata.v1.MetaService/GetServerDefaults"
 	MetaService_Status_FullMethodName            = "/strata.v1.MetaService/Status"
+	MetaService_GetServerStatus_FullMethodName   = "/strata.v1.MetaService/GetServerStatus"
 	MetaService_Resync_FullMethodName            = "/strata.v1.MetaService/Resync"
 	MetaService_GetProgress_FullMethodName       = "/strata.v1.MetaService/GetProgress"
 	MetaService_AddMember_FullMethodName         = "/strata.v1.MetaService/AddMember"
@@ -106,6 +107,11 @@ type MetaServiceClient interface {
 	// answers, with its own settings (the leader's are what count).
 	GetServerDefaults(ctx context.Context, in *GetServerDefaultsRequest, opts ...grpc.CallOption) (*GetServerDefaultsResponse, error)
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
+	// GetServerStatus is what the service holds and does, for a status page:
+	// each namespace's files, directories and bytes, the work its leader has
+	// queued, and the member's version, start and live workers. Only the
+	// leader answers, to a superuser.
+	GetServerStatus(ctx context.Context, in *GetServerStatusRequest, opts ...grpc.CallOption) (*GetServerStatusResponse, error)
 	// Resync makes a cache-mode namespace forget when it last checked a
 	// subtree against its bucket, so that the next access to each of its
 	// paths asks the bucket again (strata admin sync).
@@ -394,6 +400,16 @@ func (c *metaServiceClient) Status(ctx context.Context, in *StatusRequest, opts 
 	return out, nil
 }
 
+func (c *metaServiceClient) GetServerStatus(ctx context.Context, in *GetServerStatusRequest, opts ...grpc.CallOption) (*GetServerStatusResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetServerStatusResponse)
+	err := c.cc.Invoke(ctx, MetaService_GetServerStatus_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *metaServiceClient) Resync(ctx context.Context, in *ResyncRequest, opts ...grpc.CallOption) (*ResyncResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ResyncResponse)
@@ -549,6 +565,11 @@ type MetaServiceServer interface {
 	// answers, with its own settings (the leader's are what count).
 	GetServerDefaults(context.Context, *GetServerDefaultsRequest) (*GetServerDefaultsResponse, error)
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
+	// GetServerStatus is what the service holds and does, for a status page:
+	// each namespace's files, directories and bytes, the work its leader has
+	// queued, and the member's version, start and live workers. Only the
+	// leader answers, to a superuser.
+	GetServerStatus(context.Context, *GetServerStatusRequest) (*GetServerStatusResponse, error)
 	// Resync makes a cache-mode namespace forget when it last checked a
 	// subtree against its bucket, so that the next access to each of its
 	// paths asks the bucket again (strata admin sync).
@@ -661,6 +682,9 @@ func (UnimplementedMetaServiceServer) GetServerDefaults(context.Context, *GetSer
 }
 func (UnimplementedMetaServiceServer) Status(context.Context, *StatusRequest) (*StatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Status not implemented")
+}
+func (UnimplementedMetaServiceServer) GetServerStatus(context.Context, *GetServerStatusRequest) (*GetServerStatusResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetServerStatus not implemented")
 }
 func (UnimplementedMetaServiceServer) Resync(context.Context, *ResyncRequest) (*ResyncResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Resync not implemented")
@@ -1166,6 +1190,24 @@ func _MetaService_Status_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MetaService_GetServerStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetServerStatusRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).GetServerStatus(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_GetServerStatus_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).GetServerStatus(ctx, req.(*GetServerStatusRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _MetaService_Resync_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ResyncRequest)
 	if err := dec(in); err != nil {
@@ -1470,6 +1512,10 @@ var MetaService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Status",
 			Handler:    _MetaService_Status_Handler,
+		},
+		{
+			MethodName: "GetServerStatus",
+			Handler:    _MetaService_GetServerStatus_Handler,
 		},
 		{
 			MethodName: "Resync",
