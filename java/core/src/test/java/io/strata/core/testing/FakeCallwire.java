@@ -1,5 +1,6 @@
 package io.strata.core.testing;
 
+import io.strata.core.rpc.Frames;
 import java.io.BufferedInputStream;
 import java.io.DataInputStream;
 import java.io.EOFException;
@@ -8,7 +9,6 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -111,9 +111,7 @@ public final class FakeCallwire implements AutoCloseable {
 
   /** Writes a response frame of {@code kind} and {@code body}. */
   public static void frame(OutputStream out, int kind, byte[] body) throws IOException {
-    ByteBuffer b = ByteBuffer.allocate(5 + body.length);
-    b.putInt(1 + body.length).put((byte) kind).put(body);
-    out.write(b.array());
+    out.write(Frames.response(kind, body));
     out.flush();
   }
 
@@ -163,18 +161,16 @@ public final class FakeCallwire implements AutoCloseable {
       in.readFully(token);
       String tok = new String(token, StandardCharsets.UTF_8);
       for (;;) {
-        int len;
+        byte[] head = new byte[4];
         try {
-          len = in.readInt();
+          in.readFully(head);
         } catch (EOFException e) {
           return; // The client closed the connection.
         }
-        byte[] name = new byte[in.readUnsignedByte()];
-        in.readFully(name);
-        long timeout = in.readLong();
-        byte[] msg = new byte[len - 1 - name.length - 8];
-        in.readFully(msg);
-        Request r = new Request(n, tok, new String(name, StandardCharsets.US_ASCII), timeout, msg);
+        byte[] f = new byte[Frames.requestLength(head)];
+        in.readFully(f);
+        Frames.Request q = Frames.parseRequest(f);
+        Request r = new Request(n, tok, q.method(), q.timeoutNanos(), q.message());
         synchronized (mu) {
           received.add(r);
           mu.notifyAll();
