@@ -245,10 +245,11 @@ public final class ScriptedMembers implements AutoCloseable {
     for (int i = 0; i < have.size(); i++) {
       Call h = have.get(i);
       Call w = want.get(i);
+      String id = sameId(w.rid(), h.rid());
       if (!h.method().equals(w.method()) || !h.path().equals(w.path()) || h.first() != w.first()
-          || !sameId(w.rid(), h.rid())) {
+          || id != null) {
         throw new AssertionError("want " + expected + ", got " + describe(e) + ": " + h
-            + " is not " + w);
+            + " is not " + w + (id == null ? "" : ": " + id));
       }
     }
   }
@@ -288,24 +289,28 @@ public final class ScriptedMembers implements AutoCloseable {
   }
 
   /**
-   * Whether a request id (hex; empty: none) is the one a script names (empty: none): the same as
-   * before under that name, and not another name's.
+   * Checks a request id (hex; empty: none) against the one a script names (empty: none): the
+   * same as before under that name, and not another name's. Returns why not, or null.
    */
-  private boolean sameId(String name, String hex) {
+  private String sameId(String name, String hex) {
     if (name.isEmpty() || hex.isEmpty()) {
-      return name.isEmpty() && hex.isEmpty();
+      return name.isEmpty() && hex.isEmpty() ? null
+          : "request id \"" + hex + "\", want \"" + name + "\"";
     }
     ByteString id = ByteString.copyFromUtf8(hex);
     synchronized (mu) {
       ByteString bound = rids.get(name);
       if (bound != null) {
-        return bound.equals(id);
+        return bound.equals(id) ? null
+            : "request id " + hex + ", not " + name + "'s (" + bound.toStringUtf8() + ")";
       }
-      if (rids.containsValue(id)) {
-        return false; // Another name's.
+      for (Map.Entry<String, ByteString> en : rids.entrySet()) {
+        if (en.getValue().equals(id)) {
+          return "request id " + hex + " is " + en.getKey() + "'s, not a new one";
+        }
       }
       rids.put(name, id);
-      return true;
+      return null;
     }
   }
 
