@@ -99,6 +99,8 @@ func (r *scriptRun) step(w []string) error {
 	switch w[0] {
 	case "members":
 		return r.g.Start(w[1:]...)
+	case "workers":
+		return r.g.StartWorkers(w[1:]...)
 	case "client":
 		return r.client(w[1:])
 	case "call":
@@ -213,7 +215,7 @@ func sameOutcome(got, want string) error {
 }
 
 // do makes a call of the client: "stat P", "mkdirs P", "delete P", "rename
-// S D"; it returns its outcome.
+// S D", "read P" (open, and read to the end); it returns its outcome.
 func (r *scriptRun) do(w []string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*clienttest.Bound)
 	defer cancel()
@@ -227,6 +229,8 @@ func (r *scriptRun) do(w []string) string {
 		_, err = r.c.Delete(ctx, w[1], false)
 	case len(w) == 3 && w[0] == "rename":
 		_, err = r.c.Rename(ctx, w[1], w[2])
+	case len(w) == 2 && w[0] == "read":
+		_, err = r.c.ReadFile(ctx, w[1])
 	default:
 		return fmt.Sprintf("unknown call %q", strings.Join(w, " "))
 	}

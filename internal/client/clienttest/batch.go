@@ -27,18 +27,18 @@ func batchCall(c *pb.BatchCall) (string, proto.Message) {
 	return strings.TrimSuffix(string(fd.Message().Name()), "Request"), m.Get(fd).Message().Interface()
 }
 
-// setResult sets r's result to the default response of req's call, as a
-// leader answers it alone (a stat's with a status the clients can read).
-func setResult(r *pb.BatchResult, req proto.Message) {
+// newResponse returns the default response of req's call.
+func newResponse(req proto.Message) proto.Message {
 	name := strings.TrimSuffix(string(req.ProtoReflect().Descriptor().FullName()), "Request") + "Response"
 	mt, err := protoregistry.GlobalTypes.FindMessageByName(protoreflect.FullName(name))
 	if err != nil {
 		panic(err) // every call a batch carries has its response
 	}
-	resp := mt.New().Interface()
-	if st, ok := resp.(*pb.GetFileStatusResponse); ok {
-		st.Status = &pb.FileStatus{Name: baseName(pathOf(req)), Type: pb.FileType_FILE_TYPE_DIRECTORY}
-	}
+	return mt.New().Interface()
+}
+
+// setResult sets r's result to resp, the response of its call.
+func setResult(r *pb.BatchResult, resp proto.Message) {
 	rm := r.ProtoReflect()
 	for i := range batchResults.Len() {
 		if fd := batchResults.Get(i); fd.Message() != nil && fd.Message().FullName() == resp.ProtoReflect().Descriptor().FullName() {

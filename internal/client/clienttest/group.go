@@ -25,6 +25,7 @@ type Group struct {
 	mu struct {
 		sync.Mutex
 		members map[string]*Member
+		workers []*worker // in the order they started, as the members list them
 		log     []received
 		checked int               // the entries "got" lines matched
 		grew    chan struct{}     // closed when the log grows
@@ -62,12 +63,53 @@ func (g *Group) Start(names ...string) error {
 	return nil
 }
 
+// StartWorkers starts the fake workers named: the members list them, in
+// this order, as the service's live workers.
+func (g *Group) StartWorkers(names ...string) error {
+	for _, n := range names {
+		w, err := startWorker(g, n)
+		if err != nil {
+			return err
+		}
+		g.mu.Lock()
+		g.mu.workers = append(g.mu.workers, w)
+		g.mu.Unlock()
+	}
+	return nil
+}
+
+// workerInfos lists the workers as the service does.
+func (g *Group) workerInfos() []*pb.WorkerInfo {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []*pb.WorkerInfo
+	for _, w := range g.mu.workers {
+		out = append(out, w.info())
+	}
+	return out
+}
+
+// worker returns the worker named, or nil.
+func (g *Group) worker(name string) *worker {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, w := range g.mu.workers {
+		if w.name == name {
+			return w
+		}
+	}
+	return nil
+}
+
 func (g *Group) stop() {
 	g.mu.Lock()
-	ms := g.mu.members
+	ms, ws := g.mu.members, g.mu.workers
 	g.mu.Unlock()
 	for _, m := range ms {
 		m.stop()
+	}
+	for _, w := range ws {
+		w.stop()
 	}
 }
 
@@ -86,7 +128,13 @@ func (g *Group) addrOf(name string) string {
 	return ""
 }
 
+// received logs a request. NB: but for ListWorkers: when a client asks for
+// the list of workers is its own business (the Go reader also asks in the
+// background, to warm the next block's worker when it is on this host).
 func (g *Group) received(member, method string, req proto.Message) {
+	if method == "ListWorkers" {
+		return
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.mu.log = append(g.mu.log, received{member, method, proto.Clone(req)})
@@ -109,16 +157,24 @@ func (g *Group) Unchecked() error {
 	return nil
 }
 
-// Do carries out a member's line ("m1 follows m2", "m1 got Mkdirs /a"...:
-// the scripts' README); words[0] names the member.
+// Do carries out a member's or a worker's line ("m1 follows m2", "m1 got
+// Mkdirs /a", "w1 refuses"...: the scripts' README); words[0] names it.
 func (g *Group) Do(words []string) error {
+	if w := g.worker(words[0]); w != nil && len(words) >= 2 {
+		if words[1] == "got" {
+			return g.got(words[0], words[2:])
+		}
+		return w.do(words[1])
+	}
 	m := g.Member(words[0])
 	if m == nil || len(words) < 2 {
-		return fmt.Errorf("no member %q", words[0])
+		return fmt.Errorf("no member or worker %q", words[0])
 	}
 	switch args := words[2:]; words[1] {
 	case "leads":
 		m.Lead()
+	case "has":
+		return m.has(args)
 	case "follows":
 		return g.follows(m, args)
 	case "answers", "drops", "holds":
@@ -224,7 +280,7 @@ type call struct {
 }
 
 func (c call) String() string {
-	s := c.method + " " + c.path
+	s := strings.TrimSpace(c.method + " " + c.path)
 	if c.rid != "" {
 		s += " rid=" + c.rid
 	}
@@ -260,11 +316,15 @@ func parseGot(member string, args []string) (got, error) {
 	}
 	for _, part := range strings.Split(line, ",") {
 		f := strings.Fields(part)
-		if len(f) < 2 {
-			return w, fmt.Errorf("got: want METHOD PATH [rid=NAME] [first=true], got %q", part)
+		if len(f) < 1 {
+			return w, fmt.Errorf("got: want METHOD [PATH] [rid=NAME] [first=true], got %q", part)
 		}
-		c := call{method: f[0], path: f[1]}
-		for _, o := range f[2:] {
+		c := call{method: f[0]}
+		opts := f[1:]
+		if len(opts) > 0 && !strings.Contains(opts[0], "=") {
+			c.path, opts = opts[0], opts[1:] // a request without a path has none
+		}
+		for _, o := range opts {
 			switch k, v, _ := strings.Cut(o, "="); {
 			case k == "rid" && v != "":
 				c.rid = v

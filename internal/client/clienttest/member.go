@@ -1,20 +1,24 @@
-// Package clienttest stands in for the namespace service in the clients'
-// tests: fake members of its Raft group (Member), each serving MetaService
-// over callwire and gRPC on a loopback port of its own, scripted by the
-// lines of the failover, retry and batching scripts that the Go and the
-// Java client both run (internal/client/testdata/scripts; the language:
-// its README). It holds no namespace: a leader answers every call with its
+// Package clienttest stands in for the namespace service and the workers in
+// the clients' tests: fake members of the service's Raft group (Member),
+// each serving MetaService over callwire and gRPC on a loopback port of its
+// own, and fake workers serving reads, scripted by the lines of the
+// failover, retry, batching and worker scripts that the Go and the Java
+// client both run (internal/client/testdata/scripts; the language: its
+// README). It holds no namespace: a leader answers every call with its
 // response's default, or as a script says; a follower answers NOT_LEADER.
-// What each member received goes to one log, in order, which the scripts'
-// "got" lines check.
+// What each member and worker received goes to one log, in order, which
+// the scripts' "got" lines check. It is not a test of the service: the
+// service's own tests are internal/metaserver's.
 //
-// java/core's io.strata.core.testing.FakeMember is its Java twin, run by the
-// Java client's ScriptTest on the same scripts.
+// java/core's io.strata.core.testing.ScriptedMembers (over FakeMember and
+// FakeWorker) is its Java twin, run by the Java client's ScriptTest on the
+// same scripts.
 package clienttest
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -42,7 +46,8 @@ type Member struct {
 		sync.Mutex
 		leader  string // "": it leads; else the name of the member it names, or nobody
 		rules   []*rule
-		release chan struct{} // closed by Release: the calls held go on
+		files   map[string]file // what an Open of each path answers
+		release chan struct{}   // closed by Release: the calls held go on
 	}
 }
 
@@ -174,11 +179,43 @@ func (m *Member) handle(ctx context.Context, method string, req, resp proto.Mess
 	if err := m.apply(ctx, method, pathOf(req)); err != nil {
 		return nil, err
 	}
-	if st, ok := resp.(*pb.GetFileStatusResponse); ok {
-		// NB: a status the clients can read: Go's takes its fields.
-		st.Status = &pb.FileStatus{Name: baseName(pathOf(req)), Type: pb.FileType_FILE_TYPE_DIRECTORY}
+	return m.fill(req, resp), nil
+}
+
+// fill makes resp, a default response, what a leader answers req with: a
+// stat's status (one the clients can read: Go's takes its fields), the
+// group's workers, a scripted file's blocks.
+func (m *Member) fill(req, resp proto.Message) proto.Message {
+	switch r := resp.(type) {
+	case *pb.GetFileStatusResponse:
+		r.Status = &pb.FileStatus{Name: baseName(pathOf(req)), Type: pb.FileType_FILE_TYPE_DIRECTORY}
+	case *pb.ListWorkersResponse:
+		r.Workers = m.group.workerInfos()
+	case *pb.OpenResponse:
+		m.mu.Lock()
+		f, ok := m.mu.files[pathOf(req)]
+		m.mu.Unlock()
+		if ok {
+			return f.open(baseName(pathOf(req)))
+		}
 	}
-	return resp, nil
+	return resp
+}
+
+// has makes an Open of path answer a file: "has PATH inode N blocks K".
+func (m *Member) has(args []string) error {
+	var f file
+	var path string
+	if n, err := fmt.Sscanf(strings.Join(args, " "), "%s inode %d blocks %d", &path, &f.inode, &f.blocks); n != 3 || err != nil {
+		return fmt.Errorf("has: want PATH inode N blocks K, got %v", args)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.mu.files == nil {
+		m.mu.files = map[string]file{}
+	}
+	m.mu.files[path] = f
+	return nil
 }
 
 // batch answers each call of b as if it came alone.
@@ -192,7 +229,7 @@ func (m *Member) batch(ctx context.Context, b *pb.BatchRequest) (*pb.BatchRespon
 		} else if err != nil {
 			r.Error = errorBytes(err)
 		} else {
-			setResult(r, req)
+			setResult(r, m.fill(req, newResponse(req)))
 		}
 		resp.Results = append(resp.Results, r)
 	}
@@ -251,8 +288,12 @@ func answerError(answer, method, path string) error {
 	}
 }
 
-// pathOf is the path a request names: its path, or a rename's source.
+// pathOf is the path a request names: its path, or a rename's source; a
+// worker's read names its block, "INODE/BLOCK".
 func pathOf(req proto.Message) string {
+	if rr, ok := req.(*pb.ReadRequest); ok {
+		return fmt.Sprintf("%d/%d", rr.GetBlock().GetInodeId(), rr.GetBlock().GetBlockId())
+	}
 	r := req.ProtoReflect()
 	for _, name := range []protoreflect.Name{"path", "src"} {
 		if fd := r.Descriptor().Fields().ByName(name); fd != nil && fd.Kind() == protoreflect.StringKind {

@@ -93,6 +93,7 @@ public class ScriptTest {
   private void step(List<String> w) throws Exception {
     switch (w.get(0)) {
       case "members" -> members.start(w.subList(1, w.size()));
+      case "workers" -> members.startWorkers(w.subList(1, w.size()));
       case "client" -> client(w.subList(1, w.size()));
       case "call" -> {
         members.unchecked();
@@ -168,7 +169,10 @@ public class ScriptTest {
     return i;
   }
 
-  /** Makes a call: "stat P", "mkdirs P", "delete P", "rename S D"; returns its outcome. */
+  /**
+   * Makes a call: "stat P", "mkdirs P", "delete P", "rename S D", "read P" (open, and read it
+   * whole); returns its outcome.
+   */
   private String call(List<String> w) {
     try {
       switch (w.get(0) + "/" + w.size()) {
@@ -177,6 +181,7 @@ public class ScriptTest {
         case "delete/2" -> client.delete(StrataPath.parse(w.get(1)), false);
         case "rename/3" -> client.rename(StrataPath.parse(w.get(1)), StrataPath.parse(w.get(2)),
             false, false);
+        case "read/2" -> readWhole(StrataPath.parse(w.get(1)));
         default -> {
           return "unknown call " + w;
         }
@@ -184,6 +189,20 @@ public class ScriptTest {
       return "ok";
     } catch (IOException e) {
       return outcome(e);
+    }
+  }
+
+  /** Reads {@code p} from its start to its end, in the reads the reader makes of it. */
+  private void readWhole(StrataPath p) throws IOException {
+    try (FileReader r = client.open(p)) {
+      byte[] b = new byte[(int) r.length()];
+      for (int off = 0; off < b.length; ) {
+        int n = r.read(off, b, off, b.length - off);
+        if (n < 0) {
+          throw new java.io.EOFException("read " + p + ": " + off + " of " + b.length + " bytes");
+        }
+        off += n;
+      }
     }
   }
 

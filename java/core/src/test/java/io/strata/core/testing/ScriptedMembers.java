@@ -7,8 +7,15 @@ import com.google.rpc.Code;
 import io.grpc.MethodDescriptor;
 import io.strata.proto.v1.BatchCall;
 import io.strata.proto.v1.BatchRequest;
+import io.strata.proto.v1.Block;
+import io.strata.proto.v1.FileStatus;
+import io.strata.proto.v1.FileType;
 import io.strata.proto.v1.Header;
+import io.strata.proto.v1.ListWorkersResponse;
 import io.strata.proto.v1.MetaServiceGrpc;
+import io.strata.proto.v1.OpenResponse;
+import io.strata.proto.v1.ReadRequest;
+import io.strata.proto.v1.WorkerInfo;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -42,7 +49,7 @@ public final class ScriptedMembers implements AutoCloseable {
   private record Call(String method, String path, String rid, boolean first) {
     @Override
     public String toString() {
-      return method + " " + path + (rid.isEmpty() ? "" : " rid=" + rid)
+      return (method + " " + path).strip() + (rid.isEmpty() ? "" : " rid=" + rid)
           + (first ? " first=true" : "");
     }
   }
@@ -50,6 +57,8 @@ public final class ScriptedMembers implements AutoCloseable {
   private final Object mu = new Object();
   // Guarded by mu.
   private final Map<String, FakeMember> members = new LinkedHashMap<>();
+  private final Map<String, FakeWorker> workers = new LinkedHashMap<>(); // as members list them
+  private final Map<String, Map<String, OpenResponse>> files = new HashMap<>(); // Open's answers
   private final Map<String, List<Rule>> rules = new HashMap<>();
   private final Map<String, CountDownLatch> holds = new HashMap<>();
   private final Map<String, Set<String>> answered = new HashMap<>(); // methods with a function
@@ -66,6 +75,24 @@ public final class ScriptedMembers implements AutoCloseable {
         members.put(n, m);
         holds.put(n, new CountDownLatch(0));
       }
+      m.answer("ListWorkers", req -> ListWorkersResponse.newBuilder().addAllWorkers(
+          workerInfos()).build());
+    }
+  }
+
+  /** Starts the workers named: the members list them, in this order, as the live workers. */
+  public void startWorkers(List<String> names) throws IOException {
+    for (String n : names) {
+      FakeWorker w = FakeWorker.start(n, req -> received(n, new FakeMember.Received("Read", req)));
+      synchronized (mu) {
+        workers.put(n, w);
+      }
+    }
+  }
+
+  private List<WorkerInfo> workerInfos() {
+    synchronized (mu) {
+      return workers.values().stream().map(FakeWorker::info).toList();
     }
   }
 
@@ -76,7 +103,14 @@ public final class ScriptedMembers implements AutoCloseable {
     }
   }
 
+  /**
+   * Logs a request. NB: but for ListWorkers: when a client asks for the list of workers is its
+   * own business (the Go reader also asks in the background).
+   */
   private void received(String member, FakeMember.Received r) {
+    if (r.method().equals("ListWorkers")) {
+      return;
+    }
     synchronized (mu) {
       log.add(new Entry(member, r));
       mu.notifyAll();
@@ -95,6 +129,20 @@ public final class ScriptedMembers implements AutoCloseable {
 
   /** Carries out a member's line; {@code w.get(0)} names the member. */
   public void run(List<String> w) throws IOException, InterruptedException {
+    FakeWorker worker;
+    synchronized (mu) {
+      worker = workers.get(w.get(0));
+    }
+    if (worker != null && w.size() >= 2) {
+      switch (w.get(1)) {
+        case "refuses" -> worker.refuse();
+        case "up" -> worker.up();
+        case "got" -> got(w.get(0), String.join(" ", w.subList(2, w.size())));
+        default -> throw new IllegalArgumentException("unknown verb " + w.get(1)
+            + " for a worker");
+      }
+      return;
+    }
     FakeMember m = member(w.get(0));
     if (m == null || w.size() < 2) {
       throw new IllegalArgumentException("no member " + w.get(0));
@@ -102,6 +150,7 @@ public final class ScriptedMembers implements AutoCloseable {
     List<String> args = w.subList(2, w.size());
     switch (w.get(1)) {
       case "leads" -> m.lead();
+      case "has" -> has(w.get(0), args);
       case "follows" -> follows(m, args);
       case "answers", "drops", "holds" -> addRule(w.get(0), w.get(1), args);
       case "releases" -> release(w.get(0));
@@ -113,6 +162,38 @@ public final class ScriptedMembers implements AutoCloseable {
       default -> throw new IllegalArgumentException("unknown verb " + w.get(1));
     }
   }
+
+  /** "has PATH inode N blocks K": an Open of PATH answers a file of K blocks of 1024 bytes. */
+  private void has(String member, List<String> args) {
+    if (args.size() != 5 || !args.get(1).equals("inode") || !args.get(3).equals("blocks")) {
+      throw new IllegalArgumentException("has: want PATH inode N blocks K: " + args);
+    }
+    String path = args.get(0);
+    int blocks = Integer.parseInt(args.get(4));
+    // NB: with a block token an hour from its expiry, as the service always grants one: the
+    // clients differ on a missing one (this one asks again at every block, Go's never).
+    OpenResponse.Builder r = OpenResponse.newBuilder().setStoreUri("mem://fake")
+        .setBlockToken(ByteString.copyFromUtf8("fake-block-token"))
+        .setBlockTokenExpires(System.currentTimeMillis() + TimeUnit.HOURS.toMillis(1))
+        .setStatus(FileStatus.newBuilder().setName(path.substring(path.lastIndexOf('/') + 1))
+            .setInodeId(Long.parseUnsignedLong(args.get(2))).setType(FileType.FILE_TYPE_FILE)
+            .setLength(blocks * FILE_BLOCK).setBlockSize(FILE_BLOCK));
+    for (int i = 0; i < blocks; i++) {
+      r.addBlocks(Block.newBuilder().setBlockId(i).setOffset(i * FILE_BLOCK)
+          .setLength(FILE_BLOCK));
+    }
+    boolean install;
+    synchronized (mu) {
+      files.computeIfAbsent(member, k -> new HashMap<>()).put(path, r.build());
+      install = answered.computeIfAbsent(member, k -> new HashSet<>()).add("Open");
+    }
+    if (install) {
+      member(member).answer("Open", req -> apply(member, "Open", req));
+    }
+  }
+
+  /** The size of a scripted file's blocks, as Go's clienttest has it. */
+  private static final long FILE_BLOCK = 1024;
 
   private void follows(FakeMember m, List<String> args) {
     FakeMember leader = args.size() == 1 ? member(args.get(0)) : null;
@@ -179,23 +260,34 @@ public final class ScriptedMembers implements AutoCloseable {
     String op = method.toLowerCase(java.util.Locale.ROOT) + " " + pathOf(req);
     return switch (rule == null ? "" : rule.action() + rule.answer()) {
       case "drop" -> FakeMember.DROP;
-      case "hold" -> held(hold, method);
+      case "hold" -> held(hold, member, method, req);
       case "answerNOT_FOUND" -> FakeMember.strataStatus(Code.NOT_FOUND, "NOT_FOUND",
           op + ": no such file or directory", Map.of());
       case "answerALREADY_EXISTS" -> FakeMember.strataStatus(Code.ALREADY_EXISTS,
           "ALREADY_EXISTS", op + ": file exists", Map.of());
       case "answerNOT_LEADER" -> FakeMember.notLeader("");
-      default -> defaultAnswer(method);
+      default -> answerOf(member, method, req);
     };
   }
 
-  private static Object held(CountDownLatch hold, String method) {
+  private Object held(CountDownLatch hold, String member, String method, Message req) {
     try {
       if (!hold.await(BOUND_NANOS, TimeUnit.NANOSECONDS)) {
         throw new AssertionError("a call of " + method + " held for longer than the bound");
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    }
+    return answerOf(member, method, req);
+  }
+
+  /** What a leader answers: a scripted file's blocks, or the response's default. */
+  private Object answerOf(String member, String method, Message req) {
+    synchronized (mu) {
+      OpenResponse f = files.getOrDefault(member, Map.of()).get(pathOf(req));
+      if (method.equals("Open") && f != null) {
+        return f;
+      }
     }
     return defaultAnswer(method);
   }
@@ -213,6 +305,10 @@ public final class ScriptedMembers implements AutoCloseable {
 
   /** The path a request names: its path, or a rename's source. */
   private static String pathOf(Message req) {
+    if (req instanceof ReadRequest r) {
+      return Long.toUnsignedString(r.getBlock().getInodeId()) + "/"
+          + Long.toUnsignedString(r.getBlock().getBlockId());
+    }
     for (String name : List.of("path", "src")) {
       FieldDescriptor f = req.getDescriptorForType().findFieldByName(name);
       if (f != null && f.getType() == FieldDescriptor.Type.STRING) {
@@ -256,12 +352,14 @@ public final class ScriptedMembers implements AutoCloseable {
 
   private static Call parseCall(String s) {
     String[] f = s.split("\\s+");
-    if (f.length < 2) {
-      throw new IllegalArgumentException("got: want METHOD PATH [rid=NAME] [first=true]: " + s);
+    if (f.length < 1 || f[0].isEmpty()) {
+      throw new IllegalArgumentException("got: want METHOD [PATH] [rid=NAME] [first=true]: " + s);
     }
     String rid = "";
     boolean first = false;
-    for (int i = 2; i < f.length; i++) {
+    int opts = f.length > 1 && !f[1].contains("=") ? 2 : 1; // a request without a path has none
+    String path = opts == 2 ? f[1] : "";
+    for (int i = opts; i < f.length; i++) {
       if (f[i].startsWith("rid=") && f[i].length() > 4) {
         rid = f[i].substring(4);
       } else if (f[i].equals("first=true")) {
@@ -270,7 +368,7 @@ public final class ScriptedMembers implements AutoCloseable {
         throw new IllegalArgumentException("got: unknown " + f[i]);
       }
     }
-    return new Call(f[0], f[1], rid, first);
+    return new Call(f[0], path, rid, first);
   }
 
   /** The next entry of the log no line matched, waiting for it. */
@@ -353,5 +451,10 @@ public final class ScriptedMembers implements AutoCloseable {
       ms = List.copyOf(members.values());
     }
     ms.forEach(FakeMember::close);
+    List<FakeWorker> ws;
+    synchronized (mu) {
+      ws = List.copyOf(workers.values());
+    }
+    ws.forEach(FakeWorker::close);
   }
 }
