@@ -48,4 +48,50 @@
 // A preface the server does not take (TLS asked of a plaintext server, or
 // the reverse) is answered with one response of kind 1, UNAVAILABLE, in
 // plaintext, and the connection is closed.
+//
+// testdata/frames.txt holds frames of every kind, byte for byte, with what
+// each says: the Go tests (frames_test.go) and the Java client's
+// (io.strata.core.rpc.FramesTest) both encode and decode them, so that a
+// format changed in one language alone fails a test. The limits are there
+// too: MaxMessage (64 MiB), the one message limit of Strata's gRPC
+// services, and MaxFrame.
+//
+// # What callwire does, and will not do
+//
+// Its features are frozen: what gRPC does beyond the list below stays
+// gRPC's, and a method that needs it is called over gRPC. A change of the
+// format takes a new preface ("STRATA2P"), served beside the old one while
+// clients that speak only the old one remain.
+//
+// It does:
+//   - unary calls of one gRPC service's methods, by gRPC's full name, with
+//     the handlers and the interceptor chain a gRPC server would run;
+//   - a deadline per call, the caller's time left, relative (so that the
+//     two clocks need not agree);
+//   - an answer or a google.rpc.Status with its details, as gRPC's status
+//     of the call, codes included;
+//   - one token per connection (the hello), presented to every call as
+//     gRPC's "authorization: Bearer" metadata, and TLS chosen by preface,
+//     with the peer's certificate in the call's context as gRPC's;
+//   - cancellation of a call by its client closing the connection, noticed
+//     once the call has run WatchAfter;
+//   - the closing of connections idle for IdleTimeout.
+//
+// It does not, and will not:
+//   - streams, of either side, or more than one call at a time on a
+//     connection (no multiplexing: a caller holds its connection for the
+//     call; more callers, more connections);
+//   - metadata besides the token: no headers or trailers either way, no
+//     per-call credentials, no compression, no message encodings other
+//     than protobuf;
+//   - flow control, keepalive pings, or a frame to cancel a call (closing
+//     the connection cancels it);
+//   - retries, failover or load balancing: the clients' one retry layer
+//     (internal/client's members, java/core's MetaCaller) does those, over
+//     either transport alike;
+//   - messages over MaxMessage, either way (a frame past MaxFrame: the
+//     server answers RESOURCE_EXHAUSTED instead of such an answer, and
+//     ends the connection of such a request);
+//   - methods the server refuses (NewServer's refused: those gRPC serves
+//     only to the cluster's members), which answer UNIMPLEMENTED.
 package callwire

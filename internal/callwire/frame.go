@@ -16,11 +16,18 @@ const (
 	prefaceStem  = "STRATA1"
 )
 
-// MaxFrame is the most bytes a frame holds after its length: the largest
-// message the service takes or sends (64 MiB, as gRPC's settings in
-// internal/metaserver and the clients), plus a request's method and
-// timeout.
-const MaxFrame = 64<<20 + 1<<10
+// MaxMessage is the largest protobuf message Strata's gRPC services take or
+// send, on either transport: the namespace service's gRPC server and
+// callwire, its clients, and the Raft transport between members (an entry
+// carries a request). One constant, so that a client never sends what a
+// member refuses. The Java client's is Channels.MAX_INBOUND_MESSAGE_BYTES;
+// testdata/frames.txt states both limits, and both languages' tests check
+// theirs against it.
+const MaxMessage = 64 << 20
+
+// MaxFrame is the most bytes a frame holds after its length: MaxMessage,
+// plus a request's method and timeout.
+const MaxFrame = MaxMessage + 1<<10
 
 // maxHello is the most bytes of a hello: a token is a few hundred.
 const maxHello = 64 << 10

@@ -138,7 +138,7 @@ func (m *members) conn(addr string) (*grpc.ClientConn, error) {
 		return nil, fserr.Errorf(fserr.ErrInvalidArgument, "client: closed")
 	}
 	c, err := grpc.NewClient(addr, append([]grpc.DialOption{m.dial, grpc.WithConnectParams(memberConnectParams),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64 << 20)),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(callwire.MaxMessage)),
 		grpc.WithStaticStreamWindowSize(memberStreamWindow), grpc.WithStaticConnWindowSize(memberConnWindow)},
 		m.dialOptions...)...)
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stratafs/strata/internal/callwire"
 	spb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -152,7 +153,7 @@ func (t *Transport) peer(id uint64) *peer {
 		return nil
 	}
 	conn, err := grpc.NewClient(addr, t.cfg.dial(), grpc.WithConnectParams(connectParams),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.MaxCallSendMsgSize(64<<20)))
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(callwire.MaxMessage), grpc.MaxCallSendMsgSize(callwire.MaxMessage)))
 	if err != nil {
 		t.cfg.Log.Warn("raft transport: bad member address", "member", id, "address", addr, "err", err)
 		return nil

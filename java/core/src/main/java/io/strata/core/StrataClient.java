@@ -570,6 +570,14 @@ public final class StrataClient implements Closeable {
         root + ": no such namespace", null);
   }
 
+  /**
+   * Waits until {@code n} calls of reads (or of mutations, {@code reads} false) wait for a place
+   * in flight; fails after {@code bound}. For tests (ScriptTest).
+   */
+  void awaitQueued(boolean reads, int n, java.time.Duration bound) throws InterruptedException {
+    (reads ? this.reads : mutations).awaitQueued(n, bound);
+  }
+
   /** Number of Batch RPCs this client sent, of reads and of mutations (for tests and metrics). */
   public long batchesSent() {
     return reads.batchesSent() + mutations.batchesSent();

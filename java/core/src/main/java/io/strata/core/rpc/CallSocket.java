@@ -60,18 +60,8 @@ import javax.net.ssl.SSLSocketFactory;
  * <p>Safe for concurrent use.
  */
 final class CallSocket implements MetaCaller.Link {
-  /** The first bytes of a plaintext connection. */
-  static final byte[] PREFACE_PLAIN = "STRATA1P".getBytes(StandardCharsets.US_ASCII);
-
-  /** The first bytes of a connection whose TLS handshake follows. */
-  static final byte[] PREFACE_TLS = "STRATA1T".getBytes(StandardCharsets.US_ASCII);
-
-  /** Largest frame, either way: the largest message (64 MiB) and a little. */
-  static final int MAX_FRAME = Channels.MAX_INBOUND_MESSAGE_BYTES + 1024;
-
-  /** Response frame kinds. */
-  static final int KIND_MESSAGE = 0;
-  static final int KIND_STATUS = 1;
+  /** Largest frame, either way (the format and its constants: {@link Frames}). */
+  static final int MAX_FRAME = Frames.MAX_FRAME;
 
   /** Longest a connect may take, however long the attempt may (gRPC-Java's own is 20 s). */
   static final long MAX_CONNECT_NANOS = TimeUnit.SECONDS.toNanos(20);
@@ -119,10 +109,7 @@ final class CallSocket implements MetaCaller.Link {
     this.member = member;
     this.clock = clock;
     this.tls = tls.isPlaintext() ? null : tls.socketFactory();
-    byte[] t = token == null ? new byte[0] : token.getBytes(StandardCharsets.UTF_8);
-    this.hello = new byte[4 + t.length];
-    putInt(hello, 0, t.length);
-    System.arraycopy(t, 0, hello, 4, t.length);
+    this.hello = Frames.hello(token);
   }
 
   @Override
@@ -261,9 +248,9 @@ final class CallSocket implements MetaCaller.Link {
           : Math.min(left(deadline), MAX_CONNECT_NANOS);
       s.connect(new InetSocketAddress(member.host(), member.port()), millis(connect));
       if (tls == null) {
-        return new Conn(ch, s, concat(PREFACE_PLAIN, hello));
+        return new Conn(ch, s, concat(Frames.PREFACE_PLAIN, hello));
       }
-      s.getOutputStream().write(PREFACE_TLS);
+      s.getOutputStream().write(Frames.PREFACE_TLS);
       SSLSocket ss = (SSLSocket) tls.createSocket(s, member.host(), member.port(), true);
       SSLParameters p = ss.getSSLParameters();
       p.setEndpointIdentificationAlgorithm("HTTPS");
@@ -293,7 +280,7 @@ final class CallSocket implements MetaCaller.Link {
     if (Thread.currentThread().isInterrupted()) {
       return cancelled(e);
     }
-    if (e instanceof Malformed) {
+    if (e instanceof Frames.Malformed) {
       return Status.UNAVAILABLE.withDescription("callwire to " + member + ": " + e.getMessage())
           .withCause(e).asRuntimeException();
     }
@@ -332,23 +319,6 @@ final class CallSocket implements MetaCaller.Link {
     return out;
   }
 
-  static void putInt(byte[] b, int off, int v) {
-    b[off] = (byte) (v >>> 24);
-    b[off + 1] = (byte) (v >>> 16);
-    b[off + 2] = (byte) (v >>> 8);
-    b[off + 3] = (byte) v;
-  }
-
-  static void putLong(byte[] b, int off, long v) {
-    putInt(b, off, (int) (v >>> 32));
-    putInt(b, off + 4, (int) v);
-  }
-
-  static int getInt(byte[] b, int off) {
-    return (b[off] & 0xff) << 24 | (b[off + 1] & 0xff) << 16 | (b[off + 2] & 0xff) << 8
-        | (b[off + 3] & 0xff);
-  }
-
   /** An answer that is a status (kind 1); {@code keep}: the connection may serve more calls. */
   private static final class Answer extends RuntimeException {
     private static final long serialVersionUID = 1L;
@@ -362,15 +332,6 @@ final class CallSocket implements MetaCaller.Link {
     }
   }
 
-  /** An answer that breaks the wire format. */
-  static final class Malformed extends IOException {
-    private static final long serialVersionUID = 1L;
-
-    Malformed(String message, Throwable cause) {
-      super("malformed answer: " + message, cause);
-    }
-  }
-
   /** One connection, used by one call at a time, and its buffers. */
   private final class Conn implements Closeable {
     private final SocketChannel ch;
@@ -381,7 +342,7 @@ final class CallSocket implements MetaCaller.Link {
     private byte[] before;
     private byte[] wbuf = new byte[512];
     private byte[] rbuf = new byte[512];
-    private final byte[] head = new byte[5];
+    private final byte[] head = new byte[Frames.RESPONSE_HEAD];
     /** The length of the body read last, in rbuf. */
     private int bodyLength;
     /** When the connection was last given back to the pool (the clock's nanoseconds). */
@@ -399,14 +360,8 @@ final class CallSocket implements MetaCaller.Link {
       write(m, req, deadline);
       int kind = read(deadline);
       int n = bodyLength;
-      if (kind == KIND_STATUS) {
-        com.google.rpc.Status st;
-        try {
-          st = com.google.rpc.Status.parseFrom(com.google.protobuf.CodedInputStream.newInstance(
-              rbuf, 0, n));
-        } catch (InvalidProtocolBufferException e) {
-          throw new Malformed("a status that does not parse", e);
-        }
+      if (kind == Frames.KIND_STATUS) {
+        com.google.rpc.Status st = Frames.status(rbuf, n);
         boolean unavailable = st.getCode() == Status.Code.UNAVAILABLE.value();
         if (!unavailable || st.getDetailsCount() > 0) {
           reached = true;
@@ -440,17 +395,10 @@ final class CallSocket implements MetaCaller.Link {
       if (wbuf.length < total) {
         wbuf = new byte[Math.max(total, 2 * wbuf.length)];
       }
-      int off = 0;
       if (before != null) {
         System.arraycopy(before, 0, wbuf, 0, pre);
-        off = pre;
       }
-      putInt(wbuf, off, (int) n);
-      wbuf[off + 4] = (byte) name.length;
-      System.arraycopy(name, 0, wbuf, off + 5, name.length);
-      off += 5 + name.length;
-      putLong(wbuf, off, timeout);
-      off += 8;
+      int off = Frames.putRequestHead(wbuf, pre, name, timeout, size);
       if (msg != null) {
         CodedOutputStream cos = CodedOutputStream.newInstance(wbuf, off, size);
         msg.writeTo(cos);
@@ -467,21 +415,13 @@ final class CallSocket implements MetaCaller.Link {
 
     /** Reads a response frame's head and body (into rbuf, bodyLength); returns its kind. */
     private int read(long deadline) throws IOException {
-      readFully(head, 5, deadline, true);
-      int n = getInt(head, 0);
-      int kind = head[4];
-      if (n < 1 || n > MAX_FRAME) {
-        throw new Malformed("a frame of " + Integer.toUnsignedString(n) + " bytes", null);
-      }
-      if (kind != KIND_MESSAGE && kind != KIND_STATUS) {
-        throw new Malformed("a frame of kind " + kind, null);
-      }
-      bodyLength = n - 1;
+      readFully(head, Frames.RESPONSE_HEAD, deadline, true);
+      bodyLength = Frames.responseBodyLength(head);
       if (rbuf.length < bodyLength) {
         rbuf = new byte[Math.max(bodyLength, 2 * rbuf.length)];
       }
       readFully(rbuf, bodyLength, deadline, false);
-      return kind;
+      return head[4];
     }
 
     /** Reads {@code n} bytes into {@code b}; each read waits no later than {@code deadline}. */
@@ -494,8 +434,9 @@ final class CallSocket implements MetaCaller.Link {
           if (head && off == 0) {
             throw new EOFException("the service closed the connection");
           }
-          throw new Malformed("a short frame (the connection closed " + off + " bytes into "
-              + (head ? "its head" : "its body of " + n + " bytes") + ")", new EOFException());
+          throw new Frames.Malformed("malformed answer: a short frame (the connection closed "
+              + off + " bytes into " + (head ? "its head" : "its body of " + n + " bytes") + ")",
+              new EOFException());
         }
         off += k;
       }
@@ -510,7 +451,8 @@ final class CallSocket implements MetaCaller.Link {
         }
         return m.parseResponse(new java.io.ByteArrayInputStream(rbuf, 0, n));
       } catch (InvalidProtocolBufferException e) {
-        throw new Malformed("a " + m.getBareMethodName() + " response that does not parse", e);
+        throw new Frames.Malformed("malformed answer: a " + m.getBareMethodName()
+            + " response that does not parse", e);
       }
     }
 

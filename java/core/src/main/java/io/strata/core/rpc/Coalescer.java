@@ -161,6 +161,23 @@ public final class Coalescer implements Closeable {
     }
   }
 
+  /**
+   * Waits until {@code queued} calls wait in the queue, however many RPCs are in flight; fails
+   * after {@code bound}. For tests (StrataClient's, which run the client scripts).
+   */
+  public void awaitQueued(int queued, Duration bound) throws InterruptedException {
+    long until = System.nanoTime() + bound.toNanos();
+    synchronized (mu) {
+      while (pending.size() != queued) {
+        long left = until - System.nanoTime();
+        if (left <= 0) {
+          throw new AssertionError(pending.size() + " calls queued, want " + queued);
+        }
+        TimeUnit.NANOSECONDS.timedWait(mu, left);
+      }
+    }
+  }
+
   /** Makes the call alone: {@code first} on its first attempt, {@code again} on later ones. */
   private BatchResult alone(Op op, String what, BatchCall first, BatchCall again)
       throws IOException {

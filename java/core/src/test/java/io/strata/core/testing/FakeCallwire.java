@@ -1,5 +1,6 @@
 package io.strata.core.testing;
 
+import io.strata.core.rpc.Frames;
 import java.io.BufferedInputStream;
 import java.io.DataInputStream;
 import java.io.EOFException;
@@ -8,7 +9,6 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -41,25 +41,37 @@ public final class FakeCallwire implements AutoCloseable {
     void serve(Socket s, byte[] first) throws IOException;
   }
 
-  private final ServerSocket listener;
   private final Handler handler;
   private final Other other;
-  private final Thread acceptor;
+  private final int port;
   private final AtomicInteger connections = new AtomicInteger();
 
   private final Object mu = new Object();
   // Guarded by mu.
+  private ServerSocket listener; // null while refusing
+  private boolean down;
+  private int tried; // connections closed at once while down
   private final List<Socket> open = new ArrayList<>();
   private final List<Request> received = new ArrayList<>();
-  private final List<Thread> threads = new ArrayList<>();
+  private final List<Thread> threads = new ArrayList<>(); // the acceptors' and connections'
 
   private FakeCallwire(Handler handler, Other other) throws IOException {
     this.handler = handler;
     this.other = other;
-    this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-    this.acceptor = new Thread(this::accept, "fake-callwire-accept");
-    acceptor.setDaemon(true);
-    acceptor.start();
+    ServerSocket l = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+    this.port = l.getLocalPort();
+    synchronized (mu) {
+      listen(l);
+    }
+  }
+
+  /** Starts accepting on {@code l}, the listener from now on. */
+  private void listen(ServerSocket l) {
+    listener = l;
+    Thread t = new Thread(() -> accept(l), "fake-callwire-accept");
+    t.setDaemon(true);
+    threads.add(t);
+    t.start();
   }
 
   /** Starts a server on loopback whose requests {@code handler} answers. */
@@ -84,7 +96,7 @@ public final class FakeCallwire implements AutoCloseable {
 
   /** The server's host:port. */
   public String address() {
-    return "127.0.0.1:" + listener.getLocalPort();
+    return "127.0.0.1:" + port;
   }
 
   /** Number of connections accepted so far. */
@@ -111,27 +123,92 @@ public final class FakeCallwire implements AutoCloseable {
 
   /** Writes a response frame of {@code kind} and {@code body}. */
   public static void frame(OutputStream out, int kind, byte[] body) throws IOException {
-    ByteBuffer b = ByteBuffer.allocate(5 + body.length);
-    b.putInt(1 + body.length).put((byte) kind).put(body);
-    out.write(b.array());
+    out.write(Frames.response(kind, body));
     out.flush();
   }
 
-  private void accept() {
+  private void accept(ServerSocket l) {
     for (;;) {
       Socket s;
       try {
-        s = listener.accept();
+        s = l.accept();
       } catch (IOException e) {
         return; // Closed.
       }
       Thread t = new Thread(() -> serve(s), "fake-callwire-conn");
       t.setDaemon(true);
       synchronized (mu) {
+        if (down) {
+          tried++;
+          mu.notifyAll();
+          closeQuietly(s);
+          continue;
+        }
         open.add(s);
         threads.add(t);
       }
       t.start();
+    }
+  }
+
+  private static void closeQuietly(Socket s) {
+    try {
+      s.close();
+    } catch (IOException e) {
+      // Closed either way.
+    }
+  }
+
+  /**
+   * Closes every connection, then takes each new one only to close it at once (a member going
+   * down), counting them ({@link #awaitTried}), until {@link #up}.
+   */
+  public void down() throws IOException {
+    synchronized (mu) {
+      down = true;
+      tried = 0;
+    }
+    dropConnections();
+  }
+
+  /** Closes every connection and the port: connections are refused, until {@link #up}. */
+  public void refuse() throws IOException {
+    synchronized (mu) {
+      if (listener != null) {
+        listener.close();
+        listener = null;
+      }
+    }
+    dropConnections();
+  }
+
+  /** Serves again, on the same port, after {@link #down} or {@link #refuse}. */
+  public void up() throws IOException {
+    synchronized (mu) {
+      down = false;
+      if (listener == null) {
+        ServerSocket l = new ServerSocket();
+        l.setReuseAddress(true);
+        l.bind(new java.net.InetSocketAddress(InetAddress.getLoopbackAddress(), port), 50);
+        listen(l);
+      }
+    }
+  }
+
+  /**
+   * Waits until {@code n} connections came while down; fails after 30 s (a bound for a broken
+   * test, not a synchronisation).
+   */
+  public void awaitTried(int n) throws InterruptedException {
+    long until = System.nanoTime() + 30_000_000_000L;
+    synchronized (mu) {
+      while (tried < n) {
+        long left = until - System.nanoTime();
+        if (left <= 0) {
+          throw new AssertionError(tried + " connections came while down, want " + n);
+        }
+        java.util.concurrent.TimeUnit.NANOSECONDS.timedWait(mu, left);
+      }
     }
   }
 
@@ -163,18 +240,19 @@ public final class FakeCallwire implements AutoCloseable {
       in.readFully(token);
       String tok = new String(token, StandardCharsets.UTF_8);
       for (;;) {
-        int len;
+        byte[] head = new byte[4];
         try {
-          len = in.readInt();
+          in.readFully(head);
         } catch (EOFException e) {
           return; // The client closed the connection.
         }
-        byte[] name = new byte[in.readUnsignedByte()];
-        in.readFully(name);
-        long timeout = in.readLong();
-        byte[] msg = new byte[len - 1 - name.length - 8];
-        in.readFully(msg);
-        Request r = new Request(n, tok, new String(name, StandardCharsets.US_ASCII), timeout, msg);
+        byte[] f = new byte[Frames.requestLength(head)];
+        in.readFully(f);
+        Frames.Request q = Frames.parseRequest(f);
+        if (s.isClosed()) {
+          return; // Dropped meanwhile: the request came after the member went away.
+        }
+        Request r = new Request(n, tok, q.method(), q.timeoutNanos(), q.message());
         synchronized (mu) {
           received.add(r);
           mu.notifyAll();
@@ -211,6 +289,14 @@ public final class FakeCallwire implements AutoCloseable {
       open.clear();
     }
     for (Socket s : socks) {
+      // NB: a close alone may leave a read blocked on the socket to read what comes next
+      // (this JDK defers the close of a socket a thread reads until the read ends); shutting
+      // the input ends that read at once.
+      try {
+        s.shutdownInput();
+      } catch (IOException e) {
+        // Not connected any more: nothing to end.
+      }
       s.close();
     }
   }
@@ -226,11 +312,13 @@ public final class FakeCallwire implements AutoCloseable {
   }
 
   private void closeAndJoin() throws IOException, InterruptedException {
-    listener.close();
-    acceptor.join();
     List<Socket> socks;
     List<Thread> ts;
     synchronized (mu) {
+      if (listener != null) {
+        listener.close();
+        listener = null;
+      }
       socks = List.copyOf(open);
       ts = List.copyOf(threads);
     }

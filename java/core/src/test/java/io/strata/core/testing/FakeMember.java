@@ -60,6 +60,12 @@ public final class FakeMember implements AutoCloseable {
   /** What {@link #answerOf} returns for a call never to be answered. */
   private static final Object HANG = new Object();
 
+  /**
+   * What an {@link #answer} function returns to drop the call: the member closes every
+   * connection it has instead of answering, and its client sees the connection fail mid-call.
+   */
+  public static final Object DROP = new Object();
+
   private final Server server;
   private final String address;
   private final FakeCallwire callwire;
@@ -72,6 +78,8 @@ public final class FakeMember implements AutoCloseable {
   private final Deque<StatusException> failures = new ArrayDeque<>();
   private final Map<String, Function<Message, Object>> answers = new HashMap<>();
   private final List<Received> received = new ArrayList<>();
+  /** Told of every request received, in the member's lock (a log of several members'). */
+  private volatile java.util.function.Consumer<Received> onReceive = r -> {};
 
   private FakeMember() throws IOException {
     NettyServerBuilder b = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0));
@@ -141,6 +149,34 @@ public final class FakeMember implements AutoCloseable {
   /** The member's host:port. */
   public String address() {
     return address;
+  }
+
+  /** Tells {@code f} of every request the member receives from now on, in order. */
+  public void onReceive(java.util.function.Consumer<Received> f) {
+    onReceive = f;
+  }
+
+  /** Closes the member's connections and port: connections are refused, until {@link #up}. */
+  public void refuse() throws IOException {
+    callwire.refuse();
+  }
+
+  /**
+   * Closes the member's connections, then takes each new one only to close it (a member going
+   * down), until {@link #up}; {@link #awaitTried} counts them.
+   */
+  public void down() throws IOException {
+    callwire.down();
+  }
+
+  /** Serves again, on the same port. */
+  public void up() throws IOException {
+    callwire.up();
+  }
+
+  /** Waits until {@code n} connections came while down (a bound of 30 s for a broken test). */
+  public void awaitTried(int n) throws InterruptedException {
+    callwire.awaitTried(n);
   }
 
   /** Makes the member lead: it answers calls. */
@@ -265,8 +301,8 @@ public final class FakeMember implements AutoCloseable {
     return f == null ? otherwise : f.apply(req);
   }
 
-  /** Answers each call of {@code req} as if it came alone. */
-  private BatchResponse batch(BatchRequest req) {
+  /** Answers each call of {@code req} as if it came alone; DROP if one is dropped. */
+  private Object batch(BatchRequest req) {
     BatchResponse.Builder resp = BatchResponse.newBuilder();
     for (BatchCall call : req.getCallsList()) {
       FieldDescriptor f = call.getOneofFieldDescriptor(BatchCall.getDescriptor().getOneofs()
@@ -276,7 +312,9 @@ public final class FakeMember implements AutoCloseable {
       FieldDescriptor rf = BatchResult.getDescriptor().findFieldByName(f.getName());
       Object answer = leading(method, (Message) call.getField(f),
           r.newBuilderForField(rf).build());
-      if (answer instanceof StatusException e) {
+      if (answer == DROP) {
+        return DROP;
+      } else if (answer instanceof StatusException e) {
         r.setError(StatusProto.fromThrowable(e).toByteString());
       } else if (answer instanceof Status st) {
         r.setError(StatusProto.fromStatusAndTrailers(st, null).toByteString());
@@ -308,6 +346,10 @@ public final class FakeMember implements AutoCloseable {
     if (answer == HANG) {
       return; // Never answered; the server's shutdown cancels it.
     }
+    if (answer == DROP) {
+      drop();
+      return; // The connection's end ends the call.
+    }
     if (answer instanceof StatusException e) {
       out.onError(e);
     } else if (answer instanceof Status s) {
@@ -332,6 +374,8 @@ public final class FakeMember implements AutoCloseable {
     Object answer = answerOf(md, req);
     if (answer == HANG) {
       new java.util.concurrent.CountDownLatch(1).await(); // Until close interrupts it.
+    } else if (answer == DROP) {
+      drop();
     } else if (answer instanceof StatusException e) {
       FakeCallwire.status(out, StatusProto.fromThrowable(e));
     } else if (answer instanceof Status s) {
@@ -341,13 +385,26 @@ public final class FakeMember implements AutoCloseable {
     }
   }
 
-  /** The answer to a call of {@code md}: a message, a StatusException or Status, or HANG. */
+  /** Closes every connection of the member: a call dropped. */
+  private void drop() {
+    try {
+      callwire.dropConnections();
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * The answer to a call of {@code md}: a message, a StatusException or Status, HANG or DROP.
+   */
   @SuppressWarnings("unchecked")
   private <R> Object answerOf(MethodDescriptor<?, R> md, Message req) {
     String method = md.getBareMethodName();
     Object answer;
     synchronized (mu) {
-      received.add(new Received(method, req));
+      Received r = new Received(method, req);
+      received.add(r);
+      onReceive.accept(r);
       mu.notifyAll();
       if (hanging) {
         return HANG;
