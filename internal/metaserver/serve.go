@@ -29,7 +29,7 @@ import (
 // and a wake-up on each side). The service's messages are small, and
 // StreamWindow exceeds the largest a caller waits for.
 func serverOptions() []grpc.ServerOption {
-	return []grpc.ServerOption{grpc.MaxRecvMsgSize(64 << 20),
+	return []grpc.ServerOption{grpc.MaxRecvMsgSize(callwire.MaxMessage),
 		grpc.NumStreamWorkers(uint32(4 * runtime.GOMAXPROCS(0))),
 		grpc.StaticStreamWindowSize(StreamWindow), grpc.StaticConnWindowSize(ConnWindow),
 		grpc.ChainStreamInterceptor(rpcerr.StreamServerInterceptor)}
