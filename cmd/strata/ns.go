@@ -100,21 +100,30 @@ func nsListCmd() *cobra.Command {
 			w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "NAME\tMODE\tSTORE\tCREATED\tSTATE")
 			for _, ns := range list {
-				mode := strings.ToLower(strings.TrimPrefix(ns.Mode.String(), "NAMESPACE_MODE_"))
+				mode := modeText(ns)
 				if ns.Mode == pb.NamespaceMode_NAMESPACE_MODE_CACHE {
 					mode += " (sync " + syncText(ns.SyncInterval) + ")"
 				}
-				state := "live"
-				if ns.Deleted != 0 {
-					state = "in the trash until " + statemachine.Stamp(ns.PurgeAt)
-				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", ns.Name, mode, ns.StoreUri, time.UnixMilli(ns.Created).Format("2006-01-02 15:04"), state)
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", ns.Name, mode, ns.StoreUri, time.UnixMilli(ns.Created).Format("2006-01-02 15:04"), stateText(ns))
 			}
 			return w.Flush()
 		},
 	}
 	f.register(cmd)
 	return cmd
+}
+
+// modeText names namespace ns's mode: block or cache.
+func modeText(ns *pb.NamespaceInfo) string {
+	return strings.ToLower(strings.TrimPrefix(ns.Mode.String(), "NAMESPACE_MODE_"))
+}
+
+// stateText says whether namespace ns is live, or in the trash until when.
+func stateText(ns *pb.NamespaceInfo) string {
+	if ns.Deleted != 0 {
+		return "in the trash until " + statemachine.Stamp(ns.PurgeAt)
+	}
+	return "live"
 }
 
 func nsDeleteCmd() *cobra.Command {

@@ -3,13 +3,11 @@ package main
 import (
 	"fmt"
 	"os"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/stratafs/strata/internal/statemachine"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -47,12 +45,7 @@ and live workers. Only a superuser may ask.`,
 			fmt.Fprintln(w, "NAMESPACE\tMODE\tFILES\tDIRS\tBYTES\tSTATE")
 			for _, u := range st.Namespaces {
 				ns := u.Namespace
-				state := "live"
-				if ns.Deleted != 0 {
-					state = "in the trash until " + statemachine.Stamp(ns.PurgeAt)
-				}
-				mode := strings.ToLower(strings.TrimPrefix(ns.Mode.String(), "NAMESPACE_MODE_"))
-				fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%s\n", ns.Name, mode, u.Files, u.Directories, human(u.Length), state)
+				fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%s\n", ns.Name, modeText(ns), u.Files, u.Directories, human(u.Length), stateText(ns))
 			}
 			if err := w.Flush(); err != nil {
 				return err
