@@ -60,12 +60,7 @@ func (r *replica) Restore(dir string) error {
 	if err := r.store.Replace(dir); err != nil {
 		return err
 	}
-	applied, err := statemachine.AppliedIndex(r.store.Writer())
-	if err != nil {
-		return err
-	}
-	r.applied.Store(applied)
-	if err := r.loadMembers(); err != nil {
+	if err := r.loadState(); err != nil {
 		return err
 	}
 	r.events.applied(statemachine.Applied{MembersChanged: true, Namespaces: true, Tokens: true})

@@ -75,12 +75,7 @@ func newReplica(cfg Config) (*replica, error) {
 func (r *replica) start(ev events) error {
 	cfg := r.cfg
 	r.events = ev
-	applied, err := statemachine.AppliedIndex(r.store.Writer())
-	if err != nil {
-		return err
-	}
-	r.applied.Store(applied)
-	if err := r.loadMembers(); err != nil {
+	if err := r.loadState(); err != nil {
 		return err
 	}
 	var peers []uint64
@@ -92,6 +87,7 @@ func (r *replica) start(ev events) error {
 			peers = append(peers, id)
 		}
 	}
+	var err error
 	r.transport, err = raftnode.NewTransport(raftnode.TransportConfig{ClusterID: cfg.ClusterID, ID: cfg.MemberID,
 		Address: cfg.Address, Members: r.members.Addresses, Checkpoint: r.store.Checkpoint,
 		SnapshotDir: filepath.Join(cfg.DataDir, "snapshots"), Dial: tlsconf.Dial(cfg.PeerTLS), Log: cfg.Log})
@@ -108,7 +104,7 @@ func (r *replica) start(ev events) error {
 		}
 	}
 	r.node, err = raftnode.Start(raftnode.Config{ID: cfg.MemberID, ClusterID: cfg.ClusterID, Peers: peers, Join: cfg.Join,
-		Dir: filepath.Join(cfg.DataDir, "raft"), Applied: applied, Tick: cfg.Tick, CompactKeep: 5000,
+		Dir: filepath.Join(cfg.DataDir, "raft"), Applied: r.applied.Load(), Tick: cfg.Tick, CompactKeep: 5000,
 		Transport: r.sender(), OnLeader: r.leaderChanged, Log: cfg.Log}, r)
 	if err != nil {
 		r.transport.Close()
@@ -136,6 +132,17 @@ func (r *replica) close() error {
 	}
 	r.failWaiters(raftnode.ErrStopped)
 	return r.store.Close()
+}
+
+// loadState reads what the replica keeps in memory of its state: the
+// applied index and the membership.
+func (r *replica) loadState() error {
+	applied, err := statemachine.AppliedIndex(r.store.Writer())
+	if err != nil {
+		return err
+	}
+	r.applied.Store(applied)
+	return r.loadMembers()
 }
 
 func (r *replica) loadMembers() error {
