@@ -41,6 +41,10 @@ state (state/, raft/, snapshots/) stays small; the bucket (bucket/) holds
 every block of every file larger than --inline-limit for as long as the file
 exists, so it grows with what you store; the worker's cache (worker/cache/)
 keeps copies of recently used blocks, up to --worker-cache-size (` + devCacheSize + `).
+The directory is the local user's alone (0700), as it holds the cluster's
+signing keys: one that others may enter is refused unless
+--allow-shared-data-dir (docs/security.md). So the worker's socket in it
+serves this user's clients; other users' read through the worker's RPC.
 
 Authentication is on, as in a cluster: the server writes a token of the
 local user, its superuser, to DATA-DIR/token and to --client-token-file
@@ -56,6 +60,10 @@ Try it from another shell:
 			}
 			abs, err := filepath.Abs(f.dataDir)
 			if err != nil {
+				return err
+			}
+			// Before anything is written there (its TLS files first).
+			if err := f.checkDataDir(); err != nil {
 				return err
 			}
 			store := "file://" + filepath.Join(abs, "bucket")
