@@ -42,8 +42,9 @@ func TestDataDirOpenToOthersIsRefused(t *testing.T) {
 // TestDataDirIsPrivate starts members on a new data directory and on one
 // made 0755 beforehand with --allow-shared-data-dir, under a umask that
 // leaves files 0644, has them write, and stops them: what they wrote
-// (state/, raft/, snapshots/, token) is 0700 and 0600 all the way down; a
-// new data directory is 0700, a shared one stays as it was made.
+// (state/, raft/, snapshots/, token) is 0700 and 0600 all the way down,
+// the dev server's bucket/ is 0700; a new data directory is 0700, a shared
+// one stays as it was made.
 func TestDataDirIsPrivate(t *testing.T) {
 	old := syscall.Umask(0o022) // the processes started inherit it
 	t.Cleanup(func() { syscall.Umask(old) })
@@ -55,6 +56,7 @@ func TestDataDirIsPrivate(t *testing.T) {
 		{"meta new", []string{"meta"}, 0},
 		{"meta shared", []string{"meta", "--allow-shared-data-dir"}, 0o755},
 		{"dev new", []string{"server", "--dev", "--client-token-file="}, 0},
+		{"dev shared", []string{"server", "--dev", "--client-token-file=", "--allow-shared-data-dir"}, 0o755},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "new", "data")
@@ -73,16 +75,18 @@ func TestDataDirIsPrivate(t *testing.T) {
 			if want == 0 {
 				want = privdir.DirMode
 			}
-			if info, err := os.Stat(dir); err != nil || info.Mode().Perm() != want {
-				t.Errorf("the data directory is %v (%v), want %04o", info.Mode(), err, want)
+			if got := permOf(t, dir); got != want {
+				t.Errorf("the data directory is %04o, want %04o", got, want)
+			}
+			if c.args[0] == "server" {
+				// The files' blocks, in the local bucket's own layout.
+				if got := permOf(t, filepath.Join(dir, "bucket")); got != privdir.DirMode {
+					t.Errorf("the dev server's bucket is %04o, want %04o", got, privdir.DirMode)
+				}
 			}
 			for _, part := range []string{"state", "raft", "snapshots", "token"} {
-				info, err := os.Stat(filepath.Join(dir, part))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if perm := info.Mode().Perm(); perm != privdir.DirMode && perm != privdir.FileMode {
-					t.Errorf("%s is %04o", part, perm)
+				if got := permOf(t, filepath.Join(dir, part)); got != privdir.DirMode && got != privdir.FileMode {
+					t.Errorf("%s is %04o", part, got)
 				}
 				shared, err := privdir.Shared(filepath.Join(dir, part))
 				if err != nil {
@@ -94,6 +98,16 @@ func TestDataDirIsPrivate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// permOf returns the permission bits of path.
+func permOf(t *testing.T, path string) os.FileMode {
+	t.Helper()
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.Mode().Perm()
 }
 
 // writeSome has the service at addr issue a token and create a namespace,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stratafs/strata/bench/benchkit"
 	"github.com/stratafs/strata/internal/metaserver"
+	"github.com/stratafs/strata/internal/privdir"
 	"github.com/stratafs/strata/internal/token"
 	"github.com/stratafs/strata/internal/worker"
 	pb "github.com/stratafs/strata/proto/strata/v1"
@@ -66,7 +67,8 @@ Try it from another shell:
 			if err := f.checkDataDir(); err != nil {
 				return err
 			}
-			store := "file://" + filepath.Join(abs, "bucket")
+			bucket := filepath.Join(abs, "bucket")
+			store := "file://" + bucket
 			wf.stateDir = filepath.Join(abs, "worker")
 			wcfg, err := wf.config()
 			if err != nil {
@@ -86,6 +88,12 @@ Try it from another shell:
 				return err
 			}
 			return serveMeta(cmd.Context(), mcfg, f.listen, func(ctx context.Context, s *metaserver.Serving) error {
+				// The bucket holds what the files hold, which the
+				// namespace's permissions guard: its user's alone, even
+				// in a data directory others may enter.
+				if err := privdir.MkdirAll(bucket); err != nil {
+					return err
+				}
 				if err := s.ReadyWithDefault(ctx, store); err != nil {
 					return err
 				}

@@ -84,8 +84,11 @@ func Parse(s string) (*Token, error) {
 		return nil, fmt.Errorf("%w: identifier: %v", ErrMalformed, err)
 	}
 	password, err := decode(pass)
-	if err != nil || len(password) != sha256.Size {
-		return nil, fmt.Errorf("%w: the signature is not %d base64url bytes", ErrMalformed, sha256.Size)
+	if err != nil {
+		return nil, fmt.Errorf("%w: signature: %v", ErrMalformed, err)
+	}
+	if len(password) != sha256.Size {
+		return nil, fmt.Errorf("%w: the signature is %d bytes, not %d", ErrMalformed, len(password), sha256.Size)
 	}
 	id := &pb.TokenIdentifier{}
 	if err := proto.Unmarshal(raw, id); err != nil {
