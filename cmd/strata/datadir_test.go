@@ -30,8 +30,8 @@ func TestDataDirOpenToOthersIsRefused(t *testing.T) {
 			args := append(args, "--data-dir", dir, "--listen", "127.0.0.1:0")
 			strata(t, 20*time.Second, nil, nil, args...).expect(t, 1, "strata: --data-dir "+dir+
 				" is open to other users (mode 0755), and it holds the cluster's signing keys: close it (chmod 700 "+
-				dir+"), or start with --allow-shared-data-dir to leave it so (what the service writes in it is "+
-				"0700/0600 either way; docs/security.md)\n", args...)
+				dir+"), or start with --allow-shared-data-dir to leave it so (its state, log, snapshots and token "+
+				"stay 0700/0600 either way; docs/security.md)\n", args...)
 			if names, err := os.ReadDir(dir); err != nil || len(names) != 0 {
 				t.Fatalf("a refused start wrote %v in the data directory (%v)", names, err)
 			}

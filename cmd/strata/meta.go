@@ -83,7 +83,7 @@ func (f *metaFlags) register(cmd *cobra.Command) {
 		"as HDFS's \"simple\" authentication (anyone who reaches the service can act as the superuser; docs/security.md)")
 	fl.BoolVar(&f.sharedDataDir, "allow-shared-data-dir", false, "start even if --data-dir gives its group or others "+
 		"any permission: by default the service refuses to, as the directory holds the cluster's signing keys "+
-		"(what the service writes in it is 0700/0600 either way; docs/security.md)")
+		"(its state, log, snapshots and token stay 0700/0600 either way; docs/security.md)")
 	fl.StringVar(&f.pprofListen, "pprof-listen", "", "serve Go's profiles (/debug/pprof/, as net/http/pprof) on this address, e.g. 127.0.0.1:6060; off by default")
 }
 
@@ -221,8 +221,8 @@ first administrator's credentials. Issue others with
 
 --data-dir holds the cluster's signing keys: the service refuses a
 directory that other users may enter (chmod 700 it, or give
---allow-shared-data-dir), creates one 0700, and writes everything in it
-0700/0600.`,
+--allow-shared-data-dir), creates one 0700, and keeps its state, log,
+snapshots and token in it 0700/0600.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := f.config()
@@ -323,8 +323,8 @@ func (f *metaFlags) checkDataDir() error {
 		return nil
 	case errors.Is(err, privdir.ErrShared):
 		return fmt.Errorf("--data-dir %v, and it holds the cluster's signing keys: close it (chmod 700 %s), "+
-			"or start with --allow-shared-data-dir to leave it so (what the service writes in it is 0700/0600 "+
-			"either way; docs/security.md)", err, f.dataDir)
+			"or start with --allow-shared-data-dir to leave it so (its state, log, snapshots and token stay "+
+			"0700/0600 either way; docs/security.md)", err, f.dataDir)
 	}
 	return fmt.Errorf("--data-dir: %w", err)
 }
