@@ -198,6 +198,16 @@ func TestMalformedSettingsAreUsageErrors(t *testing.T) {
 		{[]string{"admin", "ns", "list", "--bogus"}, nil, 2, "strata: unknown flag: --bogus\n"},
 		{[]string{"admin", "ns", "delete"}, nil, 2, "strata: accepts 1 arg(s), received 0\n"},
 		{[]string{"bogus"}, nil, 2, "strata: unknown command \"bogus\" for \"strata\"\n"},
+		// Issue 32: names no user can have, and a ttl past the max lifetime.
+		{[]string{"admin", "token", "create", "--user", "root\nx"}, nil, 2,
+			"strata: --user: not a valid user or group name: \"root\\nx\" has white space at byte 4\n"},
+		{[]string{"admin", "token", "create", "--user", "ali ce"}, nil, 2,
+			"strata: --user: not a valid user or group name: \"ali ce\" has white space at byte 3\n"},
+		{[]string{"admin", "token", "create", "--user", "alice", "--groups", "users,two words"}, nil, 2,
+			"strata: --groups: not a valid user or group name: \"two words\" has white space at byte 3\n"},
+		{[]string{"admin", "token", "create", "--user", "alice", "--ttl", "2000000h"}, nil, 2,
+			"strata: --ttl and --max-lifetime: invalid token lifetime: a ttl of 2000000h0m0s is longer than the " +
+				"max lifetime, 168h0m0s, past which no token is valid\n"},
 	} {
 		strata(t, 10*time.Second, c.env, nil, c.args...).expect(t, c.code, c.stderr, c.args...)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/stratafs/strata/internal/blocks"
 	"github.com/stratafs/strata/internal/blocktoken"
 	"github.com/stratafs/strata/internal/metaserver"
+	"github.com/stratafs/strata/internal/privdir"
 	"github.com/stratafs/strata/internal/statemachine"
 )
 
@@ -49,6 +50,9 @@ type metaFlags struct {
 	pprofListen string
 	tls         tlsFlags
 	noAuth      bool
+	// sharedDataDir lets the member start on a data directory that other
+	// users may enter (checkDataDir).
+	sharedDataDir bool
 	// The trash of fs -rm, and of deleted namespaces.
 	trashInterval, namespaceTrash time.Duration
 }
@@ -77,6 +81,9 @@ func (f *metaFlags) register(cmd *cobra.Command) {
 	f.tls.register(cmd, true)
 	fl.BoolVar(&f.noAuth, "insecure-no-auth", false, "turn authentication off: believe whatever user a request names, "+
 		"as HDFS's \"simple\" authentication (anyone who reaches the service can act as the superuser; docs/security.md)")
+	fl.BoolVar(&f.sharedDataDir, "allow-shared-data-dir", false, "start even if --data-dir gives its group or others "+
+		"any permission: by default the service refuses to, as the directory holds the cluster's signing keys "+
+		"(its state, log, snapshots and token stay 0700/0600 either way; docs/security.md)")
 	fl.StringVar(&f.pprofListen, "pprof-listen", "", "serve Go's profiles (/debug/pprof/, as net/http/pprof) on this address, e.g. 127.0.0.1:6060; off by default")
 }
 
@@ -210,11 +217,19 @@ Every call must carry a token the service signed (docs/security.md). The
 leader writes one of the --superuser to DATA-DIR/token (readable by its
 owner only) when it takes over and the file holds none it accepts: the
 first administrator's credentials. Issue others with
-"strata admin token create --user NAME". --insecure-no-auth turns this off.`,
+"strata admin token create --user NAME". --insecure-no-auth turns this off.
+
+--data-dir holds the cluster's signing keys: the service refuses a
+directory that other users may enter (chmod 700 it, or give
+--allow-shared-data-dir), creates one 0700, and keeps its state, log,
+snapshots and token in it 0700/0600.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := f.config()
 			if err != nil {
+				return err
+			}
+			if err := f.checkDataDir(); err != nil {
 				return err
 			}
 			if cfg.TLS, cfg.PeerTLS, err = f.tls.servers(""); err != nil {
@@ -292,13 +307,35 @@ func listenOn(addr string) (net.Listener, error) {
 	return lis, nil
 }
 
+// checkDataDir refuses a data directory that other users may enter,
+// unless --allow-shared-data-dir, as ssh refuses a private key that others
+// may read: it holds the cluster's signing keys (docs/security.md, "At
+// rest"). One that does not exist passes: the service makes it 0700.
+// NB: with the flag, the directory stays as it is (a mount point's mode is
+// the operator's); what the service writes in it is closed all the same.
+func (f *metaFlags) checkDataDir() error {
+	err := privdir.Check(f.dataDir)
+	switch {
+	case err == nil || errors.Is(err, fs.ErrNotExist):
+		return nil
+	case errors.Is(err, privdir.ErrShared) && f.sharedDataDir:
+		fmt.Fprintf(os.Stderr, "strata: --data-dir %v: started anyway (--allow-shared-data-dir)\n", err)
+		return nil
+	case errors.Is(err, privdir.ErrShared):
+		return fmt.Errorf("--data-dir %v, and it holds the cluster's signing keys: close it (chmod 700 %s), "+
+			"or start with --allow-shared-data-dir to leave it so (its state, log, snapshots and token stay "+
+			"0700/0600 either way; docs/security.md)", err, f.dataDir)
+	}
+	return fmt.Errorf("--data-dir: %w", err)
+}
+
 // openMember opens a member on cfg.DataDir and serves it on lis. A data
-// directory this start created is removed again if the member cannot be
-// opened: it holds nothing but what the failed start wrote.
+// directory this start created (0700) is removed again if the member
+// cannot be opened: it holds nothing but what the failed start wrote.
 func openMember(cfg metaserver.Config, lis net.Listener) (*metaserver.Serving, error) {
 	_, statErr := os.Stat(cfg.DataDir)
 	created := errors.Is(statErr, fs.ErrNotExist)
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+	if err := os.MkdirAll(cfg.DataDir, privdir.DirMode); err != nil {
 		lis.Close()
 		return nil, err
 	}

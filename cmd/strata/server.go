@@ -14,6 +14,7 @@ import (
 
 	"github.com/stratafs/strata/internal/cache/cachefs"
 	"github.com/stratafs/strata/internal/metaserver"
+	"github.com/stratafs/strata/internal/privdir"
 	"github.com/stratafs/strata/internal/token"
 	"github.com/stratafs/strata/internal/worker"
 	pb "github.com/stratafs/strata/proto/strata/v1"
@@ -41,6 +42,10 @@ state (state/, raft/, snapshots/) stays small; the bucket (bucket/) holds
 every block of every file larger than --inline-limit for as long as the file
 exists, so it grows with what you store; the worker's cache (worker/cache/)
 keeps copies of recently used blocks, up to --worker-cache-size (` + devCacheSize + `).
+The directory is the local user's alone (0700), as it holds the cluster's
+signing keys: one that others may enter is refused unless
+--allow-shared-data-dir (docs/security.md). So the worker's socket in it
+serves this user's clients; other users' read through the worker's RPC.
 
 Authentication is on, as in a cluster: the server writes a token of the
 local user, its superuser, to DATA-DIR/token and to --client-token-file
@@ -58,7 +63,12 @@ Try it from another shell:
 			if err != nil {
 				return err
 			}
-			store := "file://" + filepath.Join(abs, "bucket")
+			// Before anything is written there (its TLS files first).
+			if err := f.checkDataDir(); err != nil {
+				return err
+			}
+			bucket := filepath.Join(abs, "bucket")
+			store := "file://" + bucket
 			wf.stateDir = filepath.Join(abs, "worker")
 			wcfg, err := wf.config()
 			if err != nil {
@@ -78,6 +88,12 @@ Try it from another shell:
 				return err
 			}
 			return serveMeta(cmd.Context(), mcfg, f.listen, func(ctx context.Context, s *metaserver.Serving) error {
+				// The bucket holds what the files hold, which the
+				// namespace's permissions guard: its user's alone, even
+				// in a data directory others may enter.
+				if err := privdir.MkdirAll(bucket); err != nil {
+					return err
+				}
 				if err := s.ReadyWithDefault(ctx, store); err != nil {
 					return err
 				}

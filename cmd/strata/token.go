@@ -36,11 +36,15 @@ func tokenCreateCmd() *cobra.Command {
 write it, readable by its owner only, to --out). Give it to the user as
 $STRATA_TOKEN or in ~/.strata/token; to the Hadoop client as fs.strata.token
 or fs.strata.token.file. It is valid for --ttl, and each renewal extends it
-by as much, up to --max-lifetime after its issue.`,
+by as much, up to --max-lifetime after its issue; a --ttl longer than
+--max-lifetime is refused (no renewal, and no token, outlives it).
+
+A user's or group's name is 1 to 256 bytes of printable characters: no
+white space, no control characters, no ':' and no ','.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if user == "" {
-				return usagef("--user is required")
+			if err := checkTokenFlags(user, groups, ttl, maxLife); err != nil {
+				return err
 			}
 			c, err := f.client()
 			if err != nil {
@@ -61,7 +65,8 @@ by as much, up to --max-lifetime after its issue.`,
 	}
 	cmd.Flags().StringVar(&user, "user", "", "the user the token proves")
 	cmd.Flags().StringSliceVar(&groups, "groups", nil, "the user's groups, comma-separated")
-	cmd.Flags().DurationVar(&ttl, "ttl", 0, "how long it is valid before it must be renewed (default 24h)")
+	cmd.Flags().DurationVar(&ttl, "ttl", 0, "how long it is valid before it must be renewed, at most --max-lifetime "+
+		"(default 24h, or --max-lifetime if shorter)")
 	cmd.Flags().DurationVar(&maxLife, "max-lifetime", 0, "how long after its issue renewals may extend it (default 168h)")
 	cmd.Flags().BoolVar(&notRenewable, "not-renewable", false, "a token that expires after --ttl whatever happens")
 	cmd.Flags().StringVar(&out, "out", "", "write the token to this file instead of printing it")
@@ -69,13 +74,35 @@ by as much, up to --max-lifetime after its issue.`,
 	return cmd
 }
 
+// checkTokenFlags checks token create's flags as the service will
+// (token.CheckName, token.Lifetimes), to name the flag that is wrong.
+func checkTokenFlags(user string, groups []string, ttl, maxLife time.Duration) error {
+	if user == "" {
+		return usagef("--user is required")
+	}
+	if err := token.CheckName(user); err != nil {
+		return usagef("--user: %v", err)
+	}
+	for _, g := range groups {
+		if err := token.CheckName(g); err != nil {
+			return usagef("--groups: %v", err)
+		}
+	}
+	if _, _, err := token.Lifetimes(ttl, maxLife); err != nil {
+		return usagef("--ttl and --max-lifetime: %v", err)
+	}
+	return nil
+}
+
 func tokenRenewCmd() *cobra.Command {
 	var f clientFlags
 	cmd := &cobra.Command{
 		Use:   "renew [TOKEN]",
 		Short: "Extend a token by its lifetime (your own, or any as a superuser)",
-		Long:  "Renew TOKEN, or the token this client uses: it is valid for its lifetime again, up to its max lifetime.",
-		Args:  cobra.MaximumNArgs(1),
+		Long: `Renew TOKEN, or the token this client uses: it is valid for its lifetime
+again, up to its max lifetime. Only a token that has not expired (nor been
+revoked) can be renewed: past its expiry, a superuser issues a new one.`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := f.client()
 			if err != nil {

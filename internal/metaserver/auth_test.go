@@ -215,9 +215,17 @@ func TestExpiredTokensAreRefused(t *testing.T) {
 		t.Fatalf("a renewed token: %v", err)
 	}
 	now.Add(time.Hour.Milliseconds())
-	wantUnauthenticated(t, "a token past its renewed expiry", stat())
+	err = stat()
+	wantUnauthenticated(t, "a token past its renewed expiry", err)
+	// What the refusal says to do must work: no renewal, a new token.
+	if msg := err.Error(); strings.Contains(msg, "renew it") || !strings.Contains(msg, "strata admin token create") {
+		t.Errorf("an expired token's refusal does not say what works: %v", err)
+	}
 	_, err = alice.RenewToken(ctx, "")
 	wantUnauthenticated(t, "renewing an expired token", err)
+	if _, err := super.RenewToken(ctx, r.GetToken()); !errors.Is(err, fserr.ErrPermission) {
+		t.Fatalf("the superuser renewing an expired token: %v", err)
+	}
 
 	short, err := super.CreateToken(ctx, "alice", nil, time.Hour, 0, false)
 	if err != nil {

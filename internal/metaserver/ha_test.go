@@ -317,13 +317,13 @@ func TestMembersOfAnotherClusterAreRefused(t *testing.T) {
 	defer cancel()
 
 	stranger := exec.CommandContext(ctx, testcluster.Binary(t), "meta", "--member-id", "4", "--listen", "127.0.0.1:0",
-		"--data-dir", t.TempDir(), "--cluster-id", "another", "--join", g.Meta(), "--plaintext")
+		"--data-dir", t.TempDir()+"/m4", "--cluster-id", "another", "--join", g.Meta(), "--plaintext")
 	out, err := stranger.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), `cluster id mismatch`) {
 		t.Fatalf("a member of another cluster: %v\n%s", err, out)
 	}
 	unknown := exec.CommandContext(ctx, testcluster.Binary(t), "meta", "--member-id", "4", "--listen", "127.0.0.1:0",
-		"--data-dir", t.TempDir(), "--join", g.Meta(), "--plaintext")
+		"--data-dir", t.TempDir()+"/m4", "--join", g.Meta(), "--plaintext")
 	out, err = unknown.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "not in the configuration") {
 		t.Fatalf("a member never added: %v\n%s", err, out)

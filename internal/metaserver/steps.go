@@ -160,8 +160,8 @@ func admitDeleteNamespace(_ context.Context, _ *Member, req sm.Request) error {
 	return nil
 }
 
-// admitCreateToken lets a superuser issue tokens, on the leader, once the
-// service has a signing key; the token names this cluster.
+// admitCreateToken lets a superuser issue tokens, on the leader, of names
+// and lifetimes the rules allow (auth.Tokens.Prepare).
 func admitCreateToken(ctx context.Context, m *Member, req sm.Request) error {
 	r := req.(*pb.CreateTokenRequest)
 	if err := m.tokens.RequireSuperuser(ctx, r.GetHeader(), "create a token for "+r.GetUser()); err != nil {
@@ -170,11 +170,7 @@ func admitCreateToken(ctx context.Context, m *Member, req sm.Request) error {
 	if !m.core.IsLeader() {
 		return m.core.NotLeader()
 	}
-	if err := m.tokens.EnsureKey(ctx); err != nil {
-		return err
-	}
-	r.Cluster = m.cfg.ClusterID
-	return nil
+	return m.tokens.Prepare(ctx, r)
 }
 
 // finishCreate answers a create. A file held by a writer that stopped

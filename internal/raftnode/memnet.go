@@ -11,6 +11,8 @@ import (
 
 	pb "go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/stratafs/strata/internal/privdir"
 )
 
 // MemNetwork connects the members of a group in one process, for tests: each
@@ -50,7 +52,7 @@ func (nw *MemNetwork) Join(id uint64, checkpoint func(dir string) error) (*MemSe
 	if err := os.RemoveAll(stage); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(stage, 0o755); err != nil {
+	if err := privdir.MkdirAll(stage); err != nil {
 		return nil, err
 	}
 	s := &MemSender{net: nw, id: id, checkpoint: checkpoint, stage: stage}

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stratafs/strata/internal/privdir"
 	spb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -195,10 +196,11 @@ func receiveFiles(stream grpc.ClientStreamingServer[spb.SnapshotChunk, spb.StepR
 			}
 			name = c.File
 			path := filepath.Join(dir, filepath.FromSlash(name))
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			// The state's files: they hold the cluster's secrets.
+			if err := os.MkdirAll(filepath.Dir(path), privdir.DirMode); err != nil {
 				return err
 			}
-			if f, err = os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err != nil {
+			if f, err = os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, privdir.FileMode); err != nil {
 				return err
 			}
 		}

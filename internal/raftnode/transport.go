@@ -22,6 +22,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stratafs/strata/internal/callwire"
+	"github.com/stratafs/strata/internal/privdir"
 	spb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -76,11 +77,12 @@ func NewTransport(cfg TransportConfig) (*Transport, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	// Anything staged by an earlier run is stale.
+	// Anything staged by an earlier run is stale. What is staged, the
+	// state's checkpoints, holds the cluster's secrets.
 	if err := os.RemoveAll(cfg.SnapshotDir); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(cfg.SnapshotDir, 0o755); err != nil {
+	if err := privdir.MkdirAll(cfg.SnapshotDir); err != nil {
 		return nil, err
 	}
 	return &Transport{cfg: cfg, peers: map[uint64]*peer{}, learned: map[uint64]string{}, refusals: map[uint64]string{}}, nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/kv"
@@ -21,11 +22,11 @@ import (
 // revocations mark. Signing is an HMAC of the identifier, a pure function
 // of the state and the command: apply may do it.
 
-// Token lifetimes when a request leaves them unset, as HDFS's delegation
-// tokens (dfs.namenode.delegation.token.renew-interval and max-lifetime).
+// Token lifetimes when a request leaves them unset, in milliseconds
+// (token.Lifetimes; the service fills them in before it proposes).
 const (
-	DefaultTokenTTL         = 24 * 3600 * 1000
-	DefaultTokenMaxLifetime = 7 * 24 * 3600 * 1000
+	DefaultTokenTTL         = int64(token.DefaultTTL / time.Millisecond)
+	DefaultTokenMaxLifetime = int64(token.DefaultMaxLifetime / time.Millisecond)
 )
 
 // The token operations.

@@ -6,11 +6,14 @@ package testcluster
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -98,8 +101,16 @@ func StartWorker(t testing.TB, meta, dir string, args ...string) *Process {
 
 // Start runs `strata <args> --data-dir dataDir --listen 127.0.0.1:0` and
 // waits until it announces its address. The process is killed at cleanup.
+// A dataDir that exists is made 0700 first, as an operator keeps one (the
+// service refuses one open to others, and t.TempDir's are 0777 less the
+// umask), unless args have --allow-shared-data-dir.
 func Start(t testing.TB, dataDir string, args ...string) *Process {
 	t.Helper()
+	if !slices.Contains(args, "--allow-shared-data-dir") {
+		if err := os.Chmod(dataDir, 0o700); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+	}
 	return run(t, dataDir, append(args, "--data-dir", dataDir, "--listen", "127.0.0.1:0"), false)
 }
 

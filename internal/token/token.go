@@ -9,7 +9,10 @@
 // unpadded: the identifier is a strata.v1.TokenIdentifier (the user, groups,
 // expiry, which key signed it), readable by anyone; the password is the
 // HMAC-SHA256 of the identifier's bytes under that key, which only the
-// service holds. The shape is HDFS's delegation token.
+// service holds. The shape is HDFS's delegation token. A token has one
+// text: Parse refuses any other spelling of the same bytes (a last base64
+// character with other unused bits, a line break inside), so that a token
+// changed in any character is a token refused.
 package token
 
 import (
@@ -38,6 +41,21 @@ const SecretLen = 32
 // ErrMalformed is a string that is not a token.
 var ErrMalformed = errors.New("not a Strata token")
 
+// b64 is the tokens' base64: URL-safe, unpadded and strict, which refuses
+// a last character whose bits past the data are not zero; the lenient
+// decoding drops them, and read a token with its last character changed
+// as the token itself.
+var b64 = base64.RawURLEncoding.Strict()
+
+// decode decodes the base64 of a token's part.
+func decode(s string) ([]byte, error) {
+	// NB: even a strict decoder skips line breaks.
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		return nil, fmt.Errorf("a line break at %d", i)
+	}
+	return b64.DecodeString(s)
+}
+
 // Token is a decoded token: the identifier's bytes as sent (the signature
 // covers those, not a re-encoding), the identifier, and the password.
 type Token struct {
@@ -61,13 +79,16 @@ func Parse(s string) (*Token, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: no signature", ErrMalformed)
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(ident)
+	raw, err := decode(ident)
 	if err != nil {
 		return nil, fmt.Errorf("%w: identifier: %v", ErrMalformed, err)
 	}
-	password, err := base64.RawURLEncoding.DecodeString(pass)
-	if err != nil || len(password) != sha256.Size {
-		return nil, fmt.Errorf("%w: the signature is not %d base64url bytes", ErrMalformed, sha256.Size)
+	password, err := decode(pass)
+	if err != nil {
+		return nil, fmt.Errorf("%w: signature: %v", ErrMalformed, err)
+	}
+	if len(password) != sha256.Size {
+		return nil, fmt.Errorf("%w: the signature is %d bytes, not %d", ErrMalformed, len(password), sha256.Size)
 	}
 	id := &pb.TokenIdentifier{}
 	if err := proto.Unmarshal(raw, id); err != nil {
@@ -85,8 +106,13 @@ func Sign(id *pb.TokenIdentifier, secret []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return prefix + base64.RawURLEncoding.EncodeToString(raw) + "." +
-		base64.RawURLEncoding.EncodeToString(password(raw, secret)), nil
+	return (&Token{Raw: raw, Password: password(raw, secret)}).String(), nil
+}
+
+// String returns t's text: for a token Parse returned, what it parsed,
+// less the white space around it.
+func (t *Token) String() string {
+	return prefix + b64.EncodeToString(t.Raw) + "." + b64.EncodeToString(t.Password)
 }
 
 // Verify reports whether t was signed with secret.

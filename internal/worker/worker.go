@@ -198,6 +198,8 @@ func (c *counters) count(missed bool) {
 // New opens the worker's cache and identity.
 func New(cfg Config) (*Worker, error) {
 	cfg.setDefaults()
+	// NB: 0755, as the socket's directory by default: other users' clients
+	// must reach it. The worker's id is no secret.
 	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
 		return nil, err
 	}
@@ -237,6 +239,14 @@ func loadID(dir string) (string, error) {
 // ID returns the worker's id.
 func (w *Worker) ID() string { return w.id }
 
+// SocketMode is the short-circuit socket's mode: every local user may
+// connect (which takes write permission), since what the worker answers
+// there is what a block token allows, checked on every request
+// (docs/security.md, "The worker's cache files"). NB: the socket would
+// otherwise take its mode from the umask, 0755 under the usual 022, which
+// lets only the worker's user connect.
+const SocketMode = 0o666
+
 // Serve serves gRPC on lis and short-circuit reads on the Unix socket, and
 // heartbeats to the namespace service, until ctx ends.
 func (w *Worker) Serve(ctx context.Context, lis net.Listener) error {
@@ -250,6 +260,9 @@ func (w *Worker) Serve(ctx context.Context, lis net.Listener) error {
 		return fmt.Errorf("worker: short-circuit socket: %w", err)
 	}
 	defer ulis.Close()
+	if err := os.Chmod(w.cfg.UnixSocket, SocketMode); err != nil {
+		return fmt.Errorf("worker: short-circuit socket: %w", err)
+	}
 	opts := append([]grpc.ServerOption{grpc.MaxRecvMsgSize(16 << 20)}, serverOptions()...)
 	g := grpc.NewServer(append(opts, tlsconf.ServerOptions(w.cfg.TLS)...)...)
 	pb.RegisterWorkerServiceServer(g, w)

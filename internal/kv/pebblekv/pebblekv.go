@@ -16,8 +16,10 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/stratafs/strata/internal/kv"
+	"github.com/stratafs/strata/internal/privdir"
 )
 
 // Options size the store's memory.
@@ -157,11 +159,15 @@ const stateMemTable = 8 << 20
 
 // OpenDB opens a pebble database with the options the namespace service
 // uses: an explicit block cache, memtables of the size given and bloom
-// filters on every level.
+// filters on every level; dir, and all it holds, readable and writable by
+// the process's user alone (privateFS), whatever an older one left.
 func OpenDB(dir string, blockCache int64, memTable uint64, logger pebble.Logger) (*pebble.DB, error) {
+	if err := privdir.Close(dir); err != nil {
+		return nil, err
+	}
 	cache := pebble.NewCache(blockCache)
 	defer cache.Unref()
-	opts := &pebble.Options{Cache: cache, MemTableSize: memTable}
+	opts := &pebble.Options{Cache: cache, MemTableSize: memTable, FS: privateFS{vfs.Default}}
 	if logger == nil {
 		logger = quietLogger{}
 	}

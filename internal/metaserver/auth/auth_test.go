@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/stratafs/strata/internal/blocktoken"
 	"github.com/stratafs/strata/internal/fserr"
@@ -126,7 +127,7 @@ func TestUpkeepForgetsOldTokens(t *testing.T) {
 	if _, err := tokens.Issue(ctx, "alice", nil, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	r.Advance(statemachine.DefaultTokenMaxLifetime*time.Millisecond + 25*time.Hour)
+	r.Advance(time.Duration(statemachine.DefaultTokenMaxLifetime)*time.Millisecond + 25*time.Hour)
 	if err := tokens.Upkeep(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -165,5 +166,36 @@ func TestBlockTokenKeysComeFromTheState(t *testing.T) {
 	})
 	if err != nil || got.Allows(blocktoken.Read, statemachine.DefaultNamespace, 7, "") != nil {
 		t.Fatalf("a token of one member checked with another's keys: %+v, %v", got, err)
+	}
+}
+
+// A token re-signed with the leaked key as another user's, or with other
+// groups or dates, is refused: the record of its id says whose it is.
+func TestATokenIsItsRecords(t *testing.T) {
+	tokens, r := newTokens(t)
+	text, err := tokens.Issue(context.Background(), "alice", []string{"users"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := token.Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys map[uint32][]byte
+	_ = r.Applied(func(rd kv.Reader) (err error) { keys, err = statemachine.TokenKeys(rd); return err })
+	for name, edit := range map[string]func(*pb.TokenIdentifier){
+		"another user":   func(id *pb.TokenIdentifier) { id.User = "root" },
+		"another group":  func(id *pb.TokenIdentifier) { id.Groups = []string{"supergroup"} },
+		"a later expiry": func(id *pb.TokenIdentifier) { id.Expires, id.MaxDate = id.MaxDate*2, id.MaxDate*2 },
+	} {
+		id := proto.CloneOf(tok.ID)
+		edit(id)
+		forged, err := token.Sign(id, keys[id.GetKeyId()])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if who, err := tokens.Authenticate(forged); !errors.Is(err, fserr.ErrUnauthenticated) {
+			t.Errorf("%s: accepted as %+v (%v)", name, who, err)
+		}
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"math"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -119,9 +121,10 @@ func (t *Tokens) Identify(ctx context.Context) (*Identity, error) {
 }
 
 // Authenticate checks token text: the service signed it, with a key of its
-// state, and its record says it is neither revoked nor expired. A member
-// that does not lead and lacks the key or the record may not have applied
-// them yet: it answers NOT_LEADER, and the leader judges.
+// state, and its record says it is neither revoked nor expired, and is the
+// token's (boundToRecord). A member that does not lead and lacks the key or
+// the record may not have applied them yet: it answers NOT_LEADER, and the
+// leader judges.
 func (t *Tokens) Authenticate(text string) (*Identity, error) {
 	st, err := t.applied()
 	if err != nil {
@@ -132,21 +135,41 @@ func (t *Tokens) Authenticate(text string) (*Identity, error) {
 		return nil, err
 	}
 	id := tok.ID
-	now := t.state.Now().UnixMilli()
-	expires := id.GetExpires()
+	caller, expires := statemachine.Caller{User: id.GetUser(), Groups: id.GetGroups()}, id.GetExpires()
 	switch rec := st.tokens[id.GetId()]; {
 	case rec == nil && t.state.IsLeader():
 		return nil, unauthenticated("token %d is not one this cluster knows (it expired past renewal, or another cluster issued it)", id.GetId())
 	case rec != nil && rec.Revoked != 0:
 		return nil, unauthenticated("token %d of %s was revoked at %s", id.GetId(), id.GetUser(), statemachine.Stamp(rec.Revoked))
 	case rec != nil:
-		expires = rec.Expires
+		if err := boundToRecord(id, rec); err != nil {
+			return nil, err
+		}
+		caller, expires = statemachine.Caller{User: rec.User, Groups: rec.Groups}, rec.Expires
 	}
-	if now > expires {
-		return nil, unauthenticated("token %d of %s expired at %s: renew it ('strata admin token renew') or get another",
-			id.GetId(), id.GetUser(), statemachine.Stamp(expires))
+	if now := t.state.Now().UnixMilli(); now > expires {
+		return nil, unauthenticated("token %d of %s expired at %s: a token can be renewed only before it expires; "+
+			"a superuser issues a new one ('strata admin token create --user %s')", id.GetId(), id.GetUser(),
+			statemachine.Stamp(expires), id.GetUser())
 	}
-	return &Identity{Caller: statemachine.Caller{User: id.GetUser(), Groups: id.GetGroups()}, Token: id}, nil
+	return &Identity{Caller: caller, Token: id}, nil
+}
+
+// boundToRecord checks that a token's identifier says what the record of
+// its id does: the record, which only the service writes, is the
+// authority on whose token it is. NB: the signature alone cannot say it.
+// Whoever holds the signing key (read from a member's disk, say) signs
+// any identifier, such as "token 2 of root" where token 2 is alice's; this
+// refuses it, as it refuses other groups or dates than the record's. The
+// expiry is the record's, which renewals move: the identifier's may only
+// not pass the record's max date.
+func boundToRecord(id *pb.TokenIdentifier, rec *kvschema.TokenRecord) error {
+	if id.GetUser() != rec.User || !slices.Equal(id.GetGroups(), rec.Groups) || id.GetIssued() != rec.Issued ||
+		id.GetMaxDate() != rec.MaxDate || id.GetRenewable() != rec.Renewable || id.GetExpires() > rec.MaxDate {
+		return unauthenticated("token %d of %s is not the token %d this cluster issued (forged with its signing key?)",
+			id.GetId(), id.GetUser(), id.GetId())
+	}
+	return nil
 }
 
 // checkSigned parses text and checks that the service signed it.
@@ -257,17 +280,46 @@ func (t *Tokens) EnsureKey(ctx context.Context) error {
 }
 
 // Issue issues a token for user and groups, valid for ttl (0: the
-// default), as the service itself: what the dev server writes for its
+// default) and renewable up to the default max lifetime or ttl, whichever
+// is longer, as the service itself: what the dev server writes for its
 // user, and what tests give their clients.
 func (t *Tokens) Issue(ctx context.Context, user string, groups []string, ttl time.Duration) (string, error) {
-	if err := t.EnsureKey(ctx); err != nil {
+	r := &pb.CreateTokenRequest{Header: &pb.Header{User: t.cfg.Superuser}, User: user, Groups: groups,
+		TtlMs: ttl.Milliseconds(), MaxLifetimeMs: max(ttl, token.DefaultMaxLifetime).Milliseconds()}
+	if err := t.Prepare(ctx, r); err != nil {
 		return "", err
 	}
-	res, err := t.state.Propose(ctx, statemachine.CreateToken.Command(&pb.CreateTokenRequest{
-		Header: &pb.Header{User: t.cfg.Superuser}, User: user, Groups: groups, TtlMs: ttl.Milliseconds(),
-		Cluster: t.cfg.ClusterID}))
+	res, err := t.state.Propose(ctx, statemachine.CreateToken.Command(r))
 	return statemachine.CreateToken.Result(res), err
 }
+
+// Prepare readies a request for a new token before it is proposed: it
+// checks the names of its user and groups (token.CheckName) and its
+// lifetimes (token.Lifetimes), which it fills in, so that the command in
+// the log says what was decided; it names this cluster; and it has the
+// service draw a signing key if it has none.
+func (t *Tokens) Prepare(ctx context.Context, r *pb.CreateTokenRequest) error {
+	for _, name := range append([]string{r.GetUser()}, r.GetGroups()...) {
+		if err := token.CheckName(name); err != nil {
+			return fserr.Errorf(fserr.ErrInvalidArgument, "create a token for %q: %v", r.GetUser(), err)
+		}
+	}
+	if r.GetTtlMs() > maxLifetimeMs || r.GetMaxLifetimeMs() > maxLifetimeMs {
+		return fserr.Errorf(fserr.ErrInvalidArgument, "create a token for %s: lifetimes of %d and %d ms: at most %d",
+			r.GetUser(), r.GetTtlMs(), r.GetMaxLifetimeMs(), maxLifetimeMs)
+	}
+	ttl, maxLife, err := token.Lifetimes(time.Duration(r.GetTtlMs())*time.Millisecond,
+		time.Duration(r.GetMaxLifetimeMs())*time.Millisecond)
+	if err != nil {
+		return fserr.Errorf(fserr.ErrInvalidArgument, "create a token for %s: %v", r.GetUser(), err)
+	}
+	r.TtlMs, r.MaxLifetimeMs, r.Cluster = ttl.Milliseconds(), maxLife.Milliseconds(), t.cfg.ClusterID
+	return t.EnsureKey(ctx)
+}
+
+// maxLifetimeMs bounds the lifetimes a request may ask for, in
+// milliseconds: what a time.Duration holds.
+const maxLifetimeMs = math.MaxInt64 / int64(time.Millisecond)
 
 // AdminTokenTTL is how long the admin tokens the service writes for its
 // superuser are valid (Config.AdminTokenFile).
