@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/stratafs/strata/internal/callwire"
+	"github.com/stratafs/strata/internal/connlimit"
 	"github.com/stratafs/strata/internal/namespace"
 	"github.com/stratafs/strata/internal/rpcerr"
 	"github.com/stratafs/strata/internal/tlsconf"
@@ -59,7 +60,8 @@ type Serving struct {
 	*Server
 	GRPC     *grpc.Server
 	CallWire *callwire.Server
-	Addr     string // where it serves, host:port
+	Conns    *connlimit.Listener // the port's connections, bounded
+	Addr     string              // where it serves, host:port
 }
 
 // Serve opens a member with cfg and serves it on lis, with ServerOptions and
@@ -70,6 +72,13 @@ type Serving struct {
 // translation, as gRPC's. NB: no other gRPC options: anything that changes
 // how a call is served (its credentials, its interceptors) goes through cfg,
 // so that callwire serves it alike.
+//
+// The port's connections are bounded by cfg.Conns (internal/connlimit): a
+// connection's first authenticated call lifts its first-call deadline, and
+// a call is authenticated once it has passed every check: a MetaService
+// call's token (any call, with cfg.NoAuth), and over TLS a members-only
+// call's certificate (RaftService's streams from the other members,
+// workers' heartbeats).
 func Serve(cfg Config, lis net.Listener) (*Serving, error) {
 	if cfg.Address == "" {
 		cfg.Address = lis.Addr().String()
@@ -79,13 +88,22 @@ func Serve(cfg Config, lis net.Listener) (*Serving, error) {
 		lis.Close()
 		return nil, err
 	}
-	g := grpc.NewServer(append(append(ServerOptions(), grpc.ChainUnaryInterceptor(srv.authUnary)),
-		tlsconf.ServerOptions(cfg.TLS, membersOnly...)...)...)
+	limits := cfg.Conns
+	limits.Name = "namespace service"
+	if limits.Log == nil {
+		limits.Log = srv.cfg.Log
+	}
+	conns := connlimit.Listen(lis, limits)
+	opts := append(append(ServerOptions(), grpc.ChainUnaryInterceptor(srv.authUnary)), tlsconf.ServerOptions(cfg.TLS, membersOnly...)...)
+	opts = append(append(opts, conns.ServerOptions()...), // innermost: the call passed every check above
+		grpc.ChainUnaryInterceptor(connlimit.UnaryServerInterceptor), grpc.ChainStreamInterceptor(connlimit.StreamServerInterceptor))
+	g := grpc.NewServer(opts...)
 	pb.RegisterMetaServiceServer(g, srv)
 	pb.RegisterRaftServiceServer(g, srv.Transport())
 	cw := callwire.NewServer(&pb.MetaService_ServiceDesc, srv, cfg.TLS, srv.callWireUnary, membersOnly...)
-	go func() { _ = g.Serve(cw.Split(lis)) }()
-	return &Serving{Server: srv, GRPC: g, CallWire: cw, Addr: lis.Addr().String()}, nil
+	cw.ConnContext = connlimit.NewContext
+	go func() { _ = g.Serve(cw.Split(conns)) }()
+	return &Serving{Server: srv, GRPC: g, CallWire: cw, Conns: conns, Addr: lis.Addr().String()}, nil
 }
 
 // Listen serves a member with cfg on a new listener at addr (host:port;
@@ -123,11 +141,14 @@ func (s *Serving) ReadyWithDefault(ctx context.Context, storeURI string) error {
 }
 
 // callWireUnary is the interceptor chain of the service's unary gRPC calls,
-// for callwire's: errors translated to statuses, around authentication.
+// for callwire's: errors translated to statuses, around authentication,
+// around the count of the connection's authenticated calls (connlimit).
 // (tlsconf's check of members' certificates has nothing to check: callwire
 // serves no members-only method.)
 func (s *Server) callWireUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 	return rpcerr.UnaryServerInterceptor(ctx, req, info, func(ctx context.Context, req any) (any, error) {
-		return s.authUnary(ctx, req, info, h)
+		return s.authUnary(ctx, req, info, func(ctx context.Context, req any) (any, error) {
+			return connlimit.UnaryServerInterceptor(ctx, req, info, h)
+		})
 	})
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/stratafs/strata/internal/cachemode"
+	"github.com/stratafs/strata/internal/connlimit"
 	"github.com/stratafs/strata/internal/kv/pebblekv"
 	"github.com/stratafs/strata/internal/kvschema"
 	"github.com/stratafs/strata/internal/namespace"
@@ -75,6 +76,9 @@ type Config struct {
 	// NoAuth turns authentication off: the service believes whatever user
 	// a request's header names (--insecure-no-auth; docs/security.md).
 	NoAuth bool
+	// Conns bounds the connections Serve holds open (internal/connlimit;
+	// the zero value: its defaults).
+	Conns connlimit.Config
 	// AdminTokenFile is where the leader writes a token of the superuser
 	// when the file holds none it accepts (AdminToken); empty: nowhere.
 	AdminTokenFile string

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/stratafs/strata/internal/client"
+	"github.com/stratafs/strata/internal/connlimit"
 	"github.com/stratafs/strata/internal/metaserver"
 	"github.com/stratafs/strata/internal/namespace"
 	"github.com/stratafs/strata/internal/procgroup"
@@ -177,7 +178,8 @@ func Client(t testing.TB, addr, user string, groups ...string) *client.Client {
 type InProcess struct {
 	Server  *metaserver.Server
 	Addr    string
-	DataDir string // the "default" namespace's bucket is DataDir/bucket
+	DataDir string              // the "default" namespace's bucket is DataDir/bucket
+	Conns   *connlimit.Listener // its port's connections
 }
 
 // StartInProcess starts a namespace service with a "default" namespace in
@@ -205,7 +207,7 @@ func StartInProcess(t testing.TB, edit func(*metaserver.Config)) *InProcess {
 		}
 		registerAdmin(tok, srv.Addr)
 	}
-	return &InProcess{Server: srv.Server, Addr: srv.Addr, DataDir: cfg.DataDir}
+	return &InProcess{Server: srv.Server, Addr: srv.Addr, DataDir: cfg.DataDir, Conns: srv.Conns}
 }
 
 // output keeps what a process writes and sends the address it announces
