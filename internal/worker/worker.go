@@ -27,6 +27,7 @@ import (
 	"github.com/stratafs/strata/internal/blocks"
 	"github.com/stratafs/strata/internal/cache"
 	"github.com/stratafs/strata/internal/client"
+	"github.com/stratafs/strata/internal/connlimit"
 	"github.com/stratafs/strata/internal/object"
 	"github.com/stratafs/strata/internal/object/objstore"
 	"github.com/stratafs/strata/internal/tlsconf"
@@ -81,6 +82,11 @@ type Config struct {
 	// connects to the namespace service with, its certificate included
 	// (tlsconf). Both nil: plaintext.
 	TLS, MetaTLS *tls.Config
+	// Conns bounds the connections of the gRPC port and, each local user's
+	// counted apart (Key is ignored), of the short-circuit socket
+	// (internal/connlimit; the zero value: its defaults). A connection's
+	// first request whose block token checks lifts its deadline.
+	Conns connlimit.Config
 	// Clock is what tokens' expiries are checked against; nil means
 	// time.Now.
 	Clock func() time.Time
@@ -250,7 +256,16 @@ func (w *Worker) Serve(ctx context.Context, lis net.Listener) error {
 		return fmt.Errorf("worker: short-circuit socket: %w", err)
 	}
 	defer ulis.Close()
+	conns, sockConns := w.cfg.Conns, w.cfg.Conns
+	conns.Name, sockConns.Name, sockConns.Key = "worker", "worker's short-circuit socket", connlimit.PeerUser
+	for _, c := range []*connlimit.Config{&conns, &sockConns} {
+		if c.Log == nil {
+			c.Log = w.cfg.Log
+		}
+	}
+	glis, slis := connlimit.Listen(lis, conns), connlimit.Listen(ulis, sockConns)
 	opts := append([]grpc.ServerOption{grpc.MaxRecvMsgSize(16 << 20)}, serverOptions()...)
+	opts = append(opts, glis.ServerOptions()...)
 	g := grpc.NewServer(append(opts, tlsconf.ServerOptions(w.cfg.TLS)...)...)
 	pb.RegisterWorkerServiceServer(g, w)
 	w.advertise = w.cfg.Advertise
@@ -259,10 +274,10 @@ func (w *Worker) Serve(ctx context.Context, lis net.Listener) error {
 	}
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { defer wg.Done(); w.serveShortCircuit(ctx, ulis) }()
+	go func() { defer wg.Done(); w.serveShortCircuit(ctx, slis) }()
 	hb := w.startHeartbeats(ctx, members, w.advertise)
 	go func() { <-ctx.Done(); g.Stop(); ulis.Close() }()
-	err = g.Serve(lis)
+	err = g.Serve(glis)
 	wg.Wait()
 	hb.wait()
 	if ctx.Err() != nil {
