@@ -176,6 +176,9 @@ type Worker struct {
 	// heartbeats give, both set once Serve starts.
 	meta      atomic.Pointer[pb.MetaServiceClient]
 	advertise string
+	// conns bounds the connections of the gRPC port and of the
+	// short-circuit socket, set once Serve starts.
+	conns atomic.Pointer[[2]*connlimit.Listener]
 }
 
 type counters struct {
@@ -264,6 +267,7 @@ func (w *Worker) Serve(ctx context.Context, lis net.Listener) error {
 		}
 	}
 	glis, slis := connlimit.Listen(lis, conns), connlimit.Listen(ulis, sockConns)
+	w.conns.Store(&[2]*connlimit.Listener{glis, slis})
 	opts := append([]grpc.ServerOption{grpc.MaxRecvMsgSize(16 << 20)}, serverOptions()...)
 	opts = append(opts, glis.ServerOptions()...)
 	g := grpc.NewServer(append(opts, tlsconf.ServerOptions(w.cfg.TLS)...)...)
@@ -284,6 +288,15 @@ func (w *Worker) Serve(ctx context.Context, lis net.Listener) error {
 		return nil
 	}
 	return err
+}
+
+// ConnStats returns the counters of the connections of the gRPC port and
+// of the short-circuit socket (zero before Serve).
+func (w *Worker) ConnStats() (port, socket connlimit.Stats) {
+	if l := w.conns.Load(); l != nil {
+		return l[0].Stats(), l[1].Stats()
+	}
+	return port, socket
 }
 
 // Close stops the background aborts and releases the cache.
