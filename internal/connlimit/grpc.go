@@ -53,9 +53,9 @@ func (t tagger) TagConn(ctx context.Context, info *stats.ConnTagInfo) context.Co
 	return ctx
 }
 
-func (tagger) HandleConn(context.Context, stats.ConnStats)                      {}
+func (tagger) HandleConn(context.Context, stats.ConnStats)                     {}
 func (tagger) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
-func (tagger) HandleRPC(context.Context, stats.RPCStats)                        {}
+func (tagger) HandleRPC(context.Context, stats.RPCStats)                       {}
 
 // UnaryServerInterceptor counts every unary call that reaches it as
 // authenticated (Authenticated): the innermost interceptor of a server
