@@ -48,6 +48,7 @@ type metaFlags struct {
 	tokenLife   time.Duration
 	pprofListen string
 	tls         tlsFlags
+	conns       connFlags
 	noAuth      bool
 	// The trash of fs -rm, and of deleted namespaces.
 	trashInterval, namespaceTrash time.Duration
@@ -75,6 +76,7 @@ func (f *metaFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&f.namespaceTrash, "namespace-trash", time.Duration(namespace.DefaultNamespaceTrash)*time.Millisecond, "how long a deleted namespace that held anything stays in the trash, restorable with 'strata admin ns restore', before it and its bucket's objects are removed; 0 removes it at once")
 	fl.DurationVar(&f.tokenLife, "block-token-lifetime", blocktoken.DefaultPeriod, "how long a block access token lets a client read or write a file's blocks at the workers (at most 1h; the clients renew theirs in the minute before it expires)")
 	f.tls.register(cmd, true)
+	f.conns.register(cmd)
 	fl.BoolVar(&f.noAuth, "insecure-no-auth", false, "turn authentication off: believe whatever user a request names, "+
 		"as HDFS's \"simple\" authentication (anyone who reaches the service can act as the superuser; docs/security.md)")
 	fl.StringVar(&f.pprofListen, "pprof-listen", "", "serve Go's profiles (/debug/pprof/, as net/http/pprof) on this address, e.g. 127.0.0.1:6060; off by default")
@@ -125,6 +127,10 @@ func (f *metaFlags) config() (metaserver.Config, error) {
 		cfg.AdminTokenFile = filepath.Join(f.dataDir, "token")
 	}
 	cfg.Store.BlockCacheBytes, cfg.Store.HotBytes = f.blockCache, f.hotCache
+	var err error
+	if cfg.Conns, err = f.conns.config(); err != nil {
+		return cfg, err
+	}
 	if f.memberID == 0 {
 		return cfg, errors.New("--member-id must be at least 1")
 	}
@@ -210,7 +216,11 @@ Every call must carry a token the service signed (docs/security.md). The
 leader writes one of the --superuser to DATA-DIR/token (readable by its
 owner only) when it takes over and the file holds none it accepts: the
 first administrator's credentials. Issue others with
-"strata admin token create --user NAME". --insecure-no-auth turns this off.`,
+"strata admin token create --user NAME". --insecure-no-auth turns this off.
+
+The port holds at most --max-conns connections, --max-conns-per-addr from
+one IP address, and closes a connection that made no authenticated call
+within --first-call-timeout of connecting (docs/security.md, "Connections").`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := f.config()
