@@ -28,6 +28,7 @@ import (
 	"github.com/stratafs/strata/internal/cache"
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/connlimit"
+	"github.com/stratafs/strata/internal/logevery"
 	"github.com/stratafs/strata/internal/object"
 	"github.com/stratafs/strata/internal/object/objstore"
 	"github.com/stratafs/strata/internal/tlsconf"
@@ -170,7 +171,7 @@ type Worker struct {
 	stats  counters
 	aborts *aborter
 	// cacheErrs rate-limits the log of pages the cache could not store.
-	cacheErrs logLimiter
+	cacheErrs logevery.Limiter
 	trust     trust
 	// meta is the namespace service's client, and advertise the address
 	// heartbeats give, both set once Serve starts.
@@ -225,6 +226,7 @@ func New(cfg Config) (*Worker, error) {
 	}
 	w := &Worker{cfg: cfg, id: id, host: host, cache: c, ahead: newByteBudget(cfg.ReadAheadInFlight),
 		aborts: newAborter(cfg.Log, cfg.AbortRetryInterval)}
+	w.cacheErrs.Every = cacheLogEvery
 	w.stores.Open = w.openStore
 	return w, nil
 }
