@@ -24,6 +24,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/stratafs/strata/internal/logevery"
 )
 
 // The defaults of Config's bounds (docs/security.md, "Connections"). NB:
@@ -99,10 +101,10 @@ type Stats struct {
 // Safe for concurrent use.
 type Listener struct {
 	net.Listener
-	cfg                     Config
-	refused, expired        atomic.Uint64
-	authenticated           atomic.Int64
-	refusedLog, expiredLogs logLimiter
+	cfg                    Config
+	refused, expired       atomic.Uint64
+	authenticated          atomic.Int64
+	refusedLog, expiredLog logevery.Limiter
 
 	mu struct {
 		sync.Mutex
@@ -116,6 +118,7 @@ type Listener struct {
 func Listen(lis net.Listener, cfg Config) *Listener {
 	cfg.setDefaults()
 	l := &Listener{Listener: lis, cfg: cfg}
+	l.refusedLog.Every, l.expiredLog.Every = logEvery, logEvery
 	l.mu.byKey = map[string]int{}
 	l.mu.byAddr = map[string]*conn{}
 	return l
@@ -138,37 +141,17 @@ func (l *Listener) Accept() (net.Conn, error) {
 // admit returns nc counted and tracked, or closes it and returns nil if
 // it is over a cap.
 func (l *Listener) admit(nc net.Conn) *conn {
-	key := l.cfg.Key(nc)
-	c := &conn{Conn: nc, l: l, key: key}
+	c := &conn{Conn: nc, l: l, key: l.cfg.Key(nc)}
 	if tcp, ok := nc.RemoteAddr().(*net.TCPAddr); ok {
 		c.addr = tcp.String()
 	}
-	l.mu.Lock()
-	over := ""
-	switch {
-	case l.cfg.MaxConns > 0 && l.mu.open >= l.cfg.MaxConns:
-		over = "total"
-	case key != "" && l.cfg.MaxPerAddr > 0 && l.mu.byKey[key] >= l.cfg.MaxPerAddr:
-		over = "per address"
-	}
-	if over == "" {
-		l.mu.open++
-		if key != "" {
-			l.mu.byKey[key]++
-		}
-		if c.addr != "" {
-			l.mu.byAddr[c.addr] = c
-		}
-	}
-	open, fromKey := l.mu.open, l.mu.byKey[key]
-	l.mu.Unlock()
-	if over != "" {
+	if over, open, fromKey := l.count(c); over != "" {
 		nc.Close()
 		l.refused.Add(1)
-		if n, ok := l.refusedLog.allow(time.Now()); ok {
+		if n, ok := l.refusedLog.Allow(time.Now()); ok {
 			l.cfg.Log.Warn("connections refused: over the cap of open connections", "port", l.cfg.Name, "cap", over,
-				"from", key, "open", open, "open from it", fromKey, "max", l.cfg.MaxConns, "max per address", l.cfg.MaxPerAddr,
-				"refused since the last such line", n)
+				"from", c.key, "open", open, "open_from_it", fromKey, "max_conns", l.cfg.MaxConns,
+				"max_conns_per_addr", l.cfg.MaxPerAddr, "refused_since_last_line", n)
 		}
 		return nil
 	}
@@ -176,6 +159,28 @@ func (l *Listener) admit(nc net.Conn) *conn {
 		c.timer = time.AfterFunc(l.cfg.FirstCall, c.expire)
 	}
 	return c
+}
+
+// count counts c as open, unless it is over a cap: then over names the
+// cap. It returns the connections open, and those from c's key.
+func (l *Listener) count(c *conn) (over string, open, fromKey int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.cfg.MaxConns > 0 && l.mu.open >= l.cfg.MaxConns:
+		over = "total"
+	case c.key != "" && l.cfg.MaxPerAddr > 0 && l.mu.byKey[c.key] >= l.cfg.MaxPerAddr:
+		over = "per address"
+	default:
+		l.mu.open++
+		if c.key != "" {
+			l.mu.byKey[c.key]++
+		}
+		if c.addr != "" {
+			l.mu.byAddr[c.addr] = c
+		}
+	}
+	return over, l.mu.open, l.mu.byKey[c.key]
 }
 
 // release uncounts c, which closed.
@@ -274,9 +279,9 @@ func (c *conn) expire() {
 	}
 	c.l.expired.Add(1)
 	c.Close()
-	if n, ok := c.l.expiredLogs.allow(time.Now()); ok {
+	if n, ok := c.l.expiredLog.Allow(time.Now()); ok {
 		c.l.cfg.Log.Info("connections closed: no authenticated call in time", "port", c.l.cfg.Name, "from", c.key,
-			"within", c.l.cfg.FirstCall, "closed since the last such line", n)
+			"first_call_timeout", c.l.cfg.FirstCall, "closed_since_last_line", n)
 	}
 }
 
@@ -320,27 +325,4 @@ func RemoteIP(c net.Conn) string {
 	default:
 		return a.String()
 	}
-}
-
-// logLimiter allows a line at most every logEvery.
-type logLimiter struct {
-	mu struct {
-		sync.Mutex
-		last  time.Time
-		count int // events since the last line
-	}
-}
-
-// allow counts an event and reports whether to log it, with the events
-// since the last line (this one included).
-func (l *logLimiter) allow(now time.Time) (int, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.mu.count++
-	if !l.mu.last.IsZero() && now.Sub(l.mu.last) < logEvery {
-		return 0, false
-	}
-	n := l.mu.count
-	l.mu.last, l.mu.count = now, 0
-	return n, true
 }

@@ -3,7 +3,6 @@ package connlimit_test
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -19,6 +18,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/stratafs/strata/internal/connlimit"
+	"github.com/stratafs/strata/internal/connlimit/connlimittest"
 )
 
 // lineServer serves l: each connection echoes the lines it reads, and a
@@ -70,8 +70,7 @@ func (s *lineServer) serve(c net.Conn) {
 // dialFrom connects to s from the loopback address ip (127.0.0.0/8).
 func (s *lineServer) dialFrom(t *testing.T, ip string) net.Conn {
 	t.Helper()
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
-	c, err := d.Dial("tcp", s.l.Addr().String())
+	c, err := connlimittest.DialFrom(ip, s.l.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,18 +87,6 @@ func echoes(c net.Conn, line string) bool {
 	return err == nil && got == line+"\n"
 }
 
-// closedWithin reports whether the server closes c within limit: c reads
-// EOF (or a reset) before then.
-func closedWithin(t *testing.T, c net.Conn, limit time.Duration) bool {
-	t.Helper()
-	if err := c.SetReadDeadline(time.Now().Add(limit)); err != nil {
-		t.Fatal(err)
-	}
-	_, err := io.Copy(io.Discard, c)
-	var ne net.Error
-	return !(errors.As(err, &ne) && ne.Timeout())
-}
-
 // A connection over a cap, per address or in total, is closed at once
 // while the others are served; a slot is free again once its connection
 // closes.
@@ -109,14 +96,14 @@ func TestCapsRefuseTheConnectionOverThem(t *testing.T) {
 	if !echoes(a1, "a1") || !echoes(a2, "a2") {
 		t.Fatal("the first two connections from 127.0.0.2 are not served")
 	}
-	if a3 := s.dialFrom(t, "127.0.0.2"); !closedWithin(t, a3, 10*time.Second) {
+	if a3 := s.dialFrom(t, "127.0.0.2"); !connlimittest.ClosedWithin(t, a3, 10*time.Second) {
 		t.Fatal("a third connection from 127.0.0.2, over the cap of 2 per address, is not closed")
 	}
 	b := s.dialFrom(t, "127.0.0.3")
 	if !echoes(b, "b") {
 		t.Fatal("a connection from 127.0.0.3 is not served while 127.0.0.2 is at its cap")
 	}
-	if c := s.dialFrom(t, "127.0.0.4"); !closedWithin(t, c, 10*time.Second) {
+	if c := s.dialFrom(t, "127.0.0.4"); !connlimittest.ClosedWithin(t, c, 10*time.Second) {
 		t.Fatal("a fourth connection, over the cap of 3 in all, is not closed")
 	}
 	if st := s.l.Stats(); st.Open != 3 || st.Refused != 2 {
@@ -143,7 +130,7 @@ func TestFirstCallDeadline(t *testing.T) {
 	}
 	idle := s.dialFrom(t, "127.0.0.1") // opened after authed: its deadline passes later
 	start := time.Now()
-	if !closedWithin(t, idle, 10*time.Second) {
+	if !connlimittest.ClosedWithin(t, idle, 10*time.Second) {
 		t.Fatal("a connection that made no authenticated call is still open after 10 s")
 	}
 	if took := time.Since(start); took < deadline/2 {
@@ -241,7 +228,7 @@ func TestPeerUserKeysUnixConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c2.Close()
-	if !closedWithin(t, c2, 10*time.Second) {
+	if !connlimittest.ClosedWithin(t, c2, 10*time.Second) {
 		t.Fatal("a second connection of the same user, over the cap of 1, is not closed")
 	}
 	// Once the first closed, the user's next connection is served.
