@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/net/http2"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -23,6 +22,7 @@ import (
 	"github.com/stratafs/strata/internal/callwire"
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/connlimit"
+	"github.com/stratafs/strata/internal/connlimit/connlimittest"
 	"github.com/stratafs/strata/internal/metaserver"
 	"github.com/stratafs/strata/internal/testcluster"
 	"github.com/stratafs/strata/internal/tlsconf"
@@ -63,62 +63,24 @@ func tlsClient(t *testing.T, svc *testcluster.InProcess, ca *tls.Config) *client
 	return c
 }
 
-// dialFrom connects to addr from the loopback address ip (127.0.0.0/8).
-func dialFrom(ip, addr string) (net.Conn, error) {
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 10 * time.Second}
-	return d.Dial("tcp", addr)
-}
-
 // silentGRPC connects to addr from ip as a gRPC client does, over TLS with
-// ca and HTTP/2 (the client's preface and SETTINGS, the server's SETTINGS
-// read), and says nothing more. Its error is the refusal of a connection
-// the service closed at once.
+// ca and HTTP/2, and says nothing more (connlimittest.SilentHTTP2).
 func silentGRPC(ip, addr string, ca *tls.Config) (net.Conn, error) {
-	c, err := dialFrom(ip, addr)
+	c, err := connlimittest.DialFrom(ip, addr)
 	if err != nil {
 		return nil, err
 	}
-	cfg := ca.Clone()
-	cfg.ServerName, cfg.NextProtos = "127.0.0.1", []string{"h2"}
-	tc := tls.Client(c, cfg)
-	err = tc.SetDeadline(time.Now().Add(10 * time.Second))
-	if err == nil {
-		err = tc.Handshake()
-	}
-	if err == nil {
-		_, err = io.WriteString(tc, http2.ClientPreface)
-	}
-	fr := http2.NewFramer(tc, tc)
-	if err == nil {
-		err = fr.WriteSettings()
-	}
-	var f http2.Frame
-	if err == nil {
-		f, err = fr.ReadFrame()
-	}
-	if sf, ok := f.(*http2.SettingsFrame); err == nil && (!ok || sf.IsAck()) {
-		err = fmt.Errorf("the service's first frame is %v, not its SETTINGS", f)
-	}
-	if err == nil {
-		err = tc.SetDeadline(time.Time{})
-	}
-	if err != nil {
-		c.Close()
-		return nil, err
-	}
-	return tc, nil
+	return connlimittest.SilentHTTP2(c, withServerName(ca))
 }
 
 // silentCallWire connects to addr from ip as a callwire client does, over
 // TLS with ca, says hello with token, and says nothing more.
 func silentCallWire(ip, addr string, ca *tls.Config, token string) (net.Conn, error) {
-	c, err := dialFrom(ip, addr)
+	c, err := connlimittest.DialFrom(ip, addr)
 	if err != nil {
 		return nil, err
 	}
-	cfg := ca.Clone()
-	cfg.ServerName = "127.0.0.1"
-	tc := tls.Client(c, cfg)
+	tc := tls.Client(c, withServerName(ca))
 	_, err = io.WriteString(c, callwire.PrefaceTLS)
 	if err == nil {
 		err = tc.SetDeadline(time.Now().Add(10 * time.Second))
@@ -139,16 +101,11 @@ func silentCallWire(ip, addr string, ca *tls.Config, token string) (net.Conn, er
 	return tc, nil
 }
 
-// closedWithin reports whether the service closes c within limit: reading
-// c meets its end (or a reset) before then. It waits no longer.
-func closedWithin(t *testing.T, c net.Conn, limit time.Duration) bool {
-	t.Helper()
-	if err := c.SetReadDeadline(time.Now().Add(limit)); err != nil {
-		t.Fatal(err)
-	}
-	_, err := io.Copy(io.Discard, c)
-	var ne net.Error
-	return !(errors.As(err, &ne) && ne.Timeout())
+// withServerName is ca for a service on 127.0.0.1.
+func withServerName(ca *tls.Config) *tls.Config {
+	cfg := ca.Clone()
+	cfg.ServerName = "127.0.0.1"
+	return cfg
 }
 
 // A connection that completes TLS and HTTP/2 and makes no call, or
@@ -186,7 +143,7 @@ func TestSilentConnectionsAreClosedAtTheFirstCallDeadline(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		defer conn.Close()
-		if !closedWithin(t, conn, 10*time.Second) {
+		if !connlimittest.ClosedWithin(t, conn, 10*time.Second) {
 			t.Fatalf("a silent %s connection is still open after 10 s (the deadline is %v)", name, deadline)
 		}
 	}
@@ -207,12 +164,6 @@ func TestSilentConnectionsAreClosedAtTheFirstCallDeadline(t *testing.T) {
 		t.Errorf("the client's connection was replaced or closed: %d authenticated connections before its call, %+v after",
 			authenticated, st)
 	}
-}
-
-func withServerName(ca *tls.Config) *tls.Config {
-	cfg := ca.Clone()
-	cfg.ServerName = "127.0.0.1"
-	return cfg
 }
 
 // 2,000 connections that complete TLS and HTTP/2 and say nothing more hold
@@ -272,7 +223,7 @@ func TestTwoThousandSilentConnections(t *testing.T) {
 			}
 			defer conn.Close()
 			held.Add(1)
-			if !closedWithin(t, conn, 30*time.Second) {
+			if !connlimittest.ClosedWithin(t, conn, 30*time.Second) {
 				stillOpen.Add(1)
 			}
 		}()
@@ -344,7 +295,7 @@ func TestTheServiceRefusesConnectionsOverThePerAddressCap(t *testing.T) {
 		conn.Close()
 		t.Fatalf("connection %d from 127.0.0.2 was served, over the cap of %d", perAddr+1, perAddr)
 	}
-	conn, err := dialFrom("127.0.0.2", svc.Addr)
+	conn, err := connlimittest.DialFrom("127.0.0.2", svc.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +303,7 @@ func TestTheServiceRefusesConnectionsOverThePerAddressCap(t *testing.T) {
 	if _, err := io.WriteString(conn, callwire.PrefaceTLS); err != nil {
 		t.Fatal(err)
 	}
-	if !closedWithin(t, conn, 10*time.Second) {
+	if !connlimittest.ClosedWithin(t, conn, 10*time.Second) {
 		t.Fatalf("a callwire connection from 127.0.0.2 over the cap is not closed")
 	}
 	if _, err := c.Mkdirs(ctx, "/d", 0o755); err != nil {
@@ -362,7 +313,7 @@ func TestTheServiceRefusesConnectionsOverThePerAddressCap(t *testing.T) {
 		t.Errorf("stats %+v, want 2 refused", st)
 	}
 	for i, h := range held {
-		if closedWithin(t, h, 100*time.Millisecond) {
+		if connlimittest.ClosedWithin(t, h, 100*time.Millisecond) {
 			t.Errorf("connection %d from 127.0.0.2, within the cap, was closed", i+1)
 		}
 	}

@@ -3,18 +3,14 @@ package worker_test
 import (
 	"bytes"
 	"context"
-	"errors"
-	"fmt"
-	"io"
 	"net"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"golang.org/x/net/http2"
-
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/connlimit"
+	"github.com/stratafs/strata/internal/connlimit/connlimittest"
 	"github.com/stratafs/strata/internal/object/retry"
 	"github.com/stratafs/strata/internal/scproto"
 	"github.com/stratafs/strata/internal/testcluster"
@@ -40,51 +36,14 @@ func boundedWorker(t *testing.T, limits connlimit.Config) (l *local, addr, socke
 	return l, reports[0].Info.GetAddress(), socket
 }
 
-// silentH2 connects to the gRPC server at addr from ip (127.0.0.0/8) as a
-// plaintext gRPC client does (the client's preface and SETTINGS, the
-// server's SETTINGS read) and says nothing more. Its error is the refusal
-// of a connection the server closed at once.
+// silentH2 connects to the gRPC server at addr from ip as a plaintext
+// gRPC client does, and says nothing more (connlimittest.SilentHTTP2).
 func silentH2(ip, addr string) (net.Conn, error) {
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 10 * time.Second}
-	c, err := d.Dial("tcp", addr)
+	c, err := connlimittest.DialFrom(ip, addr)
 	if err != nil {
 		return nil, err
 	}
-	err = c.SetDeadline(time.Now().Add(10 * time.Second))
-	if err == nil {
-		_, err = io.WriteString(c, http2.ClientPreface)
-	}
-	fr := http2.NewFramer(c, c)
-	if err == nil {
-		err = fr.WriteSettings()
-	}
-	var f http2.Frame
-	if err == nil {
-		f, err = fr.ReadFrame()
-	}
-	if sf, ok := f.(*http2.SettingsFrame); err == nil && (!ok || sf.IsAck()) {
-		err = fmt.Errorf("the server's first frame is %v, not its SETTINGS", f)
-	}
-	if err == nil {
-		err = c.SetDeadline(time.Time{})
-	}
-	if err != nil {
-		c.Close()
-		return nil, err
-	}
-	return c, nil
-}
-
-// closedWithin reports whether the worker closes c within limit: reading
-// c meets its end (or a reset) before then. It waits no longer.
-func closedWithin(t *testing.T, c net.Conn, limit time.Duration) bool {
-	t.Helper()
-	if err := c.SetReadDeadline(time.Now().Add(limit)); err != nil {
-		t.Fatal(err)
-	}
-	_, err := io.Copy(io.Discard, c)
-	var ne net.Error
-	return !(errors.As(err, &ne) && ne.Timeout())
+	return connlimittest.SilentHTTP2(c, nil)
 }
 
 // On the worker's gRPC port, a connection that makes no call is closed at
@@ -119,7 +78,7 @@ func TestWorkerPortConnectionBounds(t *testing.T) {
 	}
 	writeFile(t, c, "/during", data)
 	for i, conn := range held {
-		if !closedWithin(t, conn, 10*time.Second) {
+		if !connlimittest.ClosedWithin(t, conn, 10*time.Second) {
 			t.Fatalf("silent connection %d is still open after 10 s (the deadline is %v)", i+1, deadline)
 		}
 	}
@@ -207,7 +166,7 @@ func TestWorkerSocketClosesSilentConnections(t *testing.T) {
 	}
 	silent := dialSocket(t, socket)
 	for name, conn := range map[string]net.Conn{"silent": silent, "refused": refused} {
-		if !closedWithin(t, conn, 10*time.Second) {
+		if !connlimittest.ClosedWithin(t, conn, 10*time.Second) {
 			t.Fatalf("a %s connection is still open after 10 s (the deadline is %v)", name, deadline)
 		}
 	}
