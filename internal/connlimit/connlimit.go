@@ -8,9 +8,10 @@
 //
 // The server says what "authenticated" means: it calls Authenticated with a
 // call's context once the call passed its checks (a token it signed, a
-// member's certificate, a block token). Listener.ServerOptions lets a gRPC
-// server's calls find their connection; NewContext does it for servers of
-// other protocols (callwire, the short-circuit socket).
+// member's certificate, a block token). A gRPC call's context leads to its
+// connection by its peer's addresses; servers of other protocols (callwire,
+// the short-circuit socket) put the connection in their calls' contexts
+// with NewContext.
 //
 // It is not a rate limiter of calls, nor authentication: a connection that
 // authenticated may make any number of calls, and it is the server's checks
@@ -21,9 +22,12 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"google.golang.org/grpc/peer"
 
 	"github.com/stratafs/strata/internal/logevery"
 )
@@ -108,9 +112,8 @@ type Listener struct {
 
 	mu struct {
 		sync.Mutex
-		open   int
-		byKey  map[string]int
-		byAddr map[string]*conn // TCP connections by remote address, for the gRPC calls to find theirs
+		open  int
+		byKey map[string]int
 	}
 }
 
@@ -120,7 +123,6 @@ func Listen(lis net.Listener, cfg Config) *Listener {
 	l := &Listener{Listener: lis, cfg: cfg}
 	l.refusedLog.Every, l.expiredLog.Every = logEvery, logEvery
 	l.mu.byKey = map[string]int{}
-	l.mu.byAddr = map[string]*conn{}
 	return l
 }
 
@@ -142,12 +144,10 @@ func (l *Listener) Accept() (net.Conn, error) {
 // it is over a cap.
 func (l *Listener) admit(nc net.Conn) *conn {
 	c := &conn{Conn: nc, l: l, key: l.cfg.Key(nc)}
-	if tcp, ok := nc.RemoteAddr().(*net.TCPAddr); ok {
-		c.addr = tcp.String()
-	}
+	c.ends, c.tcp = endsOf(nc.LocalAddr(), nc.RemoteAddr())
 	if over, open, fromKey := l.count(c); over != "" {
+		l.refused.Add(1) // NB: before the close, which the client may see at once
 		nc.Close()
-		l.refused.Add(1)
 		if n, ok := l.refusedLog.Allow(time.Now()); ok {
 			l.cfg.Log.Warn("connections refused: over the cap of open connections", "port", l.cfg.Name, "cap", over,
 				"from", c.key, "open", open, "open_from_it", fromKey, "max_conns", l.cfg.MaxConns,
@@ -176,8 +176,8 @@ func (l *Listener) count(c *conn) (over string, open, fromKey int) {
 		if c.key != "" {
 			l.mu.byKey[c.key]++
 		}
-		if c.addr != "" {
-			l.mu.byAddr[c.addr] = c
+		if c.tcp {
+			tcpConns.Store(c.ends, c)
 		}
 	}
 	return over, l.mu.open, l.mu.byKey[c.key]
@@ -193,19 +193,9 @@ func (l *Listener) release(c *conn) {
 			delete(l.mu.byKey, c.key)
 		}
 	}
-	if c.addr != "" && l.mu.byAddr[c.addr] == c {
-		delete(l.mu.byAddr, c.addr)
+	if c.tcp {
+		tcpConns.CompareAndDelete(c.ends, c)
 	}
-}
-
-// lookup returns the open TCP connection from addr, or nil.
-func (l *Listener) lookup(addr net.Addr) *conn {
-	if addr == nil {
-		return nil
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.mu.byAddr[addr.String()]
 }
 
 // Stats returns l's counters.
@@ -229,8 +219,9 @@ const (
 type conn struct {
 	net.Conn
 	l     *Listener
-	key   string      // what it counts against MaxPerAddr; "" nothing
-	addr  string      // its remote address if TCP: l.mu.byAddr's key
+	key   string // what it counts against MaxPerAddr; "" nothing
+	ends  ends   // its two ends' addresses, if tcp: its key in tcpConns
+	tcp   bool
 	timer *time.Timer // the first-call deadline; nil for none
 	state atomic.Int32
 	once  sync.Once
@@ -306,12 +297,55 @@ func NewContext(ctx context.Context, c net.Conn) context.Context {
 }
 
 // Authenticated lifts the first-call deadline of the connection of the
-// call whose context is ctx: the call passed the server's checks. It does
-// nothing for a context of no Listener's connection.
+// call whose context is ctx: the call passed the server's checks. The
+// connection is the one NewContext put in ctx, else the TCP connection
+// between the ends of ctx's gRPC peer. It does nothing for a context of no
+// Listener's connection.
 func Authenticated(ctx context.Context) {
-	if c, ok := ctx.Value(connKey{}).(*conn); ok {
+	c, ok := ctx.Value(connKey{}).(*conn)
+	if !ok {
+		c = fromPeer(ctx)
+	}
+	if c != nil {
 		c.authenticate()
 	}
+}
+
+// tcpConns holds the open TCP connections of every Listener by their ends,
+// for a gRPC call to find its connection from its peer (fromPeer).
+//
+// NB: by both ends, not the remote one alone: a client's port is unique
+// to a connection to one server, not to all of the process's listeners.
+var tcpConns sync.Map // ends → *conn
+
+// ends are the addresses of a TCP connection's two ends.
+type ends struct{ local, remote netip.AddrPort }
+
+// endsOf returns the ends of a connection from local to remote, if both
+// are TCP addresses.
+func endsOf(local, remote net.Addr) (ends, bool) {
+	l, lok := local.(*net.TCPAddr)
+	r, rok := remote.(*net.TCPAddr)
+	if !lok || !rok {
+		return ends{}, false
+	}
+	return ends{l.AddrPort(), r.AddrPort()}, true
+}
+
+// fromPeer returns the connection of the gRPC call whose context is ctx,
+// or nil.
+func fromPeer(ctx context.Context) *conn {
+	p, ok := peer.FromContext(ctx)
+	if !ok {
+		return nil
+	}
+	e, ok := endsOf(p.LocalAddr, p.Addr)
+	if !ok {
+		return nil
+	}
+	c, _ := tcpConns.Load(e)
+	lc, _ := c.(*conn)
+	return lc
 }
 
 // RemoteIP is a TCP connection's remote IP address, any other's remote
