@@ -261,15 +261,7 @@ func (w *Worker) Serve(ctx context.Context, lis net.Listener) error {
 		return fmt.Errorf("worker: short-circuit socket: %w", err)
 	}
 	defer ulis.Close()
-	conns, sockConns := w.cfg.Conns, w.cfg.Conns
-	conns.Name, sockConns.Name, sockConns.Key = "worker", "worker's short-circuit socket", connlimit.PeerUser
-	for _, c := range []*connlimit.Config{&conns, &sockConns} {
-		if c.Log == nil {
-			c.Log = w.cfg.Log
-		}
-	}
-	glis, slis := connlimit.Listen(lis, conns), connlimit.Listen(ulis, sockConns)
-	w.conns.Store(&[2]*connlimit.Listener{glis, slis})
+	glis, slis := w.bound(lis, ulis)
 	opts := append([]grpc.ServerOption{grpc.MaxRecvMsgSize(16 << 20)}, serverOptions()...)
 	opts = append(opts, glis.ServerOptions()...)
 	g := grpc.NewServer(append(opts, tlsconf.ServerOptions(w.cfg.TLS)...)...)
@@ -290,6 +282,21 @@ func (w *Worker) Serve(ctx context.Context, lis net.Listener) error {
 		return nil
 	}
 	return err
+}
+
+// bound returns the gRPC port's listener lis and the short-circuit
+// socket's ulis bounded by Config.Conns, the socket's per local user.
+func (w *Worker) bound(lis, ulis net.Listener) (port, socket *connlimit.Listener) {
+	pc, sc := w.cfg.Conns, w.cfg.Conns
+	pc.Name, sc.Name, sc.Key = "worker", "worker's short-circuit socket", connlimit.PeerUser
+	for _, c := range []*connlimit.Config{&pc, &sc} {
+		if c.Log == nil {
+			c.Log = w.cfg.Log
+		}
+	}
+	port, socket = connlimit.Listen(lis, pc), connlimit.Listen(ulis, sc)
+	w.conns.Store(&[2]*connlimit.Listener{port, socket})
+	return port, socket
 }
 
 // ConnStats returns the counters of the connections of the gRPC port and
