@@ -247,9 +247,6 @@ func (c *conn) Close() error {
 	return c.Conn.Close()
 }
 
-// NetConn returns the connection c wraps.
-func (c *conn) NetConn() net.Conn { return c.Conn }
-
 // authenticate lifts c's deadline.
 func (c *conn) authenticate() {
 	if c.state.Load() != pending || !c.state.CompareAndSwap(pending, authenticated) {
