@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/stratafs/strata/internal/client"
+	"github.com/stratafs/strata/internal/fserr"
 )
 
 // The cache commands, as JindoFS and Alluxio users know them: load a
@@ -207,9 +209,23 @@ func eachFile(ctx context.Context, c *client.Client, path string, parallel int, 
 		for _, err := range sum.errs {
 			fmt.Fprintln(os.Stderr, "strata admin "+verb+":", err)
 		}
-		return fmt.Errorf("%d files failed (run it again to resume)", len(sum.errs))
+		return fmt.Errorf("%d files failed%s", len(sum.errs), failedHint(verb, sum.errs))
 	}
 	return werr
+}
+
+// failedHint says what to do about the failures errs of a load or an
+// uncache: run it again, which resumes it, unless the service or a worker
+// refused one (a token that is not a superuser's): the next run would be
+// refused alike.
+func failedHint(verb string, errs []error) string {
+	for _, err := range errs {
+		if errors.Is(err, fserr.ErrPermission) || errors.Is(err, fserr.ErrUnauthenticated) {
+			return fmt.Sprintf(": refused; %s is a superuser's operation, and running it again with the same token "+
+				"will not help ('strata admin token show' says whose token it is)", verb)
+		}
+	}
+	return " (run it again to resume)"
 }
 
 // within qualifies p, a path of the namespace that root names, as root is:

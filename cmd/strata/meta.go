@@ -49,6 +49,7 @@ type metaFlags struct {
 	tokenLife   time.Duration
 	pprofListen string
 	tls         tlsFlags
+	conns       connFlags
 	noAuth      bool
 	// sharedDataDir lets the member start on a data directory that other
 	// users may enter (checkDataDir).
@@ -79,6 +80,7 @@ func (f *metaFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&f.namespaceTrash, "namespace-trash", time.Duration(statemachine.DefaultNamespaceTrash)*time.Millisecond, "how long a deleted namespace that held anything stays in the trash, restorable with 'strata admin ns restore', before it and its bucket's objects are removed; 0 removes it at once")
 	fl.DurationVar(&f.tokenLife, "block-token-lifetime", blocktoken.DefaultPeriod, "how long a block access token lets a client read or write a file's blocks at the workers (at most 1h; the clients renew theirs in the minute before it expires)")
 	f.tls.register(cmd, true)
+	f.conns.register(cmd)
 	fl.BoolVar(&f.noAuth, "insecure-no-auth", false, "turn authentication off: believe whatever user a request names, "+
 		"as HDFS's \"simple\" authentication (anyone who reaches the service can act as the superuser; docs/security.md)")
 	fl.BoolVar(&f.sharedDataDir, "allow-shared-data-dir", false, "start even if --data-dir gives its group or others "+
@@ -132,6 +134,10 @@ func (f *metaFlags) config() (metaserver.Config, error) {
 		cfg.AdminTokenFile = filepath.Join(f.dataDir, "token")
 	}
 	cfg.Store.BlockCacheBytes, cfg.Store.HotBytes = f.blockCache, f.hotCache
+	var err error
+	if cfg.Conns, err = f.conns.config(); err != nil {
+		return cfg, err
+	}
 	if f.memberID == 0 {
 		return cfg, errors.New("--member-id must be at least 1")
 	}
@@ -222,7 +228,11 @@ first administrator's credentials. Issue others with
 --data-dir holds the cluster's signing keys: the service refuses a
 directory that other users may enter (chmod 700 it, or give
 --allow-shared-data-dir), creates one 0700, and keeps its state, log,
-snapshots and token in it 0700/0600.`,
+snapshots and token in it 0700/0600.
+
+The port holds at most --max-conns connections, --max-conns-per-addr from
+one IP address, and closes a connection that made no authenticated call
+within --first-call-timeout of connecting (docs/security.md, "Connections").`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := f.config()

@@ -83,7 +83,7 @@ Try it from another shell:
 			if mcfg.TLS, mcfg.PeerTLS, err = f.tls.servers(filepath.Join(abs, devTLSDir)); err != nil {
 				return err
 			}
-			wcfg.TLS, wcfg.MetaTLS = mcfg.TLS, mcfg.PeerTLS
+			wcfg.TLS, wcfg.MetaTLS, wcfg.Conns = mcfg.TLS, mcfg.PeerTLS, mcfg.Conns
 			if err := f.servePprof(); err != nil {
 				return err
 			}

@@ -37,6 +37,7 @@ type workerFlags struct {
 	bucketStall, bucketBudget time.Duration
 	abortInterval             time.Duration
 	tls                       tlsFlags
+	conns                     connFlags
 	tokenFile                 string
 }
 
@@ -54,6 +55,7 @@ func (f *workerFlags) register(cmd *cobra.Command, prefix, cacheSize string) {
 		fl.StringVar(&f.meta, "meta", "", "namespace service address HOST:PORT, or every member's, comma-separated: the worker heartbeats to each and follows the leader (default $STRATA_META or "+defaultMeta+")")
 		fl.StringVar(&f.stateDir, "state-dir", "./strata-worker", "directory for the worker's id and socket")
 		f.tls.register(cmd, true)
+		f.conns.register(cmd)
 		fl.StringVar(&f.tokenFile, "token-file", "", "file holding the token the worker proves itself with to the "+
 			"namespace service, a superuser's (default $STRATA_TOKEN's token, else $STRATA_TOKEN_FILE, else ~/.strata/token)")
 	}
@@ -93,8 +95,11 @@ func (f *workerFlags) config() (worker.Config, error) {
 	cfg := worker.Config{StateDir: f.stateDir, Advertise: f.advertise, UnixSocket: f.socket,
 		Meta: metaAddr(f.meta), Cache: cache.Config{PageSize: page, ChunkSize: chunk, NoSync: !f.cacheSync},
 		BucketStallTimeout: f.bucketStall, BucketRetryBudget: f.bucketBudget, AbortRetryInterval: f.abortInterval}
-	if f.listen != "" { // a worker of its own, not the dev server's
+	if f.listen != "" { // a worker of its own, not the dev server's (which takes the service's bounds)
 		if cfg.Token, err = token.Find(f.tokenFile); err != nil {
+			return worker.Config{}, err
+		}
+		if cfg.Conns, err = f.conns.config(); err != nil {
 			return worker.Config{}, err
 		}
 	}
@@ -115,7 +120,13 @@ them to the namespace's bucket, and serves reads from a local-disk cache,
 fetching misses from the bucket with parallel ranged GETs and read-ahead.
 Clients on the same host read cached data themselves through its Unix socket
 (short-circuit reads). Run one per compute node; the namespace service
-spreads blocks over the live workers by rendezvous hashing.`,
+spreads blocks over the live workers by rendezvous hashing.
+
+Its gRPC port holds at most --max-conns connections, --max-conns-per-addr
+from one IP address, and its socket as many, --max-conns-per-addr from one
+local user; a connection that made no request with a valid block token
+within --first-call-timeout of connecting is closed (docs/security.md,
+"Connections").`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := f.config()

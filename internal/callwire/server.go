@@ -46,6 +46,10 @@ const (
 //
 // Safe for concurrent use.
 type Server struct {
+	// ConnContext, if set, returns the context of the calls of connection
+	// c (as its listener returned it) from ctx; set it before serving.
+	ConnContext func(ctx context.Context, c net.Conn) context.Context
+
 	impl      any
 	methods   map[string]grpc.MethodDesc
 	intercept grpc.UnaryServerInterceptor
@@ -164,6 +168,9 @@ func (s *Server) serveConn(c net.Conn, preface string) {
 		return
 	}
 	ctx := peer.NewContext(context.Background(), &peer.Peer{Addr: c.RemoteAddr(), LocalAddr: c.LocalAddr(), AuthInfo: info})
+	if s.ConnContext != nil {
+		ctx = s.ConnContext(ctx, tracked)
+	}
 	if len(hello) > 0 {
 		ctx = metadata.NewIncomingContext(ctx, metadata.Pairs(token.MetadataKey, token.Bearer+string(hello)))
 	}

@@ -175,7 +175,8 @@ Show the last 1KB of the file.
 -f  Shows appended data as the file grows. Strata files are written once, so
     the file grows when a longer one replaces it. Follows until interrupted.
 -s  With -f , defines the sleep interval between iteration in milliseconds
-    (default 1000; Hadoop's is 5000).`},
+    (default 1000; Hadoop's is 5000; at least 100: a shorter one is raised
+    to it).`},
 		&command{name: "test", usage: "-[defswrz] <path>", run: runTest, desc: `
 Answer various questions about <path>, with result via exit status.
   -d  return 0 if <path> is a directory.

@@ -67,8 +67,13 @@ func runRm(sh *shell, args []string) error {
 		if ue := (*usageError)(nil); errors.As(err, &ue) {
 			return err
 		}
-		if err != nil && !(force && isNotFound(err)) {
-			sh.fail(err)
+		if err != nil {
+			// NB: a path whose lookup failed (permission denied) is not
+			// also reported missing: it is not removed at all.
+			if !(force && isNotFound(err)) {
+				sh.fail(err)
+			}
+			continue
 		}
 		items = append(items, got...)
 	}

@@ -37,6 +37,9 @@ func TestPermissionDenied(t *testing.T) {
 	bob := e.as("bob")
 	bob.expect(t, 1, "", lines(`mkdir: Permission denied: user=bob, path="/a/x"`), "-mkdir", "/a/x")
 	bob.expect(t, 1, "", lines(`rm: Permission denied: user=bob, path="/a/f"`), "-rm", "/a/f")
+	// A path it may not even look up is denied once, not also "not found".
+	bob.expect(t, 1, "", lines(`rm: Permission denied: user=bob, path="/a/priv/x"`), "-rm", "/a/priv/x")
+	bob.expect(t, 1, "", lines(`rm: Permission denied: user=bob, path="/a/priv/x"`), "-rm", "-f", "/a/priv/x")
 	bob.expect(t, 1, "", lines(`touchz: Permission denied: user=bob, path="/a/new"`), "-touchz", "/a/new")
 	bob.expect(t, 1, "", lines(`ls: Permission denied: user=bob, path="/a/priv"`), "-ls", "/a/priv")
 	bob.expect(t, 1, "", lines(`cat: Permission denied: user=bob, path="/a/secret"`), "-cat", "/a/secret")
@@ -54,4 +57,12 @@ func TestPermissionDenied(t *testing.T) {
 	// In its home directory, relative paths work for bob.
 	bob.expect(t, 0, "", "", "-mkdir", "mine")
 	bob.expect(t, 0, lines("drwxr-xr-x   - bob bob          0 DATE mine"), "", "-ls", "-d", "mine")
+	// The owner may give a file to a group it belongs to only, and only a
+	// superuser may give it to another user: each refusal says which.
+	bob.expect(t, 0, "", "", "-touchz", "/user/bob/f")
+	bob.expect(t, 1, "", lines("chgrp: changing ownership of '/user/bob/f': User bob does not belong to hadoop"),
+		"-chgrp", "hadoop", "/user/bob/f")
+	bob.expect(t, 1, "", lines("chown: changing ownership of '/user/bob/f': User bob is not a super user (non-super user cannot change owner)."),
+		"-chown", "alice", "/user/bob/f")
+	e.as("bob", "staff").expect(t, 0, "", "", "-chgrp", "staff", "/user/bob/f")
 }

@@ -162,9 +162,14 @@ func (sh *shell) eachRecursive(args []string, recursive bool, fn func(*pathData)
 }
 
 // explainOwner explains an error of an operation only the owner (or a
-// superuser) may do, in HDFS's words.
+// superuser) may do, in HDFS's words: the service's reason (not the owner;
+// the owner, but not a superuser, giving the file away; or giving it to a
+// group it is not in), or, from a service that gives none, not the owner.
 func (sh *shell) explainOwner(p *pathData, err error) error {
 	if errors.Is(err, fserr.ErrPermission) {
+		if reason := detail(err); reason != fserr.ErrPermission.Error() {
+			return errors.New(reason)
+		}
 		return fmt.Errorf("Permission denied. user=%s is not the owner of inode=%s", sh.user(), p.abs)
 	}
 	return sh.explain(p.text, p.abs, err)

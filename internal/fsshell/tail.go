@@ -13,6 +13,13 @@ const tailBytes = 1024
 // NB: Hadoop waits 5 s; Strata's length check is one cheap Stat.
 const defaultFollowDelay = time.Second
 
+// minFollowDelay is the shortest wait between two looks of -tail -f: a
+// shorter -s (Hadoop takes 0) is raised to it. NB: without a wait, the
+// command asked the service for the file's length as fast as it answered,
+// and kept a core of the service (and one of the client) busy doing so;
+// ten looks a second cost it nothing to speak of.
+const minFollowDelay = 100 * time.Millisecond
+
 // runTail is -tail [-f] [-s <sleep interval>] <file>, Hadoop's Tail: the
 // last KiB of the file and, with -f, whatever is past the last position
 // each time the length is looked at, until interrupted. As in Hadoop the
@@ -31,6 +38,7 @@ func runTail(sh *shell, args []string) error {
 		if delay, err = parseMillis(sleep); err != nil {
 			return err
 		}
+		delay = max(delay, minFollowDelay)
 	}
 	if err := sh.connect(); err != nil {
 		return err

@@ -97,6 +97,31 @@ func TestTailFollow(t *testing.T) {
 	c.expect(t, 1, string(content[4010-1024:4010]), lines("tail: `/f': No such file or directory"), "-tail", "-f", "/f")
 }
 
+// -tail -f -s 0 waits the shortest pause between its looks, not none: a
+// look is a call to the service, which a loop without pauses kept busy.
+func TestTailFollowPausesAtLeastTheMinimum(t *testing.T) {
+	e := newDataEnv(t)
+	writeFile(t, testcluster.Client(t, e.addr, ""), "/f", []byte("x\n"))
+	for _, s := range []string{"0", "1", "99"} {
+		var pauses []time.Duration
+		c := e.as(e.super)
+		c.setup = func(sh *shell) {
+			sh.pause = func(_ context.Context, d time.Duration) error {
+				if pauses = append(pauses, d); len(pauses) == 3 {
+					return context.Canceled
+				}
+				return nil
+			}
+		}
+		c.expect(t, 0, "x\n", "", "-tail", "-f", "-s", s, "/f")
+		for i, d := range pauses {
+			if d != minFollowDelay {
+				t.Errorf("-s %s: pause %d of %v, want %v", s, i+1, d, minFollowDelay)
+			}
+		}
+	}
+}
+
 func writeFile(t *testing.T, fs *client.Client, path string, data []byte) {
 	t.Helper()
 	if err := fs.WriteFile(context.Background(), path, data, client.CreateOptions{Overwrite: true}); err != nil {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/stratafs/strata/internal/connlimit"
 	"github.com/stratafs/strata/internal/kv/pebblekv"
 	"github.com/stratafs/strata/internal/object"
 	"github.com/stratafs/strata/internal/raftnode"
@@ -59,6 +60,9 @@ type Config struct {
 	// NoAuth turns authentication off: the service believes whatever user
 	// a request's header names (--insecure-no-auth; docs/security.md).
 	NoAuth bool
+	// Conns bounds the connections Serve holds open (internal/connlimit;
+	// the zero value: its defaults).
+	Conns connlimit.Config
 	// AdminTokenFile is where the leader writes a token of the superuser
 	// when the file holds none it accepts (AdminToken); empty: nowhere.
 	AdminTokenFile string

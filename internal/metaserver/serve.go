@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/stratafs/strata/internal/callwire"
+	"github.com/stratafs/strata/internal/connlimit"
 	"github.com/stratafs/strata/internal/rpcerr"
 	sm "github.com/stratafs/strata/internal/statemachine"
 	"github.com/stratafs/strata/internal/tlsconf"
@@ -18,9 +19,8 @@ import (
 
 // serverOptions are the gRPC settings of the namespace service, the same in
 // production, tests and benchmarks: large messages, a fixed pool of stream
-// workers instead of a goroutine (and a fresh, growing stack) per call,
-// static flow-control windows, and every stream's error translated to a
-// status once, at the edge (a unary call's: interceptors).
+// workers instead of a goroutine (and a fresh, growing stack) per call, and
+// static flow-control windows.
 //
 // NB: static windows, because gRPC's dynamic ones are sized by pinging: the
 // server answers the first request's data after each ping's return with a
@@ -31,17 +31,19 @@ import (
 func serverOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{grpc.MaxRecvMsgSize(callwire.MaxMessage),
 		grpc.NumStreamWorkers(uint32(4 * runtime.GOMAXPROCS(0))),
-		grpc.StaticStreamWindowSize(StreamWindow), grpc.StaticConnWindowSize(ConnWindow),
-		grpc.ChainStreamInterceptor(rpcerr.StreamServerInterceptor)}
+		grpc.StaticStreamWindowSize(StreamWindow), grpc.StaticConnWindowSize(ConnWindow)}
 }
 
 // interceptors are what every unary call of the service passes through,
 // in order, over gRPC and over callwire alike: its error translated to a
-// status once, at the edge, around the authentication of its caller.
-// (gRPC's TLS options add the check of members' certificates after them,
-// which callwire has no use for: it serves no members-only method.)
+// status once, at the edge, around the authentication of its caller, the
+// check of a members-only call's certificate (none over callwire, which
+// serves no members-only method), and, once all passed, the count of its
+// connection's authenticated calls (connlimit). A stream passes the same,
+// but for the caller's token: only RaftService streams, the members'.
 func (m *Member) interceptors() []grpc.UnaryServerInterceptor {
-	return []grpc.UnaryServerInterceptor{rpcerr.UnaryServerInterceptor, m.tokens.Interceptor}
+	return []grpc.UnaryServerInterceptor{rpcerr.UnaryServerInterceptor, m.tokens.Interceptor,
+		tlsconf.MembersOnlyUnary(m.cfg.TLS, membersOnly...), connlimit.UnaryServerInterceptor}
 }
 
 // chain is interceptors as one, each around the next, as gRPC chains them.
@@ -80,7 +82,8 @@ type Serving struct {
 	Server   *Server
 	GRPC     *grpc.Server
 	CallWire *callwire.Server
-	Addr     string // where it serves, host:port
+	Conns    *connlimit.Listener // the port's connections, bounded
+	Addr     string              // where it serves, host:port
 }
 
 // Serve opens a member with cfg, starts it, and serves it on lis, with the
@@ -91,6 +94,13 @@ type Serving struct {
 // interceptors as gRPC's. NB: no other gRPC options: anything that changes
 // how a call is served (its credentials, its interceptors) goes through cfg
 // and interceptors, so that callwire serves it alike.
+//
+// The port's connections are bounded by cfg.Conns (internal/connlimit): a
+// connection's first authenticated call lifts its first-call deadline, and
+// a call is authenticated once it has passed every check: a MetaService
+// call's token (any call, with cfg.NoAuth), and over TLS a members-only
+// call's certificate (RaftService's streams from the other members,
+// workers' heartbeats).
 func Serve(cfg Config, lis net.Listener) (*Serving, error) {
 	if cfg.Address == "" {
 		cfg.Address = lis.Addr().String()
@@ -103,14 +113,24 @@ func Serve(cfg Config, lis net.Listener) (*Serving, error) {
 		lis.Close()
 		return nil, err
 	}
+	limits := cfg.Conns
+	limits.Name = "namespace service"
+	if limits.Log == nil {
+		limits.Log = m.cfg.Log
+	}
+	conns := connlimit.Listen(lis, limits)
 	srv := &Server{m: m}
-	opts := append(serverOptions(), grpc.ChainUnaryInterceptor(m.interceptors()...))
-	g := grpc.NewServer(append(opts, tlsconf.ServerOptions(cfg.TLS, membersOnly...)...)...)
+	opts := append(serverOptions(), tlsconf.Creds(cfg.TLS)...)
+	opts = append(opts, conns.ServerOptions()...)
+	opts = append(opts, grpc.ChainUnaryInterceptor(m.interceptors()...), grpc.ChainStreamInterceptor(rpcerr.StreamServerInterceptor,
+		tlsconf.MembersOnlyStream(cfg.TLS, membersOnly...), connlimit.StreamServerInterceptor))
+	g := grpc.NewServer(opts...)
 	pb.RegisterMetaServiceServer(g, srv)
 	pb.RegisterRaftServiceServer(g, m.Transport())
 	cw := callwire.NewServer(&pb.MetaService_ServiceDesc, srv, cfg.TLS, chain(m.interceptors()), membersOnly...)
-	go func() { _ = g.Serve(cw.Split(lis)) }()
-	return &Serving{Member: m, Server: srv, GRPC: g, CallWire: cw, Addr: lis.Addr().String()}, nil
+	cw.ConnContext = connlimit.NewContext
+	go func() { _ = g.Serve(cw.Split(conns)) }()
+	return &Serving{Member: m, Server: srv, GRPC: g, CallWire: cw, Conns: conns, Addr: lis.Addr().String()}, nil
 }
 
 // Listen serves a member with cfg on a new listener at addr (host:port;

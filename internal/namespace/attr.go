@@ -3,6 +3,7 @@ package namespace
 import (
 	"slices"
 
+	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/kv"
 	"github.com/stratafs/strata/internal/kvschema"
 )
@@ -11,7 +12,7 @@ import (
 func (fs *FS) SetPermission(tx kv.Txn, c Caller, ns, path string, perm uint16) error {
 	return fs.setAttr(tx, c, ns, path, "setPermission", func(n *kvschema.Inode) error {
 		if n.Owner != c.User && !fs.IsSuperuser(c) {
-			return ErrPermission
+			return notOwner(c, path)
 		}
 		n.Perm = perm & 0o7777
 		return nil
@@ -25,14 +26,13 @@ func (fs *FS) SetOwner(tx kv.Txn, c Caller, ns, path, owner, group string) error
 	return fs.setAttr(tx, c, ns, path, "setOwner", func(n *kvschema.Inode) error {
 		super := fs.IsSuperuser(c)
 		if n.Owner != c.User && !super {
-			return ErrPermission // HDFS checkOwner: even a no-op needs the owner
+			return notOwner(c, path) // HDFS checkOwner: even a no-op needs the owner
 		}
 		if owner != "" && owner != n.Owner && !super {
-			return ErrPermission
+			return fserr.Errorf(ErrPermission, "User %s is not a super user (non-super user cannot change owner).", c.User)
 		}
-		if group != "" && group != n.Group && !super &&
-			(n.Owner != c.User || !slices.Contains(c.Groups, group)) {
-			return ErrPermission
+		if group != "" && group != n.Group && !super && !slices.Contains(c.Groups, group) {
+			return fserr.Errorf(ErrPermission, "User %s does not belong to %s", c.User, group)
 		}
 		if owner != "" {
 			n.Owner = owner
@@ -59,6 +59,12 @@ func (fs *FS) SetTimes(tx kv.Txn, c Caller, ns, path string, mtime, atime int64)
 		}
 		return nil
 	})
+}
+
+// notOwner is the refusal of what only path's owner (or a superuser) may
+// do, in HDFS's words, as the reasons of SetOwner's other refusals.
+func notOwner(c Caller, path string) error {
+	return fserr.Errorf(ErrPermission, "Permission denied. user=%s is not the owner of inode=%s", c.User, path)
 }
 
 func (fs *FS) setAttr(tx kv.Txn, c Caller, ns, path, op string, set func(*kvschema.Inode) error) error {

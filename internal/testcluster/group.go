@@ -143,7 +143,7 @@ func StartInProcessGroup(t testing.TB, n int, configure func(i int, cfg *metaser
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { srv.Close() })
-		out[i] = &InProcess{Server: srv.Server, Member: srv.Member, Addr: srv.Addr, DataDir: cfg.DataDir}
+		out[i] = &InProcess{Server: srv.Server, Member: srv.Member, Addr: srv.Addr, DataDir: cfg.DataDir, Conns: srv.Conns}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/stratafs/strata/internal/client"
+	"github.com/stratafs/strata/internal/connlimit"
 	"github.com/stratafs/strata/internal/metaserver"
 	"github.com/stratafs/strata/internal/procgroup"
 	"github.com/stratafs/strata/internal/statemachine"
@@ -189,7 +190,8 @@ type InProcess struct {
 	Server  *metaserver.Server // its MetaService
 	Member  *metaserver.Member // the member behind it: its jobs, its tokens
 	Addr    string
-	DataDir string // the "default" namespace's bucket is DataDir/bucket
+	DataDir string              // the "default" namespace's bucket is DataDir/bucket
+	Conns   *connlimit.Listener // its port's connections
 }
 
 // StartInProcess starts a namespace service with a "default" namespace in
@@ -217,7 +219,7 @@ func StartInProcess(t testing.TB, edit func(*metaserver.Config)) *InProcess {
 		}
 		registerAdmin(tok, srv.Addr)
 	}
-	return &InProcess{Server: srv.Server, Member: srv.Member, Addr: srv.Addr, DataDir: cfg.DataDir}
+	return &InProcess{Server: srv.Server, Member: srv.Member, Addr: srv.Addr, DataDir: cfg.DataDir, Conns: srv.Conns}
 }
 
 // output keeps what a process writes and sends the address it announces

@@ -109,33 +109,54 @@ func ServerOptions(c *tls.Config, membersOnly ...string) []grpc.ServerOption {
 	if c == nil {
 		return nil
 	}
-	only := func(method string) bool {
-		for _, p := range membersOnly {
-			if strings.HasPrefix(method, p) {
-				return true
+	return []grpc.ServerOption{grpc.Creds(credentials.NewTLS(c)),
+		grpc.ChainUnaryInterceptor(MembersOnlyUnary(c, membersOnly...)),
+		grpc.ChainStreamInterceptor(MembersOnlyStream(c, membersOnly...))}
+}
+
+// Creds returns the credentials option of a server with settings c (none
+// for nil: plaintext), for a server that places the members-only checks in
+// its own interceptor chain.
+func Creds(c *tls.Config) []grpc.ServerOption {
+	if c == nil {
+		return nil
+	}
+	return []grpc.ServerOption{grpc.Creds(credentials.NewTLS(c))}
+}
+
+// MembersOnlyUnary refuses the unary calls of the methods whose full names
+// start with one of membersOnly to clients without a certificate the
+// cluster's CA signed; with nil c (plaintext) it lets every call through.
+func MembersOnlyUnary(c *tls.Config, membersOnly ...string) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		if c != nil && hasPrefix(info.FullMethod, membersOnly) {
+			if err := CheckMember(ctx, info.FullMethod); err != nil {
+				return nil, err
 			}
 		}
-		return false
+		return h(ctx, req)
 	}
-	return []grpc.ServerOption{
-		grpc.Creds(credentials.NewTLS(c)),
-		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-			if only(info.FullMethod) {
-				if err := CheckMember(ctx, info.FullMethod); err != nil {
-					return nil, err
-				}
+}
+
+// MembersOnlyStream is MembersOnlyUnary for streams.
+func MembersOnlyStream(c *tls.Config, membersOnly ...string) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+		if c != nil && hasPrefix(info.FullMethod, membersOnly) {
+			if err := CheckMember(ss.Context(), info.FullMethod); err != nil {
+				return err
 			}
-			return h(ctx, req)
-		}),
-		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
-			if only(info.FullMethod) {
-				if err := CheckMember(ss.Context(), info.FullMethod); err != nil {
-					return err
-				}
-			}
-			return h(srv, ss)
-		}),
+		}
+		return h(srv, ss)
 	}
+}
+
+func hasPrefix(method string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(method, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // CheckMember refuses a call over TLS whose client presented no

@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	pb "github.com/stratafs/strata/proto/strata/v1"
@@ -17,7 +16,7 @@ import (
 // cacheLogEvery with the count since the last line.
 func (w *Worker) cacheFailed(key string, err error) {
 	w.stats.cacheWriteErrors.Add(1)
-	if n, ok := w.cacheErrs.allow(time.Now()); ok {
+	if n, ok := w.cacheErrs.Allow(time.Now()); ok {
 		w.cfg.Log.Warn("the cache could not store pages; reads are served from memory and the bucket",
 			"block", key, "err", err, "failures", n)
 	}
@@ -25,29 +24,6 @@ func (w *Worker) cacheFailed(key string, err error) {
 
 // cacheLogEvery spaces the log lines of cache failures.
 const cacheLogEvery = 10 * time.Second
-
-// logLimiter allows a line at most every cacheLogEvery.
-type logLimiter struct {
-	mu struct {
-		sync.Mutex
-		last  time.Time
-		count int // events since the last line
-	}
-}
-
-// allow counts an event and reports whether to log it, with the events
-// since the last line (this one included).
-func (l *logLimiter) allow(now time.Time) (int, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.mu.count++
-	if !l.mu.last.IsZero() && now.Sub(l.mu.last) < cacheLogEvery {
-		return 0, false
-	}
-	n := l.mu.count
-	l.mu.last, l.mu.count = now, 0
-	return n, true
-}
 
 // readHeld fills p, the bytes of the block at off, from the fetches in held
 // (whose bytes the cache did not keep) where they cover it, and elsewhere

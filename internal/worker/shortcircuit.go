@@ -8,37 +8,43 @@ import (
 
 	"github.com/stratafs/strata/internal/blocks"
 	"github.com/stratafs/strata/internal/blocktoken"
+	"github.com/stratafs/strata/internal/connlimit"
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/scproto"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
-// serveShortCircuit answers short-circuit requests on the Unix socket until
-// ctx ends (see ShortCircuitRequest in worker.proto).
-func (w *Worker) serveShortCircuit(ctx context.Context, lis *net.UnixListener) {
+// serveShortCircuit answers short-circuit requests on the Unix socket lis
+// (bounded by a connlimit.Listener in Serve) until ctx ends (see
+// ShortCircuitRequest in worker.proto).
+func (w *Worker) serveShortCircuit(ctx context.Context, lis net.Listener) {
 	for {
-		conn, err := lis.AcceptUnix()
+		c, err := lis.Accept()
 		if err != nil {
 			if ctx.Err() == nil && !errors.Is(err, net.ErrClosed) {
 				w.cfg.Log.Warn("short-circuit accept", "err", err)
 			}
 			return
 		}
-		go w.shortCircuitConn(ctx, conn)
+		go w.shortCircuitConn(connlimit.NewContext(ctx, c), c)
 	}
 }
 
-// shortCircuitConn serves one client's connection: reads, and the
+// shortCircuitConn serves one client's connection c: reads, and the
 // short-circuit writes of one block at a time (open is the block written,
 // which a connection that ends or asks anything but its commit abandons).
-func (w *Worker) shortCircuitConn(ctx context.Context, conn *net.UnixConn) {
+func (w *Worker) shortCircuitConn(ctx context.Context, c net.Conn) {
 	var open *scWrite
 	defer func() {
 		if open != nil {
 			open.in.Abort()
 		}
-		conn.Close()
+		c.Close()
 	}()
+	conn, ok := connlimit.Unwrap(c).(*net.UnixConn)
+	if !ok {
+		return
+	}
 	for {
 		req := &pb.ShortCircuitRequest{}
 		if err := scproto.Read(conn, req); err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stratafs/strata/internal/blocktoken"
+	"github.com/stratafs/strata/internal/connlimit"
 	"github.com/stratafs/strata/internal/fserr"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
@@ -77,7 +78,8 @@ func refAccess(ref *pb.BlockRef, mode blocktoken.Mode) access {
 
 // authorize checks that a's token allows it and returns the URI of the
 // bucket of a's namespace, the only one it may touch. Its errors are
-// PERMISSION_DENIED, saying why.
+// PERMISSION_DENIED, saying why. A request it allows is its connection's
+// authenticated call (connlimit).
 func (w *Worker) authorize(ctx context.Context, a access) (string, error) {
 	asked := time.Now()
 	ns := blocktoken.NamespaceOf(a.namespace)
@@ -104,6 +106,7 @@ func (w *Worker) authorize(ctx context.Context, a access) (string, error) {
 			"%s refused: bucket %q is not the bucket of namespace %s; a worker opens only the buckets the namespace service names",
 			a.mode, a.storeURI, ns)
 	}
+	connlimit.Authenticated(ctx)
 	return info.GetStoreUri(), nil
 }
 

@@ -27,6 +27,8 @@ import (
 	"github.com/stratafs/strata/internal/blocks"
 	"github.com/stratafs/strata/internal/cache"
 	"github.com/stratafs/strata/internal/client"
+	"github.com/stratafs/strata/internal/connlimit"
+	"github.com/stratafs/strata/internal/logevery"
 	"github.com/stratafs/strata/internal/object"
 	"github.com/stratafs/strata/internal/object/objstore"
 	"github.com/stratafs/strata/internal/tlsconf"
@@ -81,6 +83,11 @@ type Config struct {
 	// connects to the namespace service with, its certificate included
 	// (tlsconf). Both nil: plaintext.
 	TLS, MetaTLS *tls.Config
+	// Conns bounds the connections of the gRPC port and, each local user's
+	// counted apart (Key is ignored), of the short-circuit socket
+	// (internal/connlimit; the zero value: its defaults). A connection's
+	// first request whose block token checks lifts its deadline.
+	Conns connlimit.Config
 	// Clock is what tokens' expiries are checked against; nil means
 	// time.Now.
 	Clock func() time.Time
@@ -164,12 +171,15 @@ type Worker struct {
 	stats  counters
 	aborts *aborter
 	// cacheErrs rate-limits the log of pages the cache could not store.
-	cacheErrs logLimiter
+	cacheErrs logevery.Limiter
 	trust     trust
 	// meta is the namespace service's client, and advertise the address
 	// heartbeats give, both set once Serve starts.
 	meta      atomic.Pointer[pb.MetaServiceClient]
 	advertise string
+	// conns bounds the connections of the gRPC port and of the
+	// short-circuit socket, set once Serve starts.
+	conns atomic.Pointer[[2]*connlimit.Listener]
 }
 
 type counters struct {
@@ -218,6 +228,7 @@ func New(cfg Config) (*Worker, error) {
 	}
 	w := &Worker{cfg: cfg, id: id, host: host, cache: c, ahead: newByteBudget(cfg.ReadAheadInFlight),
 		aborts: newAborter(cfg.Log, cfg.AbortRetryInterval)}
+	w.cacheErrs.Every = cacheLogEvery
 	w.stores.Open = w.openStore
 	return w, nil
 }
@@ -263,7 +274,9 @@ func (w *Worker) Serve(ctx context.Context, lis net.Listener) error {
 	if err := os.Chmod(w.cfg.UnixSocket, SocketMode); err != nil {
 		return fmt.Errorf("worker: short-circuit socket: %w", err)
 	}
+	glis, slis := w.bound(lis, ulis)
 	opts := append([]grpc.ServerOption{grpc.MaxRecvMsgSize(16 << 20)}, serverOptions()...)
+	opts = append(opts, glis.ServerOptions()...)
 	g := grpc.NewServer(append(opts, tlsconf.ServerOptions(w.cfg.TLS)...)...)
 	pb.RegisterWorkerServiceServer(g, w)
 	w.advertise = w.cfg.Advertise
@@ -272,16 +285,40 @@ func (w *Worker) Serve(ctx context.Context, lis net.Listener) error {
 	}
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { defer wg.Done(); w.serveShortCircuit(ctx, ulis) }()
+	go func() { defer wg.Done(); w.serveShortCircuit(ctx, slis) }()
 	hb := w.startHeartbeats(ctx, members, w.advertise)
 	go func() { <-ctx.Done(); g.Stop(); ulis.Close() }()
-	err = g.Serve(lis)
+	err = g.Serve(glis)
 	wg.Wait()
 	hb.wait()
 	if ctx.Err() != nil {
 		return nil
 	}
 	return err
+}
+
+// bound returns the gRPC port's listener lis and the short-circuit
+// socket's ulis bounded by Config.Conns, the socket's per local user.
+func (w *Worker) bound(lis, ulis net.Listener) (port, socket *connlimit.Listener) {
+	pc, sc := w.cfg.Conns, w.cfg.Conns
+	pc.Name, sc.Name, sc.Key = "worker", "worker's short-circuit socket", connlimit.PeerUser
+	for _, c := range []*connlimit.Config{&pc, &sc} {
+		if c.Log == nil {
+			c.Log = w.cfg.Log
+		}
+	}
+	port, socket = connlimit.Listen(lis, pc), connlimit.Listen(ulis, sc)
+	w.conns.Store(&[2]*connlimit.Listener{port, socket})
+	return port, socket
+}
+
+// ConnStats returns the counters of the connections of the gRPC port and
+// of the short-circuit socket (zero before Serve).
+func (w *Worker) ConnStats() (port, socket connlimit.Stats) {
+	if l := w.conns.Load(); l != nil {
+		return l[0].Stats(), l[1].Stats()
+	}
+	return port, socket
 }
 
 // Close stops the background aborts and releases the cache.
