@@ -459,7 +459,6 @@ func changes(before, after map[string]string) []string {
 	return slices.DeleteFunc(slices.Compact(out), func(p string) bool { return strings.Contains(p, ".strata-tmp") })
 }
 
-
 // mustFile writes a file, making its directory first.
 func mustFile(t testing.TB, path, content string) {
 	t.Helper()
