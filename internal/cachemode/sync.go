@@ -135,20 +135,20 @@ func (c *call) list(ctx context.Context, path string) error {
 		prefix += "/"
 	}
 	start := c.svc.Now().UnixMilli()
-	skipped := 0
+	var left skips
 	for token := ""; ; {
-		entries, next, err := c.store.ListDir(ctx, prefix, token, listPage)
+		entries, skipped, next, err := object.ListDirSkips(ctx, c.store, prefix, token, listPage)
 		if err != nil {
 			return err
 		}
+		for _, s := range skipped {
+			left.add(s.Key, s.Why)
+		}
 		cmd := &pb.SyncListingCommand{Namespace: c.ns.Name, Path: path, Start: start, Last: next == ""}
 		for _, e := range entries {
-			be := bucketEntry(prefix, e)
-			if !namespace.ValidBucketName(be.Name) {
-				skipped++
-				continue
+			if left.addEntry(prefix, e) {
+				cmd.Entries = append(cmd.Entries, bucketEntry(prefix, e))
 			}
-			cmd.Entries = append(cmd.Entries, be)
 		}
 		if _, err := c.svc.Propose(ctx, statemachine.SyncListing.Command(cmd)); err != nil {
 			return err
@@ -158,10 +158,7 @@ func (c *call) list(ctx context.Context, path string) error {
 		}
 		token = next
 	}
-	if skipped > 0 {
-		c.log.Warn("cache mode: bucket keys that cannot name files are not shown", "namespace", c.ns.Name,
-			"path", path, "keys", skipped)
-	}
+	c.reportSkips(path, &left)
 	return nil
 }
 
