@@ -93,3 +93,31 @@ func regularFiles(t *testing.T, dir string) []string {
 	}
 	return out
 }
+
+// A block-mode bucket on a local directory is the same store: with its
+// blocks/ a link to a copy elsewhere, an append writes no block through it
+// (the append fails) and nothing lands outside the bucket.
+func TestBlockModeBucketLinkTakesNoBlocks(t *testing.T) {
+	ctx := testContext(t)
+	data := t.TempDir()
+	meta := "--meta=" + testcluster.StartDev(t, data).Addr
+	strataCLI(ctx, t, "fs", meta, "-put", localFile(t, 64<<10), "/f").want(t, 0, "", "")
+	blocks, outside := filepath.Join(data, "bucket", "blocks"), filepath.Join(t.TempDir(), "blocks")
+	if err := os.Rename(blocks, outside); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, blocks); err != nil {
+		t.Fatal(err)
+	}
+	before := regularFiles(t, outside)
+	if len(before) == 0 {
+		t.Fatal("the put stored no block")
+	}
+	r := strataCLI(ctx, t, "fs", meta, "-appendToFile", localFile(t, 64<<10), "/f")
+	if r.code == 0 || !strings.Contains(r.stderr, "not a directory") {
+		t.Errorf("an append with the bucket's blocks/ a link: exit %d, %s", r.code, r.stderr)
+	}
+	if after := regularFiles(t, outside); strings.Join(after, " ") != strings.Join(before, " ") {
+		t.Errorf("blocks written outside the bucket: %q, before %q", after, before)
+	}
+}
