@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -50,14 +51,18 @@ func (s *Store) openFd(rel string, flags int, perm uint32) (int, error) {
 
 // openBeneath is openat2 below root, or the walk where there is none.
 func (s *Store) openBeneath(rel string, flags int, perm uint32) (int, error) {
+	// NB: root's descriptor is closed when s.dir is collected, which the
+	// calls below must outlive.
+	defer runtime.KeepAlive(s.dir)
+	root := int(s.dir.Fd())
 	if !s.noOpenat2.Load() {
-		fd, err := openat2(s.rootFd, rel, flags, perm)
+		fd, err := openat2(root, rel, flags, perm)
 		if err != unix.ENOSYS {
 			return fd, err
 		}
 		s.noOpenat2.Store(true)
 	}
-	return walkOpen(s.rootFd, rel, flags, perm)
+	return walkOpen(root, rel, flags, perm)
 }
 
 // walkOpen opens rel below the directory dirfd a component at a time, none
@@ -129,6 +134,28 @@ func openAt(d *os.File, name string, flags int, perm uint32) (*os.File, error) {
 		}
 		return nil, &fs.PathError{Op: "openat", Path: join(d, name), Err: err}
 	}
+}
+
+// openRegular opens the regular file name in d for reading, and its status.
+// NB: O_NONBLOCK, so that a FIFO there does not block the open; it is
+// then refused (fs.ErrNotExist), as anything but a regular file is.
+func openRegular(d *os.File, name string) (*os.File, *stat, error) {
+	f, err := openAt(d, name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := fstat(f)
+	if err == nil && !st.isRegular() {
+		err = &fs.PathError{Op: "open", Path: f.Name(), Err: fs.ErrNotExist}
+	}
+	if err == nil {
+		err = unix.SetNonblock(int(f.Fd()), false)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, st, nil
 }
 
 // join is the full path of name in d, for messages.

@@ -85,8 +85,6 @@ const markerETag = "d41d8cd98f00b204e9800998ecf8427e"
 type Store struct {
 	root string   // the directory's absolute path, for messages
 	dir  *os.File // the directory, opened once: every path starts from it
-	// rootFd is dir's descriptor, valid while dir is (the Store holds it).
-	rootFd int
 	// noOpenat2 is set once openat2 answered ENOSYS: paths are walked then.
 	noOpenat2 atomic.Bool
 }
@@ -111,7 +109,7 @@ func New(dir string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("localfs: %w", err)
 	}
-	s := &Store{root: root, dir: d, rootFd: int(d.Fd())}
+	s := &Store{root: root, dir: d}
 	s.removeStaleTemps()
 	return s, nil
 }

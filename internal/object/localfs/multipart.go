@@ -99,18 +99,11 @@ func writeKeyFile(d *os.File, key string) (*stat, error) {
 // readKeyFile returns the key of the upload directory d, and when the
 // upload started.
 func readKeyFile(d *os.File) (string, *stat, error) {
-	f, err := openAt(d, keyFile, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	f, st, err := openRegular(d, keyFile)
 	if err != nil {
 		return "", nil, err
 	}
 	defer f.Close()
-	st, err := fstat(f)
-	if err == nil && !st.isRegular() {
-		err = &fs.PathError{Op: "read", Path: f.Name(), Err: fs.ErrNotExist}
-	}
-	if err != nil {
-		return "", nil, err
-	}
 	key, err := io.ReadAll(io.LimitReader(f, maxKeyFile))
 	return string(key), st, err
 }
@@ -273,16 +266,17 @@ func concat(ctx context.Context, f, d *os.File, parts []object.Part) error {
 }
 
 func appendPart(f, d *os.File, p object.Part) error {
-	in, err := openAt(d, strconv.Itoa(p.Num), unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	notAsGiven := fmt.Errorf("part %d not uploaded as given", p.Num)
+	in, st, err := openRegular(d, strconv.Itoa(p.Num))
 	if gone(err) {
-		return fmt.Errorf("part %d not uploaded as given", p.Num)
+		return notAsGiven
 	}
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	if st, err := fstat(in); err != nil || !st.isRegular() || st.size() != p.Size || etag(st) != p.ETag {
-		return fmt.Errorf("part %d not uploaded as given", p.Num)
+	if st.size() != p.Size || etag(st) != p.ETag {
+		return notAsGiven
 	}
 	_, err = f.ReadFrom(io.LimitReader(in, p.Size))
 	return err
