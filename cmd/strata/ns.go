@@ -179,8 +179,15 @@ func deleteNamespace(ctx context.Context, c *client.Client, name string, force, 
 	if err != nil {
 		return err
 	}
+	sayDeleted(name, resp, namespaceInfo(ctx, c, name), cache)
+	return nil
+}
+
+// sayDeleted says what became of namespace name, deleted with answer resp:
+// info is its listing now (nil once it is gone for good), cache says it
+// was a cache-mode namespace, whose bucket keeps its objects whatever.
+func sayDeleted(name string, resp *pb.DeleteNamespaceResponse, info *pb.NamespaceInfo, cache bool) {
 	what := holds(resp.Files, resp.Directories, resp.Length)
-	info := namespaceInfo(ctx, c, name)
 	switch {
 	case info.GetDeleted() != 0 && cache:
 		fmt.Printf("Moved namespace %s to the trash: %s.\n", name, what)
@@ -197,7 +204,6 @@ func deleteNamespace(ctx context.Context, c *client.Client, name string, force, 
 	default:
 		fmt.Printf("Deleted namespace %s for good: %s; its objects are being deleted from its bucket.\n", name, what)
 	}
-	return nil
 }
 
 // refuseNamespaceDelete reports that namespace name (a cache-mode one if

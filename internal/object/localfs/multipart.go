@@ -61,26 +61,38 @@ func (s *Store) createMultipart(ctx context.Context, key string) (object.Upload,
 	}
 	defer tmp.Close()
 	// The upload appears whole, key file included, or not at all.
-	d, tname, err := mkdirTemp(tmp, "upload-")
+	tname, st, err := newUploadDir(tmp, key)
 	if err != nil {
 		return object.Upload{}, err
 	}
 	defer removeTree(tmp, tname) // a no-op once renamed
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	id := hex.EncodeToString(b[:])
+	if err := renameAt(tmp, tname, uploads, id); err != nil {
+		return object.Upload{}, err
+	}
+	return object.Upload{Key: key, ID: id, Started: st.modTime()}, nil
+}
+
+// newUploadDir makes, in the temp directory tmp, the directory of an
+// upload to key, with its key file, and returns its name and the key
+// file's status (its mtime is the upload's start).
+func newUploadDir(tmp *os.File, key string) (string, *stat, error) {
+	d, name, err := mkdirTemp(tmp, "upload-")
+	if err != nil {
+		return "", nil, err
+	}
+	defer d.Close()
 	st, err := writeKeyFile(d, key)
 	if err == nil {
 		err = d.Chmod(0o755)
 	}
-	d.Close()
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	id := hex.EncodeToString(b[:])
-	if err == nil {
-		err = renameAt(tmp, tname, uploads, id)
-	}
 	if err != nil {
-		return object.Upload{}, err
+		_ = removeTree(tmp, name)
+		return "", nil, err
 	}
-	return object.Upload{Key: key, ID: id, Started: st.modTime()}, nil
+	return name, st, nil
 }
 
 // writeKeyFile writes the key file of the upload directory d.
