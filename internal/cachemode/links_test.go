@@ -110,6 +110,14 @@ func TestRenamesLeaveLinksAlone(t *testing.T) {
 	if got := string(l.read(t, "/moved/a.txt")); got != "inside a" {
 		t.Errorf("moved/a.txt reads %q", got)
 	}
+	// The link stays where it was, and so does its directory, which
+	// Strata shows as an empty one wherever it is listed.
+	if got := l.names(t, "/"); !slices.Equal(got, []string{"moved/", "sub/"}) {
+		t.Errorf("root lists %q", got)
+	}
+	if got := l.names(t, "/sub"); len(got) != 0 {
+		t.Errorf("/sub, which holds only a link, lists %q", got)
+	}
 	if deleted, err := l.c.Delete(ctx, "strata://lake/dir_link", true); deleted || err != nil {
 		t.Errorf("delete of a link: %v, %v; want nothing deleted", deleted, err)
 	}

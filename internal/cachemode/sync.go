@@ -90,7 +90,9 @@ func (c *call) known(v *namespace.CacheView) bool {
 // check asks the bucket what it holds at key: an object (a file), objects
 // below key/ or a marker (a directory), or nothing (nil). An object and a
 // directory of the same name are both possible in a bucket: the object
-// wins, as it does for S3A's getFileStatus.
+// wins, as it does for S3A's getFileStatus. NB: a local directory that
+// holds only what no listing shows (symbolic links) is a directory too,
+// as its parent's listing shows it: an empty one.
 func (c *call) check(ctx context.Context, key string) (*pb.BucketEntry, error) {
 	info, err := c.store.Head(ctx, key)
 	if err == nil {
@@ -99,8 +101,8 @@ func (c *call) check(ctx context.Context, key string) (*pb.BucketEntry, error) {
 	if !errors.Is(err, object.ErrNotFound) {
 		return nil, err
 	}
-	below, _, err := c.store.ListDir(ctx, key+"/", "", 1)
-	if err != nil || len(below) > 0 {
+	below, skipped, _, err := object.ListDirSkips(ctx, c.store, key+"/", "", 1)
+	if err != nil || len(below) > 0 || len(skipped) > 0 {
 		return &pb.BucketEntry{Directory: true}, err
 	}
 	if _, err = c.store.Head(ctx, key+"/"); err == nil {
