@@ -170,15 +170,21 @@ func (s *Store) Head(ctx context.Context, key string) (object.Info, error) {
 	return fileInfo(key, st), nil
 }
 
-// lstat returns the status of rel, of a link itself if it is one.
+// lstat returns the status of rel, of a link itself if it is one. NB: a
+// bare descriptor of the directory (O_PATH where there is one), not an
+// *os.File, which costs Head (the most frequent call) a quarter more.
 func (s *Store) lstat(rel string) (*stat, error) {
 	dir, name := split(rel)
-	d, err := s.openDir(dir)
+	fd, err := s.openFd(dir, searchFlags|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return nil, err
 	}
-	defer d.Close()
-	return lstatAt(d, name)
+	defer unix.Close(fd)
+	var st stat
+	if err := retryEINTR(func() error { return unix.Fstatat(fd, name, &st.st, unix.AT_SYMLINK_NOFOLLOW) }); err != nil {
+		return nil, &fs.PathError{Op: "fstatat", Path: s.name(rel), Err: err}
+	}
+	return &st, nil
 }
 
 // Get implements object.Store.
