@@ -141,11 +141,13 @@ by default); until then "strata admin ns restore NAME" brings it back as
 it was. After it, the service removes it for good.
 
 With --skip-trash as well, the namespace (or one in the trash) is removed
-for good at once, and its objects are deleted from its bucket.`,
+for good at once, and a block-mode namespace's objects are deleted from its
+bucket. A cache-mode namespace's bucket keeps its objects, always: deleting
+it deletes Strata's view only.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if skipTrash && !force {
-				return errors.New("--skip-trash removes a namespace and its objects for good: it needs --force too")
+				return errors.New("--skip-trash removes a namespace for good: it needs --force too")
 			}
 			c, err := f.client()
 			if err != nil {
@@ -156,7 +158,7 @@ for good at once, and its objects are deleted from its bucket.`,
 		},
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "delete the namespace even if it holds files (it goes to the trash)")
-	cmd.Flags().BoolVar(&skipTrash, "skip-trash", false, "with --force: remove it and its objects for good at once")
+	cmd.Flags().BoolVar(&skipTrash, "skip-trash", false, "with --force: remove it for good at once, and a block-mode namespace's objects")
 	f.register(cmd)
 	return cmd
 }
@@ -171,6 +173,9 @@ func deleteNamespace(ctx context.Context, c *client.Client, name string, force, 
 	case force:
 		mode = pb.NamespaceDeleteMode_NAMESPACE_DELETE_MODE_TRASH
 	}
+	// NB: looked up before it goes: what becomes of its objects depends on
+	// its mode.
+	cache := namespaceInfo(ctx, c, name).GetMode() == pb.NamespaceMode_NAMESPACE_MODE_CACHE
 	if force {
 		if sum, err := c.ContentSummary(ctx, client.Scheme+name+"/"); err == nil {
 			fmt.Printf("Deleting namespace %s: %s.\n", name, holds(sum.FileCount, sum.DirectoryCount, sum.Length))
@@ -178,29 +183,41 @@ func deleteNamespace(ctx context.Context, c *client.Client, name string, force, 
 	}
 	resp, err := c.DeleteNamespace(ctx, name, mode)
 	if errors.Is(err, fserr.ErrNotEmpty) {
-		return refuseNamespaceDelete(ctx, c, name, err)
+		return refuseNamespaceDelete(ctx, c, name, cache, err)
 	}
 	if err != nil {
 		return err
 	}
+	sayDeleted(name, resp, namespaceInfo(ctx, c, name), cache)
+	return nil
+}
+
+// sayDeleted says what became of namespace name, deleted with answer resp:
+// info is its listing now (nil once it is gone for good), cache says it
+// was a cache-mode namespace, whose bucket keeps its objects whatever.
+func sayDeleted(name string, resp *pb.DeleteNamespaceResponse, info *pb.NamespaceInfo, cache bool) {
 	what := holds(resp.Files, resp.Directories, resp.Length)
-	info := namespaceInfo(ctx, c, name)
 	switch {
+	case info.GetDeleted() != 0 && cache:
+		fmt.Printf("Moved namespace %s to the trash: %s.\n", name, what)
+		fmt.Printf("Its bucket %s keeps every object (a cache-mode namespace's are never deleted); until %s 'strata admin ns restore %s' brings it back.\n",
+			info.StoreUri, statemachine.Stamp(info.PurgeAt), name)
 	case info.GetDeleted() != 0:
 		fmt.Printf("Moved namespace %s to the trash: %s.\n", name, what)
 		fmt.Printf("Its objects stay in %s until %s; until then 'strata admin ns restore %s' brings it back.\n",
 			info.StoreUri, statemachine.Stamp(info.PurgeAt), name)
 	case resp.Files == 0 && resp.Directories <= 1: // the root alone
 		fmt.Printf("Deleted namespace %s (it was empty).\n", name)
+	case cache:
+		fmt.Printf("Deleted namespace %s for good: %s; its bucket keeps every object (a cache-mode namespace's are never deleted).\n", name, what)
 	default:
 		fmt.Printf("Deleted namespace %s for good: %s; its objects are being deleted from its bucket.\n", name, what)
 	}
-	return nil
 }
 
-// refuseNamespaceDelete reports that namespace name holds something and
-// was not deleted, and how to delete it.
-func refuseNamespaceDelete(ctx context.Context, c *client.Client, name string, refusal error) error {
+// refuseNamespaceDelete reports that namespace name (a cache-mode one if
+// cache) holds something and was not deleted, and how to delete it.
+func refuseNamespaceDelete(ctx context.Context, c *client.Client, name string, cache bool, refusal error) error {
 	sum, err := c.ContentSummary(ctx, client.Scheme+name+"/")
 	if err != nil {
 		return refusal
@@ -212,7 +229,11 @@ func refuseNamespaceDelete(ctx context.Context, c *client.Client, name string, r
 	fmt.Fprintf(os.Stderr, "strata: namespace %s is not empty: it holds %s. Nothing was deleted.\n",
 		name, holds(sum.FileCount, sum.DirectoryCount, sum.Length))
 	fmt.Fprintf(os.Stderr, "  strata admin ns delete --force %s                moves it to the trash, restorable %s\n", name, keep)
-	fmt.Fprintf(os.Stderr, "  strata admin ns delete --force --skip-trash %s   deletes it and its objects for good now\n", name)
+	what := "it and its objects"
+	if cache {
+		what = "it (not its bucket's objects)"
+	}
+	fmt.Fprintf(os.Stderr, "  strata admin ns delete --force --skip-trash %s   deletes %s for good now\n", name, what)
 	return exitCode(1)
 }
 

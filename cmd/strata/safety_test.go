@@ -136,7 +136,7 @@ func TestNamespaceDeleteIsSafe(t *testing.T) {
 			q("  strata admin ns delete --force default                moves it to the trash, restorable for 24h")+"\n"+
 			q("  strata admin ns delete --force --skip-trash default   deletes it and its objects for good now")+"\n")
 	strataCLI(ctx, t, "admin", "ns", "delete", meta, "--skip-trash", "default").want(t, 1, "",
-		q("strata: --skip-trash removes a namespace and its objects for good: it needs --force too")+"\n")
+		q("strata: --skip-trash removes a namespace for good: it needs --force too")+"\n")
 	strataCLI(ctx, t, "fs", meta, "-count", "/").want(t, 0, `\s+3\s+1\s+3000000 /`+"\n", "")
 
 	strataCLI(ctx, t, "admin", "ns", "delete", meta, "--force", "default").want(t, 0,

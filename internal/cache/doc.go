@@ -73,4 +73,10 @@
 // unreadable sidecars and all but the newest gen of a key. It never reads
 // data files: a claim whose data is bad anyway (a disk that lied about
 // fdatasync) is found by the CRC check of the first read and dropped.
+//
+// Links. Open refuses a strata-cache-v1 that is a symbolic link or not the
+// worker's user's, and removes a link where a subdirectory goes; no data
+// file or sidecar is opened through a link at its name (cachefs), so that
+// the cache's reads and writes stay in its directory (docs/security.md,
+// "The worker's cache files").
 package cache

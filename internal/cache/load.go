@@ -83,7 +83,7 @@ func (c *Cache) subdirJobs() ([]subdirJob, error) {
 		// NB: a root made by an older worker (0755) is closed too: what it
 		// holds is readable by its owner alone, files made 0644 before
 		// included (docs/security.md).
-		if err := os.Chmod(d.root, dirMode); err != nil {
+		if err := claimRoot(d.root); err != nil {
 			return nil, fmt.Errorf("cache: %w", err)
 		}
 		names, err := c.fs.ReadDirNames(d.root)
@@ -91,12 +91,25 @@ func (c *Cache) subdirJobs() ([]subdirJob, error) {
 			return nil, fmt.Errorf("cache: %w", err)
 		}
 		for _, n := range names {
-			if len(n) == 2 && isHex(n) {
+			if len(n) == 2 && isHex(n) && c.subdirIsDir(filepath.Join(d.root, n)) {
 				jobs = append(jobs, subdirJob{d: d, path: filepath.Join(d.root, n)})
 			}
 		}
 	}
 	return jobs, nil
+}
+
+// subdirIsDir reports whether the subdirectory p is a directory. Anything
+// else there (a symbolic link, which would take the blocks of its keys
+// wherever it points) is no one's but the cache's (its root is the
+// worker's user's alone), and is removed, so that the cache makes the
+// directory again.
+func (c *Cache) subdirIsDir(p string) bool {
+	fi, err := os.Lstat(p)
+	if err == nil && !fi.IsDir() {
+		_ = c.fs.Remove(p)
+	}
+	return err == nil && fi.IsDir()
 }
 
 func isHex(s string) bool {

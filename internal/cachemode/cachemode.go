@@ -48,6 +48,9 @@ type Mode struct {
 		flights  map[flightKey]*flight
 		holds    map[*hold]struct{}
 		progress map[progressKey]*progress
+		// skipsLogged holds, for each directory ("namespace\x00path")
+		// whose listing left keys out, the sum of those last logged.
+		skipsLogged map[string]uint64
 	}
 }
 
@@ -57,6 +60,7 @@ func New(svc Service, fs *namespace.FS, log *slog.Logger) *Mode {
 	m.mu.flights = map[flightKey]*flight{}
 	m.mu.holds = map[*hold]struct{}{}
 	m.mu.progress = map[progressKey]*progress{}
+	m.mu.skipsLogged = map[string]uint64{}
 	return m
 }
 

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/url"
 	"sync"
 	"testing"
@@ -73,6 +74,7 @@ type lakeOptions struct {
 	wrap      func(object.Store) object.Store // faults between the worker and the bucket
 	// wrapService, faults between the namespace service and the bucket.
 	wrapService func(object.Store) object.Store
+	log         *slog.Logger // the namespace service's; nil: its default
 }
 
 func startLake(t *testing.T, backend string, o lakeOptions) *lake {
@@ -104,6 +106,9 @@ func startLake(t *testing.T, backend string, o lakeOptions) *lake {
 	}
 	l.svc = testcluster.StartInProcess(t, func(cfg *metaserver.Config) {
 		cfg.Clock = l.clock.now
+		if o.log != nil {
+			cfg.Log = o.log
+		}
 		if o.blockSize != 0 {
 			cfg.Namespace.BlockSize = o.blockSize
 		}

@@ -90,7 +90,9 @@ func (c *call) known(v *namespace.CacheView) bool {
 // check asks the bucket what it holds at key: an object (a file), objects
 // below key/ or a marker (a directory), or nothing (nil). An object and a
 // directory of the same name are both possible in a bucket: the object
-// wins, as it does for S3A's getFileStatus.
+// wins, as it does for S3A's getFileStatus. NB: a local directory that
+// holds only what no listing shows (symbolic links) is a directory too,
+// as its parent's listing shows it: an empty one.
 func (c *call) check(ctx context.Context, key string) (*pb.BucketEntry, error) {
 	info, err := c.store.Head(ctx, key)
 	if err == nil {
@@ -99,8 +101,8 @@ func (c *call) check(ctx context.Context, key string) (*pb.BucketEntry, error) {
 	if !errors.Is(err, object.ErrNotFound) {
 		return nil, err
 	}
-	below, _, err := c.store.ListDir(ctx, key+"/", "", 1)
-	if err != nil || len(below) > 0 {
+	below, skipped, _, err := object.ListDirSkips(ctx, c.store, key+"/", "", 1)
+	if err != nil || len(below) > 0 || len(skipped) > 0 {
 		return &pb.BucketEntry{Directory: true}, err
 	}
 	if _, err = c.store.Head(ctx, key+"/"); err == nil {
@@ -135,20 +137,20 @@ func (c *call) list(ctx context.Context, path string) error {
 		prefix += "/"
 	}
 	start := c.svc.Now().UnixMilli()
-	skipped := 0
+	var left skips
 	for token := ""; ; {
-		entries, next, err := c.store.ListDir(ctx, prefix, token, listPage)
+		entries, skipped, next, err := object.ListDirSkips(ctx, c.store, prefix, token, listPage)
 		if err != nil {
 			return err
 		}
+		for _, s := range skipped {
+			left.add(s.Key, s.Why)
+		}
 		cmd := &pb.SyncListingCommand{Namespace: c.ns.Name, Path: path, Start: start, Last: next == ""}
 		for _, e := range entries {
-			be := bucketEntry(prefix, e)
-			if !namespace.ValidBucketName(be.Name) {
-				skipped++
-				continue
+			if left.addEntry(prefix, e) {
+				cmd.Entries = append(cmd.Entries, bucketEntry(prefix, e))
 			}
-			cmd.Entries = append(cmd.Entries, be)
 		}
 		if _, err := c.svc.Propose(ctx, statemachine.SyncListing.Command(cmd)); err != nil {
 			return err
@@ -158,10 +160,7 @@ func (c *call) list(ctx context.Context, path string) error {
 		}
 		token = next
 	}
-	if skipped > 0 {
-		c.log.Warn("cache mode: bucket keys that cannot name files are not shown", "namespace", c.ns.Name,
-			"path", path, "keys", skipped)
-	}
+	c.reportSkips(path, &left)
 	return nil
 }
 

@@ -3,7 +3,9 @@
 // to present an existing bucket as a file system; the sentinel errors every
 // backend translates its own errors into; key rules (ValidateKey, directory
 // markers); multipart helpers (PutParallel for a body at hand, Writer for a
-// stream); and Sleep, the cancellable wait its wrappers share.
+// stream); optional abilities that wrappers forward (WholePutter, and
+// SkipLister, which says what a listing left out); and Sleep, the
+// cancellable wait its wrappers share.
 //
 // It is not a general S3 client: there are no ACLs, version ids, user
 // metadata or presigned URLs, only what the data path and cache mode need.

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -236,6 +238,42 @@ func TestPutParallelPutsWhole(t *testing.T) {
 	} {
 		if got := object.PutsWhole(tc.s); got != tc.want {
 			t.Errorf("PutsWhole(%s) = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// What a local directory's listing leaves out reaches the caller through
+// every wrapper; a store that leaves nothing out says so.
+func TestListDirSkipsThroughWrappers(t *testing.T) {
+	ctx := context.Background()
+	local, err := localfs.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := local.Put(ctx, "d/f", strings.NewReader("x"), 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("f", filepath.Join(local.Root(), "d", "link")); err != nil {
+		t.Fatal(err)
+	}
+	want := []object.Skipped{{Key: "d/link", Why: "a symbolic link"}}
+	for _, tc := range []struct {
+		name string
+		s    object.Store
+		want []object.Skipped
+	}{
+		{"localfs", local, want},
+		{"retry(localfs)", retry.New(local, retry.Policy{}), want},
+		{"throttle(localfs)", throttle.New(local, throttle.NewLink(throttle.Config{})), want},
+		{"faulty(localfs)", faulty.New(local, faulty.NewInjector(1)), want},
+		{"retry(mem)", retry.New(mem.New(), retry.Policy{}), nil},
+	} {
+		entries, skipped, _, err := object.ListDirSkips(ctx, tc.s, "d/", "", 0)
+		if err != nil || !slices.Equal(skipped, tc.want) {
+			t.Errorf("%s: skipped %+v, %v; want %+v", tc.name, skipped, err, tc.want)
+		}
+		if tc.want != nil && (len(entries) != 1 || entries[0].Key != "d/f") {
+			t.Errorf("%s: entries %+v", tc.name, entries)
 		}
 	}
 }

@@ -22,9 +22,11 @@ import (
 // errors.Is(err, syscall.ENOSPC) work on them; implementations must keep
 // them that way, since the cache decides on them.
 type FS interface {
-	// OpenFile opens a file as os.OpenFile does.
+	// OpenFile opens a file as os.OpenFile does, but never through a
+	// symbolic link at name itself (O_NOFOLLOW: ELOOP).
 	OpenFile(name string, flag int, perm os.FileMode) (File, error)
-	// ReadFile returns a whole file's contents.
+	// ReadFile returns a whole file's contents; a link at name is refused,
+	// as OpenFile refuses it.
 	ReadFile(name string) ([]byte, error)
 	// ReadDirNames returns the names in a directory, in no particular order.
 	ReadDirNames(name string) ([]string, error)

@@ -7,6 +7,9 @@ import (
 	"syscall"
 )
 
+// NB: every file is opened with O_NOFOLLOW: a link where the cache keeps a
+// data file or a sidecar would take its reads and writes outside the cache.
+//
 // NB: os.OpenFile tries to register every file with the network poller,
 // which costs regular files a failed epoll_ctl and several fcntl calls. The
 // cache opens a file per read and one per sidecar at Open, so it opens with
@@ -22,7 +25,7 @@ func (osFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
 
 func openFd(name string, flag int, perm os.FileMode) (int, error) {
 	for {
-		fd, err := syscall.Open(name, flag|syscall.O_CLOEXEC, uint32(perm.Perm()))
+		fd, err := syscall.Open(name, flag|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, uint32(perm.Perm()))
 		if err == nil {
 			return fd, nil
 		}

@@ -118,6 +118,16 @@ func (s *store) ListDir(ctx context.Context, prefix, token string, limit int) (e
 	return entries, next, err
 }
 
+// ListDirSkips implements object.SkipLister for the store it wraps, with
+// ListDir's faults.
+func (s *store) ListDirSkips(ctx context.Context, prefix, token string, limit int) (entries []object.Entry, skipped []object.Skipped, next string, err error) {
+	err = s.in.pick(object.OpListDir, prefix).apply(ctx, object.OpListDir, prefix, func() (err error) {
+		entries, skipped, next, err = object.ListDirSkips(ctx, s.inner, prefix, token, limit)
+		return err
+	})
+	return entries, skipped, next, err
+}
+
 func (s *store) Delete(ctx context.Context, key string) error {
 	return s.in.pick(object.OpDelete, key).apply(ctx, object.OpDelete, key, func() error {
 		return s.inner.Delete(ctx, key)

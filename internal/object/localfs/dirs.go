@@ -6,9 +6,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/stratafs/strata/internal/object"
 )
@@ -21,10 +22,11 @@ const dirTries = 5
 // errGone: the directory was removed (or replaced) before its lock was taken.
 var errGone = errors.New("directory removed meanwhile")
 
-// lockedDir runs fn on the directory at p, opened and locked: fn sees the
-// directory that p names while it holds the lock, or none (fs.ErrNotExist).
-func lockedDir(p string, fn func(d *os.File) error) error {
-	d, err := os.OpenFile(p, os.O_RDONLY|openNoFollow|syscall.O_DIRECTORY, 0)
+// lockedDir runs fn on the directory name in parent, opened and locked: fn
+// sees the directory that name holds while it holds the lock, or none
+// (fs.ErrNotExist; ELOOP or ENOTDIR if name is a link or a file).
+func lockedDir(parent *os.File, name string, fn func(d *os.File) error) error {
+	d, err := openAt(parent, name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return err
 	}
@@ -34,50 +36,39 @@ func lockedDir(p string, fn func(d *os.File) error) error {
 	}
 	// NB: the lock is on the inode; a Delete may have removed the directory
 	// while we waited, and a Put made another one.
-	held, err := d.Stat()
+	held, err := fstat(d)
 	if err != nil {
 		return err
 	}
-	if now, err := os.Lstat(p); err != nil || !sameFile(held, now) {
+	if now, err := lstatAt(parent, name); err != nil || !sameFile(held, now) {
 		return errGone
 	}
 	return fn(d)
 }
 
-// implied reports whether the directory p is implied; a missing one is not.
-func (s *Store) implied(p string) (bool, error) {
-	if !s.xattrs {
-		return false, nil
-	}
-	d, err := os.Open(p)
-	if err != nil {
-		return false, err
-	}
-	defer d.Close()
-	return isImplied(d)
-}
-
-// headMarker returns the Info of the marker at directory p.
-func (s *Store) headMarker(key, p string) (object.Info, error) {
-	fi, err := os.Lstat(p)
-	if err == nil && !fi.IsDir() {
-		err = fs.ErrNotExist
-	}
-	if err == nil {
-		var imp bool
-		if imp, err = s.implied(p); imp {
-			err = fs.ErrNotExist // a prefix, not a marker
-		}
-	}
+// headMarker returns the Info of the marker at directory rel.
+func (s *Store) headMarker(key, rel string) (object.Info, error) {
+	d, err := s.openDir(rel)
 	if err != nil {
 		return object.Info{}, translate(err)
 	}
-	return fileInfo(key, fi), nil
+	defer d.Close()
+	st, err := fstat(d)
+	if err != nil {
+		return object.Info{}, err
+	}
+	if imp, err := isImplied(d); err != nil || imp {
+		if imp {
+			err = fmt.Errorf("%w: %s is a prefix, not a marker", object.ErrNotFound, d.Name())
+		}
+		return object.Info{}, err
+	}
+	return fileInfo(key, st), nil
 }
 
-// getMarker serves a read of the marker at p: no bytes.
-func (s *Store) getMarker(key, p, etag string, off, length int64) (object.Reader, error) {
-	info, err := s.headMarker(key, p)
+// getMarker serves a read of the marker at rel: no bytes.
+func (s *Store) getMarker(key, rel, etag string, off, length int64) (object.Reader, error) {
+	info, err := s.headMarker(key, rel)
 	switch {
 	case err != nil:
 		return nil, missing(etag, err)
@@ -96,96 +87,111 @@ func (emptyReader) Read([]byte) (int, error) { return 0, io.EOF }
 func (emptyReader) Close() error             { return nil }
 func (r emptyReader) Info() object.Info      { return r.info }
 
-// putMarker makes the directory p a marker: creates it (its parents as
+// putMarker makes the directory rel a marker: creates it (its parents as
 // implied ones), or clears its implied mark.
-func (s *Store) putMarker(key, p string) (object.Info, error) {
+func (s *Store) putMarker(key, rel string) (object.Info, error) {
+	dir, name := split(rel)
 	for range dirTries {
-		if err := s.mkdirImplied(filepath.Dir(p)); err != nil {
-			return object.Info{}, err
-		}
-		err := os.Mkdir(p, 0o755)
-		switch {
-		case err == nil:
-			if err := syncDir(filepath.Dir(p)); err != nil {
-				return object.Info{}, err
-			}
-			return s.headMarker(key, p)
-		case errors.Is(err, fs.ErrNotExist):
-			continue // a Delete pruned the parent meanwhile
-		case !errors.Is(err, fs.ErrExist):
-			return object.Info{}, err
-		}
-		err = lockedDir(p, func(d *os.File) error {
-			if !s.xattrs {
-				return nil
-			}
-			return clearImplied(d)
-		})
-		if errors.Is(err, errGone) || errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if errors.Is(err, syscall.ENOTDIR) {
-			return object.Info{}, fmt.Errorf("%w: an object has the directory's name", err)
-		}
+		parent, err := s.mkdirs(dir)
 		if err != nil {
 			return object.Info{}, err
 		}
-		return s.headMarker(key, p)
+		again, err := s.markIn(parent, name)
+		parent.Close()
+		switch {
+		case again:
+			continue
+		case err != nil:
+			return object.Info{}, err
+		}
+		return s.headMarker(key, rel)
 	}
-	return object.Info{}, fmt.Errorf("directory %s kept being removed", p)
+	return object.Info{}, fmt.Errorf("directory %s kept being removed", s.name(rel))
 }
 
-// deleteMarker removes the marker directory p if it is empty, and the
+// markIn makes name in parent a marker directory; again says to start over,
+// as a Delete removed the directory (or its parent) meanwhile.
+func (s *Store) markIn(parent *os.File, name string) (again bool, err error) {
+	err = mkdirAt(parent, name, 0o755)
+	switch {
+	case err == nil:
+		return false, parent.Sync()
+	case errors.Is(err, fs.ErrNotExist):
+		return true, nil // a Delete pruned the parent meanwhile
+	case !errors.Is(err, fs.ErrExist):
+		return false, err
+	}
+	err = lockedDir(parent, name, clearImplied)
+	switch {
+	case errors.Is(err, errGone), errors.Is(err, fs.ErrNotExist):
+		return true, nil
+	case noLink(err):
+		return false, fmt.Errorf("%w: an object or a link has the directory's name", err)
+	}
+	return false, err
+}
+
+// deleteMarker removes the marker directory rel if it is empty, and the
 // implied directories that leaves empty; a marker with children becomes
 // implied, so that it goes with its last child.
-func (s *Store) deleteMarker(p string) error {
+func (s *Store) deleteMarker(rel string) error {
+	dir, name := split(rel)
+	parent, err := s.openDir(dir)
+	if gone(err) {
+		return nil // no marker: nothing to delete
+	}
+	if err != nil {
+		return err
+	}
+	defer parent.Close()
 	removed := false
-	err := lockedDir(p, func(d *os.File) error {
-		if s.xattrs {
-			if imp, err := isImplied(d); err != nil || imp {
-				return err // no marker here
-			}
+	err = lockedDir(parent, name, func(d *os.File) error {
+		if imp, err := isImplied(d); err != nil || imp {
+			return err // no marker here
 		}
-		err := syscall.Rmdir(p)
+		err := unlinkAt(parent, name, unix.AT_REMOVEDIR)
 		switch {
 		case err == nil:
 			removed = true
 			return nil
 		case errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST):
-			if s.xattrs {
-				return setImplied(d)
-			}
-			return nil
+			return setImplied(d)
 		}
-		return &fs.PathError{Op: "rmdir", Path: p, Err: err}
+		return err
 	})
 	switch {
-	case errors.Is(err, errGone), errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+	case errors.Is(err, errGone), gone(err):
 		return nil // no marker: nothing to delete
 	case err != nil:
 		return err
 	case removed:
-		return s.prune(filepath.Dir(p))
+		return s.prune(dir)
 	}
 	return nil
 }
 
-// prune removes dir and its ancestors, up to root, while they are empty and
-// implied.
-func (s *Store) prune(dir string) error {
-	if !s.xattrs {
-		return nil
-	}
-	for ; dir != s.root && strings.HasPrefix(dir, s.root); dir = filepath.Dir(dir) {
+// prune removes the directory rel and its ancestors, up to root, while
+// they are empty and implied.
+func (s *Store) prune(rel string) error {
+	for ; rel != ""; rel, _ = split(rel) {
+		dir, name := split(rel)
+		parent, err := s.openDir(dir)
+		if gone(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
 		removed := false
-		err := lockedDir(dir, func(d *os.File) error {
+		err = lockedDir(parent, name, func(d *os.File) error {
 			imp, err := isImplied(d)
 			if err == nil && imp {
-				removed = syscall.Rmdir(dir) == nil // fails if not empty
+				removed = unlinkAt(parent, name, unix.AT_REMOVEDIR) == nil // fails if not empty
 			}
 			return err
 		})
-		if err != nil && !errors.Is(err, errGone) && !errors.Is(err, fs.ErrNotExist) {
+		parent.Close()
+		if err != nil && !errors.Is(err, errGone) && !gone(err) {
 			return err
 		}
 		if !removed {
@@ -195,86 +201,93 @@ func (s *Store) prune(dir string) error {
 	return nil
 }
 
-// mkdirImplied makes sure the directory dir exists, creating it and its
-// missing parents as implied directories. Each appears already marked: it is
-// made in tmpDir, marked, and renamed into place unless someone made it
-// meanwhile, so that no one sees it unmarked and takes it for a marker.
-func (s *Store) mkdirImplied(dir string) error {
-	fi, err := os.Lstat(dir)
-	switch {
-	case err == nil && fi.IsDir():
-		return nil
-	case err == nil:
-		return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
-	case !errors.Is(err, fs.ErrNotExist):
-		return err
-	case dir == s.root:
-		return err
+// mkdirs opens the directory rel ("" is root), first creating it and its
+// missing parents as implied directories. A link or a file on the way
+// fails it (ENOTDIR): nothing is created through a link.
+func (s *Store) mkdirs(rel string) (*os.File, error) {
+	d, err := s.openDir(rel)
+	if !gone(err) {
+		return d, err
 	}
-	if err := s.mkdirImplied(filepath.Dir(dir)); err != nil {
-		return err
+	if d, err = s.openDir(""); err != nil {
+		return nil, err
 	}
-	if err := s.newImplied(dir); err != nil {
-		return err
+	for name := range strings.SplitSeq(rel, "/") {
+		sub, err := s.subdir(d, name)
+		d.Close()
+		if err != nil {
+			return nil, err
+		}
+		d = sub
 	}
-	return syncDir(filepath.Dir(dir))
+	return d, nil
 }
 
-// newImplied creates dir, marked implied, unless it exists.
-func (s *Store) newImplied(dir string) error {
-	if !s.xattrs {
-		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-			return err
+// subdir opens the directory name in d, creating it implied if it is missing.
+func (s *Store) subdir(d *os.File, name string) (*os.File, error) {
+	for range dirTries {
+		st, err := lstatAt(d, name)
+		switch {
+		case err == nil && st.isDir():
+		case err == nil:
+			return nil, &fs.PathError{Op: "mkdir", Path: join(d, name), Err: syscall.ENOTDIR}
+		case !errors.Is(err, fs.ErrNotExist):
+			return nil, err
+		default:
+			if err := s.newImplied(d, name); err != nil {
+				return nil, err
+			}
+			if err := d.Sync(); err != nil {
+				return nil, err
+			}
 		}
-		return nil
+		sub, err := openAt(d, name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		if !errors.Is(err, fs.ErrNotExist) {
+			return sub, err
+		}
+		// A Delete pruned it meanwhile: again.
 	}
-	tmp, err := os.MkdirTemp(filepath.Join(s.root, tmpDir), "dir-*")
+	return nil, fmt.Errorf("directory %s kept being removed", join(d, name))
+}
+
+// newImplied creates the directory name in parent, marked implied, unless
+// it exists. It appears already marked: it is made in tmpDir, marked, and
+// renamed into place unless someone made it meanwhile, so that no one sees
+// it unmarked and takes it for a marker.
+func (s *Store) newImplied(parent *os.File, name string) error {
+	tmp, err := s.tmp()
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp) // a no-op once renamed
-	if err := os.Chmod(tmp, 0o755); err != nil {
+	defer tmp.Close()
+	nd, tname, err := mkdirTemp(tmp, "dir-")
+	if err != nil {
 		return err
 	}
-	if err := markImplied(tmp); err != nil {
+	defer unlinkAt(tmp, tname, unix.AT_REMOVEDIR) // a no-op once renamed
+	err = nd.Chmod(0o755)
+	if err == nil {
+		err = setImplied(nd)
+	}
+	nd.Close()
+	if err != nil {
 		return err
 	}
-	err = renameNoReplace(tmp, dir)
+	err = renameNoReplaceAt(tmp, tname, parent, name)
 	switch {
 	case errors.Is(err, errNoReplace):
 		// NB: the directory is unmarked for a moment, in which a marker Put
 		// finds nothing to clear and the directory ends implied although
 		// the Put succeeded; only where renameat2 cannot refuse to replace.
-		if err := os.Mkdir(dir, 0o755); err != nil {
+		if err := mkdirAt(parent, name, 0o755); err != nil {
 			if errors.Is(err, fs.ErrExist) {
 				return nil
 			}
 			return err
 		}
-		return markImplied(dir)
+		return lockedDir(parent, name, setImplied)
 	case errors.Is(err, fs.ErrExist):
 		return nil // made meanwhile, by someone else
-	}
-	return err
-}
-
-func markImplied(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return setImplied(d)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
 	}
 	return err
 }

@@ -2,14 +2,13 @@ package localfs
 
 import (
 	"context"
-	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/stratafs/strata/internal/object"
 )
@@ -21,16 +20,23 @@ import (
 // children's. The walk starts in the directory of the prefix (blocks/<i>/
 // for block mode's scan of a file's blocks); subtrees outside prefix or
 // wholly before startAfter are never read, and the walk stops after limit
-// keys, so paging stays cheap.
+// keys, so paging stays cheap. Each directory is opened from the one above
+// it, never through a link.
 func (s *Store) List(ctx context.Context, prefix, startAfter string, limit int) ([]object.Info, error) {
 	w := walker{s: s, ctx: ctx, prefix: prefix, after: startAfter, limit: limit}
-	dirKey, dir := s.dirOf(prefix)
-	var err error
-	if dirKey != "" && dirKey == prefix && prefix > startAfter {
-		err = w.visitMarker(dir, prefix) // the directory's own marker comes first
+	dirKey := dirKeyOf(prefix)
+	d, err := s.openDir(strings.TrimSuffix(dirKey, "/"))
+	if gone(err) {
+		return nil, nil // never there, or pruned by a concurrent Delete
 	}
 	if err == nil {
-		err = w.walk(dir, dirKey)
+		defer d.Close()
+		if dirKey != "" && dirKey == prefix && prefix > startAfter {
+			err = w.visitMarker(d, prefix) // the directory's own marker comes first
+		}
+	}
+	if err == nil {
+		err = w.walk(d, dirKey)
 	}
 	if err != nil {
 		return nil, object.WrapError(object.OpList, prefix, err)
@@ -38,11 +44,10 @@ func (s *Store) List(ctx context.Context, prefix, startAfter string, limit int) 
 	return w.out, nil
 }
 
-// dirOf returns the key prefix and the path of the directory that holds the
-// keys starting with prefix: "a/b/" for "a/b/" and for "a/b/c".
-func (s *Store) dirOf(prefix string) (string, string) {
-	dirKey := prefix[:strings.LastIndexByte(prefix, '/')+1]
-	return dirKey, filepath.Join(s.root, filepath.FromSlash(dirKey))
+// dirKeyOf returns the key prefix of the directory that holds the keys
+// starting with prefix: "a/b/" for "a/b/" and for "a/b/c".
+func dirKeyOf(prefix string) string {
+	return prefix[:strings.LastIndexByte(prefix, '/')+1]
 }
 
 type walker struct {
@@ -55,15 +60,13 @@ type walker struct {
 
 func (w *walker) full() bool { return w.limit > 0 && len(w.out) >= w.limit }
 
-// walk visits dir, whose keys all start with keyPrefix ("" or "x/y/").
-func (w *walker) walk(dir, keyPrefix string) error {
+// walk visits the open directory d, whose keys all start with keyPrefix
+// ("" or "x/y/").
+func (w *walker) walk(d *os.File, keyPrefix string) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-		return nil // pruned by a concurrent Delete, or never there
-	}
+	entries, err := d.ReadDir(-1)
 	if err != nil {
 		return err
 	}
@@ -72,15 +75,15 @@ func (w *walker) walk(dir, keyPrefix string) error {
 		if w.full() {
 			return nil
 		}
-		key, ok := entryKey(keyPrefix, e)
+		key, why := entryKey(keyPrefix, e)
 		switch {
-		case !ok:
+		case key == "" || why != "":
 		case e.IsDir():
-			if err := w.walkSubtree(filepath.Join(dir, e.Name()), key); err != nil {
+			if err := w.walkSubtree(d, e.Name(), key); err != nil {
 				return err
 			}
 		default:
-			if err := w.visitFile(e, key); err != nil {
+			if err := w.visitFile(d, e.Name(), key); err != nil {
 				return err
 			}
 		}
@@ -89,20 +92,30 @@ func (w *walker) walk(dir, keyPrefix string) error {
 }
 
 // entryKey returns the key of dir entry e in the directory of keyPrefix
-// (ending in "/" for a directory), or false if e can be no object or marker.
-func entryKey(keyPrefix string, e fs.DirEntry) (string, bool) {
+// (ending in "/" for a directory), and why "" if it is an object or a
+// directory that a key can name; else why says why not. It returns no key
+// for the store's own temp directory.
+func entryKey(keyPrefix string, e fs.DirEntry) (key, why string) {
 	name := e.Name()
-	if (keyPrefix == "" && name == tmpDir) || !utf8.ValidString(name) {
-		return "", false
+	if keyPrefix == "" && name == tmpDir {
+		return "", ""
 	}
-	key := keyPrefix + name
-	switch {
+	key = keyPrefix + name
+	switch t := e.Type(); {
 	case e.IsDir():
 		key += "/"
-	case !e.Type().IsRegular():
-		return "", false // links, devices and the like are no objects
+	case t&fs.ModeSymlink != 0:
+		return key, "a symbolic link"
+	case !t.IsRegular():
+		return key, "neither a regular file nor a directory"
 	}
-	return key, len(key) <= object.MaxKeyLen
+	switch {
+	case !utf8.ValidString(name):
+		return key, "not UTF-8"
+	case len(key) > object.MaxKeyLen:
+		return key, "longer than the longest key, 1,024 bytes"
+	}
+	return key, ""
 }
 
 func sortName(e fs.DirEntry) string {
@@ -112,9 +125,9 @@ func sortName(e fs.DirEntry) string {
 	return e.Name()
 }
 
-// walkSubtree visits the marker of a directory and descends into it, unless
-// none of its keys (all of which start with sub) can match.
-func (w *walker) walkSubtree(dir, sub string) error {
+// walkSubtree visits the marker of the directory name in d and descends
+// into it, unless none of its keys (all of which start with sub) can match.
+func (w *walker) walkSubtree(d *os.File, name, sub string) error {
 	if !strings.HasPrefix(sub, w.prefix) && !strings.HasPrefix(w.prefix, sub) {
 		return nil
 	}
@@ -123,42 +136,51 @@ func (w *walker) walkSubtree(dir, sub string) error {
 	if sub < w.after && !strings.HasPrefix(w.after, sub) {
 		return nil
 	}
+	sd, err := openAt(d, name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if gone(err) {
+		return nil // removed since it was read, or replaced by a link
+	}
+	if err != nil {
+		return err
+	}
+	defer sd.Close()
 	if strings.HasPrefix(sub, w.prefix) && sub > w.after {
-		if err := w.visitMarker(dir, sub); err != nil {
+		if err := w.visitMarker(sd, sub); err != nil {
 			return err
 		}
 	}
 	if w.full() {
 		return nil
 	}
-	return w.walk(dir, sub)
+	return w.walk(sd, sub)
 }
 
-func (w *walker) visitMarker(dir, key string) error {
-	info, err := w.s.headMarker(key, dir)
-	switch {
-	case errors.Is(err, object.ErrNotFound):
-		return nil // implied, or gone
-	case err != nil:
+// visitMarker yields the marker of the open directory d, unless it is implied.
+func (w *walker) visitMarker(d *os.File, key string) error {
+	st, err := fstat(d)
+	if err != nil {
 		return err
 	}
-	w.out = append(w.out, info)
+	if imp, err := isImplied(d); err != nil || imp {
+		return err
+	}
+	w.out = append(w.out, fileInfo(key, st))
 	return nil
 }
 
-func (w *walker) visitFile(e fs.DirEntry, key string) error {
+func (w *walker) visitFile(d *os.File, name, key string) error {
 	if !strings.HasPrefix(key, w.prefix) || key <= w.after {
 		return nil
 	}
-	fi, err := e.Info()
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil // deleted since ReadDir
+	st, err := lstatAt(d, name)
+	if gone(err) {
+		return nil // deleted since it was read
 	}
 	if err != nil {
 		return err
 	}
-	if fi.Mode().IsRegular() {
-		w.out = append(w.out, fileInfo(key, fi))
+	if st.isRegular() {
+		w.out = append(w.out, fileInfo(key, st))
 	}
 	return nil
 }

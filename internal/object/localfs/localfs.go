@@ -8,7 +8,10 @@
 // CompleteMultipart) writes a temp file under <root>/.strata-tmp, fsyncs it,
 // renames it over the key and fsyncs the directory. Keys under .strata-tmp
 // are refused (ErrInvalidKey), and it never shows in listings. Multipart
-// uploads are directories of part files under .strata-tmp/uploads.
+// uploads are directories of part files under .strata-tmp/uploads. The
+// store makes .strata-tmp at its first write, not before: opening it, and
+// reading and listing, write nothing into the directory (a cache-mode
+// namespace over file:///dir leaves dir as it was until something is put).
 //
 // Directories. A marker "a/b/" is the directory <root>/a/b. The directories
 // a Put creates for an object's parents are implied: they carry the extended
@@ -31,10 +34,17 @@
 // rewrite of the same size within one tick of the file system's clock); a
 // chmod changes it too, needlessly. A marker's ETag is S3's for no content.
 //
-// Only regular files are objects: symbolic links, devices and names that
-// are not UTF-8 are not listed, and Head and Get do not follow a link at
-// the key. Unlike S3 it cannot hold both "a" and "a/b" (a file and a
-// directory of one name): the second Put of such a pair fails.
+// Only regular files are objects, and only directories hold them. The
+// store never follows a symbolic link, wherever it is in a key's path
+// (beneath.go): a link is no object and no directory, so a link to a file
+// reads as nothing, a link to a directory (even to one inside root) lists
+// as nothing, and a key through one ("link/x") has no object and cannot be
+// put. Nothing outside root is ever read, written, listed, renamed or
+// removed, whatever links, loops or dangling names the directory holds.
+// Listings leave out links, devices, names that are not UTF-8 and keys
+// longer than object.MaxKeyLen, and say which (ListDirSkips). Unlike S3 it
+// cannot hold both "a" and "a/b" (a file and a directory of one name): the
+// second Put of such a pair fails.
 package localfs
 
 import (
@@ -48,8 +58,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
+	"sync/atomic"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/stratafs/strata/internal/object"
 )
@@ -71,8 +83,10 @@ const markerETag = "d41d8cd98f00b204e9800998ecf8427e"
 // Store is an object store over a directory. Safe for concurrent use, also by
 // several processes sharing the directory.
 type Store struct {
-	root   string
-	xattrs bool // the file system keeps user extended attributes
+	root string   // the directory's absolute path, for messages
+	dir  *os.File // the directory, opened once: every path starts from it
+	// noOpenat2 is set once openat2 answered ENOSYS: paths are walked then.
+	noOpenat2 atomic.Bool
 }
 
 var _ object.Store = (*Store)(nil)
@@ -80,21 +94,22 @@ var _ object.Store = (*Store)(nil)
 // errNoReplace: the file system cannot rename without replacing.
 var errNoReplace = errors.New("rename without replacing not supported")
 
-// New opens (creating if need be) the store rooted at dir.
+// New opens the store rooted at dir, creating dir if it is missing; it
+// writes nothing inside it. NB: dir itself may be reached through links
+// (its path is resolved once, here); nothing below it is.
 func New(dir string) (*Store, error) {
 	root, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("localfs: %w", err)
 	}
-	if err := os.MkdirAll(filepath.Join(root, tmpDir, uploadsDir), 0o755); err != nil {
+	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, fmt.Errorf("localfs: %w", err)
 	}
-	d, err := os.Open(filepath.Join(root, tmpDir))
+	d, err := os.OpenFile(root, os.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return nil, fmt.Errorf("localfs: %w", err)
 	}
-	defer d.Close()
-	s := &Store{root: root, xattrs: hasXattrs(d)}
+	s := &Store{root: root, dir: d}
 	s.removeStaleTemps()
 	return s, nil
 }
@@ -102,38 +117,22 @@ func New(dir string) (*Store, error) {
 // Root returns the store's directory.
 func (s *Store) Root() string { return s.root }
 
-// removeStaleTemps drops temp files and directories left by crashed writes;
-// best effort, as they only cost space. Abandoned uploads are not touched:
-// ListUploads finds them.
-func (s *Store) removeStaleTemps() {
-	dir := filepath.Join(s.root, tmpDir)
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		if e.Name() == uploadsDir {
-			continue
-		}
-		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleTemp {
-			_ = os.RemoveAll(filepath.Join(dir, e.Name()))
-		}
-	}
-}
-
-// path maps a key to its file (a marker to its directory), refusing keys
-// that could escape root.
-func (s *Store) path(key string) (string, error) {
+// rel maps a key to its path below root (a marker to its directory's),
+// refusing keys that could escape root.
+func (s *Store) rel(key string) (string, error) {
 	if err := object.ValidateKey(key); err != nil {
 		return "", err
 	}
 	if key == tmpDir+"/" || strings.HasPrefix(key, tmpDir+"/") || key == tmpDir {
 		return "", fmt.Errorf("%w: %q is reserved", object.ErrInvalidKey, tmpDir)
 	}
-	return filepath.Join(s.root, filepath.FromSlash(key)), nil
+	return strings.TrimSuffix(key, "/"), nil
 }
 
 // etag derives a file's ETag from its identity (see the package comment).
-func etag(fi fs.FileInfo) string {
+func etag(st *stat) string {
 	var b [8 * 5]byte
-	for i, v := range identity(fi) {
+	for i, v := range st.identity() {
 		binary.LittleEndian.PutUint64(b[8*i:], v)
 	}
 	h := fnv.New64a()
@@ -141,16 +140,16 @@ func etag(fi fs.FileInfo) string {
 	return fmt.Sprintf("%016x", h.Sum64())
 }
 
-func fileInfo(key string, fi fs.FileInfo) object.Info {
+func fileInfo(key string, st *stat) object.Info {
 	if object.IsMarker(key) {
-		return object.Info{Key: key, ModTime: fi.ModTime(), ETag: markerETag}
+		return object.Info{Key: key, ModTime: st.modTime(), ETag: markerETag}
 	}
-	return object.Info{Key: key, Size: fi.Size(), ModTime: fi.ModTime(), ETag: etag(fi)}
+	return object.Info{Key: key, Size: st.size(), ModTime: st.modTime(), ETag: etag(st)}
 }
 
 // Head implements object.Store.
 func (s *Store) Head(ctx context.Context, key string) (object.Info, error) {
-	p, err := s.path(key)
+	rel, err := s.rel(key)
 	if err == nil {
 		err = ctx.Err()
 	}
@@ -158,17 +157,34 @@ func (s *Store) Head(ctx context.Context, key string) (object.Info, error) {
 		return object.Info{}, object.WrapError(object.OpHead, key, err)
 	}
 	if object.IsMarker(key) {
-		info, err := s.headMarker(key, p)
+		info, err := s.headMarker(key, rel)
 		return info, object.WrapError(object.OpHead, key, err)
 	}
-	fi, err := os.Lstat(p)
-	if err == nil && !fi.Mode().IsRegular() {
+	st, err := s.lstat(rel)
+	if err == nil && !st.isRegular() {
 		err = object.ErrNotFound // a directory is a marker or a key prefix
 	}
 	if err != nil {
 		return object.Info{}, object.WrapError(object.OpHead, key, translate(err))
 	}
-	return fileInfo(key, fi), nil
+	return fileInfo(key, st), nil
+}
+
+// lstat returns the status of rel, of a link itself if it is one. NB: a
+// bare descriptor of the directory (O_PATH where there is one), not an
+// *os.File, which costs Head (the most frequent call) a quarter more.
+func (s *Store) lstat(rel string) (*stat, error) {
+	dir, name := split(rel)
+	fd, err := s.openFd(dir, searchFlags|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	var st stat
+	if err := retryEINTR(func() error { return unix.Fstatat(fd, name, &st.st, unix.AT_SYMLINK_NOFOLLOW) }); err != nil {
+		return nil, &fs.PathError{Op: "fstatat", Path: s.name(rel), Err: err}
+	}
+	return &st, nil
 }
 
 // Get implements object.Store.
@@ -188,7 +204,7 @@ func (s *Store) GetVersion(ctx context.Context, key, etag string, off, length in
 }
 
 func (s *Store) get(ctx context.Context, key, etag string, off, length int64) (object.Reader, error) {
-	p, err := s.path(key)
+	rel, err := s.rel(key)
 	if err == nil {
 		err = ctx.Err()
 	}
@@ -196,9 +212,9 @@ func (s *Store) get(ctx context.Context, key, etag string, off, length int64) (o
 		return nil, err
 	}
 	if object.IsMarker(key) {
-		return s.getMarker(key, p, etag, off, length)
+		return s.getMarker(key, rel, etag, off, length)
 	}
-	f, info, err := open(key, p, etag)
+	f, info, err := s.openObject(key, rel, etag)
 	if err != nil {
 		return nil, err
 	}
@@ -210,30 +226,32 @@ func (s *Store) get(ctx context.Context, key, etag string, off, length int64) (o
 	return &reader{ctx: ctx, r: io.NewSectionReader(f, start, n), f: f, info: info}, nil
 }
 
-// open opens the object's file without following a link, checking that it
-// is of version etag if that is not "".
-func open(key, p, etag string) (*os.File, object.Info, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|openNoFollow, 0)
+// openObject opens the object's file, checking that it is of version etag
+// if that is not "". NB: O_NONBLOCK, so that a FIFO put in the directory
+// does not block the open; it is no regular file, so it is then refused.
+func (s *Store) openObject(key, rel, etag string) (*os.File, object.Info, error) {
+	fd, err := s.openFd(rel, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 	if err != nil {
-		if errors.Is(err, syscall.ELOOP) {
-			err = fs.ErrNotExist // a symbolic link is no object
-		}
 		return nil, object.Info{}, missing(etag, translate(err))
 	}
-	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
+	var st stat
+	err = retryEINTR(func() error { return unix.Fstat(fd, &st.st) })
+	if err == nil && !st.isRegular() {
 		err = missing(etag, object.ErrNotFound) // a directory is only a key prefix
 	}
+	if err == nil {
+		err = unix.SetNonblock(fd, false)
+	}
 	if err != nil {
-		f.Close()
+		unix.Close(fd)
 		return nil, object.Info{}, err
 	}
-	info := fileInfo(key, fi)
+	info := fileInfo(key, &st)
 	if etag != "" && info.ETag != etag {
-		f.Close()
+		unix.Close(fd)
 		return nil, object.Info{}, object.Changed(etag, info.ETag)
 	}
-	return f, info, nil
+	return os.NewFile(uintptr(fd), s.name(rel)), info, nil
 }
 
 // missing is err, for a key with no object, as a versioned read reports it.
@@ -259,7 +277,7 @@ func (r *reader) Read(p []byte) (int, error) {
 	}
 	n, err := r.r.Read(p)
 	if err == io.EOF {
-		if fi, serr := r.f.Stat(); serr != nil || etag(fi) != r.info.ETag {
+		if st, serr := fstat(r.f); serr != nil || etag(st) != r.info.ETag {
 			err = object.WrapError(object.OpGet, r.info.Key,
 				fmt.Errorf("%w: the file was rewritten in place while being read", object.ErrChanged))
 			r.r = errReader{err}
@@ -278,38 +296,50 @@ func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 // Delete implements object.Store. A Delete that leaves implied directories
 // empty removes them (see the package comment).
 func (s *Store) Delete(ctx context.Context, key string) error {
-	p, err := s.path(key)
+	rel, err := s.rel(key)
 	if err == nil {
 		err = ctx.Err()
 	}
 	if err == nil {
 		if object.IsMarker(key) {
-			err = s.deleteMarker(p)
+			err = s.deleteMarker(rel)
 		} else {
-			err = s.deleteFile(p)
+			err = s.deleteFile(rel)
 		}
 	}
 	return object.WrapError(object.OpDelete, key, err)
 }
 
-func (s *Store) deleteFile(p string) error {
-	fi, err := os.Lstat(p)
-	if err != nil || !fi.Mode().IsRegular() { // missing, or no object
-		if err == nil || errors.Is(translate(err), object.ErrNotFound) {
+// deleteFile removes the object at rel: a regular file, and nothing else
+// (a link there is no object, and stays).
+func (s *Store) deleteFile(rel string) error {
+	dir, name := split(rel)
+	d, err := s.openDir(dir)
+	if gone(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	st, err := lstatAt(d, name)
+	if err != nil || !st.isRegular() { // missing, or no object
+		if err == nil || gone(err) {
 			return nil
 		}
 		return err
 	}
-	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := unlinkAt(d, name, 0); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return s.prune(filepath.Dir(p))
+	return s.prune(dir)
 }
 
 // translate maps "no such file" to object.ErrNotFound, keeping the cause.
-// ENOTDIR means a key's parent is an object, so the key does not exist either.
+// ENOTDIR means a key's parent is an object, and ELOOP that a link is on
+// its path: the key does not exist either.
 func translate(err error) error {
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+	if gone(err) {
 		return fmt.Errorf("%w: %w", object.ErrNotFound, err)
 	}
 	return err

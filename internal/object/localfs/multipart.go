@@ -9,10 +9,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/stratafs/strata/internal/object"
 )
@@ -24,13 +25,14 @@ import (
 // so uploading it again replaces it whole. CompleteMultipart first renames
 // the upload's directory away, which only one caller can do, then
 // concatenates the parts into a temp file that it renames over the key.
+// Each part is checked against what UploadPart returned on the descriptor
+// that is then read, so a part replaced meanwhile fails the Complete.
 
 // keyFile names the file of an upload that holds its key.
 const keyFile = "key"
 
-func (s *Store) uploadDir(id string) string {
-	return filepath.Join(s.root, tmpDir, uploadsDir, id)
-}
+// maxKeyFile bounds what is read of a key file: a key and more.
+const maxKeyFile = object.MaxKeyLen + 1
 
 // CreateMultipart implements object.Store.
 func (s *Store) CreateMultipart(ctx context.Context, key string) (object.Upload, error) {
@@ -39,7 +41,7 @@ func (s *Store) CreateMultipart(ctx context.Context, key string) (object.Upload,
 }
 
 func (s *Store) createMultipart(ctx context.Context, key string) (object.Upload, error) {
-	if _, err := s.path(key); err != nil {
+	if _, err := s.rel(key); err != nil {
 		return object.Upload{}, err
 	}
 	if err := object.ValidateUpload(key); err != nil {
@@ -48,44 +50,98 @@ func (s *Store) createMultipart(ctx context.Context, key string) (object.Upload,
 	if err := ctx.Err(); err != nil {
 		return object.Upload{}, err
 	}
+	uploads, err := s.uploads()
+	if err != nil {
+		return object.Upload{}, err
+	}
+	defer uploads.Close()
+	tmp, err := s.tmp()
+	if err != nil {
+		return object.Upload{}, err
+	}
+	defer tmp.Close()
+	// The upload appears whole, key file included, or not at all.
+	tname, st, err := newUploadDir(tmp, key)
+	if err != nil {
+		return object.Upload{}, err
+	}
+	defer removeTree(tmp, tname) // a no-op once renamed
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	id := hex.EncodeToString(b[:])
-	// The upload appears whole, key file included, or not at all.
-	tmp, err := os.MkdirTemp(filepath.Join(s.root, tmpDir), "upload-*")
-	if err != nil {
+	if err := renameAt(tmp, tname, uploads, id); err != nil {
 		return object.Upload{}, err
 	}
-	defer os.RemoveAll(tmp) // a no-op once renamed
-	kf := filepath.Join(tmp, keyFile)
-	if err := os.WriteFile(kf, []byte(key), 0o644); err != nil {
-		return object.Upload{}, err
-	}
-	fi, err := os.Stat(kf)
-	if err == nil {
-		err = os.Chmod(tmp, 0o755)
-	}
-	if err == nil {
-		err = os.Rename(tmp, s.uploadDir(id))
-	}
-	if err != nil {
-		return object.Upload{}, err
-	}
-	return object.Upload{Key: key, ID: id, Started: fi.ModTime()}, nil
+	return object.Upload{Key: key, ID: id, Started: st.modTime()}, nil
 }
 
-// checkUpload returns the directory of upload u, or ErrNotFound if there is
-// no such upload of u.Key.
-func (s *Store) checkUpload(u object.Upload) (string, error) {
+// newUploadDir makes, in the temp directory tmp, the directory of an
+// upload to key, with its key file, and returns its name and the key
+// file's status (its mtime is the upload's start).
+func newUploadDir(tmp *os.File, key string) (string, *stat, error) {
+	d, name, err := mkdirTemp(tmp, "upload-")
+	if err != nil {
+		return "", nil, err
+	}
+	defer d.Close()
+	st, err := writeKeyFile(d, key)
+	if err == nil {
+		err = d.Chmod(0o755)
+	}
+	if err != nil {
+		_ = removeTree(tmp, name)
+		return "", nil, err
+	}
+	return name, st, nil
+}
+
+// writeKeyFile writes the key file of the upload directory d.
+func writeKeyFile(d *os.File, key string) (*stat, error) {
+	f, err := openAt(d, keyFile, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if _, err := f.WriteString(key); err != nil {
+		return nil, err
+	}
+	return fstat(f)
+}
+
+// readKeyFile returns the key of the upload directory d, and when the
+// upload started.
+func readKeyFile(d *os.File) (string, *stat, error) {
+	f, st, err := openRegular(d, keyFile)
+	if err != nil {
+		return "", nil, err
+	}
+	defer f.Close()
+	key, err := io.ReadAll(io.LimitReader(f, maxKeyFile))
+	return string(key), st, err
+}
+
+// openUpload opens the directory of upload u, or fails with ErrNotFound if
+// there is no such upload of u.Key.
+func (s *Store) openUpload(u object.Upload) (*os.File, error) {
 	if _, err := hex.DecodeString(u.ID); err != nil || u.ID == "" {
-		return "", noSuchUpload(u) // no id of ours, and no path to escape through
+		return nil, noSuchUpload(u) // no id of ours, and no path to escape through
 	}
-	dir := s.uploadDir(u.ID)
-	key, err := os.ReadFile(filepath.Join(dir, keyFile))
-	if errors.Is(err, fs.ErrNotExist) || (err == nil && string(key) != u.Key) {
-		return "", noSuchUpload(u)
+	d, err := s.openDir(tmpDir + "/" + uploadsDir + "/" + u.ID)
+	if gone(err) {
+		return nil, noSuchUpload(u)
 	}
-	return dir, err
+	if err != nil {
+		return nil, err
+	}
+	key, _, err := readKeyFile(d)
+	if gone(err) || (err == nil && key != u.Key) {
+		err = noSuchUpload(u)
+	}
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
 }
 
 func noSuchUpload(u object.Upload) error {
@@ -102,30 +158,33 @@ func (s *Store) uploadPart(ctx context.Context, u object.Upload, num int, r io.R
 	if err := object.ValidatePart(u.Key, num, size); err != nil {
 		return object.Part{}, err
 	}
-	dir, err := s.checkUpload(u)
+	d, err := s.openUpload(u)
 	if err == nil {
 		err = ctx.Err()
 	}
 	if err != nil {
 		return object.Part{}, err
 	}
-	f, err := s.writeTemp(body(ctx, r, size))
+	defer d.Close()
+	t, err := s.writeTemp(body(ctx, r, size))
 	if err != nil {
 		return object.Part{}, err
 	}
-	defer os.Remove(f.Name())
-	defer f.Close()
-	if err := os.Rename(f.Name(), filepath.Join(dir, strconv.Itoa(num))); err != nil {
+	defer t.discard()
+	// NB: into the directory opened above, wherever it is now: one that a
+	// Complete claimed meanwhile takes the part, and the Complete refuses
+	// a part that is not the one it was given; one aborted is gone.
+	if err := renameAt(t.dir, t.name, d, strconv.Itoa(num)); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return object.Part{}, noSuchUpload(u) // aborted meanwhile
 		}
 		return object.Part{}, err
 	}
-	fi, err := f.Stat()
+	st, err := fstat(t.f)
 	if err != nil {
 		return object.Part{}, err
 	}
-	return object.Part{Num: num, ETag: etag(fi), Size: size}, nil
+	return object.Part{Num: num, ETag: etag(st), Size: size}, nil
 }
 
 // CompleteMultipart implements object.Store.
@@ -135,42 +194,61 @@ func (s *Store) CompleteMultipart(ctx context.Context, u object.Upload, parts []
 }
 
 func (s *Store) completeMultipart(ctx context.Context, u object.Upload, parts []object.Part) (object.Info, error) {
-	p, err := s.path(u.Key)
+	rel, err := s.rel(u.Key)
 	if err != nil {
 		return object.Info{}, err
 	}
-	dir, err := s.checkUpload(u)
+	if err := checkPartList(parts); err != nil {
+		return object.Info{}, err
+	}
+	d, err := s.openUpload(u)
 	if err == nil {
 		err = ctx.Err()
 	}
 	if err != nil {
 		return object.Info{}, err
 	}
-	// Claim the upload: a concurrent Complete, Abort or UploadPart now finds
-	// none, and the parts checked are those concatenated.
-	claimed := filepath.Join(s.root, tmpDir, "complete-"+u.ID)
-	if err := os.Rename(dir, claimed); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return object.Info{}, noSuchUpload(u)
-		}
-		return object.Info{}, err
-	}
-	f, err := s.writeTemp(func(f *os.File) error {
-		if err := checkParts(claimed, parts); err != nil {
-			return err
-		}
-		return concat(ctx, f, claimed, parts)
-	})
+	defer d.Close()
+	uploads, err := s.uploads()
 	if err != nil {
-		_ = os.Rename(claimed, dir) // the upload goes on, as on S3
 		return object.Info{}, err
 	}
-	defer os.RemoveAll(claimed)
-	return s.publish(f, u.Key, p)
+	defer uploads.Close()
+	t, err := s.claimAndConcat(ctx, u, uploads, d, parts)
+	if err != nil {
+		return object.Info{}, err
+	}
+	return s.publish(t, u.Key, rel)
 }
 
-// checkParts checks parts against the upload's files, with S3's rules.
-func checkParts(dir string, parts []object.Part) error {
+// claimAndConcat claims the upload, whose directory d is open, and writes
+// its parts into a temp file. Claimed, the upload is no longer found by a
+// concurrent Complete, Abort or UploadPart; if the parts fail, it goes on,
+// as on S3.
+func (s *Store) claimAndConcat(ctx context.Context, u object.Upload, uploads, d *os.File, parts []object.Part) (*temp, error) {
+	tmp, err := s.tmp()
+	if err != nil {
+		return nil, err
+	}
+	defer tmp.Close()
+	claimed := "complete-" + u.ID
+	if err := renameAt(uploads, u.ID, tmp, claimed); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, noSuchUpload(u)
+		}
+		return nil, err
+	}
+	t, err := s.writeTemp(func(f *os.File) error { return concat(ctx, f, d, parts) })
+	if err != nil {
+		_ = renameAt(tmp, claimed, uploads, u.ID) // the upload goes on
+		return nil, err
+	}
+	_ = removeTree(tmp, claimed)
+	return t, nil
+}
+
+// checkPartList checks the list of parts with S3's rules.
+func checkPartList(parts []object.Part) error {
 	if len(parts) == 0 {
 		return errors.New("no parts")
 	}
@@ -178,10 +256,6 @@ func checkParts(dir string, parts []object.Part) error {
 		return errors.New("parts not in ascending order")
 	}
 	for i, p := range parts {
-		fi, err := os.Lstat(filepath.Join(dir, strconv.Itoa(p.Num)))
-		if err != nil || fi.Size() != p.Size || etag(fi) != p.ETag {
-			return fmt.Errorf("part %d not uploaded as given", p.Num)
-		}
 		if i < len(parts)-1 && p.Size < object.MinPartSize {
 			return fmt.Errorf("part %d smaller than %d bytes", p.Num, object.MinPartSize)
 		}
@@ -189,23 +263,35 @@ func checkParts(dir string, parts []object.Part) error {
 	return nil
 }
 
-// concat appends the parts' files in dir to f.
-func concat(ctx context.Context, f *os.File, dir string, parts []object.Part) error {
+// concat appends the parts' files in the upload directory d to f, each
+// checked to be the part UploadPart returned.
+func concat(ctx context.Context, f, d *os.File, parts []object.Part) error {
 	for _, p := range parts {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		in, err := os.Open(filepath.Join(dir, strconv.Itoa(p.Num)))
-		if err != nil {
-			return err
-		}
-		_, err = f.ReadFrom(io.LimitReader(in, p.Size))
-		in.Close()
-		if err != nil {
+		if err := appendPart(f, d, p); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func appendPart(f, d *os.File, p object.Part) error {
+	notAsGiven := fmt.Errorf("part %d not uploaded as given", p.Num)
+	in, st, err := openRegular(d, strconv.Itoa(p.Num))
+	if gone(err) {
+		return notAsGiven
+	}
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if st.size() != p.Size || etag(st) != p.ETag {
+		return notAsGiven
+	}
+	_, err = f.ReadFrom(io.LimitReader(in, p.Size))
+	return err
 }
 
 // AbortMultipart implements object.Store.
@@ -213,12 +299,17 @@ func (s *Store) AbortMultipart(ctx context.Context, u object.Upload) error {
 	if err := ctx.Err(); err != nil {
 		return object.WrapError(object.OpAbortMultipart, u.Key, err)
 	}
-	dir, err := s.checkUpload(u)
+	d, err := s.openUpload(u)
 	if errors.Is(err, object.ErrNotFound) {
 		return nil
 	}
 	if err == nil {
-		err = os.RemoveAll(dir)
+		d.Close()
+		var uploads *os.File
+		if uploads, err = s.uploads(); err == nil {
+			err = removeTree(uploads, u.ID)
+			uploads.Close()
+		}
 	}
 	return object.WrapError(object.OpAbortMultipart, u.Key, err)
 }
@@ -233,20 +324,28 @@ func (s *Store) listUploads(ctx context.Context, prefix string) ([]object.Upload
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	entries, err := os.ReadDir(filepath.Join(s.root, tmpDir, uploadsDir))
+	uploads, err := s.openDir(tmpDir + "/" + uploadsDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // nothing was ever uploaded here
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer uploads.Close()
+	names, err := uploads.Readdirnames(-1)
 	if err != nil {
 		return nil, err
 	}
 	var out []object.Upload
-	for _, e := range entries {
-		kf := filepath.Join(s.uploadDir(e.Name()), keyFile)
-		key, err := os.ReadFile(kf)
-		fi, serr := os.Stat(kf)
-		if err != nil || serr != nil {
-			continue // being created, completed or aborted
+	for _, id := range names {
+		d, err := openAt(uploads, id, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		if err != nil {
+			continue // being created, completed or aborted; or no upload
 		}
-		if strings.HasPrefix(string(key), prefix) {
-			out = append(out, object.Upload{Key: string(key), ID: e.Name(), Started: fi.ModTime()})
+		key, st, err := readKeyFile(d)
+		d.Close()
+		if err == nil && strings.HasPrefix(key, prefix) {
+			out = append(out, object.Upload{Key: key, ID: id, Started: st.modTime()})
 		}
 	}
 	slices.SortFunc(out, object.CompareUploads)

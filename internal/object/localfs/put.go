@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 
 	"github.com/stratafs/strata/internal/object"
 )
@@ -21,7 +20,7 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64) (o
 }
 
 func (s *Store) put(ctx context.Context, key string, r io.Reader, size int64) (object.Info, error) {
-	p, err := s.path(key)
+	rel, err := s.rel(key)
 	if err == nil {
 		err = object.ValidatePut(key, size)
 	}
@@ -32,13 +31,13 @@ func (s *Store) put(ctx context.Context, key string, r io.Reader, size int64) (o
 		return object.Info{}, err
 	}
 	if object.IsMarker(key) {
-		return s.putMarker(key, p)
+		return s.putMarker(key, rel)
 	}
-	f, err := s.writeTemp(body(ctx, r, size))
+	t, err := s.writeTemp(body(ctx, r, size))
 	if err != nil {
 		return object.Info{}, err
 	}
-	return s.publish(f, key, p)
+	return s.publish(t, key, rel)
 }
 
 // PutsWhole implements object.WholePutter: a part is a file of its own,
@@ -60,53 +59,36 @@ func body(ctx context.Context, r io.Reader, size int64) func(f *os.File) error {
 	}
 }
 
-// writeTemp creates a temp file, has fill write it, and fsyncs it. The file
-// is returned open.
-func (s *Store) writeTemp(fill func(f *os.File) error) (*os.File, error) {
-	f, err := os.CreateTemp(filepath.Join(s.root, tmpDir), "put-*")
-	if err != nil {
-		return nil, err
-	}
-	err = fill(f)
-	if err == nil {
-		err = f.Sync() // data durable before the rename makes it visible
-	}
-	if err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return nil, err
-	}
-	return f, nil
-}
-
-// publish renames the temp file f to p, the file of key, closes it, and
+// publish renames the temp file t to rel, the path of key, discards t, and
 // returns the object's Info as of the rename (which changes the ctime).
-func (s *Store) publish(f *os.File, key, p string) (object.Info, error) {
-	defer os.Remove(f.Name()) // a no-op once renamed
-	defer f.Close()
-	dir := filepath.Dir(p)
+func (s *Store) publish(t *temp, key, rel string) (object.Info, error) {
+	defer t.discard()
+	dir, name := split(rel)
 	var err error
 	for range dirTries {
-		if err = s.mkdirImplied(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		var parent *os.File
+		if parent, err = s.mkdirs(dir); err != nil {
 			return object.Info{}, err
 		}
-		// NB: a Delete may prune dir between its creation and the rename;
-		// then create it again.
-		if err = os.Rename(f.Name(), p); !errors.Is(err, fs.ErrNotExist) {
+		// NB: a Delete may prune the directory between its creation and
+		// the rename; then create it again.
+		err = renameAt(t.dir, t.name, parent, name)
+		if err == nil {
+			err = parent.Sync()
+		}
+		parent.Close()
+		if !errors.Is(err, fs.ErrNotExist) {
 			break
 		}
 	}
 	if err != nil {
 		return object.Info{}, err
 	}
-	if err := syncDir(dir); err != nil {
-		return object.Info{}, err
-	}
-	fi, err := f.Stat()
+	st, err := fstat(t.f)
 	if err != nil {
 		return object.Info{}, err
 	}
-	return fileInfo(key, fi), nil
+	return fileInfo(key, st), nil
 }
 
 type ctxReader struct {
@@ -135,11 +117,11 @@ func (s *Store) copy(ctx context.Context, src, srcETag, dst string) (object.Info
 	if err := object.ValidateCopy(src, dst); err != nil {
 		return object.Info{}, err
 	}
-	sp, err := s.path(src)
+	srcRel, err := s.rel(src)
 	if err != nil {
 		return object.Info{}, err
 	}
-	dp, err := s.path(dst)
+	dstRel, err := s.rel(dst)
 	if err == nil {
 		err = ctx.Err()
 	}
@@ -147,21 +129,21 @@ func (s *Store) copy(ctx context.Context, src, srcETag, dst string) (object.Info
 		return object.Info{}, err
 	}
 	if object.IsMarker(src) {
-		if _, err := s.getMarker(src, sp, srcETag, 0, 0); err != nil {
+		if _, err := s.getMarker(src, srcRel, srcETag, 0, 0); err != nil {
 			return object.Info{}, err
 		}
-		return s.putMarker(dst, dp)
+		return s.putMarker(dst, dstRel)
 	}
-	in, info, err := open(src, sp, srcETag)
+	in, info, err := s.openObject(src, srcRel, srcETag)
 	if err != nil {
 		return object.Info{}, err
 	}
 	defer in.Close()
-	f, err := s.writeTemp(func(f *os.File) error { return copyFile(ctx, f, in, info) })
+	t, err := s.writeTemp(func(f *os.File) error { return copyFile(ctx, f, in, info) })
 	if err != nil {
 		return object.Info{}, err
 	}
-	return s.publish(f, dst, dp)
+	return s.publish(t, dst, dstRel)
 }
 
 // copyFile copies the whole of in, of version info, to f; the source must
@@ -174,7 +156,7 @@ func copyFile(ctx context.Context, f, in *os.File, info object.Info) error {
 	if err != nil {
 		return err
 	}
-	if fi, err := in.Stat(); err != nil || n != info.Size || etag(fi) != info.ETag {
+	if st, err := fstat(in); err != nil || n != info.Size || etag(st) != info.ETag {
 		return fmt.Errorf("%w: %s was rewritten in place while being copied", object.ErrChanged, info.Key)
 	}
 	return nil

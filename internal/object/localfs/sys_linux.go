@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -13,44 +12,48 @@ import (
 // (an implied prefix, no marker); see the package comment.
 const impliedAttr = "user.strata.implied"
 
-// identity returns what a file's ETag is derived from: device, inode, size,
-// mtime and ctime in nanoseconds.
-func identity(fi fs.FileInfo) [5]uint64 {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return [5]uint64{0, 0, uint64(fi.Size()), uint64(fi.ModTime().UnixNano()), 0}
+// searchFlags opens a directory on a walk's way: O_PATH needs only search
+// permission, as the path's resolution does.
+const searchFlags = unix.O_PATH
+
+// openat2Tries bounds the retries of an openat2 that answered EAGAIN (a
+// rename raced the resolution; the call may be repeated).
+const openat2Tries = 16
+
+// openat2 opens rel below dirfd, never outside it and through no link.
+func openat2(dirfd int, rel string, flags int, perm uint32) (int, error) {
+	how := unix.OpenHow{Flags: uint64(flags), Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS}
+	if flags&unix.O_CREAT != 0 {
+		how.Mode = uint64(perm) // NB: openat2 refuses a mode without O_CREAT
 	}
-	return [5]uint64{st.Dev, st.Ino, uint64(st.Size),
-		uint64(st.Mtim.Nano()), uint64(st.Ctim.Nano())}
+	var err error
+	for range openat2Tries {
+		var fd int
+		if fd, err = unix.Openat2(dirfd, rel, &how); err != unix.EAGAIN {
+			return fd, err
+		}
+	}
+	return -1, err
 }
 
-// sameFile reports whether a and b describe one inode.
-func sameFile(a, b fs.FileInfo) bool { return os.SameFile(a, b) }
-
-// hasXattrs reports whether dir's file system keeps user extended
-// attributes, by setting one on it and removing it again.
-func hasXattrs(dir *os.File) bool {
-	const probe = "user.strata.probe"
-	if unix.Fsetxattr(int(dir.Fd()), probe, []byte{1}, 0) != nil {
-		return false
-	}
-	_ = unix.Fremovexattr(int(dir.Fd()), probe)
-	return true
-}
-
+// isImplied reports whether the directory dir is implied; on a file system
+// without user extended attributes none is.
 func isImplied(dir *os.File) (bool, error) {
 	_, err := unix.Fgetxattr(int(dir.Fd()), impliedAttr, nil)
 	switch {
 	case err == nil:
 		return true, nil
-	case errors.Is(err, unix.ENODATA):
+	case errors.Is(err, unix.ENODATA), noXattrs(err):
 		return false, nil
 	}
 	return false, &fs.PathError{Op: "getxattr", Path: dir.Name(), Err: err}
 }
 
+// setImplied marks dir implied; on a file system without user extended
+// attributes it does nothing, and dir stays a marker.
 func setImplied(dir *os.File) error {
-	if err := unix.Fsetxattr(int(dir.Fd()), impliedAttr, []byte{1}, 0); err != nil {
+	err := unix.Fsetxattr(int(dir.Fd()), impliedAttr, []byte{1}, 0)
+	if err != nil && !noXattrs(err) {
 		return &fs.PathError{Op: "setxattr", Path: dir.Name(), Err: err}
 	}
 	return nil
@@ -58,10 +61,16 @@ func setImplied(dir *os.File) error {
 
 func clearImplied(dir *os.File) error {
 	err := unix.Fremovexattr(int(dir.Fd()), impliedAttr)
-	if err != nil && !errors.Is(err, unix.ENODATA) {
+	if err != nil && !errors.Is(err, unix.ENODATA) && !noXattrs(err) {
 		return &fs.PathError{Op: "removexattr", Path: dir.Name(), Err: err}
 	}
 	return nil
+}
+
+// noXattrs reports whether err says the file system keeps no user
+// extended attributes.
+func noXattrs(err error) bool {
+	return errors.Is(err, unix.ENOTSUP) || errors.Is(err, unix.EOPNOTSUPP)
 }
 
 // lock takes an exclusive flock on f, which the holder keeps until it closes
@@ -78,17 +87,17 @@ func lock(f *os.File) error {
 	}
 }
 
-// renameNoReplace renames from to to unless to exists (fs.ErrExist then).
-// errNoReplace says the file system cannot do it.
-func renameNoReplace(from, to string) error {
-	err := unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE)
+// renameNoReplaceAt renames from in fromDir to to in toDir unless to exists
+// (fs.ErrExist then). errNoReplace says the file system cannot do it.
+func renameNoReplaceAt(fromDir *os.File, from string, toDir *os.File, to string) error {
+	err := retryEINTR(func() error {
+		return unix.Renameat2(int(fromDir.Fd()), from, int(toDir.Fd()), to, unix.RENAME_NOREPLACE)
+	})
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS):
 		return errNoReplace
 	}
-	return &os.LinkError{Op: "renameat2", Old: from, New: to, Err: err}
+	return &os.LinkError{Op: "renameat2", Old: join(fromDir, from), New: join(toDir, to), Err: err}
 }
-
-const openNoFollow = syscall.O_NOFOLLOW

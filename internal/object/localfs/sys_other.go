@@ -3,25 +3,22 @@
 package localfs
 
 import (
-	"io/fs"
 	"os"
+
+	"golang.org/x/sys/unix"
 )
 
 // Outside Linux the store keeps no implied-directory marks (every directory
-// is a marker, none is pruned), locks nothing and derives ETags from size
-// and modification time only: enough for development machines.
+// is a marker, none is pruned), locks nothing and walks paths a component
+// at a time (there is no openat2): enough for development machines.
 
-func identity(fi fs.FileInfo) [5]uint64 {
-	return [5]uint64{0, 0, uint64(fi.Size()), uint64(fi.ModTime().UnixNano()), 0}
-}
+const searchFlags = unix.O_RDONLY
 
-func sameFile(a, b fs.FileInfo) bool { return os.SameFile(a, b) }
+func openat2(int, string, int, uint32) (int, error) { return -1, unix.ENOSYS }
 
-func hasXattrs(*os.File) bool              { return false }
-func isImplied(*os.File) (bool, error)     { return false, nil }
-func setImplied(*os.File) error            { return nil }
-func clearImplied(*os.File) error          { return nil }
-func lock(*os.File) error                  { return nil }
-func renameNoReplace(string, string) error { return errNoReplace }
+func isImplied(*os.File) (bool, error) { return false, nil }
+func setImplied(*os.File) error        { return nil }
+func clearImplied(*os.File) error      { return nil }
+func lock(*os.File) error              { return nil }
 
-const openNoFollow = 0
+func renameNoReplaceAt(*os.File, string, *os.File, string) error { return errNoReplace }

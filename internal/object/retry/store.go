@@ -130,6 +130,15 @@ func (s *store) ListDir(ctx context.Context, prefix, token string, limit int) (e
 	return entries, next, err
 }
 
+// ListDirSkips implements object.SkipLister for the store it wraps.
+func (s *store) ListDirSkips(ctx context.Context, prefix, token string, limit int) (entries []object.Entry, skipped []object.Skipped, next string, err error) {
+	err = s.run(ctx, object.OpListDir, prefix, func(ctx context.Context) (err error) {
+		entries, skipped, next, err = object.ListDirSkips(ctx, s.inner, prefix, token, limit)
+		return err
+	})
+	return entries, skipped, next, err
+}
+
 func (s *store) Delete(ctx context.Context, key string) error {
 	return s.run(ctx, object.OpDelete, key, func(ctx context.Context) error {
 		return s.inner.Delete(ctx, key)

@@ -77,6 +77,14 @@ func (s *store) ListDir(ctx context.Context, prefix, token string, limit int) ([
 	return s.inner.ListDir(ctx, prefix, token, limit)
 }
 
+// ListDirSkips implements object.SkipLister for the store it wraps.
+func (s *store) ListDirSkips(ctx context.Context, prefix, token string, limit int) ([]object.Entry, []object.Skipped, string, error) {
+	if err := s.link.delay(ctx); err != nil {
+		return nil, nil, "", object.WrapError(object.OpListDir, prefix, err)
+	}
+	return object.ListDirSkips(ctx, s.inner, prefix, token, limit)
+}
+
 func (s *store) Delete(ctx context.Context, key string) error {
 	if err := s.link.delay(ctx); err != nil {
 		return object.WrapError(object.OpDelete, key, err)
