@@ -42,19 +42,41 @@ func serverOptions() []grpc.ServerOption {
 // connection's authenticated calls (connlimit). A stream passes the same,
 // but for the caller's token: only RaftService streams, the members'.
 func (m *Member) interceptors() []grpc.UnaryServerInterceptor {
-	return []grpc.UnaryServerInterceptor{rpcerr.UnaryServerInterceptor, m.tokens.Interceptor,
-		tlsconf.MembersOnlyUnary(m.cfg.TLS, membersOnly...), connlimit.UnaryServerInterceptor}
+	list := []grpc.UnaryServerInterceptor{rpcerr.UnaryServerInterceptor, m.tokens.Interceptor}
+	if m.cfg.TLS != nil {
+		list = append(list, tlsconf.MembersOnlyUnary(m.cfg.TLS, membersOnly...))
+	}
+	return append(list, connlimit.UnaryServerInterceptor)
 }
 
 // chain is interceptors as one, each around the next, as gRPC chains them.
+// A call costs two allocations however many there are: its place in the
+// chain, and the one handler every interceptor is given, which moves it on.
+// NB: so each interceptor calls its handler at most once, as ours do.
 func chain(interceptors []grpc.UnaryServerInterceptor) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-		for i := len(interceptors) - 1; i >= 0; i-- {
-			next, in := h, interceptors[i]
-			h = func(ctx context.Context, req any) (any, error) { return in(ctx, req, info, next) }
-		}
-		return h(ctx, req)
+		c := &chained{interceptors: interceptors, info: info, last: h}
+		c.handler = c.next
+		return c.next(ctx, req)
 	}
+}
+
+// chained is a call's way through a chain of interceptors.
+type chained struct {
+	interceptors []grpc.UnaryServerInterceptor
+	info         *grpc.UnaryServerInfo
+	last         grpc.UnaryHandler // the method's own
+	handler      grpc.UnaryHandler // next, made once
+	at           int               // the next interceptor to call
+}
+
+func (c *chained) next(ctx context.Context, req any) (any, error) {
+	if c.at == len(c.interceptors) {
+		return c.last(ctx, req)
+	}
+	in := c.interceptors[c.at]
+	c.at++
+	return in(ctx, req, c.info, c.handler)
 }
 
 // The static HTTP/2 flow-control windows of the service's connections, in
