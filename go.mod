@@ -18,7 +18,10 @@ require (
 	google.golang.org/protobuf v1.36.12
 )
 
-require github.com/pmezard/go-difflib v1.0.0 // indirect
+require (
+	github.com/hanwen/go-fuse/v2 v2.12.1 // indirect
+	github.com/pmezard/go-difflib v1.0.0 // indirect
+)
 
 require (
 	github.com/DataDog/zstd v1.5.7 // indirect
