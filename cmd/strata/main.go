@@ -24,6 +24,7 @@ lives in object storage. One binary runs every part:
   strata meta             a namespace service member
   strata worker           a cache worker (one per compute node)
   strata fs -ls /         the hadoop fs-style client
+  strata mount NS DIR     mount a namespace with FUSE (strata umount DIR)
   strata admin ...        namespaces and cluster status
   strata bench meta       metadata benchmark
   strata version          version, source revision and Go version
@@ -36,7 +37,7 @@ all, comma-separated: calls follow the leader across failovers.`,
 		SilenceErrors: true,
 	}
 	root.SetVersionTemplate(versionText())
-	root.AddCommand(metaCmd(), workerCmd(), serverCmd(), fsCmd(), adminCmd(), benchCmd(), versionCmd())
+	root.AddCommand(metaCmd(), workerCmd(), serverCmd(), fsCmd(), adminCmd(), benchCmd(), mountCmd(), umountCmd(), versionCmd())
 	markUsageErrors(root)
 	if err := root.Execute(); err != nil {
 		var ec exitCode

@@ -64,7 +64,6 @@ func pathErrno(err error) syscall.Errno {
 	return syscall.EINVAL
 }
 
-
 // checkName is what a name the kernel hands over must be before any call
 // leaves: the errno a POSIX program expects for each way it can be wrong.
 func checkName(name string, isNew bool) syscall.Errno {

@@ -207,7 +207,10 @@ func (fs *FS) fileHandle(fh, node uint64, hdr *fuse.InHeader) *handle {
 func (fs *FS) Write(_ <-chan struct{}, in *fuse.WriteIn, data []byte) (uint32, fuse.Status) {
 	defer fs.track.begin("write", in.NodeId)()
 	h := fs.handles.file(in.Fh)
-	if h == nil || !h.writable {
+	if h == nil {
+		return 0, fuse.EIO // opened by a predecessor, whose unwritten bytes died with it
+	}
+	if !h.writable {
 		return 0, fuse.EBADF
 	}
 	if e := h.write(fs, data, int64(in.Offset)); e != 0 {

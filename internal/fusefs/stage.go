@@ -131,7 +131,7 @@ func (s *stage) readAt(p []byte, off int64) (int, error) {
 // readPiece reads from pos up to the next change of source.
 func (s *stage) readPiece(p []byte, pos int64) (int, error) {
 	i := sort.Search(len(s.dirty), func(i int) bool { return s.dirty[i].end > pos })
-	next := int64(1<<62)
+	next := int64(1 << 62)
 	if i < len(s.dirty) {
 		if s.dirty[i].off <= pos {
 			n := min(int64(len(p)), s.dirty[i].end-pos)
