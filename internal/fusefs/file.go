@@ -3,53 +3,32 @@ package fusefs
 import (
 	"errors"
 	"io"
-	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/stratafs/strata/internal/client"
+	"github.com/stratafs/strata/internal/fserr"
 )
 
 // handle is an open file. A read-only one holds a reader, opened at open
 // (close-to-open: it reads the file as it was then) and read from many
-// threads at once without a lock. A writable one goes through three
-// states, under mu: nothing written yet; a stream (a client.Writer) while
-// the writes come in order, each where the last ended, which is how files
-// are written through the workers at full speed; a stage (stage.go) once a
-// write lands anywhere else, or the file is cut or read back, kept on
-// local disk and committed whole at flush.
+// threads at once without a lock. A writable one shares its node's write
+// state (write.go) with every other handle writing the node here, as the
+// descriptors of one local file share its content.
 type handle struct {
-	fh       uint64
-	node     uint64
-	path     string // the node's at open
-	c        *client.Client
-	writable bool
-	reader   atomic.Pointer[client.Reader]
-	next     atomic.Int64 // where the last read ended: the next read continues a stream
-	written  atomic.Int64 // the file's length as written here; -1: nothing written
-	mu       struct {
-		sync.Mutex
-		stream *client.Writer
-		stage  *stage
-		err    error // a failed commit: the next flush reports it
-	}
+	fh     uint64
+	node   uint64
+	path   string // the node's at open
+	c      *client.Client
+	reader atomic.Pointer[client.Reader]
+	next   atomic.Int64 // where the last read ended: the next read continues a stream
+	ws     *writeState  // nil: read-only
 }
 
-func newHandle(node uint64, path string, c *client.Client, writable bool) *handle {
-	h := &handle{node: node, path: path, c: c, writable: writable}
-	h.written.Store(-1)
-	return h
-}
-
-// size returns the length written here, if anything was.
-func (h *handle) size() (uint64, bool) {
-	n := h.written.Load()
-	return uint64(n), n >= 0
-}
-
-// Open opens a file: a reader at once, or a writer when it first writes.
+// Open opens a file: a reader at once, or the node's write state.
 func (fs *FS) Open(_ <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
 	defer fs.track.begin("open", in.NodeId)()
 	c, e := fs.caller(&in.InHeader)
@@ -65,14 +44,20 @@ func (fs *FS) Open(_ <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.S
 		if e != 0 {
 			return status(e)
 		}
-		out.Fh = fs.handles.addFile(h)
+		out.Fh = fs.handles.addFile(h, false)
 		return fuse.OK
 	}
-	h := newHandle(in.NodeId, p, c, true)
-	if e := fs.openWriter(h, in.Flags); e != 0 {
+	if e := fs.checkWritable(c, p, in.Flags); e != 0 {
 		return status(e)
 	}
-	out.Fh = fs.handles.addFile(h)
+	h := &handle{node: in.NodeId, path: p, c: c}
+	out.Fh = fs.handles.addFile(h, true)
+	if in.Flags&syscall.O_TRUNC != 0 {
+		if e := h.ws.truncate(fs, c, 0); e != 0 {
+			fs.release(out.Fh)
+			return status(e)
+		}
+	}
 	return fuse.OK
 }
 
@@ -85,24 +70,24 @@ func (fs *FS) openReader(c *client.Client, node uint64, p string, out *fuse.Open
 	if err != nil {
 		return nil, errnoOf(err)
 	}
-	h := newHandle(node, p, c, false)
+	h := &handle{node: node, path: p, c: c}
 	h.reader.Store(r)
-	st := r.Status
-	v := version{ino: st.InodeID, size: st.Length, mtime: st.ModTime.UnixNano()}
-	if fs.nodes.setSeen(node, v) == v {
+	samePages, sameAttrs := fs.nodes.opened(node, versionOf(r.Status))
+	if samePages {
 		out.OpenFlags |= fuse.FOPEN_KEEP_CACHE
+	}
+	if !sameAttrs && fs.server != nil {
+		// The kernel's length may be older than the file: it must ask
+		// again before it reads, or it would stop at the old end.
+		fs.server.InodeNotify(node, -1, 0)
 	}
 	return h, 0
 }
 
-// openWriter prepares a writable handle: a file opened with O_TRUNC is
-// cut and streamed to at once; any other waits for its first write,
-// after the access check open(2) makes.
-func (fs *FS) openWriter(h *handle, flags uint32) syscall.Errno {
-	if flags&syscall.O_TRUNC != 0 {
-		return fs.truncateOpen(h)
-	}
-	st, e := fs.stat(h.c, h.path)
+// checkWritable makes open(2)'s access check for a writer: the first
+// write may come much later, and must not be the first to fail.
+func (fs *FS) checkWritable(c *client.Client, p string, flags uint32) syscall.Errno {
+	st, e := fs.stat(c, p)
 	if e != 0 {
 		return e
 	}
@@ -113,46 +98,24 @@ func (fs *FS) openWriter(h *handle, flags uint32) syscall.Errno {
 	if flags&syscall.O_ACCMODE == syscall.O_RDWR {
 		mask |= 4
 	}
-	return fs.access(h.c, st, mask)
-}
-
-// truncateOpen cuts the file to nothing and opens its stream: by the
-// service's truncate and an append, which keep the file's inode, owner
-// and permissions, else (a cache-mode namespace) by creating it again.
-func (fs *FS) truncateOpen(h *handle) syscall.Errno {
-	err := h.c.Truncate(fs.ctx, fs.uri(h.path), 0)
-	var w *client.Writer
-	if err == nil {
-		w, err = h.c.Append(fs.ctx, fs.uri(h.path))
-	}
-	if errnoOf(err) == syscall.EOPNOTSUPP {
-		st, e := fs.stat(h.c, h.path)
-		if e != 0 {
-			return e
-		}
-		w, err = h.c.Create(fs.ctx, fs.uri(h.path), client.CreateOptions{Perm: st.Perm, Overwrite: true, NonRecursive: true})
-	}
-	if err != nil {
-		return errnoOf(err)
-	}
-	h.mu.stream = w
-	h.written.Store(0)
-	return 0
+	return fs.access(c, st, mask)
 }
 
 // Read reads from the reader of a read-only handle without a lock, or
-// from what a writable handle wrote.
+// what a writable handle's node holds now.
 func (fs *FS) Read(_ <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.ReadResult, fuse.Status) {
 	defer fs.track.begin("read", in.NodeId)()
 	h := fs.fileHandle(in.Fh, in.NodeId, &in.InHeader)
 	if h == nil {
-		return nil, fuse.EBADF
+		return nil, fuse.EIO
 	}
-	if h.writable {
-		n, e := h.readWritable(fs, buf, int64(in.Offset))
-		return fuse.ReadResultData(buf[:n]), status(e)
+	var n int
+	var e syscall.Errno
+	if h.ws != nil {
+		n, e = h.ws.readAt(fs, h.c, buf, int64(in.Offset))
+	} else {
+		n, e = h.read(buf, int64(in.Offset))
 	}
-	n, e := h.read(buf, int64(in.Offset))
 	return fuse.ReadResultData(buf[:n]), status(e)
 }
 
@@ -166,11 +129,15 @@ func (h *handle) read(buf []byte, off int64) (int, syscall.Errno) {
 	last := h.next.Load()
 	var n int
 	var err error
-	if off >= last-streamSlack && off <= last+streamSlack {
-		n, err = r.ReadAtStream(buf, off)
-	} else {
-		n, err = r.ReadAt(buf, off)
-	}
+	stream := off >= last-streamSlack && off <= last+streamSlack
+	err = retryUnavailable(func() error {
+		if stream {
+			n, err = r.ReadAtStream(buf, off)
+		} else {
+			n, err = r.ReadAt(buf, off)
+		}
+		return err
+	})
 	h.next.Store(off + int64(n))
 	if err != nil && !errors.Is(err, io.EOF) {
 		return n, errnoOf(err)
@@ -178,10 +145,33 @@ func (h *handle) read(buf []byte, off int64) (int, syscall.Errno) {
 	return n, 0
 }
 
+// readRetryTimeout bounds how long a read waits for a worker to serve it
+// (retryUnavailable).
+var readRetryTimeout = 30 * time.Second
+
+// retryUnavailable runs read again while it finds no worker that can
+// serve it, for up to readRetryTimeout: the client tries each live worker
+// once per read, and a worker restarting (or the last one moving) would
+// otherwise fail a reader with EIO. This is the mount's one retry, and
+// only of reads, which may be made again.
+func retryUnavailable(read func() error) error {
+	deadline := time.Now().Add(readRetryTimeout)
+	wait := 50 * time.Millisecond
+	for {
+		err := read()
+		if err == nil || !errors.Is(err, fserr.ErrUnavailable) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, time.Second)
+	}
+}
+
 // fileHandle returns the open file fh. A number the kernel got from a
 // predecessor (this process took its connection over) is a file that
-// predecessor opened: a reader is opened again, by the node's path, under
-// that number; a writer's unwritten bytes died with it, so it is refused.
+// predecessor opened: it is read again, by the node's path, under that
+// number. (A writer's unwritten bytes died with the predecessor: its
+// writes fail, EIO.)
 func (fs *FS) fileHandle(fh, node uint64, hdr *fuse.InHeader) *handle {
 	if h := fs.handles.file(fh); h != nil {
 		return h
@@ -210,24 +200,25 @@ func (fs *FS) Write(_ <-chan struct{}, in *fuse.WriteIn, data []byte) (uint32, f
 	if h == nil {
 		return 0, fuse.EIO // opened by a predecessor, whose unwritten bytes died with it
 	}
-	if !h.writable {
+	if h.ws == nil {
 		return 0, fuse.EBADF
 	}
-	if e := h.write(fs, data, int64(in.Offset)); e != 0 {
+	if e := h.ws.write(fs, h.c, data, int64(in.Offset)); e != 0 {
 		return 0, status(e)
 	}
 	return uint32(len(data)), fuse.OK
 }
 
-// Flush commits what the handle wrote: close(2) returns once the file is
-// whole in the service, so that an open anywhere afterwards reads it.
+// Flush commits what the node's writers wrote: close(2) returns once the
+// file is whole in the service, so that an open anywhere afterwards
+// reads it.
 func (fs *FS) Flush(_ <-chan struct{}, in *fuse.FlushIn) fuse.Status {
 	defer fs.track.begin("flush", in.NodeId)()
 	h := fs.handles.file(in.Fh)
-	if h == nil || !h.writable {
+	if h == nil || h.ws == nil {
 		return fuse.OK
 	}
-	return status(h.commit(fs))
+	return status(h.ws.commit(fs, h.c))
 }
 
 // Fsync makes what was written durable: a stream's hsync, which the
@@ -235,35 +226,40 @@ func (fs *FS) Flush(_ <-chan struct{}, in *fuse.FlushIn) fuse.Status {
 func (fs *FS) Fsync(_ <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
 	defer fs.track.begin("fsync", in.NodeId)()
 	h := fs.handles.file(in.Fh)
-	if h == nil || !h.writable {
+	if h == nil || h.ws == nil {
 		return fuse.OK
 	}
-	return status(h.sync(fs))
+	return status(h.ws.sync(fs, h.c))
 }
 
-// Release closes the handle; a commit that fails here has nobody to tell
-// (close(2) returned at the flush), so it is logged.
+// Release closes the handle.
 func (fs *FS) Release(_ <-chan struct{}, in *fuse.ReleaseIn) {
 	defer fs.track.begin("release", in.NodeId)()
-	if h := fs.handles.removeFile(in.Fh); h != nil {
-		h.release(fs)
-	}
+	fs.release(in.Fh)
 }
 
-func (h *handle) release(fs *FS) {
+// release closes file fh: a commit that fails here has nobody to tell
+// (close(2) returned at the flush), so it is logged; the last close of a
+// file unlinked while open removes it.
+func (fs *FS) release(fh uint64) {
+	h, lastWriter, hidden := fs.handles.removeFile(fh)
+	if h == nil {
+		return
+	}
 	if r := h.reader.Swap(nil); r != nil {
 		r.Close()
 	}
-	if !h.writable {
-		return
+	if h.ws != nil {
+		if e := h.ws.commit(fs, h.c); e != 0 {
+			fs.opt.Log.Error("a file closed without its last writes", "path", h.path, "errno", e.Error())
+		}
+		if lastWriter {
+			h.ws.close()
+		}
 	}
-	if e := h.commit(fs); e != 0 {
-		fs.opt.Log.Error("a file closed without its last writes", "path", h.path, "errno", e.Error())
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.mu.stage != nil {
-		h.mu.stage.close()
-		h.mu.stage = nil
+	if hidden != "" {
+		if _, err := h.c.Delete(fs.ctx, fs.uri(hidden), false); err != nil {
+			fs.opt.Log.Error("an unlinked file outlived its last close", "path", hidden, "err", err)
+		}
 	}
 }

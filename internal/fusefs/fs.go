@@ -57,7 +57,11 @@ type FS struct {
 	track              *tracker
 	journal            *journal
 	who                sync.Map // *client.Client → *pb.WhoAmIResponse, asked once
+	server             *fuse.Server
 }
+
+// Init keeps the server, to tell the kernel of changes (InodeNotify).
+func (fs *FS) Init(s *fuse.Server) { fs.server = s }
 
 // New returns the file system of opt.Namespace, with the node table its
 // predecessor left in opt.Journal, if any.
@@ -84,7 +88,7 @@ func New(opt Options) (*FS, error) {
 	}
 	fs.nodes = newNodeTable(fs.journal)
 	fs.nodes.restore(restored)
-	fs.handles.init()
+	fs.handles.init(uint64(time.Now().UnixNano()))
 	fs.track = newTracker(opt.HungAfter, opt.Log)
 	return fs, nil
 }
@@ -99,7 +103,9 @@ func (fs *FS) Stats() Stats { return fs.track.stats() }
 // Close ends the background work and closes the clients; files still
 // open are committed first where they can be.
 func (fs *FS) Close() {
-	fs.handles.releaseAll(fs)
+	for _, fh := range fs.handles.all() {
+		fs.release(fh)
+	}
 	fs.track.stop()
 	fs.cancel()
 	fs.journal.close()
@@ -165,6 +171,7 @@ func (fs *FS) entry(parent uint64, name string, st *client.FileStatus, out *fuse
 // fillAttr fills a's fields from st, with what this mount's writers of
 // the node have written and not yet committed.
 func (fs *FS) fillAttr(st *client.FileStatus, id uint64, a *fuse.Attr) {
+	fs.nodes.setReported(id, versionOf(st))
 	a.Ino = st.InodeID
 	a.Size = st.Length
 	if size, ok := fs.handles.writtenSize(id); ok {
@@ -174,6 +181,9 @@ func (fs *FS) fillAttr(st *client.FileStatus, id uint64, a *fuse.Attr) {
 	a.Blksize = blockSize
 	a.Mode = st.Perm & 0o7777
 	a.Nlink = 1
+	if fs.handles.isHidden(id) {
+		a.Nlink = 0 // unlinked while open
+	}
 	if st.IsDir {
 		a.Mode |= syscall.S_IFDIR
 		a.Nlink = 2
@@ -197,24 +207,4 @@ func setTime(sec *uint64, nsec *uint32, t time.Time) {
 		return
 	}
 	*sec, *nsec = uint64(t.Unix()), uint32(t.Nanosecond())
-}
-
-// handleTable holds the open files and directories by the handle number
-// the kernel was given. Numbers start at the time the process started, so
-// that a successor never gives out its predecessor's.
-type handleTable struct {
-	mu struct {
-		sync.Mutex
-		next    uint64
-		files   map[uint64]*handle
-		dirs    map[uint64]*dirHandle
-		writers map[uint64]*handle // by node: the last opened for writing
-	}
-}
-
-func (t *handleTable) init() {
-	t.mu.next = uint64(time.Now().UnixNano())
-	t.mu.files = map[uint64]*handle{}
-	t.mu.dirs = map[uint64]*dirHandle{}
-	t.mu.writers = map[uint64]*handle{}
 }

@@ -1,6 +1,7 @@
 package fusefs
 
 import (
+	"github.com/stratafs/strata/internal/client"
 	"path"
 	"sync"
 
@@ -19,14 +20,19 @@ type node struct {
 	name    string
 	lookups uint64 // the kernel's references; the node goes at zero
 	// seen is the file's version when last opened here: a reader opened
-	// on the same version keeps the kernel's cached pages.
-	seen version
+	// on the same version keeps the kernel's cached pages. reported is
+	// the version whose attributes the kernel was last given.
+	seen, reported version
 }
 
 // version is what tells that a file's content may have changed.
 type version struct {
 	ino, size uint64
 	mtime     int64
+}
+
+func versionOf(st *client.FileStatus) version {
+	return version{ino: st.InodeID, size: st.Length, mtime: st.ModTime.UnixNano()}
 }
 
 // key names an entry: its parent's node and its name.
@@ -110,6 +116,17 @@ func (t *nodeTable) lookup(parent uint64, name string) *node {
 	return n
 }
 
+// peek returns the node of name in parent, if the kernel holds one (0
+// if not), without a reference.
+func (t *nodeTable) peek(parent uint64, name string) uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if n := t.mu.byName[key{parent, name}]; n != nil {
+		return n.id
+	}
+	return 0
+}
+
 // get returns node id, or nil.
 func (t *nodeTable) get(id uint64) *node {
 	t.mu.Lock()
@@ -169,18 +186,28 @@ func (t *nodeTable) rename(parent uint64, name string, newParent uint64, newName
 	t.journal.put(n.id, newParent, newName)
 }
 
-// setSeen records the version a file had when opened, and returns the one
-// recorded before.
-func (t *nodeTable) setSeen(id uint64, v version) version {
+// opened records the version a file had when opened, and reports
+// whether it is the version last opened here (the kernel's cached pages
+// hold) and the one whose attributes the kernel was last given.
+func (t *nodeTable) opened(id uint64, v version) (samePages, sameAttrs bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := t.mu.byID[id]
 	if n == nil {
-		return version{}
+		return false, false
 	}
-	old := n.seen
+	samePages, sameAttrs = n.seen == v, n.reported == v
 	n.seen = v
-	return old
+	return samePages, sameAttrs
+}
+
+// setReported records the version whose attributes the kernel is given.
+func (t *nodeTable) setReported(id uint64, v version) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if n := t.mu.byID[id]; n != nil {
+		n.reported = v
+	}
 }
 
 // restore puts the nodes a predecessor left in the journal back. Their

@@ -1,7 +1,9 @@
 package fusefs
 
 import (
+	"path"
 	"slices"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -134,10 +136,8 @@ func (fs *FS) setSize(c *client.Client, in *fuse.SetAttrIn, p string) syscall.Er
 	if !ok {
 		return 0
 	}
-	if fh, ok := in.GetFh(); ok {
-		if h := fs.handles.file(fh); h != nil && h.writable {
-			return h.truncate(fs, int64(size))
-		}
+	if ws := fs.handles.state(in.NodeId); ws != nil {
+		return ws.truncate(fs, c, int64(size)) // committed at the writers' flush
 	}
 	st, e := fs.stat(c, p)
 	if e != 0 {
@@ -245,10 +245,29 @@ func (fs *FS) remove(h *fuse.InHeader, name string, dir bool) syscall.Errno {
 	case !dir && st.IsDir:
 		return syscall.EISDIR
 	}
+	if n := fs.nodes.peek(h.NodeId, name); !dir && n != 0 && fs.handles.isOpen(n) {
+		return fs.hideOpen(c, h.NodeId, name, n, p)
+	}
 	if _, err := c.Delete(fs.ctx, fs.uri(p), false); err != nil {
 		return errnoOf(err)
 	}
 	fs.nodes.unlink(h.NodeId, name)
+	return 0
+}
+
+// hideOpen unlinks a file that is open here as NFS clients do: it is
+// renamed to a hidden name in its directory, where its open files read
+// and write it on, and removed at its last close. (Strata removes a
+// deleted file's blocks: an open file unlinked for real could not be read
+// to its end.)
+func (fs *FS) hideOpen(c *client.Client, parent uint64, name string, node uint64, p string) syscall.Errno {
+	hidden := ".strata-unlinked-" + strconv.FormatUint(node, 16) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	dst := path.Join(path.Dir(p), hidden)
+	if err := c.Rename2(fs.ctx, fs.uri(p), fs.uri(dst), false); err != nil {
+		return errnoOf(err)
+	}
+	fs.nodes.rename(parent, name, parent, hidden)
+	fs.handles.hide(node, dst)
 	return 0
 }
 

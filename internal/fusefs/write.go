@@ -3,6 +3,8 @@ package fusefs
 import (
 	"errors"
 	"io"
+	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -10,6 +12,33 @@ import (
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/fserr"
 )
+
+// writeState is what this mount's writers of one node wrote, shared by
+// every handle open for writing on it. Under mu it is in one of three
+// states: nothing written since the last commit; a stream (a
+// client.Writer) while the writes come in order, each where the last
+// ended, which is how files are written through the workers at full
+// speed; a stage (stage.go) once a write lands anywhere else, or the file
+// is cut, extended or read back: kept on local disk and committed whole.
+type writeState struct {
+	node    uint64
+	path    string       // the node's at the first open
+	refs    int          // handles sharing it (handleTable's lock)
+	written atomic.Int64 // the length written here; -1: nothing uncommitted
+	mu      struct {
+		sync.Mutex
+		stream *client.Writer
+		stage  *stage
+		reader *client.Reader // of the committed file, for reads back
+		err    error          // a failed commit nobody was told of yet
+	}
+}
+
+func newWriteState(node uint64, path string) *writeState {
+	ws := &writeState{node: node, path: path}
+	ws.written.Store(-1)
+	return ws
+}
 
 // maxHole is the largest gap a stream fills with zeros to reach a write
 // past its end (a hole, as a seek past the end makes); a write further
@@ -28,7 +57,14 @@ func (fs *FS) Create(_ <-chan struct{}, in *fuse.CreateIn, name string, out *fus
 	if e != 0 {
 		return status(e)
 	}
-	w, err := c.Create(fs.ctx, fs.uri(p), client.CreateOptions{Perm: in.Mode & 0o7777, NonRecursive: true})
+	o := client.CreateOptions{Perm: in.Mode & 0o7777, NonRecursive: true}
+	var w *client.Writer
+	var err error
+	if in.Flags&syscall.O_ACCMODE == syscall.O_RDONLY {
+		err = c.WriteFile(fs.ctx, fs.uri(p), nil, o) // nothing will be written: closed at once
+	} else {
+		w, err = c.Create(fs.ctx, fs.uri(p), o)
+	}
 	if errors.Is(err, fserr.ErrExists) && in.Flags&syscall.O_EXCL == 0 {
 		return fs.createExisting(c, in, name, p, out)
 	}
@@ -37,14 +73,24 @@ func (fs *FS) Create(_ <-chan struct{}, in *fuse.CreateIn, name string, out *fus
 	}
 	st, e := fs.stat(c, p)
 	if e != 0 {
-		w.Close()
+		if w != nil {
+			w.Close()
+		}
 		return status(e)
 	}
 	fs.entry(in.NodeId, name, st, &out.EntryOut)
-	h := newHandle(out.NodeId, p, c, true)
-	h.mu.stream = w
-	h.written.Store(0)
-	out.Fh = fs.handles.addFile(h)
+	h := &handle{node: out.NodeId, path: p, c: c}
+	if w == nil {
+		r, err := c.Open(fs.ctx, fs.uri(p))
+		if err != nil {
+			return status(errnoOf(err))
+		}
+		h.reader.Store(r)
+		out.Fh = fs.handles.addFile(h, false)
+		return fuse.OK
+	}
+	out.Fh = fs.handles.addFile(h, true)
+	h.ws.adoptStream(w)
 	return fuse.OK
 }
 
@@ -56,195 +102,227 @@ func (fs *FS) createExisting(c *client.Client, in *fuse.CreateIn, name, p string
 		return status(e)
 	}
 	fs.entry(in.NodeId, name, st, &out.EntryOut)
-	h := newHandle(out.NodeId, p, c, true)
-	if e := fs.openWriter(h, in.Flags); e != 0 {
+	oo := fuse.OpenIn{InHeader: in.InHeader, Flags: in.Flags}
+	oo.NodeId = out.NodeId
+	var open fuse.OpenOut
+	if s := fs.Open(nil, &oo, &open); !s.Ok() {
 		fs.nodes.forget(out.NodeId, 1)
-		return status(e)
+		return s
 	}
-	out.Fh = fs.handles.addFile(h)
+	out.Fh, out.OpenFlags = open.Fh, open.OpenFlags
 	return fuse.OK
 }
 
-// curPath is the path of the handle's node now (it may have been renamed
-// since the open), else the path it was opened with.
-func (h *handle) curPath(fs *FS) string {
-	if p, ok := fs.nodes.path(h.node); ok {
+// adoptStream takes a new file's writer, when nothing else is open.
+func (ws *writeState) adoptStream(w *client.Writer) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if ws.mu.stream != nil || ws.mu.stage != nil {
+		w.Close()
+		return
+	}
+	ws.mu.stream = w
+	ws.written.Store(0)
+}
+
+// curPath is the path of the node now (it may have been renamed since
+// the open), else the path it was opened with.
+func (ws *writeState) curPath(fs *FS) string {
+	if p, ok := fs.nodes.path(ws.node); ok {
 		return p
 	}
-	return h.path
+	return ws.path
 }
 
 // write writes data at off: to the stream while writes follow each
 // other, else to a stage.
-func (h *handle) write(fs *FS, data []byte, off int64) syscall.Errno {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.mu.stage == nil && h.mu.stream != nil {
-		end := int64(h.mu.stream.Size())
+func (ws *writeState) write(fs *FS, c *client.Client, data []byte, off int64) syscall.Errno {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if ws.mu.stage == nil && ws.mu.stream != nil {
+		end := int64(ws.mu.stream.Size())
 		if off > end && off-end <= maxHole {
-			if e := h.streamWrite(make([]byte, off-end)); e != 0 {
+			if e := ws.streamWrite(make([]byte, off-end)); e != 0 {
 				return e
 			}
 			end = off
 		}
 		if off == end {
-			return h.streamWrite(data)
+			return ws.streamWrite(data)
 		}
-		if e := h.commitLocked(fs); e != 0 {
+		if e := ws.commitLocked(fs, c); e != 0 {
 			return e
 		}
 	}
-	if h.mu.stage == nil {
-		if e := h.startWriting(fs, off); e != 0 {
+	if ws.mu.stage == nil {
+		if e := ws.startWriting(fs, c, off); e != 0 {
 			return e
 		}
-		if h.mu.stream != nil {
-			return h.streamWrite(data)
+		if ws.mu.stream != nil {
+			return ws.streamWrite(data)
 		}
 	}
-	if e := h.mu.stage.write(data, off); e != 0 {
+	if e := ws.mu.stage.write(data, off); e != 0 {
 		return e
 	}
-	h.written.Store(h.mu.stage.size)
+	ws.written.Store(ws.mu.stage.size)
 	return 0
 }
 
-func (h *handle) streamWrite(data []byte) syscall.Errno {
-	if _, err := h.mu.stream.Write(data); err != nil {
-		h.mu.stream.Close() // removes a file it created, keeps an appended one
-		h.mu.stream = nil
-		h.written.Store(-1)
+func (ws *writeState) streamWrite(data []byte) syscall.Errno {
+	if _, err := ws.mu.stream.Write(data); err != nil {
+		ws.mu.stream.Close() // removes a file it created, keeps an appended one
+		ws.mu.stream = nil
+		ws.written.Store(-1)
 		return errnoOf(err)
 	}
-	h.written.Store(int64(h.mu.stream.Size()))
+	ws.written.Store(int64(ws.mu.stream.Size()))
 	return 0
 }
 
 // startWriting opens the file for a write at off: a stream appending to
 // it when off is its end (block mode), else a stage of it.
-func (h *handle) startWriting(fs *FS, off int64) syscall.Errno {
-	p := h.curPath(fs)
-	st, e := fs.stat(h.c, p)
+func (ws *writeState) startWriting(fs *FS, c *client.Client, off int64) syscall.Errno {
+	p := ws.curPath(fs)
+	st, e := fs.stat(c, p)
 	if e != 0 {
 		return e
 	}
 	if off == int64(st.Length) {
-		w, err := h.c.Append(fs.ctx, fs.uri(p))
+		w, err := c.Append(fs.ctx, fs.uri(p))
 		if err == nil {
-			h.mu.stream = w
+			ws.mu.stream = w
 			return 0
 		}
 		if errnoOf(err) != syscall.EOPNOTSUPP {
 			return errnoOf(err)
 		}
 	}
-	s, e := fs.newStage(h.c, p, st)
+	return ws.startStage(fs, c, p, st)
+}
+
+func (ws *writeState) startStage(fs *FS, c *client.Client, p string, st *client.FileStatus) syscall.Errno {
+	s, e := fs.newStage(c, p, st)
 	if e != 0 {
 		return e
 	}
-	h.mu.stage = s
+	ws.mu.stage = s
 	return 0
 }
 
-// commit makes what the handle wrote the file's content, and reports a
-// commit that failed before (at a release nobody could be told of).
-func (h *handle) commit(fs *FS) syscall.Errno {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.commitLocked(fs)
+// commit makes what was written the file's content, and reports a commit
+// that failed before (at a release nobody could be told of).
+func (ws *writeState) commit(fs *FS, c *client.Client) syscall.Errno {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return ws.commitLocked(fs, c)
 }
 
-func (h *handle) commitLocked(fs *FS) syscall.Errno {
+func (ws *writeState) commitLocked(fs *FS, c *client.Client) syscall.Errno {
 	var err error
 	switch {
-	case h.mu.stream != nil:
-		err = h.mu.stream.Close()
-		h.mu.stream = nil
-	case h.mu.stage != nil:
-		err = h.mu.stage.commit(fs, h.c, h.curPath(fs))
-		h.mu.stage.close()
-		h.mu.stage = nil
+	case ws.mu.stream != nil:
+		err = ws.mu.stream.Close()
+		ws.mu.stream = nil
+	case ws.mu.stage != nil:
+		err = ws.mu.stage.commit(fs, c, ws.curPath(fs))
+		ws.mu.stage.close()
+		ws.mu.stage = nil
 	}
-	h.written.Store(-1)
-	if r := h.reader.Swap(nil); r != nil {
-		r.Close() // of the content before
-	}
+	ws.written.Store(-1)
+	ws.dropReaderLocked()
 	if err != nil {
-		h.mu.err = err
+		ws.mu.err = err
 	}
-	e := errnoOf(h.mu.err)
-	h.mu.err = nil
+	e := errnoOf(ws.mu.err)
+	ws.mu.err = nil
 	return e
 }
 
-// sync makes the handle's writes durable: hsync of a stream, or a commit
-// where the namespace has none (cache mode) and of a stage.
-func (h *handle) sync(fs *FS) syscall.Errno {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.mu.stream != nil {
-		err := h.mu.stream.Sync()
+func (ws *writeState) dropReaderLocked() {
+	if ws.mu.reader != nil {
+		ws.mu.reader.Close() // of the content before
+		ws.mu.reader = nil
+	}
+}
+
+// sync makes the writes durable: hsync of a stream, or a commit where the
+// namespace has none (cache mode) and of a stage.
+func (ws *writeState) sync(fs *FS, c *client.Client) syscall.Errno {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if ws.mu.stream != nil {
+		err := ws.mu.stream.Sync()
 		if errnoOf(err) != syscall.EOPNOTSUPP {
 			return errnoOf(err)
 		}
 	}
-	return h.commitLocked(fs)
+	return ws.commitLocked(fs, c)
 }
 
-// readWritable reads what a writable handle sees: its stage, or the file
-// as committed (a stream is committed first: its bytes are in flight to
-// the workers, not readable until then).
-func (h *handle) readWritable(fs *FS, buf []byte, off int64) (int, syscall.Errno) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.mu.stream != nil {
-		if e := h.commitLocked(fs); e != 0 {
+// readAt reads what the writers see: the stage, or the file as committed
+// (a stream is committed first: its bytes are in flight to the workers,
+// not readable until then).
+func (ws *writeState) readAt(fs *FS, c *client.Client, buf []byte, off int64) (int, syscall.Errno) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if ws.mu.stream != nil {
+		if e := ws.commitLocked(fs, c); e != 0 {
 			return 0, e
 		}
 	}
-	if h.mu.stage != nil {
-		n, err := h.mu.stage.readAt(buf, off)
+	if ws.mu.stage != nil {
+		n, err := ws.mu.stage.readAt(buf, off)
 		return n, errnoOf(err)
 	}
-	r := h.reader.Load()
-	if r == nil {
-		var err error
-		if r, err = h.c.Open(fs.ctx, fs.uri(h.curPath(fs))); err != nil {
+	if ws.mu.reader == nil {
+		r, err := c.Open(fs.ctx, fs.uri(ws.curPath(fs)))
+		if err != nil {
 			return 0, errnoOf(err)
 		}
-		h.reader.Store(r)
+		ws.mu.reader = r
 	}
-	n, err := r.ReadAt(buf, off)
+	n, err := ws.mu.reader.ReadAt(buf, off)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return n, errnoOf(err)
 	}
 	return n, 0
 }
 
-// truncate cuts or extends the file the handle writes to size, staged:
-// committed with the rest at flush.
-func (h *handle) truncate(fs *FS, size int64) syscall.Errno {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.mu.stream != nil && int64(h.mu.stream.Size()) == size {
+// truncate cuts or extends the file to size, staged: committed with the
+// rest at flush. A stream already that long, or a file that is, is left
+// as it is.
+func (ws *writeState) truncate(fs *FS, c *client.Client, size int64) syscall.Errno {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if ws.mu.stream != nil && int64(ws.mu.stream.Size()) == size {
 		return 0
 	}
-	if h.mu.stage == nil {
-		if e := h.commitLocked(fs); e != 0 {
+	if ws.mu.stage == nil {
+		if e := ws.commitLocked(fs, c); e != 0 {
 			return e
 		}
-		p := h.curPath(fs)
-		st, e := fs.stat(h.c, p)
-		if e != 0 {
+		p := ws.curPath(fs)
+		st, e := fs.stat(c, p)
+		if e != 0 || int64(st.Length) == size {
 			return e
 		}
-		s, e := fs.newStage(h.c, p, st)
-		if e != 0 {
+		if e := ws.startStage(fs, c, p, st); e != 0 {
 			return e
 		}
-		h.mu.stage = s
 	}
-	h.mu.stage.truncate(size)
-	h.written.Store(size)
+	ws.mu.stage.truncate(size)
+	ws.written.Store(size)
 	return 0
+}
+
+// close drops what the last handle left: a stage is committed by then.
+func (ws *writeState) close() {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if ws.mu.stage != nil {
+		ws.mu.stage.close()
+		ws.mu.stage = nil
+	}
+	ws.dropReaderLocked()
 }
