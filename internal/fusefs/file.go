@@ -72,14 +72,8 @@ func (fs *FS) openReader(c *client.Client, node uint64, p string, out *fuse.Open
 	}
 	h := &handle{node: node, path: p, c: c}
 	h.reader.Store(r)
-	samePages, sameAttrs := fs.nodes.opened(node, versionOf(r.Status))
-	if samePages {
+	if fs.nodes.opened(node, versionOf(r.Status)) {
 		out.OpenFlags |= fuse.FOPEN_KEEP_CACHE
-	}
-	if !sameAttrs && fs.server != nil {
-		// The kernel's length may be older than the file: it must ask
-		// again before it reads, or it would stop at the old end.
-		fs.server.InodeNotify(node, -1, 0)
 	}
 	return h, 0
 }

@@ -57,11 +57,7 @@ type FS struct {
 	track              *tracker
 	journal            *journal
 	who                sync.Map // *client.Client → *pb.WhoAmIResponse, asked once
-	server             *fuse.Server
 }
-
-// Init keeps the server, to tell the kernel of changes (InodeNotify).
-func (fs *FS) Init(s *fuse.Server) { fs.server = s }
 
 // New returns the file system of opt.Namespace, with the node table its
 // predecessor left in opt.Journal, if any.
@@ -171,7 +167,6 @@ func (fs *FS) entry(parent uint64, name string, st *client.FileStatus, out *fuse
 // fillAttr fills a's fields from st, with what this mount's writers of
 // the node have written and not yet committed.
 func (fs *FS) fillAttr(st *client.FileStatus, id uint64, a *fuse.Attr) {
-	fs.nodes.setReported(id, versionOf(st))
 	a.Ino = st.InodeID
 	a.Size = st.Length
 	if size, ok := fs.handles.writtenSize(id); ok {

@@ -20,9 +20,8 @@ type node struct {
 	name    string
 	lookups uint64 // the kernel's references; the node goes at zero
 	// seen is the file's version when last opened here: a reader opened
-	// on the same version keeps the kernel's cached pages. reported is
-	// the version whose attributes the kernel was last given.
-	seen, reported version
+	// on the same version keeps the kernel's cached pages.
+	seen version
 }
 
 // version is what tells that a file's content may have changed.
@@ -187,27 +186,18 @@ func (t *nodeTable) rename(parent uint64, name string, newParent uint64, newName
 }
 
 // opened records the version a file had when opened, and reports
-// whether it is the version last opened here (the kernel's cached pages
-// hold) and the one whose attributes the kernel was last given.
-func (t *nodeTable) opened(id uint64, v version) (samePages, sameAttrs bool) {
+// whether it is the version last opened here: the kernel's cached pages
+// of the file hold.
+func (t *nodeTable) opened(id uint64, v version) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := t.mu.byID[id]
 	if n == nil {
-		return false, false
+		return false
 	}
-	samePages, sameAttrs = n.seen == v, n.reported == v
+	same := n.seen == v
 	n.seen = v
-	return samePages, sameAttrs
-}
-
-// setReported records the version whose attributes the kernel is given.
-func (t *nodeTable) setReported(id uint64, v version) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if n := t.mu.byID[id]; n != nil {
-		n.reported = v
-	}
+	return same
 }
 
 // restore puts the nodes a predecessor left in the journal back. Their
