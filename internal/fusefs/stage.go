@@ -100,10 +100,11 @@ func (s *stage) add(sp span) {
 func (s *stage) truncate(size int64) {
 	if size < s.size {
 		i := sort.Search(len(s.dirty), func(i int) bool { return s.dirty[i].end > size })
-		s.dirty = s.dirty[:i]
-		if i > 0 && s.dirty[i-1].end > size {
-			s.dirty[i-1].end = size
+		if i < len(s.dirty) && s.dirty[i].off < size {
+			s.dirty[i].end = size // a span the cut goes through keeps its start
+			i++
 		}
+		s.dirty = s.dirty[:i]
 		s.baseSize = min(s.baseSize, size)
 		s.f.Truncate(size)
 	}
