@@ -35,6 +35,7 @@ type mountFlags struct {
 	readAhead        string
 	metrics          string
 	hungAfter        time.Duration
+	readRetry        time.Duration
 	maxRestarts      int
 	debug            bool
 	serveFD, readyFD int // a serving process's (hidden)
@@ -85,6 +86,7 @@ func (f *mountFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.stageLimit, "stage-limit", "10GiB", "the most bytes staged at once; a random write past it fails with ENOSPC")
 	fl.StringVar(&f.readAhead, "read-ahead", "16MiB", "the kernel's read-ahead on the mount, for sequential streams")
 	fl.StringVar(&f.metrics, "metrics", "", "HOST:PORT to serve the mount's counters on (requests by operation, in flight, hung), as text")
+	fl.DurationVar(&f.readRetry, "read-retry", 30*time.Second, "how long a read waits for a worker that can serve it (one restarting) before it fails with EIO")
 	fl.DurationVar(&f.hungAfter, "hung-after", 30*time.Second, "a request running longer is logged, and counted as hung")
 	fl.IntVar(&f.maxRestarts, "max-restarts", 10, "serving processes that may die within a minute before the mount gives up and unmounts")
 	fl.BoolVar(&f.debug, "debug", false, "log every FUSE request")

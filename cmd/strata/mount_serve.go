@@ -101,7 +101,7 @@ func newMountFS(f *mountFlags, ns string, logger *slog.Logger) (*fusefs.FS, erro
 	}
 	return fusefs.New(fusefs.Options{Namespace: ns, Identity: id, EntryTimeout: f.entryTimeout,
 		AttrTimeout: f.attrTimeout, NegativeTimeout: f.negTimeout, StageDir: f.stageDir, StageLimit: limit,
-		Journal: filepath.Join(f.stateDir, "nodes"), HungAfter: f.hungAfter, Log: logger})
+		Journal: filepath.Join(f.stateDir, "nodes"), HungAfter: f.hungAfter, ReadRetry: f.readRetry, Log: logger})
 }
 
 // mountOptions are go-fuse's: 1 MiB requests, requests served in

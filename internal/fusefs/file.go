@@ -108,9 +108,15 @@ func (fs *FS) Read(_ <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.ReadRes
 	if h.ws != nil {
 		n, e = h.ws.readAt(fs, h.c, buf, int64(in.Offset))
 	} else {
-		n, e = h.read(buf, int64(in.Offset))
+		n, e = h.read(fs, buf, int64(in.Offset))
 	}
-	return fuse.ReadResultData(buf[:n]), status(e)
+	if e != 0 {
+		// NB: no result with an error: go-fuse sends a result's status,
+		// OK, and the kernel would take the failed read for the end of
+		// the file.
+		return nil, status(e)
+	}
+	return fuse.ReadResultData(buf[:n]), fuse.OK
 }
 
 // streamSlack is how far from where the last read ended a read may land
@@ -118,13 +124,13 @@ func (fs *FS) Read(_ <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.ReadRes
 // several requests at once, which arrive in any order.
 const streamSlack = 8 << 20
 
-func (h *handle) read(buf []byte, off int64) (int, syscall.Errno) {
+func (h *handle) read(fs *FS, buf []byte, off int64) (int, syscall.Errno) {
 	r := h.reader.Load()
 	last := h.next.Load()
 	var n int
 	var err error
 	stream := off >= last-streamSlack && off <= last+streamSlack
-	err = retryUnavailable(func() error {
+	err = retryUnavailable(fs.opt.ReadRetry, func() error {
 		if stream {
 			n, err = r.ReadAtStream(buf, off)
 		} else {
@@ -139,17 +145,13 @@ func (h *handle) read(buf []byte, off int64) (int, syscall.Errno) {
 	return n, 0
 }
 
-// readRetryTimeout bounds how long a read waits for a worker to serve it
-// (retryUnavailable).
-var readRetryTimeout = 30 * time.Second
-
 // retryUnavailable runs read again while it finds no worker that can
-// serve it, for up to readRetryTimeout: the client tries each live worker
-// once per read, and a worker restarting (or the last one moving) would
-// otherwise fail a reader with EIO. This is the mount's one retry, and
-// only of reads, which may be made again.
-func retryUnavailable(read func() error) error {
-	deadline := time.Now().Add(readRetryTimeout)
+// serve it, for up to budget (Options.ReadRetry): the client tries each
+// live worker once per read, and a worker restarting (or the last one
+// moving) would otherwise fail a reader with EIO. This is the mount's one
+// retry, and only of reads, which may be made again.
+func retryUnavailable(budget time.Duration, read func() error) error {
+	deadline := time.Now().Add(budget)
 	wait := 50 * time.Millisecond
 	for {
 		err := read()

@@ -33,6 +33,9 @@ type Options struct {
 	// Journal, if set, is the file that keeps the node table for a
 	// successor (journal.go).
 	Journal string
+	// ReadRetry is how long a read waits for a worker that can serve it
+	// before it fails with EIO (0: 30s).
+	ReadRetry time.Duration
 	// HungAfter is how long a request may run before the log says so and
 	// the metrics count it as hung (0: 30s).
 	HungAfter time.Duration
@@ -64,6 +67,9 @@ type FS struct {
 func New(opt Options) (*FS, error) {
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	if opt.ReadRetry == 0 {
+		opt.ReadRetry = 30 * time.Second
 	}
 	if opt.HungAfter == 0 {
 		opt.HungAfter = 30 * time.Second

@@ -79,7 +79,7 @@ func (x *fsx) step(i int) {
 		off := x.rnd.Int64N(min(size+testBlock/2, maxFSXSize))
 		n := 1 + x.rnd.Int64N(min(256<<10, maxFSXSize-off))
 		data := make([]byte, n)
-		newPRNG(int64(x.seed)*1000+int64(i)).Read(data)
+		newPRNG(int64(x.seed)*1000 + int64(i)).Read(data)
 		x.do(fmt.Sprintf("write %d+%d", off, n), func(f *os.File) error { _, err := f.WriteAt(data, off); return err })
 	case r < 55:
 		n := x.rnd.Int64N(maxFSXSize)

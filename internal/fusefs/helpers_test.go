@@ -1,6 +1,7 @@
 package fusefs_test
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/stratafs/strata/internal/fusefs"
 	"github.com/stratafs/strata/internal/testcluster"
@@ -42,6 +45,7 @@ func devServer(t *testing.T, args ...string) *testcluster.Process {
 type mountProc struct {
 	t     *testing.T
 	Dir   string // the mount point
+	conn  uint32 // the kernel's id of its FUSE connection
 	State string
 	cmd   *exec.Cmd
 	out   *lines
@@ -75,10 +79,17 @@ func (m *mountProc) start(addr, ns string, args ...string) {
 	if !m.out.wait("strata: mounted", time.Minute, m.done) {
 		t.Fatalf("strata mount did not mount:\n%s", m.out)
 	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(m.Dir, &st); err != nil {
+		t.Fatal(err)
+	}
+	m.conn = unix.Minor(st.Dev)
 }
 
 // stop unmounts (detaching a mount still in use) and waits for the
-// mount's process to end.
+// mount's process to end. A mount that a failed test left with requests
+// nobody answers is aborted, so that the test's own threads blocked in it
+// end too.
 func (m *mountProc) stop() {
 	if ok, _ := fusefs.IsMounted(m.Dir); ok {
 		if err := fusefs.Unmount(m.Dir, false); err != nil {
@@ -87,7 +98,8 @@ func (m *mountProc) stop() {
 	}
 	select {
 	case <-m.done:
-	case <-time.After(30 * time.Second):
+	case <-time.After(20 * time.Second):
+		_ = os.WriteFile(fmt.Sprintf("/sys/fs/fuse/connections/%d/abort", m.conn), []byte("1"), 0)
 		m.cmd.Process.Kill()
 		<-m.done
 	}
@@ -115,11 +127,8 @@ func (m *mountProc) servePID() int {
 func (m *mountProc) killAll() {
 	pid := m.servePID()
 	m.cmd.Process.Kill()
-	<-m.done
 	syscall.Kill(pid, syscall.SIGKILL)
-	for syscall.Kill(pid, 0) == nil {
-		time.Sleep(10 * time.Millisecond) // NB: only to see the pid gone; no other way to wait for a non-child
-	}
+	<-m.done // NB: once both are gone: the serving process holds the output's pipe too
 }
 
 // lines is a process's output, which a test can wait on.
@@ -127,9 +136,21 @@ type lines struct {
 	mu   sync.Mutex
 	all  strings.Builder
 	more chan struct{} // closed and replaced at every write
+	next *lines        // also gets every write
 }
 
 func newLines() *lines { return &lines{more: make(chan struct{})} }
+
+// newLinesFrom is a fresh output that old's writer writes to from now on
+// (old's writer is a process's: it goes on writing to old, which passes
+// every write on).
+func newLinesFrom(old *lines) *lines {
+	l := newLines()
+	old.mu.Lock()
+	old.next = l
+	old.mu.Unlock()
+	return l
+}
 
 func (l *lines) Write(b []byte) (int, error) {
 	l.mu.Lock()
@@ -137,6 +158,9 @@ func (l *lines) Write(b []byte) (int, error) {
 	l.all.Write(b)
 	close(l.more)
 	l.more = make(chan struct{})
+	if l.next != nil {
+		l.next.Write(b)
+	}
 	return len(b), nil
 }
 
