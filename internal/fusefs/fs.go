@@ -60,6 +60,22 @@ type FS struct {
 	track              *tracker
 	journal            *journal
 	who                sync.Map // *client.Client → *pb.WhoAmIResponse, asked once
+	server             *fuse.Server
+}
+
+// Init keeps the server, to tell the kernel of changes it did not make
+// itself (attrChanged).
+func (fs *FS) Init(s *fuse.Server) { fs.server = s }
+
+// attrChanged tells the kernel that a node's attributes changed under
+// it: a commit gave the file a new length, times or inode, which a stat
+// right after close(2) must show (make(1) compares mtimes), not the ones
+// the kernel cached. NB: attributes only (offset -1): this takes no lock
+// of the kernel's, so it is safe inside any request.
+func (fs *FS) attrChanged(node uint64) {
+	if fs.server != nil {
+		fs.server.InodeNotify(node, -1, 0)
+	}
 }
 
 // New returns the file system of opt.Namespace, with the node table its

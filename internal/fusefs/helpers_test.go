@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,7 +69,10 @@ func (m *mountProc) start(addr, ns string, args ...string) {
 	t.Helper()
 	all := append([]string{"mount", ns, m.Dir, "--meta", addr, "--plaintext", "--state-dir", m.State}, args...)
 	m.cmd = exec.Command(testcluster.Binary(t), all...)
-	m.cmd.Env = append(os.Environ(), "STRATA_TOKEN="+testcluster.Token(t, addr, ""))
+	m.cmd.Env = os.Environ()
+	if !slices.Contains(args, "--insecure-callers") { // a service without authentication has no tokens
+		m.cmd.Env = append(m.cmd.Env, "STRATA_TOKEN="+testcluster.Token(t, addr, ""))
+	}
 	m.cmd.Stdout, m.cmd.Stderr = m.out, m.out
 	m.done = make(chan struct{})
 	if err := m.cmd.Start(); err != nil {

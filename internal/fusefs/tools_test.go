@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // testBlock is the block size of the tests' services: small, so that a
@@ -47,6 +48,25 @@ func TestTools(t *testing.T) {
 	run(t, m.Dir, "diff", "-r", tree, back)
 	if got, want := listing(t, m.path("t")), listing(t, tree); got != want {
 		t.Errorf("find through the mount:\n%s\nwant:\n%s", got, want)
+	}
+	// A stat right after close(2) shows what the close committed: make
+	// compares mtimes.
+	old := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(m.path("one"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(m.path("one")); err != nil { // the kernel caches the old mtime
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(m.path("one"), os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(m.path("one")); err != nil || fi.ModTime().Equal(old) || fi.Size() != 0 {
+		t.Errorf("stat after open(O_TRUNC) and close: %v, %v; want a new mtime and 0 bytes", fi.ModTime(), err)
 	}
 	run(t, m.Dir, "rm", "-r", "t")
 	if ents, err := os.ReadDir(m.Dir); err != nil || len(ents) != 4 {

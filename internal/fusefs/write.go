@@ -224,10 +224,12 @@ func (ws *writeState) commitLocked(fs *FS, c *client.Client) syscall.Errno {
 	case ws.mu.stream != nil:
 		err = ws.mu.stream.Close()
 		ws.mu.stream = nil
+		fs.attrChanged(ws.node)
 	case ws.mu.stage != nil:
 		err = ws.mu.stage.commit(fs, c, ws.curPath(fs))
 		ws.mu.stage.close()
 		ws.mu.stage = nil
+		fs.attrChanged(ws.node)
 	}
 	ws.written.Store(-1)
 	ws.dropReaderLocked()
