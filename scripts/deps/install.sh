@@ -9,6 +9,7 @@
 #   mvn 3.8 or later  java/mvn.sh                                  maven
 #   unzip             java/test.sh lists the shaded jar            unzip
 #   realpath          java/test.sh                                 coreutils
+#   fusermount3       the FUSE mount's tests (internal/fusefs)     fuse3
 #
 # Usage: scripts/deps/install.sh (make deps; make test, test-go, test-java and java run it first).
 # It uses nothing but bash, id, apt-get and the tools it checks, so that its test can run it
@@ -90,9 +91,10 @@ check_all() {
 	check_maven
 	check_tool unzip unzip
 	check_tool realpath coreutils
+	check_tool fusermount3 fuse3
 }
 
-say "checking what make test needs: Go, a C compiler, a JDK 17+, Maven 3.8+, unzip, realpath"
+say "checking what make test needs: Go, a C compiler, a JDK 17+, Maven 3.8+, unzip, realpath, fusermount3"
 check_all
 if ((${#missing[@]} == 0)); then
 	say "all there (${found[*]})"
