@@ -204,6 +204,7 @@ func (fs *FS) fillAttr(st *client.FileStatus, id uint64, a *fuse.Attr) {
 	if st.IsDir {
 		a.Mode |= syscall.S_IFDIR
 		a.Nlink = 2
+		fs.nodes.setGroup(id, st.Group)
 	} else {
 		a.Mode |= syscall.S_IFREG
 	}

@@ -22,6 +22,9 @@ type node struct {
 	// seen is the file's version when last opened here: a reader opened
 	// on the same version keeps the kernel's cached pages.
 	seen version
+	// group is a directory's group, as last stated: a file created in
+	// it takes it.
+	group string
 }
 
 // version is what tells that a file's content may have changed.
@@ -124,6 +127,25 @@ func (t *nodeTable) peek(parent uint64, name string) uint64 {
 		return n.id
 	}
 	return 0
+}
+
+// setGroup records directory id's group.
+func (t *nodeTable) setGroup(id uint64, group string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if n := t.mu.byID[id]; n != nil {
+		n.group = group
+	}
+}
+
+// group returns directory id's group as last stated, or "".
+func (t *nodeTable) group(id uint64) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if n := t.mu.byID[id]; n != nil {
+		return n.group
+	}
+	return ""
 }
 
 // get returns node id, or nil.

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 
@@ -71,12 +72,15 @@ func (fs *FS) Create(_ <-chan struct{}, in *fuse.CreateIn, name string, out *fus
 	if err != nil {
 		return status(errnoOf(err))
 	}
-	st, e := fs.stat(c, p)
-	if e != 0 {
-		if w != nil {
-			w.Close()
+	st := fs.createdStatus(c, in.NodeId, name, w, o.Perm)
+	if st == nil {
+		var e syscall.Errno
+		if st, e = fs.stat(c, p); e != 0 {
+			if w != nil {
+				w.Close()
+			}
+			return status(e)
 		}
-		return status(e)
 	}
 	fs.entry(in.NodeId, name, st, &out.EntryOut)
 	h := &handle{node: out.NodeId, path: p, c: c}
@@ -92,6 +96,25 @@ func (fs *FS) Create(_ <-chan struct{}, in *fuse.CreateIn, name string, out *fus
 	out.Fh = fs.handles.addFile(h, true)
 	h.ws.adoptStream(w)
 	return fuse.OK
+}
+
+// createdStatus is the status of the file w just created as name in
+// directory parent, made here rather than asked for (a create is one call
+// of the service, not two): its owner is the caller as the service knows
+// it, its group its directory's (HDFS's rule, which the service applies),
+// known when the directory was looked at here. Nil when either is not
+// known.
+func (fs *FS) createdStatus(c *client.Client, parent uint64, name string, w *client.Writer, perm uint32) *client.FileStatus {
+	if w == nil {
+		return nil
+	}
+	who, group := fs.whoami(c), fs.nodes.group(parent)
+	if who == nil || group == "" {
+		return nil
+	}
+	now := time.Now()
+	return &client.FileStatus{Name: name, Perm: perm, Owner: who.User, Group: group, ModTime: now, AccTime: now,
+		InodeID: w.Inode(), UnderConstruction: true}
 }
 
 // createExisting opens a file that a create without O_EXCL found there
