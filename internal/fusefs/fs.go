@@ -111,8 +111,8 @@ func New(opt Options) (*FS, error) {
 	return fs, nil
 }
 
-// Restored returns how many nodes the file system took over from a
-// predecessor's journal at start.
+// Nodes returns how many nodes the file system holds (at start: those it
+// took over from a predecessor's journal, and the root).
 func (fs *FS) Nodes() int { return fs.nodes.len() }
 
 // Stats returns the mount's counters (tracker.go).

@@ -1,7 +1,6 @@
 package fusefs
 
 import (
-	"fmt"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -138,13 +137,3 @@ func groupNames(u *user.User) []string {
 	return out
 }
 
-// String describes an identity for the mount's log.
-func describe(id Identity) string {
-	switch id.(type) {
-	case One:
-		return "the mount owner's token for every request"
-	case *perUser:
-		return "each caller's own identity"
-	}
-	return fmt.Sprintf("%T", id)
-}

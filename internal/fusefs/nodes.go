@@ -148,13 +148,6 @@ func (t *nodeTable) group(id uint64) string {
 	return ""
 }
 
-// get returns node id, or nil.
-func (t *nodeTable) get(id uint64) *node {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.mu.byID[id]
-}
-
 // forget drops n references of the kernel's to node id.
 func (t *nodeTable) forget(id, n uint64) {
 	t.mu.Lock()
