@@ -73,6 +73,7 @@ func (fs *FS) Init(s *fuse.Server) { fs.server = s }
 // the kernel cached. NB: attributes only (offset -1): this takes no lock
 // of the kernel's, so it is safe inside any request.
 func (fs *FS) attrChanged(node uint64) {
+	fs.nodes.changed(node)
 	if fs.server != nil {
 		fs.server.InodeNotify(node, -1, 0)
 	}
@@ -201,10 +202,10 @@ func (fs *FS) fillAttr(st *client.FileStatus, id uint64, a *fuse.Attr) {
 	if fs.handles.isHidden(id) {
 		a.Nlink = 0 // unlinked while open
 	}
+	fs.nodes.setStatus(id, st)
 	if st.IsDir {
 		a.Mode |= syscall.S_IFDIR
 		a.Nlink = 2
-		fs.nodes.setGroup(id, st.Group)
 	} else {
 		a.Mode |= syscall.S_IFREG
 	}

@@ -136,4 +136,3 @@ func groupNames(u *user.User) []string {
 	}
 	return out
 }
-

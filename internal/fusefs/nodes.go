@@ -4,6 +4,7 @@ import (
 	"github.com/stratafs/strata/internal/client"
 	"path"
 	"sync"
+	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
@@ -25,6 +26,10 @@ type node struct {
 	// group is a directory's group, as last stated: a file created in
 	// it takes it.
 	group string
+	// st is the status the kernel was last told, at stAt (nil: none, or
+	// the file changed since).
+	st   *client.FileStatus
+	stAt time.Time
 }
 
 // version is what tells that a file's content may have changed.
@@ -129,12 +134,37 @@ func (t *nodeTable) peek(parent uint64, name string) uint64 {
 	return 0
 }
 
-// setGroup records directory id's group.
-func (t *nodeTable) setGroup(id uint64, group string) {
+// setStatus records the status the kernel is told of node id.
+func (t *nodeTable) setStatus(id uint64, st *client.FileStatus) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if n := t.mu.byID[id]; n != nil {
-		n.group = group
+		n.st, n.stAt = st, time.Now()
+		if st.IsDir {
+			n.group = st.Group
+		}
+	}
+}
+
+// status returns a copy of the status the kernel was told of node id, if
+// that was within d (the kernel trusts it that long), else nil.
+func (t *nodeTable) status(id uint64, d time.Duration) *client.FileStatus {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := t.mu.byID[id]
+	if n == nil || n.st == nil || time.Since(n.stAt) >= d {
+		return nil
+	}
+	st := *n.st
+	return &st
+}
+
+// changed forgets node id's status: the file changed under the kernel.
+func (t *nodeTable) changed(id uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if n := t.mu.byID[id]; n != nil {
+		n.st = nil
 	}
 }
 
