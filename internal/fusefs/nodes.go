@@ -95,15 +95,6 @@ func (t *nodeTable) pathLocked(id uint64) (string, bool) {
 	return p, true
 }
 
-// child returns the path of name in directory parent.
-func (t *nodeTable) child(parent uint64, name string) (string, bool) {
-	p, ok := t.path(parent)
-	if !ok {
-		return "", false
-	}
-	return path.Join(p, name), true
-}
-
 // lookup returns the node of name in parent, made if new, with one more
 // reference from the kernel.
 func (t *nodeTable) lookup(parent uint64, name string) *node {

@@ -139,7 +139,7 @@ func TestServingProcessKilled(t *testing.T) {
 	for round := range 2 {
 		r.waitPasses(t, 3, time.Minute)
 		syscall.Kill(m.servePID(), syscall.SIGKILL)
-		if !m.out.wait(fmt.Sprintf("took the mount over"), time.Minute, m.done) {
+		if !m.out.wait("took the mount over", time.Minute, m.done) {
 			t.Fatalf("round %d: no serving process took over:\n%s", round, m.out)
 		}
 		m.out = newLinesFrom(m.out) // the next round waits for the next takeover
