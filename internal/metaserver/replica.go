@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -42,6 +43,12 @@ type replica struct {
 	applied      atomic.Uint64
 	nextProposal atomic.Uint64
 	props        proposals
+
+	// pending holds what the volatile entries applied since the log's last
+	// sync wrote, over the store (apply.go); nil: nothing. Reads see it
+	// (view); pendingMu keeps them out while the applier writes it.
+	pending   atomic.Pointer[kv.Overlay]
+	pendingMu sync.RWMutex
 }
 
 // events are what the rest of the member hears from its replica.
@@ -105,7 +112,7 @@ func (r *replica) start(ev events) error {
 	}
 	r.node, err = raftnode.Start(raftnode.Config{ID: cfg.MemberID, ClusterID: cfg.ClusterID, Peers: peers, Join: cfg.Join,
 		Dir: filepath.Join(cfg.DataDir, "raft"), Applied: r.applied.Load(), Tick: cfg.Tick, CompactKeep: 5000,
-		Transport: r.sender(), OnLeader: r.leaderChanged, Log: cfg.Log}, r)
+		Transport: r.sender(), OnLeader: r.leaderChanged, Volatile: volatileEntry, Log: cfg.Log}, r)
 	if err != nil {
 		r.transport.Close()
 		return err
@@ -204,7 +211,7 @@ func (r *replica) View(ctx context.Context, fn func(kv.Reader) error) error {
 			return r.raftError(err)
 		}
 	}
-	return r.store.View(fn)
+	return r.Applied(fn)
 }
 
 // barrier passes a read barrier and returns ctx marked as having passed
@@ -226,8 +233,19 @@ func passedBarrier(ctx context.Context) bool { return ctx.Value(barrierKey{}) !=
 
 // Applied runs fn against the applied state as it is, with no barrier:
 // for what the leader reads to propose (a proposal that lost a race fails
-// alone), and for what every member keeps in memory.
-func (r *replica) Applied(fn func(kv.Reader) error) error { return r.store.View(fn) }
+// alone), and for what every member keeps in memory. The state is the
+// store, and over it what volatile entries wrote that is not in it yet.
+func (r *replica) Applied(fn func(kv.Reader) error) error {
+	return r.store.View(func(rd kv.Reader) error {
+		pending := r.pending.Load()
+		if pending == nil {
+			return fn(rd)
+		}
+		r.pendingMu.RLock()
+		defer r.pendingMu.RUnlock()
+		return fn(pending.Over(rd))
+	})
+}
 
 // Now is the member's clock.
 func (r *replica) Now() time.Time { return r.cfg.Clock() }

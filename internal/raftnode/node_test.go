@@ -49,6 +49,7 @@ func (r *recorder) Apply(entries []*pb.Entry) error {
 }
 
 func (r *recorder) Sync() error             { return nil }
+func (r *recorder) Durable(uint64) error    { return nil }
 func (r *recorder) Checkpoint(string) error { return errors.New("no checkpoints") }
 func (r *recorder) Restore(string) error    { return errors.New("no checkpoints") }
 
