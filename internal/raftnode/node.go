@@ -455,10 +455,8 @@ func (n *Node) mustSync(rd raft.Ready) bool {
 	if !rd.MustSync {
 		return false
 	}
-	if rd.HardState != nil {
-		if prev, _, _ := n.log.mem.InitialState(); prev.GetTerm() != rd.HardState.GetTerm() || prev.GetVote() != rd.HardState.GetVote() {
-			return true
-		}
+	if hs, prev := rd.HardState, n.log.hs; !raft.IsEmptyHardState(hs) && (prev.GetTerm() != hs.GetTerm() || prev.GetVote() != hs.GetVote()) {
+		return true
 	}
 	return n.cfg.Volatile == nil || slices.ContainsFunc(rd.Entries, func(e *pb.Entry) bool {
 		return e.GetType() != pb.EntryType_EntryNormal || !n.cfg.Volatile(e.GetData())
