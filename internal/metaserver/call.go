@@ -2,12 +2,14 @@ package metaserver
 
 import (
 	"context"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stratafs/strata/internal/kv"
-
 	sm "github.com/stratafs/strata/internal/statemachine"
+	"github.com/stratafs/strata/internal/trace"
+	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
 // How the service carries out a call of an operation of the state
@@ -37,7 +39,19 @@ func typed[Resp proto.Message](resp proto.Message, err error) (Resp, error) {
 // do carries out op for req: a read from the applied state, or a mutation
 // proposed on behalf of the caller and answered once applied. Only the
 // leader does either; the others answer NOT_LEADER with its address.
-func (m *Member) do(ctx context.Context, op *sm.Op, req sm.Request) (proto.Message, error) {
+func (m *Member) do(ctx context.Context, op *sm.Op, req sm.Request) (resp proto.Message, err error) {
+	defer m.observe(op, time.Now(), &err)
+	return m.steps(ctx, op, req)
+}
+
+// observe tells the observer of a call of op that started at start and
+// failed with *err.
+func (m *Member) observe(op *sm.Op, start time.Time, err *error) {
+	m.cfg.Observe.Op(op.Name, time.Since(start), *err)
+}
+
+// steps carries out op for req: do, unobserved.
+func (m *Member) steps(ctx context.Context, op *sm.Op, req sm.Request) (proto.Message, error) {
 	st := table[op]
 	if err := m.admit(ctx, st, req); err != nil {
 		return nil, err
@@ -51,7 +65,7 @@ func (m *Member) do(ctx context.Context, op *sm.Op, req sm.Request) (proto.Messa
 		resp, err := m.read(ctx, op, req)
 		return m.answer(ctx, st, req, resp, err)
 	}
-	p := newProposal(op.Command(req))
+	p := newProposal(command(op, req))
 	m.core.submit(p)
 	defer releaseWhenSettled(p, m.core.Done(), release)
 	resp, err := m.responded(ctx, op, p)
@@ -64,7 +78,20 @@ func (m *Member) admit(ctx context.Context, st steps, req sm.Request) error {
 	if err := m.tokens.CheckCaller(ctx, req.GetHeader()); err != nil {
 		return err
 	}
+	if err := trace.Check(req.GetHeader().GetTraceId()); err != nil {
+		return err
+	}
 	return st.admit(ctx, m, req)
+}
+
+// command is the command that carries out mutation op for req. The trace
+// id stays out of the log: it names the call for the logs of the processes
+// it passed, and applying the command has no use for it.
+func command(op *sm.Op, req sm.Request) *pb.Command {
+	if h := req.GetHeader(); h.GetTraceId() != "" {
+		h.TraceId = ""
+	}
+	return op.Command(req)
 }
 
 // read answers a read against the applied state, after a read barrier
@@ -90,7 +117,7 @@ func (m *Member) responded(ctx context.Context, op *sm.Op, p *proposal) (proto.M
 // applyMutation proposes mutation op for req, without its steps, and
 // returns its response.
 func (m *Member) applyMutation(ctx context.Context, op *sm.Op, req sm.Request) (proto.Message, error) {
-	p := newProposal(op.Command(req))
+	p := newProposal(command(op, req))
 	m.core.submit(p)
 	return m.responded(ctx, op, p)
 }
