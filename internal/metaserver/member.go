@@ -84,6 +84,7 @@ func (m *Member) addJobs() {
 // start starts the replica, then the jobs. A purge a restart interrupted
 // goes on at once.
 func (m *Member) start() error {
+	m.started = m.cfg.Clock()
 	if err := m.core.start(events{applied: m.applied, leader: m.leaderChanged}); err != nil {
 		m.core.close()
 		return err

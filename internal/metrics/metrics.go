@@ -18,6 +18,7 @@
 package metrics
 
 import (
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -67,4 +68,21 @@ func boolValue(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// Process is what every server process has: its registry, the metrics of
+// the calls it serves (and its slow-call log), and the meter of its
+// buckets, which its parts (a member, a worker, both in the dev server)
+// share.
+type Process struct {
+	Registry *prometheus.Registry
+	Calls    *Calls
+	Bucket   *Bucket
+}
+
+// NewProcess returns a process's metrics; calls that take slow or longer
+// are logged to log.
+func NewProcess(log *slog.Logger, slow time.Duration) *Process {
+	reg := NewRegistry()
+	return &Process{Registry: reg, Calls: NewCalls(reg, log, slow), Bucket: NewBucket(reg)}
 }

@@ -101,6 +101,9 @@ type Config struct {
 	Meter       metered.Meter
 	Calls       grpc.UnaryServerInterceptor
 	CallStreams grpc.StreamServerInterceptor
+	// SlowCall is how long a short-circuit request takes to be logged as
+	// slow, with its trace id (default 1 s).
+	SlowCall time.Duration
 }
 
 func (c *Config) clock() time.Time {
@@ -140,6 +143,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.AbandonedUploadAge == 0 {
 		c.AbandonedUploadAge = time.Hour
+	}
+	if c.SlowCall <= 0 {
+		c.SlowCall = time.Second
 	}
 }
 
