@@ -60,7 +60,7 @@ func (m *Member) batch(ctx context.Context, r *pb.BatchRequest) (*pb.BatchRespon
 			reads++
 			continue
 		}
-		b.p = newProposal(command(b.op, b.req))
+		b.p = newProposal(b.op.Command(b.req))
 		q = append(q, b.p)
 	}
 	if len(q) > 0 {

@@ -9,7 +9,6 @@ import (
 	"github.com/stratafs/strata/internal/kv"
 	sm "github.com/stratafs/strata/internal/statemachine"
 	"github.com/stratafs/strata/internal/trace"
-	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
 // How the service carries out a call of an operation of the state
@@ -65,7 +64,7 @@ func (m *Member) steps(ctx context.Context, op *sm.Op, req sm.Request) (proto.Me
 		resp, err := m.read(ctx, op, req)
 		return m.answer(ctx, st, req, resp, err)
 	}
-	p := newProposal(command(op, req))
+	p := newProposal(op.Command(req))
 	m.core.submit(p)
 	defer releaseWhenSettled(p, m.core.Done(), release)
 	resp, err := m.responded(ctx, op, p)
@@ -84,15 +83,6 @@ func (m *Member) admit(ctx context.Context, st steps, req sm.Request) error {
 	return st.admit(ctx, m, req)
 }
 
-// command is the command that carries out mutation op for req. The trace
-// id stays out of the log: it names the call for the logs of the processes
-// it passed, and applying the command has no use for it.
-func command(op *sm.Op, req sm.Request) *pb.Command {
-	if h := req.GetHeader(); h.GetTraceId() != "" {
-		h.TraceId = ""
-	}
-	return op.Command(req)
-}
 
 // read answers a read against the applied state, after a read barrier
 // (replica.View).
@@ -117,7 +107,7 @@ func (m *Member) responded(ctx context.Context, op *sm.Op, p *proposal) (proto.M
 // applyMutation proposes mutation op for req, without its steps, and
 // returns its response.
 func (m *Member) applyMutation(ctx context.Context, op *sm.Op, req sm.Request) (proto.Message, error) {
-	p := newProposal(command(op, req))
+	p := newProposal(op.Command(req))
 	m.core.submit(p)
 	return m.responded(ctx, op, p)
 }

@@ -33,10 +33,11 @@ type cluster struct {
 	c      *client.Client
 }
 
-// startCluster starts the cluster; workerArgs go to the worker.
-func startCluster(t *testing.T, workerArgs ...string) *cluster {
+// startCluster starts the cluster; metaArgs go to the members, workerArgs
+// to the worker.
+func startCluster(t *testing.T, metaArgs, workerArgs []string) *cluster {
 	t.Helper()
-	g := testcluster.StartGroup(t, 3)
+	g := testcluster.StartGroup(t, 3, metaArgs...)
 	cl := &cluster{t: t, g: g, admin: testcluster.AdminToken(t, g.Meta())}
 	cl.worker = testcluster.StartWorker(t, g.Meta(), t.TempDir(), append([]string{"--http-listen", "127.0.0.1:0"}, workerArgs...)...)
 	cl.c = g.Client("")

@@ -25,7 +25,7 @@ import (
 // then passes promtool's check, and the Grafana dashboard asks for no
 // family the processes do not serve.
 func TestMetricFamilies(t *testing.T) {
-	cl := startCluster(t, "--cache-size", "3MiB")
+	cl := startCluster(t, nil, []string{"--cache-size", "3MiB"})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	lead := cl.leader()
