@@ -19,6 +19,7 @@ import (
 	"github.com/stratafs/strata/internal/object"
 	"github.com/stratafs/strata/internal/object/objstore"
 	"github.com/stratafs/strata/internal/statuspage"
+	"github.com/stratafs/strata/internal/worker"
 )
 
 // obsFlags are what a server process tells of itself: its log's format
@@ -39,7 +40,7 @@ func (f *obsFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.httpListen, "http-listen", "", fmt.Sprintf("address to serve Prometheus metrics (/metrics) and, on the "+
 		"namespace service, the status page (/status) on (default: --listen's host, its port + %d, e.g. 127.0.0.1:7702; "+
-		"\"off\": none)", httpOffset))
+		"\"off\": none, and no metrics collected)", httpOffset))
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text (key=value lines) or json (a JSON object a line)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "least level logged: debug, info, warn or error")
 	fl.DurationVar(&f.slowCall, "slow-call", time.Second, "log the calls that take this long or longer, with their trace ids, "+
@@ -76,13 +77,33 @@ func (f *obsFlags) open() (*observability, error) {
 	return &observability{log: log, metrics: metrics.NewProcess(log, f.slowCall), flags: f}, nil
 }
 
+// off reports whether the process serves no metrics (--http-listen off):
+// then it collects none either, and logs its slow calls all the same.
+func (o *observability) off() bool { return o.flags.httpListen == "off" }
+
 // memberConfig gives a member's configuration the process's logger and
 // metrics: its events, its calls, its buckets.
 func (o *observability) memberConfig(cfg *metaserver.Config) {
 	cfg.Log = o.log
+	if o.off() {
+		cfg.Calls, cfg.CallStreams = o.metrics.Calls.SlowUnary, o.metrics.Calls.SlowStream
+		return
+	}
 	cfg.Observe = metrics.NewMember(o.metrics.Registry)
 	cfg.Calls, cfg.CallStreams = o.metrics.Calls.Unary, o.metrics.Calls.Stream
 	cfg.OpenStore = metricsStores(o.metrics.Bucket)
+}
+
+// workerConfig gives a worker's configuration the process's logger and
+// metrics: its calls, its buckets.
+func (o *observability) workerConfig(cfg *worker.Config) {
+	cfg.Log, cfg.SlowCall = o.log, o.flags.slowCall
+	if o.off() {
+		cfg.Calls, cfg.CallStreams = o.metrics.Calls.SlowUnary, o.metrics.Calls.SlowStream
+		return
+	}
+	cfg.Meter = o.metrics.Bucket
+	cfg.Calls, cfg.CallStreams = o.metrics.Calls.Unary, o.metrics.Calls.Stream
 }
 
 // serveHTTP starts the HTTP listener the flags ask for, grpcAddr's

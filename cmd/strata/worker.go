@@ -164,8 +164,7 @@ within --first-call-timeout of connecting is closed (docs/security.md,
 // worker has opened its cache.
 func runWorker(ctx context.Context, o *observability, cfg worker.Config, listen string, web bool, opened func()) error {
 	tuneGC()
-	cfg.Log, cfg.Meter = o.log, o.metrics.Bucket
-	cfg.Calls, cfg.CallStreams, cfg.SlowCall = o.metrics.Calls.Unary, o.metrics.Calls.Stream, o.flags.slowCall
+	o.workerConfig(&cfg)
 	// The address first: a start that cannot serve creates nothing.
 	lis, err := listenOn(listen)
 	if err != nil {

@@ -167,8 +167,8 @@ func (r *replica) bootstrapMembers() error {
 }
 
 // leaderChanged runs on the Raft loop when the known leader changes.
-func (r *replica) leaderChanged(lead uint64, isLeader bool) {
-	r.leaders.add(LeaderChange{At: r.cfg.Clock(), Leader: lead, Term: r.node.Term()})
+func (r *replica) leaderChanged(lead, term uint64, isLeader bool) {
+	r.leaders.add(LeaderChange{At: r.cfg.Clock(), Leader: lead, Term: term})
 	r.obs.LeaderChanged(lead, isLeader)
 	r.store.SetWriteThrough(isLeader) // a follower serves no reads
 	if !isLeader {

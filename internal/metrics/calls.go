@@ -110,3 +110,24 @@ func (c *Calls) done(ctx context.Context, fullMethod string, req any, start time
 		c.Slow.add(ctx, m.name, req, d, err)
 	}
 }
+
+// SlowUnary is Unary without the metrics: the slow-call log alone, for a
+// process that serves no metrics (--http-listen off).
+func (c *Calls) SlowUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	start := time.Now()
+	resp, err := h(ctx, req)
+	if d := time.Since(start); d >= c.Slow.threshold {
+		c.Slow.add(ctx, c.method(info.FullMethod).name, req, d, err)
+	}
+	return resp, err
+}
+
+// SlowStream is Stream without the metrics (SlowUnary).
+func (c *Calls) SlowStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	start := time.Now()
+	err := h(srv, ss)
+	if d := time.Since(start); d >= c.Slow.threshold {
+		c.Slow.add(ss.Context(), c.method(info.FullMethod).name, nil, d, err)
+	}
+	return err
+}

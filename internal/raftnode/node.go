@@ -71,8 +71,8 @@ type Config struct {
 	// than this one member.
 	Transport Sender
 	// OnLeader, if set, is called from the node's loop (it must not block)
-	// when the leader this member knows of changes.
-	OnLeader func(lead uint64, isLeader bool)
+	// when the leader this member knows of changes, with the term it knows.
+	OnLeader func(lead, term uint64, isLeader bool)
 	Log      *slog.Logger
 }
 
@@ -370,11 +370,12 @@ const applyQueue = 16
 // is applied by the loop itself once the applier is idle, before the log
 // is written: raft's configuration is not to change meanwhile.
 func (n *Node) handle(rd raft.Ready) error {
-	if rd.SoftState != nil {
-		n.setSoftState(rd.SoftState)
-	}
+	// The term first: a new leader's is in the same Ready.
 	if rd.HardState != nil && rd.HardState.GetTerm() != 0 {
 		n.term.Store(rd.HardState.GetTerm())
+	}
+	if rd.SoftState != nil {
+		n.setSoftState(rd.SoftState)
 	}
 	if !raft.IsEmptySnap(rd.Snapshot) {
 		if err := n.drain(); err != nil {
@@ -487,7 +488,7 @@ func (n *Node) setSoftState(ss *raft.SoftState) {
 		n.reads.failAll(ErrNotLeader)
 	}
 	if (was != ss.Lead || wasLeader != isLeader) && n.cfg.OnLeader != nil {
-		n.cfg.OnLeader(ss.Lead, isLeader)
+		n.cfg.OnLeader(ss.Lead, n.term.Load(), isLeader)
 	}
 }
 
