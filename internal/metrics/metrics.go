@@ -59,6 +59,13 @@ func counter(desc *prometheus.Desc, v float64, labels ...string) prometheus.Metr
 	return prometheus.MustNewConstMetric(desc, prometheus.CounterValue, v, labels...)
 }
 
+// describeAll sends descs: a collector's Describe.
+func describeAll(ch chan<- *prometheus.Desc, descs ...*prometheus.Desc) {
+	for _, d := range descs {
+		ch <- d
+	}
+}
+
 func newDesc(name, help string, labels ...string) *prometheus.Desc {
 	return prometheus.NewDesc(name, help, labels, nil)
 }

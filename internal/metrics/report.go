@@ -61,12 +61,10 @@ var (
 
 // Describe implements prometheus.Collector.
 func (c *MemberReport) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{raftTerm, raftCommit, raftApplied, raftLast, raftLeader, raftIsLeader,
-		raftMembers, raftMatch, raftLag, raftAnswering, raftSnapshot, pebbleCompactions, pebbleDebt, pebbleRunning,
-		pebbleReadAmp, pebbleFlushes, pebbleDisk, blockCacheHits, blockCacheMisses, blockCacheBytes, hotHits, hotMisses,
-		hotBytes, nsFiles, nsDirs, nsBytes, nsTrash, openFiles, garbage, purge, workers, buildInfo} {
-		ch <- d
-	}
+	describeAll(ch, raftTerm, raftCommit, raftApplied, raftLast, raftLeader, raftIsLeader, raftMembers, raftMatch, raftLag,
+		raftAnswering, raftSnapshot, pebbleCompactions, pebbleDebt, pebbleRunning, pebbleReadAmp, pebbleFlushes, pebbleDisk,
+		blockCacheHits, blockCacheMisses, blockCacheBytes, hotHits, hotMisses, hotBytes, nsFiles, nsDirs, nsBytes, nsTrash,
+		openFiles, garbage, purge, workers, buildInfo)
 }
 
 // Collect implements prometheus.Collector.

@@ -43,11 +43,8 @@ var (
 
 // Describe implements prometheus.Collector.
 func (c *WorkerReport) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{readBytes, writtenBytes, blocksWritten, scOpens, cacheHits, cacheMisses,
-		cacheEvicts, cacheEvicted, cacheFilled, cacheCorrupt, cacheWriteErr, cacheUsed, cacheCapacity, cacheBlocks,
-		connsOpen, connsRefused, connsExpired} {
-		ch <- d
-	}
+	describeAll(ch, readBytes, writtenBytes, blocksWritten, scOpens, cacheHits, cacheMisses, cacheEvicts, cacheEvicted,
+		cacheFilled, cacheCorrupt, cacheWriteErr, cacheUsed, cacheCapacity, cacheBlocks, connsOpen, connsRefused, connsExpired)
 }
 
 // Collect implements prometheus.Collector.

@@ -17,28 +17,7 @@
 set -euo pipefail
 
 readonly VERSION="v0.316.0" # Prometheus 3.16's promtool
-readonly MODULE="github.com/prometheus/prometheus/cmd/promtool"
-
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-bin_dir="${STRATA_BIN:-$repo/.cache/bin}"
-bin="$bin_dir/promtool"
-stamp="$bin_dir/.promtool.version"
-
-# NB: the stamp is written only after a successful build, so an interrupted
-# build is retried rather than trusted.
-if [[ -x "$bin" && -f "$stamp" && "$(cat "$stamp")" == "$VERSION" ]]; then
-	echo "promtool $VERSION already installed at $bin"
-	exit 0
-fi
-
-mkdir -p "$bin_dir"
-[[ -f "$repo/.cache/.gitignore" ]] || { mkdir -p "$repo/.cache" && echo '*' >"$repo/.cache/.gitignore"; }
-
-echo "building promtool $VERSION into $bin_dir (up to 8 minutes on 2 cores the first time: about 1 GiB of Go modules to download)..."
-# Build outside the repo so Strata's go.mod neither constrains nor records it.
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-GOBIN="$bin_dir" GOFLAGS=-buildvcs=false go install -tags remove_all_sd "$MODULE@$VERSION"
-echo "$VERSION" >"$stamp"
-echo "promtool installed at $bin"
+# shellcheck source=../lib/goinstall.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/goinstall.sh"
+echo "promtool $VERSION into ${STRATA_BIN:-.cache/bin} (up to 8 minutes on 2 cores the first time: about 1 GiB of Go modules to download)"
+go_install promtool github.com/prometheus/prometheus/cmd/promtool "$VERSION" -tags remove_all_sd
