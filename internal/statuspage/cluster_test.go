@@ -26,9 +26,10 @@ import (
 // processes, a `strata worker` process, each with its HTTP listener, and
 // two namespaces ("default" and "lake"), on loopback.
 type cluster struct {
-	t      *testing.T
-	g      *testcluster.Group
-	worker *testcluster.Process
+	t         *testing.T
+	g         *testcluster.Group
+	worker    *testcluster.Process
+	workerDir string // its state and cache
 	admin  string // the superuser's token
 	c      *client.Client
 }
@@ -38,8 +39,8 @@ type cluster struct {
 func startCluster(t *testing.T, metaArgs, workerArgs []string) *cluster {
 	t.Helper()
 	g := testcluster.StartGroup(t, 3, metaArgs...)
-	cl := &cluster{t: t, g: g, admin: testcluster.AdminToken(t, g.Meta())}
-	cl.worker = testcluster.StartWorker(t, g.Meta(), t.TempDir(), append([]string{"--http-listen", "127.0.0.1:0"}, workerArgs...)...)
+	cl := &cluster{t: t, g: g, admin: testcluster.AdminToken(t, g.Meta()), workerDir: t.TempDir()}
+	cl.worker = testcluster.StartWorker(t, g.Meta(), cl.workerDir, append([]string{"--http-listen", "127.0.0.1:0"}, workerArgs...)...)
 	cl.c = g.Client("")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -147,6 +147,15 @@ func TestListenerBounds(t *testing.T) {
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("a request on a fresh connection: %v", err)
 	}
+	resp.Body.Close()
+	// What was refused and closed is counted.
+	s, _ := get(t, srv.Addr)
+	if v := s.value(t, "strata_connections_refused_total", "port=http"); v != 1 {
+		t.Errorf("refused: %v, want 1", v)
+	}
+	if v := s.value(t, "strata_connections_expired_total", "port=http"); v != 2 {
+		t.Errorf("expired: %v, want 2", v)
+	}
 }
 
 func isTimeout(err error) bool {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/testcluster"
+	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
 // TestMetricFamilies does, on real processes, what each family counts,
@@ -51,6 +53,21 @@ func TestMetricFamilies(t *testing.T) {
 	if _, err := rpc.ReadFile(ctx, filePath(4)); err != nil {
 		t.Fatal(err)
 	}
+	// A bad page in the cache: dropped and fetched again.
+	if testcluster.CorruptCache(t, cl.workerDir, 100) == 0 {
+		t.Fatal("no cache file to corrupt")
+	}
+	if got, err := rpc.ReadFile(ctx, filePath(4)); err != nil || !bytes.Equal(got, data(1<<20)) {
+		t.Fatalf("read over a corrupt page: %d bytes, %v", len(got), err)
+	}
+	// A namespace deleted to the trash.
+	old := filepath.Join(t.TempDir(), "old")
+	mustNot(t, os.Mkdir(old, 0o700), "mkdir")
+	mustNot(t, cl.c.CreateNamespace(ctx, &pb.NamespaceInfo{Name: "old", Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK,
+		StoreUri: "file://" + old}), "create namespace old")
+	mustNot(t, cl.c.WriteFile(ctx, "strata://old/f", []byte("x"), client.CreateOptions{}), "write to old")
+	_, err := cl.c.DeleteNamespace(ctx, "old", pb.NamespaceDeleteMode_NAMESPACE_DELETE_MODE_TRASH)
+	mustNot(t, err, "delete namespace old to the trash")
 	// Failed calls, over both transports.
 	for _, c := range []*client.Client{cl.c, rpc} {
 		if _, err := c.Stat(ctx, "/no/such/file"); !errors.Is(err, fserr.ErrNotFound) {
@@ -134,7 +151,7 @@ func checkMember(t *testing.T, s scrape) {
 			t.Errorf("%s = %v, want at least %v", name, v, want)
 		}
 	}
-	for _, name := range []string{"strata_pebble_compactions_total", "strata_pebble_compaction_debt_bytes",
+	for _, name := range []string{"strata_raft_follower_match_index", "strata_pebble_compactions_total", "strata_pebble_compaction_debt_bytes",
 		"strata_pebble_read_amplification", "strata_pebble_block_cache_hits_total", "strata_pebble_block_cache_misses_total",
 		"strata_hot_cache_misses_total", "strata_meta_garbage_blocks", "strata_raft_last_snapshot_bytes"} {
 		s.value(t, name) // present (pebble's compactions: internal/kv/pebblekv's TestStats)
@@ -143,7 +160,8 @@ func checkMember(t *testing.T, s scrape) {
 		name, ns string
 		want     float64
 	}{{"strata_namespace_files", "default", 6}, {"strata_namespace_bytes", "default", 5 << 20},
-		{"strata_namespace_files", "lake", 1}, {"strata_namespace_bytes", "lake", 3000}, {"strata_namespace_directories", "lake", 2}} {
+		{"strata_namespace_files", "lake", 1}, {"strata_namespace_bytes", "lake", 3000}, {"strata_namespace_directories", "lake", 2},
+		{"strata_namespace_in_trash", "old", 1}, {"strata_namespace_in_trash", "lake", 0}} {
 		if v := s.value(t, tc.name, "namespace="+tc.ns, "mode=block"); v != tc.want {
 			t.Errorf("%s{namespace=%s} = %v, want %v", tc.name, tc.ns, v, tc.want)
 		}
@@ -174,6 +192,9 @@ func checkWorker(t *testing.T, s scrape) {
 		{"strata_cache_used_bytes", nil, 1},
 		{"strata_cache_capacity_bytes", nil, 3 << 20},
 		{"strata_worker_short_circuit_opens_total", nil, 1},
+		{"strata_worker_blocks_written_total", nil, 5},
+		{"strata_cache_corruptions_total", nil, 1},
+		{"strata_cache_blocks", nil, 1},
 		{"strata_bucket_requests_total", []string{"op=get"}, 1},
 		{"strata_bucket_request_duration_seconds", []string{"op=get"}, 1},
 		{"strata_rpc_server_handled_total", []string{"service=strata.v1.WorkerService", "method=Read", "class=OK"}, 1},
