@@ -234,7 +234,12 @@ snapshots and token in it 0700/0600.
 
 The port holds at most --max-conns connections, --max-conns-per-addr from
 one IP address, and closes a connection that made no authenticated call
-within --first-call-timeout of connecting (docs/security.md, "Connections").`,
+within --first-call-timeout of connecting (docs/security.md, "Connections").
+
+Prometheus metrics (/metrics, open) and the status page (/status, for a
+superuser's token) are served on --http-listen, by default the --listen
+port + 2; slow calls are logged with their trace ids (--slow-call), as text
+or JSON (--log-format). See docs/operations.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := f.config()

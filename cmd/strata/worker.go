@@ -128,7 +128,11 @@ Its gRPC port holds at most --max-conns connections, --max-conns-per-addr
 from one IP address, and its socket as many, --max-conns-per-addr from one
 local user; a connection that made no request with a valid block token
 within --first-call-timeout of connecting is closed (docs/security.md,
-"Connections").`,
+"Connections").
+
+Prometheus metrics (/metrics) are served on --http-listen, by default the
+--listen port + 2; slow calls are logged with their trace ids (--slow-call),
+as text or JSON (--log-format). See docs/operations.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := f.config()

@@ -31,6 +31,7 @@ run() {
   local addr scraper=""
   addr=$(sed -n 's/^strata: serving on //p' "$dir/meta.log")
   STRATA_DIR=$dir use_meta_token
+  bin/strata admin ns create default --store "file://$dir/bucket" --meta "$addr" >&2
   if [ "$mode" = on ]; then
     local web
     web=$(sed -n 's/^strata: http on \([^ ]*\).*/\1/p' "$dir/meta.log")
@@ -43,7 +44,7 @@ run() {
   [ -z "$scraper" ] || kill "$scraper" 2>/dev/null || true
   kill -TERM "$pid"
   wait "$pid" 2>/dev/null || true
-  rm -rf "$dir/meta"
+  rm -rf "$dir/meta" "$dir/bucket"
 }
 
 for n in $(seq "$rounds"); do
