@@ -166,3 +166,27 @@ func httpAddr(flag, grpcAddr string) (addr string, derived bool, err error) {
 	}
 	return net.JoinHostPort(host, strconv.Itoa(p)), true, nil
 }
+
+// embeddedMetrics is what --embedded-metrics gives a benchmark's embedded
+// member: the metrics strata meta collects, gathered every 5 s (a scrape's
+// work, without the HTTP) until ctx ends.
+func embeddedMetrics(ctx context.Context) func(*metaserver.Config) {
+	return func(cfg *metaserver.Config) {
+		log := cfg.Log
+		o := &observability{log: log, metrics: metrics.NewProcess(log, time.Second), flags: &obsFlags{slowCall: time.Second}}
+		o.memberConfig(cfg)
+		cfg.Log = log
+		go func() {
+			t := time.NewTicker(5 * time.Second)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					_, _ = o.metrics.Registry.Gather()
+				}
+			}
+		}()
+	}
+}
