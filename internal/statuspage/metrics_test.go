@@ -90,6 +90,15 @@ func TestMetricFamilies(t *testing.T) {
 		return v > 0
 	})
 	checkWorker(t, ws)
+	// A deleted file's blocks are the leader's garbage, removed from the
+	// bucket by its collector (every 10 s): the service's own bucket
+	// requests are metered too.
+	_, err = cl.c.Delete(ctx, filePath(1), false)
+	mustNot(t, err, "delete %s", filePath(1))
+	eventually(t, leaderHTTP, "the collector's delete of the block", func(s scrape) bool {
+		v, _ := s.lookup("strata_bucket_requests_total", "op=delete")
+		return v >= 1
+	})
 
 	leaderChangeAndSnapshot(t, cl, lead)
 
