@@ -12,7 +12,7 @@ RUN_DATA    ?= ./strata-data
 RUN_LISTEN  ?= 127.0.0.1:7700
 
 .DEFAULT_GOAL := help
-.PHONY: help build run deps test test-go test-java test-spark java minio pjdfstest lint proto-release generate bench bench-hdfs bench-cache-meta bench-tpcds bench-hbase fuzz clean
+.PHONY: help build run deps test test-go test-java test-spark java minio pjdfstest promtool lint proto-release generate bench bench-hdfs bench-cache-meta bench-tpcds bench-hbase fuzz clean
 
 help: ## list the targets
 	@echo "Strata: make TARGET"
@@ -33,14 +33,14 @@ run: build ## start Strata on its embedded default (one process, a local directo
 	@echo "Stop with Ctrl-C."
 	$(BIN) server --dev --listen $(RUN_LISTEN) --data-dir $(RUN_DATA)
 
-test: deps minio pjdfstest test-go test-java test-spark ## install what the tests need, then run them all
+test: deps minio pjdfstest promtool test-go test-java test-spark ## install what the tests need, then run them all
 
-deps: ## check for what make test needs (a C compiler, Java 17, Maven, unzip); apt-get the rest as root on Debian
+deps: ## check for what make test needs (a C compiler, Java 17, Maven, unzip, fuse3, Chromium and chromedriver); apt-get the rest as root on Debian
 	@scripts/deps/install.sh
 
-test-go: deps minio pjdfstest ## run the Go tests (race detector on)
+test-go: deps minio pjdfstest promtool ## run the Go tests (race detector on)
 	@echo "test-go: the Go tests with the race detector (about 10 minutes on 2 cores when it compiles them first)"
-	STRATA_MINIO=$(CACHE_BIN)/minio STRATA_PJDFSTEST=$(CACHE_BIN)/pjdfstest $(GO) test -race -timeout 30m ./...
+	STRATA_MINIO=$(CACHE_BIN)/minio STRATA_PJDFSTEST=$(CACHE_BIN)/pjdfstest STRATA_PROMTOOL=$(CACHE_BIN)/promtool $(GO) test -race -timeout 30m ./...
 
 java: deps ## build the Java client and its shaded jar (java/hadoop/target/*-shaded.jar)
 	java/build.sh
@@ -57,6 +57,9 @@ minio: ## build the MinIO test server from source at its pinned version
 
 pjdfstest: ## build the POSIX conformance suite the mount's tests run (pjdfstest, from crates.io) at its pinned version
 	scripts/pjdfstest/install.sh
+
+promtool: ## build Prometheus' promtool (checks /metrics and the Grafana dashboard in the tests) at its pinned version
+	scripts/promtool/install.sh
 
 lint: $(BUF) ## go vet, staticcheck, and proto/ checked against its last release (docs/logformat.md)
 	$(GO) vet ./...
