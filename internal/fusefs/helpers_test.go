@@ -50,6 +50,7 @@ type mountProc struct {
 	State string
 	cmd   *exec.Cmd
 	out   *lines
+	log   *lines // all its output, across takeovers (out is replaced)
 	done  chan struct{}
 }
 
@@ -73,13 +74,19 @@ func (m *mountProc) start(addr, ns string, args ...string) {
 	if !slices.Contains(args, "--insecure-callers") { // a service without authentication has no tokens
 		m.cmd.Env = append(m.cmd.Env, "STRATA_TOKEN="+testcluster.Token(t, addr, ""))
 	}
+	m.log = m.out
 	m.cmd.Stdout, m.cmd.Stderr = m.out, m.out
 	m.done = make(chan struct{})
 	if err := m.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	go func() { m.cmd.Wait(); close(m.done) }()
-	t.Cleanup(m.stop)
+	t.Cleanup(func() {
+		m.stop()
+		if t.Failed() {
+			t.Logf("strata mount %s's output:\n%s", m.Dir, tail([]byte(m.log.String()), 30000))
+		}
+	})
 	if !m.out.wait("strata: mounted", time.Minute, m.done) {
 		t.Fatalf("strata mount did not mount:\n%s", m.out)
 	}
@@ -93,7 +100,10 @@ func (m *mountProc) start(addr, ns string, args ...string) {
 // stop unmounts (detaching a mount still in use) and waits for the
 // mount's process to end. A mount that a failed test left with requests
 // nobody answers is aborted, so that the test's own threads blocked in it
-// end too.
+// end too: through fusectl where it is mounted, and in any case by killing
+// the supervisor and its serving process, the last holders of the
+// connection (closing it aborts it; the serving process also holds the
+// output's pipe, which m.done waits for).
 func (m *mountProc) stop() {
 	if ok, _ := fusefs.IsMounted(m.Dir); ok {
 		if err := fusefs.Unmount(m.Dir, false); err != nil {
@@ -105,6 +115,11 @@ func (m *mountProc) stop() {
 	case <-time.After(20 * time.Second):
 		_ = os.WriteFile(fmt.Sprintf("/sys/fs/fuse/connections/%d/abort", m.conn), []byte("1"), 0)
 		m.cmd.Process.Kill()
+		if b, err := os.ReadFile(filepath.Join(m.State, "serve.pid")); err == nil {
+			if pid, err := strconv.Atoi(string(b)); err == nil {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
 		<-m.done
 	}
 }

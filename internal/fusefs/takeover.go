@@ -24,7 +24,9 @@ import (
 // answered (FUSE_NOTIFY_RESEND, Linux 6.9 and later), so that a process
 // killed in the middle of a read leaves no caller waiting for ever.
 
-// notifyResend is FUSE_NOTIFY_RESEND, as an out header's error field.
+// notifyResend is FUSE_NOTIFY_RESEND. A notification is an out header
+// with unique 0 and the code, positive, in its error field (the kernel
+// takes a negative one for no code at all and refuses it, EINVAL).
 const notifyResend = 7
 
 // Serve serves fs on the FUSE connection fd, whose INIT request was
@@ -60,7 +62,9 @@ func Serve(fs *FS, fd int, initReq []byte, first bool, mo fuse.MountOptions) (*f
 		return nil, fmt.Errorf("dup3: %w", err)
 	}
 	if !first {
-		askResend(pair[0])
+		if err := askResend(pair[0]); err != nil {
+			fs.opt.Log.Warn("the kernel would not send again the requests a predecessor left unanswered: their callers wait until the mount is aborted", "err", err)
+		}
 	}
 	go srv.Serve()
 	return srv, nil
@@ -68,13 +72,14 @@ func Serve(fs *FS, fd int, initReq []byte, first bool, mo fuse.MountOptions) (*f
 
 // askResend asks the kernel to send again the requests read from the
 // connection and not answered. An older kernel refuses: those requests'
-// callers then wait until the mount is aborted (strata umount does).
-func askResend(fd int) {
+// callers then wait until the mount is aborted (strata umount does), and
+// the error says so.
+func askResend(fd int) error {
 	var h [16]byte
 	binary.LittleEndian.PutUint32(h[0:], 16)
-	code := int32(-notifyResend)
-	binary.LittleEndian.PutUint32(h[4:], uint32(code))
-	unix.Write(fd, h[:])
+	binary.LittleEndian.PutUint32(h[4:], notifyResend)
+	_, err := unix.Write(fd, h[:])
+	return err
 }
 
 // ReadInit reads the INIT request the kernel sends first on a new FUSE

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -149,6 +150,12 @@ func TestServingProcessKilled(t *testing.T) {
 	rest, err := io.ReadAll(held)
 	if err != nil || !bytes.Equal(append(first, rest...), data[0]) {
 		t.Fatalf("the file held open across the kills: %d bytes, %v; want %d", len(first)+len(rest), err, len(data[0]))
+	}
+	// NB: a refused FUSE_NOTIFY_RESEND loses only the requests in flight
+	// at the kill, which the readers may not have had: the log says it
+	// every time.
+	if log := m.log.String(); strings.Contains(log, "would not send again") {
+		t.Fatalf("a successor's FUSE_NOTIFY_RESEND was refused:\n%s", tail([]byte(log), 4000))
 	}
 }
 
