@@ -29,11 +29,7 @@ type dirHandle struct {
 // OpenDir opens a directory.
 func (fs *FS) OpenDir(_ <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
 	defer fs.track.begin("opendir", in.NodeId)()
-	c, e := fs.caller(&in.InHeader)
-	if e != 0 {
-		return status(e)
-	}
-	p, e := fs.nodePath(in.NodeId)
+	c, p, e := fs.callerAt(&in.InHeader)
 	if e != 0 {
 		return status(e)
 	}

@@ -31,11 +31,7 @@ type handle struct {
 // Open opens a file: a reader at once, or the node's write state.
 func (fs *FS) Open(_ <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
 	defer fs.track.begin("open", in.NodeId)()
-	c, e := fs.caller(&in.InHeader)
-	if e != 0 {
-		return status(e)
-	}
-	p, e := fs.nodePath(in.NodeId)
+	c, p, e := fs.callerAt(&in.InHeader)
 	if e != 0 {
 		return status(e)
 	}

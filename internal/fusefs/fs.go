@@ -147,6 +147,28 @@ func (fs *FS) caller(h *fuse.InHeader) (*client.Client, syscall.Errno) {
 	return c, 0
 }
 
+// callerAt returns the client acting for the request's caller and the
+// path of the request's node: what nearly every request starts with.
+func (fs *FS) callerAt(h *fuse.InHeader) (*client.Client, string, syscall.Errno) {
+	c, e := fs.caller(h)
+	if e != 0 {
+		return nil, "", e
+	}
+	p, e := fs.nodePath(h.NodeId)
+	return c, p, e
+}
+
+// callerChild returns the client acting for the request's caller and the
+// path of name in the request's node, name checked.
+func (fs *FS) callerChild(h *fuse.InHeader, name string, isNew bool) (*client.Client, string, syscall.Errno) {
+	c, e := fs.caller(h)
+	if e != 0 {
+		return nil, "", e
+	}
+	p, e := fs.childPath(h.NodeId, name, isNew)
+	return c, p, e
+}
+
 // nodePath returns the path of the request's node.
 func (fs *FS) nodePath(id uint64) (string, syscall.Errno) {
 	p, ok := fs.nodes.path(id)

@@ -16,11 +16,7 @@ import (
 // Lookup finds name in a directory.
 func (fs *FS) Lookup(_ <-chan struct{}, h *fuse.InHeader, name string, out *fuse.EntryOut) fuse.Status {
 	defer fs.track.begin("lookup", h.NodeId)()
-	c, e := fs.caller(h)
-	if e != 0 {
-		return status(e)
-	}
-	p, e := fs.childPath(h.NodeId, name, false)
+	c, p, e := fs.callerChild(h, name, false)
 	if e != 0 {
 		return status(e)
 	}
@@ -67,11 +63,7 @@ func (fs *FS) attrOut(c *client.Client, node uint64, out *fuse.AttrOut) syscall.
 // Mkdir makes a directory.
 func (fs *FS) Mkdir(_ <-chan struct{}, in *fuse.MkdirIn, name string, out *fuse.EntryOut) fuse.Status {
 	defer fs.track.begin("mkdir", in.NodeId)()
-	c, e := fs.caller(&in.InHeader)
-	if e != 0 {
-		return status(e)
-	}
-	p, e := fs.childPath(in.NodeId, name, true)
+	c, p, e := fs.callerChild(&in.InHeader, name, true)
 	if e != 0 {
 		return status(e)
 	}
@@ -102,11 +94,7 @@ func (fs *FS) Mknod(_ <-chan struct{}, in *fuse.MknodIn, name string, out *fuse.
 	if in.Mode&syscall.S_IFMT != syscall.S_IFREG && in.Mode&syscall.S_IFMT != 0 {
 		return fuse.EPERM
 	}
-	c, e := fs.caller(&in.InHeader)
-	if e != 0 {
-		return status(e)
-	}
-	p, e := fs.childPath(in.NodeId, name, true)
+	c, p, e := fs.callerChild(&in.InHeader, name, true)
 	if e != 0 {
 		return status(e)
 	}
@@ -129,11 +117,7 @@ func (fs *FS) Rmdir(_ <-chan struct{}, h *fuse.InHeader, name string) fuse.Statu
 }
 
 func (fs *FS) remove(h *fuse.InHeader, name string, dir bool) syscall.Errno {
-	c, e := fs.caller(h)
-	if e != 0 {
-		return e
-	}
-	p, e := fs.childPath(h.NodeId, name, false)
+	c, p, e := fs.callerChild(h, name, false)
 	if e != 0 {
 		return e
 	}
@@ -182,11 +166,7 @@ func (fs *FS) Rename(_ <-chan struct{}, in *fuse.RenameIn, oldName, newName stri
 	if in.Flags&^noReplace != 0 {
 		return fuse.EINVAL
 	}
-	c, e := fs.caller(&in.InHeader)
-	if e != 0 {
-		return status(e)
-	}
-	src, e := fs.childPath(in.NodeId, oldName, false)
+	c, src, e := fs.callerChild(&in.InHeader, oldName, false)
 	if e != 0 {
 		return status(e)
 	}
@@ -298,11 +278,7 @@ func (fs *FS) StatFs(_ <-chan struct{}, h *fuse.InHeader, out *fuse.StatfsOut) f
 // execute on a file no one may execute), as the service would decide.
 func (fs *FS) Access(_ <-chan struct{}, in *fuse.AccessIn) fuse.Status {
 	defer fs.track.begin("access", in.NodeId)()
-	c, e := fs.caller(&in.InHeader)
-	if e != 0 {
-		return status(e)
-	}
-	p, e := fs.nodePath(in.NodeId)
+	c, p, e := fs.callerAt(&in.InHeader)
 	if e != 0 {
 		return status(e)
 	}

@@ -28,11 +28,7 @@ type setattr struct {
 // SetAttr changes a node's attributes.
 func (fs *FS) SetAttr(_ <-chan struct{}, in *fuse.SetAttrIn, out *fuse.AttrOut) fuse.Status {
 	defer fs.track.begin("setattr", in.NodeId)()
-	c, e := fs.caller(&in.InHeader)
-	if e != 0 {
-		return status(e)
-	}
-	p, e := fs.nodePath(in.NodeId)
+	c, p, e := fs.callerAt(&in.InHeader)
 	if e != 0 {
 		return status(e)
 	}

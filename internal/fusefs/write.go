@@ -50,11 +50,7 @@ const maxHole = 64 << 20
 // from now on, and its content becomes visible whole at close.
 func (fs *FS) Create(_ <-chan struct{}, in *fuse.CreateIn, name string, out *fuse.CreateOut) fuse.Status {
 	defer fs.track.begin("create", in.NodeId)()
-	c, e := fs.caller(&in.InHeader)
-	if e != 0 {
-		return status(e)
-	}
-	p, e := fs.childPath(in.NodeId, name, true)
+	c, p, e := fs.callerChild(&in.InHeader, name, true)
 	if e != 0 {
 		return status(e)
 	}
