@@ -34,9 +34,10 @@ func benchFuseCmd() *cobra.Command {
 the same operations in the mount and in a local directory beside it, in one
 run, printing each row's figures and their ratio: sequential reads of a file
 the worker cached (1 reader, several readers of it, several files with a
-reader each; every page cache involved emptied first), a sequential write
-against strata fs -put of the same file, creates, stats and 4 KiB files
-written and read per second, and a tar -x of many small files.`,
+reader each; every page cache involved emptied first), a cp of a local file
+into the mount against strata fs -put of the same file, a write from memory
+against the local disk's, creates, stats and 4 KiB files written and read
+per second, and a tar -x of many small files.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runBenchFuse(f) },
 	}
