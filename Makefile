@@ -35,7 +35,7 @@ run: build ## start Strata on its embedded default (one process, a local directo
 
 test: deps minio pjdfstest promtool test-go test-java test-spark ## install what the tests need, then run them all
 
-deps: ## check for what make test needs (a C compiler, Java 17, Maven, unzip, fuse3, Chromium and chromedriver); apt-get the rest as root on Debian
+deps: ## check for what make test needs (a C compiler, Java 17, Maven, unzip, fuse3, cargo 1.85+, Chromium and chromedriver); apt-get the rest as root on Debian
 	@scripts/deps/install.sh
 
 test-go: deps minio pjdfstest promtool ## run the Go tests (race detector on)

@@ -10,6 +10,7 @@
 #   unzip             java/test.sh lists the shaded jar            unzip
 #   realpath          java/test.sh                                 coreutils
 #   fusermount3       the FUSE mount's tests (internal/fusefs)     fuse3
+#   cargo 1.85+       builds pjdfstest (scripts/pjdfstest)         cargo-web (Debian 12's cargo is 1.63)
 #   chromium          the status page's test in a real browser     chromium
 #   chromedriver      drives Chromium in that test (WebDriver)     chromium-driver
 #
@@ -81,6 +82,16 @@ check_maven() {
 	fi
 }
 
+check_cargo() {
+	local v=""
+	command -v cargo >/dev/null && v=$(version_of cargo --version)
+	if [[ -n $v ]] && at_least "$v" 1 85; then
+		found+=("cargo $v")
+	else
+		need "cargo 1.85 or later (pjdfstest's build${v:+: found $v})" cargo-web
+	fi
+}
+
 check_tool() { # NAME PACKAGE
 	if command -v "$1" >/dev/null; then found+=("$1"); else need "$1" "$2"; fi
 }
@@ -94,11 +105,12 @@ check_all() {
 	check_tool unzip unzip
 	check_tool realpath coreutils
 	check_tool fusermount3 fuse3
+	check_cargo
 	check_tool chromium chromium
 	check_tool chromedriver chromium-driver
 }
 
-say "checking what make test needs: Go, a C compiler, a JDK 17+, Maven 3.8+, unzip, realpath, fusermount3, Chromium and its driver"
+say "checking what make test needs: Go, a C compiler, a JDK 17+, Maven 3.8+, unzip, realpath, fusermount3, cargo 1.85+, Chromium and its driver"
 check_all
 if ((${#missing[@]} == 0)); then
 	say "all there (${found[*]})"

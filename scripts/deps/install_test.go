@@ -26,6 +26,7 @@ var tools = map[string]map[string]string{
 	"unzip":                   {"unzip": `exit 0`},
 	"coreutils":               {"realpath": `exit 0`},
 	"fuse3":                   {"fusermount3": `exit 0`},
+	"cargo-web":               {"cargo": `echo "cargo 1.96.0 (Debian)"`},
 	"chromium":                {"chromium": `exit 0`},
 	"chromium-driver":         {"chromedriver": `exit 0`},
 }
@@ -112,7 +113,7 @@ func (m *machine) run() (int, string, string) {
 	return code, string(out), string(calls)
 }
 
-var all = []string{"gcc", "libc6-dev", "openjdk-17-jdk-headless", "maven", "unzip", "coreutils", "fuse3", "chromium", "chromium-driver"}
+var all = []string{"gcc", "libc6-dev", "openjdk-17-jdk-headless", "maven", "unzip", "coreutils", "fuse3", "cargo-web", "chromium", "chromium-driver"}
 
 func TestAllThere(t *testing.T) {
 	m := newMachine(t, 0, true)
@@ -121,7 +122,7 @@ func TestAllThere(t *testing.T) {
 	if code != 0 || calls != "" {
 		t.Fatalf("exit %d, apt-get calls %q; want 0 and none\n%s", code, calls, out)
 	}
-	want := "deps: all there (go1.26.8 gcc 12.2.0 javac 17.0.15 Maven 3.8.7 unzip realpath fusermount3 chromium chromedriver)"
+	want := "deps: all there (go1.26.8 gcc 12.2.0 javac 17.0.15 Maven 3.8.7 unzip realpath fusermount3 cargo 1.96.0 chromium chromedriver)"
 	if !strings.Contains(out, want) {
 		t.Fatalf("output lacks %q:\n%s", want, out)
 	}
@@ -134,7 +135,7 @@ func TestRootInstallsWhatIsMissing(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
-	want := "update -qq\ninstall -y -q --no-install-recommends gcc libc6-dev openjdk-17-jdk-headless maven unzip fuse3 chromium chromium-driver\n"
+	want := "update -qq\ninstall -y -q --no-install-recommends gcc libc6-dev openjdk-17-jdk-headless maven unzip fuse3 cargo-web chromium chromium-driver\n"
 	if calls != want {
 		t.Fatalf("apt-get calls:\n%s\nwant:\n%s\noutput:\n%s", calls, want, out)
 	}
@@ -142,8 +143,8 @@ func TestRootInstallsWhatIsMissing(t *testing.T) {
 		"deps: missing: Maven 3.8 or later (mvn)",
 		"deps: missing: unzip",
 		"deps: missing: fusermount3",
-		"deps: installing gcc libc6-dev openjdk-17-jdk-headless maven unzip fuse3 chromium chromium-driver with apt-get",
-		"deps: all there now (go1.26.8 gcc 12.2.0 javac 17.0.15 Maven 3.8.7 unzip realpath fusermount3 chromium chromedriver)",
+		"deps: installing gcc libc6-dev openjdk-17-jdk-headless maven unzip fuse3 cargo-web chromium chromium-driver with apt-get",
+		"deps: all there now (go1.26.8 gcc 12.2.0 javac 17.0.15 Maven 3.8.7 unzip realpath fusermount3 cargo 1.96.0 chromium chromedriver)",
 	} {
 		if !strings.Contains(out, w) {
 			t.Errorf("output lacks %q:\n%s", w, out)
@@ -166,6 +167,21 @@ func TestOldJavaIsMissing(t *testing.T) {
 	}
 }
 
+// TestOldCargoIsMissing: Debian 12's own cargo (1.63) cannot build
+// pjdfstest; its cargo-web (1.96) can.
+func TestOldCargoIsMissing(t *testing.T) {
+	m := newMachine(t, 0, true)
+	m.install(all...)
+	m.add("cargo", `echo "cargo 1.63.0"`)
+	code, out, calls := m.run()
+	if code != 0 || calls != "update -qq\ninstall -y -q --no-install-recommends cargo-web\n" {
+		t.Fatalf("exit %d, apt-get calls %q\n%s", code, calls, out)
+	}
+	if w := "deps: missing: cargo 1.85 or later (pjdfstest's build: found 1.63.0)"; !strings.Contains(out, w) {
+		t.Fatalf("output lacks %q:\n%s", w, out)
+	}
+}
+
 func TestNotRootSaysWhatToInstall(t *testing.T) {
 	m := newMachine(t, 1000, true)
 	m.install(all...)
@@ -183,7 +199,7 @@ func TestNotRootSaysWhatToInstall(t *testing.T) {
 
 func TestNoAptGetSaysWhatToInstall(t *testing.T) {
 	m := newMachine(t, 0, false)
-	m.install("gcc", "libc6-dev", "openjdk-17-jdk-headless", "maven", "coreutils", "fuse3", "chromium", "chromium-driver")
+	m.install("gcc", "libc6-dev", "openjdk-17-jdk-headless", "maven", "coreutils", "fuse3", "cargo-web", "chromium", "chromium-driver")
 	code, out, _ := m.run()
 	if code == 0 {
 		t.Fatalf("exit 0 without unzip\n%s", out)

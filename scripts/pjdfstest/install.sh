@@ -4,9 +4,10 @@
 # (internal/fusefs TestPOSIXConformance; docs/fuse.md lists every case it
 # excludes, with the reason).
 #
-# It is built from its crate at one pinned version with cargo (Rust 1.85 or
-# later) into a project-local bin dir; about 3 minutes on 2 cores the first
-# time, a no-op afterwards.
+# It is built from its crate at one pinned version with cargo (1.85 or
+# later: Debian 12's cargo-web, which scripts/deps installs) into a
+# project-local bin dir; about 3 minutes on 2 cores the first time, a no-op
+# afterwards.
 #
 # Usage: scripts/pjdfstest/install.sh
 #   env STRATA_BIN overrides the bin dir (then point STRATA_PJDFSTEST at $STRATA_BIN/pjdfstest).
@@ -24,7 +25,7 @@ if [[ -x "$bin" && -f "$stamp" && "$(cat "$stamp")" == "$VERSION" ]]; then
 	exit 0
 fi
 if ! command -v cargo >/dev/null; then
-	echo "pjdfstest: no cargo: install Rust 1.85 or later (rustup; Debian 12's cargo is too old), then make test again" >&2
+	echo "pjdfstest: no cargo: install cargo 1.85 or later (Debian 12: apt-get install cargo-web, which make deps does; its cargo package is 1.63, too old), then make test again" >&2
 	exit 1
 fi
 mkdir -p "$bin_dir"
