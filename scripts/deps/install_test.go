@@ -152,33 +152,27 @@ func TestRootInstallsWhatIsMissing(t *testing.T) {
 	}
 }
 
-func TestOldJavaIsMissing(t *testing.T) {
-	m := newMachine(t, 0, true)
-	m.install(all...)
-	m.add("javac", `echo "javac 11.0.25"`)
-	code, out, calls := m.run()
-	// The stand-in's Java 17 replaces the old javac, as update-alternatives
-	// does for a newer JDK.
-	if code != 0 || calls != "update -qq\ninstall -y -q --no-install-recommends openjdk-17-jdk-headless\n" {
-		t.Fatalf("exit %d, apt-get calls %q\n%s", code, calls, out)
-	}
-	if w := "deps: missing: a JDK 17 or later (javac: found 11.0.25)"; !strings.Contains(out, w) {
-		t.Fatalf("output lacks %q:\n%s", w, out)
-	}
-}
-
-// TestOldCargoIsMissing: Debian 12's own cargo (1.63) cannot build
-// pjdfstest; its cargo-web (1.96) can.
-func TestOldCargoIsMissing(t *testing.T) {
-	m := newMachine(t, 0, true)
-	m.install(all...)
-	m.add("cargo", `echo "cargo 1.63.0"`)
-	code, out, calls := m.run()
-	if code != 0 || calls != "update -qq\ninstall -y -q --no-install-recommends cargo-web\n" {
-		t.Fatalf("exit %d, apt-get calls %q\n%s", code, calls, out)
-	}
-	if w := "deps: missing: cargo 1.85 or later (pjdfstest's build: found 1.63.0)"; !strings.Contains(out, w) {
-		t.Fatalf("output lacks %q:\n%s", w, out)
+// TestOldVersionIsMissing: a tool too old is missing, and its package
+// installed. The stand-in's package replaces the old tool, as
+// update-alternatives does for a newer JDK, and as Debian 12's cargo-web
+// (1.96) does its cargo (1.63, too old to build pjdfstest).
+func TestOldVersionIsMissing(t *testing.T) {
+	for _, c := range []struct{ tool, old, pkg, want string }{
+		{"javac", "javac 11.0.25", "openjdk-17-jdk-headless", "a JDK 17 or later (javac: found 11.0.25)"},
+		{"cargo", "cargo 1.63.0", "cargo-web", "cargo 1.85 or later (pjdfstest's build: found 1.63.0)"},
+	} {
+		t.Run(c.tool, func(t *testing.T) {
+			m := newMachine(t, 0, true)
+			m.install(all...)
+			m.add(c.tool, fmt.Sprintf("echo %q", c.old))
+			code, out, calls := m.run()
+			if code != 0 || calls != "update -qq\ninstall -y -q --no-install-recommends "+c.pkg+"\n" {
+				t.Fatalf("exit %d, apt-get calls %q\n%s", code, calls, out)
+			}
+			if w := "deps: missing: " + c.want; !strings.Contains(out, w) {
+				t.Fatalf("output lacks %q:\n%s", w, out)
+			}
+		})
 	}
 }
 
