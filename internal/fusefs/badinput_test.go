@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -46,6 +47,21 @@ func TestBadNames(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(m.Dir); len(ents) != 1 {
 		t.Errorf("the mount holds %v, want the one good name", names(ents))
+	}
+}
+
+// TestFullWorkerCache: a file larger than the worker's whole cache is
+// written through the mount and read back whole: a worker whose cache is
+// full takes writes all the same (the bucket holds the blocks, the cache
+// evicts), so a POSIX program sees no error at all (docs/fuse.md, "Errors").
+func TestFullWorkerCache(t *testing.T) {
+	srv := devServer(t, "--block-size", "4MiB", "--worker-cache-size", "8MiB")
+	m := mount(t, srv.Addr, "default")
+	src := filepath.Join(t.TempDir(), "big")
+	writeRandom(t, src, 5*testBlock+9, 11)
+	run(t, m.Dir, "cp", src, m.path("big"))
+	if got, want := sha256sumOf(t, m.path("big")), sha256Go(t, src); got != want {
+		t.Errorf("a file of 5 blocks through a worker caching 2: sha256 %s, want %s", got, want)
 	}
 }
 
