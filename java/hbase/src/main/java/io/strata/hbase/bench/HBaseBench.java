@@ -18,7 +18,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.HdrHistogram.Histogram;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.hbase.HBaseConfiguration;
@@ -32,18 +31,19 @@ import site.ycsb.measurements.Measurements;
 import site.ycsb.workloads.CoreWorkload;
 
 /**
- * YCSB against HBase on one file system (make bench-hbase; docs/benchmarks.md): the hsync
- * latency of the file system itself, then an HBase mini cluster with its root directory and its
- * log there ({@link MiniHBase}), a pre-split {@code usertable}, YCSB's load and workloads A, B,
- * C, F and E with the seed's record shape (10 fields of 100 bytes), a major compaction and a
- * restart (until every region is online again). One line per measurement, tab-separated, is
- * appended to {@code --out}: target, phase, op, ops, errors, seconds, ops/s, p50, p95, p99 and
- * max in microseconds.
+ * YCSB against HBase on one file system (make bench-hbase; docs/benchmarks.md): the log's syncs
+ * on the file system itself ({@link SyncBench}: hflush and hsync by 1 and 8 writers), then an
+ * HBase mini cluster with its root directory and its log there ({@link MiniHBase}), a pre-split
+ * {@code usertable}, YCSB's load and workloads A, B, C, F and E with the seed's record shape (10
+ * fields of 100 bytes), a major compaction and a restart (until every region is online again).
+ * One line per measurement, tab-separated, is appended to {@code --out}: target, phase, op, ops,
+ * errors, seconds, ops/s, p50, p95, p99 and max in microseconds. {@code --syncs} is each sync
+ * writer's count of records; {@code --syncs-only} stops after the syncs.
  *
  * <pre>
  * java ... io.strata.hbase.bench.HBaseBench --target NAME --fs URI [--conf key=value]...
- *     [--records 20000] [--ops 10000] [--threads 8] [--hsyncs 2000] [--regionservers 1]
- *     --out FILE
+ *     [--records 20000] [--ops 10000] [--threads 8] [--syncs 2000] [--regionservers 1]
+ *     [--syncs-only] --out FILE
  * </pre>
  */
 public final class HBaseBench {
@@ -89,7 +89,10 @@ public final class HBaseBench {
     Configuration conf = HBaseConfiguration.create();
     conf.set(FileSystem.FS_DEFAULT_NAME_KEY, p.fs);
     p.conf.forEach(conf::set);
-    hsync(conf);
+    syncs(conf);
+    if (p.syncsOnly) {
+      return;
+    }
     try (MiniHBase hbase = MiniHBase.start(conf, p.regionServers)) {
       log("HBase up: root " + hbase.rootDir() + ", log " + hbase.walDir());
       createTable(hbase.admin());
@@ -111,25 +114,31 @@ public final class HBaseBench {
     }
   }
 
-  /** hsync after each record of 1000 bytes, one writer: the latency HBase's log sync pays. */
-  private void hsync(Configuration conf) throws IOException {
+  /**
+   * The log's syncs on the file system alone ({@link SyncBench}): hflush, then hsync, by one
+   * writer and by eight, each writer with a file of its own.
+   */
+  private void syncs(Configuration conf) throws Exception {
     FileSystem fs = FileSystem.newInstance(FileSystem.getDefaultUri(conf), conf);
-    Path f = new Path("/bench-hsync-" + System.nanoTime());
-    Histogram h = TimedDB.newHistogram();
-    byte[] rec = new byte[1000];
-    long start = System.nanoTime();
-    try (FSDataOutputStream o = fs.create(f)) {
-      for (int i = 0; i < p.hsyncs; i++) {
-        long t = System.nanoTime();
-        o.write(rec);
-        o.hsync();
-        h.recordValue(Math.max(1, (System.nanoTime() - t) / 1000));
+    try {
+      Path dir = new Path("/bench-syncs-" + System.nanoTime());
+      fs.mkdirs(dir);
+      SyncBench bench = new SyncBench(fs, dir);
+      for (boolean hsync : new boolean[] {false, true}) {
+        for (int writers : SYNC_WRITERS) {
+          SyncBench.Result r = bench.run(writers, p.syncs, hsync);
+          row(hsync ? "hsync" : "hflush", writers + (writers == 1 ? "-WRITER" : "-WRITERS"),
+              r.ops(), 0, r.nanos(), r.latencies());
+        }
       }
+      fs.delete(dir, true);
+    } finally {
+      fs.close();
     }
-    row("hsync", "HSYNC", p.hsyncs, 0, System.nanoTime() - start, h);
-    fs.delete(f, false);
-    fs.close();
   }
+
+  /** How many writers {@link #syncs} runs, each case in turn. */
+  static final int[] SYNC_WRITERS = {1, 8};
 
   private void createTable(Admin admin) throws IOException {
     byte[][] splits = new byte[9][];
@@ -254,7 +263,8 @@ public final class HBaseBench {
     long records = 20_000;
     long ops = 10_000;
     int threads = 8;
-    int hsyncs = 2000;
+    int syncs = 2000;
+    boolean syncsOnly;
     int regionServers = 1;
 
     static Params parse(String[] args) {
@@ -270,7 +280,11 @@ public final class HBaseBench {
           case "--records" -> p.records = Long.parseLong(v);
           case "--ops" -> p.ops = Long.parseLong(v);
           case "--threads" -> p.threads = Integer.parseInt(v);
-          case "--hsyncs" -> p.hsyncs = Integer.parseInt(v);
+          case "--syncs" -> p.syncs = Integer.parseInt(v);
+          case "--syncs-only" -> {
+            p.syncsOnly = true;
+            continue;
+          }
           case "--regionservers" -> p.regionServers = Integer.parseInt(v);
           default -> throw new IllegalArgumentException("hbasebench: unknown argument "
               + args[i] + " (see the class's doc)");
