@@ -19,7 +19,8 @@
 #   BENCH_THREADS          YCSB client threads (8); BENCH_REGIONSERVERS: region servers (1)
 #   BENCH_SYNCS            records (each synced) per writer of the sync phases (2000)
 #   BENCH_ROUNDS           rounds per target (2)
-#   BENCH_SYNCS_ONLY=1     the sync phases alone, no HBase (and the doc is left alone)
+#   BENCH_PHASES           the phases to run, e.g. syncs or load,a (all; the doc is left alone
+#                          unless all ran): syncs, load, a, b, c, f, e, major-compaction, restart
 #   BENCH_WORK             scratch directory, on local disk (/tmp/strata-bench-hbase)
 #   BENCH_DOC              the file to update (docs/benchmarks.md); BENCH_WRITE_DOC=0 to leave it
 #   BENCH_SKIP_BUILD=1     use bin/strata and java/*/target as they are
@@ -43,9 +44,9 @@ ROUNDS=${BENCH_ROUNDS:-$d_rounds}
 WORK=${BENCH_WORK:-/tmp/strata-bench-hbase}
 DOC=${BENCH_DOC:-docs/benchmarks.md}
 WRITE_DOC=${BENCH_WRITE_DOC:-$d_write_doc}
-syncs_only=()
-if [ "${BENCH_SYNCS_ONLY:-0}" = 1 ]; then
-  syncs_only=(--syncs-only)
+phases=()
+if [ -n "${BENCH_PHASES:-}" ]; then
+  phases=(--phases "$BENCH_PHASES")
   WRITE_DOC=0
 fi
 
@@ -74,13 +75,15 @@ start_minihdfs 3g --conf dfs.permissions.enabled=false
 start_strata 10GiB default --store "file://$WORK/bucket"
 wait_for "$WORK/hdfs.uri" '^hdfs://' 180 "$hdfs_pid"
 hdfs=$(head -1 "$WORK/hdfs.uri")
+strata_pids="$meta_pid,$worker_pid"
 log "HDFS at $hdfs, Strata at $meta"
 
 machine_info
 COMMIT=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- java scripts 2>/dev/null || echo " + uncommitted changes")
 log "machine: $MACHINE; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
-# run TARGET FS ROUND [CONF]: one HBaseBench JVM; its log in $WORK/TARGET-ROUND.log.
+# run TARGET FS ROUND CONF PIDS [ARGS]: one HBaseBench JVM (the file system's server processes
+# PIDS, for the CPU columns); its log in $WORK/TARGET-ROUND.log.
 run() {
   log "round $3: $1 (log in $WORK/$1-$3.log)"
   # NB: HBase's testing utility keeps ZooKeeper's data and its own under this directory.
@@ -88,21 +91,21 @@ run() {
     io.strata.hbase.bench.HBaseBench --target "$1" --fs "$2" \
     ${4:+--conf "$4"} --records "$RECORDS" --ops "$OPS" --threads "$THREADS" \
     --syncs "$SYNCS" --regionservers "$REGIONSERVERS" --out "$WORK/results.tsv" \
-    "${syncs_only[@]}" "${@:5}" \
+    --server-pids "$5" "${phases[@]}" "${@:6}" \
     >"$WORK/$1-$3.log" 2>&1 </dev/null &
   local pid=$!
   pids+=("$pid")
   wait "$pid" || { log "$1 round $3 failed:"; grep -v '^\s*at ' "$WORK/$1-$3.log" | tail -20 >&2; exit 1; }
-  grep '^hbasebench: [a-z]*	' "$WORK/$1-$3.log" | cut -c13- | cut -f1-8 >&2 || true
+  grep '^hbasebench: [a-z]*	' "$WORK/$1-$3.log" | cut -c13- | cut -f1-8,12,13 >&2 || true
 }
 : >"$WORK/results.tsv"
 for round in $(seq "$ROUNDS"); do
   if [ $((round % 2)) = 1 ]; then
-    run strata strata://default/ "$round" "fs.strata.meta.address=$meta" "$@"
-    run hdfs "$hdfs/" "$round" "" "$@"
+    run strata strata://default/ "$round" "fs.strata.meta.address=$meta" "$strata_pids" "$@"
+    run hdfs "$hdfs/" "$round" "" "$hdfs_pid" "$@"
   else
-    run hdfs "$hdfs/" "$round" "" "$@"
-    run strata strata://default/ "$round" "fs.strata.meta.address=$meta" "$@"
+    run hdfs "$hdfs/" "$round" "" "$hdfs_pid" "$@"
+    run strata strata://default/ "$round" "fs.strata.meta.address=$meta" "$strata_pids" "$@"
   fi
 done
 
