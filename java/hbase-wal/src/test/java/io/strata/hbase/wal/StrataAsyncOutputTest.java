@@ -159,12 +159,14 @@ public class StrataAsyncOutputTest {
     CompletableFuture<Long> empty = out.flush(false);
     List<String> order = Collections.synchronizedList(new ArrayList<>());
     a.thenRun(() -> order.add("a"));
-    empty.thenRun(() -> order.add("empty"));
+    // NB: get() on a future may return before its dependents ran: wait for the dependent.
+    CompletableFuture<Void> emptyRan = empty.thenRun(() -> order.add("empty"));
     assertFalse(empty.isDone());
     stream.release();
     assertEquals(new GatedStream.Sync(false, "a"), stream.next());
     stream.release();
     assertEquals(1, get(empty));
+    emptyRan.get(30, TimeUnit.SECONDS);
     assertEquals(List.of("a", "empty"), order);
   }
 
