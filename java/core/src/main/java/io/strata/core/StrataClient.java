@@ -16,6 +16,7 @@ import io.strata.core.error.StrataException;
 import io.strata.core.rpc.Coalescer;
 import io.strata.core.rpc.MetaCaller;
 import io.strata.core.rpc.MethodKinds;
+import io.strata.core.rpc.Sends;
 import io.strata.core.worker.WorkerBlockIO;
 import io.strata.proto.v1.AppendRequest;
 import io.strata.proto.v1.AppendResponse;
@@ -333,8 +334,7 @@ public final class StrataClient implements Closeable {
       FlushRequest req = FlushRequest.newBuilder()
           .setHeader(header(MetaServiceGrpc.getFlushMethod(), p.namespace()))
           .setPath(p.path()).setInodeId(inode).build();
-      FlushResponse r =
-          call(Op.FLUSH, p, u -> u.call(MetaServiceGrpc.getFlushMethod(), req));
+      FlushResponse r = flushCall(p, req);
       return new BlockToken(r.getBlockToken(), r.getBlockTokenExpires(), null);
     });
   }
@@ -344,9 +344,20 @@ public final class StrataClient implements Closeable {
    * renews {@code token} with the answer's.
    */
   long flush(StrataPath p, FlushRequest req, BlockToken token) throws IOException {
-    FlushResponse r = call(Op.FLUSH, p, u -> u.call(MetaServiceGrpc.getFlushMethod(), req));
+    FlushResponse r = flushCall(p, req);
     token.set(r.getBlockToken(), r.getBlockTokenExpires());
     return r.getLength();
+  }
+
+  /**
+   * Sends {@code req}, a Flush, alone (not in a Batch): marked {@code first_attempt} on its
+   * first send, as a batched mutation's is ({@link Sends}).
+   */
+  private FlushResponse flushCall(StrataPath p, FlushRequest req) throws IOException {
+    FlushRequest first = req.toBuilder()
+        .setHeader(req.getHeader().toBuilder().setFirstAttempt(true)).build();
+    return call(Op.FLUSH, p, new Sends<>(first, req,
+        (u, q) -> u.call(MetaServiceGrpc.getFlushMethod(), q)));
   }
 
   /**
