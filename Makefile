@@ -58,7 +58,8 @@ minio: ## build the MinIO test server from source at its pinned version
 promtool: ## build Prometheus' promtool (checks /metrics and the Grafana dashboard in the tests) at its pinned version
 	scripts/promtool/install.sh
 
-lint: $(BUF) ## go vet, staticcheck, and proto/ checked against its last release (docs/logformat.md)
+lint: $(BUF) ## gofmt, go vet, staticcheck, and proto/ checked against its last release (docs/logformat.md)
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt: not formatted (gofmt -w them):"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 	$(BUF) breaking --against proto/released.binpb
