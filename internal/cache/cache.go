@@ -136,6 +136,10 @@ type Stats struct {
 	Evictions    uint64 // blocks evicted for space
 	EvictedBytes uint64
 	Corruptions  uint64 // pages dropped for a bad CRC, here or by Invalidate
+	// Pinned is the bytes of pinned blocks (Pin), never evicted;
+	// PinRefusals counts the pins refused because they would not fit.
+	Pinned      int64
+	PinRefusals uint64
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -152,7 +156,7 @@ type Cache struct {
 	dirs []*dirState
 	bufs sync.Pool // *[]byte of one page, for partial-page reads
 
-	hits, misses, evictions, evictedBytes, corruptions atomic.Uint64
+	hits, misses, evictions, evictedBytes, corruptions, pinRefusals atomic.Uint64
 
 	clamped []Clamp // set by Open
 
@@ -210,7 +214,7 @@ func (c *Cache) Close() error {
 func (c *Cache) Stats() Stats {
 	s := Stats{
 		Hits: c.hits.Load(), Misses: c.misses.Load(), Evictions: c.evictions.Load(),
-		EvictedBytes: c.evictedBytes.Load(), Corruptions: c.corruptions.Load(),
+		EvictedBytes: c.evictedBytes.Load(), Corruptions: c.corruptions.Load(), PinRefusals: c.pinRefusals.Load(),
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -220,6 +224,7 @@ func (c *Cache) Stats() Stats {
 		s.Reserved += d.mu.reserved
 		s.Blocks += d.mu.blocks
 		s.Pages += d.mu.pages
+		s.Pinned += d.mu.segBytes[pinned]
 	}
 	return s
 }
