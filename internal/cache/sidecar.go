@@ -17,7 +17,7 @@ const (
 	recordFixed  = 12 // record bytes before its CRCs
 	recPresent   = 1
 	recDropped   = 2
-	recPinned    = 3 // the block is pinned (page index 1) or no longer (0)
+	recPinned    = 3  // the block is pinned (page index 1) or no longer (0)
 	compactSlack = 32 // records a sidecar may hold beyond twice its live pages
 )
 

@@ -25,9 +25,9 @@ type scWrite struct {
 	h      *pb.WriteHeader
 	store  object.Store
 	policy storagepolicy.Policy
-	id    uint64
-	max   uint64 // the most the block may hold
-	in    *cache.Incoming
+	id     uint64
+	max    uint64 // the most the block may hold
+	in     *cache.Incoming
 }
 
 // scWriteOpen authorizes a short-circuit write of a new block of h's file

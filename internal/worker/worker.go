@@ -173,7 +173,7 @@ type Worker struct {
 	// cacheErrs rate-limits the log of pages the cache could not store,
 	// pinErrs that of pins it refused.
 	cacheErrs, pinErrs logevery.Limiter
-	trust     trust
+	trust              trust
 	// meta is the namespace service's client, and advertise the address
 	// heartbeats give, both set once Serve starts.
 	meta      atomic.Pointer[pb.MetaServiceClient]
