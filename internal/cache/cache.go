@@ -136,6 +136,9 @@ type Stats struct {
 	Evictions    uint64 // blocks evicted for space
 	EvictedBytes uint64
 	Corruptions  uint64 // pages dropped for a bad CRC, here or by Invalidate
+	// Filled is the bytes of pages stored: fetched from the bucket, written
+	// through, loaded, or committed by a short-circuit writer.
+	Filled uint64
 	// Pinned is the bytes of pinned blocks (Pin), never evicted;
 	// PinRefusals counts the pins refused because they would not fit.
 	Pinned      int64
@@ -156,7 +159,7 @@ type Cache struct {
 	dirs []*dirState
 	bufs sync.Pool // *[]byte of one page, for partial-page reads
 
-	hits, misses, evictions, evictedBytes, corruptions, pinRefusals atomic.Uint64
+	hits, misses, evictions, evictedBytes, corruptions, filled, pinRefusals atomic.Uint64
 
 	clamped []Clamp // set by Open
 
@@ -214,7 +217,8 @@ func (c *Cache) Close() error {
 func (c *Cache) Stats() Stats {
 	s := Stats{
 		Hits: c.hits.Load(), Misses: c.misses.Load(), Evictions: c.evictions.Load(),
-		EvictedBytes: c.evictedBytes.Load(), Corruptions: c.corruptions.Load(), PinRefusals: c.pinRefusals.Load(),
+		EvictedBytes: c.evictedBytes.Load(), Corruptions: c.corruptions.Load(), Filled: c.filled.Load(),
+		PinRefusals: c.pinRefusals.Load(),
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
