@@ -61,6 +61,7 @@ type benchMetaFlags struct {
 	// superuser, in a base directory under quotas and an ACL (benchgov.go).
 	embeddedUser string
 	governed     bool
+	inheritACL   bool
 	dataDir      string
 	jsonOut      string
 	cpuProfile   string
@@ -125,6 +126,15 @@ meta" (gRPC stream workers, the collector's GOGC 400 unless $GOGC is set),
 served over loopback gRPC; client and service then share the CPUs and
 those settings, and --cpuprofile sees both.
 
+Users: the embedded member's clients are its superuser, whom the
+permission checker lets by. --embedded-user NAME makes the threads act as
+NAME in a base directory the superuser makes and gives them; --governed
+also keeps the base directory the superuser's (mode 0700) under a name and
+a space quota and lets NAME in by a named-user entry of its ACL: every
+create and rename then passes the quota checks and the ACL checker.
+--inherit-acl adds a default ACL that every file and directory of the run
+inherits (scripts/bench-governance compares the runs).
+
 Profiling: --cpuprofile DIR writes one CPU profile per timed phase,
 DIR/<op>-<threads>t.pprof, covering exactly that phase (read them with
 "go tool pprof"). With --embedded the profile includes the service.
@@ -174,6 +184,7 @@ func benchMetaCmd() *cobra.Command {
 	fl.BoolVar(&f.embeddedMetrics, "embedded-metrics", false, "with --embedded: collect the member's metrics, as strata meta does, and gather them every 5 s (to measure what they cost; docs/operations.md)")
 	fl.StringVar(&f.embeddedUser, "embedded-user", "", "with --embedded: the threads act as this user, not the superuser, in a base directory the superuser makes and gives them")
 	fl.BoolVar(&f.governed, "governed", false, "with --embedded-user: the superuser keeps the base directory (mode 0700), puts a name and a space quota on it and lets the user in by an ACL and a default ACL (to measure what quota and ACL checks cost)")
+	fl.BoolVar(&f.inheritACL, "inherit-acl", false, "with --governed: the base directory has a default ACL too, which every file and directory of the run inherits")
 	fl.BoolVar(&f.embedded, "embedded", false, "run a namespace service member in this process instead of connecting to --meta")
 	fl.BoolVar(&f.embeddedTLS, "embedded-tls", false, "with --embedded: serve and connect with TLS, on a CA and certificate of the run's own (default: plaintext)")
 	fl.StringVar(&f.dataDir, "data-dir", "", "with --embedded: the member's data directory (default: a temporary one, removed afterwards)")
