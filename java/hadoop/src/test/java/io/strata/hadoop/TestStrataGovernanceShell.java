@@ -7,17 +7,13 @@ import static org.junit.Assert.assertTrue;
 
 import io.strata.core.testing.DevCluster;
 import io.strata.core.testing.DevClusterRule;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileSystem;
-import org.apache.hadoop.fs.FsShell;
 import org.apache.hadoop.fs.Path;
-import org.apache.hadoop.util.ToolRunner;
 import org.junit.After;
 import org.junit.ClassRule;
 import org.junit.Test;
@@ -29,9 +25,6 @@ import org.junit.Test;
  */
 public class TestStrataGovernanceShell {
   @ClassRule public static final DevClusterRule SERVER = new DevClusterRule();
-
-  /** One shell run: its exit code and what it printed. */
-  record Run(int rc, String out, String err) {}
 
   private Configuration conf() {
     Configuration conf = new Configuration();
@@ -46,25 +39,11 @@ public class TestStrataGovernanceShell {
     FileSystem.closeAll();
   }
 
-  private Run hadoop(String... args) throws Exception {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    PrintStream oldOut = System.out;
-    PrintStream oldErr = System.err;
-    int rc;
-    try (PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
-        PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8)) {
-      System.setOut(o);
-      System.setErr(e);
-      rc = ToolRunner.run(new FsShell(conf()), args);
-    } finally {
-      System.setOut(oldOut);
-      System.setErr(oldErr);
-    }
-    return new Run(rc, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+  private ShellRun hadoop(String... args) throws Exception {
+    return ShellRun.of(conf(), args);
   }
 
-  private Run strata(String... args) throws Exception {
+  private ShellRun strata(String... args) throws Exception {
     List<String> cmd = new ArrayList<>(List.of(System.getProperty(DevCluster.BINARY_PROPERTY),
         "fs", "--meta", SERVER.address(), "--token-file",
         SERVER.cluster().tokenFile().toString()));
@@ -74,14 +53,14 @@ public class TestStrataGovernanceShell {
     byte[] err = p.getErrorStream().readAllBytes();
     int rc = p.waitFor();
     // Hadoop's FsShell exits -1 for a usage error, which the process reports as 255.
-    return new Run(rc == 255 ? -1 : rc, new String(out, StandardCharsets.UTF_8),
+    return new ShellRun(rc == 255 ? -1 : rc, new String(out, StandardCharsets.UTF_8),
         new String(err, StandardCharsets.UTF_8));
   }
 
   /** Runs a read-only command through both shells: the same bytes, the same exit code. */
-  private Run same(String... args) throws Exception {
-    Run h = hadoop(args);
-    Run s = strata(args);
+  private ShellRun same(String... args) throws Exception {
+    ShellRun h = hadoop(args);
+    ShellRun s = strata(args);
     assertEquals(String.join(" ", args), usageAside(h), usageAside(s));
     return h;
   }
@@ -90,14 +69,14 @@ public class TestStrataGovernanceShell {
    * Runs a changing command through Hadoop's shell on {@code /gov/h} and through strata fs on
    * {@code /gov/s}, the same paths below each: the same answer, the path aside.
    */
-  private Run both(String... args) throws Exception {
-    Run h = hadoop(args);
+  private ShellRun both(String... args) throws Exception {
+    ShellRun h = hadoop(args);
     String[] onS = new String[args.length];
     for (int i = 0; i < args.length; i++) {
       onS[i] = args[i].replace("/gov/h", "/gov/s");
     }
-    Run s = strata(onS);
-    Run sAsH = new Run(s.rc(), s.out().replace("/gov/s", "/gov/h"),
+    ShellRun s = strata(onS);
+    ShellRun sAsH = new ShellRun(s.rc(), s.out().replace("/gov/s", "/gov/h"),
         s.err().replace("/gov/s", "/gov/h"));
     assertEquals(String.join(" ", args), usageAside(h), usageAside(sAsH));
     return h;
@@ -107,8 +86,9 @@ public class TestStrataGovernanceShell {
    * A usage error's first line, without the usage that follows it: Hadoop's names "hadoop fs"
    * and its generic options, strata fs's its own.
    */
-  private static Run usageAside(Run r) {
-    return r.rc() != -1 ? r : new Run(r.rc(), r.out(), r.err().lines().findFirst().orElse(""));
+  private static ShellRun usageAside(ShellRun r) {
+    return r.rc() != -1 ? r
+        : new ShellRun(r.rc(), r.out(), r.err().lines().findFirst().orElse(""));
   }
 
   private void tree(String root) throws Exception {
@@ -129,14 +109,14 @@ public class TestStrataGovernanceShell {
     both("-setfattr", "-n", "user.c", "/gov/h/f");
     both("-setfattr", "-n", "user.gone", "-v", "x", "/gov/h/d");
     both("-setfattr", "-x", "user.gone", "/gov/h/d");
-    Run bad = both("-setfattr", "-n", "nonamespace", "-v", "x", "/gov/h/f");
+    ShellRun bad = both("-setfattr", "-n", "nonamespace", "-v", "x", "/gov/h/f");
     assertNotEquals(0, bad.rc());
     both("-setfattr", "-x", "user.never", "/gov/h/f");
     both("-setfacl", "-m", "user:alice:rwx,group:staff:r-x", "/gov/h/d");
     both("-setfacl", "-m", "default:user:bob:r-x,default:other::---", "/gov/h/d");
     both("-setfacl", "--set", "user::rw-,group::r--,other::---,user:carol:rw-", "/gov/h/f");
     both("-setfacl", "-x", "group:staff", "/gov/h/d");
-    Run noMask = both("-setfacl", "-m", "user:alice:rwx,mask::", "/gov/h/d/g");
+    ShellRun noMask = both("-setfacl", "-m", "user:alice:rwx,mask::", "/gov/h/d/g");
     assertNotEquals(0, noMask.rc());
     both("-setfacl", "-R", "-m", "user:dave:r--", "/gov/h/d/sub");
     both("-setfacl", "-k", "/gov/h/d/sub");
@@ -146,7 +126,7 @@ public class TestStrataGovernanceShell {
     }
     same("-getfattr", "-n", "user.a", "/gov/h/f");
     same("-getfattr", "-R", "-d", "/gov/h");
-    Run missing = same("-getfattr", "-n", "user.missing", "/gov/h/f");
+    ShellRun missing = same("-getfattr", "-n", "user.missing", "/gov/h/f");
     assertEquals(1, missing.rc());
     same("-getfacl", "/gov/h/d");
     same("-getfacl", "/gov/h/f");
@@ -175,17 +155,17 @@ public class TestStrataGovernanceShell {
     same("-count", "-q", "/quota");
     // /quota/h, d, d/sub, d/g, f: one name left.
     hadoop("-touchz", "/quota/h/one");
-    Run over = same("-touchz", "/quota/h/two");
+    ShellRun over = same("-touchz", "/quota/h/two");
     assertEquals(1, over.rc());
     assertTrue(over.err(), over.err().contains("The NameSpace quota (directories and files) of "
         + "directory /quota/h is exceeded: quota=6 file count=7"));
     assertThrows(NSQuotaExceededException.class, () -> fs.mkdirs(new Path("/quota/h/x")));
-    Run mkdir = same("-mkdir", "/quota/h/x");
+    ShellRun mkdir = same("-mkdir", "/quota/h/x");
     assertEquals(1, mkdir.rc());
 
     fs.setQuota(new Path("/quota/h"), -1, 12);
     same("-count", "-q", "-v", "/quota/h");
-    Run full = same("-cp", "/quota/h/f", "/quota/h/f2");
+    ShellRun full = same("-cp", "/quota/h/f", "/quota/h/f2");
     assertEquals(1, full.rc());
     byte[] big = new byte[100];
     DSQuotaExceededException ds = assertThrows(DSQuotaExceededException.class, () -> {
