@@ -83,8 +83,8 @@ func TestXAttrsGoWithTheirInodes(t *testing.T) {
 	}
 	e.purgeAll(1)
 	e.check()
-	start, end := kvschema.XAttrRange(0)
-	_, end = kvschema.XAttrRange(1 << 62)
+	start, _ := kvschema.XAttrRange(0)
+	_, end := kvschema.XAttrRange(1 << 62)
 	left := 0
 	if err := e.tx.Scan(start, end, func(_, _ []byte) bool { left++; return true }); err != nil || left != 0 {
 		t.Fatalf("%d attributes left (%v)", left, err)
