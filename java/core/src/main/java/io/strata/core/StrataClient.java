@@ -98,6 +98,7 @@ public final class StrataClient implements Closeable {
   private final WorkerBlockIO workers;
   private final BlockIO blockIO;
   private final ListPrefetch listPrefetch;
+  private final Features features = new Features(this);
   private volatile boolean closed;
   private volatile ServerDefaults defaults;
   /** The namespaces the service described, by name: their modes never change. */
@@ -517,8 +518,18 @@ public final class StrataClient implements Closeable {
         .setHeader(header(MetaServiceGrpc.getGetContentSummaryMethod(), p.namespace())).setPath(p.path()).build();
     GetContentSummaryResponse r = call(Op.CONTENT_SUMMARY, p,
         u -> u.call(MetaServiceGrpc.getGetContentSummaryMethod(), req));
+    long names = r.hasQuota() ? r.getQuota().getNames() : -1;
+    long space = r.hasQuota() ? r.getQuota().getSpace() : -1;
     return new ContentSummary(r.getLength(), r.getFileCount(), r.getDirectoryCount(),
-        r.getSpaceConsumed(), r.getLoadedOnly());
+        r.getSpaceConsumed(), r.getLoadedOnly(), names, space);
+  }
+
+  /**
+   * The quotas, ACLs, extended attributes and storage policies of this client's namespaces
+   * (HDFS's, docs/semantics.md).
+   */
+  public Features features() {
+    return features;
   }
 
   /** Closes file {@code p} that its writer left open; reports whether it is closed now. */
