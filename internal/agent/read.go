@@ -1,0 +1,92 @@
+package agent
+
+import (
+	"errors"
+	"io"
+	"sync"
+
+	"github.com/stratafs/strata/internal/client"
+)
+
+func (s *session) open(r *request) (answer, error) {
+	rd, err := s.s.c.Open(s.ctx(), r.Path)
+	if err != nil {
+		return nil, err
+	}
+	h := s.s.files.add(&file{pid: s.pid, r: rd})
+	return answer{"h": h, "status": statusOf(rd.Status), "size": rd.Size()}, nil
+}
+
+// read fills the shared memory at r.Shm with up to r.Len bytes of the
+// file at r.Off, sequentially (the reader's Read, which has the workers
+// read ahead) with r.Seq, else as a ranged read; it answers how many.
+func (s *session) read(r *request) (answer, error) {
+	f, err := s.file(r.H, true)
+	if err != nil {
+		return nil, err
+	}
+	dst, err := s.sh.span(r.Shm, r.Len)
+	if err != nil {
+		return nil, err
+	}
+	var n int
+	if r.Seq {
+		f.mu.Lock()
+		if _, err = f.r.Seek(r.Off, io.SeekStart); err == nil {
+			n, err = io.ReadFull(f.r, dst)
+		}
+		f.mu.Unlock()
+	} else {
+		n, err = f.r.ReadAt(dst, r.Off)
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		err = nil
+	}
+	return answer{"n": n}, err
+}
+
+// rangesInFlight bounds the reads one ranges request runs at once.
+const rangesInFlight = 8
+
+// ranges reads several ranges, of one file or many, concurrently: each
+// file is opened once, and each range answers its count or its error.
+func (s *session) ranges(r *request) (answer, error) {
+	readers := map[string]*client.Reader{}
+	opened := map[string]error{}
+	for _, rg := range r.Ranges {
+		if _, ok := opened[rg.Path]; !ok {
+			readers[rg.Path], opened[rg.Path] = s.s.c.Open(s.ctx(), rg.Path)
+		}
+	}
+	out := make([]answer, len(r.Ranges))
+	sem := make(chan struct{}, rangesInFlight)
+	var wg sync.WaitGroup
+	for i, rg := range r.Ranges {
+		dst, err := s.sh.span(rg.Shm, rg.Len)
+		if err == nil {
+			err = opened[rg.Path]
+		}
+		if err != nil {
+			out[i] = answer{"cond": condOf(err), "msg": err.Error()}
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			n, err := readers[rg.Path].ReadAt(dst, rg.Off)
+			if err != nil && !errors.Is(err, io.EOF) {
+				out[i] = answer{"cond": condOf(err), "msg": err.Error()}
+				return
+			}
+			out[i] = answer{"n": n}
+		}()
+	}
+	wg.Wait()
+	for _, rd := range readers {
+		if rd != nil {
+			rd.Close()
+		}
+	}
+	return answer{"ranges": out}, nil
+}

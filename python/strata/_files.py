@@ -1,0 +1,333 @@
+"""Open files: StrataReader (rb) and StrataWriter (wb, xb, ab).
+
+Both hold a handle in the agent and move bytes through a connection's
+shared memory, one copy on this side. A file belongs to the process that
+opened it: a forked child's reader opens the file again on first use (the
+same inode, or it fails), and a writer refuses to be used there.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+from typing import TYPE_CHECKING, Any
+
+from ._agent import CHUNK, SHM_SIZE, SLOTS
+from ._wire import Connection
+
+if TYPE_CHECKING:
+    from .core import StrataFileSystem
+
+
+class StrataReader(io.BufferedIOBase):
+    """A file open for reading: ranged reads, and read-ahead for sequential ones.
+
+    A read that starts where the last one ended (or at 0) is sequential: it is
+    served from CHUNK-sized pieces read by the agent's sequential reader (its
+    workers read ahead too), and while this process copies one piece out of
+    the shared memory, the agent fills the other slot with the next. Any
+    other read fetches exactly the bytes asked for (a ranged read: Parquet
+    footers and column chunks), and they are kept for the reads they cover.
+    """
+
+    def __init__(self, fs: StrataFileSystem, path: str) -> None:
+        super().__init__()
+        self.fs, self.path, self.mode = fs, path, "rb"
+        self.blocksize = CHUNK
+        self._agent = fs.agent
+        self._uri = fs.uri(path)
+        self._stream: Connection | None = None
+        self._open_here()
+        self.loc = 0
+
+    def _open_here(self) -> None:
+        ans = self._agent.call({"op": "open", "path": self._uri})
+        self._h: int = ans["h"]
+        self.size: int = ans["size"]
+        self.details = self.fs._info(self.path.partition("/")[0], ans["status"])
+        self._ino: int = ans["status"]["ino"]
+        self._pid = os.getpid()
+        self._buf, self._buf_off = b"", 0
+        self._next: int | None = None  # the chunk whose answer comes next
+        self._asked = -1  # the last chunk asked for
+        self._seq_end = 0
+
+    def _here(self) -> None:
+        """Opens the file again in a forked child (see the module's doc)."""
+        if self.closed:
+            raise ValueError(f"{self.path}: read of a closed file")
+        if self._pid == os.getpid():
+            return
+        if self._stream is not None:
+            self._stream.close()  # the child's copy only; the parent's stays
+            self._stream = None
+        ino = self._ino
+        self._open_here()
+        if self._ino != ino:
+            raise OSError(errno.ESTALE, f"{self.path}: replaced since the parent process opened it")
+
+    # io's interface.
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.loc
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self.loc, io.SEEK_END: self.size}[whence]
+        if base + offset < 0:
+            raise ValueError(f"{self.path}: seek to a negative position")
+        self.loc = base + offset
+        return self.loc
+
+    def read(self, size: int | None = -1) -> bytes:
+        self._here()
+        n = self.size - self.loc if size is None or size < 0 else min(size, self.size - self.loc)
+        if n <= 0:
+            return b""
+        if self._buf_off <= self.loc and self.loc + n <= self._buf_off + len(self._buf):
+            i = self.loc - self._buf_off
+            out = self._buf[i:i + n]
+        elif self.loc == self._seq_end or self.loc == 0:
+            out = self._read_seq(n)
+        else:
+            out = self._buf = self.pread(self.loc, n)
+            self._buf_off = self.loc
+        self.loc += len(out)
+        self._seq_end = self.loc
+        return out
+
+    def read1(self, size: int = -1) -> bytes:
+        return self.read(size)
+
+    def readinto(self, b: Any) -> int:
+        data = self.read(len(memoryview(b).cast("B")))
+        memoryview(b).cast("B")[: len(data)] = data
+        return len(data)
+
+    def readinto1(self, b: Any) -> int:
+        return self.readinto(b)
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        try:
+            if self._pid == os.getpid():
+                if self._stream is not None:
+                    self._stream.drain()
+                    self._agent.give(self._stream)
+                self._agent.call({"op": "close", "h": self._h})
+        finally:
+            self._stream = None
+            self._buf = b""
+            super().close()
+
+    def __reduce__(self) -> Any:
+        # Pickled (multiprocessing's spawn), it opens again where it lands.
+        return _reopen, (self.fs, self.path, self.loc)
+
+    # Reads.
+
+    def pread(self, off: int, n: int) -> bytes:
+        """Returns up to n bytes at off, without moving the position: a
+        ranged read; a long one in CHUNK pieces, pipelined as _chunk's."""
+        self._here()
+        n = max(0, min(n, self.size - off))
+        if n == 0:
+            return b""
+        with self._agent.connection() as conn:
+            if n <= SHM_SIZE:
+                got = conn.call({"op": "read", "h": self._h, "off": off, "len": n, "shm": 0})["n"]
+                return bytes(conn.view[:got])
+            end = off + n
+            starts = list(range(off, end, CHUNK))
+            for i in range(min(SLOTS - 1, len(starts))):
+                self._ask(conn, starts[i], end, i % SLOTS, seq=False)
+            pieces = []
+            for i in range(len(starts)):
+                got = conn.recv()["n"]
+                if i + SLOTS - 1 < len(starts):
+                    self._ask(conn, starts[i + SLOTS - 1], end, (i + SLOTS - 1) % SLOTS, seq=False)
+                slot = (i % SLOTS) * CHUNK
+                pieces.append(bytes(conn.view[slot:slot + got]))
+            return b"".join(pieces)
+
+    def _ask(self, conn: Connection, start: int, end: int, slot: int, seq: bool) -> None:
+        conn.send({"op": "read", "h": self._h, "off": start, "len": min(CHUNK, end - start),
+                   "shm": slot * CHUNK, "seq": seq})
+
+    def _read_seq(self, n: int) -> bytes:
+        """n bytes from the position through the chunks of the sequential reader."""
+        pieces = []
+        pos, end = self.loc, self.loc + n
+        while pos < end:
+            k = pos // CHUNK
+            if not (self._buf_off == k * CHUNK and len(self._buf) > pos - self._buf_off):
+                self._buf, self._buf_off = self._chunk(k), k * CHUNK
+                if not self._buf:
+                    break
+            i = pos - self._buf_off
+            piece = self._buf[i:i + (end - pos)]
+            pieces.append(piece)
+            pos += len(piece)
+        return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+
+    def _chunk(self, k: int) -> bytes:
+        """Chunk k of the file. Chunk i goes to slot i % SLOTS; while chunk k
+        is copied out, chunks k+1 .. k+SLOTS-1 are asked for (read-ahead), so
+        that the agent reads on while this side copies."""
+        if self._stream is None:
+            self._stream = self._agent.take()
+        conn = self._stream
+        chunks = -(-self.size // CHUNK)
+        if self._next != k:
+            conn.drain()
+            self._asked = k
+            for i in range(k, min(k + SLOTS - 1, chunks)):
+                self._ask(conn, i * CHUNK, self.size, i % SLOTS, seq=True)
+                self._asked = i
+        try:
+            got = conn.recv()["n"]
+        except BaseException:
+            self._next = None
+            raise
+        self._next = k + 1
+        if self._asked + 1 < chunks:
+            self._asked += 1
+            self._ask(conn, self._asked * CHUNK, self.size, self._asked % SLOTS, seq=True)
+        slot = (k % SLOTS) * CHUNK
+        return bytes(conn.view[slot:slot + got])
+
+
+def _reopen(fs: StrataFileSystem, path: str, loc: int) -> StrataReader:
+    f = StrataReader(fs, path)
+    f.seek(loc)
+    return f
+
+
+class StrataWriter(io.BufferedIOBase):
+    """A file open for writing, streamed to the workers as it is written.
+
+    Bytes are copied once, into the shared memory's current slot; a full
+    slot is handed to the agent's writer while the other fills. ``flush()``
+    is HDFS's hflush (what was written becomes visible to readers that open
+    the file, and durable; in a cache-mode namespace, where a file is one
+    object, visible only once closed, it does nothing more than send the
+    bytes); ``fsync()`` is hsync, which a cache-mode file refuses. The file
+    is complete on ``close()``; ``discard()`` gives it up (a new file is
+    removed).
+    """
+
+    def __init__(self, fs: StrataFileSystem, path: str, mode: str, block_size: int | None = None) -> None:
+        super().__init__()
+        self.fs, self.path, self.mode = fs, path, mode
+        self._agent = fs.agent
+        op = "append" if mode == "ab" else "create"
+        self._conn = self._agent.take()
+        try:
+            ans = self._conn.call({"op": op, "path": fs.uri(path), "overwrite": mode == "wb",
+                                   "parents": True, "block_size": block_size or 0})
+        except BaseException:
+            self._agent.give(self._conn)
+            raise
+        self._h: int = ans["h"]
+        self._pid = os.getpid()
+        self._slot, self._fill = 0, 0
+        self._done = False  # NB: io's close() calls flush(), which must then do nothing
+        self.loc = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.loc
+
+    def _mine(self) -> Connection:
+        if self.closed:
+            raise ValueError(f"{self.path}: write to a closed file")
+        if self._pid != os.getpid():
+            raise OSError(errno.EBADF, f"{self.path}: open for writing in the parent process; "
+                                       "a forked child opens its own files")
+        return self._conn
+
+    def write(self, b: Any) -> int:
+        conn = self._mine()
+        mv = memoryview(b).cast("B")
+        total = len(mv)
+        while len(mv):
+            k = min(len(mv), CHUNK - self._fill)
+            base = self._slot * CHUNK + self._fill
+            conn.view[base:base + k] = mv[:k]
+            self._fill += k
+            mv = mv[k:]
+            if self._fill == CHUNK:
+                self._send_slot(conn)
+        self.loc += total
+        return total
+
+    def _send_slot(self, conn: Connection) -> None:
+        """Hands the current slot to the agent and moves to the other, once
+        the agent is done with it."""
+        if self._fill:
+            conn.send({"op": "write", "h": self._h, "shm": self._slot * CHUNK, "len": self._fill})
+            self._slot, self._fill = self._slot ^ 1, 0
+        while conn.pending > 1:
+            conn.recv()
+
+    def _sent(self, conn: Connection) -> None:
+        self._send_slot(conn)
+        while conn.pending:
+            conn.recv()
+
+    def flush(self) -> None:
+        """hflush: see the class's doc."""
+        if self.closed or self._done or self._pid != os.getpid():
+            return
+        conn = self._mine()
+        self._sent(conn)
+        conn.call({"op": "flush", "h": self._h})
+
+    def fsync(self) -> None:
+        """hsync: what was written is visible and durable when it returns."""
+        conn = self._mine()
+        self._sent(conn)
+        conn.call({"op": "flush", "h": self._h, "sync": True, "hard": True})
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self._done = True
+        if self._pid != os.getpid():
+            super().close()  # the parent's file: not the child's to complete
+            return
+        conn = self._conn
+        try:
+            self._sent(conn)
+            conn.call({"op": "close", "h": self._h})
+        except BaseException:
+            self._end(conn, "abort")
+            raise
+        finally:
+            super().close()
+        self._agent.give(conn)
+
+    def discard(self) -> None:
+        """Gives the write up: a new file is removed, as a failed write's is."""
+        if self.closed or self._pid != os.getpid():
+            return
+        self._done = True
+        self._end(self._conn, "abort")
+        super().close()
+
+    def _end(self, conn: Connection, op: str) -> None:
+        try:
+            conn.drain()
+            conn.call({"op": op, "h": self._h})
+            self._agent.give(conn)
+        except OSError:
+            conn.close()

@@ -1,0 +1,127 @@
+"""One connection to the agent: frames of JSON over a Unix socket, and a
+region of memory shared with the agent through which every byte of file
+data moves (internal/agent/doc.go describes the protocol; its
+testdata/frames.txt holds a conversation byte for byte, which tests/test_wire.py
+checks this module against)."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import mmap
+import os
+import socket
+import struct
+from typing import Any
+
+from ._errors import error_from
+
+#: The protocol version the hello names.
+VERSION = 1
+
+#: Bounds an answer the agent sends: a page of a listing is the largest.
+MAX_ANSWER = 64 << 20
+
+_HEADER = struct.Struct(">I")
+
+
+def encode(req: dict[str, Any]) -> bytes:
+    """Returns the frame of a request: its length, then its JSON."""
+    body = json.dumps(req, separators=(",", ":")).encode()
+    return _HEADER.pack(len(body)) + body
+
+
+def decode(body: bytes) -> dict[str, Any]:
+    """Returns an answer's fields, or raises the exception its condition maps to."""
+    ans = json.loads(body)
+    if not isinstance(ans, dict):
+        raise OSError(f"strata agent: an answer that is not an object: {body[:100]!r}")
+    if not ans.get("ok"):
+        raise error_from(str(ans.get("cond", "io")), str(ans.get("msg", "no message")))
+    return ans
+
+
+class Connection:
+    """A connection to the agent, used by one thread at a time.
+
+    ``view`` is the shared memory (``shm_size`` bytes): a read request names
+    where in it the agent puts the bytes, a write where it finds them. The
+    caller may send several requests before reading their answers, which come
+    in order; ``pending`` counts those not yet read.
+    """
+
+    def __init__(self, path: str, shm_size: int) -> None:
+        self.pid = os.getpid()
+        self.pending = 0
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self.sock.connect(path)
+        except OSError as e:
+            self.sock.close()
+            raise ConnectionError(f"strata agent at {path}: {e.strerror or e}") from e
+        self._rfile = self.sock.makefile("rb", buffering=256 << 10)
+        try:
+            self.shm, self.view = _shared(self.sock, shm_size)
+            self.recv()
+        except BaseException:
+            self.close()
+            raise
+
+    def send(self, req: dict[str, Any]) -> None:
+        """Sends a request; its answer is read by a later recv."""
+        self.sock.sendall(encode(req))
+        self.pending += 1
+
+    def recv(self) -> dict[str, Any]:
+        """Reads the next answer, raising the exception of a failed one."""
+        hdr = self._rfile.read(4)
+        if len(hdr) < 4:
+            raise ConnectionError("strata agent: the connection closed (did the agent exit?)")
+        (n,) = _HEADER.unpack(hdr)
+        if n > MAX_ANSWER:
+            raise ConnectionError(f"strata agent: an answer of {n} bytes (at most {MAX_ANSWER})")
+        body = self._rfile.read(n)
+        if len(body) < n:
+            raise ConnectionError("strata agent: the connection closed in an answer")
+        self.pending = max(0, self.pending - 1)
+        return decode(body)
+
+    def call(self, req: dict[str, Any]) -> dict[str, Any]:
+        """Sends a request and returns its answer."""
+        self.send(req)
+        return self.recv()
+
+    def drain(self) -> None:
+        """Reads and drops the answers still pending (their errors too)."""
+        while self.pending:
+            try:
+                self.recv()
+            except ConnectionError:
+                raise
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        """Closes the socket and unmaps the shared memory."""
+        for c in (getattr(self, "_rfile", None), self.sock):
+            if c is not None:
+                c.close()
+        view = getattr(self, "view", None)
+        if view is not None:
+            view.release()
+            self.shm.close()
+
+
+def _shared(sock: socket.socket, size: int) -> tuple[mmap.mmap, memoryview]:
+    """Makes the connection's shared memory, a memfd sealed against
+    shrinking and growing (the agent refuses any other), and sends it with
+    the hello."""
+    fd = os.memfd_create("strata-agent", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        os.ftruncate(fd, size)
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW)
+        shm = mmap.mmap(fd, size)
+        socket.send_fds(sock, [encode({"op": "hello", "version": VERSION})], [fd])
+    finally:
+        os.close(fd)
+    return shm, memoryview(shm)
