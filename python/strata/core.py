@@ -248,8 +248,15 @@ class StrataFileSystem(AbstractFileSystem):
                        "overwrite": mode != "create", "parents": True})
 
     def cp_file(self, path1: str, path2: str, **kwargs: Any) -> None:
-        """Copies through this process: the service has no copy of its own."""
-        with self._open(path1) as src, self._open(path2, "wb") as dst:
+        """Copies through this process (the service has no copy of its own);
+        a directory is copied as a new directory (fsspec's recursive copy
+        hands them here too)."""
+        try:
+            src = self._open(path1)
+        except IsADirectoryError:
+            self.makedirs(path2, exist_ok=True)
+            return
+        with src, self._open(path2, "wb") as dst:
             while chunk := src.read(_agent.CHUNK):
                 dst.write(chunk)
 
