@@ -12,7 +12,7 @@ RUN_DATA    ?= ./strata-data
 RUN_LISTEN  ?= 127.0.0.1:7700
 
 .DEFAULT_GOAL := help
-.PHONY: help build run deps test test-go test-java test-spark java minio lint proto-release generate bench bench-hdfs bench-cache-meta bench-tpcds bench-hbase fuzz clean
+.PHONY: help build run deps test test-go test-java test-spark test-python python-wheel java minio lint proto-release generate bench bench-hdfs bench-cache-meta bench-tpcds bench-hbase fuzz clean
 
 help: ## list the targets
 	@echo "Strata: make TARGET"
@@ -33,7 +33,7 @@ run: build ## start Strata on its embedded default (one process, a local directo
 	@echo "Stop with Ctrl-C."
 	$(BIN) server --dev --listen $(RUN_LISTEN) --data-dir $(RUN_DATA)
 
-test: deps minio test-go test-java test-spark ## install what the tests need, then run them all
+test: deps minio test-go test-java test-spark test-python ## install what the tests need, then run them all
 
 deps: ## check for what make test needs (a C compiler, Java 17, Maven, unzip); apt-get the rest as root on Debian
 	@scripts/deps/install.sh
@@ -52,11 +52,19 @@ test-java: deps build minio ## Java tests (Hadoop contract suites, block and cac
 test-spark: build minio ## PySpark (installed into .cache/venv) on Strata: Parquet tables, INSERT OVERWRITE, a retried task (about 2 minutes; 4 more to install pyspark)
 	STRATA_BINARY=$(CURDIR)/$(BIN) STRATA_MINIO=$${STRATA_MINIO:-$(CACHE_BIN)/minio} scripts/spark/test.sh
 
+test-python: build minio ## the Python package (installed from its wheel into .cache/venv-python) against a real strata server and MinIO: fsspec's suites, PyArrow, pandas, Polars, DuckDB, fork (about 4 minutes; 1 more to install)
+	STRATA_BINARY=$(CURDIR)/$(BIN) STRATA_MINIO=$${STRATA_MINIO:-$(CACHE_BIN)/minio} scripts/python/test.sh
+
+python-wheel: build ## build the Python package's wheel, the strata binary bundled, into python/dist
+	STRATA_BINARY=$(CURDIR)/$(BIN) scripts/python/wheel.sh
+
 minio: ## build the MinIO test server from source at its pinned version
 	scripts/minio/install.sh
 
-lint: $(BUF) ## go vet, staticcheck, and proto/ checked against its last release (docs/logformat.md)
+lint: $(BUF) ## go vet, staticcheck, ruff on python/, and proto/ checked against its last release (docs/logformat.md)
 	$(GO) vet ./...
+	STRATA_VENV=$(CURDIR)/.cache/venv-python scripts/spark/venv.sh $(CURDIR)/python/requirements-test.txt
+	$(CURDIR)/.cache/venv-python/bin/ruff check python
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 	$(BUF) breaking --against proto/released.binpb
 

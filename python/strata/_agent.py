@@ -180,16 +180,16 @@ def _wait_ready(out: IO[bytes], timeout: float) -> bool:
 
 #: Every agent handle of this process, to reset in a forked child.
 _agents: weakref.WeakSet[Agent] = weakref.WeakSet()
-#: The agents this process started (each with its log and directory).
+#: The agents this process (or its parent, before fork) started, with their logs and
+#: directories.
 _children: list[tuple[subprocess.Popen[bytes], IO[bytes], str]] = []
 
 
 def _after_fork_in_child() -> None:
-    global _children
     for a in list(_agents):
         a.after_fork()
-    # The children's Popen objects are the parent's to wait for.
-    _children = []
+    # NB: _children stays: its Popen objects hold the agents' stdin pipes, the lifelines,
+    # which collecting them would close (a child keeps its parent's agent alive).
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)

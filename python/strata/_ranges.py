@@ -29,7 +29,7 @@ def cat_ranges(fs: StrataFileSystem, paths: list[str], starts: Any, ends: Any,
     out: list[Any] = [None] * len(paths)
     sizes: dict[str, Any] = {}
     items = []
-    for i, (p, s, e) in enumerate(zip(paths, starts, ends)):
+    for i, (p, s, e) in enumerate(zip(paths, starts, ends, strict=True)):
         p = fs._strip_protocol(p)
         try:
             off, n = _resolve(fs, p, s, e, sizes)
@@ -90,7 +90,7 @@ def _read_batch(fs: StrataFileSystem, batch: list[tuple[int, str, int, int]], ou
         shm += n
     with fs.agent.connection() as conn:
         answers = conn.call({"op": "ranges", "ranges": ranges})["ranges"]
-        for (i, _, _, _), rg, ans in zip(batch, ranges, answers):
+        for (i, _, _, _), rg, ans in zip(batch, ranges, answers, strict=True):
             if "cond" in ans:
                 out[i] = error_from(ans["cond"], ans["msg"])
             else:

@@ -196,7 +196,7 @@ class StrataFileSystem(AbstractFileSystem):
     def modified(self, path: str) -> Any:
         import datetime
 
-        return datetime.datetime.fromtimestamp(self.info(path)["mtime"], tz=datetime.timezone.utc)
+        return datetime.datetime.fromtimestamp(self.info(path)["mtime"], tz=datetime.UTC)
 
     def touch(self, path: str, truncate: bool = True, **kwargs: Any) -> None:
         if truncate or not self.exists(path):

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+import strata
+
 REPO = Path(__file__).resolve().parents[2]
 ACCESS_KEY, SECRET_KEY = "strata-test", "strata-test-secret"
 START_TIMEOUT = 60  # seconds for a server to come up on a busy 2-core machine
@@ -75,7 +77,7 @@ class Cluster:
     def worker_counters(self) -> dict[str, str]:
         """The one worker's counters from `strata admin workers`, as printed."""
         lines = self.strata("admin", "workers").splitlines()
-        return dict(zip(lines[0].split(), lines[1].split()))
+        return dict(zip(lines[0].split(), lines[1].split(), strict=True))
 
 
 @pytest.fixture(scope="session")
@@ -110,8 +112,12 @@ def cluster(tmp_path_factory: pytest.TempPathFactory):
         c.strata("admin", "ns", "create", "lake", "--mode", "cache", "--sync-interval", "-1", "--store",
                  f"s3://lake/data?endpoint=http://127.0.0.1:{port}")
         # The client's configuration, as the CLI takes it.
-        os.environ.update(STRATA_META=c.meta, STRATA_TOKEN_FILE=str(c.token_file), STRATA_PLAINTEXT="1",
-                          STRATA_BINARY=str(binary))
+        os.environ.update(STRATA_META=c.meta, STRATA_TOKEN_FILE=str(c.token_file), STRATA_PLAINTEXT="1")
+        # The package installed from its wheel runs the binary it bundles, as a user's does.
+        if (Path(strata.__file__).parent / "_bin" / "strata").is_file():
+            os.environ.pop("STRATA_BINARY", None)
+        else:
+            os.environ["STRATA_BINARY"] = str(binary)
         yield c
     finally:
         for p in procs:

@@ -43,7 +43,7 @@ def test_big_file_in_random_ranges(fs, big):
     try:
         want = [os.pread(fd, min(e, GiB) - s, s) for s, e in ranges]
         with fs.open(path) as f:
-            for (s, e), w in zip(ranges, want):
+            for (s, e), w in zip(ranges, want, strict=True):
                 f.seek(s)
                 assert f.read(e - s) == w, (s, e)
         got = fs.cat_ranges([path] * len(ranges), [s for s, _ in ranges], [e for _, e in ranges])

@@ -81,9 +81,9 @@ os._exit(0)                       # the parent exits at once
 """
 
 
-def test_the_agent_lives_as_long_as_its_process_tree(cluster, fs):
+def test_the_agent_lives_as_long_as_its_process_tree(cluster, fs, tmp_path):
     p = subprocess.Popen([sys.executable, "-c", textwrap.dedent(AGENT_LIFE)], stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, text=True, cwd=tmp_path)
     sock = p.stdout.readline().strip()
     p.wait(timeout=30)  # the parent is gone; its child waits on the pipe
     assert os.path.exists(sock)
