@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import io
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ._agent import CHUNK, SHM_SIZE, SLOTS
@@ -48,7 +49,8 @@ class StrataReader(io.BufferedIOBase):
         self.details = self.fs._info(self.path.partition("/")[0], ans["status"])
         self._ino: int = ans["status"]["ino"]
         self._pid = os.getpid()
-        self._buf, self._buf_off = b"", 0
+        self._buf: Any = b""  # the last bytes read: a view of the stream's slot, or a ranged read's
+        self._buf_off = 0
         self._next: int | None = None  # the chunk whose answer comes next
         self._asked = -1  # the last chunk asked for
         self._seq_end = 0
@@ -86,18 +88,12 @@ class StrataReader(io.BufferedIOBase):
         return self.loc
 
     def read(self, size: int | None = -1) -> bytes:
-        self._here()
-        n = self.size - self.loc if size is None or size < 0 else min(size, self.size - self.loc)
+        n = self._span(size)
         if n <= 0:
             return b""
-        if self._buf_off <= self.loc and self.loc + n <= self._buf_off + len(self._buf):
-            i = self.loc - self._buf_off
-            out = self._buf[i:i + n]
-        elif self.loc == self._seq_end or self.loc == 0:
-            out = self._read_seq(n)
-        else:
-            out = self._buf = self.pread(self.loc, n)
-            self._buf_off = self.loc
+        pieces: list[bytes] = []
+        self._copy(n, lambda piece: pieces.append(bytes(piece)))
+        out = pieces[0] if len(pieces) == 1 else b"".join(pieces)
         self.loc += len(out)
         self._seq_end = self.loc
         return out
@@ -106,16 +102,51 @@ class StrataReader(io.BufferedIOBase):
         return self.read(size)
 
     def readinto(self, b: Any) -> int:
-        data = self.read(len(memoryview(b).cast("B")))
-        memoryview(b).cast("B")[: len(data)] = data
-        return len(data)
+        """Reads into b with one copy, from the shared memory straight into b
+        (the Go client's Read into a buffer, in Python)."""
+        dst = memoryview(b).cast("B")
+        n = self._span(len(dst))
+        if n <= 0:
+            return 0
+        done = 0
+
+        def sink(piece: Any) -> None:
+            nonlocal done
+            dst[done:done + len(piece)] = piece
+            done += len(piece)
+
+        self._copy(n, sink)
+        self.loc += done
+        self._seq_end = self.loc
+        return done
 
     def readinto1(self, b: Any) -> int:
         return self.readinto(b)
 
+    def _span(self, size: int | None) -> int:
+        """How many bytes a read of size (negative: all) at the position gets."""
+        self._here()
+        left = self.size - self.loc
+        return left if size is None or size < 0 else min(size, left)
+
+    def _copy(self, n: int, sink: Callable[[Any], None]) -> None:
+        """Hands sink the bytes [loc, loc+n) in pieces, views it must copy
+        before it returns: from what was read last if it holds them, through
+        the sequential reader if the read follows the last one (or starts the
+        file), else by one ranged read."""
+        if self._buf_off <= self.loc and self.loc + n <= self._buf_off + len(self._buf):
+            i = self.loc - self._buf_off
+            sink(self._buf[i:i + n])
+        elif self.loc == self._seq_end or self.loc == 0:
+            self._read_seq(n, sink)
+        else:
+            self._buf, self._buf_off = memoryview(self.pread(self.loc, n)), self.loc
+            sink(self._buf)
+
     def close(self) -> None:
         if self.closed:
             return
+        self._buf = b""  # NB: a view of the stream's memory, released before it goes back
         try:
             if self._pid == os.getpid():
                 if self._stream is not None:
@@ -124,7 +155,6 @@ class StrataReader(io.BufferedIOBase):
                 self._agent.call({"op": "close", "h": self._h})
         finally:
             self._stream = None
-            self._buf = b""
             super().close()
 
     def __reduce__(self) -> Any:
@@ -161,23 +191,24 @@ class StrataReader(io.BufferedIOBase):
         conn.send({"op": "read", "h": self._h, "off": start, "len": min(CHUNK, end - start),
                    "shm": slot * CHUNK, "seq": seq})
 
-    def _read_seq(self, n: int) -> bytes:
-        """n bytes from the position through the chunks of the sequential reader."""
-        pieces = []
+    def _read_seq(self, n: int, sink: Callable[[Any], None]) -> None:
+        """[loc, loc+n) through the sequential reader's chunks; each piece is
+        a view of the shared memory, which sink copies before the next chunk
+        is asked for (it reuses a slot)."""
         pos, end = self.loc, self.loc + n
         while pos < end:
             k = pos // CHUNK
             if not (self._buf_off == k * CHUNK and len(self._buf) > pos - self._buf_off):
+                self._buf = b""  # NB: its slot may be asked to hold another chunk now
                 self._buf, self._buf_off = self._chunk(k), k * CHUNK
-                if not self._buf:
+                if not len(self._buf):
                     break
             i = pos - self._buf_off
             piece = self._buf[i:i + (end - pos)]
-            pieces.append(piece)
+            sink(piece)
             pos += len(piece)
-        return pieces[0] if len(pieces) == 1 else b"".join(pieces)
 
-    def _chunk(self, k: int) -> bytes:
+    def _chunk(self, k: int) -> memoryview:
         """Chunk k of the file. Chunk i goes to slot i % SLOTS; while chunk k
         is copied out, chunks k+1 .. k+SLOTS-1 are asked for (read-ahead), so
         that the agent reads on while this side copies."""
@@ -201,7 +232,7 @@ class StrataReader(io.BufferedIOBase):
             self._asked += 1
             self._ask(conn, self._asked * CHUNK, self.size, self._asked % SLOTS, seq=True)
         slot = (k % SLOTS) * CHUNK
-        return bytes(conn.view[slot:slot + got])
+        return conn.view[slot:slot + got]
 
 
 def _reopen(fs: StrataFileSystem, path: str, loc: int) -> StrataReader:

@@ -108,8 +108,11 @@ class Connection:
                 c.close()
         view = getattr(self, "view", None)
         if view is not None:
-            view.release()
-            self.shm.close()
+            try:
+                view.release()
+                self.shm.close()
+            except BufferError:
+                pass  # a view of it is still held (a reader's last chunk): unmapped when collected
 
 
 def _shared(sock: socket.socket, size: int) -> tuple[mmap.mmap, memoryview]:
