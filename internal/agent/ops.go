@@ -84,17 +84,13 @@ type session struct {
 	sh   *shared
 }
 
-// handle answers one request frame with one answer frame.
-func (s *session) handle(frame []byte) []byte {
-	var r request
-	if err := json.Unmarshal(frame, &r); err != nil {
-		return errorFrame(fmt.Errorf("%w: a request that is not JSON: %v", errArg, err))
-	}
+// run answers one request with its answer frame.
+func (s *session) run(r *request) []byte {
 	fn := ops[r.Op]
 	if fn == nil {
 		return errorFrame(fmt.Errorf("%w: no operation %q", errArg, r.Op))
 	}
-	a, err := fn(s, &r)
+	a, err := fn(s, r)
 	if err != nil {
 		return errorFrame(err)
 	}

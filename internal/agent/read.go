@@ -18,8 +18,10 @@ func (s *session) open(r *request) (answer, error) {
 }
 
 // read fills the shared memory at r.Shm with up to r.Len bytes of the
-// file at r.Off, sequentially (the reader's Read, which has the workers
-// read ahead) with r.Seq, else as a ranged read; it answers how many.
+// file at r.Off, as the next chunk of a sequential read with r.Seq (the
+// workers read ahead), else as a ranged read; it answers how many. Reads
+// run concurrently with the reads before and after them on the connection
+// (serveConn), each into its own part of the shared memory.
 func (s *session) read(r *request) (answer, error) {
 	f, err := s.file(r.H, true)
 	if err != nil {
@@ -29,17 +31,12 @@ func (s *session) read(r *request) (answer, error) {
 	if err != nil {
 		return nil, err
 	}
-	var n int
+	readAt := f.r.ReadAt
 	if r.Seq {
-		f.mu.Lock()
-		if _, err = f.r.Seek(r.Off, io.SeekStart); err == nil {
-			n, err = io.ReadFull(f.r, dst)
-		}
-		f.mu.Unlock()
-	} else {
-		n, err = f.r.ReadAt(dst, r.Off)
+		readAt = f.r.ReadAtAhead
 	}
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+	n, err := readAt(dst, r.Off)
+	if errors.Is(err, io.EOF) {
 		err = nil
 	}
 	return answer{"n": n}, err

@@ -93,23 +93,73 @@ func (s *Server) serveConn(c *net.UnixConn) {
 	p := s.enter(pid, c)
 	defer s.leave(pid, c)
 	sess := &session{s: s, pid: pid, proc: p, sh: sh}
-	r := bufio.NewReaderSize(io.MultiReader(&sliceReader{b: rest}, c), 64<<10)
-	w := bufio.NewWriterSize(c, 64<<10)
+	sess.serve(bufio.NewReaderSize(io.MultiReader(&sliceReader{b: rest}, c), 64<<10), c)
+}
+
+// inFlight bounds the requests of one connection read and not yet
+// answered: the reads among them run at once.
+const inFlight = 8
+
+// serve answers the connection's requests in order until it ends. Reads
+// run concurrently (a sequential reader asks for its next chunks ahead,
+// each into its own part of the shared memory); every other request waits
+// for the reads before it, so that it sees what they did.
+func (sess *session) serve(r *bufio.Reader, c *net.UnixConn) {
+	answers := make(chan chan []byte, inFlight)
+	written := make(chan struct{})
+	go func() {
+		defer close(written)
+		writeAnswers(c, answers)
+	}()
+	var reads sync.WaitGroup
 	var buf []byte
 	for {
 		frame, err := readFrame(r, buf)
 		if err != nil {
-			return
+			break
 		}
 		buf = frame
-		out := sess.handle(frame)
-		if _, err := w.Write(out); err != nil {
-			return
+		ans := make(chan []byte, 1)
+		answers <- ans
+		var req request
+		if err := json.Unmarshal(frame, &req); err != nil {
+			ans <- errorFrame(fmt.Errorf("%w: a request that is not JSON: %v", errArg, err))
+			continue
 		}
-		if r.Buffered() == 0 { // NB: answers to pipelined requests leave together
-			if err := w.Flush(); err != nil {
-				return
-			}
+		if req.Op == "read" {
+			reads.Add(1)
+			go func() {
+				defer reads.Done()
+				ans <- sess.run(&req)
+			}()
+			continue
+		}
+		reads.Wait()
+		ans <- sess.run(&req)
+	}
+	close(answers)
+	<-written
+	reads.Wait()
+}
+
+// writeAnswers writes each answer, in order, as soon as it is ready (a
+// caller may be waiting for it while the next is still being read). After
+// a failed write it only drains them.
+func writeAnswers(c *net.UnixConn, answers chan chan []byte) {
+	w := bufio.NewWriterSize(c, 64<<10)
+	failed := false
+	for ans := range answers {
+		out := <-ans
+		if failed {
+			continue
+		}
+		_, err := w.Write(out)
+		if err == nil {
+			err = w.Flush()
+		}
+		if err != nil {
+			failed = true
+			c.Close() // NB: the reading side then ends too
 		}
 	}
 }

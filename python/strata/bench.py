@@ -8,6 +8,7 @@ machine hits them alike), and the median of the rounds is reported with its rati
 - random: 64 KiB reads at random aligned offsets of the same file, the same offsets for both
   (Python: ``seek`` + ``read`` on an open file, one call at a time; and ``cat_ranges`` of 64
   at once, which the agent reads concurrently);
+- noop: a call to the agent that does nothing (what every operation pays for the hop);
 - stat, list (a directory of 100 files, whole), create (an empty file, one call each).
 
 Go's figures are the Go client's own, measured inside the agent (its ``bench`` operation), so
@@ -146,6 +147,7 @@ def run(fs: StrataFileSystem, args: argparse.Namespace) -> dict[str, Any]:
         add("random", "go", _go(fs, kind="random", path=uri, size=64 << 10, offsets=offsets))
         add("random", "python", _py(fs, lambda: _random(fs, big, offsets)))
         add("random", "python cat_ranges", _py(fs, lambda: _ranges(fs, big, offsets)))
+        add("noop", "python", _py(fs, lambda: _noop(fs, args.meta_ops)))
         add("stat", "go", _go(fs, kind="stat", path=uri, count=args.meta_ops))
         add("stat", "python", _py(fs, lambda: _stat(fs, big, args.meta_ops)))
         add("list", "go", _go(fs, kind="list", path=fs.uri(f"{d}/list"), count=args.lists))
@@ -153,7 +155,7 @@ def run(fs: StrataFileSystem, args: argparse.Namespace) -> dict[str, Any]:
         cdir = f"{d}/create{rnd_i}"
         fs.makedirs(cdir)
         add("create", "go", _go(fs, kind="create", path=fs.uri(cdir), count=args.meta_ops))
-        add("create", "python", _py(fs, lambda: _create(fs, cdir, args.meta_ops)))
+        add("create", "python", _py(fs, lambda cdir=cdir: _create(fs, cdir, args.meta_ops)))
     fs.rm(d, recursive=True)
     return {"machine": _machine(), "write_mbs": write_mbs, "size": size, "rows": rows}
 
@@ -189,6 +191,12 @@ def _ranges(fs: StrataFileSystem, path: str, offsets: list[int]) -> int:
     return len(offsets)
 
 
+def _noop(fs: StrataFileSystem, n: int) -> int:
+    for _ in range(n):
+        fs.agent.call({"op": "user"})
+    return n
+
+
 def _stat(fs: StrataFileSystem, path: str, n: int) -> int:
     for _ in range(n):
         fs.info(path)
@@ -212,8 +220,8 @@ def _machine() -> dict[str, Any]:
             "strata": ver.strip(), "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
 
 
-_UNITS = {"seq": ("MB/s", 1e6), "random": ("reads/s", 1), "stat": ("ops/s", 1), "list": ("entries/s", 1),
-          "create": ("ops/s", 1)}
+_UNITS = {"seq": ("MB/s", 1e6), "random": ("reads/s", 1), "noop": ("calls/s", 1), "stat": ("ops/s", 1),
+          "list": ("entries/s", 1), "create": ("ops/s", 1)}
 
 
 def report(results: dict[str, Any], args: argparse.Namespace) -> None:

@@ -26,15 +26,17 @@ _agents: dict[tuple[Any, ...], _agent.Agent] = {}
 _agents_lock = threading.Lock()
 
 
-def _agent_for(binary: str | None, flags: list[str], token: str | None) -> _agent.Agent:
+def _agent_for(binary: str | None, flags: list[str], token: str | None, plaintext: bool | None) -> _agent.Agent:
     """One agent per binary and configuration in a process tree."""
-    key = (binary, tuple(flags), token)
+    key = (binary, tuple(flags), token, plaintext)
     with _agents_lock:
         a = _agents.get(key)
         if a is None:
             env = dict(os.environ)
             if token:
                 env["STRATA_TOKEN"] = token  # NB: not a flag, which ps would show
+            if plaintext is not None:  # given, it overrides the environment's either way
+                env["STRATA_PLAINTEXT"] = "1" if plaintext else "0"
             a = _agents[key] = _agent.Agent(_agent.find_binary(binary), flags, env)
         return a
 
@@ -47,7 +49,8 @@ class StrataFileSystem(AbstractFileSystem):
 
     - ``meta``: the namespace service, ``host:port`` or its members' comma-separated;
     - ``token``: the token itself; ``token_file``: a file holding it;
-    - ``tls_ca``, ``tls_cert``, ``tls_key``: TLS files; ``plaintext=True``: no TLS;
+    - ``tls_ca``, ``tls_cert``, ``tls_key``: TLS files; ``plaintext``: True for no TLS, False
+      for TLS whatever $STRATA_PLAINTEXT says;
     - ``timeout``: how long to wait for a first connection (``"10s"`` or seconds);
     - ``binary``: the strata binary that runs the agent.
     """
@@ -66,9 +69,7 @@ class StrataFileSystem(AbstractFileSystem):
         given = {"meta": meta, "token_file": token_file, "tls_ca": tls_ca, "tls_cert": tls_cert,
                  "tls_key": tls_key, "timeout": timeout}
         flags = [f"{_FLAGS[k]}={v}" for k, v in given.items() if v is not None]
-        if plaintext:
-            flags.append("--plaintext")
-        self.agent = _agent_for(binary, flags, token)
+        self.agent = _agent_for(binary, flags, token, plaintext)
 
     # Paths.
 

@@ -8,6 +8,9 @@ import errno
 import hashlib
 import os
 import random
+import re
+import subprocess
+import time
 
 import fsspec
 import numpy as np
@@ -166,3 +169,32 @@ def test_fsspec_open_by_url(cluster, base):
         f.write("hello\nworld\n")
     with fsspec.open(f"strata://{base}/u.txt", "r") as f:
         assert f.readlines() == ["hello\n", "world\n"]
+
+
+def test_tls(cluster, tmp_path):
+    """A server with TLS on (the dev server makes its CA): the client with tls_ca writes and
+    reads; without the CA it is told the certificate is not one it trusts."""
+    env = {k: v for k, v in os.environ.items() if k != "STRATA_PLAINTEXT"}
+    data = tmp_path / "tls-server"
+    log = tmp_path / "tls-server.log"
+    with open(log, "wb") as out:
+        p = subprocess.Popen([str(cluster.binary), "server", "--dev", "--listen", "127.0.0.1:0", "--data-dir",
+                              str(data), "--client-token-file="], stdout=out, stderr=subprocess.STDOUT,
+                             stdin=subprocess.DEVNULL, env=env)
+    try:
+        m = None
+        deadline = time.monotonic() + 60
+        while m is None and time.monotonic() < deadline and p.poll() is None:
+            m = re.search(r"^strata: serving on (\S+)", log.read_text(errors="replace"), re.M)
+            time.sleep(0.05)
+        assert m, log.read_text(errors="replace")
+        opts = {"meta": m.group(1), "token_file": str(data / "token"), "skip_instance_cache": True}
+        tls = strata.StrataFileSystem(tls_ca=str(data / "tls" / "ca.pem"), plaintext=False, **opts)
+        tls.pipe("default/over-tls", b"secret" * 1000)
+        assert tls.cat("default/over-tls") == b"secret" * 1000
+        untrusting = strata.StrataFileSystem(plaintext=False, timeout="2s", **opts)
+        with pytest.raises(ConnectionError, match="certificate"):
+            untrusting.ls("default")
+    finally:
+        p.terminate()
+        p.wait(timeout=30)
