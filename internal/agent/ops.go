@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/stratafs/strata/internal/client"
@@ -72,6 +73,7 @@ func init() {
 		"abort":   (*session).abort,
 		"put":     (*session).put,
 		"bench":   (*session).bench,
+		"lend":    (*session).lend,
 		"user":    (*session).user,
 	}
 }
@@ -84,18 +86,24 @@ type session struct {
 	sh   *shared
 }
 
-// run answers one request with its answer frame.
-func (s *session) run(r *request) []byte {
+// run answers one request with its answer frame (and a descriptor, for an
+// answer that carries one under fdKey).
+func (s *session) run(r *request) reply {
 	fn := ops[r.Op]
 	if fn == nil {
-		return errorFrame(fmt.Errorf("%w: no operation %q", errArg, r.Op))
+		return reply{frame: errorFrame(fmt.Errorf("%w: no operation %q", errArg, r.Op))}
 	}
 	a, err := fn(s, r)
 	if err != nil {
-		return errorFrame(err)
+		return reply{frame: errorFrame(err)}
 	}
-	return answerFrame(a)
+	f, _ := a[fdKey].(*os.File)
+	delete(a, fdKey)
+	return reply{frame: answerFrame(a), file: f}
 }
+
+// fdKey holds, in an answer, the file whose descriptor goes with it.
+const fdKey = "\x00fd"
 
 func answerFrame(a answer) []byte {
 	if a == nil {

@@ -42,6 +42,27 @@ func (s *session) read(r *request) (answer, error) {
 	return answer{"n": n}, err
 }
 
+// lend answers a short-circuit lease of the file's bytes [r.Off,
+// r.Off+r.Len), or of as many of them as their block holds, with its
+// descriptor (client.Lent says what the caller must do with it):
+// "start" (the file's offset of the block's first byte), "first" and "end"
+// (the block's bytes lent), "unit" and "crcs", and how often to look at the
+// file ("look_ms") and for how long to keep it ("ttl_ms"); r.Seq has the
+// worker read on ahead. Where there is no worker on this host it fails as
+// unsupported: the caller reads.
+func (s *session) lend(r *request) (answer, error) {
+	f, err := s.file(r.H, true)
+	if err != nil {
+		return nil, err
+	}
+	l, err := f.r.Lend(r.Off, r.Len, !r.Seq)
+	if err != nil {
+		return nil, err
+	}
+	return answer{fdKey: l.File, "start": l.Start, "first": l.First, "end": l.End, "unit": l.Unit, "crcs": l.CRCs,
+		"look_ms": client.LinkCheckEvery.Milliseconds(), "ttl_ms": client.TTL.Milliseconds()}, nil
+}
+
 // rangesInFlight bounds the reads one ranges request runs at once.
 const rangesInFlight = 8
 

@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"syscall"
 
 	"github.com/stratafs/strata/internal/client"
 )
@@ -105,7 +106,7 @@ const inFlight = 8
 // each into its own part of the shared memory); every other request waits
 // for the reads before it, so that it sees what they did.
 func (sess *session) serve(r *bufio.Reader, c *net.UnixConn) {
-	answers := make(chan chan []byte, inFlight)
+	answers := make(chan chan reply, inFlight)
 	written := make(chan struct{})
 	go func() {
 		defer close(written)
@@ -119,11 +120,11 @@ func (sess *session) serve(r *bufio.Reader, c *net.UnixConn) {
 			break
 		}
 		buf = frame
-		ans := make(chan []byte, 1)
+		ans := make(chan reply, 1)
 		answers <- ans
 		var req request
 		if err := json.Unmarshal(frame, &req); err != nil {
-			ans <- errorFrame(fmt.Errorf("%w: a request that is not JSON: %v", errArg, err))
+			ans <- reply{frame: errorFrame(fmt.Errorf("%w: a request that is not JSON: %v", errArg, err))}
 			continue
 		}
 		if req.Op == "read" {
@@ -142,26 +143,48 @@ func (sess *session) serve(r *bufio.Reader, c *net.UnixConn) {
 	reads.Wait()
 }
 
+// reply is an answer frame, and the file whose descriptor goes with it
+// (SCM_RIGHTS), if any, which writeAnswers closes once sent.
+type reply struct {
+	frame []byte
+	file  *os.File
+}
+
 // writeAnswers writes each answer, in order, as soon as it is ready (a
 // caller may be waiting for it while the next is still being read). After
 // a failed write it only drains them.
-func writeAnswers(c *net.UnixConn, answers chan chan []byte) {
-	w := bufio.NewWriterSize(c, 64<<10)
+func writeAnswers(c *net.UnixConn, answers chan chan reply) {
 	failed := false
 	for ans := range answers {
 		out := <-ans
-		if failed {
-			continue
+		if !failed {
+			failed = writeReply(c, out) != nil
+			if failed {
+				c.Close() // NB: the reading side then ends too
+			}
 		}
-		_, err := w.Write(out)
-		if err == nil {
-			err = w.Flush()
-		}
-		if err != nil {
-			failed = true
-			c.Close() // NB: the reading side then ends too
+		if out.file != nil {
+			out.file.Close()
 		}
 	}
+}
+
+func writeReply(c *net.UnixConn, out reply) error {
+	if out.file == nil {
+		_, err := c.Write(out.frame)
+		return err
+	}
+	raw, err := out.file.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var werr error
+	if err := raw.Control(func(fd uintptr) {
+		_, _, werr = c.WriteMsgUnix(out.frame, syscall.UnixRights(int(fd)), nil)
+	}); err != nil {
+		return err
+	}
+	return werr
 }
 
 // hello reads the first request and maps the shared memory it brings,

@@ -80,6 +80,12 @@ class Agent:
         conn = self.take()
         try:
             yield conn
+        except ConnectionError:
+            conn.close()
+            raise
+        except OSError:
+            self.give(conn)  # an answer's error: the connection is in step (give checks)
+            raise
         except BaseException:
             conn.close()  # NB: its answers may be out of step now
             raise

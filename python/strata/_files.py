@@ -11,10 +11,11 @@ from __future__ import annotations
 import errno
 import io
 import os
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ._agent import CHUNK, SHM_SIZE, SLOTS
+from ._lease import AVAILABLE as LENDING
+from ._lease import Lease, leases
 from ._wire import Connection
 
 if TYPE_CHECKING:
@@ -22,14 +23,19 @@ if TYPE_CHECKING:
 
 
 class StrataReader(io.BufferedIOBase):
-    """A file open for reading: ranged reads, and read-ahead for sequential ones.
+    """A file open for reading: short-circuit in this process where it can,
+    ranged reads, and read-ahead for sequential ones.
 
-    A read that starts where the last one ended (or at 0) is sequential: it is
-    served from CHUNK-sized pieces read by the agent's sequential reader (its
-    workers read ahead too), and while this process copies one piece out of
-    the shared memory, the agent fills the other slot with the next. Any
-    other read fetches exactly the bytes asked for (a ranged read: Parquet
-    footers and column chunks), and they are kept for the reads they cover.
+    On a host whose worker holds the file's blocks, the bytes come from the
+    worker's cache files, which this process maps and copies out of with
+    their CRCs checked (``_lease.py``): as the Go client reads, no agent in
+    between. Otherwise, and for whatever a lease does not serve, the agent
+    reads: a read that starts where the last one ended (or at 0) is
+    sequential, served from CHUNK-sized pieces of the agent's sequential
+    reader (whose workers read ahead too), SLOTS - 1 of them asked for ahead
+    while this process copies one out of the shared memory; any other read
+    fetches exactly the bytes asked for (a ranged read: Parquet footers and
+    column chunks), kept for the reads they cover.
     """
 
     def __init__(self, fs: StrataFileSystem, path: str) -> None:
@@ -49,11 +55,12 @@ class StrataReader(io.BufferedIOBase):
         self.details = self.fs._info(self.path.partition("/")[0], ans["status"])
         self._ino: int = ans["status"]["ino"]
         self._pid = os.getpid()
-        self._buf: Any = b""  # the last bytes read: a view of the stream's slot, or a ranged read's
+        self._buf: Any = b""  # the last bytes the agent read: a view of the stream's slot, or a ranged read's
         self._buf_off = 0
         self._next: int | None = None  # the chunk whose answer comes next
         self._asked = -1  # the last chunk asked for
         self._seq_end = 0
+        self._lending = LENDING and self.size > 0
 
     def _here(self) -> None:
         """Opens the file again in a forked child (see the module's doc)."""
@@ -88,60 +95,44 @@ class StrataReader(io.BufferedIOBase):
         return self.loc
 
     def read(self, size: int | None = -1) -> bytes:
-        n = self._span(size)
+        n = self._span(self.loc, size)
         if n <= 0:
             return b""
-        pieces: list[bytes] = []
-        self._copy(n, lambda piece: pieces.append(bytes(piece)))
-        out = pieces[0] if len(pieces) == 1 else b"".join(pieces)
-        self.loc += len(out)
+        out = _Collect()
+        self._copy(self.loc, n, self.loc == self._seq_end or self.loc == 0, out)
+        data = out.result()
+        self.loc += len(data)
         self._seq_end = self.loc
-        return out
+        return data
 
     def read1(self, size: int = -1) -> bytes:
         return self.read(size)
 
     def readinto(self, b: Any) -> int:
-        """Reads into b with one copy, from the shared memory straight into b
-        (the Go client's Read into a buffer, in Python)."""
+        """Reads into b with one copy: from the lent cache file, or the shared
+        memory, straight into b (the Go client's Read into a buffer)."""
         dst = memoryview(b).cast("B")
-        n = self._span(len(dst))
+        n = self._span(self.loc, len(dst))
         if n <= 0:
             return 0
-        done = 0
-
-        def sink(piece: Any) -> None:
-            nonlocal done
-            dst[done:done + len(piece)] = piece
-            done += len(piece)
-
-        self._copy(n, sink)
-        self.loc += done
+        out = _Into(dst)
+        self._copy(self.loc, n, self.loc == self._seq_end or self.loc == 0, out)
+        self.loc += out.done
         self._seq_end = self.loc
-        return done
+        return out.done
 
     def readinto1(self, b: Any) -> int:
         return self.readinto(b)
 
-    def _span(self, size: int | None) -> int:
-        """How many bytes a read of size (negative: all) at the position gets."""
-        self._here()
-        left = self.size - self.loc
-        return left if size is None or size < 0 else min(size, left)
-
-    def _copy(self, n: int, sink: Callable[[Any], None]) -> None:
-        """Hands sink the bytes [loc, loc+n) in pieces, views it must copy
-        before it returns: from what was read last if it holds them, through
-        the sequential reader if the read follows the last one (or starts the
-        file), else by one ranged read."""
-        if self._buf_off <= self.loc and self.loc + n <= self._buf_off + len(self._buf):
-            i = self.loc - self._buf_off
-            sink(self._buf[i:i + n])
-        elif self.loc == self._seq_end or self.loc == 0:
-            self._read_seq(n, sink)
-        else:
-            self._buf, self._buf_off = memoryview(self.pread(self.loc, n)), self.loc
-            sink(self._buf)
+    def pread(self, off: int, n: int) -> bytes:
+        """Returns up to n bytes at off, without moving the position (a
+        ranged read)."""
+        n = self._span(off, n)
+        if n <= 0:
+            return b""
+        out = _Collect()
+        self._copy(off, n, False, out)
+        return out.result()
 
     def close(self) -> None:
         if self.closed:
@@ -163,13 +154,78 @@ class StrataReader(io.BufferedIOBase):
 
     # Reads.
 
-    def pread(self, off: int, n: int) -> bytes:
-        """Returns up to n bytes at off, without moving the position: a
-        ranged read; a long one in CHUNK pieces, pipelined as _chunk's."""
+    def _span(self, off: int, size: int | None) -> int:
+        """How many bytes a read of size (negative: all) at off gets."""
         self._here()
-        n = max(0, min(n, self.size - off))
-        if n == 0:
-            return b""
+        left = self.size - off
+        return max(0, left if size is None or size < 0 else min(size, left))
+
+    def _copy(self, pos: int, n: int, seq: bool, out: _Collect | _Into) -> None:
+        """Hands out the bytes [pos, pos+n): through leases first, the rest
+        through the agent."""
+        end = pos + n
+        while self._lending and pos < end:
+            got = self._from_lease(pos, end - pos, seq, out)
+            if not got:
+                break
+            pos += got
+        if pos < end:
+            self._via_agent(pos, end - pos, seq, out)
+
+    def _from_lease(self, pos: int, n: int, seq: bool, out: _Collect | _Into) -> int:
+        """Serves what a lease holds of [pos, pos+n); 0 if none can."""
+        lease = self._lease_for(pos, n, seq)
+        if lease is None:
+            return 0
+        k = min(n, lease.start + lease.end - pos)
+        if out.lent(lease, pos, k):
+            return k
+        # A unit failed its CRC, or the file was cut short: the agent reads
+        # it, whose client has the worker drop the page and fetch it again.
+        leases.drop(self._ino, lease)
+        return 0
+
+    def _lease_for(self, pos: int, n: int, seq: bool) -> Lease | None:
+        """A live lease holding pos: one this process has, or a new one the
+        agent hands on; None where none is to be had."""
+        lease = leases.get(self._ino, pos)
+        if lease is not None:
+            return lease
+        try:
+            with self._agent.connection() as conn:
+                ans = conn.call({"op": "lend", "h": self._h, "off": pos, "len": max(n, CHUNK) if seq else n,
+                                 "seq": seq})
+                if not conn.fds:
+                    raise OSError(errno.EIO, "strata agent: a lease came without its descriptor")
+                fd = conn.fds.popleft()
+        except ConnectionError:
+            raise
+        except OSError as e:
+            if e.errno == errno.EOPNOTSUPP:  # no worker here holds it, or not in blocks
+                self._lending = False
+            return None
+        lease = Lease(fd, ans)
+        if not lease.covers(pos):
+            lease.close()
+            return None
+        leases.add(self._ino, lease)
+        return lease
+
+    def _via_agent(self, pos: int, n: int, seq: bool, out: _Collect | _Into) -> None:
+        """[pos, pos+n) from what the agent read last, if it holds them, else
+        through the sequential reader, or one ranged read."""
+        if self._buf_off <= pos and pos + n <= self._buf_off + len(self._buf):
+            i = pos - self._buf_off
+            out.put(self._buf[i:i + n])
+        elif seq:
+            self._read_seq(pos, n, out)
+        else:
+            self._buf, self._buf_off = memoryview(self._agent_pread(pos, n)), pos
+            out.put(self._buf)
+
+    def _agent_pread(self, off: int, n: int) -> bytes:
+        """A ranged read by the agent; a long one in CHUNK pieces, pipelined
+        as _chunk's."""
         with self._agent.connection() as conn:
             if n <= SHM_SIZE:
                 got = conn.call({"op": "read", "h": self._h, "off": off, "len": n, "shm": 0})["n"]
@@ -191,11 +247,11 @@ class StrataReader(io.BufferedIOBase):
         conn.send({"op": "read", "h": self._h, "off": start, "len": min(CHUNK, end - start),
                    "shm": slot * CHUNK, "seq": seq})
 
-    def _read_seq(self, n: int, sink: Callable[[Any], None]) -> None:
-        """[loc, loc+n) through the sequential reader's chunks; each piece is
-        a view of the shared memory, which sink copies before the next chunk
+    def _read_seq(self, pos: int, n: int, out: _Collect | _Into) -> None:
+        """[pos, pos+n) through the sequential reader's chunks; each piece is
+        a view of the shared memory, which out copies before the next chunk
         is asked for (it reuses a slot)."""
-        pos, end = self.loc, self.loc + n
+        end = pos + n
         while pos < end:
             k = pos // CHUNK
             if not (self._buf_off == k * CHUNK and len(self._buf) > pos - self._buf_off):
@@ -205,7 +261,7 @@ class StrataReader(io.BufferedIOBase):
                     break
             i = pos - self._buf_off
             piece = self._buf[i:i + (end - pos)]
-            sink(piece)
+            out.put(piece)
             pos += len(piece)
 
     def _chunk(self, k: int) -> memoryview:
@@ -233,6 +289,43 @@ class StrataReader(io.BufferedIOBase):
             self._ask(conn, self._asked * CHUNK, self.size, self._asked % SLOTS, seq=True)
         slot = (k % SLOTS) * CHUNK
         return conn.view[slot:slot + got]
+
+
+class _Collect:
+    """Where read() puts the pieces it gathers: new bytes objects."""
+
+    def __init__(self) -> None:
+        self.pieces: list[bytes] = []
+
+    def put(self, piece: Any) -> None:
+        self.pieces.append(bytes(piece))
+
+    def lent(self, lease: Lease, pos: int, k: int) -> bool:
+        data = lease.take(pos, k)
+        if data is None:
+            return False
+        self.pieces.append(data)
+        return True
+
+    def result(self) -> bytes:
+        return self.pieces[0] if len(self.pieces) == 1 else b"".join(self.pieces)
+
+
+class _Into:
+    """Where readinto() puts them: the caller's buffer, in order."""
+
+    def __init__(self, dst: memoryview) -> None:
+        self.dst, self.done = dst, 0
+
+    def put(self, piece: Any) -> None:
+        self.dst[self.done:self.done + len(piece)] = piece
+        self.done += len(piece)
+
+    def lent(self, lease: Lease, pos: int, k: int) -> bool:
+        if not lease.copy(self.dst[self.done:self.done + k], pos, k):
+            return False
+        self.done += k
+        return True
 
 
 def _reopen(fs: StrataFileSystem, path: str, loc: int) -> StrataReader:

@@ -6,12 +6,14 @@ checks this module against)."""
 
 from __future__ import annotations
 
+import array
 import fcntl
 import json
 import mmap
 import os
 import socket
 import struct
+from collections import deque
 from typing import Any
 
 from ._errors import error_from
@@ -23,6 +25,7 @@ VERSION = 1
 MAX_ANSWER = 64 << 20
 
 _HEADER = struct.Struct(">I")
+_ANCILLARY = socket.CMSG_SPACE(4 * array.array("i").itemsize)
 
 
 def encode(req: dict[str, Any]) -> bytes:
@@ -47,7 +50,8 @@ class Connection:
     ``view`` is the shared memory (``shm_size`` bytes): a read request names
     where in it the agent puts the bytes, a write where it finds them. The
     caller may send several requests before reading their answers, which come
-    in order; ``pending`` counts those not yet read.
+    in order; ``pending`` counts those not yet read. Descriptors that come
+    with answers (a lend's) queue in ``fds``, in order.
     """
 
     def __init__(self, path: str, shm_size: int) -> None:
@@ -59,7 +63,9 @@ class Connection:
         except OSError as e:
             self.sock.close()
             raise ConnectionError(f"strata agent at {path}: {e.strerror or e}") from e
-        self._rfile = self.sock.makefile("rb", buffering=256 << 10)
+        self._buf = bytearray(256 << 10)
+        self._start = self._end = 0
+        self.fds: deque[int] = deque()
         try:
             self.shm, self.view = _shared(self.sock, shm_size)
             self.recv()
@@ -74,17 +80,37 @@ class Connection:
 
     def recv(self) -> dict[str, Any]:
         """Reads the next answer, raising the exception of a failed one."""
-        hdr = self._rfile.read(4)
-        if len(hdr) < 4:
-            raise ConnectionError("strata agent: the connection closed (did the agent exit?)")
-        (n,) = _HEADER.unpack(hdr)
+        self._fill(4)
+        (n,) = _HEADER.unpack_from(self._buf, self._start)
         if n > MAX_ANSWER:
             raise ConnectionError(f"strata agent: an answer of {n} bytes (at most {MAX_ANSWER})")
-        body = self._rfile.read(n)
-        if len(body) < n:
-            raise ConnectionError("strata agent: the connection closed in an answer")
+        self._fill(4 + n)
+        body = bytes(self._buf[self._start + 4:self._start + 4 + n])
+        self._start += 4 + n
+        if self._start == self._end:
+            self._start = self._end = 0
         self.pending = max(0, self.pending - 1)
         return decode(body)
+
+    def _fill(self, need: int) -> None:
+        """Reads until the buffer holds need bytes from its start (recvmsg, so
+        that descriptors sent with them are kept)."""
+        while self._end - self._start < need:
+            if self._start and len(self._buf) - self._start < need:
+                self._buf[: self._end - self._start] = self._buf[self._start:self._end]
+                self._end -= self._start
+                self._start = 0
+            if len(self._buf) - self._start < need:  # NB: then there is room past _end too
+                self._buf.extend(bytes(self._start + need - len(self._buf)))
+            got, anc, _, _ = self.sock.recvmsg_into([memoryview(self._buf)[self._end:]], _ANCILLARY)
+            for level, kind, data in anc:
+                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                    fds = array.array("i")
+                    fds.frombytes(data[: len(data) - len(data) % fds.itemsize])
+                    self.fds.extend(fds)
+            if got == 0:
+                raise ConnectionError("strata agent: the connection closed (did the agent exit?)")
+            self._end += got
 
     def call(self, req: dict[str, Any]) -> dict[str, Any]:
         """Sends a request and returns its answer."""
@@ -103,9 +129,9 @@ class Connection:
 
     def close(self) -> None:
         """Closes the socket and unmaps the shared memory."""
-        for c in (getattr(self, "_rfile", None), self.sock):
-            if c is not None:
-                c.close()
+        self.sock.close()
+        for fd in getattr(self, "fds", ()):
+            os.close(fd)
         view = getattr(self, "view", None)
         if view is not None:
             try:

@@ -198,3 +198,34 @@ def test_tls(cluster, tmp_path):
     finally:
         p.terminate()
         p.wait(timeout=30)
+
+
+def test_a_corrupt_cached_page_is_never_returned(cluster, fs, base):
+    """A byte of the worker's cache file flipped under a lease: this process's check of the
+    lent file finds it, the agent's client reads the range again, which has the worker drop
+    the page and fetch it from the bucket: the read returns the right bytes, and the worker
+    counts the corrupt page."""
+    from strata import _lease
+
+    assert _lease.AVAILABLE, "strata._fast was not built: reads would all go through the agent"
+    data = os.urandom(8 << 20)
+    path = f"{base}/corrupt"
+    fs.pipe(path, data)
+    assert fs.cat(path) == data  # cached, and lent to this process
+    ino = fs.info(path)["ino"]
+    cache = cluster.work / "strata" / "worker" / "cache"
+    files = [p for p in cache.rglob(f"{ino:016x}-*.data")]
+    assert len(files) == 1, files
+    at = (3 << 20) + 12345
+    with open(files[0], "r+b") as f:
+        f.seek(at)
+        b = f.read(1)
+        f.seek(at)
+        f.write(bytes([b[0] ^ 0xFF]))
+    before = cluster.worker_counters()
+    with fs.open(path) as f:
+        f.seek(at - 100)
+        assert f.read(200) == data[at - 100:at + 100]
+    assert fs.cat(path) == data
+    after = cluster.worker_counters()
+    assert int(after["CORRUPT"]) > int(before["CORRUPT"]), (before, after)
