@@ -2,10 +2,12 @@ package agent
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"hash/crc32"
 	"net"
 	"os"
 	"path/filepath"
@@ -308,4 +310,68 @@ func TestAProcessGoneAbortsItsWriters(t *testing.T) {
 		t.Fatalf("the completed file: %q, %v", got, err)
 	}
 	_ = r
+}
+
+// TestLendHandsOnALease against a real server: the lease's descriptor comes
+// with the answer, and the bytes it lends are the file's, each unit's CRC
+// as the answer says.
+func TestLendHandsOnALease(t *testing.T) {
+	dev := testcluster.StartDev(t, t.TempDir())
+	c := testcluster.Client(t, dev.Addr, "")
+	data := make([]byte, 5<<20)
+	for i := range data {
+		data[i] = byte(i * 7 / 3)
+	}
+	if err := c.WriteFile(context.Background(), "/lent", data, client.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, sock := serve(t, c)
+	cl, a := connect(t, sock, memfd(t, 1<<20, sealed))
+	ok(t, a)
+	h := ok(t, cl.call(map[string]any{"op": "open", "path": "strata://default/lent"}))["h"]
+	if _, err := cl.c.Write(frameOf(t, map[string]any{"op": "lend", "h": h, "off": 1 << 20, "len": 4096})); err != nil {
+		t.Fatal(err)
+	}
+	buf, oob := make([]byte, 64<<10), make([]byte, syscall.CmsgSpace(4))
+	n, oobn, _, _, err := cl.c.ReadMsgUnix(buf, oob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := syscall.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("the lend's answer came with %d control messages (%v)", len(msgs), err)
+	}
+	fds, err := syscall.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		t.Fatalf("the lend's answer came with descriptors %v (%v)", fds, err)
+	}
+	f := os.NewFile(uintptr(fds[0]), "lent")
+	defer f.Close()
+	var l struct {
+		OK    bool     `json:"ok"`
+		Start int64    `json:"start"`
+		First int64    `json:"first"`
+		End   int64    `json:"end"`
+		Unit  int64    `json:"unit"`
+		CRCs  []uint32 `json:"crcs"`
+	}
+	if err := json.Unmarshal(buf[4:n], &l); err != nil || !l.OK {
+		t.Fatalf("the lend's answer %q: %v", buf[4:n], err)
+	}
+	if l.Start != 0 || l.First > 1<<20 || l.End < (1<<20)+4096 || l.Unit <= 0 {
+		t.Fatalf("lent %+v, want a lease holding [1 MiB, 1 MiB + 4096) of the block at 0", l)
+	}
+	got := make([]byte, l.End-l.First)
+	if _, err := f.ReadAt(got, l.First); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, data[l.First:l.End]) {
+		t.Fatal("the lent file does not hold the file's bytes")
+	}
+	for i, want := range l.CRCs {
+		unit := got[int64(i)*l.Unit : min(int64(i+1)*l.Unit, int64(len(got)))]
+		if crc32.Checksum(unit, crc32.MakeTable(crc32.Castagnoli)) != want {
+			t.Fatalf("unit %d's CRC is not the answer's", i)
+		}
+	}
 }

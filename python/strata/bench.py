@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m strata.bench", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--meta", help="a running cluster's namespace service (default: start a dev server)")
-    ap.add_argument("--rounds", type=int, default=5, help="rounds of each measurement (default 5)")
+    ap.add_argument("--rounds", type=int, default=9, help="rounds of each measurement (default 9)")
     ap.add_argument("--size", type=int, default=1024, help="the file's size in MiB (default 1024)")
     ap.add_argument("--random-reads", type=int, default=2000, help="64 KiB reads a round (default 2000)")
     ap.add_argument("--meta-ops", type=int, default=1000, help="stats and creates a round (default 1000)")
