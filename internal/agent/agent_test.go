@@ -347,17 +347,20 @@ func TestLendHandsOnALease(t *testing.T) {
 	}
 	f := os.NewFile(uintptr(fds[0]), "lent")
 	defer f.Close()
-	var l struct {
-		OK    bool     `json:"ok"`
-		Start int64    `json:"start"`
-		First int64    `json:"first"`
-		End   int64    `json:"end"`
-		Unit  int64    `json:"unit"`
-		CRCs  []uint32 `json:"crcs"`
+	var ans struct {
+		OK     bool `json:"ok"`
+		Leases []struct {
+			Start int64    `json:"start"`
+			First int64    `json:"first"`
+			End   int64    `json:"end"`
+			Unit  int64    `json:"unit"`
+			CRCs  []uint32 `json:"crcs"`
+		} `json:"leases"`
 	}
-	if err := json.Unmarshal(buf[4:n], &l); err != nil || !l.OK {
+	if err := json.Unmarshal(buf[4:n], &ans); err != nil || !ans.OK || len(ans.Leases) != 1 {
 		t.Fatalf("the lend's answer %q: %v", buf[4:n], err)
 	}
+	l := ans.Leases[0]
 	if l.Start != 0 || l.First > 1<<20 || l.End < (1<<20)+4096 || l.Unit <= 0 {
 		t.Fatalf("lent %+v, want a lease holding [1 MiB, 1 MiB + 4096) of the block at 0", l)
 	}

@@ -97,12 +97,12 @@ func (s *session) run(r *request) reply {
 	if err != nil {
 		return reply{frame: errorFrame(err)}
 	}
-	f, _ := a[fdKey].(*os.File)
+	files, _ := a[fdKey].([]*os.File)
 	delete(a, fdKey)
-	return reply{frame: answerFrame(a), file: f}
+	return reply{frame: answerFrame(a), files: files}
 }
 
-// fdKey holds, in an answer, the file whose descriptor goes with it.
+// fdKey holds, in an answer, the files whose descriptors go with it.
 const fdKey = "\x00fd"
 
 func answerFrame(a answer) []byte {

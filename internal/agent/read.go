@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"io"
+	"os"
 	"sync"
 
 	"github.com/stratafs/strata/internal/client"
@@ -42,26 +43,41 @@ func (s *session) read(r *request) (answer, error) {
 	return answer{"n": n}, err
 }
 
-// lend answers a short-circuit lease of the file's bytes [r.Off,
-// r.Off+r.Len), or of as many of them as their block holds, with its
-// descriptor (client.Lent says what the caller must do with it):
-// "start" (the file's offset of the block's first byte), "first" and "end"
-// (the block's bytes lent), "unit" and "crcs", and how often to look at the
-// file ("look_ms") and for how long to keep it ("ttl_ms"); r.Seq has the
-// worker read on ahead. Where there is no worker on this host it fails as
-// unsupported: the caller reads.
+// lend answers short-circuit leases of the file's bytes [r.Off,
+// r.Off+r.Len): one per block, up to maxLent, in order, each with its
+// descriptor (client.Lent says what the caller must do with them), as
+// "leases": "start" (the file's offset of the block's first byte),
+// "first" and "end" (the block's bytes lent), "unit" and "crcs"; and how
+// often to look at a file ("look_ms") and for how long to keep it
+// ("ttl_ms"). r.Seq has the workers read on ahead. Where the first block
+// has no worker on this host it fails as unsupported: the caller reads;
+// the leases after the first stop at the first block that cannot be lent.
 func (s *session) lend(r *request) (answer, error) {
 	f, err := s.file(r.H, true)
 	if err != nil {
 		return nil, err
 	}
-	l, err := f.r.Lend(r.Off, r.Len, !r.Seq)
-	if err != nil {
-		return nil, err
+	var leases []answer
+	var files []*os.File
+	for off, end := r.Off, r.Off+max(r.Len, 1); off < end && len(leases) < maxLent; {
+		l, err := f.r.Lend(off, end-off, !r.Seq)
+		if err != nil {
+			if len(leases) == 0 {
+				return nil, err
+			}
+			break
+		}
+		leases = append(leases, answer{"start": l.Start, "first": l.First, "end": l.End, "unit": l.Unit, "crcs": l.CRCs})
+		files = append(files, l.File)
+		off = l.Start + l.End
 	}
-	return answer{fdKey: l.File, "start": l.Start, "first": l.First, "end": l.End, "unit": l.Unit, "crcs": l.CRCs,
-		"look_ms": client.LinkCheckEvery.Milliseconds(), "ttl_ms": client.TTL.Milliseconds()}, nil
+	return answer{fdKey: files, "leases": leases, "look_ms": client.LinkCheckEvery.Milliseconds(),
+		"ttl_ms": client.TTL.Milliseconds()}, nil
 }
+
+// maxLent bounds the leases of one answer (and the descriptors of one
+// message).
+const maxLent = 16
 
 // rangesInFlight bounds the reads one ranges request runs at once.
 const rangesInFlight = 8

@@ -143,11 +143,11 @@ func (sess *session) serve(r *bufio.Reader, c *net.UnixConn) {
 	reads.Wait()
 }
 
-// reply is an answer frame, and the file whose descriptor goes with it
-// (SCM_RIGHTS), if any, which writeAnswers closes once sent.
+// reply is an answer frame, and the files whose descriptors go with it
+// (SCM_RIGHTS), which writeAnswers closes once sent.
 type reply struct {
 	frame []byte
-	file  *os.File
+	files []*os.File
 }
 
 // writeAnswers writes each answer, in order, as soon as it is ready (a
@@ -163,28 +163,25 @@ func writeAnswers(c *net.UnixConn, answers chan chan reply) {
 				c.Close() // NB: the reading side then ends too
 			}
 		}
-		if out.file != nil {
-			out.file.Close()
+		for _, f := range out.files {
+			f.Close()
 		}
 	}
 }
 
 func writeReply(c *net.UnixConn, out reply) error {
-	if out.file == nil {
+	if len(out.files) == 0 {
 		_, err := c.Write(out.frame)
 		return err
 	}
-	raw, err := out.file.SyscallConn()
-	if err != nil {
-		return err
+	// NB: the files stay open until writeAnswers closes them, after the
+	// write: their numbers cannot be reused meanwhile.
+	fds := make([]int, len(out.files))
+	for i, f := range out.files {
+		fds[i] = int(f.Fd())
 	}
-	var werr error
-	if err := raw.Control(func(fd uintptr) {
-		_, _, werr = c.WriteMsgUnix(out.frame, syscall.UnixRights(int(fd)), nil)
-	}); err != nil {
-		return err
-	}
-	return werr
+	_, _, err := c.WriteMsgUnix(out.frame, syscall.UnixRights(fds...), nil)
+	return err
 }
 
 // hello reads the first request and maps the shared memory it brings,

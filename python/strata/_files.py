@@ -21,6 +21,10 @@ from ._wire import Connection
 if TYPE_CHECKING:
     from .core import StrataFileSystem
 
+#: How far a sequential reader asks for leases at once (one per block; the agent lends
+#: up to 16 in one answer), so that it asks once per a few blocks, not once per block.
+LEND_AHEAD = 256 << 20
+
 
 class StrataReader(io.BufferedIOBase):
     """A file open for reading: short-circuit in this process where it can,
@@ -193,23 +197,24 @@ class StrataReader(io.BufferedIOBase):
             return lease
         try:
             with self._agent.connection() as conn:
-                ans = conn.call({"op": "lend", "h": self._h, "off": pos, "len": max(n, CHUNK) if seq else n,
+                ans = conn.call({"op": "lend", "h": self._h, "off": pos, "len": LEND_AHEAD if seq else n,
                                  "seq": seq})
-                if not conn.fds:
-                    raise OSError(errno.EIO, "strata agent: a lease came without its descriptor")
-                fd = conn.fds.popleft()
+                if len(conn.fds) < len(ans["leases"]):
+                    raise OSError(errno.EIO, "strata agent: leases came without their descriptors")
+                fds = [conn.fds.popleft() for _ in ans["leases"]]
         except ConnectionError:
             raise
         except OSError as e:
             if e.errno == errno.EOPNOTSUPP:  # no worker here holds it, or not in blocks
                 self._lending = False
             return None
-        lease = Lease(fd, ans)
-        if not lease.covers(pos):
-            lease.close()
-            return None
-        leases.add(self._ino, lease)
-        return lease
+        found = None
+        for fd, lent in zip(fds, ans["leases"], strict=True):
+            lease = Lease(fd, lent, ans["ttl_ms"], ans["look_ms"])
+            leases.add(self._ino, lease)
+            if found is None and lease.covers(pos):
+                found = lease
+        return found
 
     def _via_agent(self, pos: int, n: int, seq: bool, out: _Collect | _Into) -> None:
         """[pos, pos+n) from what the agent read last, if it holds them, else

@@ -30,15 +30,15 @@ except ImportError:  # built without a C compiler: the agent reads everything
 class Lease:
     """A lent range of one block's cache file, mapped."""
 
-    def __init__(self, fd: int, ans: dict[str, Any]) -> None:
-        self.start, self.first, self.end, self.unit = ans["start"], ans["first"], ans["end"], ans["unit"]
-        self.crcs = array.array("I", ans["crcs"]).tobytes()
+    def __init__(self, fd: int, lent: dict[str, Any], ttl_ms: int, look_ms: int) -> None:
+        self.start, self.first, self.end, self.unit = lent["start"], lent["first"], lent["end"], lent["unit"]
+        self.crcs = array.array("I", lent["crcs"]).tobytes()
         self.fd = fd
         # NB: first is a page boundary of the cache, a multiple of the system's page.
         self.map = mmap.mmap(fd, self.end - self.first, prot=mmap.PROT_READ, offset=self.first)
         now = time.monotonic()
-        self.until = now + ans["ttl_ms"] / 1000.0
-        self.look_every = ans["look_ms"] / 1000.0
+        self.until = now + ttl_ms / 1000.0
+        self.look_every = look_ms / 1000.0
         self.looked = now
 
     def covers(self, pos: int) -> bool:
