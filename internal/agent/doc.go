@@ -48,6 +48,17 @@
 // not be reached, "io" for anything else). The operations, their fields and
 // their answers are the ops table in ops.go; testdata/frames.txt holds a
 // conversation byte for byte, which both the Go and the Python tests read.
+// Reads run concurrently with the reads around them (a sequential reader
+// asks for its next chunks ahead); every other request waits for the reads
+// before it; answers always come in request order.
+//
+// # Leases handed on
+//
+// "lend" answers the worker's short-circuit leases of a file's blocks (the
+// Go client's Reader.Lend), each as its range and CRCs, their descriptors in
+// the same message (SCM_RIGHTS), in order: the caller reads the cache files
+// itself, doing what client.Lent's doc comment asks of a holder. It is how
+// the Python package reads cached data at the Go client's cost.
 //
 // # Files
 //

@@ -25,7 +25,9 @@ VERSION = 1
 MAX_ANSWER = 64 << 20
 
 _HEADER = struct.Struct(">I")
-_ANCILLARY = socket.CMSG_SPACE(4 * array.array("i").itemsize)
+#: Room for the descriptors one answer may bring (the agent's maxLent leases).
+MAX_FDS = 16
+_ANCILLARY = socket.CMSG_SPACE(MAX_FDS * array.array("i").itemsize)
 
 
 def encode(req: dict[str, Any]) -> bytes:
