@@ -25,7 +25,9 @@
 #include <string.h>
 
 #if defined(__x86_64__)
+#include <immintrin.h>
 #include <nmmintrin.h>
+#define HAVE_FOLD 1
 #define TARGET __attribute__((target("sse4.2")))
 #define CRC64(c, v) _mm_crc32_u64((c), (v))
 #define CRC8(c, v) _mm_crc32_u8((c), (v))
@@ -83,6 +85,77 @@ TARGET static uint32_t crc_copy(const uint8_t *src, size_t n, uint8_t *dst, size
     return (uint32_t)c ^ 0xFFFFFFFFu;
 }
 
+#ifdef HAVE_FOLD
+/* Where the CPU has AVX-512 and VPCLMULQDQ, a unit is copied and checked
+ * by folding, as internal/crc32c's copyFold does (fold_amd64.s, which
+ * explains it): 64-byte loads draw on memory at its speed, where chains of
+ * 8-byte CRC32s keep too few cache lines in flight. fold_keys are its
+ * foldKeysFor(2048, 512), computed at import. */
+static uint64_t fold_keys[4];
+static int can_fold;
+
+static uint32_t mult_mod_p(uint32_t a, uint32_t b) {
+    uint32_t p = 0;
+    for (uint32_t m = 1u << 31; m != 0; m >>= 1) {
+        if (a & m) p ^= b;
+        b = (b & 1) ? (b >> 1) ^ 0x82F63B78u : b >> 1;
+    }
+    return p;
+}
+
+static uint32_t x_pow_n(uint64_t n) {
+    uint32_t pow2[32];
+    pow2[0] = 1u << 30;
+    for (int i = 1; i < 32; i++) pow2[i] = mult_mod_p(pow2[i - 1], pow2[i - 1]);
+    uint32_t p = 1u << 31;
+    for (int k = 0; n != 0; n >>= 1, k++) {
+        if (n & 1) p = mult_mod_p(pow2[k % 32], p);
+    }
+    return p;
+}
+
+#define FOLD_TARGET __attribute__((target("avx512f,avx512vl,vpclmulqdq,sse4.2")))
+
+FOLD_TARGET static inline __m512i fold(__m512i k, __m512i acc, __m512i data) {
+    __m512i lo = _mm512_clmulepi64_epi128(acc, k, 0x00);
+    __m512i hi = _mm512_clmulepi64_epi128(acc, k, 0x11);
+    return _mm512_ternarylogic_epi64(hi, lo, data, 0x96);
+}
+
+/* fold_copy: the CRC32C of src[0:n] (n a multiple of 256), copied to dst. */
+FOLD_TARGET static uint32_t fold_copy(const uint8_t *src, size_t n, uint8_t *dst) {
+    __m512i z0 = _mm512_loadu_si512(src), z1 = _mm512_loadu_si512(src + 64);
+    __m512i z2 = _mm512_loadu_si512(src + 128), z3 = _mm512_loadu_si512(src + 192);
+    _mm512_storeu_si512(dst, z0);
+    _mm512_storeu_si512(dst + 64, z1);
+    _mm512_storeu_si512(dst + 128, z2);
+    _mm512_storeu_si512(dst + 192, z3);
+    z0 = _mm512_xor_si512(z0, _mm512_zextsi128_si512(_mm_cvtsi32_si128((int)0xFFFFFFFFu)));
+    __m512i k = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)fold_keys));
+    for (size_t i = 256; i < n; i += 256) {
+        __m512i z4 = _mm512_loadu_si512(src + i), z5 = _mm512_loadu_si512(src + i + 64);
+        __m512i z6 = _mm512_loadu_si512(src + i + 128), z7 = _mm512_loadu_si512(src + i + 192);
+        _mm512_storeu_si512(dst + i, z4);
+        _mm512_storeu_si512(dst + i + 64, z5);
+        _mm512_storeu_si512(dst + i + 128, z6);
+        _mm512_storeu_si512(dst + i + 192, z7);
+        z0 = fold(k, z0, z4);
+        z1 = fold(k, z1, z5);
+        z2 = fold(k, z2, z6);
+        z3 = fold(k, z3, z7);
+    }
+    k = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(fold_keys + 2)));
+    z0 = fold(k, z0, z1);
+    z0 = fold(k, z0, z2);
+    z0 = fold(k, z0, z3);
+    uint64_t q[8];
+    _mm512_storeu_si512(q, z0);
+    uint64_t c = 0;
+    for (int i = 0; i < 8; i++) c = _mm_crc32_u64(c, q[i]);
+    return (uint32_t)c ^ 0xFFFFFFFFu;
+}
+#endif
+
 /* crc_copy3: three whole units of n bytes (n a multiple of 8), copied and
  * checked in one interleaved pass. */
 TARGET static void crc_copy3(const uint8_t *a, const uint8_t *b, const uint8_t *c, size_t n, uint8_t *da,
@@ -111,6 +184,13 @@ static Py_ssize_t checked_copy(const uint8_t *src, size_t end, size_t unit, cons
     size_t u = off / unit, stop = off + n;
     while (u * unit < stop) {
         size_t us = u * unit, ue = us + unit < end ? us + unit : end;
+#ifdef HAVE_FOLD
+        if (can_fold && us >= off && ue <= stop && ue - us == unit && unit % 256 == 0) {
+            if (fold_copy(src + us, unit, dst + (us - off)) != crcs[u]) return (Py_ssize_t)u;
+            u++;
+            continue;
+        }
+#endif
         if (us >= off && us + 3 * unit <= stop && us + 3 * unit <= end && unit % 8 == 0) {
             uint32_t got[3];
             crc_copy3(src + us, src + us + unit, src + us + 2 * unit, unit, dst + (us - off),
@@ -223,6 +303,24 @@ done:
 #endif
 }
 
+/* folds([on]) -> whether copies fold (AVX-512 and VPCLMULQDQ); with an
+ * argument, a test turns folding off (or on again, where the CPU can). */
+static PyObject *fast_folds(PyObject *self, PyObject *args) {
+    (void)self;
+    int on = -1;
+    if (!PyArg_ParseTuple(args, "|p", &on)) return NULL;
+#ifdef HAVE_FOLD
+    if (on >= 0) {
+        __builtin_cpu_init();
+        can_fold = on && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+                   __builtin_cpu_supports("vpclmulqdq") && __builtin_cpu_supports("sse4.2");
+    }
+    return PyBool_FromLong(can_fold);
+#else
+    Py_RETURN_FALSE;
+#endif
+}
+
 static PyObject *fast_available(PyObject *self, PyObject *args) {
     (void)self;
     (void)args;
@@ -241,6 +339,8 @@ static PyMethodDef methods[] = {
      "take(src, end, unit, crcs, off, n): src[off:off+n] as new bytes, each unit it touches checked; "
      "or the first bad unit's index."},
     {"available", fast_available, METH_NOARGS, "Whether this machine has the CRC32C instruction."},
+    {"folds", fast_folds, METH_VARARGS,
+     "folds([on]): whether whole units are copied by folding (AVX-512, VPCLMULQDQ); on=False turns it off."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -248,6 +348,15 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fast", "Fused copy 
                                     -1, methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__fast(void) {
+#ifdef HAVE_FOLD
+    __builtin_cpu_init();
+    can_fold = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+               __builtin_cpu_supports("vpclmulqdq") && __builtin_cpu_supports("sse4.2");
+    fold_keys[0] = (uint64_t)x_pow_n(2048 + 63) << 32;
+    fold_keys[1] = (uint64_t)x_pow_n(2048 - 1) << 32;
+    fold_keys[2] = (uint64_t)x_pow_n(512 + 63) << 32;
+    fold_keys[3] = (uint64_t)x_pow_n(512 - 1) << 32;
+#endif
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_bus;
