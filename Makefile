@@ -35,7 +35,7 @@ run: build ## start Strata on its embedded default (one process, a local directo
 
 test: deps minio test-go test-java test-spark test-python ## install what the tests need, then run them all
 
-deps: ## check for what make test needs (a C compiler, Java 17, Maven, unzip); apt-get the rest as root on Debian
+deps: ## check for what make test needs (a C compiler, Java 17, Maven, unzip, Python 3.11 with venv and headers); apt-get the rest as root on Debian
 	@scripts/deps/install.sh
 
 test-go: deps minio ## run the Go tests (race detector on)
@@ -52,10 +52,10 @@ test-java: deps build minio ## Java tests (Hadoop contract suites, block and cac
 test-spark: build minio ## PySpark (installed into .cache/venv) on Strata: Parquet tables, INSERT OVERWRITE, a retried task (about 2 minutes; 4 more to install pyspark)
 	STRATA_BINARY=$(CURDIR)/$(BIN) STRATA_MINIO=$${STRATA_MINIO:-$(CACHE_BIN)/minio} scripts/spark/test.sh
 
-test-python: build minio ## the Python package (installed from its wheel into .cache/venv-python) against a real strata server and MinIO: fsspec's suites, PyArrow, pandas, Polars, DuckDB, fork (about 4 minutes; 1 more to install)
+test-python: deps build minio ## the Python package (installed from its wheel into .cache/venv-python) against a real strata server and MinIO: fsspec's suites, PyArrow, pandas, Polars, DuckDB, fork (about 3 minutes; 35 s more to install)
 	STRATA_BINARY=$(CURDIR)/$(BIN) STRATA_MINIO=$${STRATA_MINIO:-$(CACHE_BIN)/minio} scripts/python/test.sh
 
-python-wheel: build ## build the Python package's wheel, the strata binary bundled, into python/dist
+python-wheel: deps build ## build the Python package's wheel, the strata binary bundled, into python/dist
 	STRATA_BINARY=$(CURDIR)/$(BIN) scripts/python/wheel.sh
 
 minio: ## build the MinIO test server from source at its pinned version
