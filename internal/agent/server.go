@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bufio"
+	"math/rand/v2"
 	"context"
 	"encoding/json"
 	"errors"
@@ -41,6 +42,9 @@ type proc struct {
 func New(c *client.Client) *Server {
 	s := &Server{c: c, uid: uint32(os.Getuid())}
 	s.files.m = map[uint64]*file{}
+	// NB: handles start anywhere, so that one of an agent that was killed
+	// and started again names no file of the new one.
+	s.files.next = rand.Uint64() >> 16
 	s.mu.procs = map[int32]*proc{}
 	s.mu.conns = map[*net.UnixConn]struct{}{}
 	return s

@@ -97,13 +97,26 @@ class Agent:
             return conn.call(req)
 
     def take(self) -> Connection:
-        """Returns an idle connection of this process, or a new one."""
+        """Returns an idle connection of this process, or a new one. An agent
+        that is gone (killed, say: its socket refuses) is started again, once;
+        the files open in it are lost, and their next calls say so."""
         with self._lock:
             self._forked_locked()
             if self._idle:
                 return self._idle.pop()
             path = self._start_locked()
-        return Connection(path, SHM_SIZE)
+        try:
+            return Connection(path, SHM_SIZE)
+        except (ConnectionRefusedError, FileNotFoundError):
+            with self._lock:
+                if self._socket == path:
+                    self._socket = None
+                path = self._start_locked()
+            return Connection(path, SHM_SIZE)
+
+    def socket(self) -> str | None:
+        """The running agent's socket: a new one for each agent started."""
+        return self._socket
 
     def give(self, conn: Connection) -> None:
         """Takes back a connection whose answers were all read."""

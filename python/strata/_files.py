@@ -54,6 +54,7 @@ class StrataReader(io.BufferedIOBase):
 
     def _open_here(self) -> None:
         ans = self._agent.call({"op": "open", "path": self._uri})
+        self._agent_id = self._agent.socket()
         self._h: int = ans["h"]
         self.size: int = ans["size"]
         self.details = self.fs._info(self.path.partition("/")[0], ans["status"])
@@ -71,6 +72,7 @@ class StrataReader(io.BufferedIOBase):
         if self.closed:
             raise ValueError(f"{self.path}: read of a closed file")
         if self._pid == os.getpid():
+            _same_agent(self)
             return
         if self._stream is not None:
             self._stream.close()  # the child's copy only; the parent's stays
@@ -333,6 +335,12 @@ class _Into:
         return True
 
 
+def _same_agent(f: StrataReader | StrataWriter) -> None:
+    """Raises if the agent the file was opened in is gone (another runs now)."""
+    if f._agent.socket() != f._agent_id:
+        raise OSError(errno.EBADF, f"{f.path}: the strata agent it was opened in exited; open it again")
+
+
 def _reopen(fs: StrataFileSystem, path: str, loc: int) -> StrataReader:
     f = StrataReader(fs, path)
     f.seek(loc)
@@ -365,6 +373,7 @@ class StrataWriter(io.BufferedIOBase):
             self._agent.give(self._conn)
             raise
         self._h: int = ans["h"]
+        self._agent_id = self._agent.socket()
         self._pid = os.getpid()
         self._slot, self._fill = 0, 0
         self._done = False  # NB: io's close() calls flush(), which must then do nothing
@@ -382,6 +391,7 @@ class StrataWriter(io.BufferedIOBase):
         if self._pid != os.getpid():
             raise OSError(errno.EBADF, f"{self.path}: open for writing in the parent process; "
                                        "a forked child opens its own files")
+        _same_agent(self)
         return self._conn
 
     def write(self, b: Any) -> int:

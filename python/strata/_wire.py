@@ -62,6 +62,9 @@ class Connection:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             self.sock.connect(path)
+        except (ConnectionRefusedError, FileNotFoundError):
+            self.sock.close()
+            raise  # the agent is gone: Agent.take starts another
         except OSError as e:
             self.sock.close()
             raise ConnectionError(f"strata agent at {path}: {e.strerror or e}") from e

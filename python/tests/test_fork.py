@@ -12,6 +12,7 @@ import sys
 import textwrap
 import time
 
+import fsspec
 import pytest
 
 DATA = os.urandom(9 << 20)
@@ -97,3 +98,27 @@ def test_the_agent_lives_as_long_as_its_process_tree(cluster, fs, tmp_path):
         if time.monotonic() > deadline:
             pytest.fail(f"the agent at {sock} outlived its process tree")
         time.sleep(0.05)
+
+
+def test_a_killed_agent_is_started_again(cluster, base):
+    """The agent killed (-9: its socket stays behind, refusing): the next call starts another;
+    a file open in the old one says it is gone."""
+    import signal
+
+    from strata import _agent
+
+    fs = fsspec.filesystem("strata", skip_instance_cache=True, timeout="5s")
+    fs.pipe(f"{base}/k", b"before")
+    f = fs.open(f"{base}/k")
+    old = fs.agent._socket
+    proc = next(p for p, _, d in _agent._children if old.startswith(d))
+    for c in list(fs.agent._idle):  # the pooled connections of the dead agent
+        c.close()
+    fs.agent._idle.clear()
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert os.path.exists(old)  # killed: it removed nothing
+    assert fs.cat(f"{base}/k") == b"before"
+    assert fs.agent._socket != old
+    with pytest.raises(OSError, match="agent it was opened in exited"):
+        f.read()
