@@ -68,5 +68,7 @@
 // last connection closes (it exited, or closed them all) the agent closes
 // its readers and aborts its writers (a new file never flushed is removed,
 // as a failed write's is). A forked child therefore opens files again
-// rather than use its parent's handles.
+// rather than use its parent's handles. Handles start at a random number,
+// so that a caller's handle from an agent that was killed names no file of
+// the one started after it.
 package agent
