@@ -56,15 +56,16 @@ func (fs *files) remove(h uint64, pid int32) (*file, error) {
 	return f, nil
 }
 
-// closeAll removes the files that match and closes them: readers closed,
-// writers aborted (docs: package doc, Files).
+// closeAll closes the files that match and then removes them: readers
+// closed, writers aborted (docs: package doc, Files). NB: removed only once
+// closed, so that count tells when a gone process's writers are all
+// aborted.
 func (fs *files) closeAll(match func(*file) bool) {
-	var gone []*file
+	gone := map[uint64]*file{}
 	fs.mu.Lock()
 	for h, f := range fs.m {
 		if match(f) {
-			gone = append(gone, f)
-			delete(fs.m, h)
+			gone[h] = f
 		}
 	}
 	fs.mu.Unlock()
@@ -78,6 +79,11 @@ func (fs *files) closeAll(match func(*file) bool) {
 		}
 		f.mu.Unlock()
 	}
+	fs.mu.Lock()
+	for h := range gone {
+		delete(fs.m, h)
+	}
+	fs.mu.Unlock()
 }
 
 // count returns how many files are open.
