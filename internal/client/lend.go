@@ -6,6 +6,7 @@ import (
 	"syscall"
 
 	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/trace"
 )
 
 // Lent is a short-circuit lease handed on: a range of a block's cache
@@ -59,7 +60,7 @@ func (r *Reader) Lend(off, n int64, random bool) (*Lent, error) {
 	l := p.leases.get(keyOf(ref), in, n)
 	fresh := l == nil
 	if fresh {
-		if l, err = p.lend(ref, in, n, false, random); err != nil {
+		if l, err = p.lend(ref, in, n, false, random, trace.FromContext(r.ctx)); err != nil {
 			return nil, err
 		}
 		defer l.close()

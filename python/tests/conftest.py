@@ -102,7 +102,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory):
                    MINIO_UPDATE="off")
         m = start([str(minio), "server", "--address", f"127.0.0.1:{port}", "--console-address",
                    f"127.0.0.1:{free_port()}", str(work / "minio")], work / "minio.log", env)
-        wait_until(m, work / "minio.log", lambda: _live(f"http://127.0.0.1:{port}/minio/health/live"))
+        wait_until(m, work / "minio.log", lambda: _live(f"http://127.0.0.1:{port}/minio/health/cluster"))
         # The cache holds the 1 GiB file of test_big_file.py whole, and what the others write.
         s = start([str(binary), "server", "--dev", "--listen", "127.0.0.1:0", "--data-dir", str(work / "strata"),
                    "--client-token-file=", "--worker-cache-size", "3GiB"], work / "strata.log", server_env())
