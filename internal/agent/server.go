@@ -2,13 +2,13 @@ package agent
 
 import (
 	"bufio"
-	"math/rand/v2"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"os"
 	"sync"
