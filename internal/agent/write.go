@@ -43,8 +43,8 @@ func (s *session) write(r *request) (answer, error) {
 	return nil, err
 }
 
-// flush makes what was written visible and durable (hflush; hsync with
-// r.Sync, the same call). A file of a cache-mode namespace is visible only
+// flush makes what was written visible (hflush, Writer.Flush; with r.Sync
+// durable too: hsync, Writer.Sync). A file of a cache-mode namespace is visible only
 // once closed: a flush that is not r.Hard (Python's flush(), which
 // wrappers call freely) does nothing there, a hard one (fsync) fails.
 func (s *session) flush(r *request) (answer, error) {

@@ -353,9 +353,9 @@ class StrataWriter(io.BufferedIOBase):
     Bytes are copied once, into the shared memory's current slot; a full
     slot is handed to the agent's writer while the other fills. ``flush()``
     is HDFS's hflush (what was written becomes visible to readers that open
-    the file, and durable; in a cache-mode namespace, where a file is one
+    the file, and survives the kill of any process; in a cache-mode namespace, where a file is one
     object, visible only once closed, it does nothing more than send the
-    bytes); ``fsync()`` is hsync, which a cache-mode file refuses. The file
+    bytes); ``fsync()`` is hsync (durable as well), which a cache-mode file refuses. The file
     is complete on ``close()``; ``discard()`` gives it up (a new file is
     removed).
     """
