@@ -94,7 +94,14 @@ class StrataReader(io.BufferedIOBase):
         return self.loc
 
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        base = {io.SEEK_SET: 0, io.SEEK_CUR: self.loc, io.SEEK_END: self.size}[whence]
+        if whence == io.SEEK_SET:
+            base = 0
+        elif whence == io.SEEK_CUR:
+            base = self.loc
+        elif whence == io.SEEK_END:
+            base = self.size
+        else:
+            raise ValueError(f"{self.path}: seek with whence {whence!r}")
         if base + offset < 0:
             raise ValueError(f"{self.path}: seek to a negative position")
         self.loc = base + offset
@@ -104,9 +111,11 @@ class StrataReader(io.BufferedIOBase):
         n = self._span(self.loc, size)
         if n <= 0:
             return b""
-        out = _Collect()
-        self._copy(self.loc, n, self.loc == self._seq_end or self.loc == 0, out)
-        data = out.result()
+        data = self._lent_whole(self.loc, n)
+        if data is None:
+            out = _Collect()
+            self._copy(self.loc, n, self.loc == self._seq_end or self.loc == 0, out)
+            data = out.result()
         self.loc += len(data)
         self._seq_end = self.loc
         return data
@@ -136,9 +145,12 @@ class StrataReader(io.BufferedIOBase):
         n = self._span(off, n)
         if n <= 0:
             return b""
-        out = _Collect()
-        self._copy(off, n, False, out)
-        return out.result()
+        data = self._lent_whole(off, n)
+        if data is None:
+            out = _Collect()
+            self._copy(off, n, False, out)
+            data = out.result()
+        return data
 
     def close(self) -> None:
         if self.closed:
@@ -165,6 +177,18 @@ class StrataReader(io.BufferedIOBase):
         self._here()
         left = self.size - off
         return max(0, left if size is None or size < 0 else min(size, left))
+
+    def _lent_whole(self, pos: int, n: int) -> bytes | None:
+        """[pos, pos+n) from a lease this process holds, if one holds all of
+        it and it reads back clean: a random read's one step, without the
+        pieces _copy gathers. None sends the read the long way (which drops
+        a lease that failed)."""
+        if not self._lending:
+            return None
+        lease = leases.get(self._ino, pos)
+        if lease is None or pos + n > lease.start + lease.end:
+            return None
+        return lease.take(pos, n)
 
     def _copy(self, pos: int, n: int, seq: bool, out: _Collect | _Into) -> None:
         """Hands out the bytes [pos, pos+n): through leases first, the rest
