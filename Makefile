@@ -64,10 +64,11 @@ minio: ## build the MinIO test server from source at its pinned version
 promtool: ## build Prometheus' promtool (checks /metrics and the Grafana dashboard in the tests) at its pinned version
 	scripts/promtool/install.sh
 
-lint: $(BUF) ## go vet, staticcheck, ruff on python/, and proto/ checked against its last release (docs/logformat.md)
+lint: $(BUF) ## go vet, staticcheck, ruff and mypy (strict) on python/, and proto/ checked against its last release (docs/logformat.md)
 	$(GO) vet ./...
 	STRATA_VENV=$(CURDIR)/.cache/venv-python scripts/spark/venv.sh $(CURDIR)/python/requirements-test.txt
 	$(CURDIR)/.cache/venv-python/bin/ruff check python
+	cd python && $(CURDIR)/.cache/venv-python/bin/mypy
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 	$(BUF) breaking --against proto/released.binpb
 

@@ -31,7 +31,10 @@ class Lease:
     """A lent range of one block's cache file, mapped."""
 
     def __init__(self, fd: int, lent: dict[str, Any], ttl_ms: int, look_ms: int) -> None:
-        self.start, self.first, self.end, self.unit = lent["start"], lent["first"], lent["end"], lent["unit"]
+        self.start: int = lent["start"]  # the block's offset in the file
+        self.first: int = lent["first"]  # the lent range of the block: [first, end)
+        self.end: int = lent["end"]
+        self.unit: int = lent["unit"]  # the bytes each CRC covers
         self.crcs = array.array("I", lent["crcs"]).tobytes()
         self.fd = fd
         # NB: first is a page boundary of the cache, a multiple of the system's page.

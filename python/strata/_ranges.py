@@ -27,7 +27,7 @@ def cat_ranges(fs: StrataFileSystem, paths: list[str], starts: Any, ends: Any,
     if len(starts) != len(paths) or len(ends) != len(paths):
         raise ValueError("cat_ranges: paths, starts and ends differ in length")
     out: list[Any] = [None] * len(paths)
-    sizes: dict[str, Any] = {}
+    sizes: dict[str, int] = {}
     items = []
     for i, (p, s, e) in enumerate(zip(paths, starts, ends, strict=True)):
         p = fs._strip_protocol(p)
@@ -52,12 +52,12 @@ def cat_ranges(fs: StrataFileSystem, paths: list[str], starts: Any, ends: Any,
 
 
 def _resolve(fs: StrataFileSystem, path: str, start: int | None, end: int | None,
-             sizes: dict[str, Any]) -> tuple[int, int]:
+             sizes: dict[str, int]) -> tuple[int, int]:
     """The offset and length of a range whose bounds may be None or count
     from the end (which needs the file's size: one stat per file)."""
     if (start is None or start < 0 or end is None or end < 0) and path not in sizes:
         sizes[path] = fs.info(path)["size"]
-    size = sizes.get(path)
+    size = sizes.get(path, 0)  # NB: only bounds that count from the end need it
     s = 0 if start is None else (start if start >= 0 else max(0, size + start))
     e = size if end is None else (end if end >= 0 else size + end)
     return s, max(0, e - s)
@@ -65,7 +65,7 @@ def _resolve(fs: StrataFileSystem, path: str, start: int | None, end: int | None
 
 def _whole(fs: StrataFileSystem, path: str, off: int, n: int) -> Any:
     try:
-        with fs._open(path) as f:
+        with fs._reader(path) as f:
             return f.pread(off, n)
     except Exception as err:
         return err
@@ -84,7 +84,7 @@ def _batches(items: list[tuple[int, str, int, int]]) -> list[list[tuple[int, str
 
 
 def _read_batch(fs: StrataFileSystem, batch: list[tuple[int, str, int, int]], out: list[Any]) -> None:
-    shm, ranges = 0, []
+    shm, ranges = 0, list[dict[str, Any]]()
     for _, uri, off, n in batch:
         ranges.append({"path": uri, "off": off, "len": n, "shm": shm})
         shm += n

@@ -23,6 +23,7 @@ running cluster instead (its token and TLS as the CLI finds them).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
@@ -66,7 +67,9 @@ class _cluster:
     """A dev server of the benchmark's own, or the one --meta names."""
 
     def __init__(self, meta: str | None) -> None:
-        self.meta, self.proc, self.dir = meta, None, None
+        self.meta = meta
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.dir: tempfile.TemporaryDirectory[str] | None = None
 
     def __enter__(self) -> StrataFileSystem:
         if self.meta:
@@ -155,7 +158,7 @@ def run(fs: StrataFileSystem, args: argparse.Namespace) -> dict[str, Any]:
         cdir = f"{d}/create{rnd_i}"
         fs.makedirs(cdir)
         add("create", "go", _go(fs, kind="create", path=fs.uri(cdir), count=args.meta_ops))
-        add("create", "python", _py(fs, lambda cdir=cdir: _create(fs, cdir, args.meta_ops)))
+        add("create", "python", _py(fs, functools.partial(_create, fs, cdir, args.meta_ops)))
     fs.rm(d, recursive=True)
     return {"machine": _machine(), "write_mbs": write_mbs, "size": size, "rows": rows}
 
@@ -251,7 +254,7 @@ def report(results: dict[str, Any], args: argparse.Namespace) -> None:
 def _ratio(results: dict[str, Any], name: str, way: str) -> float:
     ways = results["rows"][name]
     med = {w: statistics.median(r["n"] / r["seconds"] for r in rs) for w, rs in ways.items()}
-    return med[way] / med["go"]
+    return float(med[way] / med["go"])
 
 
 if __name__ == "__main__":

@@ -166,7 +166,8 @@ class StrataFileSystem(AbstractFileSystem):
         """Deletes paths (globs expanded); a directory with ``recursive``
         in one call, which the service answers without walking it."""
         if maxdepth is not None:
-            return super().rm(path, recursive=recursive, maxdepth=maxdepth)
+            super().rm(path, recursive=recursive, maxdepth=maxdepth)
+            return
         for p in self.expand_path(path, recursive=False):
             self._call("delete", p, recursive=recursive)
 
@@ -208,19 +209,23 @@ class StrataFileSystem(AbstractFileSystem):
     # Data.
 
     def _open(self, path: str, mode: str = "rb", block_size: int | None = None,
-              autocommit: bool = True, cache_options: Any = None, **kwargs: Any) -> Any:
+              autocommit: bool = True, cache_options: Any = None,
+              **kwargs: Any) -> StrataReader | StrataWriter:
         path = self._strip_protocol(path)
         if mode == "rb":
-            return StrataReader(self, path)
+            return self._reader(path)
         if mode in ("wb", "xb", "ab"):
             return StrataWriter(self, path, mode, block_size=kwargs.get("strata_block_size"))
         raise ValueError(f"open {path}: mode {mode!r} (strata files are read (rb) or written (wb, xb, ab))")
 
+    def _reader(self, path: str) -> StrataReader:
+        return StrataReader(self, self._strip_protocol(path))
+
     def cat_file(self, path: str, start: int | None = None, end: int | None = None, **kwargs: Any) -> bytes:
         if start is None and end is None:
-            with self._open(path) as f:
+            with self._reader(path) as f:
                 return f.read()
-        with self._open(path) as f:
+        with self._reader(path) as f:
             size = f.size
             s = 0 if start is None else (start if start >= 0 else max(0, size + start))
             e = size if end is None else (end if end >= 0 else size + end)
