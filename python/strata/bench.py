@@ -1,7 +1,9 @@
 """python -m strata.bench: the Python package against the Go client, in one sitting.
 
 Each measurement is made by both, round after round in turn (so that other load on the
-machine hits them alike), and the median of the rounds is reported with its ratio to Go's:
+machine hits them alike), and the median of the rounds is reported with its ratio to Go's, and
+so is the best round (other load only ever slows a round: on a busy machine the best rounds
+are the ones it disturbed least):
 
 - seq: a cached 1 GiB file read whole, 4 MiB a call (Go: ``Reader.Read`` into one buffer;
   Python: ``f.readinto`` one buffer, as Go does, and ``f.read``, a new bytes object a call);
@@ -232,29 +234,36 @@ def report(results: dict[str, Any], args: argparse.Namespace) -> None:
     print(f"python -m strata.bench: {m['when']}, {m['cores']} cores, load {m['load']}, Python {m['python']}, "
           f"{m['strata']}")
     print(f"file: {results['size'] // MiB} MiB, written through Python at {results['write_mbs']:.0f} MB/s, "
-          f"then read once (cached); {args.rounds} rounds, medians\n")
-    print(f"{'measure':<8} {'way':<18} {'rate':>12} {'unit':<10} {'cpu s/op':>10} {'vs go':>7}")
+          f"then read once (cached); {args.rounds} rounds: medians, and the best round's rate and ratio "
+          "(other load on the machine only ever slows a round)\n")
+    print(f"{'measure':<8} {'way':<18} {'rate':>12} {'unit':<10} {'cpu s/op':>10} {'vs go':>7} {'best':>12} "
+          f"{'vs go':>7}")
     for name, ways in results["rows"].items():
         unit, scale = _UNITS[name]
-        go_rate = None
+        go_rate = go_best = None
         for way, rs in ways.items():
             rate = statistics.median(r["n"] / r["seconds"] for r in rs) / scale
+            best = max(r["n"] / r["seconds"] for r in rs) / scale
             cpu = statistics.median(r["cpu"] / max(r["n"], 1) for r in rs)
             if name == "seq":
                 cpu *= 1e9  # per GB
-            go_rate = rate if way == "go" else go_rate
+            if way == "go":
+                go_rate, go_best = rate, best
             ratio = f"{rate / go_rate:.2f}" if go_rate else ""
+            best_ratio = f"{best / go_best:.2f}" if go_best else ""
             cpu_unit = f"{cpu:.3f}/GB" if name == "seq" else f"{cpu * 1e6:.0f}us"
-            print(f"{name:<8} {way:<18} {rate:>12,.0f} {unit:<10} {cpu_unit:>10} {ratio:>7}")
+            print(f"{name:<8} {way:<18} {rate:>12,.0f} {unit:<10} {cpu_unit:>10} {ratio:>7} {best:>12,.0f} "
+                  f"{best_ratio:>7}")
     for way in ("python readinto", "python read"):
-        r = _ratio(results, "seq", way)
-        print(f"target: seq {way} >= 0.70 of go: {'met' if r >= 0.70 else 'NOT met'} ({r:.2f})")
+        med, best = _ratio(results, "seq", way, statistics.median), _ratio(results, "seq", way, max)
+        print(f"target: seq {way} >= 0.70 of go: median {'met' if med >= 0.70 else 'NOT met'} ({med:.2f}), "
+              f"best round {'met' if best >= 0.70 else 'NOT met'} ({best:.2f})")
 
 
-def _ratio(results: dict[str, Any], name: str, way: str) -> float:
-    ways = results["rows"][name]
-    med = {w: statistics.median(r["n"] / r["seconds"] for r in rs) for w, rs in ways.items()}
-    return float(med[way] / med["go"])
+def _ratio(results: dict[str, Any], name: str, way: str, pick: Callable[[list[float]], float]) -> float:
+    """way's rate over Go's, each the pick (median, max) of its rounds."""
+    rates = {w: pick([r["n"] / r["seconds"] for r in rs]) for w, rs in results["rows"][name].items()}
+    return float(rates[way] / rates["go"])
 
 
 if __name__ == "__main__":
