@@ -262,6 +262,33 @@ func TestOtherUsersAreRefused(t *testing.T) {
 	}
 }
 
+// TestAHelloMustComeInTime: a connection that sends no hello is closed
+// after helloWithin; one that sent its hello is not, however long it then
+// stays quiet.
+func TestAHelloMustComeInTime(t *testing.T) {
+	_, sock := serve(t, offline(t), func(s *Server) { s.helloWithin = 100 * time.Millisecond })
+	greeted, a := connect(t, sock, memfd(t, 4096, sealed))
+	ok(t, a)
+	// Two silent ones, one after the other: the greeted one then stayed
+	// quiet for twice helloWithin at least, so that an expired deadline
+	// (not cleared after its hello) has surely ended it.
+	for range 2 {
+		silent, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: sock, Net: "unix"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// NB: a bound on the test, not a timing it asserts: the agent
+		// closes the connection long before.
+		_ = silent.SetReadDeadline(time.Now().Add(time.Minute))
+		n, err := silent.Read(make([]byte, 1))
+		silent.Close()
+		if n != 0 || errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("a connection without a hello got %d bytes, %v; want it closed", n, err)
+		}
+	}
+	ok(t, greeted.call(map[string]any{"op": "user"}))
+}
+
 // TestAFileBelongsToItsProcess: a handle is refused to a process that did
 // not open it (a forked child opens its own files).
 func TestAFileBelongsToItsProcess(t *testing.T) {

@@ -34,7 +34,8 @@
 //
 // sent with one descriptor (SCM_RIGHTS): a memfd sealed against shrinking
 // and growing (F_SEAL_SHRINK|F_SEAL_GROW), of at most MaxShared bytes,
-// which both sides map. Data moves only through it: a read names where in
+// which both sides map, within HelloWithin of connecting (else the agent
+// closes the connection). Data moves only through it: a read names where in
 // it the bytes go ("shm": the offset, "len": how many), a write where they
 // are. The seals are what make this safe for the agent: a region that
 // could shrink under its mapping would fault.

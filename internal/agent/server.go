@@ -13,6 +13,7 @@ import (
 	"os"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/stratafs/strata/internal/client"
 )
@@ -22,7 +23,10 @@ type Server struct {
 	c     *client.Client
 	uid   uint32
 	files files
-	mu    struct {
+	// helloWithin is how long a connection may stay open before its
+	// hello: one that sends none (a stuck or stray caller) is closed then.
+	helloWithin time.Duration
+	mu          struct {
 		sync.Mutex
 		ln    net.Listener
 		procs map[int32]*proc
@@ -40,7 +44,7 @@ type proc struct {
 
 // New returns a server of c, which it does not close.
 func New(c *client.Client) *Server {
-	s := &Server{c: c, uid: uint32(os.Getuid())}
+	s := &Server{c: c, uid: uint32(os.Getuid()), helloWithin: HelloWithin}
 	s.files.m = map[uint64]*file{}
 	// NB: handles start anywhere, so that one of an agent that was killed
 	// and started again names no file of the new one.
@@ -90,16 +94,23 @@ func (s *Server) serveConn(c *net.UnixConn) {
 		slog.Warn("agent: refused a connection from another user", "uid", uid, "pid", pid, "err", err)
 		return
 	}
+	_ = c.SetReadDeadline(time.Now().Add(s.helloWithin))
 	sh, rest, err := s.hello(c)
 	if err != nil {
 		return
 	}
+	_ = c.SetReadDeadline(time.Time{})
 	defer sh.unmap()
 	p := s.enter(pid, c)
 	defer s.leave(pid, c)
 	sess := &session{s: s, pid: pid, proc: p, sh: sh}
 	sess.serve(bufio.NewReaderSize(io.MultiReader(&sliceReader{b: rest}, c), 64<<10), c)
 }
+
+// HelloWithin is how long a connection may stay open before its hello, as
+// the service's ports give a connection until its first authenticated call
+// (internal/connlimit).
+const HelloWithin = 20 * time.Second
 
 // inFlight bounds the requests of one connection read and not yet
 // answered: the reads among them run at once.
