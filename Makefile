@@ -64,7 +64,7 @@ minio: ## build the MinIO test server from source at its pinned version
 promtool: ## build Prometheus' promtool (checks /metrics and the Grafana dashboard in the tests) at its pinned version
 	scripts/promtool/install.sh
 
-lint: $(BUF) ## gofmt, go vet, staticcheck, ruff and mypy (strict) on python/, and proto/ checked against its last release (docs/logformat.md)
+lint: deps $(BUF) ## gofmt, go vet, staticcheck, ruff and mypy (strict) on python/, and proto/ checked against its last release (docs/logformat.md)
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt: not formatted (gofmt -w them):"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	STRATA_VENV=$(CURDIR)/.cache/venv-python scripts/spark/venv.sh $(CURDIR)/python/requirements-test.txt
