@@ -120,7 +120,11 @@ func (f *lsFormat) line(text string, st *client.FileStatus) string {
 	if f.atime {
 		t = st.AccTime
 	}
-	return fmt.Sprintf("%s%s %*s %s%s%*s %s %s", typ, permString(st.Perm), f.maxRepl, repl,
+	acl := " "
+	if st.HasACL {
+		acl = "+" // Ls's mark of an ACL
+	}
+	return fmt.Sprintf("%s%s%s%*s %s%s%*s %s %s", typ, permString(st.Perm), acl, f.maxRepl, repl,
 		padded(st.Owner, f.maxOwner), padded(st.Group, f.maxGroup), f.maxLen, size,
 		t.In(f.loc).Format("2006-01-02 15:04"), printable(text))
 }
@@ -194,7 +198,6 @@ var (
 )
 
 // countLine is ContentSummary.toString(qOption, hOption) before the path.
-// Strata has no quotas, so they print as "none" and "inf".
 func countLine(sum *client.ContentSummary, quotas, human bool) string {
 	size := func(n uint64) string {
 		if human {
@@ -204,9 +207,41 @@ func countLine(sum *client.ContentSummary, quotas, human bool) string {
 	}
 	prefix := ""
 	if quotas {
-		prefix = noQuotas
+		prefix = quotaLine(sum, human)
 	}
 	return prefix + fmt.Sprintf(countFormat, size(sum.DirectoryCount), size(sum.FileCount), size(sum.Length))
+}
+
+// quotaLine is QuotaUsage.getQuotaUsage: a name quota shows if above 0, a
+// space quota if at least 0, each with what remains of it (below 0 once
+// exceeded); "none" and "inf" otherwise.
+func quotaLine(sum *client.ContentSummary, human bool) string {
+	if sum.Quota == nil {
+		return noQuotas
+	}
+	size := func(n int64) string {
+		if human {
+			return humanSigned(n)
+		}
+		return strconv.FormatInt(n, 10)
+	}
+	q, rem, sq, srem := "none", "inf", "none", "inf"
+	if n := sum.Quota.Names; n > 0 {
+		q, rem = size(n), size(n-int64(sum.FileCount+sum.DirectoryCount))
+	}
+	if s := sum.Quota.Space; s >= 0 {
+		sq, srem = size(s), size(s-int64(sum.SpaceConsumed))
+	}
+	return fmt.Sprintf(quotaFormat, q, rem, sq, srem)
+}
+
+// humanSigned is humanSize of a count that may be negative (a quota
+// exceeded), as long2String writes it: the sign, then the size.
+func humanSigned(n int64) string {
+	if n < 0 {
+		return "-" + humanSize(uint64(-n))
+	}
+	return humanSize(uint64(n))
 }
 
 // statTime is -stat's date: UTC, "yyyy-MM-dd HH:mm:ss".

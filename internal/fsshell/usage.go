@@ -79,16 +79,16 @@ func runCount(sh *shell, args []string) error {
 			sh.fail(errNotFound(item.text))
 			continue
 		}
-		if usageOnly {
-			sh.printf("%s%s\n", noQuotas, item.text)
-			continue
-		}
 		sum, err := sh.fs.ContentSummary(sh.ctx, item.uri())
 		if err != nil {
 			sh.fail(sh.explain(item.text, item.abs, err))
 			continue
 		}
 		sh.noteLoadedOnly("count", item, sum)
+		if usageOnly {
+			sh.printf("%s%s\n", quotaLine(sum, human), item.text)
+			continue
+		}
 		sh.printf("%s%s\n", countLine(sum, quotas, human), item.text)
 	}
 	return nil

@@ -25,6 +25,9 @@ var tools = map[string]map[string]string{
 	"maven":                   {"mvn": `echo "Apache Maven 3.8.7 (Debian)"`},
 	"unzip":                   {"unzip": `exit 0`},
 	"coreutils":               {"realpath": `exit 0`},
+	"python3":                 {"python3": `[ "$1" = --version ] && echo "Python 3.11.2"; exit 0`},
+	"python3-venv":            {},
+	"python3-dev":             {"python3-config": `exit 0`},
 	"fuse3":                   {"fusermount3": `exit 0`},
 	"cargo-web":               {"cargo": `echo "cargo 1.96.0 (Debian)"`},
 	"chromium":                {"chromium": `exit 0`},
@@ -113,7 +116,8 @@ func (m *machine) run() (int, string, string) {
 	return code, string(out), string(calls)
 }
 
-var all = []string{"gcc", "libc6-dev", "openjdk-17-jdk-headless", "maven", "unzip", "coreutils", "fuse3", "cargo-web", "chromium", "chromium-driver"}
+var all = []string{"gcc", "libc6-dev", "openjdk-17-jdk-headless", "maven", "unzip", "coreutils", "python3",
+	"python3-venv", "python3-dev", "fuse3", "cargo-web", "chromium", "chromium-driver"}
 
 func TestAllThere(t *testing.T) {
 	m := newMachine(t, 0, true)
@@ -122,7 +126,7 @@ func TestAllThere(t *testing.T) {
 	if code != 0 || calls != "" {
 		t.Fatalf("exit %d, apt-get calls %q; want 0 and none\n%s", code, calls, out)
 	}
-	want := "deps: all there (go1.26.8 gcc 12.2.0 javac 17.0.15 Maven 3.8.7 unzip realpath fusermount3 cargo 1.96.0 chromium chromedriver)"
+	want := "deps: all there (go1.26.8 gcc 12.2.0 javac 17.0.15 Maven 3.8.7 unzip realpath Python 3.11.2 python3-config fusermount3 cargo 1.96.0 chromium chromedriver)"
 	if !strings.Contains(out, want) {
 		t.Fatalf("output lacks %q:\n%s", want, out)
 	}
@@ -135,7 +139,8 @@ func TestRootInstallsWhatIsMissing(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
-	want := "update -qq\ninstall -y -q --no-install-recommends gcc libc6-dev openjdk-17-jdk-headless maven unzip fuse3 cargo-web chromium chromium-driver\n"
+	want := "update -qq\ninstall -y -q --no-install-recommends gcc libc6-dev openjdk-17-jdk-headless maven unzip " +
+		"python3 python3-venv python3-dev fuse3 cargo-web chromium chromium-driver\n"
 	if calls != want {
 		t.Fatalf("apt-get calls:\n%s\nwant:\n%s\noutput:\n%s", calls, want, out)
 	}
@@ -143,8 +148,9 @@ func TestRootInstallsWhatIsMissing(t *testing.T) {
 		"deps: missing: Maven 3.8 or later (mvn)",
 		"deps: missing: unzip",
 		"deps: missing: fusermount3",
-		"deps: installing gcc libc6-dev openjdk-17-jdk-headless maven unzip fuse3 cargo-web chromium chromium-driver with apt-get",
-		"deps: all there now (go1.26.8 gcc 12.2.0 javac 17.0.15 Maven 3.8.7 unzip realpath fusermount3 cargo 1.96.0 chromium chromedriver)",
+		"deps: missing: Python's C headers (python3-config, for the Python package's extension)",
+		"deps: installing gcc libc6-dev openjdk-17-jdk-headless maven unzip python3 python3-venv python3-dev fuse3 cargo-web chromium chromium-driver with apt-get",
+		"deps: all there now (go1.26.8 gcc 12.2.0 javac 17.0.15 Maven 3.8.7 unzip realpath Python 3.11.2 python3-config fusermount3 cargo 1.96.0 chromium chromedriver)",
 	} {
 		if !strings.Contains(out, w) {
 			t.Errorf("output lacks %q:\n%s", w, out)
@@ -193,7 +199,7 @@ func TestNotRootSaysWhatToInstall(t *testing.T) {
 
 func TestNoAptGetSaysWhatToInstall(t *testing.T) {
 	m := newMachine(t, 0, false)
-	m.install("gcc", "libc6-dev", "openjdk-17-jdk-headless", "maven", "coreutils", "fuse3", "cargo-web", "chromium", "chromium-driver")
+	m.install("gcc", "libc6-dev", "openjdk-17-jdk-headless", "maven", "coreutils", "python3", "python3-dev", "fuse3", "cargo-web", "chromium", "chromium-driver")
 	code, out, _ := m.run()
 	if code == 0 {
 		t.Fatalf("exit 0 without unzip\n%s", out)

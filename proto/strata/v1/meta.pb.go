@@ -238,6 +238,125 @@ func (NamespaceDeleteMode) EnumDescriptor() ([]byte, []int) {
 	return file_strata_v1_meta_proto_rawDescGZIP(), []int{3}
 }
 
+type AclEntryType int32
+
+const (
+	AclEntryType_ACL_ENTRY_TYPE_UNSPECIFIED AclEntryType = 0
+	AclEntryType_ACL_ENTRY_TYPE_USER        AclEntryType = 1
+	AclEntryType_ACL_ENTRY_TYPE_GROUP       AclEntryType = 2
+	AclEntryType_ACL_ENTRY_TYPE_MASK        AclEntryType = 3
+	AclEntryType_ACL_ENTRY_TYPE_OTHER       AclEntryType = 4
+)
+
+// Enum value maps for AclEntryType.
+var (
+	AclEntryType_name = map[int32]string{
+		0: "ACL_ENTRY_TYPE_UNSPECIFIED",
+		1: "ACL_ENTRY_TYPE_USER",
+		2: "ACL_ENTRY_TYPE_GROUP",
+		3: "ACL_ENTRY_TYPE_MASK",
+		4: "ACL_ENTRY_TYPE_OTHER",
+	}
+	AclEntryType_value = map[string]int32{
+		"ACL_ENTRY_TYPE_UNSPECIFIED": 0,
+		"ACL_ENTRY_TYPE_USER":        1,
+		"ACL_ENTRY_TYPE_GROUP":       2,
+		"ACL_ENTRY_TYPE_MASK":        3,
+		"ACL_ENTRY_TYPE_OTHER":       4,
+	}
+)
+
+func (x AclEntryType) Enum() *AclEntryType {
+	p := new(AclEntryType)
+	*p = x
+	return p
+}
+
+func (x AclEntryType) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (AclEntryType) Descriptor() protoreflect.EnumDescriptor {
+	return file_strata_v1_meta_proto_enumTypes[4].Descriptor()
+}
+
+func (AclEntryType) Type() protoreflect.EnumType {
+	return &file_strata_v1_meta_proto_enumTypes[4]
+}
+
+func (x AclEntryType) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use AclEntryType.Descriptor instead.
+func (AclEntryType) EnumDescriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{4}
+}
+
+type AclOp int32
+
+const (
+	AclOp_ACL_OP_UNSPECIFIED AclOp = 0
+	// setAcl: replace the ACL of each scope the entries have.
+	AclOp_ACL_OP_SET AclOp = 1
+	// modifyAclEntries: add the entries, replacing those of the same scope,
+	// type and name.
+	AclOp_ACL_OP_MODIFY AclOp = 2
+	// removeAclEntries: remove the entries named (permissions ignored).
+	AclOp_ACL_OP_REMOVE_ENTRIES AclOp = 3
+	// removeDefaultAcl.
+	AclOp_ACL_OP_REMOVE_DEFAULT AclOp = 4
+	// removeAcl: keep only the base entries (the mode bits).
+	AclOp_ACL_OP_REMOVE AclOp = 5
+)
+
+// Enum value maps for AclOp.
+var (
+	AclOp_name = map[int32]string{
+		0: "ACL_OP_UNSPECIFIED",
+		1: "ACL_OP_SET",
+		2: "ACL_OP_MODIFY",
+		3: "ACL_OP_REMOVE_ENTRIES",
+		4: "ACL_OP_REMOVE_DEFAULT",
+		5: "ACL_OP_REMOVE",
+	}
+	AclOp_value = map[string]int32{
+		"ACL_OP_UNSPECIFIED":    0,
+		"ACL_OP_SET":            1,
+		"ACL_OP_MODIFY":         2,
+		"ACL_OP_REMOVE_ENTRIES": 3,
+		"ACL_OP_REMOVE_DEFAULT": 4,
+		"ACL_OP_REMOVE":         5,
+	}
+)
+
+func (x AclOp) Enum() *AclOp {
+	p := new(AclOp)
+	*p = x
+	return p
+}
+
+func (x AclOp) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (AclOp) Descriptor() protoreflect.EnumDescriptor {
+	return file_strata_v1_meta_proto_enumTypes[5].Descriptor()
+}
+
+func (AclOp) Type() protoreflect.EnumType {
+	return &file_strata_v1_meta_proto_enumTypes[5]
+}
+
+func (x AclOp) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use AclOp.Descriptor instead.
+func (AclOp) EnumDescriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{5}
+}
+
 // Header is carried by every namespace request.
 type Header struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -372,7 +491,10 @@ type FileStatus struct {
 	// The file is open for writing; its length is the last committed length.
 	UnderConstruction bool `protobuf:"varint,12,opt,name=under_construction,json=underConstruction,proto3" json:"under_construction,omitempty"`
 	// Number of entries directly inside a directory.
-	Children      uint64 `protobuf:"varint,13,opt,name=children,proto3" json:"children,omitempty"`
+	Children uint64 `protobuf:"varint,13,opt,name=children,proto3" json:"children,omitempty"`
+	// The entry has an ACL (GetAclStatus): its permission's group bits are
+	// then the ACL's mask (HDFS's FsPermission ACL bit).
+	HasAcl        bool `protobuf:"varint,20,opt,name=has_acl,json=hasAcl,proto3" json:"has_acl,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -496,6 +618,13 @@ func (x *FileStatus) GetChildren() uint64 {
 		return x.Children
 	}
 	return 0
+}
+
+func (x *FileStatus) GetHasAcl() bool {
+	if x != nil {
+		return x.HasAcl
+	}
+	return false
 }
 
 type MkdirsRequest struct {
@@ -766,8 +895,12 @@ type CreateResponse struct {
 	// (WriteHeader.block_token), and when it expires (ms since the epoch).
 	BlockToken        []byte `protobuf:"bytes,30,opt,name=block_token,json=blockToken,proto3" json:"block_token,omitempty"`
 	BlockTokenExpires int64  `protobuf:"varint,31,opt,name=block_token_expires,json=blockTokenExpires,proto3" json:"block_token_expires,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// The file's effective storage policy (StoragePolicy.id; 0 when no
+	// directory above it has one: the default, WARM), which the block token
+	// carries to the workers.
+	StoragePolicy uint32 `protobuf:"varint,40,opt,name=storage_policy,json=storagePolicy,proto3" json:"storage_policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CreateResponse) Reset() {
@@ -838,6 +971,13 @@ func (x *CreateResponse) GetBlockToken() []byte {
 func (x *CreateResponse) GetBlockTokenExpires() int64 {
 	if x != nil {
 		return x.BlockTokenExpires
+	}
+	return 0
+}
+
+func (x *CreateResponse) GetStoragePolicy() uint32 {
+	if x != nil {
+		return x.StoragePolicy
 	}
 	return 0
 }
@@ -1173,8 +1313,10 @@ type OpenResponse struct {
 	// reader past it opens the file again for a new one.
 	BlockToken        []byte `protobuf:"bytes,30,opt,name=block_token,json=blockToken,proto3" json:"block_token,omitempty"`
 	BlockTokenExpires int64  `protobuf:"varint,31,opt,name=block_token_expires,json=blockTokenExpires,proto3" json:"block_token_expires,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// As CreateResponse's.
+	StoragePolicy uint32 `protobuf:"varint,40,opt,name=storage_policy,json=storagePolicy,proto3" json:"storage_policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *OpenResponse) Reset() {
@@ -1273,6 +1415,13 @@ func (x *OpenResponse) GetBlockToken() []byte {
 func (x *OpenResponse) GetBlockTokenExpires() int64 {
 	if x != nil {
 		return x.BlockTokenExpires
+	}
+	return 0
+}
+
+func (x *OpenResponse) GetStoragePolicy() uint32 {
+	if x != nil {
+		return x.StoragePolicy
 	}
 	return 0
 }
@@ -1945,7 +2094,10 @@ type GetContentSummaryResponse struct {
 	// Cache mode: the counts are of what the service has loaded from the
 	// bucket, which may be less than the bucket holds (strata admin load
 	// --metadata loads a subtree whole).
-	LoadedOnly    bool `protobuf:"varint,20,opt,name=loaded_only,json=loadedOnly,proto3" json:"loaded_only,omitempty"`
+	LoadedOnly bool `protobuf:"varint,20,opt,name=loaded_only,json=loadedOnly,proto3" json:"loaded_only,omitempty"`
+	// The directory's quotas, unset if it has none; space_consumed is then
+	// what counts against its space quota.
+	Quota         *Quota `protobuf:"bytes,21,opt,name=quota,proto3" json:"quota,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2015,6 +2167,68 @@ func (x *GetContentSummaryResponse) GetLoadedOnly() bool {
 	return false
 }
 
+func (x *GetContentSummaryResponse) GetQuota() *Quota {
+	if x != nil {
+		return x.Quota
+	}
+	return nil
+}
+
+// Quota is a directory's limits, as HDFS's: names (the directory and
+// everything below it) and bytes (of the files below it, counted once); -1
+// leaves one unlimited.
+type Quota struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Names         int64                  `protobuf:"varint,1,opt,name=names,proto3" json:"names,omitempty"`
+	Space         int64                  `protobuf:"varint,2,opt,name=space,proto3" json:"space,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Quota) Reset() {
+	*x = Quota{}
+	mi := &file_strata_v1_meta_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Quota) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Quota) ProtoMessage() {}
+
+func (x *Quota) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Quota.ProtoReflect.Descriptor instead.
+func (*Quota) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *Quota) GetNames() int64 {
+	if x != nil {
+		return x.Names
+	}
+	return 0
+}
+
+func (x *Quota) GetSpace() int64 {
+	if x != nil {
+		return x.Space
+	}
+	return 0
+}
+
 type GetProgressRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
@@ -2025,7 +2239,7 @@ type GetProgressRequest struct {
 
 func (x *GetProgressRequest) Reset() {
 	*x = GetProgressRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[24]
+	mi := &file_strata_v1_meta_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2037,7 +2251,7 @@ func (x *GetProgressRequest) String() string {
 func (*GetProgressRequest) ProtoMessage() {}
 
 func (x *GetProgressRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[24]
+	mi := &file_strata_v1_meta_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2050,7 +2264,7 @@ func (x *GetProgressRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetProgressRequest.ProtoReflect.Descriptor instead.
 func (*GetProgressRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{24}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetProgressRequest) GetHeader() *Header {
@@ -2082,7 +2296,7 @@ type GetProgressResponse struct {
 
 func (x *GetProgressResponse) Reset() {
 	*x = GetProgressResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[25]
+	mi := &file_strata_v1_meta_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2094,7 +2308,7 @@ func (x *GetProgressResponse) String() string {
 func (*GetProgressResponse) ProtoMessage() {}
 
 func (x *GetProgressResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[25]
+	mi := &file_strata_v1_meta_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2107,7 +2321,7 @@ func (x *GetProgressResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetProgressResponse.ProtoReflect.Descriptor instead.
 func (*GetProgressResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{25}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetProgressResponse) GetRunning() bool {
@@ -2148,7 +2362,7 @@ type ResyncRequest struct {
 
 func (x *ResyncRequest) Reset() {
 	*x = ResyncRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[26]
+	mi := &file_strata_v1_meta_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2160,7 +2374,7 @@ func (x *ResyncRequest) String() string {
 func (*ResyncRequest) ProtoMessage() {}
 
 func (x *ResyncRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[26]
+	mi := &file_strata_v1_meta_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2173,7 +2387,7 @@ func (x *ResyncRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResyncRequest.ProtoReflect.Descriptor instead.
 func (*ResyncRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{26}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ResyncRequest) GetHeader() *Header {
@@ -2200,7 +2414,7 @@ type ResyncResponse struct {
 
 func (x *ResyncResponse) Reset() {
 	*x = ResyncResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[27]
+	mi := &file_strata_v1_meta_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2212,7 +2426,7 @@ func (x *ResyncResponse) String() string {
 func (*ResyncResponse) ProtoMessage() {}
 
 func (x *ResyncResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[27]
+	mi := &file_strata_v1_meta_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2225,7 +2439,7 @@ func (x *ResyncResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResyncResponse.ProtoReflect.Descriptor instead.
 func (*ResyncResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{27}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ResyncResponse) GetEntries() uint64 {
@@ -2244,7 +2458,7 @@ type GetServerDefaultsRequest struct {
 
 func (x *GetServerDefaultsRequest) Reset() {
 	*x = GetServerDefaultsRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[28]
+	mi := &file_strata_v1_meta_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2256,7 +2470,7 @@ func (x *GetServerDefaultsRequest) String() string {
 func (*GetServerDefaultsRequest) ProtoMessage() {}
 
 func (x *GetServerDefaultsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[28]
+	mi := &file_strata_v1_meta_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2269,7 +2483,7 @@ func (x *GetServerDefaultsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerDefaultsRequest.ProtoReflect.Descriptor instead.
 func (*GetServerDefaultsRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{28}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetServerDefaultsRequest) GetHeader() *Header {
@@ -2299,7 +2513,7 @@ type GetServerDefaultsResponse struct {
 
 func (x *GetServerDefaultsResponse) Reset() {
 	*x = GetServerDefaultsResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[29]
+	mi := &file_strata_v1_meta_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2311,7 +2525,7 @@ func (x *GetServerDefaultsResponse) String() string {
 func (*GetServerDefaultsResponse) ProtoMessage() {}
 
 func (x *GetServerDefaultsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[29]
+	mi := &file_strata_v1_meta_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2324,7 +2538,7 @@ func (x *GetServerDefaultsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerDefaultsResponse.ProtoReflect.Descriptor instead.
 func (*GetServerDefaultsResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{29}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetServerDefaultsResponse) GetBlockSize() uint64 {
@@ -2371,7 +2585,7 @@ type RenewLeaseRequest struct {
 
 func (x *RenewLeaseRequest) Reset() {
 	*x = RenewLeaseRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[30]
+	mi := &file_strata_v1_meta_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2383,7 +2597,7 @@ func (x *RenewLeaseRequest) String() string {
 func (*RenewLeaseRequest) ProtoMessage() {}
 
 func (x *RenewLeaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[30]
+	mi := &file_strata_v1_meta_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2396,7 +2610,7 @@ func (x *RenewLeaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewLeaseRequest.ProtoReflect.Descriptor instead.
 func (*RenewLeaseRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{30}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *RenewLeaseRequest) GetHeader() *Header {
@@ -2414,7 +2628,7 @@ type RenewLeaseResponse struct {
 
 func (x *RenewLeaseResponse) Reset() {
 	*x = RenewLeaseResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[31]
+	mi := &file_strata_v1_meta_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2426,7 +2640,7 @@ func (x *RenewLeaseResponse) String() string {
 func (*RenewLeaseResponse) ProtoMessage() {}
 
 func (x *RenewLeaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[31]
+	mi := &file_strata_v1_meta_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2439,7 +2653,7 @@ func (x *RenewLeaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewLeaseResponse.ProtoReflect.Descriptor instead.
 func (*RenewLeaseResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{31}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{32}
 }
 
 type RecoverLeaseRequest struct {
@@ -2455,7 +2669,7 @@ type RecoverLeaseRequest struct {
 
 func (x *RecoverLeaseRequest) Reset() {
 	*x = RecoverLeaseRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[32]
+	mi := &file_strata_v1_meta_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2467,7 +2681,7 @@ func (x *RecoverLeaseRequest) String() string {
 func (*RecoverLeaseRequest) ProtoMessage() {}
 
 func (x *RecoverLeaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[32]
+	mi := &file_strata_v1_meta_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2480,7 +2694,7 @@ func (x *RecoverLeaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverLeaseRequest.ProtoReflect.Descriptor instead.
 func (*RecoverLeaseRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{32}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *RecoverLeaseRequest) GetHeader() *Header {
@@ -2526,7 +2740,7 @@ type FlushRequest struct {
 
 func (x *FlushRequest) Reset() {
 	*x = FlushRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[33]
+	mi := &file_strata_v1_meta_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2538,7 +2752,7 @@ func (x *FlushRequest) String() string {
 func (*FlushRequest) ProtoMessage() {}
 
 func (x *FlushRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[33]
+	mi := &file_strata_v1_meta_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2551,7 +2765,7 @@ func (x *FlushRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushRequest.ProtoReflect.Descriptor instead.
 func (*FlushRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{33}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *FlushRequest) GetHeader() *Header {
@@ -2611,13 +2825,15 @@ type FlushResponse struct {
 	// written after this flush.
 	BlockToken        []byte `protobuf:"bytes,30,opt,name=block_token,json=blockToken,proto3" json:"block_token,omitempty"`
 	BlockTokenExpires int64  `protobuf:"varint,31,opt,name=block_token_expires,json=blockTokenExpires,proto3" json:"block_token_expires,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// As CreateResponse's.
+	StoragePolicy uint32 `protobuf:"varint,40,opt,name=storage_policy,json=storagePolicy,proto3" json:"storage_policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *FlushResponse) Reset() {
 	*x = FlushResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[34]
+	mi := &file_strata_v1_meta_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2629,7 +2845,7 @@ func (x *FlushResponse) String() string {
 func (*FlushResponse) ProtoMessage() {}
 
 func (x *FlushResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[34]
+	mi := &file_strata_v1_meta_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2642,7 +2858,7 @@ func (x *FlushResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushResponse.ProtoReflect.Descriptor instead.
 func (*FlushResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{34}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *FlushResponse) GetLength() uint64 {
@@ -2666,6 +2882,13 @@ func (x *FlushResponse) GetBlockTokenExpires() int64 {
 	return 0
 }
 
+func (x *FlushResponse) GetStoragePolicy() uint32 {
+	if x != nil {
+		return x.StoragePolicy
+	}
+	return 0
+}
+
 type ReadTailRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
@@ -2679,7 +2902,7 @@ type ReadTailRequest struct {
 
 func (x *ReadTailRequest) Reset() {
 	*x = ReadTailRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[35]
+	mi := &file_strata_v1_meta_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2691,7 +2914,7 @@ func (x *ReadTailRequest) String() string {
 func (*ReadTailRequest) ProtoMessage() {}
 
 func (x *ReadTailRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[35]
+	mi := &file_strata_v1_meta_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2704,7 +2927,7 @@ func (x *ReadTailRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadTailRequest.ProtoReflect.Descriptor instead.
 func (*ReadTailRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{35}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ReadTailRequest) GetHeader() *Header {
@@ -2752,7 +2975,7 @@ type ReadTailResponse struct {
 
 func (x *ReadTailResponse) Reset() {
 	*x = ReadTailResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[36]
+	mi := &file_strata_v1_meta_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2764,7 +2987,7 @@ func (x *ReadTailResponse) String() string {
 func (*ReadTailResponse) ProtoMessage() {}
 
 func (x *ReadTailResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[36]
+	mi := &file_strata_v1_meta_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2777,7 +3000,7 @@ func (x *ReadTailResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadTailResponse.ProtoReflect.Descriptor instead.
 func (*ReadTailResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{36}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ReadTailResponse) GetData() []byte {
@@ -2797,7 +3020,7 @@ type AppendRequest struct {
 
 func (x *AppendRequest) Reset() {
 	*x = AppendRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[37]
+	mi := &file_strata_v1_meta_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2809,7 +3032,7 @@ func (x *AppendRequest) String() string {
 func (*AppendRequest) ProtoMessage() {}
 
 func (x *AppendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[37]
+	mi := &file_strata_v1_meta_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2822,7 +3045,7 @@ func (x *AppendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendRequest.ProtoReflect.Descriptor instead.
 func (*AppendRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{37}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *AppendRequest) GetHeader() *Header {
@@ -2852,13 +3075,14 @@ type AppendResponse struct {
 	// As CreateResponse's.
 	BlockToken        []byte `protobuf:"bytes,30,opt,name=block_token,json=blockToken,proto3" json:"block_token,omitempty"`
 	BlockTokenExpires int64  `protobuf:"varint,31,opt,name=block_token_expires,json=blockTokenExpires,proto3" json:"block_token_expires,omitempty"`
+	StoragePolicy     uint32 `protobuf:"varint,40,opt,name=storage_policy,json=storagePolicy,proto3" json:"storage_policy,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
 
 func (x *AppendResponse) Reset() {
 	*x = AppendResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[38]
+	mi := &file_strata_v1_meta_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2870,7 +3094,7 @@ func (x *AppendResponse) String() string {
 func (*AppendResponse) ProtoMessage() {}
 
 func (x *AppendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[38]
+	mi := &file_strata_v1_meta_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2883,7 +3107,7 @@ func (x *AppendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendResponse.ProtoReflect.Descriptor instead.
 func (*AppendResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{38}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *AppendResponse) GetStatus() *FileStatus {
@@ -2928,6 +3152,13 @@ func (x *AppendResponse) GetBlockTokenExpires() int64 {
 	return 0
 }
 
+func (x *AppendResponse) GetStoragePolicy() uint32 {
+	if x != nil {
+		return x.StoragePolicy
+	}
+	return 0
+}
+
 type TruncateRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
@@ -2939,7 +3170,7 @@ type TruncateRequest struct {
 
 func (x *TruncateRequest) Reset() {
 	*x = TruncateRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[39]
+	mi := &file_strata_v1_meta_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2951,7 +3182,7 @@ func (x *TruncateRequest) String() string {
 func (*TruncateRequest) ProtoMessage() {}
 
 func (x *TruncateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[39]
+	mi := &file_strata_v1_meta_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2964,7 +3195,7 @@ func (x *TruncateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateRequest.ProtoReflect.Descriptor instead.
 func (*TruncateRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{39}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *TruncateRequest) GetHeader() *Header {
@@ -2996,7 +3227,7 @@ type TruncateResponse struct {
 
 func (x *TruncateResponse) Reset() {
 	*x = TruncateResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[40]
+	mi := &file_strata_v1_meta_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3008,7 +3239,7 @@ func (x *TruncateResponse) String() string {
 func (*TruncateResponse) ProtoMessage() {}
 
 func (x *TruncateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[40]
+	mi := &file_strata_v1_meta_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3021,7 +3252,7 @@ func (x *TruncateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateResponse.ProtoReflect.Descriptor instead.
 func (*TruncateResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{40}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{41}
 }
 
 type RecoverLeaseResponse struct {
@@ -3034,7 +3265,7 @@ type RecoverLeaseResponse struct {
 
 func (x *RecoverLeaseResponse) Reset() {
 	*x = RecoverLeaseResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[41]
+	mi := &file_strata_v1_meta_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3046,7 +3277,7 @@ func (x *RecoverLeaseResponse) String() string {
 func (*RecoverLeaseResponse) ProtoMessage() {}
 
 func (x *RecoverLeaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[41]
+	mi := &file_strata_v1_meta_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3059,7 +3290,7 @@ func (x *RecoverLeaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverLeaseResponse.ProtoReflect.Descriptor instead.
 func (*RecoverLeaseResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{41}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *RecoverLeaseResponse) GetClosed() bool {
@@ -3081,7 +3312,7 @@ type BatchRequest struct {
 
 func (x *BatchRequest) Reset() {
 	*x = BatchRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[42]
+	mi := &file_strata_v1_meta_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3093,7 +3324,7 @@ func (x *BatchRequest) String() string {
 func (*BatchRequest) ProtoMessage() {}
 
 func (x *BatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[42]
+	mi := &file_strata_v1_meta_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3106,7 +3337,7 @@ func (x *BatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchRequest.ProtoReflect.Descriptor instead.
 func (*BatchRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{42}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *BatchRequest) GetCalls() []*BatchCall {
@@ -3134,7 +3365,7 @@ type BatchCall struct {
 
 func (x *BatchCall) Reset() {
 	*x = BatchCall{}
-	mi := &file_strata_v1_meta_proto_msgTypes[43]
+	mi := &file_strata_v1_meta_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3146,7 +3377,7 @@ func (x *BatchCall) String() string {
 func (*BatchCall) ProtoMessage() {}
 
 func (x *BatchCall) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[43]
+	mi := &file_strata_v1_meta_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3159,7 +3390,7 @@ func (x *BatchCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchCall.ProtoReflect.Descriptor instead.
 func (*BatchCall) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{43}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *BatchCall) GetCall() isBatchCall_Call {
@@ -3288,7 +3519,7 @@ type BatchResponse struct {
 
 func (x *BatchResponse) Reset() {
 	*x = BatchResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[44]
+	mi := &file_strata_v1_meta_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3300,7 +3531,7 @@ func (x *BatchResponse) String() string {
 func (*BatchResponse) ProtoMessage() {}
 
 func (x *BatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[44]
+	mi := &file_strata_v1_meta_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3313,7 +3544,7 @@ func (x *BatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchResponse.ProtoReflect.Descriptor instead.
 func (*BatchResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{44}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *BatchResponse) GetResults() []*BatchResult {
@@ -3344,7 +3575,7 @@ type BatchResult struct {
 
 func (x *BatchResult) Reset() {
 	*x = BatchResult{}
-	mi := &file_strata_v1_meta_proto_msgTypes[45]
+	mi := &file_strata_v1_meta_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3356,7 +3587,7 @@ func (x *BatchResult) String() string {
 func (*BatchResult) ProtoMessage() {}
 
 func (x *BatchResult) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[45]
+	mi := &file_strata_v1_meta_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3369,7 +3600,7 @@ func (x *BatchResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchResult.ProtoReflect.Descriptor instead.
 func (*BatchResult) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{45}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *BatchResult) GetError() []byte {
@@ -3517,7 +3748,7 @@ type NamespaceInfo struct {
 
 func (x *NamespaceInfo) Reset() {
 	*x = NamespaceInfo{}
-	mi := &file_strata_v1_meta_proto_msgTypes[46]
+	mi := &file_strata_v1_meta_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3529,7 +3760,7 @@ func (x *NamespaceInfo) String() string {
 func (*NamespaceInfo) ProtoMessage() {}
 
 func (x *NamespaceInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[46]
+	mi := &file_strata_v1_meta_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3542,7 +3773,7 @@ func (x *NamespaceInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NamespaceInfo.ProtoReflect.Descriptor instead.
 func (*NamespaceInfo) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{46}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *NamespaceInfo) GetName() string {
@@ -3604,7 +3835,7 @@ type CreateNamespaceRequest struct {
 
 func (x *CreateNamespaceRequest) Reset() {
 	*x = CreateNamespaceRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[47]
+	mi := &file_strata_v1_meta_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3616,7 +3847,7 @@ func (x *CreateNamespaceRequest) String() string {
 func (*CreateNamespaceRequest) ProtoMessage() {}
 
 func (x *CreateNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[47]
+	mi := &file_strata_v1_meta_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3629,7 +3860,7 @@ func (x *CreateNamespaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*CreateNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{47}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *CreateNamespaceRequest) GetHeader() *Header {
@@ -3654,7 +3885,7 @@ type CreateNamespaceResponse struct {
 
 func (x *CreateNamespaceResponse) Reset() {
 	*x = CreateNamespaceResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[48]
+	mi := &file_strata_v1_meta_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3666,7 +3897,7 @@ func (x *CreateNamespaceResponse) String() string {
 func (*CreateNamespaceResponse) ProtoMessage() {}
 
 func (x *CreateNamespaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[48]
+	mi := &file_strata_v1_meta_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3679,7 +3910,7 @@ func (x *CreateNamespaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateNamespaceResponse.ProtoReflect.Descriptor instead.
 func (*CreateNamespaceResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{48}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{49}
 }
 
 type ListNamespacesRequest struct {
@@ -3691,7 +3922,7 @@ type ListNamespacesRequest struct {
 
 func (x *ListNamespacesRequest) Reset() {
 	*x = ListNamespacesRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[49]
+	mi := &file_strata_v1_meta_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3703,7 +3934,7 @@ func (x *ListNamespacesRequest) String() string {
 func (*ListNamespacesRequest) ProtoMessage() {}
 
 func (x *ListNamespacesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[49]
+	mi := &file_strata_v1_meta_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3716,7 +3947,7 @@ func (x *ListNamespacesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNamespacesRequest.ProtoReflect.Descriptor instead.
 func (*ListNamespacesRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{49}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ListNamespacesRequest) GetHeader() *Header {
@@ -3735,7 +3966,7 @@ type ListNamespacesResponse struct {
 
 func (x *ListNamespacesResponse) Reset() {
 	*x = ListNamespacesResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[50]
+	mi := &file_strata_v1_meta_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3747,7 +3978,7 @@ func (x *ListNamespacesResponse) String() string {
 func (*ListNamespacesResponse) ProtoMessage() {}
 
 func (x *ListNamespacesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[50]
+	mi := &file_strata_v1_meta_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3760,7 +3991,7 @@ func (x *ListNamespacesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNamespacesResponse.ProtoReflect.Descriptor instead.
 func (*ListNamespacesResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{50}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ListNamespacesResponse) GetNamespaces() []*NamespaceInfo {
@@ -3784,7 +4015,7 @@ type DeleteNamespaceRequest struct {
 
 func (x *DeleteNamespaceRequest) Reset() {
 	*x = DeleteNamespaceRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[51]
+	mi := &file_strata_v1_meta_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3796,7 +4027,7 @@ func (x *DeleteNamespaceRequest) String() string {
 func (*DeleteNamespaceRequest) ProtoMessage() {}
 
 func (x *DeleteNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[51]
+	mi := &file_strata_v1_meta_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3809,7 +4040,7 @@ func (x *DeleteNamespaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*DeleteNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{51}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *DeleteNamespaceRequest) GetHeader() *Header {
@@ -3846,7 +4077,7 @@ type DeleteNamespaceResponse struct {
 
 func (x *DeleteNamespaceResponse) Reset() {
 	*x = DeleteNamespaceResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[52]
+	mi := &file_strata_v1_meta_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3858,7 +4089,7 @@ func (x *DeleteNamespaceResponse) String() string {
 func (*DeleteNamespaceResponse) ProtoMessage() {}
 
 func (x *DeleteNamespaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[52]
+	mi := &file_strata_v1_meta_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3871,7 +4102,7 @@ func (x *DeleteNamespaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteNamespaceResponse.ProtoReflect.Descriptor instead.
 func (*DeleteNamespaceResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{52}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *DeleteNamespaceResponse) GetFiles() uint64 {
@@ -3905,7 +4136,7 @@ type RestoreNamespaceRequest struct {
 
 func (x *RestoreNamespaceRequest) Reset() {
 	*x = RestoreNamespaceRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[53]
+	mi := &file_strata_v1_meta_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3917,7 +4148,7 @@ func (x *RestoreNamespaceRequest) String() string {
 func (*RestoreNamespaceRequest) ProtoMessage() {}
 
 func (x *RestoreNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[53]
+	mi := &file_strata_v1_meta_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3930,7 +4161,7 @@ func (x *RestoreNamespaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*RestoreNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{53}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *RestoreNamespaceRequest) GetHeader() *Header {
@@ -3955,7 +4186,7 @@ type RestoreNamespaceResponse struct {
 
 func (x *RestoreNamespaceResponse) Reset() {
 	*x = RestoreNamespaceResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[54]
+	mi := &file_strata_v1_meta_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3967,7 +4198,7 @@ func (x *RestoreNamespaceResponse) String() string {
 func (*RestoreNamespaceResponse) ProtoMessage() {}
 
 func (x *RestoreNamespaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[54]
+	mi := &file_strata_v1_meta_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3980,7 +4211,7 @@ func (x *RestoreNamespaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreNamespaceResponse.ProtoReflect.Descriptor instead.
 func (*RestoreNamespaceResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{54}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{55}
 }
 
 type GetServerStatusRequest struct {
@@ -3992,7 +4223,7 @@ type GetServerStatusRequest struct {
 
 func (x *GetServerStatusRequest) Reset() {
 	*x = GetServerStatusRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[55]
+	mi := &file_strata_v1_meta_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4004,7 +4235,7 @@ func (x *GetServerStatusRequest) String() string {
 func (*GetServerStatusRequest) ProtoMessage() {}
 
 func (x *GetServerStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[55]
+	mi := &file_strata_v1_meta_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4017,7 +4248,7 @@ func (x *GetServerStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetServerStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{55}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *GetServerStatusRequest) GetHeader() *Header {
@@ -4048,7 +4279,7 @@ type GetServerStatusResponse struct {
 
 func (x *GetServerStatusResponse) Reset() {
 	*x = GetServerStatusResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[56]
+	mi := &file_strata_v1_meta_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4060,7 +4291,7 @@ func (x *GetServerStatusResponse) String() string {
 func (*GetServerStatusResponse) ProtoMessage() {}
 
 func (x *GetServerStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[56]
+	mi := &file_strata_v1_meta_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4073,7 +4304,7 @@ func (x *GetServerStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetServerStatusResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{56}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *GetServerStatusResponse) GetNamespaces() []*NamespaceUsage {
@@ -4138,7 +4369,7 @@ type NamespaceUsage struct {
 
 func (x *NamespaceUsage) Reset() {
 	*x = NamespaceUsage{}
-	mi := &file_strata_v1_meta_proto_msgTypes[57]
+	mi := &file_strata_v1_meta_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4150,7 +4381,7 @@ func (x *NamespaceUsage) String() string {
 func (*NamespaceUsage) ProtoMessage() {}
 
 func (x *NamespaceUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[57]
+	mi := &file_strata_v1_meta_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4163,7 +4394,7 @@ func (x *NamespaceUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NamespaceUsage.ProtoReflect.Descriptor instead.
 func (*NamespaceUsage) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{57}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *NamespaceUsage) GetNamespace() *NamespaceInfo {
@@ -4202,7 +4433,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[58]
+	mi := &file_strata_v1_meta_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4214,7 +4445,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[58]
+	mi := &file_strata_v1_meta_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4227,7 +4458,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{58}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{59}
 }
 
 type StatusResponse struct {
@@ -4253,7 +4484,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[59]
+	mi := &file_strata_v1_meta_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4265,7 +4496,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[59]
+	mi := &file_strata_v1_meta_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4278,7 +4509,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{59}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *StatusResponse) GetMemberId() uint64 {
@@ -4385,7 +4616,7 @@ type Member struct {
 
 func (x *Member) Reset() {
 	*x = Member{}
-	mi := &file_strata_v1_meta_proto_msgTypes[60]
+	mi := &file_strata_v1_meta_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4397,7 +4628,7 @@ func (x *Member) String() string {
 func (*Member) ProtoMessage() {}
 
 func (x *Member) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[60]
+	mi := &file_strata_v1_meta_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4410,7 +4641,7 @@ func (x *Member) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Member.ProtoReflect.Descriptor instead.
 func (*Member) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{60}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *Member) GetId() uint64 {
@@ -4465,7 +4696,7 @@ type AddMemberRequest struct {
 
 func (x *AddMemberRequest) Reset() {
 	*x = AddMemberRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[61]
+	mi := &file_strata_v1_meta_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4477,7 +4708,7 @@ func (x *AddMemberRequest) String() string {
 func (*AddMemberRequest) ProtoMessage() {}
 
 func (x *AddMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[61]
+	mi := &file_strata_v1_meta_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4490,7 +4721,7 @@ func (x *AddMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddMemberRequest.ProtoReflect.Descriptor instead.
 func (*AddMemberRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{61}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *AddMemberRequest) GetHeader() *Header {
@@ -4520,7 +4751,7 @@ type RemoveMemberRequest struct {
 
 func (x *RemoveMemberRequest) Reset() {
 	*x = RemoveMemberRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[62]
+	mi := &file_strata_v1_meta_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4532,7 +4763,7 @@ func (x *RemoveMemberRequest) String() string {
 func (*RemoveMemberRequest) ProtoMessage() {}
 
 func (x *RemoveMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[62]
+	mi := &file_strata_v1_meta_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4545,7 +4776,7 @@ func (x *RemoveMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveMemberRequest.ProtoReflect.Descriptor instead.
 func (*RemoveMemberRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{62}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *RemoveMemberRequest) GetHeader() *Header {
@@ -4579,7 +4810,7 @@ type TransferLeaderRequest struct {
 
 func (x *TransferLeaderRequest) Reset() {
 	*x = TransferLeaderRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[63]
+	mi := &file_strata_v1_meta_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4591,7 +4822,7 @@ func (x *TransferLeaderRequest) String() string {
 func (*TransferLeaderRequest) ProtoMessage() {}
 
 func (x *TransferLeaderRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[63]
+	mi := &file_strata_v1_meta_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4604,7 +4835,7 @@ func (x *TransferLeaderRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferLeaderRequest.ProtoReflect.Descriptor instead.
 func (*TransferLeaderRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{63}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *TransferLeaderRequest) GetHeader() *Header {
@@ -4630,7 +4861,7 @@ type MembershipResponse struct {
 
 func (x *MembershipResponse) Reset() {
 	*x = MembershipResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[64]
+	mi := &file_strata_v1_meta_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4642,7 +4873,7 @@ func (x *MembershipResponse) String() string {
 func (*MembershipResponse) ProtoMessage() {}
 
 func (x *MembershipResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[64]
+	mi := &file_strata_v1_meta_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4655,7 +4886,7 @@ func (x *MembershipResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MembershipResponse.ProtoReflect.Descriptor instead.
 func (*MembershipResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{64}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *MembershipResponse) GetMembers() []*Member {
@@ -4674,7 +4905,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[65]
+	mi := &file_strata_v1_meta_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4686,7 +4917,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[65]
+	mi := &file_strata_v1_meta_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4699,7 +4930,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{65}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *HeartbeatRequest) GetWorker() *WorkerInfo {
@@ -4728,7 +4959,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[66]
+	mi := &file_strata_v1_meta_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4740,7 +4971,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[66]
+	mi := &file_strata_v1_meta_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4753,7 +4984,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{66}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *HeartbeatResponse) GetIntervalSeconds() uint32 {
@@ -4792,7 +5023,7 @@ type ListWorkersRequest struct {
 
 func (x *ListWorkersRequest) Reset() {
 	*x = ListWorkersRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[67]
+	mi := &file_strata_v1_meta_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4804,7 +5035,7 @@ func (x *ListWorkersRequest) String() string {
 func (*ListWorkersRequest) ProtoMessage() {}
 
 func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[67]
+	mi := &file_strata_v1_meta_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4817,7 +5048,7 @@ func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkersRequest.ProtoReflect.Descriptor instead.
 func (*ListWorkersRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{67}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{68}
 }
 
 type ListWorkersResponse struct {
@@ -4829,7 +5060,7 @@ type ListWorkersResponse struct {
 
 func (x *ListWorkersResponse) Reset() {
 	*x = ListWorkersResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[68]
+	mi := &file_strata_v1_meta_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4841,7 +5072,7 @@ func (x *ListWorkersResponse) String() string {
 func (*ListWorkersResponse) ProtoMessage() {}
 
 func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[68]
+	mi := &file_strata_v1_meta_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4854,7 +5085,7 @@ func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkersResponse.ProtoReflect.Descriptor instead.
 func (*ListWorkersResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{68}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *ListWorkersResponse) GetWorkers() []*WorkerInfo {
@@ -4889,7 +5120,7 @@ type TokenIdentifier struct {
 
 func (x *TokenIdentifier) Reset() {
 	*x = TokenIdentifier{}
-	mi := &file_strata_v1_meta_proto_msgTypes[69]
+	mi := &file_strata_v1_meta_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4901,7 +5132,7 @@ func (x *TokenIdentifier) String() string {
 func (*TokenIdentifier) ProtoMessage() {}
 
 func (x *TokenIdentifier) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[69]
+	mi := &file_strata_v1_meta_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4914,7 +5145,7 @@ func (x *TokenIdentifier) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenIdentifier.ProtoReflect.Descriptor instead.
 func (*TokenIdentifier) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{69}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *TokenIdentifier) GetKeyId() uint32 {
@@ -5000,7 +5231,7 @@ type CreateTokenRequest struct {
 
 func (x *CreateTokenRequest) Reset() {
 	*x = CreateTokenRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[70]
+	mi := &file_strata_v1_meta_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5012,7 +5243,7 @@ func (x *CreateTokenRequest) String() string {
 func (*CreateTokenRequest) ProtoMessage() {}
 
 func (x *CreateTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[70]
+	mi := &file_strata_v1_meta_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5025,7 +5256,7 @@ func (x *CreateTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTokenRequest.ProtoReflect.Descriptor instead.
 func (*CreateTokenRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{70}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *CreateTokenRequest) GetHeader() *Header {
@@ -5087,7 +5318,7 @@ type CreateTokenResponse struct {
 
 func (x *CreateTokenResponse) Reset() {
 	*x = CreateTokenResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[71]
+	mi := &file_strata_v1_meta_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5099,7 +5330,7 @@ func (x *CreateTokenResponse) String() string {
 func (*CreateTokenResponse) ProtoMessage() {}
 
 func (x *CreateTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[71]
+	mi := &file_strata_v1_meta_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5112,7 +5343,7 @@ func (x *CreateTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTokenResponse.ProtoReflect.Descriptor instead.
 func (*CreateTokenResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{71}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *CreateTokenResponse) GetToken() string {
@@ -5141,7 +5372,7 @@ type RenewTokenRequest struct {
 
 func (x *RenewTokenRequest) Reset() {
 	*x = RenewTokenRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[72]
+	mi := &file_strata_v1_meta_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5153,7 +5384,7 @@ func (x *RenewTokenRequest) String() string {
 func (*RenewTokenRequest) ProtoMessage() {}
 
 func (x *RenewTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[72]
+	mi := &file_strata_v1_meta_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5166,7 +5397,7 @@ func (x *RenewTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewTokenRequest.ProtoReflect.Descriptor instead.
 func (*RenewTokenRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{72}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *RenewTokenRequest) GetHeader() *Header {
@@ -5193,7 +5424,7 @@ type RenewTokenResponse struct {
 
 func (x *RenewTokenResponse) Reset() {
 	*x = RenewTokenResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[73]
+	mi := &file_strata_v1_meta_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5205,7 +5436,7 @@ func (x *RenewTokenResponse) String() string {
 func (*RenewTokenResponse) ProtoMessage() {}
 
 func (x *RenewTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[73]
+	mi := &file_strata_v1_meta_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5218,7 +5449,7 @@ func (x *RenewTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewTokenResponse.ProtoReflect.Descriptor instead.
 func (*RenewTokenResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{73}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *RenewTokenResponse) GetExpires() int64 {
@@ -5241,7 +5472,7 @@ type RevokeTokenRequest struct {
 
 func (x *RevokeTokenRequest) Reset() {
 	*x = RevokeTokenRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[74]
+	mi := &file_strata_v1_meta_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5253,7 +5484,7 @@ func (x *RevokeTokenRequest) String() string {
 func (*RevokeTokenRequest) ProtoMessage() {}
 
 func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[74]
+	mi := &file_strata_v1_meta_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5266,7 +5497,7 @@ func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenRequest.ProtoReflect.Descriptor instead.
 func (*RevokeTokenRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{74}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *RevokeTokenRequest) GetHeader() *Header {
@@ -5300,7 +5531,7 @@ type RevokeTokenResponse struct {
 
 func (x *RevokeTokenResponse) Reset() {
 	*x = RevokeTokenResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[75]
+	mi := &file_strata_v1_meta_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5312,7 +5543,7 @@ func (x *RevokeTokenResponse) String() string {
 func (*RevokeTokenResponse) ProtoMessage() {}
 
 func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[75]
+	mi := &file_strata_v1_meta_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5325,7 +5556,7 @@ func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenResponse.ProtoReflect.Descriptor instead.
 func (*RevokeTokenResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{75}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *RevokeTokenResponse) GetRevoked() bool {
@@ -5344,7 +5575,7 @@ type WhoAmIRequest struct {
 
 func (x *WhoAmIRequest) Reset() {
 	*x = WhoAmIRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[76]
+	mi := &file_strata_v1_meta_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5356,7 +5587,7 @@ func (x *WhoAmIRequest) String() string {
 func (*WhoAmIRequest) ProtoMessage() {}
 
 func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[76]
+	mi := &file_strata_v1_meta_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5369,7 +5600,7 @@ func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIRequest.ProtoReflect.Descriptor instead.
 func (*WhoAmIRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{76}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{77}
 }
 
 type WhoAmIResponse struct {
@@ -5385,7 +5616,7 @@ type WhoAmIResponse struct {
 
 func (x *WhoAmIResponse) Reset() {
 	*x = WhoAmIResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[77]
+	mi := &file_strata_v1_meta_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5397,7 +5628,7 @@ func (x *WhoAmIResponse) String() string {
 func (*WhoAmIResponse) ProtoMessage() {}
 
 func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[77]
+	mi := &file_strata_v1_meta_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5410,7 +5641,7 @@ func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIResponse.ProtoReflect.Descriptor instead.
 func (*WhoAmIResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{77}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *WhoAmIResponse) GetUser() string {
@@ -5437,6 +5668,1253 @@ func (x *WhoAmIResponse) GetSuperuser() bool {
 func (x *WhoAmIResponse) GetToken() *TokenIdentifier {
 	if x != nil {
 		return x.Token
+	}
+	return nil
+}
+
+// SetQuotaRequest sets a directory's quotas (HDFS's setQuota): -1 clears a
+// limit (QUOTA_RESET), 9223372036854775807 leaves it as it is
+// (QUOTA_DONT_SET). Only a superuser may.
+type SetQuotaRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Names         int64                  `protobuf:"varint,3,opt,name=names,proto3" json:"names,omitempty"`
+	Space         int64                  `protobuf:"varint,4,opt,name=space,proto3" json:"space,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetQuotaRequest) Reset() {
+	*x = SetQuotaRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[79]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetQuotaRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetQuotaRequest) ProtoMessage() {}
+
+func (x *SetQuotaRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[79]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetQuotaRequest.ProtoReflect.Descriptor instead.
+func (*SetQuotaRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{79}
+}
+
+func (x *SetQuotaRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *SetQuotaRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *SetQuotaRequest) GetNames() int64 {
+	if x != nil {
+		return x.Names
+	}
+	return 0
+}
+
+func (x *SetQuotaRequest) GetSpace() int64 {
+	if x != nil {
+		return x.Space
+	}
+	return 0
+}
+
+type SetQuotaResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetQuotaResponse) Reset() {
+	*x = SetQuotaResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[80]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetQuotaResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetQuotaResponse) ProtoMessage() {}
+
+func (x *SetQuotaResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[80]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetQuotaResponse.ProtoReflect.Descriptor instead.
+func (*SetQuotaResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{80}
+}
+
+// XAttr is an extended attribute: its name with its namespace ("user.x")
+// and its value.
+type XAttr struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Value         []byte                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *XAttr) Reset() {
+	*x = XAttr{}
+	mi := &file_strata_v1_meta_proto_msgTypes[81]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *XAttr) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*XAttr) ProtoMessage() {}
+
+func (x *XAttr) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[81]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use XAttr.ProtoReflect.Descriptor instead.
+func (*XAttr) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{81}
+}
+
+func (x *XAttr) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *XAttr) GetValue() []byte {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
+// SetXAttrRequest sets an attribute. create and replace are HDFS's
+// XAttrSetFlag: with neither set, either is allowed.
+type SetXAttrRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Xattr         *XAttr                 `protobuf:"bytes,3,opt,name=xattr,proto3" json:"xattr,omitempty"`
+	Create        bool                   `protobuf:"varint,4,opt,name=create,proto3" json:"create,omitempty"`
+	Replace       bool                   `protobuf:"varint,5,opt,name=replace,proto3" json:"replace,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetXAttrRequest) Reset() {
+	*x = SetXAttrRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[82]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetXAttrRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetXAttrRequest) ProtoMessage() {}
+
+func (x *SetXAttrRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[82]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetXAttrRequest.ProtoReflect.Descriptor instead.
+func (*SetXAttrRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{82}
+}
+
+func (x *SetXAttrRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *SetXAttrRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *SetXAttrRequest) GetXattr() *XAttr {
+	if x != nil {
+		return x.Xattr
+	}
+	return nil
+}
+
+func (x *SetXAttrRequest) GetCreate() bool {
+	if x != nil {
+		return x.Create
+	}
+	return false
+}
+
+func (x *SetXAttrRequest) GetReplace() bool {
+	if x != nil {
+		return x.Replace
+	}
+	return false
+}
+
+type SetXAttrResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetXAttrResponse) Reset() {
+	*x = SetXAttrResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[83]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetXAttrResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetXAttrResponse) ProtoMessage() {}
+
+func (x *SetXAttrResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[83]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetXAttrResponse.ProtoReflect.Descriptor instead.
+func (*SetXAttrResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{83}
+}
+
+type RemoveXAttrRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Name          string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveXAttrRequest) Reset() {
+	*x = RemoveXAttrRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[84]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveXAttrRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveXAttrRequest) ProtoMessage() {}
+
+func (x *RemoveXAttrRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[84]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveXAttrRequest.ProtoReflect.Descriptor instead.
+func (*RemoveXAttrRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{84}
+}
+
+func (x *RemoveXAttrRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *RemoveXAttrRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *RemoveXAttrRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type RemoveXAttrResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveXAttrResponse) Reset() {
+	*x = RemoveXAttrResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[85]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveXAttrResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveXAttrResponse) ProtoMessage() {}
+
+func (x *RemoveXAttrResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[85]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveXAttrResponse.ProtoReflect.Descriptor instead.
+func (*RemoveXAttrResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{85}
+}
+
+// GetXAttrsRequest asks for the attributes named, or every one the caller
+// may see if none is named.
+type GetXAttrsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Names         []string               `protobuf:"bytes,3,rep,name=names,proto3" json:"names,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetXAttrsRequest) Reset() {
+	*x = GetXAttrsRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[86]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetXAttrsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetXAttrsRequest) ProtoMessage() {}
+
+func (x *GetXAttrsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[86]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetXAttrsRequest.ProtoReflect.Descriptor instead.
+func (*GetXAttrsRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{86}
+}
+
+func (x *GetXAttrsRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *GetXAttrsRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *GetXAttrsRequest) GetNames() []string {
+	if x != nil {
+		return x.Names
+	}
+	return nil
+}
+
+type GetXAttrsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// In name order.
+	Xattrs        []*XAttr `protobuf:"bytes,1,rep,name=xattrs,proto3" json:"xattrs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetXAttrsResponse) Reset() {
+	*x = GetXAttrsResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[87]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetXAttrsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetXAttrsResponse) ProtoMessage() {}
+
+func (x *GetXAttrsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[87]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetXAttrsResponse.ProtoReflect.Descriptor instead.
+func (*GetXAttrsResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{87}
+}
+
+func (x *GetXAttrsResponse) GetXattrs() []*XAttr {
+	if x != nil {
+		return x.Xattrs
+	}
+	return nil
+}
+
+type ListXAttrsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListXAttrsRequest) Reset() {
+	*x = ListXAttrsRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[88]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListXAttrsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListXAttrsRequest) ProtoMessage() {}
+
+func (x *ListXAttrsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[88]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListXAttrsRequest.ProtoReflect.Descriptor instead.
+func (*ListXAttrsRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{88}
+}
+
+func (x *ListXAttrsRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *ListXAttrsRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+type ListXAttrsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Names         []string               `protobuf:"bytes,1,rep,name=names,proto3" json:"names,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListXAttrsResponse) Reset() {
+	*x = ListXAttrsResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[89]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListXAttrsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListXAttrsResponse) ProtoMessage() {}
+
+func (x *ListXAttrsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[89]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListXAttrsResponse.ProtoReflect.Descriptor instead.
+func (*ListXAttrsResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{89}
+}
+
+func (x *ListXAttrsResponse) GetNames() []string {
+	if x != nil {
+		return x.Names
+	}
+	return nil
+}
+
+// AclEntry is one entry of a POSIX ACL (HDFS's AclEntry).
+type AclEntry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// An entry of a directory's default ACL, which new children inherit.
+	DefaultScope bool         `protobuf:"varint,1,opt,name=default_scope,json=defaultScope,proto3" json:"default_scope,omitempty"`
+	Type         AclEntryType `protobuf:"varint,2,opt,name=type,proto3,enum=strata.v1.AclEntryType" json:"type,omitempty"`
+	// The named user or group; empty for the owner, the owning group, the
+	// mask and other.
+	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// rwx bits, 0 to 7.
+	Permission    uint32 `protobuf:"varint,4,opt,name=permission,proto3" json:"permission,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AclEntry) Reset() {
+	*x = AclEntry{}
+	mi := &file_strata_v1_meta_proto_msgTypes[90]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AclEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AclEntry) ProtoMessage() {}
+
+func (x *AclEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[90]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AclEntry.ProtoReflect.Descriptor instead.
+func (*AclEntry) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{90}
+}
+
+func (x *AclEntry) GetDefaultScope() bool {
+	if x != nil {
+		return x.DefaultScope
+	}
+	return false
+}
+
+func (x *AclEntry) GetType() AclEntryType {
+	if x != nil {
+		return x.Type
+	}
+	return AclEntryType_ACL_ENTRY_TYPE_UNSPECIFIED
+}
+
+func (x *AclEntry) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AclEntry) GetPermission() uint32 {
+	if x != nil {
+		return x.Permission
+	}
+	return 0
+}
+
+type ModifyAclRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Op            AclOp                  `protobuf:"varint,3,opt,name=op,proto3,enum=strata.v1.AclOp" json:"op,omitempty"`
+	Entries       []*AclEntry            `protobuf:"bytes,4,rep,name=entries,proto3" json:"entries,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModifyAclRequest) Reset() {
+	*x = ModifyAclRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[91]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModifyAclRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModifyAclRequest) ProtoMessage() {}
+
+func (x *ModifyAclRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[91]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModifyAclRequest.ProtoReflect.Descriptor instead.
+func (*ModifyAclRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{91}
+}
+
+func (x *ModifyAclRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *ModifyAclRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *ModifyAclRequest) GetOp() AclOp {
+	if x != nil {
+		return x.Op
+	}
+	return AclOp_ACL_OP_UNSPECIFIED
+}
+
+func (x *ModifyAclRequest) GetEntries() []*AclEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+type ModifyAclResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModifyAclResponse) Reset() {
+	*x = ModifyAclResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[92]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModifyAclResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModifyAclResponse) ProtoMessage() {}
+
+func (x *ModifyAclResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[92]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModifyAclResponse.ProtoReflect.Descriptor instead.
+func (*ModifyAclResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{92}
+}
+
+type GetAclStatusRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAclStatusRequest) Reset() {
+	*x = GetAclStatusRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[93]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAclStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAclStatusRequest) ProtoMessage() {}
+
+func (x *GetAclStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[93]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAclStatusRequest.ProtoReflect.Descriptor instead.
+func (*GetAclStatusRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{93}
+}
+
+func (x *GetAclStatusRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *GetAclStatusRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+// GetAclStatusResponse is HDFS's AclStatus: the entries the mode bits do
+// not hold (named users, the owning group and named groups of an extended
+// access ACL, whose mask is then the permission's group bits; every
+// default entry), sorted.
+type GetAclStatusResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Owner         string                 `protobuf:"bytes,1,opt,name=owner,proto3" json:"owner,omitempty"`
+	Group         string                 `protobuf:"bytes,2,opt,name=group,proto3" json:"group,omitempty"`
+	Permission    uint32                 `protobuf:"varint,3,opt,name=permission,proto3" json:"permission,omitempty"`
+	Entries       []*AclEntry            `protobuf:"bytes,4,rep,name=entries,proto3" json:"entries,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAclStatusResponse) Reset() {
+	*x = GetAclStatusResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[94]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAclStatusResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAclStatusResponse) ProtoMessage() {}
+
+func (x *GetAclStatusResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[94]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAclStatusResponse.ProtoReflect.Descriptor instead.
+func (*GetAclStatusResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{94}
+}
+
+func (x *GetAclStatusResponse) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+func (x *GetAclStatusResponse) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
+}
+
+func (x *GetAclStatusResponse) GetPermission() uint32 {
+	if x != nil {
+		return x.Permission
+	}
+	return 0
+}
+
+func (x *GetAclStatusResponse) GetEntries() []*AclEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+// StoragePolicy is one of the service's storage policies.
+type StoragePolicy struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    uint32                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Name  string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// The blocks are pinned in the workers' caches.
+	Pin bool `protobuf:"varint,3,opt,name=pin,proto3" json:"pin,omitempty"`
+	// The blocks are written to the bucket only, not kept in a cache.
+	NoCache bool `protobuf:"varint,4,opt,name=no_cache,json=noCache,proto3" json:"no_cache,omitempty"`
+	// The bucket's storage class of the blocks; empty: its default.
+	StorageClass  string `protobuf:"bytes,5,opt,name=storage_class,json=storageClass,proto3" json:"storage_class,omitempty"`
+	Description   string `protobuf:"bytes,6,opt,name=description,proto3" json:"description,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StoragePolicy) Reset() {
+	*x = StoragePolicy{}
+	mi := &file_strata_v1_meta_proto_msgTypes[95]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StoragePolicy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StoragePolicy) ProtoMessage() {}
+
+func (x *StoragePolicy) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[95]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StoragePolicy.ProtoReflect.Descriptor instead.
+func (*StoragePolicy) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{95}
+}
+
+func (x *StoragePolicy) GetId() uint32 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *StoragePolicy) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *StoragePolicy) GetPin() bool {
+	if x != nil {
+		return x.Pin
+	}
+	return false
+}
+
+func (x *StoragePolicy) GetNoCache() bool {
+	if x != nil {
+		return x.NoCache
+	}
+	return false
+}
+
+func (x *StoragePolicy) GetStorageClass() string {
+	if x != nil {
+		return x.StorageClass
+	}
+	return ""
+}
+
+func (x *StoragePolicy) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+// SetStoragePolicyRequest sets a file's or directory's policy by name;
+// an empty name unsets it (HDFS's unsetStoragePolicy). The caller needs
+// write permission.
+type SetStoragePolicyRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Policy        string                 `protobuf:"bytes,3,opt,name=policy,proto3" json:"policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetStoragePolicyRequest) Reset() {
+	*x = SetStoragePolicyRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[96]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetStoragePolicyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetStoragePolicyRequest) ProtoMessage() {}
+
+func (x *SetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[96]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetStoragePolicyRequest.ProtoReflect.Descriptor instead.
+func (*SetStoragePolicyRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{96}
+}
+
+func (x *SetStoragePolicyRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *SetStoragePolicyRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *SetStoragePolicyRequest) GetPolicy() string {
+	if x != nil {
+		return x.Policy
+	}
+	return ""
+}
+
+type SetStoragePolicyResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetStoragePolicyResponse) Reset() {
+	*x = SetStoragePolicyResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[97]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetStoragePolicyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetStoragePolicyResponse) ProtoMessage() {}
+
+func (x *SetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[97]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetStoragePolicyResponse.ProtoReflect.Descriptor instead.
+func (*SetStoragePolicyResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{97}
+}
+
+type GetStoragePolicyRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetStoragePolicyRequest) Reset() {
+	*x = GetStoragePolicyRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[98]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetStoragePolicyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetStoragePolicyRequest) ProtoMessage() {}
+
+func (x *GetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[98]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetStoragePolicyRequest.ProtoReflect.Descriptor instead.
+func (*GetStoragePolicyRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{98}
+}
+
+func (x *GetStoragePolicyRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *GetStoragePolicyRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+type GetStoragePolicyResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The path's effective policy: its own, or its nearest directory's.
+	Policy        *StoragePolicy `protobuf:"bytes,1,opt,name=policy,proto3" json:"policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetStoragePolicyResponse) Reset() {
+	*x = GetStoragePolicyResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[99]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetStoragePolicyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetStoragePolicyResponse) ProtoMessage() {}
+
+func (x *GetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[99]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetStoragePolicyResponse.ProtoReflect.Descriptor instead.
+func (*GetStoragePolicyResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{99}
+}
+
+func (x *GetStoragePolicyResponse) GetPolicy() *StoragePolicy {
+	if x != nil {
+		return x.Policy
+	}
+	return nil
+}
+
+type GetStoragePoliciesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetStoragePoliciesRequest) Reset() {
+	*x = GetStoragePoliciesRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[100]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetStoragePoliciesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetStoragePoliciesRequest) ProtoMessage() {}
+
+func (x *GetStoragePoliciesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[100]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetStoragePoliciesRequest.ProtoReflect.Descriptor instead.
+func (*GetStoragePoliciesRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{100}
+}
+
+func (x *GetStoragePoliciesRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+type GetStoragePoliciesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Policies      []*StoragePolicy       `protobuf:"bytes,1,rep,name=policies,proto3" json:"policies,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetStoragePoliciesResponse) Reset() {
+	*x = GetStoragePoliciesResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[101]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetStoragePoliciesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetStoragePoliciesResponse) ProtoMessage() {}
+
+func (x *GetStoragePoliciesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[101]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetStoragePoliciesResponse.ProtoReflect.Descriptor instead.
+func (*GetStoragePoliciesResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{101}
+}
+
+func (x *GetStoragePoliciesResponse) GetPolicies() []*StoragePolicy {
+	if x != nil {
+		return x.Policies
 	}
 	return nil
 }
@@ -5472,7 +6950,7 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\n" +
 	"request_id\x18\x05 \x01(\fR\trequestId\x12#\n" +
 	"\rfirst_attempt\x18\x06 \x01(\bR\ffirstAttempt\x12\x19\n" +
-	"\btrace_id\x18\a \x01(\tR\atraceId\"\xa2\x03\n" +
+	"\btrace_id\x18\a \x01(\tR\atraceId\"\xbb\x03\n" +
 	"\n" +
 	"FileStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x19\n" +
@@ -5492,7 +6970,8 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\n" +
 	"block_size\x18\v \x01(\x04R\tblockSize\x12-\n" +
 	"\x12under_construction\x18\f \x01(\bR\x11underConstruction\x12\x1a\n" +
-	"\bchildren\x18\r \x01(\x04R\bchildren\"\xab\x01\n" +
+	"\bchildren\x18\r \x01(\x04R\bchildren\x12\x17\n" +
+	"\ahas_acl\x18\x14 \x01(\bR\x06hasAcl\"\xab\x01\n" +
 	"\rMkdirsRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x1e\n" +
@@ -5520,7 +6999,7 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	" \x01(\fR\n" +
 	"inlineData\x12\x1f\n" +
 	"\vobject_etag\x18\x14 \x01(\tR\n" +
-	"objectEtag\"\xef\x01\n" +
+	"objectEtag\"\x96\x02\n" +
 	"\x0eCreateResponse\x12-\n" +
 	"\x06status\x18\x01 \x01(\v2\x15.strata.v1.FileStatusR\x06status\x12\x1b\n" +
 	"\tstore_uri\x18\x03 \x01(\tR\bstoreUri\x12!\n" +
@@ -5529,7 +7008,8 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"object_key\x18\x14 \x01(\tR\tobjectKey\x12\x1f\n" +
 	"\vblock_token\x18\x1e \x01(\fR\n" +
 	"blockToken\x12.\n" +
-	"\x13block_token_expires\x18\x1f \x01(\x03R\x11blockTokenExpires\"\x87\x02\n" +
+	"\x13block_token_expires\x18\x1f \x01(\x03R\x11blockTokenExpires\x12%\n" +
+	"\x0estorage_policy\x18( \x01(\rR\rstoragePolicy\"\x87\x02\n" +
 	"\x0fCompleteRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x19\n" +
@@ -5552,7 +7032,7 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x18\n" +
 	"\arefresh\x18\x03 \x01(\bR\arefresh\x12\x1f\n" +
 	"\vcache_admin\x18\x04 \x01(\bR\n" +
-	"cacheAdmin\"\xf5\x02\n" +
+	"cacheAdmin\"\x9c\x03\n" +
 	"\fOpenResponse\x12-\n" +
 	"\x06status\x18\x01 \x01(\v2\x15.strata.v1.FileStatusR\x06status\x12(\n" +
 	"\x06blocks\x18\x02 \x03(\v2\x10.strata.v1.BlockR\x06blocks\x12\x1f\n" +
@@ -5567,7 +7047,8 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"tailOffset\x12\x1f\n" +
 	"\vblock_token\x18\x1e \x01(\fR\n" +
 	"blockToken\x12.\n" +
-	"\x13block_token_expires\x18\x1f \x01(\x03R\x11blockTokenExpires\"\x83\x01\n" +
+	"\x13block_token_expires\x18\x1f \x01(\x03R\x11blockTokenExpires\x12%\n" +
+	"\x0estorage_policy\x18( \x01(\rR\rstoragePolicy\"\x83\x01\n" +
 	"\vListRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x1f\n" +
@@ -5615,7 +7096,7 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x0fSetAttrResponse\"Y\n" +
 	"\x18GetContentSummaryRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
-	"\x04path\x18\x02 \x01(\tR\x04path\"\xc3\x01\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\"\xeb\x01\n" +
 	"\x19GetContentSummaryResponse\x12\x16\n" +
 	"\x06length\x18\x01 \x01(\x04R\x06length\x12\x1d\n" +
 	"\n" +
@@ -5623,7 +7104,11 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x0fdirectory_count\x18\x03 \x01(\x04R\x0edirectoryCount\x12%\n" +
 	"\x0espace_consumed\x18\x04 \x01(\x04R\rspaceConsumed\x12\x1f\n" +
 	"\vloaded_only\x18\x14 \x01(\bR\n" +
-	"loadedOnly\"S\n" +
+	"loadedOnly\x12&\n" +
+	"\x05quota\x18\x15 \x01(\v2\x10.strata.v1.QuotaR\x05quota\"3\n" +
+	"\x05Quota\x12\x14\n" +
+	"\x05names\x18\x01 \x01(\x03R\x05names\x12\x14\n" +
+	"\x05space\x18\x02 \x01(\x03R\x05space\"S\n" +
 	"\x12GetProgressRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\"w\n" +
@@ -5662,12 +7147,13 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\vtail_offset\x18\x05 \x01(\x04R\n" +
 	"tailOffset\x12\x1b\n" +
 	"\ttail_data\x18\x06 \x01(\fR\btailData\x12\x12\n" +
-	"\x04sync\x18\a \x01(\bR\x04sync\"x\n" +
+	"\x04sync\x18\a \x01(\bR\x04sync\"\x9f\x01\n" +
 	"\rFlushResponse\x12\x16\n" +
 	"\x06length\x18\x01 \x01(\x04R\x06length\x12\x1f\n" +
 	"\vblock_token\x18\x1e \x01(\fR\n" +
 	"blockToken\x12.\n" +
-	"\x13block_token_expires\x18\x1f \x01(\x03R\x11blockTokenExpires\"\x9b\x01\n" +
+	"\x13block_token_expires\x18\x1f \x01(\x03R\x11blockTokenExpires\x12%\n" +
+	"\x0estorage_policy\x18( \x01(\rR\rstoragePolicy\"\x9b\x01\n" +
 	"\x0fReadTailRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x19\n" +
@@ -5678,7 +7164,7 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x04data\x18\x01 \x01(\fR\x04data\"N\n" +
 	"\rAppendRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
-	"\x04path\x18\x02 \x01(\tR\x04path\"\xf1\x01\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\"\x98\x02\n" +
 	"\x0eAppendResponse\x12-\n" +
 	"\x06status\x18\x01 \x01(\v2\x15.strata.v1.FileStatusR\x06status\x12\x1b\n" +
 	"\tstore_uri\x18\x02 \x01(\tR\bstoreUri\x12!\n" +
@@ -5687,7 +7173,8 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"inlineData\x12\x1f\n" +
 	"\vblock_token\x18\x1e \x01(\fR\n" +
 	"blockToken\x12.\n" +
-	"\x13block_token_expires\x18\x1f \x01(\x03R\x11blockTokenExpires\"h\n" +
+	"\x13block_token_expires\x18\x1f \x01(\x03R\x11blockTokenExpires\x12%\n" +
+	"\x0estorage_policy\x18( \x01(\rR\rstoragePolicy\"h\n" +
 	"\x0fTruncateRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x16\n" +
@@ -5854,7 +7341,83 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x04user\x18\x01 \x01(\tR\x04user\x12\x16\n" +
 	"\x06groups\x18\x02 \x03(\tR\x06groups\x12\x1c\n" +
 	"\tsuperuser\x18\x03 \x01(\bR\tsuperuser\x120\n" +
-	"\x05token\x18\x04 \x01(\v2\x1a.strata.v1.TokenIdentifierR\x05token*Y\n" +
+	"\x05token\x18\x04 \x01(\v2\x1a.strata.v1.TokenIdentifierR\x05token\"|\n" +
+	"\x0fSetQuotaRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x14\n" +
+	"\x05names\x18\x03 \x01(\x03R\x05names\x12\x14\n" +
+	"\x05space\x18\x04 \x01(\x03R\x05space\"\x12\n" +
+	"\x10SetQuotaResponse\"1\n" +
+	"\x05XAttr\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value\"\xaa\x01\n" +
+	"\x0fSetXAttrRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12&\n" +
+	"\x05xattr\x18\x03 \x01(\v2\x10.strata.v1.XAttrR\x05xattr\x12\x16\n" +
+	"\x06create\x18\x04 \x01(\bR\x06create\x12\x18\n" +
+	"\areplace\x18\x05 \x01(\bR\areplace\"\x12\n" +
+	"\x10SetXAttrResponse\"g\n" +
+	"\x12RemoveXAttrRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\"\x15\n" +
+	"\x13RemoveXAttrResponse\"g\n" +
+	"\x10GetXAttrsRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x14\n" +
+	"\x05names\x18\x03 \x03(\tR\x05names\"=\n" +
+	"\x11GetXAttrsResponse\x12(\n" +
+	"\x06xattrs\x18\x01 \x03(\v2\x10.strata.v1.XAttrR\x06xattrs\"R\n" +
+	"\x11ListXAttrsRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\"*\n" +
+	"\x12ListXAttrsResponse\x12\x14\n" +
+	"\x05names\x18\x01 \x03(\tR\x05names\"\x90\x01\n" +
+	"\bAclEntry\x12#\n" +
+	"\rdefault_scope\x18\x01 \x01(\bR\fdefaultScope\x12+\n" +
+	"\x04type\x18\x02 \x01(\x0e2\x17.strata.v1.AclEntryTypeR\x04type\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x1e\n" +
+	"\n" +
+	"permission\x18\x04 \x01(\rR\n" +
+	"permission\"\xa2\x01\n" +
+	"\x10ModifyAclRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12 \n" +
+	"\x02op\x18\x03 \x01(\x0e2\x10.strata.v1.AclOpR\x02op\x12-\n" +
+	"\aentries\x18\x04 \x03(\v2\x13.strata.v1.AclEntryR\aentries\"\x13\n" +
+	"\x11ModifyAclResponse\"T\n" +
+	"\x13GetAclStatusRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\"\x91\x01\n" +
+	"\x14GetAclStatusResponse\x12\x14\n" +
+	"\x05owner\x18\x01 \x01(\tR\x05owner\x12\x14\n" +
+	"\x05group\x18\x02 \x01(\tR\x05group\x12\x1e\n" +
+	"\n" +
+	"permission\x18\x03 \x01(\rR\n" +
+	"permission\x12-\n" +
+	"\aentries\x18\x04 \x03(\v2\x13.strata.v1.AclEntryR\aentries\"\xa7\x01\n" +
+	"\rStoragePolicy\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\rR\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x10\n" +
+	"\x03pin\x18\x03 \x01(\bR\x03pin\x12\x19\n" +
+	"\bno_cache\x18\x04 \x01(\bR\anoCache\x12#\n" +
+	"\rstorage_class\x18\x05 \x01(\tR\fstorageClass\x12 \n" +
+	"\vdescription\x18\x06 \x01(\tR\vdescription\"p\n" +
+	"\x17SetStoragePolicyRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x16\n" +
+	"\x06policy\x18\x03 \x01(\tR\x06policy\"\x1a\n" +
+	"\x18SetStoragePolicyResponse\"X\n" +
+	"\x17GetStoragePolicyRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\"L\n" +
+	"\x18GetStoragePolicyResponse\x120\n" +
+	"\x06policy\x18\x01 \x01(\v2\x18.strata.v1.StoragePolicyR\x06policy\"F\n" +
+	"\x19GetStoragePoliciesRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\"R\n" +
+	"\x1aGetStoragePoliciesResponse\x124\n" +
+	"\bpolicies\x18\x01 \x03(\v2\x18.strata.v1.StoragePolicyR\bpolicies*Y\n" +
 	"\n" +
 	"MethodKind\x12\x1b\n" +
 	"\x17METHOD_KIND_UNSPECIFIED\x10\x00\x12\x14\n" +
@@ -5872,7 +7435,21 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"!NAMESPACE_DELETE_MODE_UNSPECIFIED\x10\x00\x12\"\n" +
 	"\x1eNAMESPACE_DELETE_MODE_IF_EMPTY\x10\x01\x12\x1f\n" +
 	"\x1bNAMESPACE_DELETE_MODE_TRASH\x10\x02\x12\x1d\n" +
-	"\x19NAMESPACE_DELETE_MODE_NOW\x10\x032\xd8\x16\n" +
+	"\x19NAMESPACE_DELETE_MODE_NOW\x10\x03*\x94\x01\n" +
+	"\fAclEntryType\x12\x1e\n" +
+	"\x1aACL_ENTRY_TYPE_UNSPECIFIED\x10\x00\x12\x17\n" +
+	"\x13ACL_ENTRY_TYPE_USER\x10\x01\x12\x18\n" +
+	"\x14ACL_ENTRY_TYPE_GROUP\x10\x02\x12\x17\n" +
+	"\x13ACL_ENTRY_TYPE_MASK\x10\x03\x12\x18\n" +
+	"\x14ACL_ENTRY_TYPE_OTHER\x10\x04*\x8b\x01\n" +
+	"\x05AclOp\x12\x16\n" +
+	"\x12ACL_OP_UNSPECIFIED\x10\x00\x12\x0e\n" +
+	"\n" +
+	"ACL_OP_SET\x10\x01\x12\x11\n" +
+	"\rACL_OP_MODIFY\x10\x02\x12\x19\n" +
+	"\x15ACL_OP_REMOVE_ENTRIES\x10\x03\x12\x19\n" +
+	"\x15ACL_OP_REMOVE_DEFAULT\x10\x04\x12\x11\n" +
+	"\rACL_OP_REMOVE\x10\x052\xb5\x1d\n" +
 	"\vMetaService\x12C\n" +
 	"\x06Mkdirs\x12\x18.strata.v1.MkdirsRequest\x1a\x19.strata.v1.MkdirsResponse\"\x04\xa0\xbb\x18\x02\x12C\n" +
 	"\x06Create\x12\x18.strata.v1.CreateRequest\x1a\x19.strata.v1.CreateResponse\"\x04\xa0\xbb\x18\x02\x12I\n" +
@@ -5912,7 +7489,18 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\n" +
 	"RenewToken\x12\x1c.strata.v1.RenewTokenRequest\x1a\x1d.strata.v1.RenewTokenResponse\"\x04\xa0\xbb\x18\x02\x12R\n" +
 	"\vRevokeToken\x12\x1d.strata.v1.RevokeTokenRequest\x1a\x1e.strata.v1.RevokeTokenResponse\"\x04\xa0\xbb\x18\x02\x12=\n" +
-	"\x06WhoAmI\x12\x18.strata.v1.WhoAmIRequest\x1a\x19.strata.v1.WhoAmIResponse:X\n" +
+	"\x06WhoAmI\x12\x18.strata.v1.WhoAmIRequest\x1a\x19.strata.v1.WhoAmIResponse\x12I\n" +
+	"\bSetQuota\x12\x1a.strata.v1.SetQuotaRequest\x1a\x1b.strata.v1.SetQuotaResponse\"\x04\xa0\xbb\x18\x02\x12I\n" +
+	"\bSetXAttr\x12\x1a.strata.v1.SetXAttrRequest\x1a\x1b.strata.v1.SetXAttrResponse\"\x04\xa0\xbb\x18\x02\x12R\n" +
+	"\vRemoveXAttr\x12\x1d.strata.v1.RemoveXAttrRequest\x1a\x1e.strata.v1.RemoveXAttrResponse\"\x04\xa0\xbb\x18\x02\x12L\n" +
+	"\tGetXAttrs\x12\x1b.strata.v1.GetXAttrsRequest\x1a\x1c.strata.v1.GetXAttrsResponse\"\x04\xa0\xbb\x18\x01\x12O\n" +
+	"\n" +
+	"ListXAttrs\x12\x1c.strata.v1.ListXAttrsRequest\x1a\x1d.strata.v1.ListXAttrsResponse\"\x04\xa0\xbb\x18\x01\x12L\n" +
+	"\tModifyAcl\x12\x1b.strata.v1.ModifyAclRequest\x1a\x1c.strata.v1.ModifyAclResponse\"\x04\xa0\xbb\x18\x02\x12U\n" +
+	"\fGetAclStatus\x12\x1e.strata.v1.GetAclStatusRequest\x1a\x1f.strata.v1.GetAclStatusResponse\"\x04\xa0\xbb\x18\x01\x12a\n" +
+	"\x10SetStoragePolicy\x12\".strata.v1.SetStoragePolicyRequest\x1a#.strata.v1.SetStoragePolicyResponse\"\x04\xa0\xbb\x18\x02\x12a\n" +
+	"\x10GetStoragePolicy\x12\".strata.v1.GetStoragePolicyRequest\x1a#.strata.v1.GetStoragePolicyResponse\"\x04\xa0\xbb\x18\x01\x12g\n" +
+	"\x12GetStoragePolicies\x12$.strata.v1.GetStoragePoliciesRequest\x1a%.strata.v1.GetStoragePoliciesResponse\"\x04\xa0\xbb\x18\x01:X\n" +
 	"\vmethod_kind\x12\x1e.google.protobuf.MethodOptions\x18\xb4\x87\x03 \x01(\x0e2\x15.strata.v1.MethodKindR\n" +
 	"methodKindBK\n" +
 	"\x12io.strata.proto.v1P\x01Z3github.com/stratafs/strata/proto/strata/v1;stratav1b\x06proto3"
@@ -5929,254 +7517,319 @@ func file_strata_v1_meta_proto_rawDescGZIP() []byte {
 	return file_strata_v1_meta_proto_rawDescData
 }
 
-var file_strata_v1_meta_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 78)
+var file_strata_v1_meta_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
+var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 102)
 var file_strata_v1_meta_proto_goTypes = []any{
 	(MethodKind)(0),                    // 0: strata.v1.MethodKind
 	(FileType)(0),                      // 1: strata.v1.FileType
 	(NamespaceMode)(0),                 // 2: strata.v1.NamespaceMode
 	(NamespaceDeleteMode)(0),           // 3: strata.v1.NamespaceDeleteMode
-	(*Header)(nil),                     // 4: strata.v1.Header
-	(*FileStatus)(nil),                 // 5: strata.v1.FileStatus
-	(*MkdirsRequest)(nil),              // 6: strata.v1.MkdirsRequest
-	(*MkdirsResponse)(nil),             // 7: strata.v1.MkdirsResponse
-	(*CreateRequest)(nil),              // 8: strata.v1.CreateRequest
-	(*CreateResponse)(nil),             // 9: strata.v1.CreateResponse
-	(*CompleteRequest)(nil),            // 10: strata.v1.CompleteRequest
-	(*CompleteResponse)(nil),           // 11: strata.v1.CompleteResponse
-	(*GetFileStatusRequest)(nil),       // 12: strata.v1.GetFileStatusRequest
-	(*GetFileStatusResponse)(nil),      // 13: strata.v1.GetFileStatusResponse
-	(*OpenRequest)(nil),                // 14: strata.v1.OpenRequest
-	(*OpenResponse)(nil),               // 15: strata.v1.OpenResponse
-	(*ListRequest)(nil),                // 16: strata.v1.ListRequest
-	(*ListResponse)(nil),               // 17: strata.v1.ListResponse
-	(*RenameRequest)(nil),              // 18: strata.v1.RenameRequest
-	(*RenameResponse)(nil),             // 19: strata.v1.RenameResponse
-	(*DeleteRequest)(nil),              // 20: strata.v1.DeleteRequest
-	(*DeleteResponse)(nil),             // 21: strata.v1.DeleteResponse
-	(*SetPermissionRequest)(nil),       // 22: strata.v1.SetPermissionRequest
-	(*SetOwnerRequest)(nil),            // 23: strata.v1.SetOwnerRequest
-	(*SetTimesRequest)(nil),            // 24: strata.v1.SetTimesRequest
-	(*SetAttrResponse)(nil),            // 25: strata.v1.SetAttrResponse
-	(*GetContentSummaryRequest)(nil),   // 26: strata.v1.GetContentSummaryRequest
-	(*GetContentSummaryResponse)(nil),  // 27: strata.v1.GetContentSummaryResponse
-	(*GetProgressRequest)(nil),         // 28: strata.v1.GetProgressRequest
-	(*GetProgressResponse)(nil),        // 29: strata.v1.GetProgressResponse
-	(*ResyncRequest)(nil),              // 30: strata.v1.ResyncRequest
-	(*ResyncResponse)(nil),             // 31: strata.v1.ResyncResponse
-	(*GetServerDefaultsRequest)(nil),   // 32: strata.v1.GetServerDefaultsRequest
-	(*GetServerDefaultsResponse)(nil),  // 33: strata.v1.GetServerDefaultsResponse
-	(*RenewLeaseRequest)(nil),          // 34: strata.v1.RenewLeaseRequest
-	(*RenewLeaseResponse)(nil),         // 35: strata.v1.RenewLeaseResponse
-	(*RecoverLeaseRequest)(nil),        // 36: strata.v1.RecoverLeaseRequest
-	(*FlushRequest)(nil),               // 37: strata.v1.FlushRequest
-	(*FlushResponse)(nil),              // 38: strata.v1.FlushResponse
-	(*ReadTailRequest)(nil),            // 39: strata.v1.ReadTailRequest
-	(*ReadTailResponse)(nil),           // 40: strata.v1.ReadTailResponse
-	(*AppendRequest)(nil),              // 41: strata.v1.AppendRequest
-	(*AppendResponse)(nil),             // 42: strata.v1.AppendResponse
-	(*TruncateRequest)(nil),            // 43: strata.v1.TruncateRequest
-	(*TruncateResponse)(nil),           // 44: strata.v1.TruncateResponse
-	(*RecoverLeaseResponse)(nil),       // 45: strata.v1.RecoverLeaseResponse
-	(*BatchRequest)(nil),               // 46: strata.v1.BatchRequest
-	(*BatchCall)(nil),                  // 47: strata.v1.BatchCall
-	(*BatchResponse)(nil),              // 48: strata.v1.BatchResponse
-	(*BatchResult)(nil),                // 49: strata.v1.BatchResult
-	(*NamespaceInfo)(nil),              // 50: strata.v1.NamespaceInfo
-	(*CreateNamespaceRequest)(nil),     // 51: strata.v1.CreateNamespaceRequest
-	(*CreateNamespaceResponse)(nil),    // 52: strata.v1.CreateNamespaceResponse
-	(*ListNamespacesRequest)(nil),      // 53: strata.v1.ListNamespacesRequest
-	(*ListNamespacesResponse)(nil),     // 54: strata.v1.ListNamespacesResponse
-	(*DeleteNamespaceRequest)(nil),     // 55: strata.v1.DeleteNamespaceRequest
-	(*DeleteNamespaceResponse)(nil),    // 56: strata.v1.DeleteNamespaceResponse
-	(*RestoreNamespaceRequest)(nil),    // 57: strata.v1.RestoreNamespaceRequest
-	(*RestoreNamespaceResponse)(nil),   // 58: strata.v1.RestoreNamespaceResponse
-	(*GetServerStatusRequest)(nil),     // 59: strata.v1.GetServerStatusRequest
-	(*GetServerStatusResponse)(nil),    // 60: strata.v1.GetServerStatusResponse
-	(*NamespaceUsage)(nil),             // 61: strata.v1.NamespaceUsage
-	(*StatusRequest)(nil),              // 62: strata.v1.StatusRequest
-	(*StatusResponse)(nil),             // 63: strata.v1.StatusResponse
-	(*Member)(nil),                     // 64: strata.v1.Member
-	(*AddMemberRequest)(nil),           // 65: strata.v1.AddMemberRequest
-	(*RemoveMemberRequest)(nil),        // 66: strata.v1.RemoveMemberRequest
-	(*TransferLeaderRequest)(nil),      // 67: strata.v1.TransferLeaderRequest
-	(*MembershipResponse)(nil),         // 68: strata.v1.MembershipResponse
-	(*HeartbeatRequest)(nil),           // 69: strata.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),          // 70: strata.v1.HeartbeatResponse
-	(*ListWorkersRequest)(nil),         // 71: strata.v1.ListWorkersRequest
-	(*ListWorkersResponse)(nil),        // 72: strata.v1.ListWorkersResponse
-	(*TokenIdentifier)(nil),            // 73: strata.v1.TokenIdentifier
-	(*CreateTokenRequest)(nil),         // 74: strata.v1.CreateTokenRequest
-	(*CreateTokenResponse)(nil),        // 75: strata.v1.CreateTokenResponse
-	(*RenewTokenRequest)(nil),          // 76: strata.v1.RenewTokenRequest
-	(*RenewTokenResponse)(nil),         // 77: strata.v1.RenewTokenResponse
-	(*RevokeTokenRequest)(nil),         // 78: strata.v1.RevokeTokenRequest
-	(*RevokeTokenResponse)(nil),        // 79: strata.v1.RevokeTokenResponse
-	(*WhoAmIRequest)(nil),              // 80: strata.v1.WhoAmIRequest
-	(*WhoAmIResponse)(nil),             // 81: strata.v1.WhoAmIResponse
-	(*Block)(nil),                      // 82: strata.v1.Block
-	(*WorkerInfo)(nil),                 // 83: strata.v1.WorkerInfo
-	(*BlockRef)(nil),                   // 84: strata.v1.BlockRef
-	(*BlockKey)(nil),                   // 85: strata.v1.BlockKey
-	(*descriptorpb.MethodOptions)(nil), // 86: google.protobuf.MethodOptions
+	(AclEntryType)(0),                  // 4: strata.v1.AclEntryType
+	(AclOp)(0),                         // 5: strata.v1.AclOp
+	(*Header)(nil),                     // 6: strata.v1.Header
+	(*FileStatus)(nil),                 // 7: strata.v1.FileStatus
+	(*MkdirsRequest)(nil),              // 8: strata.v1.MkdirsRequest
+	(*MkdirsResponse)(nil),             // 9: strata.v1.MkdirsResponse
+	(*CreateRequest)(nil),              // 10: strata.v1.CreateRequest
+	(*CreateResponse)(nil),             // 11: strata.v1.CreateResponse
+	(*CompleteRequest)(nil),            // 12: strata.v1.CompleteRequest
+	(*CompleteResponse)(nil),           // 13: strata.v1.CompleteResponse
+	(*GetFileStatusRequest)(nil),       // 14: strata.v1.GetFileStatusRequest
+	(*GetFileStatusResponse)(nil),      // 15: strata.v1.GetFileStatusResponse
+	(*OpenRequest)(nil),                // 16: strata.v1.OpenRequest
+	(*OpenResponse)(nil),               // 17: strata.v1.OpenResponse
+	(*ListRequest)(nil),                // 18: strata.v1.ListRequest
+	(*ListResponse)(nil),               // 19: strata.v1.ListResponse
+	(*RenameRequest)(nil),              // 20: strata.v1.RenameRequest
+	(*RenameResponse)(nil),             // 21: strata.v1.RenameResponse
+	(*DeleteRequest)(nil),              // 22: strata.v1.DeleteRequest
+	(*DeleteResponse)(nil),             // 23: strata.v1.DeleteResponse
+	(*SetPermissionRequest)(nil),       // 24: strata.v1.SetPermissionRequest
+	(*SetOwnerRequest)(nil),            // 25: strata.v1.SetOwnerRequest
+	(*SetTimesRequest)(nil),            // 26: strata.v1.SetTimesRequest
+	(*SetAttrResponse)(nil),            // 27: strata.v1.SetAttrResponse
+	(*GetContentSummaryRequest)(nil),   // 28: strata.v1.GetContentSummaryRequest
+	(*GetContentSummaryResponse)(nil),  // 29: strata.v1.GetContentSummaryResponse
+	(*Quota)(nil),                      // 30: strata.v1.Quota
+	(*GetProgressRequest)(nil),         // 31: strata.v1.GetProgressRequest
+	(*GetProgressResponse)(nil),        // 32: strata.v1.GetProgressResponse
+	(*ResyncRequest)(nil),              // 33: strata.v1.ResyncRequest
+	(*ResyncResponse)(nil),             // 34: strata.v1.ResyncResponse
+	(*GetServerDefaultsRequest)(nil),   // 35: strata.v1.GetServerDefaultsRequest
+	(*GetServerDefaultsResponse)(nil),  // 36: strata.v1.GetServerDefaultsResponse
+	(*RenewLeaseRequest)(nil),          // 37: strata.v1.RenewLeaseRequest
+	(*RenewLeaseResponse)(nil),         // 38: strata.v1.RenewLeaseResponse
+	(*RecoverLeaseRequest)(nil),        // 39: strata.v1.RecoverLeaseRequest
+	(*FlushRequest)(nil),               // 40: strata.v1.FlushRequest
+	(*FlushResponse)(nil),              // 41: strata.v1.FlushResponse
+	(*ReadTailRequest)(nil),            // 42: strata.v1.ReadTailRequest
+	(*ReadTailResponse)(nil),           // 43: strata.v1.ReadTailResponse
+	(*AppendRequest)(nil),              // 44: strata.v1.AppendRequest
+	(*AppendResponse)(nil),             // 45: strata.v1.AppendResponse
+	(*TruncateRequest)(nil),            // 46: strata.v1.TruncateRequest
+	(*TruncateResponse)(nil),           // 47: strata.v1.TruncateResponse
+	(*RecoverLeaseResponse)(nil),       // 48: strata.v1.RecoverLeaseResponse
+	(*BatchRequest)(nil),               // 49: strata.v1.BatchRequest
+	(*BatchCall)(nil),                  // 50: strata.v1.BatchCall
+	(*BatchResponse)(nil),              // 51: strata.v1.BatchResponse
+	(*BatchResult)(nil),                // 52: strata.v1.BatchResult
+	(*NamespaceInfo)(nil),              // 53: strata.v1.NamespaceInfo
+	(*CreateNamespaceRequest)(nil),     // 54: strata.v1.CreateNamespaceRequest
+	(*CreateNamespaceResponse)(nil),    // 55: strata.v1.CreateNamespaceResponse
+	(*ListNamespacesRequest)(nil),      // 56: strata.v1.ListNamespacesRequest
+	(*ListNamespacesResponse)(nil),     // 57: strata.v1.ListNamespacesResponse
+	(*DeleteNamespaceRequest)(nil),     // 58: strata.v1.DeleteNamespaceRequest
+	(*DeleteNamespaceResponse)(nil),    // 59: strata.v1.DeleteNamespaceResponse
+	(*RestoreNamespaceRequest)(nil),    // 60: strata.v1.RestoreNamespaceRequest
+	(*RestoreNamespaceResponse)(nil),   // 61: strata.v1.RestoreNamespaceResponse
+	(*GetServerStatusRequest)(nil),     // 62: strata.v1.GetServerStatusRequest
+	(*GetServerStatusResponse)(nil),    // 63: strata.v1.GetServerStatusResponse
+	(*NamespaceUsage)(nil),             // 64: strata.v1.NamespaceUsage
+	(*StatusRequest)(nil),              // 65: strata.v1.StatusRequest
+	(*StatusResponse)(nil),             // 66: strata.v1.StatusResponse
+	(*Member)(nil),                     // 67: strata.v1.Member
+	(*AddMemberRequest)(nil),           // 68: strata.v1.AddMemberRequest
+	(*RemoveMemberRequest)(nil),        // 69: strata.v1.RemoveMemberRequest
+	(*TransferLeaderRequest)(nil),      // 70: strata.v1.TransferLeaderRequest
+	(*MembershipResponse)(nil),         // 71: strata.v1.MembershipResponse
+	(*HeartbeatRequest)(nil),           // 72: strata.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),          // 73: strata.v1.HeartbeatResponse
+	(*ListWorkersRequest)(nil),         // 74: strata.v1.ListWorkersRequest
+	(*ListWorkersResponse)(nil),        // 75: strata.v1.ListWorkersResponse
+	(*TokenIdentifier)(nil),            // 76: strata.v1.TokenIdentifier
+	(*CreateTokenRequest)(nil),         // 77: strata.v1.CreateTokenRequest
+	(*CreateTokenResponse)(nil),        // 78: strata.v1.CreateTokenResponse
+	(*RenewTokenRequest)(nil),          // 79: strata.v1.RenewTokenRequest
+	(*RenewTokenResponse)(nil),         // 80: strata.v1.RenewTokenResponse
+	(*RevokeTokenRequest)(nil),         // 81: strata.v1.RevokeTokenRequest
+	(*RevokeTokenResponse)(nil),        // 82: strata.v1.RevokeTokenResponse
+	(*WhoAmIRequest)(nil),              // 83: strata.v1.WhoAmIRequest
+	(*WhoAmIResponse)(nil),             // 84: strata.v1.WhoAmIResponse
+	(*SetQuotaRequest)(nil),            // 85: strata.v1.SetQuotaRequest
+	(*SetQuotaResponse)(nil),           // 86: strata.v1.SetQuotaResponse
+	(*XAttr)(nil),                      // 87: strata.v1.XAttr
+	(*SetXAttrRequest)(nil),            // 88: strata.v1.SetXAttrRequest
+	(*SetXAttrResponse)(nil),           // 89: strata.v1.SetXAttrResponse
+	(*RemoveXAttrRequest)(nil),         // 90: strata.v1.RemoveXAttrRequest
+	(*RemoveXAttrResponse)(nil),        // 91: strata.v1.RemoveXAttrResponse
+	(*GetXAttrsRequest)(nil),           // 92: strata.v1.GetXAttrsRequest
+	(*GetXAttrsResponse)(nil),          // 93: strata.v1.GetXAttrsResponse
+	(*ListXAttrsRequest)(nil),          // 94: strata.v1.ListXAttrsRequest
+	(*ListXAttrsResponse)(nil),         // 95: strata.v1.ListXAttrsResponse
+	(*AclEntry)(nil),                   // 96: strata.v1.AclEntry
+	(*ModifyAclRequest)(nil),           // 97: strata.v1.ModifyAclRequest
+	(*ModifyAclResponse)(nil),          // 98: strata.v1.ModifyAclResponse
+	(*GetAclStatusRequest)(nil),        // 99: strata.v1.GetAclStatusRequest
+	(*GetAclStatusResponse)(nil),       // 100: strata.v1.GetAclStatusResponse
+	(*StoragePolicy)(nil),              // 101: strata.v1.StoragePolicy
+	(*SetStoragePolicyRequest)(nil),    // 102: strata.v1.SetStoragePolicyRequest
+	(*SetStoragePolicyResponse)(nil),   // 103: strata.v1.SetStoragePolicyResponse
+	(*GetStoragePolicyRequest)(nil),    // 104: strata.v1.GetStoragePolicyRequest
+	(*GetStoragePolicyResponse)(nil),   // 105: strata.v1.GetStoragePolicyResponse
+	(*GetStoragePoliciesRequest)(nil),  // 106: strata.v1.GetStoragePoliciesRequest
+	(*GetStoragePoliciesResponse)(nil), // 107: strata.v1.GetStoragePoliciesResponse
+	(*Block)(nil),                      // 108: strata.v1.Block
+	(*WorkerInfo)(nil),                 // 109: strata.v1.WorkerInfo
+	(*BlockRef)(nil),                   // 110: strata.v1.BlockRef
+	(*BlockKey)(nil),                   // 111: strata.v1.BlockKey
+	(*descriptorpb.MethodOptions)(nil), // 112: google.protobuf.MethodOptions
 }
 var file_strata_v1_meta_proto_depIdxs = []int32{
 	1,   // 0: strata.v1.FileStatus.type:type_name -> strata.v1.FileType
-	4,   // 1: strata.v1.MkdirsRequest.header:type_name -> strata.v1.Header
-	4,   // 2: strata.v1.CreateRequest.header:type_name -> strata.v1.Header
-	5,   // 3: strata.v1.CreateResponse.status:type_name -> strata.v1.FileStatus
-	4,   // 4: strata.v1.CompleteRequest.header:type_name -> strata.v1.Header
-	82,  // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
-	4,   // 6: strata.v1.GetFileStatusRequest.header:type_name -> strata.v1.Header
-	5,   // 7: strata.v1.GetFileStatusResponse.status:type_name -> strata.v1.FileStatus
-	4,   // 8: strata.v1.OpenRequest.header:type_name -> strata.v1.Header
-	5,   // 9: strata.v1.OpenResponse.status:type_name -> strata.v1.FileStatus
-	82,  // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
-	4,   // 11: strata.v1.ListRequest.header:type_name -> strata.v1.Header
-	5,   // 12: strata.v1.ListResponse.entries:type_name -> strata.v1.FileStatus
-	5,   // 13: strata.v1.ListResponse.status:type_name -> strata.v1.FileStatus
-	4,   // 14: strata.v1.RenameRequest.header:type_name -> strata.v1.Header
-	4,   // 15: strata.v1.DeleteRequest.header:type_name -> strata.v1.Header
-	4,   // 16: strata.v1.SetPermissionRequest.header:type_name -> strata.v1.Header
-	4,   // 17: strata.v1.SetOwnerRequest.header:type_name -> strata.v1.Header
-	4,   // 18: strata.v1.SetTimesRequest.header:type_name -> strata.v1.Header
-	4,   // 19: strata.v1.GetContentSummaryRequest.header:type_name -> strata.v1.Header
-	4,   // 20: strata.v1.GetProgressRequest.header:type_name -> strata.v1.Header
-	4,   // 21: strata.v1.ResyncRequest.header:type_name -> strata.v1.Header
-	4,   // 22: strata.v1.GetServerDefaultsRequest.header:type_name -> strata.v1.Header
-	4,   // 23: strata.v1.RenewLeaseRequest.header:type_name -> strata.v1.Header
-	4,   // 24: strata.v1.RecoverLeaseRequest.header:type_name -> strata.v1.Header
-	82,  // 25: strata.v1.RecoverLeaseRequest.tail_block:type_name -> strata.v1.Block
-	4,   // 26: strata.v1.FlushRequest.header:type_name -> strata.v1.Header
-	82,  // 27: strata.v1.FlushRequest.blocks:type_name -> strata.v1.Block
-	4,   // 28: strata.v1.ReadTailRequest.header:type_name -> strata.v1.Header
-	4,   // 29: strata.v1.AppendRequest.header:type_name -> strata.v1.Header
-	5,   // 30: strata.v1.AppendResponse.status:type_name -> strata.v1.FileStatus
-	4,   // 31: strata.v1.TruncateRequest.header:type_name -> strata.v1.Header
-	47,  // 32: strata.v1.BatchRequest.calls:type_name -> strata.v1.BatchCall
-	12,  // 33: strata.v1.BatchCall.get_file_status:type_name -> strata.v1.GetFileStatusRequest
-	14,  // 34: strata.v1.BatchCall.open:type_name -> strata.v1.OpenRequest
-	6,   // 35: strata.v1.BatchCall.mkdirs:type_name -> strata.v1.MkdirsRequest
-	8,   // 36: strata.v1.BatchCall.create:type_name -> strata.v1.CreateRequest
-	10,  // 37: strata.v1.BatchCall.complete:type_name -> strata.v1.CompleteRequest
-	18,  // 38: strata.v1.BatchCall.rename:type_name -> strata.v1.RenameRequest
-	20,  // 39: strata.v1.BatchCall.delete:type_name -> strata.v1.DeleteRequest
-	49,  // 40: strata.v1.BatchResponse.results:type_name -> strata.v1.BatchResult
-	13,  // 41: strata.v1.BatchResult.get_file_status:type_name -> strata.v1.GetFileStatusResponse
-	15,  // 42: strata.v1.BatchResult.open:type_name -> strata.v1.OpenResponse
-	7,   // 43: strata.v1.BatchResult.mkdirs:type_name -> strata.v1.MkdirsResponse
-	9,   // 44: strata.v1.BatchResult.create:type_name -> strata.v1.CreateResponse
-	11,  // 45: strata.v1.BatchResult.complete:type_name -> strata.v1.CompleteResponse
-	19,  // 46: strata.v1.BatchResult.rename:type_name -> strata.v1.RenameResponse
-	21,  // 47: strata.v1.BatchResult.delete:type_name -> strata.v1.DeleteResponse
-	2,   // 48: strata.v1.NamespaceInfo.mode:type_name -> strata.v1.NamespaceMode
-	4,   // 49: strata.v1.CreateNamespaceRequest.header:type_name -> strata.v1.Header
-	50,  // 50: strata.v1.CreateNamespaceRequest.namespace:type_name -> strata.v1.NamespaceInfo
-	4,   // 51: strata.v1.ListNamespacesRequest.header:type_name -> strata.v1.Header
-	50,  // 52: strata.v1.ListNamespacesResponse.namespaces:type_name -> strata.v1.NamespaceInfo
-	4,   // 53: strata.v1.DeleteNamespaceRequest.header:type_name -> strata.v1.Header
-	3,   // 54: strata.v1.DeleteNamespaceRequest.mode:type_name -> strata.v1.NamespaceDeleteMode
-	4,   // 55: strata.v1.RestoreNamespaceRequest.header:type_name -> strata.v1.Header
-	4,   // 56: strata.v1.GetServerStatusRequest.header:type_name -> strata.v1.Header
-	61,  // 57: strata.v1.GetServerStatusResponse.namespaces:type_name -> strata.v1.NamespaceUsage
-	50,  // 58: strata.v1.NamespaceUsage.namespace:type_name -> strata.v1.NamespaceInfo
-	64,  // 59: strata.v1.StatusResponse.members:type_name -> strata.v1.Member
-	4,   // 60: strata.v1.AddMemberRequest.header:type_name -> strata.v1.Header
-	64,  // 61: strata.v1.AddMemberRequest.member:type_name -> strata.v1.Member
-	4,   // 62: strata.v1.RemoveMemberRequest.header:type_name -> strata.v1.Header
-	4,   // 63: strata.v1.TransferLeaderRequest.header:type_name -> strata.v1.Header
-	64,  // 64: strata.v1.MembershipResponse.members:type_name -> strata.v1.Member
-	83,  // 65: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
-	84,  // 66: strata.v1.HeartbeatResponse.dropped:type_name -> strata.v1.BlockRef
-	85,  // 67: strata.v1.HeartbeatResponse.block_keys:type_name -> strata.v1.BlockKey
-	50,  // 68: strata.v1.HeartbeatResponse.namespaces:type_name -> strata.v1.NamespaceInfo
-	83,  // 69: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
-	4,   // 70: strata.v1.CreateTokenRequest.header:type_name -> strata.v1.Header
-	73,  // 71: strata.v1.CreateTokenResponse.identifier:type_name -> strata.v1.TokenIdentifier
-	4,   // 72: strata.v1.RenewTokenRequest.header:type_name -> strata.v1.Header
-	4,   // 73: strata.v1.RevokeTokenRequest.header:type_name -> strata.v1.Header
-	73,  // 74: strata.v1.WhoAmIResponse.token:type_name -> strata.v1.TokenIdentifier
-	86,  // 75: strata.v1.method_kind:extendee -> google.protobuf.MethodOptions
-	0,   // 76: strata.v1.method_kind:type_name -> strata.v1.MethodKind
-	6,   // 77: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
-	8,   // 78: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
-	10,  // 79: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
-	12,  // 80: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
-	14,  // 81: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
-	16,  // 82: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
-	18,  // 83: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
-	20,  // 84: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
-	22,  // 85: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
-	23,  // 86: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
-	24,  // 87: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
-	26,  // 88: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
-	34,  // 89: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
-	37,  // 90: strata.v1.MetaService.Flush:input_type -> strata.v1.FlushRequest
-	39,  // 91: strata.v1.MetaService.ReadTail:input_type -> strata.v1.ReadTailRequest
-	41,  // 92: strata.v1.MetaService.Append:input_type -> strata.v1.AppendRequest
-	43,  // 93: strata.v1.MetaService.Truncate:input_type -> strata.v1.TruncateRequest
-	36,  // 94: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
-	46,  // 95: strata.v1.MetaService.Batch:input_type -> strata.v1.BatchRequest
-	51,  // 96: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
-	53,  // 97: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
-	55,  // 98: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
-	57,  // 99: strata.v1.MetaService.RestoreNamespace:input_type -> strata.v1.RestoreNamespaceRequest
-	32,  // 100: strata.v1.MetaService.GetServerDefaults:input_type -> strata.v1.GetServerDefaultsRequest
-	62,  // 101: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
-	59,  // 102: strata.v1.MetaService.GetServerStatus:input_type -> strata.v1.GetServerStatusRequest
-	30,  // 103: strata.v1.MetaService.Resync:input_type -> strata.v1.ResyncRequest
-	28,  // 104: strata.v1.MetaService.GetProgress:input_type -> strata.v1.GetProgressRequest
-	65,  // 105: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
-	66,  // 106: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
-	67,  // 107: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
-	69,  // 108: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
-	71,  // 109: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
-	74,  // 110: strata.v1.MetaService.CreateToken:input_type -> strata.v1.CreateTokenRequest
-	76,  // 111: strata.v1.MetaService.RenewToken:input_type -> strata.v1.RenewTokenRequest
-	78,  // 112: strata.v1.MetaService.RevokeToken:input_type -> strata.v1.RevokeTokenRequest
-	80,  // 113: strata.v1.MetaService.WhoAmI:input_type -> strata.v1.WhoAmIRequest
-	7,   // 114: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
-	9,   // 115: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
-	11,  // 116: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
-	13,  // 117: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
-	15,  // 118: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
-	17,  // 119: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
-	19,  // 120: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
-	21,  // 121: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
-	25,  // 122: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
-	25,  // 123: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
-	25,  // 124: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
-	27,  // 125: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
-	35,  // 126: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
-	38,  // 127: strata.v1.MetaService.Flush:output_type -> strata.v1.FlushResponse
-	40,  // 128: strata.v1.MetaService.ReadTail:output_type -> strata.v1.ReadTailResponse
-	42,  // 129: strata.v1.MetaService.Append:output_type -> strata.v1.AppendResponse
-	44,  // 130: strata.v1.MetaService.Truncate:output_type -> strata.v1.TruncateResponse
-	45,  // 131: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
-	48,  // 132: strata.v1.MetaService.Batch:output_type -> strata.v1.BatchResponse
-	52,  // 133: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
-	54,  // 134: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
-	56,  // 135: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
-	58,  // 136: strata.v1.MetaService.RestoreNamespace:output_type -> strata.v1.RestoreNamespaceResponse
-	33,  // 137: strata.v1.MetaService.GetServerDefaults:output_type -> strata.v1.GetServerDefaultsResponse
-	63,  // 138: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
-	60,  // 139: strata.v1.MetaService.GetServerStatus:output_type -> strata.v1.GetServerStatusResponse
-	31,  // 140: strata.v1.MetaService.Resync:output_type -> strata.v1.ResyncResponse
-	29,  // 141: strata.v1.MetaService.GetProgress:output_type -> strata.v1.GetProgressResponse
-	68,  // 142: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
-	68,  // 143: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
-	68,  // 144: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
-	70,  // 145: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
-	72,  // 146: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
-	75,  // 147: strata.v1.MetaService.CreateToken:output_type -> strata.v1.CreateTokenResponse
-	77,  // 148: strata.v1.MetaService.RenewToken:output_type -> strata.v1.RenewTokenResponse
-	79,  // 149: strata.v1.MetaService.RevokeToken:output_type -> strata.v1.RevokeTokenResponse
-	81,  // 150: strata.v1.MetaService.WhoAmI:output_type -> strata.v1.WhoAmIResponse
-	114, // [114:151] is the sub-list for method output_type
-	77,  // [77:114] is the sub-list for method input_type
-	76,  // [76:77] is the sub-list for extension type_name
-	75,  // [75:76] is the sub-list for extension extendee
-	0,   // [0:75] is the sub-list for field type_name
+	6,   // 1: strata.v1.MkdirsRequest.header:type_name -> strata.v1.Header
+	6,   // 2: strata.v1.CreateRequest.header:type_name -> strata.v1.Header
+	7,   // 3: strata.v1.CreateResponse.status:type_name -> strata.v1.FileStatus
+	6,   // 4: strata.v1.CompleteRequest.header:type_name -> strata.v1.Header
+	108, // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
+	6,   // 6: strata.v1.GetFileStatusRequest.header:type_name -> strata.v1.Header
+	7,   // 7: strata.v1.GetFileStatusResponse.status:type_name -> strata.v1.FileStatus
+	6,   // 8: strata.v1.OpenRequest.header:type_name -> strata.v1.Header
+	7,   // 9: strata.v1.OpenResponse.status:type_name -> strata.v1.FileStatus
+	108, // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
+	6,   // 11: strata.v1.ListRequest.header:type_name -> strata.v1.Header
+	7,   // 12: strata.v1.ListResponse.entries:type_name -> strata.v1.FileStatus
+	7,   // 13: strata.v1.ListResponse.status:type_name -> strata.v1.FileStatus
+	6,   // 14: strata.v1.RenameRequest.header:type_name -> strata.v1.Header
+	6,   // 15: strata.v1.DeleteRequest.header:type_name -> strata.v1.Header
+	6,   // 16: strata.v1.SetPermissionRequest.header:type_name -> strata.v1.Header
+	6,   // 17: strata.v1.SetOwnerRequest.header:type_name -> strata.v1.Header
+	6,   // 18: strata.v1.SetTimesRequest.header:type_name -> strata.v1.Header
+	6,   // 19: strata.v1.GetContentSummaryRequest.header:type_name -> strata.v1.Header
+	30,  // 20: strata.v1.GetContentSummaryResponse.quota:type_name -> strata.v1.Quota
+	6,   // 21: strata.v1.GetProgressRequest.header:type_name -> strata.v1.Header
+	6,   // 22: strata.v1.ResyncRequest.header:type_name -> strata.v1.Header
+	6,   // 23: strata.v1.GetServerDefaultsRequest.header:type_name -> strata.v1.Header
+	6,   // 24: strata.v1.RenewLeaseRequest.header:type_name -> strata.v1.Header
+	6,   // 25: strata.v1.RecoverLeaseRequest.header:type_name -> strata.v1.Header
+	108, // 26: strata.v1.RecoverLeaseRequest.tail_block:type_name -> strata.v1.Block
+	6,   // 27: strata.v1.FlushRequest.header:type_name -> strata.v1.Header
+	108, // 28: strata.v1.FlushRequest.blocks:type_name -> strata.v1.Block
+	6,   // 29: strata.v1.ReadTailRequest.header:type_name -> strata.v1.Header
+	6,   // 30: strata.v1.AppendRequest.header:type_name -> strata.v1.Header
+	7,   // 31: strata.v1.AppendResponse.status:type_name -> strata.v1.FileStatus
+	6,   // 32: strata.v1.TruncateRequest.header:type_name -> strata.v1.Header
+	50,  // 33: strata.v1.BatchRequest.calls:type_name -> strata.v1.BatchCall
+	14,  // 34: strata.v1.BatchCall.get_file_status:type_name -> strata.v1.GetFileStatusRequest
+	16,  // 35: strata.v1.BatchCall.open:type_name -> strata.v1.OpenRequest
+	8,   // 36: strata.v1.BatchCall.mkdirs:type_name -> strata.v1.MkdirsRequest
+	10,  // 37: strata.v1.BatchCall.create:type_name -> strata.v1.CreateRequest
+	12,  // 38: strata.v1.BatchCall.complete:type_name -> strata.v1.CompleteRequest
+	20,  // 39: strata.v1.BatchCall.rename:type_name -> strata.v1.RenameRequest
+	22,  // 40: strata.v1.BatchCall.delete:type_name -> strata.v1.DeleteRequest
+	52,  // 41: strata.v1.BatchResponse.results:type_name -> strata.v1.BatchResult
+	15,  // 42: strata.v1.BatchResult.get_file_status:type_name -> strata.v1.GetFileStatusResponse
+	17,  // 43: strata.v1.BatchResult.open:type_name -> strata.v1.OpenResponse
+	9,   // 44: strata.v1.BatchResult.mkdirs:type_name -> strata.v1.MkdirsResponse
+	11,  // 45: strata.v1.BatchResult.create:type_name -> strata.v1.CreateResponse
+	13,  // 46: strata.v1.BatchResult.complete:type_name -> strata.v1.CompleteResponse
+	21,  // 47: strata.v1.BatchResult.rename:type_name -> strata.v1.RenameResponse
+	23,  // 48: strata.v1.BatchResult.delete:type_name -> strata.v1.DeleteResponse
+	2,   // 49: strata.v1.NamespaceInfo.mode:type_name -> strata.v1.NamespaceMode
+	6,   // 50: strata.v1.CreateNamespaceRequest.header:type_name -> strata.v1.Header
+	53,  // 51: strata.v1.CreateNamespaceRequest.namespace:type_name -> strata.v1.NamespaceInfo
+	6,   // 52: strata.v1.ListNamespacesRequest.header:type_name -> strata.v1.Header
+	53,  // 53: strata.v1.ListNamespacesResponse.namespaces:type_name -> strata.v1.NamespaceInfo
+	6,   // 54: strata.v1.DeleteNamespaceRequest.header:type_name -> strata.v1.Header
+	3,   // 55: strata.v1.DeleteNamespaceRequest.mode:type_name -> strata.v1.NamespaceDeleteMode
+	6,   // 56: strata.v1.RestoreNamespaceRequest.header:type_name -> strata.v1.Header
+	6,   // 57: strata.v1.GetServerStatusRequest.header:type_name -> strata.v1.Header
+	64,  // 58: strata.v1.GetServerStatusResponse.namespaces:type_name -> strata.v1.NamespaceUsage
+	53,  // 59: strata.v1.NamespaceUsage.namespace:type_name -> strata.v1.NamespaceInfo
+	67,  // 60: strata.v1.StatusResponse.members:type_name -> strata.v1.Member
+	6,   // 61: strata.v1.AddMemberRequest.header:type_name -> strata.v1.Header
+	67,  // 62: strata.v1.AddMemberRequest.member:type_name -> strata.v1.Member
+	6,   // 63: strata.v1.RemoveMemberRequest.header:type_name -> strata.v1.Header
+	6,   // 64: strata.v1.TransferLeaderRequest.header:type_name -> strata.v1.Header
+	67,  // 65: strata.v1.MembershipResponse.members:type_name -> strata.v1.Member
+	109, // 66: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
+	110, // 67: strata.v1.HeartbeatResponse.dropped:type_name -> strata.v1.BlockRef
+	111, // 68: strata.v1.HeartbeatResponse.block_keys:type_name -> strata.v1.BlockKey
+	53,  // 69: strata.v1.HeartbeatResponse.namespaces:type_name -> strata.v1.NamespaceInfo
+	109, // 70: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
+	6,   // 71: strata.v1.CreateTokenRequest.header:type_name -> strata.v1.Header
+	76,  // 72: strata.v1.CreateTokenResponse.identifier:type_name -> strata.v1.TokenIdentifier
+	6,   // 73: strata.v1.RenewTokenRequest.header:type_name -> strata.v1.Header
+	6,   // 74: strata.v1.RevokeTokenRequest.header:type_name -> strata.v1.Header
+	76,  // 75: strata.v1.WhoAmIResponse.token:type_name -> strata.v1.TokenIdentifier
+	6,   // 76: strata.v1.SetQuotaRequest.header:type_name -> strata.v1.Header
+	6,   // 77: strata.v1.SetXAttrRequest.header:type_name -> strata.v1.Header
+	87,  // 78: strata.v1.SetXAttrRequest.xattr:type_name -> strata.v1.XAttr
+	6,   // 79: strata.v1.RemoveXAttrRequest.header:type_name -> strata.v1.Header
+	6,   // 80: strata.v1.GetXAttrsRequest.header:type_name -> strata.v1.Header
+	87,  // 81: strata.v1.GetXAttrsResponse.xattrs:type_name -> strata.v1.XAttr
+	6,   // 82: strata.v1.ListXAttrsRequest.header:type_name -> strata.v1.Header
+	4,   // 83: strata.v1.AclEntry.type:type_name -> strata.v1.AclEntryType
+	6,   // 84: strata.v1.ModifyAclRequest.header:type_name -> strata.v1.Header
+	5,   // 85: strata.v1.ModifyAclRequest.op:type_name -> strata.v1.AclOp
+	96,  // 86: strata.v1.ModifyAclRequest.entries:type_name -> strata.v1.AclEntry
+	6,   // 87: strata.v1.GetAclStatusRequest.header:type_name -> strata.v1.Header
+	96,  // 88: strata.v1.GetAclStatusResponse.entries:type_name -> strata.v1.AclEntry
+	6,   // 89: strata.v1.SetStoragePolicyRequest.header:type_name -> strata.v1.Header
+	6,   // 90: strata.v1.GetStoragePolicyRequest.header:type_name -> strata.v1.Header
+	101, // 91: strata.v1.GetStoragePolicyResponse.policy:type_name -> strata.v1.StoragePolicy
+	6,   // 92: strata.v1.GetStoragePoliciesRequest.header:type_name -> strata.v1.Header
+	101, // 93: strata.v1.GetStoragePoliciesResponse.policies:type_name -> strata.v1.StoragePolicy
+	112, // 94: strata.v1.method_kind:extendee -> google.protobuf.MethodOptions
+	0,   // 95: strata.v1.method_kind:type_name -> strata.v1.MethodKind
+	8,   // 96: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
+	10,  // 97: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
+	12,  // 98: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
+	14,  // 99: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
+	16,  // 100: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
+	18,  // 101: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
+	20,  // 102: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
+	22,  // 103: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
+	24,  // 104: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
+	25,  // 105: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
+	26,  // 106: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
+	28,  // 107: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
+	37,  // 108: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
+	40,  // 109: strata.v1.MetaService.Flush:input_type -> strata.v1.FlushRequest
+	42,  // 110: strata.v1.MetaService.ReadTail:input_type -> strata.v1.ReadTailRequest
+	44,  // 111: strata.v1.MetaService.Append:input_type -> strata.v1.AppendRequest
+	46,  // 112: strata.v1.MetaService.Truncate:input_type -> strata.v1.TruncateRequest
+	39,  // 113: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
+	49,  // 114: strata.v1.MetaService.Batch:input_type -> strata.v1.BatchRequest
+	54,  // 115: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
+	56,  // 116: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
+	58,  // 117: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
+	60,  // 118: strata.v1.MetaService.RestoreNamespace:input_type -> strata.v1.RestoreNamespaceRequest
+	35,  // 119: strata.v1.MetaService.GetServerDefaults:input_type -> strata.v1.GetServerDefaultsRequest
+	65,  // 120: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
+	62,  // 121: strata.v1.MetaService.GetServerStatus:input_type -> strata.v1.GetServerStatusRequest
+	33,  // 122: strata.v1.MetaService.Resync:input_type -> strata.v1.ResyncRequest
+	31,  // 123: strata.v1.MetaService.GetProgress:input_type -> strata.v1.GetProgressRequest
+	68,  // 124: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
+	69,  // 125: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
+	70,  // 126: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
+	72,  // 127: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
+	74,  // 128: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
+	77,  // 129: strata.v1.MetaService.CreateToken:input_type -> strata.v1.CreateTokenRequest
+	79,  // 130: strata.v1.MetaService.RenewToken:input_type -> strata.v1.RenewTokenRequest
+	81,  // 131: strata.v1.MetaService.RevokeToken:input_type -> strata.v1.RevokeTokenRequest
+	83,  // 132: strata.v1.MetaService.WhoAmI:input_type -> strata.v1.WhoAmIRequest
+	85,  // 133: strata.v1.MetaService.SetQuota:input_type -> strata.v1.SetQuotaRequest
+	88,  // 134: strata.v1.MetaService.SetXAttr:input_type -> strata.v1.SetXAttrRequest
+	90,  // 135: strata.v1.MetaService.RemoveXAttr:input_type -> strata.v1.RemoveXAttrRequest
+	92,  // 136: strata.v1.MetaService.GetXAttrs:input_type -> strata.v1.GetXAttrsRequest
+	94,  // 137: strata.v1.MetaService.ListXAttrs:input_type -> strata.v1.ListXAttrsRequest
+	97,  // 138: strata.v1.MetaService.ModifyAcl:input_type -> strata.v1.ModifyAclRequest
+	99,  // 139: strata.v1.MetaService.GetAclStatus:input_type -> strata.v1.GetAclStatusRequest
+	102, // 140: strata.v1.MetaService.SetStoragePolicy:input_type -> strata.v1.SetStoragePolicyRequest
+	104, // 141: strata.v1.MetaService.GetStoragePolicy:input_type -> strata.v1.GetStoragePolicyRequest
+	106, // 142: strata.v1.MetaService.GetStoragePolicies:input_type -> strata.v1.GetStoragePoliciesRequest
+	9,   // 143: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
+	11,  // 144: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
+	13,  // 145: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
+	15,  // 146: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
+	17,  // 147: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
+	19,  // 148: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
+	21,  // 149: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
+	23,  // 150: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
+	27,  // 151: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
+	27,  // 152: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
+	27,  // 153: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
+	29,  // 154: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
+	38,  // 155: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
+	41,  // 156: strata.v1.MetaService.Flush:output_type -> strata.v1.FlushResponse
+	43,  // 157: strata.v1.MetaService.ReadTail:output_type -> strata.v1.ReadTailResponse
+	45,  // 158: strata.v1.MetaService.Append:output_type -> strata.v1.AppendResponse
+	47,  // 159: strata.v1.MetaService.Truncate:output_type -> strata.v1.TruncateResponse
+	48,  // 160: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
+	51,  // 161: strata.v1.MetaService.Batch:output_type -> strata.v1.BatchResponse
+	55,  // 162: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
+	57,  // 163: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
+	59,  // 164: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
+	61,  // 165: strata.v1.MetaService.RestoreNamespace:output_type -> strata.v1.RestoreNamespaceResponse
+	36,  // 166: strata.v1.MetaService.GetServerDefaults:output_type -> strata.v1.GetServerDefaultsResponse
+	66,  // 167: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
+	63,  // 168: strata.v1.MetaService.GetServerStatus:output_type -> strata.v1.GetServerStatusResponse
+	34,  // 169: strata.v1.MetaService.Resync:output_type -> strata.v1.ResyncResponse
+	32,  // 170: strata.v1.MetaService.GetProgress:output_type -> strata.v1.GetProgressResponse
+	71,  // 171: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
+	71,  // 172: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
+	71,  // 173: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
+	73,  // 174: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
+	75,  // 175: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
+	78,  // 176: strata.v1.MetaService.CreateToken:output_type -> strata.v1.CreateTokenResponse
+	80,  // 177: strata.v1.MetaService.RenewToken:output_type -> strata.v1.RenewTokenResponse
+	82,  // 178: strata.v1.MetaService.RevokeToken:output_type -> strata.v1.RevokeTokenResponse
+	84,  // 179: strata.v1.MetaService.WhoAmI:output_type -> strata.v1.WhoAmIResponse
+	86,  // 180: strata.v1.MetaService.SetQuota:output_type -> strata.v1.SetQuotaResponse
+	89,  // 181: strata.v1.MetaService.SetXAttr:output_type -> strata.v1.SetXAttrResponse
+	91,  // 182: strata.v1.MetaService.RemoveXAttr:output_type -> strata.v1.RemoveXAttrResponse
+	93,  // 183: strata.v1.MetaService.GetXAttrs:output_type -> strata.v1.GetXAttrsResponse
+	95,  // 184: strata.v1.MetaService.ListXAttrs:output_type -> strata.v1.ListXAttrsResponse
+	98,  // 185: strata.v1.MetaService.ModifyAcl:output_type -> strata.v1.ModifyAclResponse
+	100, // 186: strata.v1.MetaService.GetAclStatus:output_type -> strata.v1.GetAclStatusResponse
+	103, // 187: strata.v1.MetaService.SetStoragePolicy:output_type -> strata.v1.SetStoragePolicyResponse
+	105, // 188: strata.v1.MetaService.GetStoragePolicy:output_type -> strata.v1.GetStoragePolicyResponse
+	107, // 189: strata.v1.MetaService.GetStoragePolicies:output_type -> strata.v1.GetStoragePoliciesResponse
+	143, // [143:190] is the sub-list for method output_type
+	96,  // [96:143] is the sub-list for method input_type
+	95,  // [95:96] is the sub-list for extension type_name
+	94,  // [94:95] is the sub-list for extension extendee
+	0,   // [0:94] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_meta_proto_init() }
@@ -6185,7 +7838,7 @@ func file_strata_v1_meta_proto_init() {
 		return
 	}
 	file_strata_v1_worker_proto_init()
-	file_strata_v1_meta_proto_msgTypes[43].OneofWrappers = []any{
+	file_strata_v1_meta_proto_msgTypes[44].OneofWrappers = []any{
 		(*BatchCall_GetFileStatus)(nil),
 		(*BatchCall_Open)(nil),
 		(*BatchCall_Mkdirs)(nil),
@@ -6194,7 +7847,7 @@ func file_strata_v1_meta_proto_init() {
 		(*BatchCall_Rename)(nil),
 		(*BatchCall_Delete)(nil),
 	}
-	file_strata_v1_meta_proto_msgTypes[45].OneofWrappers = []any{
+	file_strata_v1_meta_proto_msgTypes[46].OneofWrappers = []any{
 		(*BatchResult_GetFileStatus)(nil),
 		(*BatchResult_Open)(nil),
 		(*BatchResult_Mkdirs)(nil),
@@ -6208,8 +7861,8 @@ func file_strata_v1_meta_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_v1_meta_proto_rawDesc), len(file_strata_v1_meta_proto_rawDesc)),
-			NumEnums:      4,
-			NumMessages:   78,
+			NumEnums:      6,
+			NumMessages:   102,
 			NumExtensions: 1,
 			NumServices:   1,
 		},
