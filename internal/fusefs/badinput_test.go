@@ -3,10 +3,12 @@ package fusefs_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -47,6 +49,39 @@ func TestBadNames(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(m.Dir); len(ents) != 1 {
 		t.Errorf("the mount holds %v, want the one good name", names(ents))
+	}
+}
+
+// TestQuota: creates past a directory's name quota, and a write past its
+// space quota, fail with EDQUOT, as on a local file system with quotas;
+// what fitted stays.
+func TestQuota(t *testing.T) {
+	srv := devServer(t, "--block-size", "4MiB")
+	m := mount(t, srv.Addr, "default")
+	for _, d := range []string{"names", "space"} {
+		if err := os.Mkdir(m.path(d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(testcluster.Binary(t), "admin", "quota", "set", "--names", "3", "/names", "--meta", srv.Addr, "--plaintext")
+	cmd.Env = append(os.Environ(), "STRATA_TOKEN="+testcluster.Token(t, srv.Addr, ""))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("admin quota set --names: %v\n%s", err, out)
+	}
+	cmd = exec.Command(testcluster.Binary(t), "admin", "quota", "set", "--space", "1MiB", "/space", "--meta", srv.Addr, "--plaintext")
+	cmd.Env = append(os.Environ(), "STRATA_TOKEN="+testcluster.Token(t, srv.Addr, ""))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("admin quota set --space: %v\n%s", err, out)
+	}
+	for i, want := range []error{nil, nil, syscall.EDQUOT} { // the directory itself is one name
+		err := os.WriteFile(m.path(fmt.Sprintf("names/f%d", i)), []byte("x"), 0o644)
+		if !errors.Is(err, want) && !(want == nil && err == nil) {
+			t.Errorf("file %d under a name quota of 3: %v, want %v", i, err, want)
+		}
+	}
+	err := os.WriteFile(m.path("space/big"), make([]byte, 2<<20), 0o644)
+	if !errors.Is(err, syscall.EDQUOT) {
+		t.Errorf("2 MiB under a space quota of 1 MiB: %v, want EDQUOT", err)
 	}
 }
 

@@ -26,6 +26,8 @@ func errnoOf(err error) syscall.Errno {
 		return en
 	}
 	switch {
+	case fserr.IsQuota(err):
+		return syscall.EDQUOT
 	case errors.Is(err, fserr.ErrNotFound), errors.Is(err, fserr.ErrNoNamespace):
 		return syscall.ENOENT
 	case errors.Is(err, fserr.ErrExists):
