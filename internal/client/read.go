@@ -335,6 +335,16 @@ func eofIf(short bool) error {
 // short-circuit when that worker shares this host, falling back to the
 // next workers in rendezvous order when one fails.
 func (r *Reader) readBlock(b *pb.Block, p []byte, off int64, random bool) error {
+	return r.onWorkers(b, "read", func(w *pb.WorkerInfo, ref *pb.BlockRef) error {
+		return r.readFrom(w, ref, p, off, random)
+	})
+}
+
+// onWorkers calls fn with block b's home worker, then the next workers in
+// rendezvous order while fn fails without a worker's answer (the worker
+// could not be reached), once more with a fresh list of workers. op names
+// what fn does, in the error when no worker served.
+func (r *Reader) onWorkers(b *pb.Block, op string, fn func(w *pb.WorkerInfo, ref *pb.BlockRef) error) error {
 	ref := r.blockRef(b)
 	var errs []error
 	for attempt := range 2 {
@@ -343,7 +353,7 @@ func (r *Reader) readBlock(b *pb.Block, p []byte, off int64, random bool) error 
 			return err
 		}
 		for _, w := range rank(list, ref.InodeId, ref.BlockId) {
-			err := r.readFrom(w, ref, p, off, random)
+			err := fn(w, ref)
 			if err == nil {
 				return nil
 			}
@@ -353,7 +363,7 @@ func (r *Reader) readBlock(b *pb.Block, p []byte, off int64, random bool) error 
 			errs = append(errs, fmt.Errorf("worker %s at %s: %w", w.Id, w.Address, err))
 		}
 	}
-	return fserr.Errorf(fserr.ErrUnavailable, "read %s: no worker could serve block %016x: %s", r.Status.Path, b.BlockId, oneLine(errs))
+	return fserr.Errorf(fserr.ErrUnavailable, "%s %s: no worker could serve block %016x: %s", op, r.Status.Path, b.BlockId, oneLine(errs))
 }
 
 func (r *Reader) readFrom(w *pb.WorkerInfo, ref *pb.BlockRef, p []byte, off int64, random bool) error {
