@@ -278,7 +278,11 @@ public final class StrataClient implements Closeable {
 
   /** Opens {@code p}, checked against the bucket first if {@code refresh} (cache mode). */
   private FileReader.Content openContent(StrataPath p, boolean refresh) throws IOException {
-    OpenResponse r = openCall(p, refresh);
+    return contentOf(p, openCall(p, refresh));
+  }
+
+  /** What Open answered {@code r} for {@code p} gives to read. */
+  private FileReader.Content contentOf(StrataPath p, OpenResponse r) throws IOException {
     FileInfo info = FileInfo.of(p, r.getStatus());
     long blocksEnd = blocksEnd(r);
     boolean tail = !r.getInline() && r.getObjectKey().isEmpty() && info.length() > blocksEnd;
@@ -360,6 +364,56 @@ public final class StrataClient implements Closeable {
         .build();
     return call(Op.READ_TAIL, f.path(), u -> u.call(MetaServiceGrpc.getReadTailMethod(), req))
         .getData().toByteArray();
+  }
+
+  /**
+   * Returns the checksum of the first {@code length} bytes of file {@code p}, all of it when
+   * {@code length} is at least its length (docs/semantics.md, "Checksums"). The CRCs of its
+   * whole blocks come from the workers, which combine the CRCs their caches keep of the blocks'
+   * chunks ({@link BlockIO#blockCrcs}), and are combined here: no byte of a cached file is read.
+   * The bytes of a small file's inline content, of a block the length cuts and of a flushed
+   * tail are read and checksummed here.
+   */
+  public FileChecksum checksum(StrataPath p, long length) throws IOException {
+    OpenResponse r = openCall(p, false);
+    FileInfo info = FileInfo.of(p, r.getStatus());
+    long want = Math.min(Math.max(0, length), info.length());
+    List<BlockExtent> whole = new ArrayList<>();
+    for (Block b : r.getBlocksList()) {
+      if (b.getOffset() + b.getLength() > want) {
+        break;
+      }
+      whole.add(new BlockExtent(b.getBlockId(), b.getOffset(), b.getLength()));
+    }
+    int crc = 0;
+    long done = 0;
+    if (!whole.isEmpty()) {
+      ReadTarget t = readTarget(p, info, r);
+      int[] crcs = blockIO.blockCrcs(new ReadTarget(t.path(), t.storeUri(), t.inodeId(),
+          t.length(), whole, t.objectKey(), t.objectVersion(), t.token()));
+      for (int i = 0; i < crcs.length; i++) {
+        crc = FileChecksum.combine(crc, crcs[i], whole.get(i).length());
+      }
+      BlockExtent last = whole.get(whole.size() - 1);
+      done = last.offset() + last.length();
+    }
+    if (done < want) {
+      java.util.zip.CRC32C rest = new java.util.zip.CRC32C();
+      byte[] buf = new byte[(int) Math.min(1 << 20, want - done)];
+      try (FileReader fr = new FileReader(contentOf(p, r), () -> contentOf(p, openCall(p, true)))) {
+        for (long pos = done; pos < want; ) {
+          int n = fr.read(pos, buf, 0, (int) Math.min(buf.length, want - pos));
+          if (n < 0) {
+            throw new java.io.EOFException("checksum " + p + ": the file ends at " + pos
+                + ", before " + want);
+          }
+          rest.update(buf, 0, n);
+          pos += n;
+        }
+      }
+      crc = FileChecksum.combine(crc, (int) rest.getValue(), want - done);
+    }
+    return new FileChecksum(crc, want);
   }
 
   /**

@@ -94,6 +94,20 @@ public final class WorkerBlockIO implements BlockIO {
     return new WorkerBlockReader(workers, target);
   }
 
+  /**
+   * The CRC32C of each block, from its home worker (or the next in rank), which combines the
+   * CRCs its cache keeps of the block's chunks: no cached byte is read.
+   */
+  @Override
+  public int[] blockCrcs(ReadTarget target) throws IOException {
+    WorkerBlockReader r = new WorkerBlockReader(workers, target);
+    int[] out = new int[target.blocks().size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = r.crc(target.blocks().get(i));
+    }
+    return out;
+  }
+
   /** The home worker of each block (rendezvous placement over the live workers). */
   @Override
   public List<BlockLocation> locate(ReadTarget target) throws IOException {
