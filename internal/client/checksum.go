@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"crypto/md5"
 	"encoding/binary"
 
 	"github.com/stratafs/strata/internal/crc32c"
@@ -22,12 +23,26 @@ type FileChecksum struct {
 	Length int64 // the bytes it covers
 }
 
-// ChecksumAlgorithm is the form's name, Hadoop's FileChecksum.getAlgorithmName
-// of a CompositeCrcFileChecksum of CRC32C.
-const ChecksumAlgorithm = "COMPOSITE-CRC32C"
+// Algorithm is the form's name, Hadoop's FileChecksum.getAlgorithmName:
+// COMPOSITE-CRC32C, or for no bytes what HDFS answers in every form (its
+// "magic entry" for empty files), MD5-of-0MD5-of-0CRC32.
+func (f *FileChecksum) Algorithm() string {
+	if f.Length == 0 {
+		return "MD5-of-0MD5-of-0CRC32"
+	}
+	return "COMPOSITE-CRC32C"
+}
 
-// Bytes is the checksum as Hadoop's getBytes gives it: the CRC, big-endian.
-func (f *FileChecksum) Bytes() []byte { return binary.BigEndian.AppendUint32(nil, f.CRC32C) }
+// Bytes is the checksum as Hadoop's getBytes gives it: the CRC, big-endian;
+// for no bytes, HDFS's MD5MD5CRC32FileChecksum of the MD5 of 32 zero bytes,
+// serialized (bytes per CRC as 4 bytes, CRCs per block as 8, the MD5).
+func (f *FileChecksum) Bytes() []byte {
+	if f.Length == 0 {
+		sum := md5.Sum(make([]byte, 32))
+		return append(make([]byte, 12), sum[:]...)
+	}
+	return binary.BigEndian.AppendUint32(nil, f.CRC32C)
+}
 
 // Checksum returns the checksum of file path. Each block's CRC comes from
 // its home worker, which combines the CRCs its cache keeps of the block's

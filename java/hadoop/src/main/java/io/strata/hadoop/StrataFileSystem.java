@@ -38,6 +38,7 @@ import org.apache.hadoop.fs.FsServerDefaults;
 import org.apache.hadoop.fs.InvalidPathException;
 import org.apache.hadoop.fs.LeaseRecoverable;
 import org.apache.hadoop.fs.LocatedFileStatus;
+import org.apache.hadoop.fs.MD5MD5CRC32GzipFileChecksum;
 import org.apache.hadoop.fs.Options;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.PathIsNotEmptyDirectoryException;
@@ -46,6 +47,7 @@ import org.apache.hadoop.fs.StorageStatistics;
 import org.apache.hadoop.fs.impl.AbstractFSBuilderImpl;
 import org.apache.hadoop.fs.impl.OpenFileParameters;
 import org.apache.hadoop.fs.permission.FsPermission;
+import org.apache.hadoop.io.MD5Hash;
 import org.apache.hadoop.util.DataChecksum;
 import org.apache.hadoop.util.LambdaUtils;
 import org.apache.hadoop.util.Progressable;
@@ -687,6 +689,9 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
     statistics.incrementReadOps(1);
     try {
       io.strata.core.FileChecksum sum = client.checksum(p, length);
+      if (sum.length() == 0) {
+        return EMPTY_CHECKSUM;
+      }
       return new CompositeCrcFileChecksum(sum.crc32c(), DataChecksum.Type.CRC32C,
           CHECKSUM_BYTES_PER_CRC);
     } catch (IOException e) {
@@ -700,6 +705,14 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
    * default files. It plays no part in comparisons (a composite CRC does not depend on it).
    */
   private static final int CHECKSUM_BYTES_PER_CRC = 512;
+
+  /**
+   * The checksum of no bytes: what HDFS answers in either form, the MD5 of 32 zero bytes as an
+   * {@code MD5-of-0MD5-of-0CRC32} (its FileChecksumHelper's "magic entry" for empty files), so
+   * that an empty file's checksum is HDFS's too.
+   */
+  private static final FileChecksum EMPTY_CHECKSUM =
+      new MD5MD5CRC32GzipFileChecksum(0, 0, MD5Hash.digest(new byte[32]));
 
   @Override
   public void setPermission(Path f, FsPermission permission) throws IOException {
