@@ -250,7 +250,10 @@ func (c *toRemote) preserveAttrs(target *pathData, st *client.FileStatus) error 
 // runPut is -put and -copyFromLocal: local files and directories
 // (recursively) into the file system, each written to <dst>._COPYING_ and
 // renamed into place. Everything is streamed through client.Create.
-func runPut(sh *shell, args []string) error {
+func runPut(sh *shell, args []string) error { return put(sh, args, false) }
+
+// put is -put, or -moveFromLocal if move.
+func put(sh *shell, args []string, move bool) error {
 	cf := newFormat(1, unbounded, "f", "p", "l", "d")
 	args, err := cf.parse(args)
 	if err != nil {
@@ -268,7 +271,7 @@ func runPut(sh *shell, args []string) error {
 		return err
 	}
 	flags := copyFlags{overwrite: cf.opt("f"), direct: cf.opt("d"), preserve: preserveIf(cf.opt("p"))}
-	c := &putCmd{toRemote{sh: sh, copyFlags: flags}}
+	c := &putCmd{toRemote: toRemote{sh: sh, copyFlags: flags}, move: move}
 	if len(args) == 1 && args[0] == "-" {
 		return c.fromStdin(dst)
 	}
@@ -279,7 +282,10 @@ func runPut(sh *shell, args []string) error {
 	return nil
 }
 
-type putCmd struct{ toRemote }
+type putCmd struct {
+	toRemote
+	move bool // -moveFromLocal: each source goes once copied
+}
 
 // fromStdin is "-put - dst": standard input into dst (or, as in Hadoop, a
 // file called "-" in dst when dst is a directory).
@@ -314,7 +320,10 @@ func (c *putCmd) process(src *localPath, dst *pathData, depth int) error {
 		return err
 	}
 	if src.isDir() {
-		return c.copyDir(src, target, depth)
+		if c.move && target.exists() { // a move does not merge directories
+			return errPath(target.text, msgExists)
+		}
+		return c.moved(src, c.copyDir(src, target, depth))
 	}
 	f, err := os.Open(src.path)
 	if err != nil {
@@ -325,7 +334,20 @@ func (c *putCmd) process(src *localPath, dst *pathData, depth int) error {
 	if err := c.upload(source{r: f, size: src.fi.Size(), label: src.text, fail: fail}, target); err != nil {
 		return err
 	}
-	return c.preserveLocal(src, target)
+	return c.moved(src, c.preserveLocal(src, target))
+}
+
+// moved removes the local src once it was copied whole (err nil), for
+// -moveFromLocal: a directory only if nothing is left in it (an entry that
+// failed stays), as Hadoop's non-recursive delete.
+func (c *putCmd) moved(src *localPath, err error) error {
+	if err != nil || !c.move {
+		return err
+	}
+	if os.Remove(src.path) != nil {
+		return &pathError{op: "remove", path: src.text, msg: msgIO}
+	}
+	return nil
 }
 
 func (c *putCmd) copyDir(src *localPath, target *pathData, depth int) error {
