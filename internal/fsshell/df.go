@@ -29,8 +29,9 @@ func runDf(sh *shell, args []string) error {
 	if cf.opt("h") {
 		size = humanSize
 	}
-	t := newTable(6, "Filesystem", "Size", "Used", "Available", "Use%", "Mounted on")
-	t.right = []bool{false, true, true, true, true, false}
+	// NB: Hadoop hides the "Mounted on" column but for a ViewFileSystem's mounts.
+	t := newTable(5, "Filesystem", "Size", "Used", "Available", "Use%")
+	t.right = []bool{false, true, true, true, true}
 	for _, item := range sh.expandAll(args) {
 		if !item.exists() {
 			sh.fail(errNotFound(item.text))
@@ -48,7 +49,7 @@ func runDf(sh *shell, args []string) error {
 		const capacity = math.MaxInt64
 		used := sum.SpaceConsumed
 		t.add("strata://"+ns, size(capacity), size(used), size(capacity-used),
-			fmt.Sprintf("%.0f%%", float64(used)/capacity*100), "/")
+			fmt.Sprintf("%.0f%%", float64(used)/capacity*100))
 	}
 	if !t.empty() {
 		sh.printf("%s", t)

@@ -138,7 +138,7 @@ func (sh *shell) text(item *pathData) error {
 		return errPath(item.text, err.Error())
 	}
 	_, err = sh.transfer(sh.out, r, -1, "")
-	return sh.explain(item.text, item.abs, err)
+	return sh.explain(item.text, item.abs, seqfile.Explain(err))
 }
 
 // records prints each record of the SequenceFile r holds, as Hadoop's

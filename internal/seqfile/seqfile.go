@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Magic is how a SequenceFile starts: "SEQ".
@@ -295,7 +296,7 @@ func (sr *Reader) inflate(b []byte) ([]byte, error) {
 	}
 	out, err := io.ReadAll(io.LimitReader(r, maxBuffer+1))
 	if err != nil {
-		return nil, fmt.Errorf("sequence file: %w", err)
+		return nil, fmt.Errorf("sequence file: %w", Explain(err))
 	}
 	if len(out) > maxBuffer {
 		return nil, fmt.Errorf("sequence file: a compressed buffer inflates past %d bytes", maxBuffer)
@@ -364,4 +365,17 @@ func readVLong(r io.ByteReader) (int64, error) {
 		v = ^v
 	}
 	return v, nil
+}
+
+// Explain words a decompressor's error for the user. Hadoop's Java bzip2
+// (BZip2Codec without native code) still writes randomized blocks, which
+// the bzip2 format deprecated, when a block's data is very repetitive; Go's
+// reader refuses them.
+func Explain(err error) error {
+	var be bzip2.StructuralError
+	if errors.As(err, &be) && strings.Contains(string(be), "randomized") {
+		return fmt.Errorf("%w: the data holds randomized bzip2 blocks, which Hadoop's Java bzip2 writes for very "+
+			"repetitive data and strata fs cannot read (hadoop fs -text can)", err)
+	}
+	return err
 }

@@ -35,6 +35,7 @@ import org.apache.hadoop.fs.FileChecksum;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.FsServerDefaults;
+import org.apache.hadoop.fs.FsStatus;
 import org.apache.hadoop.fs.InvalidPathException;
 import org.apache.hadoop.fs.LeaseRecoverable;
 import org.apache.hadoop.fs.LocatedFileStatus;
@@ -652,6 +653,24 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
       return new ContentSummary.Builder().length(cs.length()).fileCount(cs.fileCount())
           .directoryCount(cs.directoryCount()).spaceConsumed(cs.spaceConsumed())
           .quota(-1).spaceQuota(-1).build();
+    } catch (IOException e) {
+      throw HadoopErrors.translate(e);
+    }
+  }
+
+  /**
+   * The namespace's use, for {@code hadoop fs -df}: its bucket has no capacity to speak of, so
+   * the capacity is {@code Long.MAX_VALUE} (as FileSystem's default says for stores without
+   * one), used the bytes the namespace holds (its root's aggregate) and remaining the rest; {@code
+   * strata fs -df} says the same.
+   */
+  @Override
+  public FsStatus getStatus(Path p) throws IOException {
+    StrataPath root = new StrataPath(namespace, "/");
+    statistics.incrementReadOps(1);
+    try {
+      long used = client.getContentSummary(root).spaceConsumed();
+      return new FsStatus(Long.MAX_VALUE, used, Long.MAX_VALUE - used);
     } catch (IOException e) {
       throw HadoopErrors.translate(e);
     }
