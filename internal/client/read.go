@@ -74,7 +74,7 @@ func (c *Client) open(ctx context.Context, req *pb.OpenRequest, name string) (*R
 		version: r.ObjectVersion}
 	rd.ns = req.GetHeader().GetNamespace()
 	rd.token = &blockToken{}
-	rd.token.set(r.BlockToken, r.BlockTokenExpires)
+	rd.token.setWith(r.BlockToken, r.BlockTokenExpires, r.ObjectTokens)
 	rd.tailStart = rd.size
 	if !r.Inline && r.ObjectKey == "" {
 		rd.tailStart = 0
@@ -138,6 +138,9 @@ func (r *Reader) blockRef(b *pb.Block) *pb.BlockRef {
 	}
 	ref := &pb.BlockRef{StoreUri: r.storeURI, InodeId: r.Status.InodeID, BlockId: b.BlockId, Length: b.Length,
 		Namespace: r.ns, BlockToken: r.token.get()}
+	if b.ObjectInode != 0 { // a block a concat moved: its object is under its first file's inode
+		ref.InodeId, ref.BlockToken = b.ObjectInode, r.token.object(b.ObjectInode)
+	}
 	if r.objectKey != "" {
 		ref.ObjectKey, ref.ObjectOffset, ref.Version = r.objectKey, b.Offset, r.version
 	}
@@ -161,7 +164,7 @@ func (r *Reader) renewToken() {
 		return r.c.meta.Open(r.ctx, &pb.OpenRequest{Header: r.c.hdr(ns), Path: path})
 	})
 	if err == nil && resp.GetStatus().GetInodeId() == r.Status.InodeID {
-		r.token.set(resp.BlockToken, resp.BlockTokenExpires)
+		r.token.setWith(resp.BlockToken, resp.BlockTokenExpires, resp.ObjectTokens)
 	}
 }
 

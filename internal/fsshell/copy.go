@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/stratafs/strata/internal/client"
+	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/fspath"
 )
 
@@ -207,6 +208,11 @@ func (c *toRemote) upload(src source, target *pathData) error {
 		tmp = &pathData{text: target.text + copyingSuffix, ns: target.ns, abs: target.abs + copyingSuffix}
 	}
 	w, err := sh.fs.Create(sh.ctx, tmp.uri(), client.CreateOptions{Overwrite: true, NonRecursive: true})
+	if errors.Is(err, fserr.ErrNotFound) {
+		// Hadoop's PathNotFoundException of a missing parent, with the
+		// target's qualified path.
+		return errPath(target.text, msgNotFound+": `"+sh.qualified(target.ns, target.abs)+"'")
+	}
 	if err != nil {
 		return sh.explain(target.text, target.abs, err)
 	}
@@ -381,3 +387,4 @@ func (c *putCmd) preserveLocal(src *localPath, target *pathData) error {
 	return c.preserveAttrs(target, &client.FileStatus{ModTime: mtime, AccTime: atime,
 		Owner: owner, Group: group, Perm: localMode(src.fi)})
 }
+

@@ -74,6 +74,7 @@ type Command struct {
 	//	*Command_RevokeToken
 	//	*Command_ForgetTokens
 	//	*Command_SetSecret
+	//	*Command_Concat
 	Op            isCommand_Op `protobuf_oneof:"op"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -414,6 +415,15 @@ func (x *Command) GetSetSecret() *SetSecretCommand {
 	return nil
 }
 
+func (x *Command) GetConcat() *ConcatRequest {
+	if x != nil {
+		if x, ok := x.Op.(*Command_Concat); ok {
+			return x.Concat
+		}
+	}
+	return nil
+}
+
 type isCommand_Op interface {
 	isCommand_Op()
 }
@@ -541,6 +551,10 @@ type Command_SetSecret struct {
 	SetSecret *SetSecretCommand `protobuf:"bytes,60,opt,name=set_secret,json=setSecret,proto3,oneof"`
 }
 
+type Command_Concat struct {
+	Concat *ConcatRequest `protobuf:"bytes,70,opt,name=concat,proto3,oneof"`
+}
+
 func (*Command_Mkdirs) isCommand_Op() {}
 
 func (*Command_Create) isCommand_Op() {}
@@ -600,6 +614,8 @@ func (*Command_RevokeToken) isCommand_Op() {}
 func (*Command_ForgetTokens) isCommand_Op() {}
 
 func (*Command_SetSecret) isCommand_Op() {}
+
+func (*Command_Concat) isCommand_Op() {}
 
 // CommandGroup is commands proposed together as one entry, to share its
 // cost. Each is applied as if it came alone, in order, with the group's id,
@@ -1382,7 +1398,7 @@ var File_strata_v1_command_proto protoreflect.FileDescriptor
 
 const file_strata_v1_command_proto_rawDesc = "" +
 	"\n" +
-	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\x1a\x16strata/v1/worker.proto\"\xf3\x0f\n" +
+	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\x1a\x16strata/v1/worker.proto\"\xa7\x10\n" +
 	"\aCommand\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x10\n" +
 	"\x03now\x18\x02 \x01(\x03R\x03now\x128\n" +
@@ -1421,7 +1437,8 @@ const file_strata_v1_command_proto_rawDesc = "" +
 	"\frevoke_token\x184 \x01(\v2\x1d.strata.v1.RevokeTokenRequestH\x00R\vrevokeToken\x12E\n" +
 	"\rforget_tokens\x186 \x01(\v2\x1e.strata.v1.ForgetTokensCommandH\x00R\fforgetTokens\x12<\n" +
 	"\n" +
-	"set_secret\x18< \x01(\v2\x1b.strata.v1.SetSecretCommandH\x00R\tsetSecretB\x04\n" +
+	"set_secret\x18< \x01(\v2\x1b.strata.v1.SetSecretCommandH\x00R\tsetSecret\x122\n" +
+	"\x06concat\x18F \x01(\v2\x18.strata.v1.ConcatRequestH\x00R\x06concatB\x04\n" +
 	"\x02opJ\x04\b5\x106\">\n" +
 	"\fCommandGroup\x12.\n" +
 	"\bcommands\x18\x01 \x03(\v2\x12.strata.v1.CommandR\bcommands\"\xc1\x01\n" +
@@ -1523,7 +1540,8 @@ var file_strata_v1_command_proto_goTypes = []any{
 	(*CreateTokenRequest)(nil),      // 30: strata.v1.CreateTokenRequest
 	(*RenewTokenRequest)(nil),       // 31: strata.v1.RenewTokenRequest
 	(*RevokeTokenRequest)(nil),      // 32: strata.v1.RevokeTokenRequest
-	(*Block)(nil),                   // 33: strata.v1.Block
+	(*ConcatRequest)(nil),           // 33: strata.v1.ConcatRequest
+	(*Block)(nil),                   // 34: strata.v1.Block
 }
 var file_strata_v1_command_proto_depIdxs = []int32{
 	2,  // 0: strata.v1.Command.settings:type_name -> strata.v1.NamespaceSettings
@@ -1557,15 +1575,16 @@ var file_strata_v1_command_proto_depIdxs = []int32{
 	32, // 28: strata.v1.Command.revoke_token:type_name -> strata.v1.RevokeTokenRequest
 	5,  // 29: strata.v1.Command.forget_tokens:type_name -> strata.v1.ForgetTokensCommand
 	13, // 30: strata.v1.Command.set_secret:type_name -> strata.v1.SetSecretCommand
-	0,  // 31: strata.v1.CommandGroup.commands:type_name -> strata.v1.Command
-	33, // 32: strata.v1.ExpireLeaseCommand.tail_block:type_name -> strata.v1.Block
-	9,  // 33: strata.v1.SyncPathCommand.entry:type_name -> strata.v1.BucketEntry
-	9,  // 34: strata.v1.SyncListingCommand.entries:type_name -> strata.v1.BucketEntry
-	35, // [35:35] is the sub-list for method output_type
-	35, // [35:35] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	33, // 31: strata.v1.Command.concat:type_name -> strata.v1.ConcatRequest
+	0,  // 32: strata.v1.CommandGroup.commands:type_name -> strata.v1.Command
+	34, // 33: strata.v1.ExpireLeaseCommand.tail_block:type_name -> strata.v1.Block
+	9,  // 34: strata.v1.SyncPathCommand.entry:type_name -> strata.v1.BucketEntry
+	9,  // 35: strata.v1.SyncListingCommand.entries:type_name -> strata.v1.BucketEntry
+	36, // [36:36] is the sub-list for method output_type
+	36, // [36:36] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_command_proto_init() }
@@ -1606,6 +1625,7 @@ func file_strata_v1_command_proto_init() {
 		(*Command_RevokeToken)(nil),
 		(*Command_ForgetTokens)(nil),
 		(*Command_SetSecret)(nil),
+		(*Command_Concat)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -1160,8 +1160,12 @@ type OpenResponse struct {
 	// reader past it opens the file again for a new one.
 	BlockToken        []byte `protobuf:"bytes,30,opt,name=block_token,json=blockToken,proto3" json:"block_token,omitempty"`
 	BlockTokenExpires int64  `protobuf:"varint,31,opt,name=block_token_expires,json=blockTokenExpires,proto3" json:"block_token_expires,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// The tokens of the blocks whose objects live under another inode
+	// (Block.object_inode: blocks a concat moved), one per such inode, with
+	// block_token's expiry.
+	ObjectTokens  []*ObjectToken `protobuf:"bytes,32,rep,name=object_tokens,json=objectTokens,proto3" json:"object_tokens,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *OpenResponse) Reset() {
@@ -1262,6 +1266,13 @@ func (x *OpenResponse) GetBlockTokenExpires() int64 {
 		return x.BlockTokenExpires
 	}
 	return 0
+}
+
+func (x *OpenResponse) GetObjectTokens() []*ObjectToken {
+	if x != nil {
+		return x.ObjectTokens
+	}
+	return nil
 }
 
 type ListRequest struct {
@@ -5428,6 +5439,231 @@ func (x *WhoAmIResponse) GetToken() *TokenIdentifier {
 	return nil
 }
 
+// ConcatRequest appends the files srcs, in order, to the file target, and
+// removes them. All are closed files of one block-mode namespace; no
+// source is empty, the target or another source.
+type ConcatRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Header *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Target string                 `protobuf:"bytes,2,opt,name=target,proto3" json:"target,omitempty"`
+	Srcs   []string               `protobuf:"bytes,3,rep,name=srcs,proto3" json:"srcs,omitempty"`
+	// Set by the service, never by a client: the blocks the leader made of
+	// the inline content of the target and of small sources (under the
+	// target's inode), each for the inode it was read from, at that inode's
+	// modification time; the apply takes them only if the file is still so.
+	Uploads       []*ConcatUpload `protobuf:"bytes,4,rep,name=uploads,proto3" json:"uploads,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConcatRequest) Reset() {
+	*x = ConcatRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[78]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConcatRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConcatRequest) ProtoMessage() {}
+
+func (x *ConcatRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[78]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConcatRequest.ProtoReflect.Descriptor instead.
+func (*ConcatRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{78}
+}
+
+func (x *ConcatRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *ConcatRequest) GetTarget() string {
+	if x != nil {
+		return x.Target
+	}
+	return ""
+}
+
+func (x *ConcatRequest) GetSrcs() []string {
+	if x != nil {
+		return x.Srcs
+	}
+	return nil
+}
+
+func (x *ConcatRequest) GetUploads() []*ConcatUpload {
+	if x != nil {
+		return x.Uploads
+	}
+	return nil
+}
+
+type ConcatUpload struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	InodeId       uint64                 `protobuf:"varint,1,opt,name=inode_id,json=inodeId,proto3" json:"inode_id,omitempty"`
+	Mtime         int64                  `protobuf:"varint,2,opt,name=mtime,proto3" json:"mtime,omitempty"`
+	Block         *Block                 `protobuf:"bytes,3,opt,name=block,proto3" json:"block,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConcatUpload) Reset() {
+	*x = ConcatUpload{}
+	mi := &file_strata_v1_meta_proto_msgTypes[79]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConcatUpload) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConcatUpload) ProtoMessage() {}
+
+func (x *ConcatUpload) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[79]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConcatUpload.ProtoReflect.Descriptor instead.
+func (*ConcatUpload) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{79}
+}
+
+func (x *ConcatUpload) GetInodeId() uint64 {
+	if x != nil {
+		return x.InodeId
+	}
+	return 0
+}
+
+func (x *ConcatUpload) GetMtime() int64 {
+	if x != nil {
+		return x.Mtime
+	}
+	return 0
+}
+
+func (x *ConcatUpload) GetBlock() *Block {
+	if x != nil {
+		return x.Block
+	}
+	return nil
+}
+
+type ConcatResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConcatResponse) Reset() {
+	*x = ConcatResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[80]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConcatResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConcatResponse) ProtoMessage() {}
+
+func (x *ConcatResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[80]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConcatResponse.ProtoReflect.Descriptor instead.
+func (*ConcatResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{80}
+}
+
+// ObjectToken is the block access token of the objects under inode_id
+// (BlockRef.inode_id of the blocks whose Block.object_inode it is).
+type ObjectToken struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	InodeId       uint64                 `protobuf:"varint,1,opt,name=inode_id,json=inodeId,proto3" json:"inode_id,omitempty"`
+	Token         []byte                 `protobuf:"bytes,2,opt,name=token,proto3" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ObjectToken) Reset() {
+	*x = ObjectToken{}
+	mi := &file_strata_v1_meta_proto_msgTypes[81]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ObjectToken) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ObjectToken) ProtoMessage() {}
+
+func (x *ObjectToken) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[81]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ObjectToken.ProtoReflect.Descriptor instead.
+func (*ObjectToken) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{81}
+}
+
+func (x *ObjectToken) GetInodeId() uint64 {
+	if x != nil {
+		return x.InodeId
+	}
+	return 0
+}
+
+func (x *ObjectToken) GetToken() []byte {
+	if x != nil {
+		return x.Token
+	}
+	return nil
+}
+
 var file_strata_v1_meta_proto_extTypes = []protoimpl.ExtensionInfo{
 	{
 		ExtendedType:  (*descriptorpb.MethodOptions)(nil),
@@ -5538,7 +5774,7 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x18\n" +
 	"\arefresh\x18\x03 \x01(\bR\arefresh\x12\x1f\n" +
 	"\vcache_admin\x18\x04 \x01(\bR\n" +
-	"cacheAdmin\"\xf5\x02\n" +
+	"cacheAdmin\"\xb2\x03\n" +
 	"\fOpenResponse\x12-\n" +
 	"\x06status\x18\x01 \x01(\v2\x15.strata.v1.FileStatusR\x06status\x12(\n" +
 	"\x06blocks\x18\x02 \x03(\v2\x10.strata.v1.BlockR\x06blocks\x12\x1f\n" +
@@ -5553,7 +5789,8 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"tailOffset\x12\x1f\n" +
 	"\vblock_token\x18\x1e \x01(\fR\n" +
 	"blockToken\x12.\n" +
-	"\x13block_token_expires\x18\x1f \x01(\x03R\x11blockTokenExpires\"\x83\x01\n" +
+	"\x13block_token_expires\x18\x1f \x01(\x03R\x11blockTokenExpires\x12;\n" +
+	"\robject_tokens\x18  \x03(\v2\x16.strata.v1.ObjectTokenR\fobjectTokens\"\x83\x01\n" +
 	"\vListRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x1f\n" +
@@ -5840,7 +6077,20 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x04user\x18\x01 \x01(\tR\x04user\x12\x16\n" +
 	"\x06groups\x18\x02 \x03(\tR\x06groups\x12\x1c\n" +
 	"\tsuperuser\x18\x03 \x01(\bR\tsuperuser\x120\n" +
-	"\x05token\x18\x04 \x01(\v2\x1a.strata.v1.TokenIdentifierR\x05token*Y\n" +
+	"\x05token\x18\x04 \x01(\v2\x1a.strata.v1.TokenIdentifierR\x05token\"\x99\x01\n" +
+	"\rConcatRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x16\n" +
+	"\x06target\x18\x02 \x01(\tR\x06target\x12\x12\n" +
+	"\x04srcs\x18\x03 \x03(\tR\x04srcs\x121\n" +
+	"\auploads\x18\x04 \x03(\v2\x17.strata.v1.ConcatUploadR\auploads\"g\n" +
+	"\fConcatUpload\x12\x19\n" +
+	"\binode_id\x18\x01 \x01(\x04R\ainodeId\x12\x14\n" +
+	"\x05mtime\x18\x02 \x01(\x03R\x05mtime\x12&\n" +
+	"\x05block\x18\x03 \x01(\v2\x10.strata.v1.BlockR\x05block\"\x10\n" +
+	"\x0eConcatResponse\">\n" +
+	"\vObjectToken\x12\x19\n" +
+	"\binode_id\x18\x01 \x01(\x04R\ainodeId\x12\x14\n" +
+	"\x05token\x18\x02 \x01(\fR\x05token*Y\n" +
 	"\n" +
 	"MethodKind\x12\x1b\n" +
 	"\x17METHOD_KIND_UNSPECIFIED\x10\x00\x12\x14\n" +
@@ -5858,7 +6108,7 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"!NAMESPACE_DELETE_MODE_UNSPECIFIED\x10\x00\x12\"\n" +
 	"\x1eNAMESPACE_DELETE_MODE_IF_EMPTY\x10\x01\x12\x1f\n" +
 	"\x1bNAMESPACE_DELETE_MODE_TRASH\x10\x02\x12\x1d\n" +
-	"\x19NAMESPACE_DELETE_MODE_NOW\x10\x032\xd8\x16\n" +
+	"\x19NAMESPACE_DELETE_MODE_NOW\x10\x032\x9d\x17\n" +
 	"\vMetaService\x12C\n" +
 	"\x06Mkdirs\x12\x18.strata.v1.MkdirsRequest\x1a\x19.strata.v1.MkdirsResponse\"\x04\xa0\xbb\x18\x02\x12C\n" +
 	"\x06Create\x12\x18.strata.v1.CreateRequest\x1a\x19.strata.v1.CreateResponse\"\x04\xa0\xbb\x18\x02\x12I\n" +
@@ -5877,7 +6127,8 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x05Flush\x12\x17.strata.v1.FlushRequest\x1a\x18.strata.v1.FlushResponse\"\x04\xa0\xbb\x18\x02\x12I\n" +
 	"\bReadTail\x12\x1a.strata.v1.ReadTailRequest\x1a\x1b.strata.v1.ReadTailResponse\"\x04\xa0\xbb\x18\x01\x12C\n" +
 	"\x06Append\x12\x18.strata.v1.AppendRequest\x1a\x19.strata.v1.AppendResponse\"\x04\xa0\xbb\x18\x02\x12I\n" +
-	"\bTruncate\x12\x1a.strata.v1.TruncateRequest\x1a\x1b.strata.v1.TruncateResponse\"\x04\xa0\xbb\x18\x02\x12U\n" +
+	"\bTruncate\x12\x1a.strata.v1.TruncateRequest\x1a\x1b.strata.v1.TruncateResponse\"\x04\xa0\xbb\x18\x02\x12C\n" +
+	"\x06Concat\x12\x18.strata.v1.ConcatRequest\x1a\x19.strata.v1.ConcatResponse\"\x04\xa0\xbb\x18\x02\x12U\n" +
 	"\fRecoverLease\x12\x1e.strata.v1.RecoverLeaseRequest\x1a\x1f.strata.v1.RecoverLeaseResponse\"\x04\xa0\xbb\x18\x02\x12:\n" +
 	"\x05Batch\x12\x17.strata.v1.BatchRequest\x1a\x18.strata.v1.BatchResponse\x12^\n" +
 	"\x0fCreateNamespace\x12!.strata.v1.CreateNamespaceRequest\x1a\".strata.v1.CreateNamespaceResponse\"\x04\xa0\xbb\x18\x02\x12[\n" +
@@ -5916,7 +6167,7 @@ func file_strata_v1_meta_proto_rawDescGZIP() []byte {
 }
 
 var file_strata_v1_meta_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 78)
+var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 82)
 var file_strata_v1_meta_proto_goTypes = []any{
 	(MethodKind)(0),                    // 0: strata.v1.MethodKind
 	(FileType)(0),                      // 1: strata.v1.FileType
@@ -6000,11 +6251,15 @@ var file_strata_v1_meta_proto_goTypes = []any{
 	(*RevokeTokenResponse)(nil),        // 79: strata.v1.RevokeTokenResponse
 	(*WhoAmIRequest)(nil),              // 80: strata.v1.WhoAmIRequest
 	(*WhoAmIResponse)(nil),             // 81: strata.v1.WhoAmIResponse
-	(*Block)(nil),                      // 82: strata.v1.Block
-	(*WorkerInfo)(nil),                 // 83: strata.v1.WorkerInfo
-	(*BlockRef)(nil),                   // 84: strata.v1.BlockRef
-	(*BlockKey)(nil),                   // 85: strata.v1.BlockKey
-	(*descriptorpb.MethodOptions)(nil), // 86: google.protobuf.MethodOptions
+	(*ConcatRequest)(nil),              // 82: strata.v1.ConcatRequest
+	(*ConcatUpload)(nil),               // 83: strata.v1.ConcatUpload
+	(*ConcatResponse)(nil),             // 84: strata.v1.ConcatResponse
+	(*ObjectToken)(nil),                // 85: strata.v1.ObjectToken
+	(*Block)(nil),                      // 86: strata.v1.Block
+	(*WorkerInfo)(nil),                 // 87: strata.v1.WorkerInfo
+	(*BlockRef)(nil),                   // 88: strata.v1.BlockRef
+	(*BlockKey)(nil),                   // 89: strata.v1.BlockKey
+	(*descriptorpb.MethodOptions)(nil), // 90: google.protobuf.MethodOptions
 }
 var file_strata_v1_meta_proto_depIdxs = []int32{
 	1,   // 0: strata.v1.FileStatus.type:type_name -> strata.v1.FileType
@@ -6012,157 +6267,163 @@ var file_strata_v1_meta_proto_depIdxs = []int32{
 	4,   // 2: strata.v1.CreateRequest.header:type_name -> strata.v1.Header
 	5,   // 3: strata.v1.CreateResponse.status:type_name -> strata.v1.FileStatus
 	4,   // 4: strata.v1.CompleteRequest.header:type_name -> strata.v1.Header
-	82,  // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
+	86,  // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
 	4,   // 6: strata.v1.GetFileStatusRequest.header:type_name -> strata.v1.Header
 	5,   // 7: strata.v1.GetFileStatusResponse.status:type_name -> strata.v1.FileStatus
 	4,   // 8: strata.v1.OpenRequest.header:type_name -> strata.v1.Header
 	5,   // 9: strata.v1.OpenResponse.status:type_name -> strata.v1.FileStatus
-	82,  // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
-	4,   // 11: strata.v1.ListRequest.header:type_name -> strata.v1.Header
-	5,   // 12: strata.v1.ListResponse.entries:type_name -> strata.v1.FileStatus
-	5,   // 13: strata.v1.ListResponse.status:type_name -> strata.v1.FileStatus
-	4,   // 14: strata.v1.RenameRequest.header:type_name -> strata.v1.Header
-	4,   // 15: strata.v1.DeleteRequest.header:type_name -> strata.v1.Header
-	4,   // 16: strata.v1.SetPermissionRequest.header:type_name -> strata.v1.Header
-	4,   // 17: strata.v1.SetOwnerRequest.header:type_name -> strata.v1.Header
-	4,   // 18: strata.v1.SetTimesRequest.header:type_name -> strata.v1.Header
-	4,   // 19: strata.v1.GetContentSummaryRequest.header:type_name -> strata.v1.Header
-	4,   // 20: strata.v1.GetProgressRequest.header:type_name -> strata.v1.Header
-	4,   // 21: strata.v1.ResyncRequest.header:type_name -> strata.v1.Header
-	4,   // 22: strata.v1.GetServerDefaultsRequest.header:type_name -> strata.v1.Header
-	4,   // 23: strata.v1.RenewLeaseRequest.header:type_name -> strata.v1.Header
-	4,   // 24: strata.v1.RecoverLeaseRequest.header:type_name -> strata.v1.Header
-	82,  // 25: strata.v1.RecoverLeaseRequest.tail_block:type_name -> strata.v1.Block
-	4,   // 26: strata.v1.FlushRequest.header:type_name -> strata.v1.Header
-	82,  // 27: strata.v1.FlushRequest.blocks:type_name -> strata.v1.Block
-	4,   // 28: strata.v1.ReadTailRequest.header:type_name -> strata.v1.Header
-	4,   // 29: strata.v1.AppendRequest.header:type_name -> strata.v1.Header
-	5,   // 30: strata.v1.AppendResponse.status:type_name -> strata.v1.FileStatus
-	4,   // 31: strata.v1.TruncateRequest.header:type_name -> strata.v1.Header
-	47,  // 32: strata.v1.BatchRequest.calls:type_name -> strata.v1.BatchCall
-	12,  // 33: strata.v1.BatchCall.get_file_status:type_name -> strata.v1.GetFileStatusRequest
-	14,  // 34: strata.v1.BatchCall.open:type_name -> strata.v1.OpenRequest
-	6,   // 35: strata.v1.BatchCall.mkdirs:type_name -> strata.v1.MkdirsRequest
-	8,   // 36: strata.v1.BatchCall.create:type_name -> strata.v1.CreateRequest
-	10,  // 37: strata.v1.BatchCall.complete:type_name -> strata.v1.CompleteRequest
-	18,  // 38: strata.v1.BatchCall.rename:type_name -> strata.v1.RenameRequest
-	20,  // 39: strata.v1.BatchCall.delete:type_name -> strata.v1.DeleteRequest
-	49,  // 40: strata.v1.BatchResponse.results:type_name -> strata.v1.BatchResult
-	13,  // 41: strata.v1.BatchResult.get_file_status:type_name -> strata.v1.GetFileStatusResponse
-	15,  // 42: strata.v1.BatchResult.open:type_name -> strata.v1.OpenResponse
-	7,   // 43: strata.v1.BatchResult.mkdirs:type_name -> strata.v1.MkdirsResponse
-	9,   // 44: strata.v1.BatchResult.create:type_name -> strata.v1.CreateResponse
-	11,  // 45: strata.v1.BatchResult.complete:type_name -> strata.v1.CompleteResponse
-	19,  // 46: strata.v1.BatchResult.rename:type_name -> strata.v1.RenameResponse
-	21,  // 47: strata.v1.BatchResult.delete:type_name -> strata.v1.DeleteResponse
-	2,   // 48: strata.v1.NamespaceInfo.mode:type_name -> strata.v1.NamespaceMode
-	4,   // 49: strata.v1.CreateNamespaceRequest.header:type_name -> strata.v1.Header
-	50,  // 50: strata.v1.CreateNamespaceRequest.namespace:type_name -> strata.v1.NamespaceInfo
-	4,   // 51: strata.v1.ListNamespacesRequest.header:type_name -> strata.v1.Header
-	50,  // 52: strata.v1.ListNamespacesResponse.namespaces:type_name -> strata.v1.NamespaceInfo
-	4,   // 53: strata.v1.DeleteNamespaceRequest.header:type_name -> strata.v1.Header
-	3,   // 54: strata.v1.DeleteNamespaceRequest.mode:type_name -> strata.v1.NamespaceDeleteMode
-	4,   // 55: strata.v1.RestoreNamespaceRequest.header:type_name -> strata.v1.Header
-	4,   // 56: strata.v1.GetServerStatusRequest.header:type_name -> strata.v1.Header
-	61,  // 57: strata.v1.GetServerStatusResponse.namespaces:type_name -> strata.v1.NamespaceUsage
-	50,  // 58: strata.v1.NamespaceUsage.namespace:type_name -> strata.v1.NamespaceInfo
-	64,  // 59: strata.v1.StatusResponse.members:type_name -> strata.v1.Member
-	4,   // 60: strata.v1.AddMemberRequest.header:type_name -> strata.v1.Header
-	64,  // 61: strata.v1.AddMemberRequest.member:type_name -> strata.v1.Member
-	4,   // 62: strata.v1.RemoveMemberRequest.header:type_name -> strata.v1.Header
-	4,   // 63: strata.v1.TransferLeaderRequest.header:type_name -> strata.v1.Header
-	64,  // 64: strata.v1.MembershipResponse.members:type_name -> strata.v1.Member
-	83,  // 65: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
-	84,  // 66: strata.v1.HeartbeatResponse.dropped:type_name -> strata.v1.BlockRef
-	85,  // 67: strata.v1.HeartbeatResponse.block_keys:type_name -> strata.v1.BlockKey
-	50,  // 68: strata.v1.HeartbeatResponse.namespaces:type_name -> strata.v1.NamespaceInfo
-	83,  // 69: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
-	4,   // 70: strata.v1.CreateTokenRequest.header:type_name -> strata.v1.Header
-	73,  // 71: strata.v1.CreateTokenResponse.identifier:type_name -> strata.v1.TokenIdentifier
-	4,   // 72: strata.v1.RenewTokenRequest.header:type_name -> strata.v1.Header
-	4,   // 73: strata.v1.RevokeTokenRequest.header:type_name -> strata.v1.Header
-	73,  // 74: strata.v1.WhoAmIResponse.token:type_name -> strata.v1.TokenIdentifier
-	86,  // 75: strata.v1.method_kind:extendee -> google.protobuf.MethodOptions
-	0,   // 76: strata.v1.method_kind:type_name -> strata.v1.MethodKind
-	6,   // 77: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
-	8,   // 78: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
-	10,  // 79: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
-	12,  // 80: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
-	14,  // 81: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
-	16,  // 82: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
-	18,  // 83: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
-	20,  // 84: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
-	22,  // 85: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
-	23,  // 86: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
-	24,  // 87: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
-	26,  // 88: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
-	34,  // 89: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
-	37,  // 90: strata.v1.MetaService.Flush:input_type -> strata.v1.FlushRequest
-	39,  // 91: strata.v1.MetaService.ReadTail:input_type -> strata.v1.ReadTailRequest
-	41,  // 92: strata.v1.MetaService.Append:input_type -> strata.v1.AppendRequest
-	43,  // 93: strata.v1.MetaService.Truncate:input_type -> strata.v1.TruncateRequest
-	36,  // 94: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
-	46,  // 95: strata.v1.MetaService.Batch:input_type -> strata.v1.BatchRequest
-	51,  // 96: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
-	53,  // 97: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
-	55,  // 98: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
-	57,  // 99: strata.v1.MetaService.RestoreNamespace:input_type -> strata.v1.RestoreNamespaceRequest
-	32,  // 100: strata.v1.MetaService.GetServerDefaults:input_type -> strata.v1.GetServerDefaultsRequest
-	62,  // 101: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
-	59,  // 102: strata.v1.MetaService.GetServerStatus:input_type -> strata.v1.GetServerStatusRequest
-	30,  // 103: strata.v1.MetaService.Resync:input_type -> strata.v1.ResyncRequest
-	28,  // 104: strata.v1.MetaService.GetProgress:input_type -> strata.v1.GetProgressRequest
-	65,  // 105: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
-	66,  // 106: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
-	67,  // 107: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
-	69,  // 108: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
-	71,  // 109: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
-	74,  // 110: strata.v1.MetaService.CreateToken:input_type -> strata.v1.CreateTokenRequest
-	76,  // 111: strata.v1.MetaService.RenewToken:input_type -> strata.v1.RenewTokenRequest
-	78,  // 112: strata.v1.MetaService.RevokeToken:input_type -> strata.v1.RevokeTokenRequest
-	80,  // 113: strata.v1.MetaService.WhoAmI:input_type -> strata.v1.WhoAmIRequest
-	7,   // 114: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
-	9,   // 115: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
-	11,  // 116: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
-	13,  // 117: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
-	15,  // 118: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
-	17,  // 119: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
-	19,  // 120: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
-	21,  // 121: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
-	25,  // 122: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
-	25,  // 123: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
-	25,  // 124: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
-	27,  // 125: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
-	35,  // 126: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
-	38,  // 127: strata.v1.MetaService.Flush:output_type -> strata.v1.FlushResponse
-	40,  // 128: strata.v1.MetaService.ReadTail:output_type -> strata.v1.ReadTailResponse
-	42,  // 129: strata.v1.MetaService.Append:output_type -> strata.v1.AppendResponse
-	44,  // 130: strata.v1.MetaService.Truncate:output_type -> strata.v1.TruncateResponse
-	45,  // 131: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
-	48,  // 132: strata.v1.MetaService.Batch:output_type -> strata.v1.BatchResponse
-	52,  // 133: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
-	54,  // 134: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
-	56,  // 135: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
-	58,  // 136: strata.v1.MetaService.RestoreNamespace:output_type -> strata.v1.RestoreNamespaceResponse
-	33,  // 137: strata.v1.MetaService.GetServerDefaults:output_type -> strata.v1.GetServerDefaultsResponse
-	63,  // 138: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
-	60,  // 139: strata.v1.MetaService.GetServerStatus:output_type -> strata.v1.GetServerStatusResponse
-	31,  // 140: strata.v1.MetaService.Resync:output_type -> strata.v1.ResyncResponse
-	29,  // 141: strata.v1.MetaService.GetProgress:output_type -> strata.v1.GetProgressResponse
-	68,  // 142: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
-	68,  // 143: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
-	68,  // 144: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
-	70,  // 145: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
-	72,  // 146: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
-	75,  // 147: strata.v1.MetaService.CreateToken:output_type -> strata.v1.CreateTokenResponse
-	77,  // 148: strata.v1.MetaService.RenewToken:output_type -> strata.v1.RenewTokenResponse
-	79,  // 149: strata.v1.MetaService.RevokeToken:output_type -> strata.v1.RevokeTokenResponse
-	81,  // 150: strata.v1.MetaService.WhoAmI:output_type -> strata.v1.WhoAmIResponse
-	114, // [114:151] is the sub-list for method output_type
-	77,  // [77:114] is the sub-list for method input_type
-	76,  // [76:77] is the sub-list for extension type_name
-	75,  // [75:76] is the sub-list for extension extendee
-	0,   // [0:75] is the sub-list for field type_name
+	86,  // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
+	85,  // 11: strata.v1.OpenResponse.object_tokens:type_name -> strata.v1.ObjectToken
+	4,   // 12: strata.v1.ListRequest.header:type_name -> strata.v1.Header
+	5,   // 13: strata.v1.ListResponse.entries:type_name -> strata.v1.FileStatus
+	5,   // 14: strata.v1.ListResponse.status:type_name -> strata.v1.FileStatus
+	4,   // 15: strata.v1.RenameRequest.header:type_name -> strata.v1.Header
+	4,   // 16: strata.v1.DeleteRequest.header:type_name -> strata.v1.Header
+	4,   // 17: strata.v1.SetPermissionRequest.header:type_name -> strata.v1.Header
+	4,   // 18: strata.v1.SetOwnerRequest.header:type_name -> strata.v1.Header
+	4,   // 19: strata.v1.SetTimesRequest.header:type_name -> strata.v1.Header
+	4,   // 20: strata.v1.GetContentSummaryRequest.header:type_name -> strata.v1.Header
+	4,   // 21: strata.v1.GetProgressRequest.header:type_name -> strata.v1.Header
+	4,   // 22: strata.v1.ResyncRequest.header:type_name -> strata.v1.Header
+	4,   // 23: strata.v1.GetServerDefaultsRequest.header:type_name -> strata.v1.Header
+	4,   // 24: strata.v1.RenewLeaseRequest.header:type_name -> strata.v1.Header
+	4,   // 25: strata.v1.RecoverLeaseRequest.header:type_name -> strata.v1.Header
+	86,  // 26: strata.v1.RecoverLeaseRequest.tail_block:type_name -> strata.v1.Block
+	4,   // 27: strata.v1.FlushRequest.header:type_name -> strata.v1.Header
+	86,  // 28: strata.v1.FlushRequest.blocks:type_name -> strata.v1.Block
+	4,   // 29: strata.v1.ReadTailRequest.header:type_name -> strata.v1.Header
+	4,   // 30: strata.v1.AppendRequest.header:type_name -> strata.v1.Header
+	5,   // 31: strata.v1.AppendResponse.status:type_name -> strata.v1.FileStatus
+	4,   // 32: strata.v1.TruncateRequest.header:type_name -> strata.v1.Header
+	47,  // 33: strata.v1.BatchRequest.calls:type_name -> strata.v1.BatchCall
+	12,  // 34: strata.v1.BatchCall.get_file_status:type_name -> strata.v1.GetFileStatusRequest
+	14,  // 35: strata.v1.BatchCall.open:type_name -> strata.v1.OpenRequest
+	6,   // 36: strata.v1.BatchCall.mkdirs:type_name -> strata.v1.MkdirsRequest
+	8,   // 37: strata.v1.BatchCall.create:type_name -> strata.v1.CreateRequest
+	10,  // 38: strata.v1.BatchCall.complete:type_name -> strata.v1.CompleteRequest
+	18,  // 39: strata.v1.BatchCall.rename:type_name -> strata.v1.RenameRequest
+	20,  // 40: strata.v1.BatchCall.delete:type_name -> strata.v1.DeleteRequest
+	49,  // 41: strata.v1.BatchResponse.results:type_name -> strata.v1.BatchResult
+	13,  // 42: strata.v1.BatchResult.get_file_status:type_name -> strata.v1.GetFileStatusResponse
+	15,  // 43: strata.v1.BatchResult.open:type_name -> strata.v1.OpenResponse
+	7,   // 44: strata.v1.BatchResult.mkdirs:type_name -> strata.v1.MkdirsResponse
+	9,   // 45: strata.v1.BatchResult.create:type_name -> strata.v1.CreateResponse
+	11,  // 46: strata.v1.BatchResult.complete:type_name -> strata.v1.CompleteResponse
+	19,  // 47: strata.v1.BatchResult.rename:type_name -> strata.v1.RenameResponse
+	21,  // 48: strata.v1.BatchResult.delete:type_name -> strata.v1.DeleteResponse
+	2,   // 49: strata.v1.NamespaceInfo.mode:type_name -> strata.v1.NamespaceMode
+	4,   // 50: strata.v1.CreateNamespaceRequest.header:type_name -> strata.v1.Header
+	50,  // 51: strata.v1.CreateNamespaceRequest.namespace:type_name -> strata.v1.NamespaceInfo
+	4,   // 52: strata.v1.ListNamespacesRequest.header:type_name -> strata.v1.Header
+	50,  // 53: strata.v1.ListNamespacesResponse.namespaces:type_name -> strata.v1.NamespaceInfo
+	4,   // 54: strata.v1.DeleteNamespaceRequest.header:type_name -> strata.v1.Header
+	3,   // 55: strata.v1.DeleteNamespaceRequest.mode:type_name -> strata.v1.NamespaceDeleteMode
+	4,   // 56: strata.v1.RestoreNamespaceRequest.header:type_name -> strata.v1.Header
+	4,   // 57: strata.v1.GetServerStatusRequest.header:type_name -> strata.v1.Header
+	61,  // 58: strata.v1.GetServerStatusResponse.namespaces:type_name -> strata.v1.NamespaceUsage
+	50,  // 59: strata.v1.NamespaceUsage.namespace:type_name -> strata.v1.NamespaceInfo
+	64,  // 60: strata.v1.StatusResponse.members:type_name -> strata.v1.Member
+	4,   // 61: strata.v1.AddMemberRequest.header:type_name -> strata.v1.Header
+	64,  // 62: strata.v1.AddMemberRequest.member:type_name -> strata.v1.Member
+	4,   // 63: strata.v1.RemoveMemberRequest.header:type_name -> strata.v1.Header
+	4,   // 64: strata.v1.TransferLeaderRequest.header:type_name -> strata.v1.Header
+	64,  // 65: strata.v1.MembershipResponse.members:type_name -> strata.v1.Member
+	87,  // 66: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
+	88,  // 67: strata.v1.HeartbeatResponse.dropped:type_name -> strata.v1.BlockRef
+	89,  // 68: strata.v1.HeartbeatResponse.block_keys:type_name -> strata.v1.BlockKey
+	50,  // 69: strata.v1.HeartbeatResponse.namespaces:type_name -> strata.v1.NamespaceInfo
+	87,  // 70: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
+	4,   // 71: strata.v1.CreateTokenRequest.header:type_name -> strata.v1.Header
+	73,  // 72: strata.v1.CreateTokenResponse.identifier:type_name -> strata.v1.TokenIdentifier
+	4,   // 73: strata.v1.RenewTokenRequest.header:type_name -> strata.v1.Header
+	4,   // 74: strata.v1.RevokeTokenRequest.header:type_name -> strata.v1.Header
+	73,  // 75: strata.v1.WhoAmIResponse.token:type_name -> strata.v1.TokenIdentifier
+	4,   // 76: strata.v1.ConcatRequest.header:type_name -> strata.v1.Header
+	83,  // 77: strata.v1.ConcatRequest.uploads:type_name -> strata.v1.ConcatUpload
+	86,  // 78: strata.v1.ConcatUpload.block:type_name -> strata.v1.Block
+	90,  // 79: strata.v1.method_kind:extendee -> google.protobuf.MethodOptions
+	0,   // 80: strata.v1.method_kind:type_name -> strata.v1.MethodKind
+	6,   // 81: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
+	8,   // 82: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
+	10,  // 83: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
+	12,  // 84: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
+	14,  // 85: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
+	16,  // 86: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
+	18,  // 87: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
+	20,  // 88: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
+	22,  // 89: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
+	23,  // 90: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
+	24,  // 91: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
+	26,  // 92: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
+	34,  // 93: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
+	37,  // 94: strata.v1.MetaService.Flush:input_type -> strata.v1.FlushRequest
+	39,  // 95: strata.v1.MetaService.ReadTail:input_type -> strata.v1.ReadTailRequest
+	41,  // 96: strata.v1.MetaService.Append:input_type -> strata.v1.AppendRequest
+	43,  // 97: strata.v1.MetaService.Truncate:input_type -> strata.v1.TruncateRequest
+	82,  // 98: strata.v1.MetaService.Concat:input_type -> strata.v1.ConcatRequest
+	36,  // 99: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
+	46,  // 100: strata.v1.MetaService.Batch:input_type -> strata.v1.BatchRequest
+	51,  // 101: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
+	53,  // 102: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
+	55,  // 103: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
+	57,  // 104: strata.v1.MetaService.RestoreNamespace:input_type -> strata.v1.RestoreNamespaceRequest
+	32,  // 105: strata.v1.MetaService.GetServerDefaults:input_type -> strata.v1.GetServerDefaultsRequest
+	62,  // 106: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
+	59,  // 107: strata.v1.MetaService.GetServerStatus:input_type -> strata.v1.GetServerStatusRequest
+	30,  // 108: strata.v1.MetaService.Resync:input_type -> strata.v1.ResyncRequest
+	28,  // 109: strata.v1.MetaService.GetProgress:input_type -> strata.v1.GetProgressRequest
+	65,  // 110: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
+	66,  // 111: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
+	67,  // 112: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
+	69,  // 113: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
+	71,  // 114: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
+	74,  // 115: strata.v1.MetaService.CreateToken:input_type -> strata.v1.CreateTokenRequest
+	76,  // 116: strata.v1.MetaService.RenewToken:input_type -> strata.v1.RenewTokenRequest
+	78,  // 117: strata.v1.MetaService.RevokeToken:input_type -> strata.v1.RevokeTokenRequest
+	80,  // 118: strata.v1.MetaService.WhoAmI:input_type -> strata.v1.WhoAmIRequest
+	7,   // 119: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
+	9,   // 120: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
+	11,  // 121: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
+	13,  // 122: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
+	15,  // 123: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
+	17,  // 124: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
+	19,  // 125: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
+	21,  // 126: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
+	25,  // 127: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
+	25,  // 128: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
+	25,  // 129: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
+	27,  // 130: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
+	35,  // 131: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
+	38,  // 132: strata.v1.MetaService.Flush:output_type -> strata.v1.FlushResponse
+	40,  // 133: strata.v1.MetaService.ReadTail:output_type -> strata.v1.ReadTailResponse
+	42,  // 134: strata.v1.MetaService.Append:output_type -> strata.v1.AppendResponse
+	44,  // 135: strata.v1.MetaService.Truncate:output_type -> strata.v1.TruncateResponse
+	84,  // 136: strata.v1.MetaService.Concat:output_type -> strata.v1.ConcatResponse
+	45,  // 137: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
+	48,  // 138: strata.v1.MetaService.Batch:output_type -> strata.v1.BatchResponse
+	52,  // 139: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
+	54,  // 140: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
+	56,  // 141: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
+	58,  // 142: strata.v1.MetaService.RestoreNamespace:output_type -> strata.v1.RestoreNamespaceResponse
+	33,  // 143: strata.v1.MetaService.GetServerDefaults:output_type -> strata.v1.GetServerDefaultsResponse
+	63,  // 144: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
+	60,  // 145: strata.v1.MetaService.GetServerStatus:output_type -> strata.v1.GetServerStatusResponse
+	31,  // 146: strata.v1.MetaService.Resync:output_type -> strata.v1.ResyncResponse
+	29,  // 147: strata.v1.MetaService.GetProgress:output_type -> strata.v1.GetProgressResponse
+	68,  // 148: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
+	68,  // 149: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
+	68,  // 150: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
+	70,  // 151: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
+	72,  // 152: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
+	75,  // 153: strata.v1.MetaService.CreateToken:output_type -> strata.v1.CreateTokenResponse
+	77,  // 154: strata.v1.MetaService.RenewToken:output_type -> strata.v1.RenewTokenResponse
+	79,  // 155: strata.v1.MetaService.RevokeToken:output_type -> strata.v1.RevokeTokenResponse
+	81,  // 156: strata.v1.MetaService.WhoAmI:output_type -> strata.v1.WhoAmIResponse
+	119, // [119:157] is the sub-list for method output_type
+	81,  // [81:119] is the sub-list for method input_type
+	80,  // [80:81] is the sub-list for extension type_name
+	79,  // [79:80] is the sub-list for extension extendee
+	0,   // [0:79] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_meta_proto_init() }
@@ -6195,7 +6456,7 @@ func file_strata_v1_meta_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_v1_meta_proto_rawDesc), len(file_strata_v1_meta_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   78,
+			NumMessages:   82,
 			NumExtensions: 1,
 			NumServices:   1,
 		},

@@ -27,10 +27,15 @@ const (
 
 // Block is one immutable object holding a range of a file.
 type Block struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	BlockId       uint64                 `protobuf:"varint,1,opt,name=block_id,json=blockId,proto3" json:"block_id,omitempty"`
-	Offset        uint64                 `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
-	Length        uint64                 `protobuf:"varint,3,opt,name=length,proto3" json:"length,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	BlockId uint64                 `protobuf:"varint,1,opt,name=block_id,json=blockId,proto3" json:"block_id,omitempty"`
+	Offset  uint64                 `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
+	Length  uint64                 `protobuf:"varint,3,opt,name=length,proto3" json:"length,omitempty"`
+	// The inode whose prefix the block's object is under
+	// (blocks/<object_inode>/<block_id>), when not the file's own: a block a
+	// concat moved from a source file. 0 is the file's own. Readers name it
+	// as BlockRef.inode_id, with its OpenResponse.object_tokens token.
+	ObjectInode   uint64 `protobuf:"varint,4,opt,name=object_inode,json=objectInode,proto3" json:"object_inode,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -82,6 +87,13 @@ func (x *Block) GetOffset() uint64 {
 func (x *Block) GetLength() uint64 {
 	if x != nil {
 		return x.Length
+	}
+	return 0
+}
+
+func (x *Block) GetObjectInode() uint64 {
+	if x != nil {
+		return x.ObjectInode
 	}
 	return 0
 }
@@ -1610,11 +1622,12 @@ var File_strata_v1_worker_proto protoreflect.FileDescriptor
 
 const file_strata_v1_worker_proto_rawDesc = "" +
 	"\n" +
-	"\x16strata/v1/worker.proto\x12\tstrata.v1\"R\n" +
+	"\x16strata/v1/worker.proto\x12\tstrata.v1\"u\n" +
 	"\x05Block\x12\x19\n" +
 	"\bblock_id\x18\x01 \x01(\x04R\ablockId\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x04R\x06offset\x12\x16\n" +
-	"\x06length\x18\x03 \x01(\x04R\x06length\"\x92\x02\n" +
+	"\x06length\x18\x03 \x01(\x04R\x06length\x12!\n" +
+	"\fobject_inode\x18\x04 \x01(\x04R\vobjectInode\"\x92\x02\n" +
 	"\bBlockRef\x12\x1b\n" +
 	"\tstore_uri\x18\x01 \x01(\tR\bstoreUri\x12\x19\n" +
 	"\binode_id\x18\x02 \x01(\x04R\ainodeId\x12\x19\n" +
