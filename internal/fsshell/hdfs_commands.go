@@ -15,6 +15,11 @@ the workers keep: a cached file is not read. An empty file's is HDFS's
 MD5-of-0MD5-of-0CRC32.
 
 -v  Display block size for the file.`},
+		&command{name: "concat", usage: "<target path> <src path> <src path> ...", run: runConcat, desc: `
+Concatenate existing source files into the target file. Target file and source
+files should be in the same directory. (Strata does not require it: any files
+of one namespace.) Their blocks become the target's without a byte being
+copied; the sources are removed.`},
 		&command{name: "df", usage: "[-h] [<path> ...]", run: runDf, desc: `
 Shows the capacity, free and used space of the filesystem. A namespace's
 bucket has no capacity to show: Size is the largest Java long, and Used the

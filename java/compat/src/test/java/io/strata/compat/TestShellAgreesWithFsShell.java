@@ -323,6 +323,31 @@ public class TestShellAgreesWithFsShell {
   }
 
   @Test
+  public void concat() throws Exception {
+    byte[] big = new byte[(1 << 20) + 333];
+    new Random(11).nextBytes(big);
+    for (String side : new String[] {"h", "s"}) {
+      write("/cat-" + side + "/t", "target\n".getBytes(StandardCharsets.UTF_8));
+      write("/cat-" + side + "/a", big);
+      write("/cat-" + side + "/b", "small\n".getBytes(StandardCharsets.UTF_8));
+    }
+    Run h = hadoop("-concat", "/cat-h/t", "/cat-h/a", "/cat-h/b");
+    Run s = strata("-concat", "/cat-s/t", "/cat-s/a", "/cat-s/b");
+    assertEquals(h + " " + s, 0, h.rc());
+    assertEquals(h.toString(), h, s);
+    assertEquals(hadoop("-find", "/cat-h").out().replace("/cat-h", "/cat"),
+        strata("-find", "/cat-s").out().replace("/cat-s", "/cat"));
+    assertEquals(hadoop("-checksum", "/cat-h/t").out().replace("/cat-h", "/cat"),
+        strata("-checksum", "/cat-s/t").out().replace("/cat-s", "/cat"));
+    assertEquals(hadoop("-cat", "/cat-h/t").out(), strata("-cat", "/cat-s/t").out());
+    assertEquals(7 + big.length + 6, fs.getFileStatus(new Path("/cat-s/t")).getLen());
+    same("-concat", "/cmp/missing", "/cmp/a.txt", "/cmp/b.txt");
+    same("-concat", "/cmp/a.txt", "/cmp/b.txt");
+    same("-concat", "/cmp/a.txt", "/cmp/b.txt", "/cmp/dir");
+    same("-concat");
+  }
+
+  @Test
   public void moveToLocal() throws Exception {
     Run r = same("-moveToLocal", "/cmp/a.txt", new File(TMP.getRoot(), "x").getPath());
     assertEquals(1, r.rc());

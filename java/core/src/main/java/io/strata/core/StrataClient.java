@@ -22,6 +22,8 @@ import io.strata.proto.v1.AppendResponse;
 import io.strata.proto.v1.BatchCall;
 import io.strata.proto.v1.BatchResult;
 import io.strata.proto.v1.Block;
+import io.strata.proto.v1.ConcatRequest;
+import io.strata.proto.v1.ObjectToken;
 import io.strata.proto.v1.CreateRequest;
 import io.strata.proto.v1.CreateResponse;
 import io.strata.proto.v1.DeleteRequest;
@@ -383,14 +385,14 @@ public final class StrataClient implements Closeable {
       if (b.getOffset() + b.getLength() > want) {
         break;
       }
-      whole.add(new BlockExtent(b.getBlockId(), b.getOffset(), b.getLength()));
+      whole.add(new BlockExtent(b.getBlockId(), b.getOffset(), b.getLength(), b.getObjectInode()));
     }
     int crc = 0;
     long done = 0;
     if (!whole.isEmpty()) {
       ReadTarget t = readTarget(p, info, r);
       int[] crcs = blockIO.blockCrcs(new ReadTarget(t.path(), t.storeUri(), t.inodeId(),
-          t.length(), whole, t.objectKey(), t.objectVersion(), t.token()));
+          t.length(), whole, t.objectKey(), t.objectVersion(), t.token(), t.objectTokens()));
       for (int i = 0; i < crcs.length; i++) {
         crc = FileChecksum.combine(crc, crcs[i], whole.get(i).length());
       }
@@ -445,7 +447,8 @@ public final class StrataClient implements Closeable {
   private ReadTarget readTarget(StrataPath p, FileInfo info, OpenResponse r) {
     List<BlockExtent> blocks = new ArrayList<>(r.getBlocksCount());
     for (Block b : r.getBlocksList()) {
-      blocks.add(new BlockExtent(b.getBlockId(), b.getOffset(), b.getLength()));
+      blocks.add(new BlockExtent(b.getBlockId(), b.getOffset(), b.getLength(),
+          b.getObjectInode()));
     }
     // The blocks end before the length of a file being written: its tail is not theirs to read.
     long inode = info.inodeId();
@@ -455,7 +458,53 @@ public final class StrataClient implements Closeable {
           : new BlockToken(again.getBlockToken(), again.getBlockTokenExpires(), null);
     });
     return new ReadTarget(p, r.getStoreUri(), inode, Math.min(info.length(),
-        blocksEnd(r)), blocks, r.getObjectKey(), r.getObjectVersion(), token);
+        blocksEnd(r)), blocks, r.getObjectKey(), r.getObjectVersion(), token,
+        objectTokens(p, inode, r));
+  }
+
+  /**
+   * The tokens of the inodes whose prefixes hold objects of file {@code p}'s blocks (blocks a
+   * concat moved), each renewed as the file's is: by opening the file again.
+   */
+  private java.util.Map<Long, BlockToken> objectTokens(StrataPath p, long inode,
+      OpenResponse r) {
+    java.util.Map<Long, BlockToken> out = new java.util.HashMap<>();
+    for (ObjectToken o : r.getObjectTokensList()) {
+      long ino = o.getInodeId();
+      out.put(ino, new BlockToken(o.getToken(), r.getBlockTokenExpires(), () -> {
+        OpenResponse again = openCall(p, false);
+        if (again.getStatus().getInodeId() != inode) {
+          return null;
+        }
+        for (ObjectToken t : again.getObjectTokensList()) {
+          if (t.getInodeId() == ino) {
+            return new BlockToken(t.getToken(), again.getBlockTokenExpires(), null);
+          }
+        }
+        return null;
+      }));
+    }
+    return out;
+  }
+
+  /**
+   * Appends the closed files {@code srcs}, in order, to the closed file {@code target} and
+   * removes them, as HDFS's concat: the service moves their blocks to the target, no byte is
+   * copied (docs/semantics.md, "Concat"). All are in one block-mode namespace.
+   */
+  public void concat(StrataPath target, List<StrataPath> srcs) throws IOException {
+    ConcatRequest.Builder req = ConcatRequest.newBuilder()
+        .setHeader(header(MetaServiceGrpc.getConcatMethod(), target.namespace()))
+        .setTarget(target.path());
+    for (StrataPath s : srcs) {
+      if (!s.namespace().equals(target.namespace())) {
+        throw ErrorTranslator.forReason(Reason.INVALID_ARGUMENT, Op.CONCAT, target.toString(),
+            "concat " + target + ": source " + s + " is in another namespace", null);
+      }
+      req.addSrcs(s.path());
+    }
+    ConcatRequest built = req.build();
+    call(Op.CONCAT, target, u -> u.call(MetaServiceGrpc.getConcatMethod(), built));
   }
 
   private List<WorkerInfo> listWorkers() throws IOException {

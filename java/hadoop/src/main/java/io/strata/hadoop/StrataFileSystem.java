@@ -688,6 +688,31 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
   }
 
   /**
+   * Appends {@code psrcs}, in order, to {@code trg} and removes them, as HDFS's concat: their
+   * blocks become the target's without a byte being copied (a small file's content is made a
+   * block first, by the service). NB: HDFS reports a refused concat (an empty source, the target
+   * among the sources) as an IOException from the NameNode; so does this, rather than the
+   * IllegalArgumentException an invalid argument is elsewhere.
+   */
+  @Override
+  public void concat(Path trg, Path[] psrcs) throws IOException {
+    StrataPath target = toStrata(trg);
+    List<StrataPath> srcs = new ArrayList<>(psrcs.length);
+    for (Path s : psrcs) {
+      srcs.add(toStrata(s));
+    }
+    statistics.incrementWriteOps(1);
+    try {
+      client.concat(target, srcs);
+    } catch (IOException e) {
+      if (e instanceof StrataError se && se.reason() == Reason.INVALID_ARGUMENT) {
+        throw e;
+      }
+      throw HadoopErrors.translate(e);
+    }
+  }
+
+  /**
    * The checksum of the whole file in HDFS's {@code COMPOSITE_CRC} form ({@code
    * COMPOSITE-CRC32C}: the CRC32C of the bytes, whatever the blocks), equal to HDFS's for the
    * same bytes when HDFS is asked for that form ({@code dfs.checksum.combine.mode=COMPOSITE_CRC}).

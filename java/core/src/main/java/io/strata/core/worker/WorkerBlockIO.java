@@ -114,7 +114,7 @@ public final class WorkerBlockIO implements BlockIO {
     List<WorkerInfo> live = workers.live(Op.OPEN, target.path().toString(), false);
     List<BlockLocation> out = new ArrayList<>(target.blocks().size());
     for (BlockExtent e : target.blocks()) {
-      WorkerInfo home = WorkerSet.rank(live, target.inodeId(), e.blockId()).get(0);
+      WorkerInfo home = WorkerSet.rank(live, e.owner(target.inodeId()), e.blockId()).get(0);
       out.add(new BlockLocation(e.offset(), e.length(), home.getId(), home.getAddress(),
           home.getHost()));
     }

@@ -141,9 +141,11 @@ final class WorkerBlockReader implements BlockReader {
    * with a fresh list of workers.
    */
   private void onWorkers(BlockExtent e, Op op, Attempt fn) throws IOException {
+    // A block a concat moved is its object's first file's: named, placed and read by that inode.
+    long inode = e.owner(target.inodeId());
     BlockRef.Builder rb = BlockRef.newBuilder().setStoreUri(target.storeUri())
-        .setInodeId(target.inodeId()).setBlockId(e.blockId()).setLength(e.length())
-        .setNamespace(target.path().namespace()).setBlockToken(target.token().get());
+        .setInodeId(inode).setBlockId(e.blockId()).setLength(e.length())
+        .setNamespace(target.path().namespace()).setBlockToken(target.tokenOf(e).get());
     if (!target.objectKey().isEmpty()) {
       rb.setObjectKey(target.objectKey()).setObjectOffset(e.offset())
           .setVersion(target.objectVersion());
@@ -153,7 +155,7 @@ final class WorkerBlockReader implements BlockReader {
     IOException last = null;
     for (int attempt = 0; attempt < 2; attempt++) {
       List<WorkerInfo> live = workers.live(op, path, attempt > 0);
-      for (WorkerInfo w : WorkerSet.rank(live, target.inodeId(), e.blockId())) {
+      for (WorkerInfo w : WorkerSet.rank(live, inode, e.blockId())) {
         try {
           fn.at(w, ref);
           return;
