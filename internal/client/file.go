@@ -58,6 +58,7 @@ type Writer struct {
 
 // Create creates path for writing and takes its lease.
 func (c *Client) Create(ctx context.Context, path string, o CreateOptions) (*Writer, error) {
+	ctx = traced(ctx)
 	ns, p, err := splitNewPath(path)
 	if err != nil {
 		return nil, err
@@ -78,6 +79,7 @@ func (c *Client) Create(ctx context.Context, path string, o CreateOptions) (*Wri
 // lease; what is written goes after what the file holds, visible on Close
 // (or Flush). A cache-mode file cannot be appended to.
 func (c *Client) Append(ctx context.Context, path string) (*Writer, error) {
+	ctx = traced(ctx)
 	ns, p, err := splitPath(path)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package metaserver
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	raftpb "go.etcd.io/raft/v3/raftpb"
 
@@ -42,6 +43,7 @@ func (r *replica) Apply(entries []*raftpb.Entry) error {
 		return err
 	}
 	r.applied.Store(entries[len(entries)-1].GetIndex())
+	r.obs.Applied(len(entries))
 	if out.MembersChanged {
 		if err := r.loadMembers(); err != nil {
 			return err
@@ -108,9 +110,32 @@ func (r *replica) Sync() error { return r.store.Sync() }
 // Checkpoint implements raftnode.StateMachine.
 func (r *replica) Checkpoint(dir string) error { return r.store.Checkpoint(dir) }
 
+// checkpoint is the transport's: a checkpoint for a snapshot to send,
+// whose size the snapshot's report (snapshotSent) gives.
+func (r *replica) checkpoint(dir string) error {
+	err := r.store.Checkpoint(dir)
+	if err == nil {
+		r.snapshotBytes.Store(dirBytes(dir))
+	}
+	return err
+}
+
+// snapshotSent tells the observer how a snapshot sent to a member went.
+func (r *replica) snapshotSent(_ uint64, took time.Duration, err error) {
+	r.obs.Snapshot(SnapshotSent, r.snapshotBytes.Load(), took, err)
+}
+
 // Restore implements raftnode.StateMachine: the state becomes the received
 // checkpoint, with its applied index and membership.
 func (r *replica) Restore(dir string) error {
+	start, size := time.Now(), dirBytes(dir)
+	err := r.restore(dir)
+	r.snapshotBytes.Store(size)
+	r.obs.Snapshot(SnapshotRestored, size, time.Since(start), err)
+	return err
+}
+
+func (r *replica) restore(dir string) error {
 	if err := r.store.Replace(dir); err != nil {
 		return err
 	}

@@ -163,6 +163,8 @@ func (r *replica) proposeEntry(q []*proposal) {
 		cancel()
 		if err != nil {
 			q = r.unwait(cmd.Id)
+		} else {
+			r.obs.Proposed(len(q))
 		}
 	}
 	if err != nil {

@@ -44,6 +44,10 @@ type replica struct {
 	nextProposal atomic.Uint64
 	props        proposals
 
+	obs           Observer     // cfg.Observe
+	leaders       leaderLog    // the latest leader changes
+	snapshotBytes atomic.Int64 // the size of the last snapshot made or restored
+
 	// pending holds what the volatile entries applied since the log's last
 	// sync wrote, over the store (apply.go); nil: nothing. Reads see it
 	// (view); pendingMu keeps them out while the applier writes it.
@@ -68,7 +72,7 @@ func newReplica(cfg Config) (*replica, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metaserver: open state: %w", err)
 	}
-	r := &replica{cfg: cfg, machine: statemachine.New(cfg.Namespace), store: store}
+	r := &replica{cfg: cfg, machine: statemachine.New(cfg.Namespace), store: store, obs: cfg.Observe}
 	r.props.waiting = map[uint64][]*proposal{}
 	// Proposal ids only route answers back to waiters; a restart must not
 	// reuse the ids of entries an earlier run left in the log.
@@ -96,8 +100,9 @@ func (r *replica) start(ev events) error {
 	}
 	var err error
 	r.transport, err = raftnode.NewTransport(raftnode.TransportConfig{ClusterID: cfg.ClusterID, ID: cfg.MemberID,
-		Address: cfg.Address, Members: r.members.Addresses, Checkpoint: r.store.Checkpoint,
-		SnapshotDir: filepath.Join(cfg.DataDir, "snapshots"), Dial: tlsconf.Dial(cfg.PeerTLS), Log: cfg.Log})
+		Address: cfg.Address, Members: r.members.Addresses, Checkpoint: r.checkpoint,
+		SnapshotDir: filepath.Join(cfg.DataDir, "snapshots"), Dial: tlsconf.Dial(cfg.PeerTLS), Log: cfg.Log,
+		SnapshotSent: r.snapshotSent})
 	if err != nil {
 		return err
 	}
@@ -169,7 +174,9 @@ func (r *replica) bootstrapMembers() error {
 }
 
 // leaderChanged runs on the Raft loop when the known leader changes.
-func (r *replica) leaderChanged(_ uint64, isLeader bool) {
+func (r *replica) leaderChanged(lead, term uint64, isLeader bool) {
+	r.leaders.add(LeaderChange{At: r.cfg.Clock(), Leader: lead, Term: term})
+	r.obs.LeaderChanged(lead, isLeader)
 	r.store.SetWriteThrough(isLeader) // a follower serves no reads
 	if !isLeader {
 		// Proposals in flight may or may not commit under the next leader;

@@ -39,7 +39,10 @@ type logStore struct {
 	// disk (owned by the node loop); the first ones may precede the
 	// compaction point.
 	first, last uint64
-	syncs       atomic.Int64 // the writes synced so far (tests read it)
+	// hs is the hard state last saved (owned by the node loop). NB: not
+	// mem's InitialState, which raft's goroutine updates unlocked.
+	hs    *pb.HardState
+	syncs atomic.Int64 // the writes synced so far (tests read it)
 }
 
 func openLogStore(dir string) (*logStore, bool, error) {
@@ -73,6 +76,7 @@ func (ls *logStore) load() (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	ls.hs = hs
 	if foundHS {
 		if err := ls.mem.SetHardState(hs); err != nil {
 			return false, err
@@ -196,6 +200,7 @@ func (ls *logStore) save(hs *pb.HardState, entries []*pb.Entry, sync bool) error
 		if err := ls.mem.SetHardState(hs); err != nil {
 			return err
 		}
+		ls.hs = hs
 	}
 	if len(entries) > 0 {
 		if ls.first == 0 {

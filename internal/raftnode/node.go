@@ -76,8 +76,8 @@ type Config struct {
 	// than this one member.
 	Transport Sender
 	// OnLeader, if set, is called from the node's loop (it must not block)
-	// when the leader this member knows of changes.
-	OnLeader func(lead uint64, isLeader bool)
+	// when the leader this member knows of changes, with the term it knows.
+	OnLeader func(lead, term uint64, isLeader bool)
 	// Volatile, if set, tells the entries that may be acknowledged once
 	// written to the log, before it is synced (an hflush's): they survive
 	// the kill of any process, not a power loss of the machines holding
@@ -393,11 +393,12 @@ const applyQueue = 16
 // is applied by the loop itself once the applier is idle, before the log
 // is written: raft's configuration is not to change meanwhile.
 func (n *Node) handle(rd raft.Ready) error {
-	if rd.SoftState != nil {
-		n.setSoftState(rd.SoftState)
-	}
+	// The term first: a new leader's is in the same Ready.
 	if rd.HardState != nil && rd.HardState.GetTerm() != 0 {
 		n.term.Store(rd.HardState.GetTerm())
+	}
+	if rd.SoftState != nil {
+		n.setSoftState(rd.SoftState)
 	}
 	if !raft.IsEmptySnap(rd.Snapshot) {
 		if err := n.drain(); err != nil {
@@ -455,10 +456,8 @@ func (n *Node) mustSync(rd raft.Ready) bool {
 	if !rd.MustSync {
 		return false
 	}
-	if rd.HardState != nil {
-		if prev, _, _ := n.log.mem.InitialState(); prev.GetTerm() != rd.HardState.GetTerm() || prev.GetVote() != rd.HardState.GetVote() {
-			return true
-		}
+	if hs, prev := rd.HardState, n.log.hs; !raft.IsEmptyHardState(hs) && (prev.GetTerm() != hs.GetTerm() || prev.GetVote() != hs.GetVote()) {
+		return true
 	}
 	return n.cfg.Volatile == nil || slices.ContainsFunc(rd.Entries, func(e *pb.Entry) bool {
 		return e.GetType() != pb.EntryType_EntryNormal || !n.cfg.Volatile(e.GetData())
@@ -572,7 +571,7 @@ func (n *Node) setSoftState(ss *raft.SoftState) {
 		n.reads.failAll(ErrNotLeader)
 	}
 	if (was != ss.Lead || wasLeader != isLeader) && n.cfg.OnLeader != nil {
-		n.cfg.OnLeader(ss.Lead, isLeader)
+		n.cfg.OnLeader(ss.Lead, n.term.Load(), isLeader)
 	}
 }
 

@@ -59,7 +59,7 @@ func startLone(t *testing.T, sm StateMachine) *Node {
 	leads := make(chan struct{})
 	var once sync.Once
 	n, err := Start(Config{ID: 1, ClusterID: "test", Peers: []uint64{1}, Dir: t.TempDir(), Tick: 10 * time.Millisecond,
-		OnLeader: func(_ uint64, isLeader bool) {
+		OnLeader: func(_, _ uint64, isLeader bool) {
 			if isLeader {
 				once.Do(func() { close(leads) })
 			}

@@ -47,7 +47,7 @@ func startVolatile(t *testing.T, sm StateMachine, tick time.Duration, compactEve
 	t.Helper()
 	leads := make(chan struct{}, 1)
 	n, err := Start(Config{ID: 1, ClusterID: "test", Peers: []uint64{1}, Dir: t.TempDir(), Tick: tick,
-		CompactEvery: compactEvery, Volatile: volatileData, OnLeader: func(_ uint64, isLeader bool) {
+		CompactEvery: compactEvery, Volatile: volatileData, OnLeader: func(_, _ uint64, isLeader bool) {
 			if isLeader {
 				select {
 				case leads <- struct{}{}:
