@@ -387,4 +387,3 @@ func (c *putCmd) preserveLocal(src *localPath, target *pathData) error {
 	return c.preserveAttrs(target, &client.FileStatus{ModTime: mtime, AccTime: atime,
 		Owner: owner, Group: group, Perm: localMode(src.fi)})
 }
-
