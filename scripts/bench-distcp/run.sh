@@ -33,7 +33,13 @@ mkdir -p "$WORK"
 start_strata 20GiB default --store "file://$WORK/bucket"
 machine_info
 log "machine: $MACHINE; load average $(cut -d' ' -f1-3 /proc/loadavg)"
-java -Xmx4g -cp "$ROOT/java/compat/target/classes:$(cat java/compat/target/compat.classpath)" \
+# HDFS's and DistCp's INFO lines (several per file and block) would bury the tables, and HDFS's
+# audit log would cost it time a real NameNode spends on a file: warnings only, no audit log.
+printf '%s\n' 'log4j.rootLogger=WARN, stderr' 'log4j.appender.stderr=org.apache.log4j.ConsoleAppender' \
+  'log4j.appender.stderr.Target=System.err' 'log4j.appender.stderr.layout=org.apache.log4j.PatternLayout' \
+  'log4j.appender.stderr.layout.ConversionPattern=%d{ISO8601} %p %c{2}: %m%n' \
+  'log4j.logger.FSNamesystem.audit=OFF' >"$WORK/log4j.properties"
+java -Xmx4g "-Dlog4j.configuration=file:$WORK/log4j.properties" -cp "$ROOT/java/compat/target/classes:$(cat java/compat/target/compat.classpath)" \
   io.strata.compat.DistCpBench --meta "$meta" --base-dir "$WORK" --files "$FILES" --maps "$MAPS" \
   --rounds "$ROUNDS" --big "$BIG" </dev/null &
 bench_pid=$!

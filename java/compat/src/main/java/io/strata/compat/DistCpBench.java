@@ -24,9 +24,9 @@ import org.apache.hadoop.fs.Path;
  * KiB, as a warehouse's small files, one in a hundred a MiB or more) in directories of 100 into
  * HDFS, then, in each of {@code --rounds} rounds: DistCp {@code -update -pugpt} HDFS to HDFS,
  * HDFS to Strata and Strata back to HDFS (each into a fresh directory), then each again (the
- * second {@code -update}, which compares every file's checksum and copies nothing). Then it
- * writes the same {@code --big} bytes into both and times getFileChecksum (COMPOSITE_CRC)
- * {@code --sums} times on each, alternating. Prints one table per part, with ratios to HDFS.
+ * second {@code -update}, which compares every file's checksum and copies nothing). Before the
+ * copies it writes the same {@code --big} bytes into both and times getFileChecksum
+ * (COMPOSITE_CRC) {@code --sums} times on each, alternating. Prints one table per part, with ratios to HDFS.
  *
  * <pre>
  * java -cp ... io.strata.compat.DistCpBench --meta HOST:PORT --base-dir DIR [--files 10000]
@@ -65,10 +65,11 @@ public final class DistCpBench {
       Configuration conf = sides.conf();
       conf.setInt("mapreduce.local.map.tasks.maximum", maps);
       try (FileSystem hdfs = sides.hdfs(conf); FileSystem strata = sides.strata(conf)) {
+        // The checksums first: the shorter part, whose table is printed even if the copies fail.
+        checksums(hdfs, strata, big, sums);
         long bytes = writeTree(hdfs, new Path("/bench/src"), files);
         System.err.printf("distcp-bench: %d files, %d bytes in HDFS%n", files, bytes);
         copies(sides, conf, files, bytes, maps, rounds);
-        checksums(hdfs, strata, big, sums);
       }
     }
   }
