@@ -18,7 +18,13 @@ const copyingSuffix = "._COPYING_"
 
 // runCat is -cat: each file's content to standard output, streamed.
 func runCat(sh *shell, args []string) error {
-	cf := newFormat(1, unbounded, "ignoreCrc")
+	return sh.eachMatch(newFormat(1, unbounded, "ignoreCrc"), args, sh.cat)
+}
+
+// eachMatch is the loop of the commands that take patterns (-cat, -text,
+// -checksum): the options parsed by cf (which fn may read), then each
+// pattern's matches given to fn, a failure reported and the rest done.
+func (sh *shell) eachMatch(cf *cmdFormat, args []string, fn func(*pathData) error) error {
 	args, err := cf.parse(args)
 	if err != nil {
 		return err
@@ -27,7 +33,7 @@ func runCat(sh *shell, args []string) error {
 		return err
 	}
 	for _, item := range sh.expandAll(args) {
-		if err := sh.cat(item); err != nil {
+		if err := fn(item); err != nil {
 			sh.fail(err)
 		}
 	}
@@ -35,19 +41,29 @@ func runCat(sh *shell, args []string) error {
 }
 
 func (sh *shell) cat(item *pathData) error {
-	switch {
-	case !item.exists():
-		return errNotFound(item.text)
-	case item.isDir():
-		return errPath(item.text, msgIsDir)
-	}
-	r, err := sh.fs.Open(sh.ctx, item.uri())
+	r, err := sh.openFile(item)
 	if err != nil {
-		return sh.explain(item.text, item.abs, err)
+		return err
 	}
 	defer r.Close()
 	_, err = sh.transfer(sh.out, r, -1, "")
 	return sh.explain(item.text, item.abs, err)
+}
+
+// openFile opens item to read it, refusing as Hadoop does what is missing
+// or a directory.
+func (sh *shell) openFile(item *pathData) (*client.Reader, error) {
+	switch {
+	case !item.exists():
+		return nil, errNotFound(item.text)
+	case item.isDir():
+		return nil, errPath(item.text, msgIsDir)
+	}
+	r, err := sh.fs.Open(sh.ctx, item.uri())
+	if err != nil {
+		return nil, sh.explain(item.text, item.abs, err)
+	}
+	return r, nil
 }
 
 // runAppendToFile is -appendToFile: the local sources (- for stdin), in

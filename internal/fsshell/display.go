@@ -21,19 +21,9 @@ import (
 // (client.FileChecksum), from the CRCs the workers keep.
 func runChecksum(sh *shell, args []string) error {
 	cf := newFormat(1, unbounded, "v")
-	args, err := cf.parse(args)
-	if err != nil {
-		return err
-	}
-	if err := sh.connect(); err != nil {
-		return err
-	}
-	for _, item := range sh.expandAll(args) {
-		if err := sh.checksum(item, cf.opt("v")); err != nil {
-			sh.fail(err)
-		}
-	}
-	return nil
+	return sh.eachMatch(cf, args, func(item *pathData) error {
+		return sh.checksum(item, cf.opt("v"))
+	})
 }
 
 func (sh *shell) checksum(item *pathData, blockSize bool) error {
@@ -74,15 +64,9 @@ func runHead(sh *shell, args []string) error {
 	if item.st, err = sh.stat(item); err != nil {
 		return err
 	}
-	switch {
-	case !item.exists():
-		return errNotFound(item.text)
-	case item.isDir():
-		return errPath(item.text, msgIsDir)
-	}
-	r, err := sh.fs.Open(sh.ctx, item.uri())
+	r, err := sh.openFile(item)
 	if err != nil {
-		return sh.explain(item.text, item.abs, err)
+		return err
 	}
 	defer r.Close()
 	_, err = sh.transfer(sh.out, io.LimitReader(r, headBytes), -1, "")
@@ -94,32 +78,13 @@ func runHead(sh *shell, args []string) error {
 // (by its magic) shown record by record as "key<TAB>value", and a file
 // whose name ends as a codec's (.gz, .deflate, .bz2) decompressed by it.
 func runText(sh *shell, args []string) error {
-	cf := newFormat(1, unbounded, "ignoreCrc")
-	args, err := cf.parse(args)
-	if err != nil {
-		return err
-	}
-	if err := sh.connect(); err != nil {
-		return err
-	}
-	for _, item := range sh.expandAll(args) {
-		if err := sh.text(item); err != nil {
-			sh.fail(err)
-		}
-	}
-	return nil
+	return sh.eachMatch(newFormat(1, unbounded, "ignoreCrc"), args, sh.text)
 }
 
 func (sh *shell) text(item *pathData) error {
-	switch {
-	case !item.exists():
-		return errNotFound(item.text)
-	case item.isDir():
-		return errPath(item.text, msgIsDir)
-	}
-	f, err := sh.fs.Open(sh.ctx, item.uri())
+	f, err := sh.openFile(item)
 	if err != nil {
-		return sh.explain(item.text, item.abs, err)
+		return err
 	}
 	defer f.Close()
 	br := bufio.NewReaderSize(f, 64<<10)

@@ -10,8 +10,10 @@
 # Parameters (environment):
 #   BENCH_QUICK=1       small sizes for development (1,000 files, a 64 MiB file)
 #   BENCH_FILES         files copied (10000); BENCH_MAPS: maps at a time (4)
-#   BENCH_ROUNDS        rounds of the copies (1); BENCH_BIG: the checksummed file's size (1g)
-#   BENCH_WORK          scratch directory, on local disk (/tmp/strata-bench-distcp)
+#   BENCH_ROUNDS        rounds of the copies (1); BENCH_BIG: the checksummed file's size (1g; 0: none)
+#   BENCH_WORK          scratch directory (/tmp/strata-bench-distcp): HDFS, the bucket and the cache,
+#                       about 3.5 GiB for the 1 GiB file (deleted before the copies) and 2 GiB for
+#                       10,000 files (/dev/shm keeps the disk out of the comparison)
 #   BENCH_SKIP_BUILD=1  use bin/strata and java/*/target as they are
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
