@@ -51,6 +51,8 @@ public class TestDistCpBothWays {
     if (sides != null) {
       sides.close();
     }
+    // DistCp's clients, cached by scheme, authority and user: not for the next class's servers.
+    FileSystem.closeAll();
   }
 
   private static String h(String p) {

@@ -18,6 +18,18 @@ import org.junit.ClassRule;
 public class TestStrataContractDistCp extends AbstractContractDistCpTest {
   @ClassRule public static final DevClusterRule SERVER = new DevClusterRule();
 
+  /**
+   * DistCp opens its file systems through Hadoop's FileSystem cache, whose key (scheme,
+   * authority, user) does not hold the service's address: a strata:// client another test class
+   * of this JVM cached would reach that class's server, gone. So no cache for strata://.
+   */
+  @Override
+  protected Configuration createConfiguration() {
+    Configuration conf = super.createConfiguration();
+    conf.setBoolean("fs.strata.impl.disable.cache", true);
+    return conf;
+  }
+
   @Override
   protected AbstractFSContract createContract(Configuration conf) {
     try {
