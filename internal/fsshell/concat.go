@@ -24,13 +24,14 @@ func runConcat(sh *shell, args []string) error {
 		return fmt.Errorf("The number of source paths is less than 2. %s", concatUsage)
 	}
 	target, srcs := items[0], items[1:]
+	// Hadoop names the paths qualified (PathData.path).
 	if !target.exists() || target.isDir() {
-		return fmt.Errorf("Target path %s does not exist or is not file.", target.text)
+		return fmt.Errorf("Target path %s does not exist or is not file.", sh.qualified(target.ns, target.abs))
 	}
 	uris := make([]string, len(srcs))
 	for i, s := range srcs {
 		if !s.exists() || s.isDir() {
-			return fmt.Errorf("%s does not exist or is not file.", s.text)
+			return fmt.Errorf("%s does not exist or is not file.", sh.qualified(s.ns, s.abs))
 		}
 		uris[i] = s.uri()
 	}
