@@ -33,8 +33,8 @@ public class TestDistCpBothWays {
   @BeforeClass
   public static void start() throws Exception {
     sides = Sides.start(TMP.newFolder("hdfs"), 1 << 20, STRATA.address(), STRATA.token());
-    hdfs = sides.hdfs(sides.conf());
-    strata = sides.strata(sides.conf());
+    hdfs = sides.hdfs(conf());
+    strata = sides.strata(conf());
     Trees.make(hdfs, new Path("/src"));
     files = (int) Trees.walk(hdfs, new Path("/src")).values().stream()
         .filter(st -> st.isFile()).count();
@@ -55,13 +55,24 @@ public class TestDistCpBothWays {
     FileSystem.closeAll();
   }
 
+  /**
+   * Both sides' configuration, with HDFS's client asking the NameNode again after 20 ms rather
+   * than 400 whether a file it closed is complete: each file's close waits for that answer, and
+   * at HDFS's default the copies' thousand closes would take minutes of sleep.
+   */
+  private static Configuration conf() {
+    Configuration c = sides.conf();
+    c.setInt("dfs.client.block.write.locateFollowingBlock.initial.delay.ms", 20);
+    return c;
+  }
+
   private static String h(String p) {
     return sides.hdfsUri().resolve(p).toString();
   }
 
   @Test
   public void intoStrataAndBack() throws Exception {
-    Configuration conf = sides.conf();
+    Configuration conf = conf();
     Copies.Result in = Copies.distcp(conf, "-update", "-pugpt", h("/src"), "strata://default/dst");
     assertEquals("files copied into Strata: " + in, files, in.copied());
     Trees.assertSame(hdfs, new Path("/src"), strata, new Path("/dst"));
@@ -87,7 +98,7 @@ public class TestDistCpBothWays {
    */
   @Test
   public void aChangeOfTheSameLengthIsCopied() throws Exception {
-    Configuration conf = sides.conf();
+    Configuration conf = conf();
     Copies.distcp(conf, "-update", "-pugpt", h("/src"), "strata://default/changed");
     Path p = new Path("/changed/a/past-inline-4097");
     byte[] other = new byte[4097];
@@ -109,7 +120,7 @@ public class TestDistCpBothWays {
    */
   @Test
   public void hdfsDefaultFormFailsTheCheckClearly() throws Exception {
-    Configuration md5 = sides.conf();
+    Configuration md5 = conf();
     md5.set(Sides.COMBINE_MODE, "MD5MD5CRC");
     // Not the HDFS clients of the other tests, which FileSystem.get caches by URI and user.
     md5.setBoolean("fs.hdfs.impl.disable.cache", true);
