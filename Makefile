@@ -12,7 +12,7 @@ RUN_DATA    ?= ./strata-data
 RUN_LISTEN  ?= 127.0.0.1:7700
 
 .DEFAULT_GOAL := help
-.PHONY: help build run deps test test-go test-java test-spark test-python python-wheel java minio pjdfstest promtool lint proto-release generate bench bench-hdfs bench-cache-meta bench-tpcds bench-hbase fuzz clean
+.PHONY: help build run deps test test-go test-java test-spark test-python python-wheel java minio pjdfstest promtool lint proto-release generate bench bench-hdfs bench-cache-meta bench-tpcds bench-hbase bench-distcp fuzz clean
 
 help: ## list the targets
 	@echo "Strata: make TARGET"
@@ -98,6 +98,9 @@ bench-cache-meta: ## cache mode's metadata against S3A on the same MinIO bucket,
 
 bench-tpcds: minio ## TPC-DS on Spark: s3a:// direct, strata:// cold and warm, behind one bandwidth limit; updates docs/benchmarks.md (about 1 hour)
 	STRATA_MINIO=$${STRATA_MINIO:-$(CACHE_BIN)/minio} scripts/bench-tpcds/run.sh
+
+bench-distcp: ## DistCp of 10,000 files HDFS -> Strata -> HDFS against HDFS -> HDFS, and getFileChecksum of 1 GiB on both (BENCH_QUICK=1: small)
+	scripts/bench-distcp/run.sh $(ARGS)
 
 bench-hbase: ## YCSB on HBase with its root directory and log on Strata, then on HDFS; updates docs/benchmarks.md (BENCH_QUICK=1: small)
 	scripts/bench-hbase/run.sh $(ARGS)

@@ -1,6 +1,8 @@
 package client
 
 import (
+	pb "github.com/stratafs/strata/proto/strata/v1"
+
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,17 +26,39 @@ type blockToken struct {
 type tokenValue struct {
 	b       []byte
 	expires int64 // ms since the epoch
+	// objects are the tokens of the other inodes whose prefixes hold
+	// objects of the file's blocks (blocks a concat moved), by inode.
+	objects map[uint64][]byte
 }
 
-func (t *blockToken) set(b []byte, expires int64) {
-	if len(b) > 0 {
-		t.v.Store(&tokenValue{b: b, expires: expires})
+func (t *blockToken) set(b []byte, expires int64) { t.setWith(b, expires, nil) }
+
+// setWith sets the file's token and its objects' (OpenResponse's).
+func (t *blockToken) setWith(b []byte, expires int64, objects []*pb.ObjectToken) {
+	if len(b) == 0 {
+		return
 	}
+	v := &tokenValue{b: b, expires: expires}
+	if len(objects) > 0 {
+		v.objects = make(map[uint64][]byte, len(objects))
+		for _, o := range objects {
+			v.objects[o.GetInodeId()] = o.GetToken()
+		}
+	}
+	t.v.Store(v)
 }
 
 func (t *blockToken) get() []byte {
 	if v := t.v.Load(); v != nil {
 		return v.b
+	}
+	return nil
+}
+
+// object is the token of the objects under inode ino.
+func (t *blockToken) object(ino uint64) []byte {
+	if v := t.v.Load(); v != nil {
+		return v.objects[ino]
 	}
 	return nil
 }

@@ -76,7 +76,7 @@ func (c *Client) open(ctx context.Context, req *pb.OpenRequest, name string) (*R
 		version: r.ObjectVersion}
 	rd.ns = req.GetHeader().GetNamespace()
 	rd.token = &blockToken{}
-	rd.token.set(r.BlockToken, r.BlockTokenExpires)
+	rd.token.setWith(r.BlockToken, r.BlockTokenExpires, r.ObjectTokens)
 	rd.tailStart = rd.size
 	if !r.Inline && r.ObjectKey == "" {
 		rd.tailStart = 0
@@ -140,6 +140,9 @@ func (r *Reader) blockRef(b *pb.Block) *pb.BlockRef {
 	}
 	ref := &pb.BlockRef{StoreUri: r.storeURI, InodeId: r.Status.InodeID, BlockId: b.BlockId, Length: b.Length,
 		Namespace: r.ns, BlockToken: r.token.get()}
+	if b.ObjectInode != 0 { // a block a concat moved: its object is under its first file's inode
+		ref.InodeId, ref.BlockToken = b.ObjectInode, r.token.object(b.ObjectInode)
+	}
 	if r.objectKey != "" {
 		ref.ObjectKey, ref.ObjectOffset, ref.Version = r.objectKey, b.Offset, r.version
 	}
@@ -163,7 +166,7 @@ func (r *Reader) renewToken() {
 		return r.c.meta.Open(r.ctx, &pb.OpenRequest{Header: r.c.hdr(ns), Path: path})
 	})
 	if err == nil && resp.GetStatus().GetInodeId() == r.Status.InodeID {
-		r.token.set(resp.BlockToken, resp.BlockTokenExpires)
+		r.token.setWith(resp.BlockToken, resp.BlockTokenExpires, resp.ObjectTokens)
 	}
 }
 
@@ -343,6 +346,16 @@ func eofIf(short bool) error {
 // short-circuit when that worker shares this host, falling back to the
 // next workers in rendezvous order when one fails.
 func (r *Reader) readBlock(b *pb.Block, p []byte, off int64, random bool) error {
+	return r.onWorkers(b, "read", func(w *pb.WorkerInfo, ref *pb.BlockRef) error {
+		return r.readFrom(w, ref, p, off, random)
+	})
+}
+
+// onWorkers calls fn with block b's home worker, then the next workers in
+// rendezvous order while fn fails without a worker's answer (the worker
+// could not be reached), once more with a fresh list of workers. op names
+// what fn does, in the error when no worker served.
+func (r *Reader) onWorkers(b *pb.Block, op string, fn func(w *pb.WorkerInfo, ref *pb.BlockRef) error) error {
 	ref := r.blockRef(b)
 	var errs []error
 	for attempt := range 2 {
@@ -351,7 +364,7 @@ func (r *Reader) readBlock(b *pb.Block, p []byte, off int64, random bool) error 
 			return err
 		}
 		for _, w := range rank(list, ref.InodeId, ref.BlockId) {
-			err := r.readFrom(w, ref, p, off, random)
+			err := fn(w, ref)
 			if err == nil {
 				return nil
 			}
@@ -361,7 +374,7 @@ func (r *Reader) readBlock(b *pb.Block, p []byte, off int64, random bool) error 
 			errs = append(errs, fmt.Errorf("worker %s at %s: %w", w.Id, w.Address, err))
 		}
 	}
-	return fserr.Errorf(fserr.ErrUnavailable, "read %s: no worker could serve block %016x: %s", r.Status.Path, b.BlockId, oneLine(errs))
+	return fserr.Errorf(fserr.ErrUnavailable, "%s %s: no worker could serve block %016x: %s", op, r.Status.Path, b.BlockId, oneLine(errs))
 }
 
 func (r *Reader) readFrom(w *pb.WorkerInfo, ref *pb.BlockRef, p []byte, off int64, random bool) error {

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/stratafs/strata/internal/client"
+	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/fspath"
 )
 
@@ -17,7 +18,13 @@ const copyingSuffix = "._COPYING_"
 
 // runCat is -cat: each file's content to standard output, streamed.
 func runCat(sh *shell, args []string) error {
-	cf := newFormat(1, unbounded, "ignoreCrc")
+	return sh.eachMatch(newFormat(1, unbounded, "ignoreCrc"), args, sh.cat)
+}
+
+// eachMatch is the loop of the commands that take patterns (-cat, -text,
+// -checksum): the options parsed by cf (which fn may read), then each
+// pattern's matches given to fn, a failure reported and the rest done.
+func (sh *shell) eachMatch(cf *cmdFormat, args []string, fn func(*pathData) error) error {
 	args, err := cf.parse(args)
 	if err != nil {
 		return err
@@ -26,7 +33,7 @@ func runCat(sh *shell, args []string) error {
 		return err
 	}
 	for _, item := range sh.expandAll(args) {
-		if err := sh.cat(item); err != nil {
+		if err := fn(item); err != nil {
 			sh.fail(err)
 		}
 	}
@@ -34,19 +41,29 @@ func runCat(sh *shell, args []string) error {
 }
 
 func (sh *shell) cat(item *pathData) error {
-	switch {
-	case !item.exists():
-		return errNotFound(item.text)
-	case item.isDir():
-		return errPath(item.text, msgIsDir)
-	}
-	r, err := sh.fs.Open(sh.ctx, item.uri())
+	r, err := sh.openFile(item)
 	if err != nil {
-		return sh.explain(item.text, item.abs, err)
+		return err
 	}
 	defer r.Close()
 	_, err = sh.transfer(sh.out, r, -1, "")
 	return sh.explain(item.text, item.abs, err)
+}
+
+// openFile opens item to read it, refusing as Hadoop does what is missing
+// or a directory.
+func (sh *shell) openFile(item *pathData) (*client.Reader, error) {
+	switch {
+	case !item.exists():
+		return nil, errNotFound(item.text)
+	case item.isDir():
+		return nil, errPath(item.text, msgIsDir)
+	}
+	r, err := sh.fs.Open(sh.ctx, item.uri())
+	if err != nil {
+		return nil, sh.explain(item.text, item.abs, err)
+	}
+	return r, nil
 }
 
 // runAppendToFile is -appendToFile: the local sources (- for stdin), in
@@ -207,6 +224,11 @@ func (c *toRemote) upload(src source, target *pathData) error {
 		tmp = &pathData{text: target.text + copyingSuffix, ns: target.ns, abs: target.abs + copyingSuffix}
 	}
 	w, err := sh.fs.Create(sh.ctx, tmp.uri(), client.CreateOptions{Overwrite: true, NonRecursive: true})
+	if errors.Is(err, fserr.ErrNotFound) {
+		// Hadoop's PathNotFoundException of a missing parent, with the
+		// target's qualified path.
+		return errPath(target.text, msgNotFound+": `"+sh.qualified(target.ns, target.abs)+"'")
+	}
 	if err != nil {
 		return sh.explain(target.text, target.abs, err)
 	}
@@ -250,7 +272,10 @@ func (c *toRemote) preserveAttrs(target *pathData, st *client.FileStatus) error 
 // runPut is -put and -copyFromLocal: local files and directories
 // (recursively) into the file system, each written to <dst>._COPYING_ and
 // renamed into place. Everything is streamed through client.Create.
-func runPut(sh *shell, args []string) error {
+func runPut(sh *shell, args []string) error { return put(sh, args, false) }
+
+// put is -put, or -moveFromLocal if move.
+func put(sh *shell, args []string, move bool) error {
 	cf := newFormat(1, unbounded, "f", "p", "l", "d")
 	args, err := cf.parse(args)
 	if err != nil {
@@ -268,7 +293,7 @@ func runPut(sh *shell, args []string) error {
 		return err
 	}
 	flags := copyFlags{overwrite: cf.opt("f"), direct: cf.opt("d"), preserve: preserveIf(cf.opt("p"))}
-	c := &putCmd{toRemote{sh: sh, copyFlags: flags}}
+	c := &putCmd{toRemote: toRemote{sh: sh, copyFlags: flags}, move: move}
 	if len(args) == 1 && args[0] == "-" {
 		return c.fromStdin(dst)
 	}
@@ -279,7 +304,10 @@ func runPut(sh *shell, args []string) error {
 	return nil
 }
 
-type putCmd struct{ toRemote }
+type putCmd struct {
+	toRemote
+	move bool // -moveFromLocal: each source goes once copied
+}
 
 // fromStdin is "-put - dst": standard input into dst (or, as in Hadoop, a
 // file called "-" in dst when dst is a directory).
@@ -314,7 +342,10 @@ func (c *putCmd) process(src *localPath, dst *pathData, depth int) error {
 		return err
 	}
 	if src.isDir() {
-		return c.copyDir(src, target, depth)
+		if c.move && target.exists() { // a move does not merge directories
+			return errPath(target.text, msgExists)
+		}
+		return c.moved(src, c.copyDir(src, target, depth))
 	}
 	f, err := os.Open(src.path)
 	if err != nil {
@@ -325,7 +356,20 @@ func (c *putCmd) process(src *localPath, dst *pathData, depth int) error {
 	if err := c.upload(source{r: f, size: src.fi.Size(), label: src.text, fail: fail}, target); err != nil {
 		return err
 	}
-	return c.preserveLocal(src, target)
+	return c.moved(src, c.preserveLocal(src, target))
+}
+
+// moved removes the local src once it was copied whole (err nil), for
+// -moveFromLocal: a directory only if nothing is left in it (an entry that
+// failed stays), as Hadoop's non-recursive delete.
+func (c *putCmd) moved(src *localPath, err error) error {
+	if err != nil || !c.move {
+		return err
+	}
+	if os.Remove(src.path) != nil {
+		return &pathError{op: "remove", path: src.text, msg: msgIO}
+	}
+	return nil
 }
 
 func (c *putCmd) copyDir(src *localPath, target *pathData, depth int) error {

@@ -39,7 +39,7 @@ func TestPutCatGet(t *testing.T) {
 	e.expect(0, "", "", "-put", src, "/in/renamed")
 	e.expect(1, "", lines("put: `/in/renamed': File exists"), "-put", src, "/in/renamed")
 	e.expect(1, "", lines("put: `/in/renamed': Is not a directory"), "-put", src, src, "/in/renamed")
-	e.expect(1, "", lines("put: `/no/where': No such file or directory"), "-put", src, "/no/where")
+	e.expect(1, "", lines("put: `/no/where': No such file or directory: `strata://default/no/where'"), "-put", src, "/no/where")
 	e.expect(1, "", lines("put: `"+dir+"/absent': No such file or directory"), "-put", dir+"/absent", "/in")
 	e.expect(0, "hello strata\nhello strata\n", "", "-cat", "/in/hello.txt", "/in/ren*")
 	e.expect(1, "", lines("cat: `/in': Is a directory", "cat: `/in/x': No such file or directory"), "-cat", "/in", "/in/x")

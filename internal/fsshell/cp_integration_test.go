@@ -87,7 +87,7 @@ func TestCpErrors(t *testing.T) {
 	e.expect(1, "", lines("cp: `/x': Is not a directory"), "-cp", "-f", "/src", "/x")
 	e.expect(1, "", lines("cp: `/x': Is not a directory"), "-cp", "/src/a", "/src/b", "/x")
 	e.expect(1, "", lines("cp: `/y': No such file or directory"), "-cp", "/src/a", "/src/b", "/y")
-	e.expect(1, "", lines("cp: `/no/where': No such file or directory"), "-cp", "/src/a", "/no/where")
+	e.expect(1, "", lines("cp: `/no/where': No such file or directory: `strata://default/no/where'"), "-cp", "/src/a", "/no/where")
 	e.expect(1, "", lines("cp: `/src' to `/src/sub/src': is a subdirectory of itself"), "-cp", "/src", "/src/sub")
 	e.expect(1, "", lines("cp: `/src' to `/src': are identical"), "-cp", "/src", "/")
 	e.ok("-mkdir", "/d", "/d/b")

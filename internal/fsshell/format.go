@@ -143,6 +143,7 @@ type table struct {
 	rows   [][]string
 	widths []int
 	header bool
+	right  []bool // the columns aligned right (FsUsage.TableBuilder.setRightAlign)
 }
 
 func newTable(columns int, header ...string) *table {
@@ -174,10 +175,17 @@ func (t *table) String() string {
 	for _, row := range t.rows {
 		for i, c := range row {
 			switch {
+			case i < len(t.right) && t.right[i]:
+				fmt.Fprintf(&b, "%*s", t.widths[i], c)
 			case i == len(row)-1:
-				b.WriteString(c + "\n")
+				b.WriteString(c)
 			default:
-				fmt.Fprintf(&b, "%-*s  ", t.widths[i], c)
+				fmt.Fprintf(&b, "%-*s", t.widths[i], c)
+			}
+			if i < len(row)-1 {
+				b.WriteString("  ")
+			} else {
+				b.WriteString("\n")
 			}
 		}
 	}

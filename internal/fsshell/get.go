@@ -33,7 +33,7 @@ func runGet(sh *shell, args []string) error {
 	}
 	c := &getCmd{sh: sh, copyFlags: copyFlags{overwrite: cf.opt("f"), preserve: preserveIf(cf.opt("p"))}}
 	srcs := sh.expandAll(args)
-	d := dest{dst.text, dst.exists(), dst.isDir(), dst.parentExists}
+	d := dest{dst.text, dst.exists(), dst.isDir(), dst.parentExists, ""}
 	if err := checkDestination(d, len(srcs), c.overwrite); err != nil {
 		return err
 	}

@@ -190,10 +190,12 @@ type dest struct {
 	text          string
 	exists, isDir bool
 	parentExists  func() bool
+	qualified     string // the fully qualified path a missing parent's error names, if any
 }
 
 func (sh *shell) remoteDest(p *pathData) dest {
-	return dest{p.text, p.exists(), p.isDir(), func() bool { return sh.existsRemote(p.parentOrSelf()) }}
+	return dest{p.text, p.exists(), p.isDir(), func() bool { return sh.existsRemote(p.parentOrSelf()) },
+		sh.qualified(p.ns, p.abs)}
 }
 
 // checkDestination: several sources need an existing directory; one source
@@ -206,6 +208,9 @@ func checkDestination(d dest, sources int, overwrite bool) error {
 		return errPath(d.text, msgNotDir)
 	case d.exists && !d.isDir && !overwrite:
 		return errPath(d.text, msgExists)
+	case !d.exists && !d.parentExists() && d.qualified != "":
+		// Hadoop's PathNotFoundException.withFullyQualifiedPath.
+		return errPath(d.text, msgNotFound+": `"+d.qualified+"'")
 	case !d.exists && !d.parentExists():
 		return errNotFound(d.text)
 	}

@@ -19,7 +19,8 @@
 //	0x03 inode(8)                         Inode record (EncodeInode); version 2 carries the rare
 //	                                      extensions: storage policy, quota, ACL (inodeext.go)
 //	0x04 inode(8)                         inline content of a small file (raw bytes)
-//	0x05 inode(8) index(4)                Block record of a file (EncodeBlock)
+//	0x05 inode(8) index(4)                Block record of a file (EncodeBlock; version 2 names
+//	                                      the inode its object is under, when a concat moved it)
 //	0x06 inode(8)                         detached subtree root awaiting purge; value: its bucket URI
 //	0x07 inode(8) block(8)                block object awaiting deletion (EncodeGarbage); block 0
 //	                                      asks for the file's objects no committed block names

@@ -271,23 +271,55 @@ type Block struct {
 	ID     uint64
 	Offset uint64
 	Length uint64
+	// ObjectInode is the inode whose prefix the block's object is under,
+	// when not the file's own (0): a block a concat moved from a source
+	// file, whose object keeps its name (blocks.ObjectKey).
+	ObjectInode uint64
 }
 
-// EncodeBlock encodes a block record.
+// Owner is the inode the block's object is named by: ObjectInode, or the
+// file's own, file.
+func (bl Block) Owner(file uint64) uint64 {
+	if bl.ObjectInode != 0 {
+		return bl.ObjectInode
+	}
+	return file
+}
+
+// blockVersionMoved is the version of a block record with an object
+// inode; records without one keep version 1, which every reader knows.
+const blockVersionMoved = 2
+
+// EncodeBlock encodes a block record: version 1 (id, offset, length), or
+// version 2 with the object inode after them when it is set.
 func EncodeBlock(bl Block) []byte {
-	b := []byte{recordVersion}
+	v := byte(recordVersion)
+	if bl.ObjectInode != 0 {
+		v = blockVersionMoved
+	}
+	b := []byte{v}
 	b = binary.AppendUvarint(b, bl.ID)
 	b = binary.AppendUvarint(b, bl.Offset)
-	return binary.AppendUvarint(b, bl.Length)
+	b = binary.AppendUvarint(b, bl.Length)
+	if bl.ObjectInode != 0 {
+		b = binary.AppendUvarint(b, bl.ObjectInode)
+	}
+	return b
 }
 
-// DecodeBlock decodes a block record.
+// DecodeBlock decodes a block record of either version.
 func DecodeBlock(b []byte) (Block, error) {
 	d := decoder{b: b}
-	if d.byte() != recordVersion {
+	v := d.byte()
+	if v != recordVersion && v != blockVersionMoved {
 		return Block{}, ErrCorrupt
 	}
 	bl := Block{ID: d.uvarint(), Offset: d.uvarint(), Length: d.uvarint()}
+	if v == blockVersionMoved {
+		if bl.ObjectInode = d.uvarint(); bl.ObjectInode == 0 {
+			return Block{}, ErrCorrupt
+		}
+	}
 	return bl, d.finish()
 }
 

@@ -80,7 +80,17 @@ func TestOtherRecordsRoundTrip(t *testing.T) {
 	if got, err := DecodeObjectState(EncodeObjectState(o)); err != nil || got != o {
 		t.Fatalf("object state: %+v %v", got, err)
 	}
+	moved := Block{ID: 6, Offset: 3, Length: 9, ObjectInode: 77}
+	if got, err := DecodeBlock(EncodeBlock(moved)); err != nil || got != moved || EncodeBlock(moved)[0] != 2 {
+		t.Fatalf("a moved block: %+v, %v", got, err)
+	}
+	if _, err := DecodeBlock([]byte{2, 1, 2, 3, 0}); err == nil {
+		t.Fatal("a version 2 block record of object inode 0 decoded")
+	}
 	bl := Block{ID: 5, Offset: 1 << 27, Length: 100}
+	if EncodeBlock(bl)[0] != 1 {
+		t.Fatal("a block record without an object inode is not version 1")
+	}
 	if got, err := DecodeBlock(EncodeBlock(bl)); err != nil || got != bl {
 		t.Fatalf("block: %+v %v", got, err)
 	}

@@ -97,6 +97,11 @@ func (s *Server) Append(ctx context.Context, r *pb.AppendRequest) (*pb.AppendRes
 	return mutate(ctx, s.m, sm.Append, r)
 }
 
+// Concat implements MetaService.
+func (s *Server) Concat(ctx context.Context, r *pb.ConcatRequest) (*pb.ConcatResponse, error) {
+	return mutate(ctx, s.m, sm.Concat, r)
+}
+
 // Truncate implements MetaService.
 func (s *Server) Truncate(ctx context.Context, r *pb.TruncateRequest) (*pb.TruncateResponse, error) {
 	return mutate(ctx, s.m, sm.Truncate, r)

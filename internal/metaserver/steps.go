@@ -78,6 +78,7 @@ var table = map[*sm.Op]steps{
 	sm.Flush.Op:            {admit: admitAny, prepare: cachemode.NoBucketSide, finish: asIs, grant: grantFlush},
 	sm.Append.Op:           {admit: admitAny, prepare: cachemode.NoBucketSide, finish: finishAppend, grant: grantAppend},
 	sm.Truncate.Op:         {admit: admitAny, prepare: cachemode.NoBucketSide, finish: asIs, grant: noToken},
+	sm.Concat.Op:           {admit: admitConcat, prepare: cachemode.NoBucketSide, finish: asIs, grant: noToken},
 	sm.Resync.Op:           {admit: admitAny, prepare: cachemode.NoBucketSide, finish: asIs, grant: noToken},
 	sm.DeleteNamespace.Op:  {admit: admitDeleteNamespace, prepare: cachemode.NoBucketSide, finish: asIs, grant: noToken},
 	sm.RestoreNamespace.Op: {admit: admitAny, prepare: cachemode.NoBucketSide, finish: asIs, grant: noToken},
@@ -256,7 +257,29 @@ func grantOpen(ctx context.Context, m *Member, req sm.Request, resp proto.Messag
 	var err error
 	r.BlockToken, r.BlockTokenExpires, err = m.blocks.Issue(ctx, mode, req.GetHeader().GetNamespace(),
 		r.GetStatus().GetInodeId(), r.ObjectKey, r.StoragePolicy)
-	return err
+	if err != nil {
+		return err
+	}
+	return grantObjects(ctx, m, mode, req.GetHeader().GetNamespace(), r)
+}
+
+// grantObjects adds the tokens of the inodes other than the file's whose
+// prefixes hold objects of its blocks (a concat moved them).
+func grantObjects(ctx context.Context, m *Member, mode blocktoken.Mode, ns string, r *pb.OpenResponse) error {
+	seen := map[uint64]bool{}
+	for _, b := range r.GetBlocks() {
+		ino := b.GetObjectInode()
+		if ino == 0 || seen[ino] {
+			continue
+		}
+		seen[ino] = true
+		tok, _, err := m.blocks.Issue(ctx, mode, ns, ino, "", r.StoragePolicy)
+		if err != nil {
+			return err
+		}
+		r.ObjectTokens = append(r.ObjectTokens, &pb.ObjectToken{InodeId: ino, Token: tok})
+	}
+	return nil
 }
 
 // grantCreate lets the writer of a file being written write its blocks.

@@ -114,7 +114,7 @@ func dropFile(tx kv.Txn, n *kvschema.Inode, uri string) error {
 	}
 	for i, b := range blocks {
 		tx.Delete(kvschema.BlockKey(n.ID, uint32(i)))
-		tx.Set(kvschema.GarbageKey(n.ID, b.ID), kvschema.EncodeGarbage(kvschema.Garbage{StoreURI: uri, Block: b}))
+		tx.Set(kvschema.GarbageKey(b.Owner(n.ID), b.ID), kvschema.EncodeGarbage(kvschema.Garbage{StoreURI: uri, Block: b}))
 	}
 	return nil
 }

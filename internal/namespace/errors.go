@@ -28,6 +28,8 @@ var (
 	// ErrUnsupported: the namespace cannot do that (a cache-mode
 	// namespace's files are objects: no append, flush or truncate).
 	ErrUnsupported = fserr.ErrUnsupported
+	// ErrUnavailable: not now; the same call may succeed later.
+	ErrUnavailable = fserr.ErrUnavailable
 )
 
 // PathError records an error and the operation and path that caused it.

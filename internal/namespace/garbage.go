@@ -45,7 +45,9 @@ func CommittedBlocks(r kv.Reader, ino uint64) (map[uint64]bool, bool, error) {
 	bl, err := fileBlocks(r, n)
 	ids := make(map[uint64]bool, len(bl))
 	for _, b := range bl {
-		ids[b.ID] = true
+		if b.Owner(ino) == ino { // a concatenated block's object is not under ino
+			ids[b.ID] = true
+		}
 	}
 	return ids, true, err
 }

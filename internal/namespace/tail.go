@@ -337,7 +337,7 @@ func cutBlocks(tx kv.Txn, n *kvschema.Inode, length uint64, uri string) error {
 		switch {
 		case b.Offset >= length:
 			tx.Delete(kvschema.BlockKey(n.ID, uint32(i)))
-			tx.Set(kvschema.GarbageKey(n.ID, b.ID), kvschema.EncodeGarbage(kvschema.Garbage{StoreURI: uri, Block: b}))
+			tx.Set(kvschema.GarbageKey(b.Owner(n.ID), b.ID), kvschema.EncodeGarbage(kvschema.Garbage{StoreURI: uri, Block: b}))
 		case b.Offset+b.Length > length:
 			b.Length = length - b.Offset
 			tx.Set(kvschema.BlockKey(n.ID, uint32(i)), kvschema.EncodeBlock(b))

@@ -40,7 +40,8 @@ func readOpen(m *Machine, r kv.Reader, c namespace.Caller, ns string, req *pb.Op
 		resp.TailOffset = content.TailOffset
 	}
 	for _, b := range content.Blocks {
-		resp.Blocks = append(resp.Blocks, &pb.Block{BlockId: b.ID, Offset: b.Offset, Length: b.Length})
+		resp.Blocks = append(resp.Blocks, &pb.Block{BlockId: b.ID, Offset: b.Offset, Length: b.Length,
+			ObjectInode: b.ObjectInode})
 	}
 	return resp, nil
 }

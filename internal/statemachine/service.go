@@ -147,3 +147,18 @@ func (m *Machine) Names(r kv.Reader, c Caller, ns, dir string) ([]string, error)
 		after = l.Entries[len(l.Entries)-1].Name
 	}
 }
+
+// Inline returns the file at path as c sees it when its content is inline
+// (a small file's, in its inode): its inode, modification time and bytes;
+// ino 0 for any other entry or none.
+func (m *Machine) Inline(r kv.Reader, c Caller, ns, path string) (ino uint64, mtime int64, data []byte, err error) {
+	n, err := m.fs.Stat(r, c, ns, path)
+	if err != nil || n.IsDir() || !n.Inline || n.Length == 0 {
+		return 0, 0, nil, nil
+	}
+	v, ok, err := r.Get(kvschema.InlineKey(n.ID))
+	if err != nil || !ok {
+		return 0, 0, nil, err
+	}
+	return n.ID, n.Mtime, append([]byte(nil), v...), nil
+}

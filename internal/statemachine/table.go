@@ -81,6 +81,10 @@ var (
 		func(r *pb.TruncateRequest) *pb.Command { return &pb.Command{Op: &pb.Command_Truncate{Truncate: r}} },
 		(*pb.Command).GetTruncate, applyTruncate,
 		func(None) *pb.TruncateResponse { return &pb.TruncateResponse{} }, keptNothing[None]())
+	Concat = mutation(Op{Name: "Concat"},
+		func(r *pb.ConcatRequest) *pb.Command { return &pb.Command{Op: &pb.Command_Concat{Concat: r}} },
+		(*pb.Command).GetConcat, applyConcat,
+		func(None) *pb.ConcatResponse { return &pb.ConcatResponse{} }, keptNothing[None]())
 	Resync = mutation(Op{Name: "Resync"},
 		func(r *pb.ResyncRequest) *pb.Command { return &pb.Command{Op: &pb.Command_Resync{Resync: r}} },
 		(*pb.Command).GetResync, applyResync,
@@ -292,6 +296,16 @@ func applyAppend(e env, tx kv.Txn, r *pb.AppendRequest) (Appended, error) {
 func applyTruncate(e env, tx kv.Txn, r *pb.TruncateRequest) (None, error) {
 	h := r.GetHeader()
 	return None{}, e.fs.Truncate(tx, e.now, CallerOf(h), h.GetNamespace(), r.GetPath(), r.GetLength())
+}
+
+func applyConcat(e env, tx kv.Txn, r *pb.ConcatRequest) (None, error) {
+	h := r.GetHeader()
+	uploads := make([]namespace.Upload, 0, len(r.GetUploads()))
+	for _, u := range r.GetUploads() {
+		uploads = append(uploads, namespace.Upload{Inode: u.GetInodeId(), Mtime: u.GetMtime(),
+			Block: kvschema.Block{ID: u.GetBlock().GetBlockId(), Length: u.GetBlock().GetLength()}})
+	}
+	return None{}, e.fs.Concat(tx, e.now, CallerOf(h), h.GetNamespace(), r.GetTarget(), r.GetSrcs(), uploads)
 }
 
 func applyResync(e env, tx kv.Txn, r *pb.ResyncRequest) (uint64, error) {

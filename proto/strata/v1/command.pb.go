@@ -79,6 +79,7 @@ type Command struct {
 	//	*Command_RemoveXattr
 	//	*Command_ModifyAcl
 	//	*Command_SetStoragePolicy
+	//	*Command_Concat
 	Op            isCommand_Op `protobuf_oneof:"op"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -464,6 +465,15 @@ func (x *Command) GetSetStoragePolicy() *SetStoragePolicyRequest {
 	return nil
 }
 
+func (x *Command) GetConcat() *ConcatRequest {
+	if x != nil {
+		if x, ok := x.Op.(*Command_Concat); ok {
+			return x.Concat
+		}
+	}
+	return nil
+}
+
 type isCommand_Op interface {
 	isCommand_Op()
 }
@@ -612,6 +622,10 @@ type Command_SetStoragePolicy struct {
 	SetStoragePolicy *SetStoragePolicyRequest `protobuf:"bytes,74,opt,name=set_storage_policy,json=setStoragePolicy,proto3,oneof"`
 }
 
+type Command_Concat struct {
+	Concat *ConcatRequest `protobuf:"bytes,75,opt,name=concat,proto3,oneof"`
+}
+
 func (*Command_Mkdirs) isCommand_Op() {}
 
 func (*Command_Create) isCommand_Op() {}
@@ -681,6 +695,8 @@ func (*Command_RemoveXattr) isCommand_Op() {}
 func (*Command_ModifyAcl) isCommand_Op() {}
 
 func (*Command_SetStoragePolicy) isCommand_Op() {}
+
+func (*Command_Concat) isCommand_Op() {}
 
 // CommandGroup is commands proposed together as one entry, to share its
 // cost. Each is applied as if it came alone, in order, with the group's id,
@@ -1463,7 +1479,7 @@ var File_strata_v1_command_proto protoreflect.FileDescriptor
 
 const file_strata_v1_command_proto_rawDesc = "" +
 	"\n" +
-	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\x1a\x16strata/v1/worker.proto\"\xbf\x12\n" +
+	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\x1a\x16strata/v1/worker.proto\"\xf3\x12\n" +
 	"\aCommand\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x10\n" +
 	"\x03now\x18\x02 \x01(\x03R\x03now\x128\n" +
@@ -1508,7 +1524,8 @@ const file_strata_v1_command_proto_rawDesc = "" +
 	"\fremove_xattr\x18H \x01(\v2\x1d.strata.v1.RemoveXAttrRequestH\x00R\vremoveXattr\x12<\n" +
 	"\n" +
 	"modify_acl\x18I \x01(\v2\x1b.strata.v1.ModifyAclRequestH\x00R\tmodifyAcl\x12R\n" +
-	"\x12set_storage_policy\x18J \x01(\v2\".strata.v1.SetStoragePolicyRequestH\x00R\x10setStoragePolicyB\x04\n" +
+	"\x12set_storage_policy\x18J \x01(\v2\".strata.v1.SetStoragePolicyRequestH\x00R\x10setStoragePolicy\x122\n" +
+	"\x06concat\x18K \x01(\v2\x18.strata.v1.ConcatRequestH\x00R\x06concatB\x04\n" +
 	"\x02opJ\x04\b5\x106\">\n" +
 	"\fCommandGroup\x12.\n" +
 	"\bcommands\x18\x01 \x03(\v2\x12.strata.v1.CommandR\bcommands\"\xc1\x01\n" +
@@ -1615,7 +1632,8 @@ var file_strata_v1_command_proto_goTypes = []any{
 	(*RemoveXAttrRequest)(nil),      // 35: strata.v1.RemoveXAttrRequest
 	(*ModifyAclRequest)(nil),        // 36: strata.v1.ModifyAclRequest
 	(*SetStoragePolicyRequest)(nil), // 37: strata.v1.SetStoragePolicyRequest
-	(*Block)(nil),                   // 38: strata.v1.Block
+	(*ConcatRequest)(nil),           // 38: strata.v1.ConcatRequest
+	(*Block)(nil),                   // 39: strata.v1.Block
 }
 var file_strata_v1_command_proto_depIdxs = []int32{
 	2,  // 0: strata.v1.Command.settings:type_name -> strata.v1.NamespaceSettings
@@ -1654,15 +1672,16 @@ var file_strata_v1_command_proto_depIdxs = []int32{
 	35, // 33: strata.v1.Command.remove_xattr:type_name -> strata.v1.RemoveXAttrRequest
 	36, // 34: strata.v1.Command.modify_acl:type_name -> strata.v1.ModifyAclRequest
 	37, // 35: strata.v1.Command.set_storage_policy:type_name -> strata.v1.SetStoragePolicyRequest
-	0,  // 36: strata.v1.CommandGroup.commands:type_name -> strata.v1.Command
-	38, // 37: strata.v1.ExpireLeaseCommand.tail_block:type_name -> strata.v1.Block
-	9,  // 38: strata.v1.SyncPathCommand.entry:type_name -> strata.v1.BucketEntry
-	9,  // 39: strata.v1.SyncListingCommand.entries:type_name -> strata.v1.BucketEntry
-	40, // [40:40] is the sub-list for method output_type
-	40, // [40:40] is the sub-list for method input_type
-	40, // [40:40] is the sub-list for extension type_name
-	40, // [40:40] is the sub-list for extension extendee
-	0,  // [0:40] is the sub-list for field type_name
+	38, // 36: strata.v1.Command.concat:type_name -> strata.v1.ConcatRequest
+	0,  // 37: strata.v1.CommandGroup.commands:type_name -> strata.v1.Command
+	39, // 38: strata.v1.ExpireLeaseCommand.tail_block:type_name -> strata.v1.Block
+	9,  // 39: strata.v1.SyncPathCommand.entry:type_name -> strata.v1.BucketEntry
+	9,  // 40: strata.v1.SyncListingCommand.entries:type_name -> strata.v1.BucketEntry
+	41, // [41:41] is the sub-list for method output_type
+	41, // [41:41] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_command_proto_init() }
@@ -1708,6 +1727,7 @@ func file_strata_v1_command_proto_init() {
 		(*Command_RemoveXattr)(nil),
 		(*Command_ModifyAcl)(nil),
 		(*Command_SetStoragePolicy)(nil),
+		(*Command_Concat)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -1315,6 +1315,10 @@ type OpenResponse struct {
 	BlockTokenExpires int64  `protobuf:"varint,31,opt,name=block_token_expires,json=blockTokenExpires,proto3" json:"block_token_expires,omitempty"`
 	// As CreateResponse's.
 	StoragePolicy uint32 `protobuf:"varint,40,opt,name=storage_policy,json=storagePolicy,proto3" json:"storage_policy,omitempty"`
+	// The tokens of the blocks whose objects live under another inode
+	// (Block.object_inode: blocks a concat moved), one per such inode, with
+	// block_token's expiry.
+	ObjectTokens  []*ObjectToken `protobuf:"bytes,32,rep,name=object_tokens,json=objectTokens,proto3" json:"object_tokens,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1424,6 +1428,13 @@ func (x *OpenResponse) GetStoragePolicy() uint32 {
 		return x.StoragePolicy
 	}
 	return 0
+}
+
+func (x *OpenResponse) GetObjectTokens() []*ObjectToken {
+	if x != nil {
+		return x.ObjectTokens
+	}
+	return nil
 }
 
 type ListRequest struct {
@@ -6919,6 +6930,231 @@ func (x *GetStoragePoliciesResponse) GetPolicies() []*StoragePolicy {
 	return nil
 }
 
+// ConcatRequest appends the files srcs, in order, to the file target, and
+// removes them. All are closed files of one block-mode namespace; no
+// source is empty, the target or another source.
+type ConcatRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Header *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Target string                 `protobuf:"bytes,2,opt,name=target,proto3" json:"target,omitempty"`
+	Srcs   []string               `protobuf:"bytes,3,rep,name=srcs,proto3" json:"srcs,omitempty"`
+	// Set by the service, never by a client: the blocks the leader made of
+	// the inline content of the target and of small sources (under the
+	// target's inode), each for the inode it was read from, at that inode's
+	// modification time; the apply takes them only if the file is still so.
+	Uploads       []*ConcatUpload `protobuf:"bytes,4,rep,name=uploads,proto3" json:"uploads,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConcatRequest) Reset() {
+	*x = ConcatRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[102]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConcatRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConcatRequest) ProtoMessage() {}
+
+func (x *ConcatRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[102]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConcatRequest.ProtoReflect.Descriptor instead.
+func (*ConcatRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{102}
+}
+
+func (x *ConcatRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *ConcatRequest) GetTarget() string {
+	if x != nil {
+		return x.Target
+	}
+	return ""
+}
+
+func (x *ConcatRequest) GetSrcs() []string {
+	if x != nil {
+		return x.Srcs
+	}
+	return nil
+}
+
+func (x *ConcatRequest) GetUploads() []*ConcatUpload {
+	if x != nil {
+		return x.Uploads
+	}
+	return nil
+}
+
+type ConcatUpload struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	InodeId       uint64                 `protobuf:"varint,1,opt,name=inode_id,json=inodeId,proto3" json:"inode_id,omitempty"`
+	Mtime         int64                  `protobuf:"varint,2,opt,name=mtime,proto3" json:"mtime,omitempty"`
+	Block         *Block                 `protobuf:"bytes,3,opt,name=block,proto3" json:"block,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConcatUpload) Reset() {
+	*x = ConcatUpload{}
+	mi := &file_strata_v1_meta_proto_msgTypes[103]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConcatUpload) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConcatUpload) ProtoMessage() {}
+
+func (x *ConcatUpload) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[103]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConcatUpload.ProtoReflect.Descriptor instead.
+func (*ConcatUpload) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{103}
+}
+
+func (x *ConcatUpload) GetInodeId() uint64 {
+	if x != nil {
+		return x.InodeId
+	}
+	return 0
+}
+
+func (x *ConcatUpload) GetMtime() int64 {
+	if x != nil {
+		return x.Mtime
+	}
+	return 0
+}
+
+func (x *ConcatUpload) GetBlock() *Block {
+	if x != nil {
+		return x.Block
+	}
+	return nil
+}
+
+type ConcatResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConcatResponse) Reset() {
+	*x = ConcatResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[104]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConcatResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConcatResponse) ProtoMessage() {}
+
+func (x *ConcatResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[104]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConcatResponse.ProtoReflect.Descriptor instead.
+func (*ConcatResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{104}
+}
+
+// ObjectToken is the block access token of the objects under inode_id
+// (BlockRef.inode_id of the blocks whose Block.object_inode it is).
+type ObjectToken struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	InodeId       uint64                 `protobuf:"varint,1,opt,name=inode_id,json=inodeId,proto3" json:"inode_id,omitempty"`
+	Token         []byte                 `protobuf:"bytes,2,opt,name=token,proto3" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ObjectToken) Reset() {
+	*x = ObjectToken{}
+	mi := &file_strata_v1_meta_proto_msgTypes[105]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ObjectToken) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ObjectToken) ProtoMessage() {}
+
+func (x *ObjectToken) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[105]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ObjectToken.ProtoReflect.Descriptor instead.
+func (*ObjectToken) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{105}
+}
+
+func (x *ObjectToken) GetInodeId() uint64 {
+	if x != nil {
+		return x.InodeId
+	}
+	return 0
+}
+
+func (x *ObjectToken) GetToken() []byte {
+	if x != nil {
+		return x.Token
+	}
+	return nil
+}
+
 var file_strata_v1_meta_proto_extTypes = []protoimpl.ExtensionInfo{
 	{
 		ExtendedType:  (*descriptorpb.MethodOptions)(nil),
@@ -7032,7 +7268,7 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x18\n" +
 	"\arefresh\x18\x03 \x01(\bR\arefresh\x12\x1f\n" +
 	"\vcache_admin\x18\x04 \x01(\bR\n" +
-	"cacheAdmin\"\x9c\x03\n" +
+	"cacheAdmin\"\xd9\x03\n" +
 	"\fOpenResponse\x12-\n" +
 	"\x06status\x18\x01 \x01(\v2\x15.strata.v1.FileStatusR\x06status\x12(\n" +
 	"\x06blocks\x18\x02 \x03(\v2\x10.strata.v1.BlockR\x06blocks\x12\x1f\n" +
@@ -7048,7 +7284,8 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\vblock_token\x18\x1e \x01(\fR\n" +
 	"blockToken\x12.\n" +
 	"\x13block_token_expires\x18\x1f \x01(\x03R\x11blockTokenExpires\x12%\n" +
-	"\x0estorage_policy\x18( \x01(\rR\rstoragePolicy\"\x83\x01\n" +
+	"\x0estorage_policy\x18( \x01(\rR\rstoragePolicy\x12;\n" +
+	"\robject_tokens\x18  \x03(\v2\x16.strata.v1.ObjectTokenR\fobjectTokens\"\x83\x01\n" +
 	"\vListRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x1f\n" +
@@ -7417,7 +7654,20 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x19GetStoragePoliciesRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\"R\n" +
 	"\x1aGetStoragePoliciesResponse\x124\n" +
-	"\bpolicies\x18\x01 \x03(\v2\x18.strata.v1.StoragePolicyR\bpolicies*Y\n" +
+	"\bpolicies\x18\x01 \x03(\v2\x18.strata.v1.StoragePolicyR\bpolicies\"\x99\x01\n" +
+	"\rConcatRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x16\n" +
+	"\x06target\x18\x02 \x01(\tR\x06target\x12\x12\n" +
+	"\x04srcs\x18\x03 \x03(\tR\x04srcs\x121\n" +
+	"\auploads\x18\x04 \x03(\v2\x17.strata.v1.ConcatUploadR\auploads\"g\n" +
+	"\fConcatUpload\x12\x19\n" +
+	"\binode_id\x18\x01 \x01(\x04R\ainodeId\x12\x14\n" +
+	"\x05mtime\x18\x02 \x01(\x03R\x05mtime\x12&\n" +
+	"\x05block\x18\x03 \x01(\v2\x10.strata.v1.BlockR\x05block\"\x10\n" +
+	"\x0eConcatResponse\">\n" +
+	"\vObjectToken\x12\x19\n" +
+	"\binode_id\x18\x01 \x01(\x04R\ainodeId\x12\x14\n" +
+	"\x05token\x18\x02 \x01(\fR\x05token*Y\n" +
 	"\n" +
 	"MethodKind\x12\x1b\n" +
 	"\x17METHOD_KIND_UNSPECIFIED\x10\x00\x12\x14\n" +
@@ -7449,7 +7699,7 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\rACL_OP_MODIFY\x10\x02\x12\x19\n" +
 	"\x15ACL_OP_REMOVE_ENTRIES\x10\x03\x12\x19\n" +
 	"\x15ACL_OP_REMOVE_DEFAULT\x10\x04\x12\x11\n" +
-	"\rACL_OP_REMOVE\x10\x052\xb5\x1d\n" +
+	"\rACL_OP_REMOVE\x10\x052\xfa\x1d\n" +
 	"\vMetaService\x12C\n" +
 	"\x06Mkdirs\x12\x18.strata.v1.MkdirsRequest\x1a\x19.strata.v1.MkdirsResponse\"\x04\xa0\xbb\x18\x02\x12C\n" +
 	"\x06Create\x12\x18.strata.v1.CreateRequest\x1a\x19.strata.v1.CreateResponse\"\x04\xa0\xbb\x18\x02\x12I\n" +
@@ -7468,7 +7718,8 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x05Flush\x12\x17.strata.v1.FlushRequest\x1a\x18.strata.v1.FlushResponse\"\x04\xa0\xbb\x18\x02\x12I\n" +
 	"\bReadTail\x12\x1a.strata.v1.ReadTailRequest\x1a\x1b.strata.v1.ReadTailResponse\"\x04\xa0\xbb\x18\x01\x12C\n" +
 	"\x06Append\x12\x18.strata.v1.AppendRequest\x1a\x19.strata.v1.AppendResponse\"\x04\xa0\xbb\x18\x02\x12I\n" +
-	"\bTruncate\x12\x1a.strata.v1.TruncateRequest\x1a\x1b.strata.v1.TruncateResponse\"\x04\xa0\xbb\x18\x02\x12U\n" +
+	"\bTruncate\x12\x1a.strata.v1.TruncateRequest\x1a\x1b.strata.v1.TruncateResponse\"\x04\xa0\xbb\x18\x02\x12C\n" +
+	"\x06Concat\x12\x18.strata.v1.ConcatRequest\x1a\x19.strata.v1.ConcatResponse\"\x04\xa0\xbb\x18\x02\x12U\n" +
 	"\fRecoverLease\x12\x1e.strata.v1.RecoverLeaseRequest\x1a\x1f.strata.v1.RecoverLeaseResponse\"\x04\xa0\xbb\x18\x02\x12:\n" +
 	"\x05Batch\x12\x17.strata.v1.BatchRequest\x1a\x18.strata.v1.BatchResponse\x12^\n" +
 	"\x0fCreateNamespace\x12!.strata.v1.CreateNamespaceRequest\x1a\".strata.v1.CreateNamespaceResponse\"\x04\xa0\xbb\x18\x02\x12[\n" +
@@ -7518,7 +7769,7 @@ func file_strata_v1_meta_proto_rawDescGZIP() []byte {
 }
 
 var file_strata_v1_meta_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 102)
+var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 106)
 var file_strata_v1_meta_proto_goTypes = []any{
 	(MethodKind)(0),                    // 0: strata.v1.MethodKind
 	(FileType)(0),                      // 1: strata.v1.FileType
@@ -7628,11 +7879,15 @@ var file_strata_v1_meta_proto_goTypes = []any{
 	(*GetStoragePolicyResponse)(nil),   // 105: strata.v1.GetStoragePolicyResponse
 	(*GetStoragePoliciesRequest)(nil),  // 106: strata.v1.GetStoragePoliciesRequest
 	(*GetStoragePoliciesResponse)(nil), // 107: strata.v1.GetStoragePoliciesResponse
-	(*Block)(nil),                      // 108: strata.v1.Block
-	(*WorkerInfo)(nil),                 // 109: strata.v1.WorkerInfo
-	(*BlockRef)(nil),                   // 110: strata.v1.BlockRef
-	(*BlockKey)(nil),                   // 111: strata.v1.BlockKey
-	(*descriptorpb.MethodOptions)(nil), // 112: google.protobuf.MethodOptions
+	(*ConcatRequest)(nil),              // 108: strata.v1.ConcatRequest
+	(*ConcatUpload)(nil),               // 109: strata.v1.ConcatUpload
+	(*ConcatResponse)(nil),             // 110: strata.v1.ConcatResponse
+	(*ObjectToken)(nil),                // 111: strata.v1.ObjectToken
+	(*Block)(nil),                      // 112: strata.v1.Block
+	(*WorkerInfo)(nil),                 // 113: strata.v1.WorkerInfo
+	(*BlockRef)(nil),                   // 114: strata.v1.BlockRef
+	(*BlockKey)(nil),                   // 115: strata.v1.BlockKey
+	(*descriptorpb.MethodOptions)(nil), // 116: google.protobuf.MethodOptions
 }
 var file_strata_v1_meta_proto_depIdxs = []int32{
 	1,   // 0: strata.v1.FileStatus.type:type_name -> strata.v1.FileType
@@ -7640,196 +7895,202 @@ var file_strata_v1_meta_proto_depIdxs = []int32{
 	6,   // 2: strata.v1.CreateRequest.header:type_name -> strata.v1.Header
 	7,   // 3: strata.v1.CreateResponse.status:type_name -> strata.v1.FileStatus
 	6,   // 4: strata.v1.CompleteRequest.header:type_name -> strata.v1.Header
-	108, // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
+	112, // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
 	6,   // 6: strata.v1.GetFileStatusRequest.header:type_name -> strata.v1.Header
 	7,   // 7: strata.v1.GetFileStatusResponse.status:type_name -> strata.v1.FileStatus
 	6,   // 8: strata.v1.OpenRequest.header:type_name -> strata.v1.Header
 	7,   // 9: strata.v1.OpenResponse.status:type_name -> strata.v1.FileStatus
-	108, // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
-	6,   // 11: strata.v1.ListRequest.header:type_name -> strata.v1.Header
-	7,   // 12: strata.v1.ListResponse.entries:type_name -> strata.v1.FileStatus
-	7,   // 13: strata.v1.ListResponse.status:type_name -> strata.v1.FileStatus
-	6,   // 14: strata.v1.RenameRequest.header:type_name -> strata.v1.Header
-	6,   // 15: strata.v1.DeleteRequest.header:type_name -> strata.v1.Header
-	6,   // 16: strata.v1.SetPermissionRequest.header:type_name -> strata.v1.Header
-	6,   // 17: strata.v1.SetOwnerRequest.header:type_name -> strata.v1.Header
-	6,   // 18: strata.v1.SetTimesRequest.header:type_name -> strata.v1.Header
-	6,   // 19: strata.v1.GetContentSummaryRequest.header:type_name -> strata.v1.Header
-	30,  // 20: strata.v1.GetContentSummaryResponse.quota:type_name -> strata.v1.Quota
-	6,   // 21: strata.v1.GetProgressRequest.header:type_name -> strata.v1.Header
-	6,   // 22: strata.v1.ResyncRequest.header:type_name -> strata.v1.Header
-	6,   // 23: strata.v1.GetServerDefaultsRequest.header:type_name -> strata.v1.Header
-	6,   // 24: strata.v1.RenewLeaseRequest.header:type_name -> strata.v1.Header
-	6,   // 25: strata.v1.RecoverLeaseRequest.header:type_name -> strata.v1.Header
-	108, // 26: strata.v1.RecoverLeaseRequest.tail_block:type_name -> strata.v1.Block
-	6,   // 27: strata.v1.FlushRequest.header:type_name -> strata.v1.Header
-	108, // 28: strata.v1.FlushRequest.blocks:type_name -> strata.v1.Block
-	6,   // 29: strata.v1.ReadTailRequest.header:type_name -> strata.v1.Header
-	6,   // 30: strata.v1.AppendRequest.header:type_name -> strata.v1.Header
-	7,   // 31: strata.v1.AppendResponse.status:type_name -> strata.v1.FileStatus
-	6,   // 32: strata.v1.TruncateRequest.header:type_name -> strata.v1.Header
-	50,  // 33: strata.v1.BatchRequest.calls:type_name -> strata.v1.BatchCall
-	14,  // 34: strata.v1.BatchCall.get_file_status:type_name -> strata.v1.GetFileStatusRequest
-	16,  // 35: strata.v1.BatchCall.open:type_name -> strata.v1.OpenRequest
-	8,   // 36: strata.v1.BatchCall.mkdirs:type_name -> strata.v1.MkdirsRequest
-	10,  // 37: strata.v1.BatchCall.create:type_name -> strata.v1.CreateRequest
-	12,  // 38: strata.v1.BatchCall.complete:type_name -> strata.v1.CompleteRequest
-	20,  // 39: strata.v1.BatchCall.rename:type_name -> strata.v1.RenameRequest
-	22,  // 40: strata.v1.BatchCall.delete:type_name -> strata.v1.DeleteRequest
-	52,  // 41: strata.v1.BatchResponse.results:type_name -> strata.v1.BatchResult
-	15,  // 42: strata.v1.BatchResult.get_file_status:type_name -> strata.v1.GetFileStatusResponse
-	17,  // 43: strata.v1.BatchResult.open:type_name -> strata.v1.OpenResponse
-	9,   // 44: strata.v1.BatchResult.mkdirs:type_name -> strata.v1.MkdirsResponse
-	11,  // 45: strata.v1.BatchResult.create:type_name -> strata.v1.CreateResponse
-	13,  // 46: strata.v1.BatchResult.complete:type_name -> strata.v1.CompleteResponse
-	21,  // 47: strata.v1.BatchResult.rename:type_name -> strata.v1.RenameResponse
-	23,  // 48: strata.v1.BatchResult.delete:type_name -> strata.v1.DeleteResponse
-	2,   // 49: strata.v1.NamespaceInfo.mode:type_name -> strata.v1.NamespaceMode
-	6,   // 50: strata.v1.CreateNamespaceRequest.header:type_name -> strata.v1.Header
-	53,  // 51: strata.v1.CreateNamespaceRequest.namespace:type_name -> strata.v1.NamespaceInfo
-	6,   // 52: strata.v1.ListNamespacesRequest.header:type_name -> strata.v1.Header
-	53,  // 53: strata.v1.ListNamespacesResponse.namespaces:type_name -> strata.v1.NamespaceInfo
-	6,   // 54: strata.v1.DeleteNamespaceRequest.header:type_name -> strata.v1.Header
-	3,   // 55: strata.v1.DeleteNamespaceRequest.mode:type_name -> strata.v1.NamespaceDeleteMode
-	6,   // 56: strata.v1.RestoreNamespaceRequest.header:type_name -> strata.v1.Header
-	6,   // 57: strata.v1.GetServerStatusRequest.header:type_name -> strata.v1.Header
-	64,  // 58: strata.v1.GetServerStatusResponse.namespaces:type_name -> strata.v1.NamespaceUsage
-	53,  // 59: strata.v1.NamespaceUsage.namespace:type_name -> strata.v1.NamespaceInfo
-	67,  // 60: strata.v1.StatusResponse.members:type_name -> strata.v1.Member
-	6,   // 61: strata.v1.AddMemberRequest.header:type_name -> strata.v1.Header
-	67,  // 62: strata.v1.AddMemberRequest.member:type_name -> strata.v1.Member
-	6,   // 63: strata.v1.RemoveMemberRequest.header:type_name -> strata.v1.Header
-	6,   // 64: strata.v1.TransferLeaderRequest.header:type_name -> strata.v1.Header
-	67,  // 65: strata.v1.MembershipResponse.members:type_name -> strata.v1.Member
-	109, // 66: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
-	110, // 67: strata.v1.HeartbeatResponse.dropped:type_name -> strata.v1.BlockRef
-	111, // 68: strata.v1.HeartbeatResponse.block_keys:type_name -> strata.v1.BlockKey
-	53,  // 69: strata.v1.HeartbeatResponse.namespaces:type_name -> strata.v1.NamespaceInfo
-	109, // 70: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
-	6,   // 71: strata.v1.CreateTokenRequest.header:type_name -> strata.v1.Header
-	76,  // 72: strata.v1.CreateTokenResponse.identifier:type_name -> strata.v1.TokenIdentifier
-	6,   // 73: strata.v1.RenewTokenRequest.header:type_name -> strata.v1.Header
-	6,   // 74: strata.v1.RevokeTokenRequest.header:type_name -> strata.v1.Header
-	76,  // 75: strata.v1.WhoAmIResponse.token:type_name -> strata.v1.TokenIdentifier
-	6,   // 76: strata.v1.SetQuotaRequest.header:type_name -> strata.v1.Header
-	6,   // 77: strata.v1.SetXAttrRequest.header:type_name -> strata.v1.Header
-	87,  // 78: strata.v1.SetXAttrRequest.xattr:type_name -> strata.v1.XAttr
-	6,   // 79: strata.v1.RemoveXAttrRequest.header:type_name -> strata.v1.Header
-	6,   // 80: strata.v1.GetXAttrsRequest.header:type_name -> strata.v1.Header
-	87,  // 81: strata.v1.GetXAttrsResponse.xattrs:type_name -> strata.v1.XAttr
-	6,   // 82: strata.v1.ListXAttrsRequest.header:type_name -> strata.v1.Header
-	4,   // 83: strata.v1.AclEntry.type:type_name -> strata.v1.AclEntryType
-	6,   // 84: strata.v1.ModifyAclRequest.header:type_name -> strata.v1.Header
-	5,   // 85: strata.v1.ModifyAclRequest.op:type_name -> strata.v1.AclOp
-	96,  // 86: strata.v1.ModifyAclRequest.entries:type_name -> strata.v1.AclEntry
-	6,   // 87: strata.v1.GetAclStatusRequest.header:type_name -> strata.v1.Header
-	96,  // 88: strata.v1.GetAclStatusResponse.entries:type_name -> strata.v1.AclEntry
-	6,   // 89: strata.v1.SetStoragePolicyRequest.header:type_name -> strata.v1.Header
-	6,   // 90: strata.v1.GetStoragePolicyRequest.header:type_name -> strata.v1.Header
-	101, // 91: strata.v1.GetStoragePolicyResponse.policy:type_name -> strata.v1.StoragePolicy
-	6,   // 92: strata.v1.GetStoragePoliciesRequest.header:type_name -> strata.v1.Header
-	101, // 93: strata.v1.GetStoragePoliciesResponse.policies:type_name -> strata.v1.StoragePolicy
-	112, // 94: strata.v1.method_kind:extendee -> google.protobuf.MethodOptions
-	0,   // 95: strata.v1.method_kind:type_name -> strata.v1.MethodKind
-	8,   // 96: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
-	10,  // 97: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
-	12,  // 98: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
-	14,  // 99: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
-	16,  // 100: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
-	18,  // 101: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
-	20,  // 102: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
-	22,  // 103: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
-	24,  // 104: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
-	25,  // 105: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
-	26,  // 106: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
-	28,  // 107: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
-	37,  // 108: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
-	40,  // 109: strata.v1.MetaService.Flush:input_type -> strata.v1.FlushRequest
-	42,  // 110: strata.v1.MetaService.ReadTail:input_type -> strata.v1.ReadTailRequest
-	44,  // 111: strata.v1.MetaService.Append:input_type -> strata.v1.AppendRequest
-	46,  // 112: strata.v1.MetaService.Truncate:input_type -> strata.v1.TruncateRequest
-	39,  // 113: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
-	49,  // 114: strata.v1.MetaService.Batch:input_type -> strata.v1.BatchRequest
-	54,  // 115: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
-	56,  // 116: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
-	58,  // 117: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
-	60,  // 118: strata.v1.MetaService.RestoreNamespace:input_type -> strata.v1.RestoreNamespaceRequest
-	35,  // 119: strata.v1.MetaService.GetServerDefaults:input_type -> strata.v1.GetServerDefaultsRequest
-	65,  // 120: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
-	62,  // 121: strata.v1.MetaService.GetServerStatus:input_type -> strata.v1.GetServerStatusRequest
-	33,  // 122: strata.v1.MetaService.Resync:input_type -> strata.v1.ResyncRequest
-	31,  // 123: strata.v1.MetaService.GetProgress:input_type -> strata.v1.GetProgressRequest
-	68,  // 124: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
-	69,  // 125: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
-	70,  // 126: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
-	72,  // 127: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
-	74,  // 128: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
-	77,  // 129: strata.v1.MetaService.CreateToken:input_type -> strata.v1.CreateTokenRequest
-	79,  // 130: strata.v1.MetaService.RenewToken:input_type -> strata.v1.RenewTokenRequest
-	81,  // 131: strata.v1.MetaService.RevokeToken:input_type -> strata.v1.RevokeTokenRequest
-	83,  // 132: strata.v1.MetaService.WhoAmI:input_type -> strata.v1.WhoAmIRequest
-	85,  // 133: strata.v1.MetaService.SetQuota:input_type -> strata.v1.SetQuotaRequest
-	88,  // 134: strata.v1.MetaService.SetXAttr:input_type -> strata.v1.SetXAttrRequest
-	90,  // 135: strata.v1.MetaService.RemoveXAttr:input_type -> strata.v1.RemoveXAttrRequest
-	92,  // 136: strata.v1.MetaService.GetXAttrs:input_type -> strata.v1.GetXAttrsRequest
-	94,  // 137: strata.v1.MetaService.ListXAttrs:input_type -> strata.v1.ListXAttrsRequest
-	97,  // 138: strata.v1.MetaService.ModifyAcl:input_type -> strata.v1.ModifyAclRequest
-	99,  // 139: strata.v1.MetaService.GetAclStatus:input_type -> strata.v1.GetAclStatusRequest
-	102, // 140: strata.v1.MetaService.SetStoragePolicy:input_type -> strata.v1.SetStoragePolicyRequest
-	104, // 141: strata.v1.MetaService.GetStoragePolicy:input_type -> strata.v1.GetStoragePolicyRequest
-	106, // 142: strata.v1.MetaService.GetStoragePolicies:input_type -> strata.v1.GetStoragePoliciesRequest
-	9,   // 143: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
-	11,  // 144: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
-	13,  // 145: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
-	15,  // 146: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
-	17,  // 147: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
-	19,  // 148: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
-	21,  // 149: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
-	23,  // 150: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
-	27,  // 151: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
-	27,  // 152: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
-	27,  // 153: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
-	29,  // 154: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
-	38,  // 155: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
-	41,  // 156: strata.v1.MetaService.Flush:output_type -> strata.v1.FlushResponse
-	43,  // 157: strata.v1.MetaService.ReadTail:output_type -> strata.v1.ReadTailResponse
-	45,  // 158: strata.v1.MetaService.Append:output_type -> strata.v1.AppendResponse
-	47,  // 159: strata.v1.MetaService.Truncate:output_type -> strata.v1.TruncateResponse
-	48,  // 160: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
-	51,  // 161: strata.v1.MetaService.Batch:output_type -> strata.v1.BatchResponse
-	55,  // 162: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
-	57,  // 163: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
-	59,  // 164: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
-	61,  // 165: strata.v1.MetaService.RestoreNamespace:output_type -> strata.v1.RestoreNamespaceResponse
-	36,  // 166: strata.v1.MetaService.GetServerDefaults:output_type -> strata.v1.GetServerDefaultsResponse
-	66,  // 167: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
-	63,  // 168: strata.v1.MetaService.GetServerStatus:output_type -> strata.v1.GetServerStatusResponse
-	34,  // 169: strata.v1.MetaService.Resync:output_type -> strata.v1.ResyncResponse
-	32,  // 170: strata.v1.MetaService.GetProgress:output_type -> strata.v1.GetProgressResponse
-	71,  // 171: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
-	71,  // 172: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
-	71,  // 173: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
-	73,  // 174: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
-	75,  // 175: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
-	78,  // 176: strata.v1.MetaService.CreateToken:output_type -> strata.v1.CreateTokenResponse
-	80,  // 177: strata.v1.MetaService.RenewToken:output_type -> strata.v1.RenewTokenResponse
-	82,  // 178: strata.v1.MetaService.RevokeToken:output_type -> strata.v1.RevokeTokenResponse
-	84,  // 179: strata.v1.MetaService.WhoAmI:output_type -> strata.v1.WhoAmIResponse
-	86,  // 180: strata.v1.MetaService.SetQuota:output_type -> strata.v1.SetQuotaResponse
-	89,  // 181: strata.v1.MetaService.SetXAttr:output_type -> strata.v1.SetXAttrResponse
-	91,  // 182: strata.v1.MetaService.RemoveXAttr:output_type -> strata.v1.RemoveXAttrResponse
-	93,  // 183: strata.v1.MetaService.GetXAttrs:output_type -> strata.v1.GetXAttrsResponse
-	95,  // 184: strata.v1.MetaService.ListXAttrs:output_type -> strata.v1.ListXAttrsResponse
-	98,  // 185: strata.v1.MetaService.ModifyAcl:output_type -> strata.v1.ModifyAclResponse
-	100, // 186: strata.v1.MetaService.GetAclStatus:output_type -> strata.v1.GetAclStatusResponse
-	103, // 187: strata.v1.MetaService.SetStoragePolicy:output_type -> strata.v1.SetStoragePolicyResponse
-	105, // 188: strata.v1.MetaService.GetStoragePolicy:output_type -> strata.v1.GetStoragePolicyResponse
-	107, // 189: strata.v1.MetaService.GetStoragePolicies:output_type -> strata.v1.GetStoragePoliciesResponse
-	143, // [143:190] is the sub-list for method output_type
-	96,  // [96:143] is the sub-list for method input_type
-	95,  // [95:96] is the sub-list for extension type_name
-	94,  // [94:95] is the sub-list for extension extendee
-	0,   // [0:94] is the sub-list for field type_name
+	112, // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
+	111, // 11: strata.v1.OpenResponse.object_tokens:type_name -> strata.v1.ObjectToken
+	6,   // 12: strata.v1.ListRequest.header:type_name -> strata.v1.Header
+	7,   // 13: strata.v1.ListResponse.entries:type_name -> strata.v1.FileStatus
+	7,   // 14: strata.v1.ListResponse.status:type_name -> strata.v1.FileStatus
+	6,   // 15: strata.v1.RenameRequest.header:type_name -> strata.v1.Header
+	6,   // 16: strata.v1.DeleteRequest.header:type_name -> strata.v1.Header
+	6,   // 17: strata.v1.SetPermissionRequest.header:type_name -> strata.v1.Header
+	6,   // 18: strata.v1.SetOwnerRequest.header:type_name -> strata.v1.Header
+	6,   // 19: strata.v1.SetTimesRequest.header:type_name -> strata.v1.Header
+	6,   // 20: strata.v1.GetContentSummaryRequest.header:type_name -> strata.v1.Header
+	30,  // 21: strata.v1.GetContentSummaryResponse.quota:type_name -> strata.v1.Quota
+	6,   // 22: strata.v1.GetProgressRequest.header:type_name -> strata.v1.Header
+	6,   // 23: strata.v1.ResyncRequest.header:type_name -> strata.v1.Header
+	6,   // 24: strata.v1.GetServerDefaultsRequest.header:type_name -> strata.v1.Header
+	6,   // 25: strata.v1.RenewLeaseRequest.header:type_name -> strata.v1.Header
+	6,   // 26: strata.v1.RecoverLeaseRequest.header:type_name -> strata.v1.Header
+	112, // 27: strata.v1.RecoverLeaseRequest.tail_block:type_name -> strata.v1.Block
+	6,   // 28: strata.v1.FlushRequest.header:type_name -> strata.v1.Header
+	112, // 29: strata.v1.FlushRequest.blocks:type_name -> strata.v1.Block
+	6,   // 30: strata.v1.ReadTailRequest.header:type_name -> strata.v1.Header
+	6,   // 31: strata.v1.AppendRequest.header:type_name -> strata.v1.Header
+	7,   // 32: strata.v1.AppendResponse.status:type_name -> strata.v1.FileStatus
+	6,   // 33: strata.v1.TruncateRequest.header:type_name -> strata.v1.Header
+	50,  // 34: strata.v1.BatchRequest.calls:type_name -> strata.v1.BatchCall
+	14,  // 35: strata.v1.BatchCall.get_file_status:type_name -> strata.v1.GetFileStatusRequest
+	16,  // 36: strata.v1.BatchCall.open:type_name -> strata.v1.OpenRequest
+	8,   // 37: strata.v1.BatchCall.mkdirs:type_name -> strata.v1.MkdirsRequest
+	10,  // 38: strata.v1.BatchCall.create:type_name -> strata.v1.CreateRequest
+	12,  // 39: strata.v1.BatchCall.complete:type_name -> strata.v1.CompleteRequest
+	20,  // 40: strata.v1.BatchCall.rename:type_name -> strata.v1.RenameRequest
+	22,  // 41: strata.v1.BatchCall.delete:type_name -> strata.v1.DeleteRequest
+	52,  // 42: strata.v1.BatchResponse.results:type_name -> strata.v1.BatchResult
+	15,  // 43: strata.v1.BatchResult.get_file_status:type_name -> strata.v1.GetFileStatusResponse
+	17,  // 44: strata.v1.BatchResult.open:type_name -> strata.v1.OpenResponse
+	9,   // 45: strata.v1.BatchResult.mkdirs:type_name -> strata.v1.MkdirsResponse
+	11,  // 46: strata.v1.BatchResult.create:type_name -> strata.v1.CreateResponse
+	13,  // 47: strata.v1.BatchResult.complete:type_name -> strata.v1.CompleteResponse
+	21,  // 48: strata.v1.BatchResult.rename:type_name -> strata.v1.RenameResponse
+	23,  // 49: strata.v1.BatchResult.delete:type_name -> strata.v1.DeleteResponse
+	2,   // 50: strata.v1.NamespaceInfo.mode:type_name -> strata.v1.NamespaceMode
+	6,   // 51: strata.v1.CreateNamespaceRequest.header:type_name -> strata.v1.Header
+	53,  // 52: strata.v1.CreateNamespaceRequest.namespace:type_name -> strata.v1.NamespaceInfo
+	6,   // 53: strata.v1.ListNamespacesRequest.header:type_name -> strata.v1.Header
+	53,  // 54: strata.v1.ListNamespacesResponse.namespaces:type_name -> strata.v1.NamespaceInfo
+	6,   // 55: strata.v1.DeleteNamespaceRequest.header:type_name -> strata.v1.Header
+	3,   // 56: strata.v1.DeleteNamespaceRequest.mode:type_name -> strata.v1.NamespaceDeleteMode
+	6,   // 57: strata.v1.RestoreNamespaceRequest.header:type_name -> strata.v1.Header
+	6,   // 58: strata.v1.GetServerStatusRequest.header:type_name -> strata.v1.Header
+	64,  // 59: strata.v1.GetServerStatusResponse.namespaces:type_name -> strata.v1.NamespaceUsage
+	53,  // 60: strata.v1.NamespaceUsage.namespace:type_name -> strata.v1.NamespaceInfo
+	67,  // 61: strata.v1.StatusResponse.members:type_name -> strata.v1.Member
+	6,   // 62: strata.v1.AddMemberRequest.header:type_name -> strata.v1.Header
+	67,  // 63: strata.v1.AddMemberRequest.member:type_name -> strata.v1.Member
+	6,   // 64: strata.v1.RemoveMemberRequest.header:type_name -> strata.v1.Header
+	6,   // 65: strata.v1.TransferLeaderRequest.header:type_name -> strata.v1.Header
+	67,  // 66: strata.v1.MembershipResponse.members:type_name -> strata.v1.Member
+	113, // 67: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
+	114, // 68: strata.v1.HeartbeatResponse.dropped:type_name -> strata.v1.BlockRef
+	115, // 69: strata.v1.HeartbeatResponse.block_keys:type_name -> strata.v1.BlockKey
+	53,  // 70: strata.v1.HeartbeatResponse.namespaces:type_name -> strata.v1.NamespaceInfo
+	113, // 71: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
+	6,   // 72: strata.v1.CreateTokenRequest.header:type_name -> strata.v1.Header
+	76,  // 73: strata.v1.CreateTokenResponse.identifier:type_name -> strata.v1.TokenIdentifier
+	6,   // 74: strata.v1.RenewTokenRequest.header:type_name -> strata.v1.Header
+	6,   // 75: strata.v1.RevokeTokenRequest.header:type_name -> strata.v1.Header
+	76,  // 76: strata.v1.WhoAmIResponse.token:type_name -> strata.v1.TokenIdentifier
+	6,   // 77: strata.v1.SetQuotaRequest.header:type_name -> strata.v1.Header
+	6,   // 78: strata.v1.SetXAttrRequest.header:type_name -> strata.v1.Header
+	87,  // 79: strata.v1.SetXAttrRequest.xattr:type_name -> strata.v1.XAttr
+	6,   // 80: strata.v1.RemoveXAttrRequest.header:type_name -> strata.v1.Header
+	6,   // 81: strata.v1.GetXAttrsRequest.header:type_name -> strata.v1.Header
+	87,  // 82: strata.v1.GetXAttrsResponse.xattrs:type_name -> strata.v1.XAttr
+	6,   // 83: strata.v1.ListXAttrsRequest.header:type_name -> strata.v1.Header
+	4,   // 84: strata.v1.AclEntry.type:type_name -> strata.v1.AclEntryType
+	6,   // 85: strata.v1.ModifyAclRequest.header:type_name -> strata.v1.Header
+	5,   // 86: strata.v1.ModifyAclRequest.op:type_name -> strata.v1.AclOp
+	96,  // 87: strata.v1.ModifyAclRequest.entries:type_name -> strata.v1.AclEntry
+	6,   // 88: strata.v1.GetAclStatusRequest.header:type_name -> strata.v1.Header
+	96,  // 89: strata.v1.GetAclStatusResponse.entries:type_name -> strata.v1.AclEntry
+	6,   // 90: strata.v1.SetStoragePolicyRequest.header:type_name -> strata.v1.Header
+	6,   // 91: strata.v1.GetStoragePolicyRequest.header:type_name -> strata.v1.Header
+	101, // 92: strata.v1.GetStoragePolicyResponse.policy:type_name -> strata.v1.StoragePolicy
+	6,   // 93: strata.v1.GetStoragePoliciesRequest.header:type_name -> strata.v1.Header
+	101, // 94: strata.v1.GetStoragePoliciesResponse.policies:type_name -> strata.v1.StoragePolicy
+	6,   // 95: strata.v1.ConcatRequest.header:type_name -> strata.v1.Header
+	109, // 96: strata.v1.ConcatRequest.uploads:type_name -> strata.v1.ConcatUpload
+	112, // 97: strata.v1.ConcatUpload.block:type_name -> strata.v1.Block
+	116, // 98: strata.v1.method_kind:extendee -> google.protobuf.MethodOptions
+	0,   // 99: strata.v1.method_kind:type_name -> strata.v1.MethodKind
+	8,   // 100: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
+	10,  // 101: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
+	12,  // 102: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
+	14,  // 103: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
+	16,  // 104: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
+	18,  // 105: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
+	20,  // 106: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
+	22,  // 107: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
+	24,  // 108: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
+	25,  // 109: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
+	26,  // 110: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
+	28,  // 111: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
+	37,  // 112: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
+	40,  // 113: strata.v1.MetaService.Flush:input_type -> strata.v1.FlushRequest
+	42,  // 114: strata.v1.MetaService.ReadTail:input_type -> strata.v1.ReadTailRequest
+	44,  // 115: strata.v1.MetaService.Append:input_type -> strata.v1.AppendRequest
+	46,  // 116: strata.v1.MetaService.Truncate:input_type -> strata.v1.TruncateRequest
+	108, // 117: strata.v1.MetaService.Concat:input_type -> strata.v1.ConcatRequest
+	39,  // 118: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
+	49,  // 119: strata.v1.MetaService.Batch:input_type -> strata.v1.BatchRequest
+	54,  // 120: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
+	56,  // 121: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
+	58,  // 122: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
+	60,  // 123: strata.v1.MetaService.RestoreNamespace:input_type -> strata.v1.RestoreNamespaceRequest
+	35,  // 124: strata.v1.MetaService.GetServerDefaults:input_type -> strata.v1.GetServerDefaultsRequest
+	65,  // 125: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
+	62,  // 126: strata.v1.MetaService.GetServerStatus:input_type -> strata.v1.GetServerStatusRequest
+	33,  // 127: strata.v1.MetaService.Resync:input_type -> strata.v1.ResyncRequest
+	31,  // 128: strata.v1.MetaService.GetProgress:input_type -> strata.v1.GetProgressRequest
+	68,  // 129: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
+	69,  // 130: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
+	70,  // 131: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
+	72,  // 132: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
+	74,  // 133: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
+	77,  // 134: strata.v1.MetaService.CreateToken:input_type -> strata.v1.CreateTokenRequest
+	79,  // 135: strata.v1.MetaService.RenewToken:input_type -> strata.v1.RenewTokenRequest
+	81,  // 136: strata.v1.MetaService.RevokeToken:input_type -> strata.v1.RevokeTokenRequest
+	83,  // 137: strata.v1.MetaService.WhoAmI:input_type -> strata.v1.WhoAmIRequest
+	85,  // 138: strata.v1.MetaService.SetQuota:input_type -> strata.v1.SetQuotaRequest
+	88,  // 139: strata.v1.MetaService.SetXAttr:input_type -> strata.v1.SetXAttrRequest
+	90,  // 140: strata.v1.MetaService.RemoveXAttr:input_type -> strata.v1.RemoveXAttrRequest
+	92,  // 141: strata.v1.MetaService.GetXAttrs:input_type -> strata.v1.GetXAttrsRequest
+	94,  // 142: strata.v1.MetaService.ListXAttrs:input_type -> strata.v1.ListXAttrsRequest
+	97,  // 143: strata.v1.MetaService.ModifyAcl:input_type -> strata.v1.ModifyAclRequest
+	99,  // 144: strata.v1.MetaService.GetAclStatus:input_type -> strata.v1.GetAclStatusRequest
+	102, // 145: strata.v1.MetaService.SetStoragePolicy:input_type -> strata.v1.SetStoragePolicyRequest
+	104, // 146: strata.v1.MetaService.GetStoragePolicy:input_type -> strata.v1.GetStoragePolicyRequest
+	106, // 147: strata.v1.MetaService.GetStoragePolicies:input_type -> strata.v1.GetStoragePoliciesRequest
+	9,   // 148: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
+	11,  // 149: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
+	13,  // 150: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
+	15,  // 151: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
+	17,  // 152: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
+	19,  // 153: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
+	21,  // 154: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
+	23,  // 155: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
+	27,  // 156: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
+	27,  // 157: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
+	27,  // 158: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
+	29,  // 159: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
+	38,  // 160: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
+	41,  // 161: strata.v1.MetaService.Flush:output_type -> strata.v1.FlushResponse
+	43,  // 162: strata.v1.MetaService.ReadTail:output_type -> strata.v1.ReadTailResponse
+	45,  // 163: strata.v1.MetaService.Append:output_type -> strata.v1.AppendResponse
+	47,  // 164: strata.v1.MetaService.Truncate:output_type -> strata.v1.TruncateResponse
+	110, // 165: strata.v1.MetaService.Concat:output_type -> strata.v1.ConcatResponse
+	48,  // 166: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
+	51,  // 167: strata.v1.MetaService.Batch:output_type -> strata.v1.BatchResponse
+	55,  // 168: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
+	57,  // 169: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
+	59,  // 170: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
+	61,  // 171: strata.v1.MetaService.RestoreNamespace:output_type -> strata.v1.RestoreNamespaceResponse
+	36,  // 172: strata.v1.MetaService.GetServerDefaults:output_type -> strata.v1.GetServerDefaultsResponse
+	66,  // 173: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
+	63,  // 174: strata.v1.MetaService.GetServerStatus:output_type -> strata.v1.GetServerStatusResponse
+	34,  // 175: strata.v1.MetaService.Resync:output_type -> strata.v1.ResyncResponse
+	32,  // 176: strata.v1.MetaService.GetProgress:output_type -> strata.v1.GetProgressResponse
+	71,  // 177: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
+	71,  // 178: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
+	71,  // 179: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
+	73,  // 180: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
+	75,  // 181: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
+	78,  // 182: strata.v1.MetaService.CreateToken:output_type -> strata.v1.CreateTokenResponse
+	80,  // 183: strata.v1.MetaService.RenewToken:output_type -> strata.v1.RenewTokenResponse
+	82,  // 184: strata.v1.MetaService.RevokeToken:output_type -> strata.v1.RevokeTokenResponse
+	84,  // 185: strata.v1.MetaService.WhoAmI:output_type -> strata.v1.WhoAmIResponse
+	86,  // 186: strata.v1.MetaService.SetQuota:output_type -> strata.v1.SetQuotaResponse
+	89,  // 187: strata.v1.MetaService.SetXAttr:output_type -> strata.v1.SetXAttrResponse
+	91,  // 188: strata.v1.MetaService.RemoveXAttr:output_type -> strata.v1.RemoveXAttrResponse
+	93,  // 189: strata.v1.MetaService.GetXAttrs:output_type -> strata.v1.GetXAttrsResponse
+	95,  // 190: strata.v1.MetaService.ListXAttrs:output_type -> strata.v1.ListXAttrsResponse
+	98,  // 191: strata.v1.MetaService.ModifyAcl:output_type -> strata.v1.ModifyAclResponse
+	100, // 192: strata.v1.MetaService.GetAclStatus:output_type -> strata.v1.GetAclStatusResponse
+	103, // 193: strata.v1.MetaService.SetStoragePolicy:output_type -> strata.v1.SetStoragePolicyResponse
+	105, // 194: strata.v1.MetaService.GetStoragePolicy:output_type -> strata.v1.GetStoragePolicyResponse
+	107, // 195: strata.v1.MetaService.GetStoragePolicies:output_type -> strata.v1.GetStoragePoliciesResponse
+	148, // [148:196] is the sub-list for method output_type
+	100, // [100:148] is the sub-list for method input_type
+	99,  // [99:100] is the sub-list for extension type_name
+	98,  // [98:99] is the sub-list for extension extendee
+	0,   // [0:98] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_meta_proto_init() }
@@ -7862,7 +8123,7 @@ func file_strata_v1_meta_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_v1_meta_proto_rawDesc), len(file_strata_v1_meta_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   102,
+			NumMessages:   106,
 			NumExtensions: 1,
 			NumServices:   1,
 		},

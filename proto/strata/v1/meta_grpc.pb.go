@@ -40,6 +40,7 @@ const (
 	MetaService_ReadTail_FullMethodName           = "/strata.v1.MetaService/ReadTail"
 	MetaService_Append_FullMethodName             = "/strata.v1.MetaService/Append"
 	MetaService_Truncate_FullMethodName           = "/strata.v1.MetaService/Truncate"
+	MetaService_Concat_FullMethodName             = "/strata.v1.MetaService/Concat"
 	MetaService_RecoverLease_FullMethodName       = "/strata.v1.MetaService/RecoverLease"
 	MetaService_Batch_FullMethodName              = "/strata.v1.MetaService/Batch"
 	MetaService_CreateNamespace_FullMethodName    = "/strata.v1.MetaService/CreateNamespace"
@@ -101,6 +102,11 @@ type MetaServiceClient interface {
 	Append(ctx context.Context, in *AppendRequest, opts ...grpc.CallOption) (*AppendResponse, error)
 	// Truncate cuts a closed file to a length no longer than its own.
 	Truncate(ctx context.Context, in *TruncateRequest, opts ...grpc.CallOption) (*TruncateResponse, error)
+	// Concat appends closed source files to a closed target file and removes
+	// them, as HDFS's concat: their blocks become the target's without a byte
+	// moving; a small file's inline content is first made a block by the
+	// leader (docs/semantics.md, "Concat").
+	Concat(ctx context.Context, in *ConcatRequest, opts ...grpc.CallOption) (*ConcatResponse, error)
 	RecoverLease(ctx context.Context, in *RecoverLeaseRequest, opts ...grpc.CallOption) (*RecoverLeaseResponse, error)
 	// Batch makes several calls in one round trip, each answered as if it
 	// came alone. The Go and Java clients coalesce the calls their threads
@@ -338,6 +344,16 @@ func (c *metaServiceClient) Truncate(ctx context.Context, in *TruncateRequest, o
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(TruncateResponse)
 	err := c.cc.Invoke(ctx, MetaService_Truncate_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *metaServiceClient) Concat(ctx context.Context, in *ConcatRequest, opts ...grpc.CallOption) (*ConcatResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ConcatResponse)
+	err := c.cc.Invoke(ctx, MetaService_Concat_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -673,6 +689,11 @@ type MetaServiceServer interface {
 	Append(context.Context, *AppendRequest) (*AppendResponse, error)
 	// Truncate cuts a closed file to a length no longer than its own.
 	Truncate(context.Context, *TruncateRequest) (*TruncateResponse, error)
+	// Concat appends closed source files to a closed target file and removes
+	// them, as HDFS's concat: their blocks become the target's without a byte
+	// moving; a small file's inline content is first made a block by the
+	// leader (docs/semantics.md, "Concat").
+	Concat(context.Context, *ConcatRequest) (*ConcatResponse, error)
 	RecoverLease(context.Context, *RecoverLeaseRequest) (*RecoverLeaseResponse, error)
 	// Batch makes several calls in one round trip, each answered as if it
 	// came alone. The Go and Java clients coalesce the calls their threads
@@ -796,6 +817,9 @@ func (UnimplementedMetaServiceServer) Append(context.Context, *AppendRequest) (*
 }
 func (UnimplementedMetaServiceServer) Truncate(context.Context, *TruncateRequest) (*TruncateResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Truncate not implemented")
+}
+func (UnimplementedMetaServiceServer) Concat(context.Context, *ConcatRequest) (*ConcatResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Concat not implemented")
 }
 func (UnimplementedMetaServiceServer) RecoverLease(context.Context, *RecoverLeaseRequest) (*RecoverLeaseResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RecoverLease not implemented")
@@ -1210,6 +1234,24 @@ func _MetaService_Truncate_Handler(srv interface{}, ctx context.Context, dec fun
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(MetaServiceServer).Truncate(ctx, req.(*TruncateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MetaService_Concat_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ConcatRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).Concat(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_Concat_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).Concat(ctx, req.(*ConcatRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1828,6 +1870,10 @@ var MetaService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Truncate",
 			Handler:    _MetaService_Truncate_Handler,
+		},
+		{
+			MethodName: "Concat",
+			Handler:    _MetaService_Concat_Handler,
 		},
 		{
 			MethodName: "RecoverLease",

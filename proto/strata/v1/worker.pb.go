@@ -27,10 +27,15 @@ const (
 
 // Block is one immutable object holding a range of a file.
 type Block struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	BlockId       uint64                 `protobuf:"varint,1,opt,name=block_id,json=blockId,proto3" json:"block_id,omitempty"`
-	Offset        uint64                 `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
-	Length        uint64                 `protobuf:"varint,3,opt,name=length,proto3" json:"length,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	BlockId uint64                 `protobuf:"varint,1,opt,name=block_id,json=blockId,proto3" json:"block_id,omitempty"`
+	Offset  uint64                 `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
+	Length  uint64                 `protobuf:"varint,3,opt,name=length,proto3" json:"length,omitempty"`
+	// The inode whose prefix the block's object is under
+	// (blocks/<object_inode>/<block_id>), when not the file's own: a block a
+	// concat moved from a source file. 0 is the file's own. Readers name it
+	// as BlockRef.inode_id, with its OpenResponse.object_tokens token.
+	ObjectInode   uint64 `protobuf:"varint,4,opt,name=object_inode,json=objectInode,proto3" json:"object_inode,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -82,6 +87,13 @@ func (x *Block) GetOffset() uint64 {
 func (x *Block) GetLength() uint64 {
 	if x != nil {
 		return x.Length
+	}
+	return 0
+}
+
+func (x *Block) GetObjectInode() uint64 {
+	if x != nil {
+		return x.ObjectInode
 	}
 	return 0
 }
@@ -1543,15 +1555,107 @@ func (x *WorkerInfo) GetStats() *WorkerStats {
 	return nil
 }
 
+type ChecksumRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Whole blocks, read tokens and all, as for Read.
+	Blocks        []*BlockRef `protobuf:"bytes,1,rep,name=blocks,proto3" json:"blocks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChecksumRequest) Reset() {
+	*x = ChecksumRequest{}
+	mi := &file_strata_v1_worker_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChecksumRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChecksumRequest) ProtoMessage() {}
+
+func (x *ChecksumRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_worker_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChecksumRequest.ProtoReflect.Descriptor instead.
+func (*ChecksumRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_worker_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ChecksumRequest) GetBlocks() []*BlockRef {
+	if x != nil {
+		return x.Blocks
+	}
+	return nil
+}
+
+type ChecksumResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The CRC32C (Castagnoli) of each block's length bytes, in the request's
+	// order.
+	Crc32C        []uint32 `protobuf:"varint,1,rep,packed,name=crc32c,proto3" json:"crc32c,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChecksumResponse) Reset() {
+	*x = ChecksumResponse{}
+	mi := &file_strata_v1_worker_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChecksumResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChecksumResponse) ProtoMessage() {}
+
+func (x *ChecksumResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_worker_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChecksumResponse.ProtoReflect.Descriptor instead.
+func (*ChecksumResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_worker_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *ChecksumResponse) GetCrc32C() []uint32 {
+	if x != nil {
+		return x.Crc32C
+	}
+	return nil
+}
+
 var File_strata_v1_worker_proto protoreflect.FileDescriptor
 
 const file_strata_v1_worker_proto_rawDesc = "" +
 	"\n" +
-	"\x16strata/v1/worker.proto\x12\tstrata.v1\"R\n" +
+	"\x16strata/v1/worker.proto\x12\tstrata.v1\"u\n" +
 	"\x05Block\x12\x19\n" +
 	"\bblock_id\x18\x01 \x01(\x04R\ablockId\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x04R\x06offset\x12\x16\n" +
-	"\x06length\x18\x03 \x01(\x04R\x06length\"\x92\x02\n" +
+	"\x06length\x18\x03 \x01(\x04R\x06length\x12!\n" +
+	"\fobject_inode\x18\x04 \x01(\x04R\vobjectInode\"\x92\x02\n" +
 	"\bBlockRef\x12\x1b\n" +
 	"\tstore_uri\x18\x01 \x01(\tR\bstoreUri\x12\x19\n" +
 	"\binode_id\x18\x02 \x01(\x04R\ainodeId\x12\x19\n" +
@@ -1668,14 +1772,19 @@ const file_strata_v1_worker_proto_rawDesc = "" +
 	"\x04host\x18\x03 \x01(\tR\x04host\x12\x1f\n" +
 	"\vunix_socket\x18\x04 \x01(\tR\n" +
 	"unixSocket\x12,\n" +
-	"\x05stats\x18\x05 \x01(\v2\x16.strata.v1.WorkerStatsR\x05stats2\x82\x03\n" +
+	"\x05stats\x18\x05 \x01(\v2\x16.strata.v1.WorkerStatsR\x05stats\">\n" +
+	"\x0fChecksumRequest\x12+\n" +
+	"\x06blocks\x18\x01 \x03(\v2\x13.strata.v1.BlockRefR\x06blocks\"*\n" +
+	"\x10ChecksumResponse\x12\x16\n" +
+	"\x06crc32c\x18\x01 \x03(\rR\x06crc32c2\xc7\x03\n" +
 	"\rWorkerService\x12<\n" +
 	"\x05Write\x12\x17.strata.v1.WriteRequest\x1a\x18.strata.v1.WriteResponse(\x01\x129\n" +
 	"\x04Read\x12\x16.strata.v1.ReadRequest\x1a\x17.strata.v1.ReadResponse0\x01\x12>\n" +
 	"\x05Stats\x12\x1d.strata.v1.WorkerStatsRequest\x1a\x16.strata.v1.WorkerStats\x127\n" +
 	"\x04Load\x12\x16.strata.v1.LoadRequest\x1a\x17.strata.v1.LoadResponse\x12@\n" +
 	"\aUncache\x12\x19.strata.v1.UncacheRequest\x1a\x1a.strata.v1.UncacheResponse\x12=\n" +
-	"\x06Cached\x12\x18.strata.v1.CachedRequest\x1a\x19.strata.v1.CachedResponseBK\n" +
+	"\x06Cached\x12\x18.strata.v1.CachedRequest\x1a\x19.strata.v1.CachedResponse\x12C\n" +
+	"\bChecksum\x12\x1a.strata.v1.ChecksumRequest\x1a\x1b.strata.v1.ChecksumResponseBK\n" +
 	"\x12io.strata.proto.v1P\x01Z3github.com/stratafs/strata/proto/strata/v1;stratav1b\x06proto3"
 
 var (
@@ -1690,7 +1799,7 @@ func file_strata_v1_worker_proto_rawDescGZIP() []byte {
 	return file_strata_v1_worker_proto_rawDescData
 }
 
-var file_strata_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_strata_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_strata_v1_worker_proto_goTypes = []any{
 	(*Block)(nil),                // 0: strata.v1.Block
 	(*BlockRef)(nil),             // 1: strata.v1.BlockRef
@@ -1712,6 +1821,8 @@ var file_strata_v1_worker_proto_goTypes = []any{
 	(*ShortCircuitResponse)(nil), // 17: strata.v1.ShortCircuitResponse
 	(*BlockKey)(nil),             // 18: strata.v1.BlockKey
 	(*WorkerInfo)(nil),           // 19: strata.v1.WorkerInfo
+	(*ChecksumRequest)(nil),      // 20: strata.v1.ChecksumRequest
+	(*ChecksumResponse)(nil),     // 21: strata.v1.ChecksumResponse
 }
 var file_strata_v1_worker_proto_depIdxs = []int32{
 	2,  // 0: strata.v1.WriteRequest.header:type_name -> strata.v1.WriteHeader
@@ -1725,23 +1836,26 @@ var file_strata_v1_worker_proto_depIdxs = []int32{
 	16, // 8: strata.v1.ShortCircuitRequest.commit:type_name -> strata.v1.ShortCircuitCommit
 	0,  // 9: strata.v1.ShortCircuitResponse.block:type_name -> strata.v1.Block
 	14, // 10: strata.v1.WorkerInfo.stats:type_name -> strata.v1.WorkerStats
-	3,  // 11: strata.v1.WorkerService.Write:input_type -> strata.v1.WriteRequest
-	5,  // 12: strata.v1.WorkerService.Read:input_type -> strata.v1.ReadRequest
-	13, // 13: strata.v1.WorkerService.Stats:input_type -> strata.v1.WorkerStatsRequest
-	7,  // 14: strata.v1.WorkerService.Load:input_type -> strata.v1.LoadRequest
-	9,  // 15: strata.v1.WorkerService.Uncache:input_type -> strata.v1.UncacheRequest
-	11, // 16: strata.v1.WorkerService.Cached:input_type -> strata.v1.CachedRequest
-	4,  // 17: strata.v1.WorkerService.Write:output_type -> strata.v1.WriteResponse
-	6,  // 18: strata.v1.WorkerService.Read:output_type -> strata.v1.ReadResponse
-	14, // 19: strata.v1.WorkerService.Stats:output_type -> strata.v1.WorkerStats
-	8,  // 20: strata.v1.WorkerService.Load:output_type -> strata.v1.LoadResponse
-	10, // 21: strata.v1.WorkerService.Uncache:output_type -> strata.v1.UncacheResponse
-	12, // 22: strata.v1.WorkerService.Cached:output_type -> strata.v1.CachedResponse
-	17, // [17:23] is the sub-list for method output_type
-	11, // [11:17] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	1,  // 11: strata.v1.ChecksumRequest.blocks:type_name -> strata.v1.BlockRef
+	3,  // 12: strata.v1.WorkerService.Write:input_type -> strata.v1.WriteRequest
+	5,  // 13: strata.v1.WorkerService.Read:input_type -> strata.v1.ReadRequest
+	13, // 14: strata.v1.WorkerService.Stats:input_type -> strata.v1.WorkerStatsRequest
+	7,  // 15: strata.v1.WorkerService.Load:input_type -> strata.v1.LoadRequest
+	9,  // 16: strata.v1.WorkerService.Uncache:input_type -> strata.v1.UncacheRequest
+	11, // 17: strata.v1.WorkerService.Cached:input_type -> strata.v1.CachedRequest
+	20, // 18: strata.v1.WorkerService.Checksum:input_type -> strata.v1.ChecksumRequest
+	4,  // 19: strata.v1.WorkerService.Write:output_type -> strata.v1.WriteResponse
+	6,  // 20: strata.v1.WorkerService.Read:output_type -> strata.v1.ReadResponse
+	14, // 21: strata.v1.WorkerService.Stats:output_type -> strata.v1.WorkerStats
+	8,  // 22: strata.v1.WorkerService.Load:output_type -> strata.v1.LoadResponse
+	10, // 23: strata.v1.WorkerService.Uncache:output_type -> strata.v1.UncacheResponse
+	12, // 24: strata.v1.WorkerService.Cached:output_type -> strata.v1.CachedResponse
+	21, // 25: strata.v1.WorkerService.Checksum:output_type -> strata.v1.ChecksumResponse
+	19, // [19:26] is the sub-list for method output_type
+	12, // [12:19] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_worker_proto_init() }
@@ -1759,7 +1873,7 @@ func file_strata_v1_worker_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_v1_worker_proto_rawDesc), len(file_strata_v1_worker_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   20,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -23,12 +23,13 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	WorkerService_Write_FullMethodName   = "/strata.v1.WorkerService/Write"
-	WorkerService_Read_FullMethodName    = "/strata.v1.WorkerService/Read"
-	WorkerService_Stats_FullMethodName   = "/strata.v1.WorkerService/Stats"
-	WorkerService_Load_FullMethodName    = "/strata.v1.WorkerService/Load"
-	WorkerService_Uncache_FullMethodName = "/strata.v1.WorkerService/Uncache"
-	WorkerService_Cached_FullMethodName  = "/strata.v1.WorkerService/Cached"
+	WorkerService_Write_FullMethodName    = "/strata.v1.WorkerService/Write"
+	WorkerService_Read_FullMethodName     = "/strata.v1.WorkerService/Read"
+	WorkerService_Stats_FullMethodName    = "/strata.v1.WorkerService/Stats"
+	WorkerService_Load_FullMethodName     = "/strata.v1.WorkerService/Load"
+	WorkerService_Uncache_FullMethodName  = "/strata.v1.WorkerService/Uncache"
+	WorkerService_Cached_FullMethodName   = "/strata.v1.WorkerService/Cached"
+	WorkerService_Checksum_FullMethodName = "/strata.v1.WorkerService/Checksum"
 )
 
 // WorkerServiceClient is the client API for WorkerService service.
@@ -51,6 +52,10 @@ type WorkerServiceClient interface {
 	Uncache(ctx context.Context, in *UncacheRequest, opts ...grpc.CallOption) (*UncacheResponse, error)
 	// Cached reports how many bytes of each block the cache holds.
 	Cached(ctx context.Context, in *CachedRequest, opts ...grpc.CallOption) (*CachedResponse, error)
+	// Checksum answers the CRC32C of each whole block named, combined from
+	// the CRCs of its cached chunks (docs/datapath.md, "Checksums"): pages
+	// the cache misses are fetched first, and no cached byte is read.
+	Checksum(ctx context.Context, in *ChecksumRequest, opts ...grpc.CallOption) (*ChecksumResponse, error)
 }
 
 type workerServiceClient struct {
@@ -133,6 +138,16 @@ func (c *workerServiceClient) Cached(ctx context.Context, in *CachedRequest, opt
 	return out, nil
 }
 
+func (c *workerServiceClient) Checksum(ctx context.Context, in *ChecksumRequest, opts ...grpc.CallOption) (*ChecksumResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ChecksumResponse)
+	err := c.cc.Invoke(ctx, WorkerService_Checksum_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // WorkerServiceServer is the server API for WorkerService service.
 // All implementations must embed UnimplementedWorkerServiceServer
 // for forward compatibility.
@@ -153,6 +168,10 @@ type WorkerServiceServer interface {
 	Uncache(context.Context, *UncacheRequest) (*UncacheResponse, error)
 	// Cached reports how many bytes of each block the cache holds.
 	Cached(context.Context, *CachedRequest) (*CachedResponse, error)
+	// Checksum answers the CRC32C of each whole block named, combined from
+	// the CRCs of its cached chunks (docs/datapath.md, "Checksums"): pages
+	// the cache misses are fetched first, and no cached byte is read.
+	Checksum(context.Context, *ChecksumRequest) (*ChecksumResponse, error)
 	mustEmbedUnimplementedWorkerServiceServer()
 }
 
@@ -180,6 +199,9 @@ func (UnimplementedWorkerServiceServer) Uncache(context.Context, *UncacheRequest
 }
 func (UnimplementedWorkerServiceServer) Cached(context.Context, *CachedRequest) (*CachedResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Cached not implemented")
+}
+func (UnimplementedWorkerServiceServer) Checksum(context.Context, *ChecksumRequest) (*ChecksumResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Checksum not implemented")
 }
 func (UnimplementedWorkerServiceServer) mustEmbedUnimplementedWorkerServiceServer() {}
 func (UnimplementedWorkerServiceServer) testEmbeddedByValue()                       {}
@@ -292,6 +314,24 @@ func _WorkerService_Cached_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WorkerService_Checksum_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ChecksumRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkerServiceServer).Checksum(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkerService_Checksum_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkerServiceServer).Checksum(ctx, req.(*ChecksumRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // WorkerService_ServiceDesc is the grpc.ServiceDesc for WorkerService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -314,6 +354,10 @@ var WorkerService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Cached",
 			Handler:    _WorkerService_Cached_Handler,
+		},
+		{
+			MethodName: "Checksum",
+			Handler:    _WorkerService_Checksum_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

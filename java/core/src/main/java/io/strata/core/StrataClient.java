@@ -23,6 +23,8 @@ import io.strata.proto.v1.AppendResponse;
 import io.strata.proto.v1.BatchCall;
 import io.strata.proto.v1.BatchResult;
 import io.strata.proto.v1.Block;
+import io.strata.proto.v1.ConcatRequest;
+import io.strata.proto.v1.ObjectToken;
 import io.strata.proto.v1.CreateRequest;
 import io.strata.proto.v1.CreateResponse;
 import io.strata.proto.v1.DeleteRequest;
@@ -280,7 +282,11 @@ public final class StrataClient implements Closeable {
 
   /** Opens {@code p}, checked against the bucket first if {@code refresh} (cache mode). */
   private FileReader.Content openContent(StrataPath p, boolean refresh) throws IOException {
-    OpenResponse r = openCall(p, refresh);
+    return contentOf(p, openCall(p, refresh));
+  }
+
+  /** What Open answered {@code r} for {@code p} gives to read. */
+  private FileReader.Content contentOf(StrataPath p, OpenResponse r) throws IOException {
     FileInfo info = FileInfo.of(p, r.getStatus());
     long blocksEnd = blocksEnd(r);
     boolean tail = !r.getInline() && r.getObjectKey().isEmpty() && info.length() > blocksEnd;
@@ -375,6 +381,56 @@ public final class StrataClient implements Closeable {
   }
 
   /**
+   * Returns the checksum of the first {@code length} bytes of file {@code p}, all of it when
+   * {@code length} is at least its length (docs/semantics.md, "Checksums"). The CRCs of its
+   * whole blocks come from the workers, which combine the CRCs their caches keep of the blocks'
+   * chunks ({@link BlockIO#blockCrcs}), and are combined here: no byte of a cached file is read.
+   * The bytes of a small file's inline content, of a block the length cuts and of a flushed
+   * tail are read and checksummed here.
+   */
+  public FileChecksum checksum(StrataPath p, long length) throws IOException {
+    OpenResponse r = openCall(p, false);
+    FileInfo info = FileInfo.of(p, r.getStatus());
+    long want = Math.min(Math.max(0, length), info.length());
+    List<BlockExtent> whole = new ArrayList<>();
+    for (Block b : r.getBlocksList()) {
+      if (b.getOffset() + b.getLength() > want) {
+        break;
+      }
+      whole.add(new BlockExtent(b.getBlockId(), b.getOffset(), b.getLength(), b.getObjectInode()));
+    }
+    int crc = 0;
+    long done = 0;
+    if (!whole.isEmpty()) {
+      ReadTarget t = readTarget(p, info, r);
+      int[] crcs = blockIO.blockCrcs(new ReadTarget(t.path(), t.storeUri(), t.inodeId(),
+          t.length(), whole, t.objectKey(), t.objectVersion(), t.token(), t.objectTokens()));
+      for (int i = 0; i < crcs.length; i++) {
+        crc = FileChecksum.combine(crc, crcs[i], whole.get(i).length());
+      }
+      BlockExtent last = whole.get(whole.size() - 1);
+      done = last.offset() + last.length();
+    }
+    if (done < want) {
+      java.util.zip.CRC32C rest = new java.util.zip.CRC32C();
+      byte[] buf = new byte[(int) Math.min(1 << 20, want - done)];
+      try (FileReader fr = new FileReader(contentOf(p, r), () -> contentOf(p, openCall(p, true)))) {
+        for (long pos = done; pos < want; ) {
+          int n = fr.read(pos, buf, 0, (int) Math.min(buf.length, want - pos));
+          if (n < 0) {
+            throw new java.io.EOFException("checksum " + p + ": the file ends at " + pos
+                + ", before " + want);
+          }
+          rest.update(buf, 0, n);
+          pos += n;
+        }
+      }
+      crc = FileChecksum.combine(crc, (int) rest.getValue(), want - done);
+    }
+    return new FileChecksum(crc, want);
+  }
+
+  /**
    * Returns where each block of file {@code p} is best read (its home worker), in file order.
    * Empty for a file without blocks (empty, or small enough to be stored inline).
    */
@@ -403,7 +459,8 @@ public final class StrataClient implements Closeable {
   private ReadTarget readTarget(StrataPath p, FileInfo info, OpenResponse r) {
     List<BlockExtent> blocks = new ArrayList<>(r.getBlocksCount());
     for (Block b : r.getBlocksList()) {
-      blocks.add(new BlockExtent(b.getBlockId(), b.getOffset(), b.getLength()));
+      blocks.add(new BlockExtent(b.getBlockId(), b.getOffset(), b.getLength(),
+          b.getObjectInode()));
     }
     // The blocks end before the length of a file being written: its tail is not theirs to read.
     long inode = info.inodeId();
@@ -413,7 +470,53 @@ public final class StrataClient implements Closeable {
           : new BlockToken(again.getBlockToken(), again.getBlockTokenExpires(), null);
     });
     return new ReadTarget(p, r.getStoreUri(), inode, Math.min(info.length(),
-        blocksEnd(r)), blocks, r.getObjectKey(), r.getObjectVersion(), token);
+        blocksEnd(r)), blocks, r.getObjectKey(), r.getObjectVersion(), token,
+        objectTokens(p, inode, r));
+  }
+
+  /**
+   * The tokens of the inodes whose prefixes hold objects of file {@code p}'s blocks (blocks a
+   * concat moved), each renewed as the file's is: by opening the file again.
+   */
+  private java.util.Map<Long, BlockToken> objectTokens(StrataPath p, long inode,
+      OpenResponse r) {
+    java.util.Map<Long, BlockToken> out = new java.util.HashMap<>();
+    for (ObjectToken o : r.getObjectTokensList()) {
+      long ino = o.getInodeId();
+      out.put(ino, new BlockToken(o.getToken(), r.getBlockTokenExpires(), () -> {
+        OpenResponse again = openCall(p, false);
+        if (again.getStatus().getInodeId() != inode) {
+          return null;
+        }
+        for (ObjectToken t : again.getObjectTokensList()) {
+          if (t.getInodeId() == ino) {
+            return new BlockToken(t.getToken(), again.getBlockTokenExpires(), null);
+          }
+        }
+        return null;
+      }));
+    }
+    return out;
+  }
+
+  /**
+   * Appends the closed files {@code srcs}, in order, to the closed file {@code target} and
+   * removes them, as HDFS's concat: the service moves their blocks to the target, no byte is
+   * copied (docs/semantics.md, "Concat"). All are in one block-mode namespace.
+   */
+  public void concat(StrataPath target, List<StrataPath> srcs) throws IOException {
+    ConcatRequest.Builder req = ConcatRequest.newBuilder()
+        .setHeader(header(MetaServiceGrpc.getConcatMethod(), target.namespace()))
+        .setTarget(target.path());
+    for (StrataPath s : srcs) {
+      if (!s.namespace().equals(target.namespace())) {
+        throw ErrorTranslator.forReason(Reason.INVALID_ARGUMENT, Op.CONCAT, target.toString(),
+            "concat " + target + ": source " + s + " is in another namespace", null);
+      }
+      req.addSrcs(s.path());
+    }
+    ConcatRequest built = req.build();
+    call(Op.CONCAT, target, u -> u.call(MetaServiceGrpc.getConcatMethod(), built));
   }
 
   private List<WorkerInfo> listWorkers() throws IOException {

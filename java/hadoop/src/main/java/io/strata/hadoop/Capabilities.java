@@ -44,6 +44,12 @@ final class Capabilities {
       case CommonPathCapabilities.FS_TRUNCATE:
         // A cache-mode namespace's files are objects: no append, no truncate.
         return java.util.Optional.of(!cache);
+      case CommonPathCapabilities.FS_CONCAT:
+        // Block mode moves blocks; a cache-mode namespace's files are objects.
+        return java.util.Optional.of(!cache);
+      case CommonPathCapabilities.FS_CHECKSUMS:
+        // getFileChecksum, COMPOSITE-CRC32C, in both modes.
+        return java.util.Optional.of(true);
       case CommonPathCapabilities.LEASE_RECOVERABLE:
         // Writers hold leases in both modes; in cache mode recovery ends the upload.
         return java.util.Optional.of(true);

@@ -30,16 +30,20 @@ import org.apache.hadoop.HadoopIllegalArgumentException;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.BlockLocation;
 import org.apache.hadoop.fs.BlockStoragePolicySpi;
+import org.apache.hadoop.fs.CompositeCrcFileChecksum;
 import org.apache.hadoop.fs.ContentSummary;
 import org.apache.hadoop.fs.CreateFlag;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FileChecksum;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.FsServerDefaults;
+import org.apache.hadoop.fs.FsStatus;
 import org.apache.hadoop.fs.InvalidPathException;
 import org.apache.hadoop.fs.LeaseRecoverable;
 import org.apache.hadoop.fs.LocatedFileStatus;
+import org.apache.hadoop.fs.MD5MD5CRC32GzipFileChecksum;
 import org.apache.hadoop.fs.Options;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.PathIsNotEmptyDirectoryException;
@@ -52,6 +56,7 @@ import org.apache.hadoop.fs.impl.OpenFileParameters;
 import org.apache.hadoop.fs.permission.AclEntry;
 import org.apache.hadoop.fs.permission.AclStatus;
 import org.apache.hadoop.fs.permission.FsPermission;
+import org.apache.hadoop.io.MD5Hash;
 import org.apache.hadoop.util.DataChecksum;
 import org.apache.hadoop.util.LambdaUtils;
 import org.apache.hadoop.util.Progressable;
@@ -663,6 +668,24 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
     }
   }
 
+  /**
+   * The namespace's use, for {@code hadoop fs -df}: its bucket has no capacity to speak of, so
+   * the capacity is {@code Long.MAX_VALUE} (as FileSystem's default says for stores without
+   * one), used the bytes the namespace holds (its root's aggregate) and remaining the rest; {@code
+   * strata fs -df} says the same.
+   */
+  @Override
+  public FsStatus getStatus(Path p) throws IOException {
+    StrataPath root = new StrataPath(namespace, "/");
+    statistics.incrementReadOps(1);
+    try {
+      long used = client.getContentSummary(root).spaceConsumed();
+      return new FsStatus(Long.MAX_VALUE, used, Long.MAX_VALUE - used);
+    } catch (IOException e) {
+      throw HadoopErrors.translate(e);
+    }
+  }
+
   private void warnLoadedOnly(Path f) {
     String m = "{}: the counts are of what Strata has loaded from the bucket of cache-mode "
         + "namespace {}, which may be less than the bucket holds (strata admin load --metadata "
@@ -673,6 +696,77 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
       LOG.debug(m, makeQualified(f), namespace);
     }
   }
+
+  /**
+   * Appends {@code psrcs}, in order, to {@code trg} and removes them, as HDFS's concat: their
+   * blocks become the target's without a byte being copied (a small file's content is made a
+   * block first, by the service). NB: HDFS reports a refused concat (an empty source, the target
+   * among the sources) as an IOException from the NameNode; so does this, rather than the
+   * IllegalArgumentException an invalid argument is elsewhere.
+   */
+  @Override
+  public void concat(Path trg, Path[] psrcs) throws IOException {
+    StrataPath target = toStrata(trg);
+    List<StrataPath> srcs = new ArrayList<>(psrcs.length);
+    for (Path s : psrcs) {
+      srcs.add(toStrata(s));
+    }
+    statistics.incrementWriteOps(1);
+    try {
+      client.concat(target, srcs);
+    } catch (IOException e) {
+      if (e instanceof StrataError se && se.reason() == Reason.INVALID_ARGUMENT) {
+        throw e;
+      }
+      throw HadoopErrors.translate(e);
+    }
+  }
+
+  /**
+   * The checksum of the whole file in HDFS's {@code COMPOSITE_CRC} form ({@code
+   * COMPOSITE-CRC32C}: the CRC32C of the bytes, whatever the blocks), equal to HDFS's for the
+   * same bytes when HDFS is asked for that form ({@code dfs.checksum.combine.mode=COMPOSITE_CRC}).
+   * HDFS's default form, {@code MD5-of-...MD5-of-512CRC32C}, needs a CRC per 512 bytes, which
+   * Strata does not keep: Strata never answers it, and a comparison with it is never equal,
+   * so DistCp between the two without the composite form reports a mismatch rather than skip a
+   * file (docs/semantics.md, "Checksums").
+   */
+  @Override
+  public FileChecksum getFileChecksum(Path f) throws IOException {
+    return getFileChecksum(f, Long.MAX_VALUE);
+  }
+
+  /** The checksum of the first {@code length} bytes (all of them when past the end). */
+  @Override
+  public FileChecksum getFileChecksum(Path f, long length) throws IOException {
+    StrataPath p = toStrata(f);
+    statistics.incrementReadOps(1);
+    try {
+      io.strata.core.FileChecksum sum = client.checksum(p, length);
+      if (sum.length() == 0) {
+        return EMPTY_CHECKSUM;
+      }
+      return new CompositeCrcFileChecksum(sum.crc32c(), DataChecksum.Type.CRC32C,
+          CHECKSUM_BYTES_PER_CRC);
+    } catch (IOException e) {
+      throw HadoopErrors.translate(e);
+    }
+  }
+
+  /**
+   * What a checksum's {@code getChecksumOpt} says of bytes per CRC: HDFS's default, so that a
+   * copy that preserves the checksum type into HDFS (DistCp's {@code -pc}) makes HDFS's
+   * default files. It plays no part in comparisons (a composite CRC does not depend on it).
+   */
+  private static final int CHECKSUM_BYTES_PER_CRC = 512;
+
+  /**
+   * The checksum of no bytes: what HDFS answers in either form, the MD5 of 32 zero bytes as an
+   * {@code MD5-of-0MD5-of-0CRC32} (its FileChecksumHelper's "magic entry" for empty files), so
+   * that an empty file's checksum is HDFS's too.
+   */
+  private static final FileChecksum EMPTY_CHECKSUM =
+      new MD5MD5CRC32GzipFileChecksum(0, 0, MD5Hash.digest(new byte[32]));
 
   @Override
   public void setPermission(Path f, FsPermission permission) throws IOException {

@@ -95,9 +95,43 @@ public class TestStrataCacheMode {
         CommonPathCapabilities.DIRECTORY_LISTING_INCONSISTENT,
         CommonPathCapabilities.VIRTUAL_BLOCK_LOCATIONS, CommonPathCapabilities.FS_APPEND,
         CommonPathCapabilities.FS_MULTIPART_UPLOADER, CommonPathCapabilities.ABORTABLE_STREAM,
-        CommonPathCapabilities.FS_SYMLINKS, CommonPathCapabilities.FS_CHECKSUMS}) {
+        CommonPathCapabilities.FS_SYMLINKS, CommonPathCapabilities.FS_CONCAT}) {
       assertFalse(no, lake.hasPathCapability(p, no));
     }
+    // getFileChecksum, COMPOSITE-CRC32C, as in block mode.
+    assertTrue(lake.hasPathCapability(p, CommonPathCapabilities.FS_CHECKSUMS));
+  }
+
+  /**
+   * An object's checksum is the CRC32C of its bytes, as a block-mode file's, whether Strata wrote
+   * it or found it in the bucket; concat is refused, the files being objects.
+   */
+  @Test
+  public void checksumsAreTheObjectsCrc32cAndConcatIsRefused() throws IOException {
+    java.nio.file.Path dir = LAKES.bucketDir().resolve("sums");
+    Files.createDirectories(dir);
+    byte[] theirs = bytes(300_000, 7);
+    Files.write(dir.resolve("theirs.bin"), theirs);
+    Path d = new Path("/sums");
+    try (FSDataOutputStream out = lake.create(new Path(d, "ours.bin"))) {
+      out.write(bytes(70_000, 8));
+    }
+    assertArrayEquals(crc32c(theirs), lake.getFileChecksum(new Path(d, "theirs.bin")).getBytes());
+    assertArrayEquals(crc32c(bytes(70_000, 8)),
+        lake.getFileChecksum(new Path(d, "ours.bin")).getBytes());
+    assertEquals("COMPOSITE-CRC32C",
+        lake.getFileChecksum(new Path(d, "ours.bin")).getAlgorithmName());
+    UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class,
+        () -> lake.concat(new Path(d, "ours.bin"), new Path[] {new Path(d, "theirs.bin")}));
+    assertTrue(e.getMessage(), e.getMessage().contains("cache-mode"));
+    assertTrue(lake.delete(d, true));
+  }
+
+  /** The CRC32C of {@code b}, big-endian, as a COMPOSITE-CRC32C checksum's bytes. */
+  private static byte[] crc32c(byte[] b) {
+    java.util.zip.CRC32C c = new java.util.zip.CRC32C();
+    c.update(b);
+    return java.nio.ByteBuffer.allocate(4).putInt((int) c.getValue()).array();
   }
 
   /** The files are the bucket's objects, both ways (an object is a plain file here). */

@@ -89,25 +89,23 @@ public class TestStrataStreams extends StrataTestBase {
 
   @Test
   public void unsupportedOperations() throws IOException {
-    Path f = new Path(base, "u");
-    write(fs, f, "x");
-    assertThrows(UnsupportedOperationException.class,
-        () -> fs.concat(f, new Path[] {new Path(base, "v")}));
+    // Snapshots are not implemented (docs/semantics.md, "Not yet"): Hadoop's default answer.
+    assertThrows(UnsupportedOperationException.class, () -> fs.createSnapshot(base, "s"));
   }
 
   @Test
   public void pathCapabilitiesAreHonest() throws IOException {
     for (String yes : new String[] {CommonPathCapabilities.FS_PERMISSIONS,
         CommonPathCapabilities.LEASE_RECOVERABLE, Capabilities.ATOMIC_RENAME,
-        CommonPathCapabilities.FS_APPEND, CommonPathCapabilities.FS_TRUNCATE}) {
+        CommonPathCapabilities.FS_APPEND, CommonPathCapabilities.FS_TRUNCATE,
+        CommonPathCapabilities.FS_CONCAT, CommonPathCapabilities.FS_CHECKSUMS}) {
       assertTrue(yes, fs.hasPathCapability(base, yes));
     }
     for (String no : new String[] {Capabilities.MARKER_AWARE, Capabilities.MARKER_POLICY_KEEP,
         Capabilities.MARKER_ACTION_KEEP, CommonPathCapabilities.VIRTUAL_BLOCK_LOCATIONS,
-        CommonPathCapabilities.FS_CONCAT,
         CommonPathCapabilities.FS_SYMLINKS, CommonPathCapabilities.FS_SNAPSHOTS,
         CommonPathCapabilities.FS_ACLS, CommonPathCapabilities.FS_XATTRS,
-        CommonPathCapabilities.FS_CHECKSUMS, CommonPathCapabilities.FS_PATHHANDLES,
+        CommonPathCapabilities.FS_PATHHANDLES,
         CommonPathCapabilities.FS_MULTIPART_UPLOADER, CommonPathCapabilities.ETAGS_AVAILABLE,
         CommonPathCapabilities.ABORTABLE_STREAM}) {
       assertFalse(no, fs.hasPathCapability(base, no));

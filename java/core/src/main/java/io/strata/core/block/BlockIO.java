@@ -32,6 +32,34 @@ public interface BlockIO extends Closeable {
     return List.of();
   }
 
+  /**
+   * Returns the CRC32C of each whole block of {@code target}, in order, for a file's checksum
+   * ({@link io.strata.core.FileChecksum}). The workers combine the CRCs their caches keep of
+   * each block's chunks, reading no byte of a cached block; this default reads every block
+   * through {@link #openReader} instead.
+   */
+  default int[] blockCrcs(ReadTarget target) throws IOException {
+    int[] out = new int[target.blocks().size()];
+    byte[] buf = new byte[1 << 20];
+    try (BlockReader r = openReader(target)) {
+      for (int i = 0; i < out.length; i++) {
+        BlockExtent e = target.blocks().get(i);
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        for (long done = 0; done < e.length(); ) {
+          int n = r.read(e.offset() + done, buf, 0, (int) Math.min(buf.length, e.length() - done));
+          if (n < 0) {
+            throw new java.io.EOFException("checksum " + target.path() + ": block "
+                + Long.toHexString(e.blockId()) + " ends at " + done + " of " + e.length());
+          }
+          crc.update(buf, 0, n);
+          done += n;
+        }
+        out[i] = (int) crc.getValue();
+      }
+    }
+    return out;
+  }
+
   /** Releases connections; the default has none. */
   @Override
   default void close() throws IOException {}

@@ -94,13 +94,27 @@ public final class WorkerBlockIO implements BlockIO {
     return new WorkerBlockReader(workers, target);
   }
 
+  /**
+   * The CRC32C of each block, from its home worker (or the next in rank), which combines the
+   * CRCs its cache keeps of the block's chunks: no cached byte is read.
+   */
+  @Override
+  public int[] blockCrcs(ReadTarget target) throws IOException {
+    WorkerBlockReader r = new WorkerBlockReader(workers, target);
+    int[] out = new int[target.blocks().size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = r.crc(target.blocks().get(i));
+    }
+    return out;
+  }
+
   /** The home worker of each block (rendezvous placement over the live workers). */
   @Override
   public List<BlockLocation> locate(ReadTarget target) throws IOException {
     List<WorkerInfo> live = workers.live(Op.OPEN, target.path().toString(), false);
     List<BlockLocation> out = new ArrayList<>(target.blocks().size());
     for (BlockExtent e : target.blocks()) {
-      WorkerInfo home = WorkerSet.rank(live, target.inodeId(), e.blockId()).get(0);
+      WorkerInfo home = WorkerSet.rank(live, e.owner(target.inodeId()), e.blockId()).get(0);
       out.add(new BlockLocation(e.offset(), e.length(), home.getId(), home.getAddress(),
           home.getHost()));
     }

@@ -10,6 +10,8 @@ import io.strata.core.error.Op;
 import io.strata.core.error.ServiceUnavailableException;
 import io.strata.core.error.StrataError;
 import io.strata.proto.v1.BlockRef;
+import io.strata.proto.v1.ChecksumRequest;
+import io.strata.proto.v1.ChecksumResponse;
 import io.strata.proto.v1.ReadRequest;
 import io.strata.proto.v1.ReadResponse;
 import io.strata.proto.v1.WorkerInfo;
@@ -100,9 +102,50 @@ final class WorkerBlockReader implements BlockReader {
   /** Fills {@code b[off, off+len)} from {@code [in, in+len)} of block {@code e}. */
   private void readBlock(BlockExtent e, byte[] b, int off, int len, long in, boolean random)
       throws IOException {
+    onWorkers(e, Op.READ, (w, ref) -> readFrom(w, ref, b, off, len, in, random));
+  }
+
+  /**
+   * The CRC32C of block {@code e}, which its worker combines from the CRCs its cache keeps of
+   * the block's chunks (fetching only the pages it misses).
+   */
+  int crc(BlockExtent e) throws IOException {
+    int[] crc = new int[1];
+    onWorkers(e, Op.CHECKSUM, (w, ref) -> {
+      ChecksumResponse r;
+      try {
+        r = workers.blockingStub(w)
+            .withDeadlineAfter(workers.timeout().toMillis(), TimeUnit.MILLISECONDS)
+            .checksum(ChecksumRequest.newBuilder().addBlocks(ref).build());
+      } catch (StatusRuntimeException ex) {
+        throw WorkerSet.errors(w).translate(ex, Op.CHECKSUM, path);
+      }
+      if (r.getCrc32CCount() != 1) {
+        throw new IOException("checksum " + path + ": worker " + w.getId() + " answered "
+            + r.getCrc32CCount() + " CRCs for one block");
+      }
+      crc[0] = r.getCrc32C(0);
+    });
+    return crc[0];
+  }
+
+  /** One try of a block at one worker. */
+  @FunctionalInterface
+  private interface Attempt {
+    void at(WorkerInfo w, BlockRef ref) throws IOException;
+  }
+
+  /**
+   * Tries {@code fn} at block {@code e}'s home worker, then at the next ones in rendezvous order
+   * while it fails without a worker's answer (not reached, or a temporary condition), once more
+   * with a fresh list of workers.
+   */
+  private void onWorkers(BlockExtent e, Op op, Attempt fn) throws IOException {
+    // A block a concat moved is its object's first file's: named, placed and read by that inode.
+    long inode = e.owner(target.inodeId());
     BlockRef.Builder rb = BlockRef.newBuilder().setStoreUri(target.storeUri())
-        .setInodeId(target.inodeId()).setBlockId(e.blockId()).setLength(e.length())
-        .setNamespace(target.path().namespace()).setBlockToken(target.token().get());
+        .setInodeId(inode).setBlockId(e.blockId()).setLength(e.length())
+        .setNamespace(target.path().namespace()).setBlockToken(target.tokenOf(e).get());
     if (!target.objectKey().isEmpty()) {
       rb.setObjectKey(target.objectKey()).setObjectOffset(e.offset())
           .setVersion(target.objectVersion());
@@ -111,10 +154,10 @@ final class WorkerBlockReader implements BlockReader {
     List<String> errs = new ArrayList<>();
     IOException last = null;
     for (int attempt = 0; attempt < 2; attempt++) {
-      List<WorkerInfo> live = workers.live(Op.READ, path, attempt > 0);
-      for (WorkerInfo w : WorkerSet.rank(live, target.inodeId(), e.blockId())) {
+      List<WorkerInfo> live = workers.live(op, path, attempt > 0);
+      for (WorkerInfo w : WorkerSet.rank(live, inode, e.blockId())) {
         try {
-          readFrom(w, ref, b, off, len, in, random);
+          fn.at(w, ref);
           return;
         } catch (IOException ex) {
           if (ex instanceof StrataError && !(ex instanceof ServiceUnavailableException)) {
@@ -126,8 +169,9 @@ final class WorkerBlockReader implements BlockReader {
         }
       }
     }
-    throw new ServiceUnavailableException(String.format("read %s: no worker could serve block "
-        + "%016x: %s", path, e.blockId(), String.join("; ", errs)), last);
+    throw new ServiceUnavailableException(String.format("%s %s: no worker could serve block "
+        + "%016x: %s", op == Op.READ ? "read" : "checksum", path, e.blockId(),
+        String.join("; ", errs)), last);
   }
 
   private void readFrom(WorkerInfo w, BlockRef ref, byte[] b, int off, int len, long in,
