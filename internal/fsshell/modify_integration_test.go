@@ -46,7 +46,7 @@ func TestMv(t *testing.T) {
 	e.expect(1, "", lines("mv: `/lone': File exists"), "-mv", "/s/f2", "/lone")
 	e.expect(1, "", lines("mv: `/lone': Is not a directory"), "-mv", "/s/f2", "/s/sub", "/lone")
 	e.expect(1, "", lines("mv: `/nodir': No such file or directory"), "-mv", "/s/f2", "/s/sub", "/nodir")
-	e.expect(1, "", lines("mv: `/x/y': No such file or directory"), "-mv", "/s/f2", "/x/y")
+	e.expect(1, "", lines("mv: `/x/y': No such file or directory: `strata://default/x/y'"), "-mv", "/s/f2", "/x/y")
 	e.expect(1, "", lines("mv: `/s' to `/s/sub/s': is a subdirectory of itself"), "-mv", "/s", "/s/sub")
 	e.expect(1, "", lines("mv: `/nope': No such file or directory"), "-mv", "/nope", "/t")
 	e.expect(1, "", lines("mv: `/t/*': Too many matches"), "-mv", "/lone", "/t/*")
