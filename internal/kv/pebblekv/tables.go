@@ -87,8 +87,14 @@ func VerifyTable(path string, check func(k, v []byte) error) error {
 	defer r.Close()
 	ctx := context.Background()
 	for _, open := range []func() (bool, error){
-		func() (bool, error) { it, err := r.NewRawRangeDelIter(ctx, block.NoFragmentTransforms, sstable.NoReadEnv); return it != nil, err },
-		func() (bool, error) { it, err := r.NewRawRangeKeyIter(ctx, block.NoFragmentTransforms, sstable.NoReadEnv); return it != nil, err },
+		func() (bool, error) {
+			it, err := r.NewRawRangeDelIter(ctx, block.NoFragmentTransforms, sstable.NoReadEnv)
+			return it != nil, err
+		},
+		func() (bool, error) {
+			it, err := r.NewRawRangeKeyIter(ctx, block.NoFragmentTransforms, sstable.NoReadEnv)
+			return it != nil, err
+		},
 	} {
 		if has, err := open(); has || err != nil {
 			return fmt.Errorf("%w: it holds range deletions or range keys (%v)", ErrBadTable, err)
@@ -255,7 +261,6 @@ func VerifyBounds(path string, fn func(first, last []byte)) error {
 	fn(lo, bytes.Clone(last.K.UserKey))
 	return it.Error()
 }
-
 
 // openTable opens the table at path for reading.
 func openTable(path string) (*sstable.Reader, error) {
