@@ -71,13 +71,15 @@ type Source interface {
 	// Count is the number of inodes IDs will give, as the image states
 	// it (the text form counts its lines).
 	Count() uint64
+	// Span is the range [lo, hi] of the ids.
+	Span() (lo, hi uint64)
 	// IDs calls fn with every inode's id and type.
 	IDs(fn func(id uint64, t Type) error) error
 	// Children calls fn with a directory and some of its children, by id;
 	// a directory's children may come in several calls. Every inode but
 	// the root, and those only snapshots see, is a child once.
 	Children(fn func(parent uint64, children []uint64) error) error
-	// Entries calls fn with every inode, in the order of IDs.
+	// Entries calls fn with every inode.
 	Entries(fn func(*Entry) error) error
 }
 

@@ -96,6 +96,9 @@ const rootID = 16385
 // Count implements Source.
 func (im *Image) Count() uint64 { return im.info.Inodes }
 
+// Span implements Source: HDFS gives ids from the root's up.
+func (im *Image) Span() (lo, hi uint64) { return rootID, im.info.LastInodeID }
+
 func (im *Image) load() error {
 	st, err := im.f.Stat()
 	if err != nil {

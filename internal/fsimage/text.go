@@ -21,6 +21,7 @@ type Text struct {
 	dirs  map[string]uint64 // directory path → id
 	count uint64
 	root  uint64
+	last  int64 // the last line's number
 }
 
 // The Delimited columns, in order; a 13th (the storage policy, with
@@ -61,6 +62,7 @@ func OpenDelimited(path string, loc *time.Location) (*Text, error) {
 			return err
 		}
 		t.count++
+		t.last = line
 		p := string(cols[colPath])
 		if e.IsDir() {
 			if _, dup := t.dirs[p]; dup {
@@ -87,6 +89,9 @@ func (t *Text) Root() uint64 { return t.root }
 
 // Count implements Source.
 func (t *Text) Count() uint64 { return t.count }
+
+// Span implements Source.
+func (t *Text) Span() (lo, hi uint64) { return 1, uint64(t.last) }
 
 // IDs implements Source.
 func (t *Text) IDs(fn func(id uint64, typ Type) error) error {

@@ -76,15 +76,15 @@ func Split(p string) ([]string, error) {
 		return nil, invalid("the path has %d components, more than %d", len(parts), MaxDepth)
 	}
 	for _, c := range parts {
-		if err := checkName(c); err != nil {
+		if err := CheckName(c); err != nil {
 			return nil, err
 		}
 	}
 	return parts, nil
 }
 
-// checkName checks one component of a path.
-func checkName(c string) error {
+// CheckName checks one component of a path: a name an entry may have.
+func CheckName(c string) error {
 	switch {
 	case c == "":
 		return invalid("a name is empty (two slashes in a row)")

@@ -1,0 +1,85 @@
+package kvschema
+
+import (
+	"encoding/binary"
+)
+
+// Prefixes of the records a namespace import adds.
+const (
+	prefixImport = 0x12
+	prefixQuota  = 0x13
+)
+
+// QuotaKey holds the quotas of directory ino, when it has any.
+func QuotaKey(ino uint64) []byte { return idKey(prefixQuota, ino) }
+
+// NoQuota is a quota that is not set.
+const NoQuota = -1
+
+// Quota is a directory's limits, as HDFS sets them: on the entries below it
+// (Names, the directory itself counted) and on the bytes below it times
+// their replication (Space). NoQuota for either that is not set.
+type Quota struct {
+	Names, Space int64
+}
+
+// EncodeQuota encodes a quota record.
+func EncodeQuota(q Quota) []byte {
+	b := binary.AppendVarint([]byte{recordVersion}, q.Names)
+	return binary.AppendVarint(b, q.Space)
+}
+
+// DecodeQuota decodes a quota record.
+func DecodeQuota(b []byte) (Quota, error) {
+	d := decoder{b: b}
+	if d.byte() != recordVersion {
+		return Quota{}, ErrCorrupt
+	}
+	q := Quota{Names: d.varint(), Space: d.varint()}
+	if q.Names < NoQuota || q.Space < NoQuota {
+		return Quota{}, ErrCorrupt
+	}
+	return q, d.finish()
+}
+
+// MaxImportID bounds the length of an import's id.
+const MaxImportID = 64
+
+// ImportKey holds the record of the import called id.
+func ImportKey(id string) []byte { return append([]byte{prefixImport}, id...) }
+
+// ImportRange is the range [start, end) of the import records.
+func ImportRange() (start, end []byte) { return []byte{prefixImport}, []byte{prefixImport + 1} }
+
+// ImportName decodes an import record's key.
+func ImportName(key []byte) string { return string(key[1:]) }
+
+// Import is what the state keeps of a namespace import: the ids it
+// reserved and, once its tables are in, that it is done. An import that
+// is not done has nothing in the state but this record and its ids.
+type Import struct {
+	Namespace string
+	Base      uint64 // the first id reserved
+	Count     uint64 // how many
+	Started   int64  // when it was begun, ms since the epoch
+	Done      int64  // when its tables went in; 0 while they are not
+}
+
+// EncodeImport encodes an import record.
+func EncodeImport(im Import) []byte {
+	b := appendString([]byte{recordVersion}, im.Namespace)
+	b = binary.AppendUvarint(b, im.Base)
+	b = binary.AppendUvarint(b, im.Count)
+	b = binary.AppendVarint(b, im.Started)
+	return binary.AppendVarint(b, im.Done)
+}
+
+// DecodeImport decodes an import record.
+func DecodeImport(b []byte) (Import, error) {
+	d := decoder{b: b}
+	if d.byte() != recordVersion {
+		return Import{}, ErrCorrupt
+	}
+	im := Import{Namespace: d.string(), Base: d.uvarint(), Count: d.uvarint(), Started: d.varint(), Done: d.varint()}
+	return im, d.finish()
+}
