@@ -32,6 +32,10 @@ type Options struct {
 	DataMissing bool
 	// Progress, if set, is told how each phase goes, now and then.
 	Progress func(Progress)
+	// OnTable, if set, is given each table once it is whole: those a
+	// build resumes from first, then each as it is written, so that its
+	// caller can ship it while the next is built.
+	OnTable func(Table)
 }
 
 // Progress is how far a build is.
@@ -82,6 +86,11 @@ func Build(src fsimage.Source, o Options) (*Result, error) {
 	}
 	b := &builder{o: o, src: src, m: m, users: names{index: map[string]uint32{}}}
 	defer b.close()
+	if o.OnTable != nil {
+		for _, t := range m.Tables {
+			o.OnTable(t)
+		}
+	}
 	if err := b.index(); err != nil {
 		return nil, err
 	}

@@ -221,3 +221,19 @@ func TestBuildFromText(t *testing.T) {
 		}
 	}
 }
+
+// TestCheck passes the tables of a build, and refuses them for another
+// import's ids.
+func TestCheck(t *testing.T) {
+	dir := t.TempDir()
+	res, _ := build(t, open(t), bulkload.Options{Dir: dir, Key: "c", Base: base})
+	for _, tb := range res.Tables {
+		p := filepath.Join(dir, tb.Name)
+		if n, err := bulkload.Check(p, base, 3146); err != nil || n != tb.Keys {
+			t.Errorf("%s: %d keys, %v", tb.Name, n, err)
+		}
+		if _, err := bulkload.Check(p, base+1, 3146); !errors.Is(err, bulkload.ErrBadTable) {
+			t.Errorf("%s checked for other ids: %v", tb.Name, err)
+		}
+	}
+}

@@ -104,6 +104,9 @@ func (t *tables) finish(next uint64) error {
 		return err
 	}
 	t.b.progress("tables", uint64(len(t.b.m.Tables)), 0)
+	if t.b.o.OnTable != nil {
+		t.b.o.OnTable(t.b.m.Tables[len(t.b.m.Tables)-1])
+	}
 	return nil
 }
 

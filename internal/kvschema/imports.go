@@ -83,3 +83,13 @@ func DecodeImport(b []byte) (Import, error) {
 	im := Import{Namespace: d.string(), Base: d.uvarint(), Count: d.uvarint(), Started: d.varint(), Done: d.varint()}
 	return im, d.finish()
 }
+
+// IsDentryKey, IsInodeKey and IsQuotaKey tell the kind of a key (of its
+// right length).
+func IsDentryKey(k []byte) bool { return len(k) > 9 && k[0] == prefixDentry }
+
+// IsInodeKey: see IsDentryKey.
+func IsInodeKey(k []byte) bool { return len(k) == 9 && k[0] == prefixInode }
+
+// IsQuotaKey: see IsDentryKey.
+func IsQuotaKey(k []byte) bool { return len(k) == 9 && k[0] == prefixQuota }

@@ -17,21 +17,37 @@ func (r *replica) Apply(entries []*raftpb.Entry) error {
 	for len(entries) > 0 && entries[0].GetIndex() <= r.applied.Load() {
 		entries = entries[1:] // applied before a restart, or in a restored snapshot
 	}
-	if len(entries) == 0 {
-		return nil
+	for len(entries) > 0 {
+		n, err := r.applyRun(entries)
+		if err != nil {
+			return err
+		}
+		entries = entries[n:]
 	}
+	return nil
+}
+
+// applyRun applies entries as one batch, up to and including the first
+// that ingests tables (a committed import: the batch is committed with
+// them, in one step), and returns how many it applied.
+func (r *replica) applyRun(entries []*raftpb.Entry) (int, error) {
 	group := kv.NewOverlay(r.store.Writer())
 	out, err := r.machine.ApplyEntries(group, entries)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if err := r.store.Commit(group, false); err != nil {
-		return err
+	if out.Ingest != nil {
+		err = r.ingest(out.Ingest, group)
+	} else {
+		err = r.store.Commit(group, false)
 	}
-	r.applied.Store(entries[len(entries)-1].GetIndex())
+	if err != nil {
+		return 0, err
+	}
+	r.applied.Store(entries[out.Consumed-1].GetIndex())
 	if out.MembersChanged {
 		if err := r.loadMembers(); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	// Before the answers: a new token works at once, a revoked one never
@@ -45,7 +61,7 @@ func (r *replica) Apply(entries []*raftpb.Entry) error {
 			r.node.Fail(fmt.Errorf("member %d was removed from the group", r.cfg.MemberID))
 		}
 	}
-	return nil
+	return out.Consumed, nil
 }
 
 // Sync implements raftnode.StateMachine.

@@ -52,7 +52,11 @@ func (m *Member) do(ctx context.Context, op *sm.Op, req sm.Request) (proto.Messa
 		return m.answer(ctx, st, req, resp, err)
 	}
 	p := newProposal(op.Command(req))
-	m.core.submit(p)
+	if op.Ingests {
+		m.core.submitAlone(p)
+	} else {
+		m.core.submit(p)
+	}
 	defer releaseWhenSettled(p, m.core.Done(), release)
 	resp, err := m.responded(ctx, op, p)
 	return m.answer(ctx, st, req, resp, err)

@@ -115,11 +115,14 @@ func dropFile(tx kv.Txn, n *kvschema.Inode, uri string) error {
 }
 
 // dropDir removes an empty directory's inode (and, in cache mode, its
-// object state).
+// object state; and its quotas, which only an import brings).
 func dropDir(tx kv.Txn, n *kvschema.Inode, uri string) {
 	tx.Delete(kvschema.InodeKey(n.ID))
 	if uri == noBlocks {
 		tx.Delete(kvschema.ObjectStateKey(n.ID))
+	}
+	if _, ok, _ := tx.Get(kvschema.QuotaKey(n.ID)); ok {
+		tx.Delete(kvschema.QuotaKey(n.ID))
 	}
 }
 

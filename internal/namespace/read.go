@@ -1,6 +1,7 @@
 package namespace
 
 import (
+	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/kv"
 	"github.com/stratafs/strata/internal/kvschema"
 )
@@ -67,6 +68,12 @@ func (fs *FS) open(r kv.Reader, c Caller, ns, path string) (*kvschema.Inode, *Co
 			end = content.Blocks[k-1].Offset + content.Blocks[k-1].Length
 		}
 		content.TailOffset, content.HasTail = end, n.Length > end
+		if content.HasTail && n.Holder == "" {
+			// A closed file keeps no tail: its blocks hold it all, unless
+			// it came in an import of metadata alone.
+			return nil, nil, fserr.Errorf(ErrUnsupported, "its %d bytes are not in Strata: the file was imported "+
+				"without its data (strata admin import of metadata only)", n.Length)
+		}
 	}
 	return n, content, nil
 }

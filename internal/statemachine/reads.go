@@ -181,8 +181,18 @@ func readContentSummary(m *Machine, r kv.Reader, c namespace.Caller, ns string,
 	if err != nil {
 		return nil, err
 	}
-	return &pb.GetContentSummaryResponse{Length: sum.Length, FileCount: sum.Files,
-		DirectoryCount: sum.Dirs, SpaceConsumed: sum.Length * repl, LoadedOnly: rec.IsCache()}, nil
+	resp := &pb.GetContentSummaryResponse{Length: sum.Length, FileCount: sum.Files,
+		DirectoryCount: sum.Dirs, SpaceConsumed: sum.Length * repl, LoadedOnly: rec.IsCache()}
+	if n.IsDir() {
+		q, ok, err := namespace.DirQuota(r, n.ID)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			resp.Quota = &pb.DirQuota{Names: q.Names, Space: q.Space}
+		}
+	}
+	return resp, nil
 }
 
 func readNamespaces(_ *Machine, r kv.Reader, _ namespace.Caller, _ string, _ *pb.ListNamespacesRequest) (*pb.ListNamespacesResponse, error) {

@@ -69,6 +69,9 @@ type Command struct {
 	//	*Command_RevokeToken
 	//	*Command_ForgetTokens
 	//	*Command_SetSecret
+	//	*Command_BeginImport
+	//	*Command_CommitImport
+	//	*Command_AbortImport
 	Op            isCommand_Op `protobuf_oneof:"op"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -402,6 +405,33 @@ func (x *Command) GetSetSecret() *SetSecretCommand {
 	return nil
 }
 
+func (x *Command) GetBeginImport() *BeginImportRequest {
+	if x != nil {
+		if x, ok := x.Op.(*Command_BeginImport); ok {
+			return x.BeginImport
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetCommitImport() *CommitImportRequest {
+	if x != nil {
+		if x, ok := x.Op.(*Command_CommitImport); ok {
+			return x.CommitImport
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetAbortImport() *AbortImportRequest {
+	if x != nil {
+		if x, ok := x.Op.(*Command_AbortImport); ok {
+			return x.AbortImport
+		}
+	}
+	return nil
+}
+
 type isCommand_Op interface {
 	isCommand_Op()
 }
@@ -529,6 +559,19 @@ type Command_SetSecret struct {
 	SetSecret *SetSecretCommand `protobuf:"bytes,60,opt,name=set_secret,json=setSecret,proto3,oneof"`
 }
 
+type Command_BeginImport struct {
+	// Imports (meta.proto).
+	BeginImport *BeginImportRequest `protobuf:"bytes,70,opt,name=begin_import,json=beginImport,proto3,oneof"`
+}
+
+type Command_CommitImport struct {
+	CommitImport *CommitImportRequest `protobuf:"bytes,71,opt,name=commit_import,json=commitImport,proto3,oneof"`
+}
+
+type Command_AbortImport struct {
+	AbortImport *AbortImportRequest `protobuf:"bytes,72,opt,name=abort_import,json=abortImport,proto3,oneof"`
+}
+
 func (*Command_Mkdirs) isCommand_Op() {}
 
 func (*Command_Create) isCommand_Op() {}
@@ -588,6 +631,12 @@ func (*Command_RevokeToken) isCommand_Op() {}
 func (*Command_ForgetTokens) isCommand_Op() {}
 
 func (*Command_SetSecret) isCommand_Op() {}
+
+func (*Command_BeginImport) isCommand_Op() {}
+
+func (*Command_CommitImport) isCommand_Op() {}
+
+func (*Command_AbortImport) isCommand_Op() {}
 
 // CommandGroup is commands proposed together as one entry, to share its
 // cost. Each is applied as if it came alone, in order, with the group's id,
@@ -1370,7 +1419,7 @@ var File_strata_v1_command_proto protoreflect.FileDescriptor
 
 const file_strata_v1_command_proto_rawDesc = "" +
 	"\n" +
-	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\x1a\x16strata/v1/worker.proto\"\xd7\x0f\n" +
+	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\x1a\x16strata/v1/worker.proto\"\xa6\x11\n" +
 	"\aCommand\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x10\n" +
 	"\x03now\x18\x02 \x01(\x03R\x03now\x128\n" +
@@ -1408,7 +1457,10 @@ const file_strata_v1_command_proto_rawDesc = "" +
 	"\frevoke_token\x184 \x01(\v2\x1d.strata.v1.RevokeTokenRequestH\x00R\vrevokeToken\x12E\n" +
 	"\rforget_tokens\x186 \x01(\v2\x1e.strata.v1.ForgetTokensCommandH\x00R\fforgetTokens\x12<\n" +
 	"\n" +
-	"set_secret\x18< \x01(\v2\x1b.strata.v1.SetSecretCommandH\x00R\tsetSecretB\x04\n" +
+	"set_secret\x18< \x01(\v2\x1b.strata.v1.SetSecretCommandH\x00R\tsetSecret\x12B\n" +
+	"\fbegin_import\x18F \x01(\v2\x1d.strata.v1.BeginImportRequestH\x00R\vbeginImport\x12E\n" +
+	"\rcommit_import\x18G \x01(\v2\x1e.strata.v1.CommitImportRequestH\x00R\fcommitImport\x12B\n" +
+	"\fabort_import\x18H \x01(\v2\x1d.strata.v1.AbortImportRequestH\x00R\vabortImportB\x04\n" +
 	"\x02opJ\x04\b5\x106\">\n" +
 	"\fCommandGroup\x12.\n" +
 	"\bcommands\x18\x01 \x03(\v2\x12.strata.v1.CommandR\bcommands\"\xc1\x01\n" +
@@ -1510,7 +1562,10 @@ var file_strata_v1_command_proto_goTypes = []any{
 	(*CreateTokenRequest)(nil),      // 30: strata.v1.CreateTokenRequest
 	(*RenewTokenRequest)(nil),       // 31: strata.v1.RenewTokenRequest
 	(*RevokeTokenRequest)(nil),      // 32: strata.v1.RevokeTokenRequest
-	(*Block)(nil),                   // 33: strata.v1.Block
+	(*BeginImportRequest)(nil),      // 33: strata.v1.BeginImportRequest
+	(*CommitImportRequest)(nil),     // 34: strata.v1.CommitImportRequest
+	(*AbortImportRequest)(nil),      // 35: strata.v1.AbortImportRequest
+	(*Block)(nil),                   // 36: strata.v1.Block
 }
 var file_strata_v1_command_proto_depIdxs = []int32{
 	2,  // 0: strata.v1.Command.settings:type_name -> strata.v1.NamespaceSettings
@@ -1544,15 +1599,18 @@ var file_strata_v1_command_proto_depIdxs = []int32{
 	32, // 28: strata.v1.Command.revoke_token:type_name -> strata.v1.RevokeTokenRequest
 	5,  // 29: strata.v1.Command.forget_tokens:type_name -> strata.v1.ForgetTokensCommand
 	13, // 30: strata.v1.Command.set_secret:type_name -> strata.v1.SetSecretCommand
-	0,  // 31: strata.v1.CommandGroup.commands:type_name -> strata.v1.Command
-	33, // 32: strata.v1.ExpireLeaseCommand.tail_block:type_name -> strata.v1.Block
-	9,  // 33: strata.v1.SyncPathCommand.entry:type_name -> strata.v1.BucketEntry
-	9,  // 34: strata.v1.SyncListingCommand.entries:type_name -> strata.v1.BucketEntry
-	35, // [35:35] is the sub-list for method output_type
-	35, // [35:35] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	33, // 31: strata.v1.Command.begin_import:type_name -> strata.v1.BeginImportRequest
+	34, // 32: strata.v1.Command.commit_import:type_name -> strata.v1.CommitImportRequest
+	35, // 33: strata.v1.Command.abort_import:type_name -> strata.v1.AbortImportRequest
+	0,  // 34: strata.v1.CommandGroup.commands:type_name -> strata.v1.Command
+	36, // 35: strata.v1.ExpireLeaseCommand.tail_block:type_name -> strata.v1.Block
+	9,  // 36: strata.v1.SyncPathCommand.entry:type_name -> strata.v1.BucketEntry
+	9,  // 37: strata.v1.SyncListingCommand.entries:type_name -> strata.v1.BucketEntry
+	38, // [38:38] is the sub-list for method output_type
+	38, // [38:38] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_command_proto_init() }
@@ -1593,6 +1651,9 @@ func file_strata_v1_command_proto_init() {
 		(*Command_RevokeToken)(nil),
 		(*Command_ForgetTokens)(nil),
 		(*Command_SetSecret)(nil),
+		(*Command_BeginImport)(nil),
+		(*Command_CommitImport)(nil),
+		(*Command_AbortImport)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

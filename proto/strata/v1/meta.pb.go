@@ -1932,7 +1932,11 @@ type GetContentSummaryResponse struct {
 	// Cache mode: the counts are of what the service has loaded from the
 	// bucket, which may be less than the bucket holds (strata admin load
 	// --metadata loads a subtree whole).
-	LoadedOnly    bool `protobuf:"varint,20,opt,name=loaded_only,json=loadedOnly,proto3" json:"loaded_only,omitempty"`
+	LoadedOnly bool `protobuf:"varint,20,opt,name=loaded_only,json=loadedOnly,proto3" json:"loaded_only,omitempty"`
+	// The directory's quotas, as HDFS set them (a namespace imported from
+	// HDFS keeps them; Strata records and reports them, and does not enforce
+	// them yet): unset when it has none.
+	Quota         *DirQuota `protobuf:"bytes,21,opt,name=quota,proto3" json:"quota,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2002,6 +2006,68 @@ func (x *GetContentSummaryResponse) GetLoadedOnly() bool {
 	return false
 }
 
+func (x *GetContentSummaryResponse) GetQuota() *DirQuota {
+	if x != nil {
+		return x.Quota
+	}
+	return nil
+}
+
+type DirQuota struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The most entries the directory may hold below it, itself counted; -1
+	// when not set.
+	Names int64 `protobuf:"varint,1,opt,name=names,proto3" json:"names,omitempty"`
+	// The most bytes, times their replication; -1 when not set.
+	Space         int64 `protobuf:"varint,2,opt,name=space,proto3" json:"space,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DirQuota) Reset() {
+	*x = DirQuota{}
+	mi := &file_strata_v1_meta_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DirQuota) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DirQuota) ProtoMessage() {}
+
+func (x *DirQuota) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DirQuota.ProtoReflect.Descriptor instead.
+func (*DirQuota) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *DirQuota) GetNames() int64 {
+	if x != nil {
+		return x.Names
+	}
+	return 0
+}
+
+func (x *DirQuota) GetSpace() int64 {
+	if x != nil {
+		return x.Space
+	}
+	return 0
+}
+
 type GetProgressRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
@@ -2012,7 +2078,7 @@ type GetProgressRequest struct {
 
 func (x *GetProgressRequest) Reset() {
 	*x = GetProgressRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[24]
+	mi := &file_strata_v1_meta_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2024,7 +2090,7 @@ func (x *GetProgressRequest) String() string {
 func (*GetProgressRequest) ProtoMessage() {}
 
 func (x *GetProgressRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[24]
+	mi := &file_strata_v1_meta_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2037,7 +2103,7 @@ func (x *GetProgressRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetProgressRequest.ProtoReflect.Descriptor instead.
 func (*GetProgressRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{24}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetProgressRequest) GetHeader() *Header {
@@ -2069,7 +2135,7 @@ type GetProgressResponse struct {
 
 func (x *GetProgressResponse) Reset() {
 	*x = GetProgressResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[25]
+	mi := &file_strata_v1_meta_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2081,7 +2147,7 @@ func (x *GetProgressResponse) String() string {
 func (*GetProgressResponse) ProtoMessage() {}
 
 func (x *GetProgressResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[25]
+	mi := &file_strata_v1_meta_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2094,7 +2160,7 @@ func (x *GetProgressResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetProgressResponse.ProtoReflect.Descriptor instead.
 func (*GetProgressResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{25}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetProgressResponse) GetRunning() bool {
@@ -2135,7 +2201,7 @@ type ResyncRequest struct {
 
 func (x *ResyncRequest) Reset() {
 	*x = ResyncRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[26]
+	mi := &file_strata_v1_meta_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2147,7 +2213,7 @@ func (x *ResyncRequest) String() string {
 func (*ResyncRequest) ProtoMessage() {}
 
 func (x *ResyncRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[26]
+	mi := &file_strata_v1_meta_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2160,7 +2226,7 @@ func (x *ResyncRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResyncRequest.ProtoReflect.Descriptor instead.
 func (*ResyncRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{26}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ResyncRequest) GetHeader() *Header {
@@ -2187,7 +2253,7 @@ type ResyncResponse struct {
 
 func (x *ResyncResponse) Reset() {
 	*x = ResyncResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[27]
+	mi := &file_strata_v1_meta_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2199,7 +2265,7 @@ func (x *ResyncResponse) String() string {
 func (*ResyncResponse) ProtoMessage() {}
 
 func (x *ResyncResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[27]
+	mi := &file_strata_v1_meta_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2212,7 +2278,7 @@ func (x *ResyncResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResyncResponse.ProtoReflect.Descriptor instead.
 func (*ResyncResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{27}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ResyncResponse) GetEntries() uint64 {
@@ -2231,7 +2297,7 @@ type GetServerDefaultsRequest struct {
 
 func (x *GetServerDefaultsRequest) Reset() {
 	*x = GetServerDefaultsRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[28]
+	mi := &file_strata_v1_meta_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2243,7 +2309,7 @@ func (x *GetServerDefaultsRequest) String() string {
 func (*GetServerDefaultsRequest) ProtoMessage() {}
 
 func (x *GetServerDefaultsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[28]
+	mi := &file_strata_v1_meta_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2256,7 +2322,7 @@ func (x *GetServerDefaultsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerDefaultsRequest.ProtoReflect.Descriptor instead.
 func (*GetServerDefaultsRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{28}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetServerDefaultsRequest) GetHeader() *Header {
@@ -2286,7 +2352,7 @@ type GetServerDefaultsResponse struct {
 
 func (x *GetServerDefaultsResponse) Reset() {
 	*x = GetServerDefaultsResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[29]
+	mi := &file_strata_v1_meta_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2298,7 +2364,7 @@ func (x *GetServerDefaultsResponse) String() string {
 func (*GetServerDefaultsResponse) ProtoMessage() {}
 
 func (x *GetServerDefaultsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[29]
+	mi := &file_strata_v1_meta_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2311,7 +2377,7 @@ func (x *GetServerDefaultsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerDefaultsResponse.ProtoReflect.Descriptor instead.
 func (*GetServerDefaultsResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{29}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetServerDefaultsResponse) GetBlockSize() uint64 {
@@ -2358,7 +2424,7 @@ type RenewLeaseRequest struct {
 
 func (x *RenewLeaseRequest) Reset() {
 	*x = RenewLeaseRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[30]
+	mi := &file_strata_v1_meta_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2370,7 +2436,7 @@ func (x *RenewLeaseRequest) String() string {
 func (*RenewLeaseRequest) ProtoMessage() {}
 
 func (x *RenewLeaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[30]
+	mi := &file_strata_v1_meta_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2383,7 +2449,7 @@ func (x *RenewLeaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewLeaseRequest.ProtoReflect.Descriptor instead.
 func (*RenewLeaseRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{30}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *RenewLeaseRequest) GetHeader() *Header {
@@ -2401,7 +2467,7 @@ type RenewLeaseResponse struct {
 
 func (x *RenewLeaseResponse) Reset() {
 	*x = RenewLeaseResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[31]
+	mi := &file_strata_v1_meta_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2413,7 +2479,7 @@ func (x *RenewLeaseResponse) String() string {
 func (*RenewLeaseResponse) ProtoMessage() {}
 
 func (x *RenewLeaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[31]
+	mi := &file_strata_v1_meta_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2426,7 +2492,7 @@ func (x *RenewLeaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewLeaseResponse.ProtoReflect.Descriptor instead.
 func (*RenewLeaseResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{31}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{32}
 }
 
 type RecoverLeaseRequest struct {
@@ -2442,7 +2508,7 @@ type RecoverLeaseRequest struct {
 
 func (x *RecoverLeaseRequest) Reset() {
 	*x = RecoverLeaseRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[32]
+	mi := &file_strata_v1_meta_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2454,7 +2520,7 @@ func (x *RecoverLeaseRequest) String() string {
 func (*RecoverLeaseRequest) ProtoMessage() {}
 
 func (x *RecoverLeaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[32]
+	mi := &file_strata_v1_meta_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2467,7 +2533,7 @@ func (x *RecoverLeaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverLeaseRequest.ProtoReflect.Descriptor instead.
 func (*RecoverLeaseRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{32}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *RecoverLeaseRequest) GetHeader() *Header {
@@ -2513,7 +2579,7 @@ type FlushRequest struct {
 
 func (x *FlushRequest) Reset() {
 	*x = FlushRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[33]
+	mi := &file_strata_v1_meta_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2525,7 +2591,7 @@ func (x *FlushRequest) String() string {
 func (*FlushRequest) ProtoMessage() {}
 
 func (x *FlushRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[33]
+	mi := &file_strata_v1_meta_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2538,7 +2604,7 @@ func (x *FlushRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushRequest.ProtoReflect.Descriptor instead.
 func (*FlushRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{33}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *FlushRequest) GetHeader() *Header {
@@ -2604,7 +2670,7 @@ type FlushResponse struct {
 
 func (x *FlushResponse) Reset() {
 	*x = FlushResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[34]
+	mi := &file_strata_v1_meta_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2616,7 +2682,7 @@ func (x *FlushResponse) String() string {
 func (*FlushResponse) ProtoMessage() {}
 
 func (x *FlushResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[34]
+	mi := &file_strata_v1_meta_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2629,7 +2695,7 @@ func (x *FlushResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushResponse.ProtoReflect.Descriptor instead.
 func (*FlushResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{34}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *FlushResponse) GetLength() uint64 {
@@ -2666,7 +2732,7 @@ type ReadTailRequest struct {
 
 func (x *ReadTailRequest) Reset() {
 	*x = ReadTailRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[35]
+	mi := &file_strata_v1_meta_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2678,7 +2744,7 @@ func (x *ReadTailRequest) String() string {
 func (*ReadTailRequest) ProtoMessage() {}
 
 func (x *ReadTailRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[35]
+	mi := &file_strata_v1_meta_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2691,7 +2757,7 @@ func (x *ReadTailRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadTailRequest.ProtoReflect.Descriptor instead.
 func (*ReadTailRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{35}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ReadTailRequest) GetHeader() *Header {
@@ -2739,7 +2805,7 @@ type ReadTailResponse struct {
 
 func (x *ReadTailResponse) Reset() {
 	*x = ReadTailResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[36]
+	mi := &file_strata_v1_meta_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2751,7 +2817,7 @@ func (x *ReadTailResponse) String() string {
 func (*ReadTailResponse) ProtoMessage() {}
 
 func (x *ReadTailResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[36]
+	mi := &file_strata_v1_meta_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2764,7 +2830,7 @@ func (x *ReadTailResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadTailResponse.ProtoReflect.Descriptor instead.
 func (*ReadTailResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{36}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ReadTailResponse) GetData() []byte {
@@ -2784,7 +2850,7 @@ type AppendRequest struct {
 
 func (x *AppendRequest) Reset() {
 	*x = AppendRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[37]
+	mi := &file_strata_v1_meta_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2796,7 +2862,7 @@ func (x *AppendRequest) String() string {
 func (*AppendRequest) ProtoMessage() {}
 
 func (x *AppendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[37]
+	mi := &file_strata_v1_meta_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2809,7 +2875,7 @@ func (x *AppendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendRequest.ProtoReflect.Descriptor instead.
 func (*AppendRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{37}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *AppendRequest) GetHeader() *Header {
@@ -2845,7 +2911,7 @@ type AppendResponse struct {
 
 func (x *AppendResponse) Reset() {
 	*x = AppendResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[38]
+	mi := &file_strata_v1_meta_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2857,7 +2923,7 @@ func (x *AppendResponse) String() string {
 func (*AppendResponse) ProtoMessage() {}
 
 func (x *AppendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[38]
+	mi := &file_strata_v1_meta_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2870,7 +2936,7 @@ func (x *AppendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendResponse.ProtoReflect.Descriptor instead.
 func (*AppendResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{38}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *AppendResponse) GetStatus() *FileStatus {
@@ -2926,7 +2992,7 @@ type TruncateRequest struct {
 
 func (x *TruncateRequest) Reset() {
 	*x = TruncateRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[39]
+	mi := &file_strata_v1_meta_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2938,7 +3004,7 @@ func (x *TruncateRequest) String() string {
 func (*TruncateRequest) ProtoMessage() {}
 
 func (x *TruncateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[39]
+	mi := &file_strata_v1_meta_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2951,7 +3017,7 @@ func (x *TruncateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateRequest.ProtoReflect.Descriptor instead.
 func (*TruncateRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{39}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *TruncateRequest) GetHeader() *Header {
@@ -2983,7 +3049,7 @@ type TruncateResponse struct {
 
 func (x *TruncateResponse) Reset() {
 	*x = TruncateResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[40]
+	mi := &file_strata_v1_meta_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2995,7 +3061,7 @@ func (x *TruncateResponse) String() string {
 func (*TruncateResponse) ProtoMessage() {}
 
 func (x *TruncateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[40]
+	mi := &file_strata_v1_meta_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3008,7 +3074,7 @@ func (x *TruncateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateResponse.ProtoReflect.Descriptor instead.
 func (*TruncateResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{40}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{41}
 }
 
 type RecoverLeaseResponse struct {
@@ -3021,7 +3087,7 @@ type RecoverLeaseResponse struct {
 
 func (x *RecoverLeaseResponse) Reset() {
 	*x = RecoverLeaseResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[41]
+	mi := &file_strata_v1_meta_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3033,7 +3099,7 @@ func (x *RecoverLeaseResponse) String() string {
 func (*RecoverLeaseResponse) ProtoMessage() {}
 
 func (x *RecoverLeaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[41]
+	mi := &file_strata_v1_meta_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3046,7 +3112,7 @@ func (x *RecoverLeaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverLeaseResponse.ProtoReflect.Descriptor instead.
 func (*RecoverLeaseResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{41}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *RecoverLeaseResponse) GetClosed() bool {
@@ -3068,7 +3134,7 @@ type BatchRequest struct {
 
 func (x *BatchRequest) Reset() {
 	*x = BatchRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[42]
+	mi := &file_strata_v1_meta_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3080,7 +3146,7 @@ func (x *BatchRequest) String() string {
 func (*BatchRequest) ProtoMessage() {}
 
 func (x *BatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[42]
+	mi := &file_strata_v1_meta_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3093,7 +3159,7 @@ func (x *BatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchRequest.ProtoReflect.Descriptor instead.
 func (*BatchRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{42}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *BatchRequest) GetCalls() []*BatchCall {
@@ -3121,7 +3187,7 @@ type BatchCall struct {
 
 func (x *BatchCall) Reset() {
 	*x = BatchCall{}
-	mi := &file_strata_v1_meta_proto_msgTypes[43]
+	mi := &file_strata_v1_meta_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3133,7 +3199,7 @@ func (x *BatchCall) String() string {
 func (*BatchCall) ProtoMessage() {}
 
 func (x *BatchCall) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[43]
+	mi := &file_strata_v1_meta_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3146,7 +3212,7 @@ func (x *BatchCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchCall.ProtoReflect.Descriptor instead.
 func (*BatchCall) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{43}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *BatchCall) GetCall() isBatchCall_Call {
@@ -3275,7 +3341,7 @@ type BatchResponse struct {
 
 func (x *BatchResponse) Reset() {
 	*x = BatchResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[44]
+	mi := &file_strata_v1_meta_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3287,7 +3353,7 @@ func (x *BatchResponse) String() string {
 func (*BatchResponse) ProtoMessage() {}
 
 func (x *BatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[44]
+	mi := &file_strata_v1_meta_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3300,7 +3366,7 @@ func (x *BatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchResponse.ProtoReflect.Descriptor instead.
 func (*BatchResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{44}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *BatchResponse) GetResults() []*BatchResult {
@@ -3331,7 +3397,7 @@ type BatchResult struct {
 
 func (x *BatchResult) Reset() {
 	*x = BatchResult{}
-	mi := &file_strata_v1_meta_proto_msgTypes[45]
+	mi := &file_strata_v1_meta_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3343,7 +3409,7 @@ func (x *BatchResult) String() string {
 func (*BatchResult) ProtoMessage() {}
 
 func (x *BatchResult) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[45]
+	mi := &file_strata_v1_meta_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3356,7 +3422,7 @@ func (x *BatchResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchResult.ProtoReflect.Descriptor instead.
 func (*BatchResult) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{45}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *BatchResult) GetError() []byte {
@@ -3504,7 +3570,7 @@ type NamespaceInfo struct {
 
 func (x *NamespaceInfo) Reset() {
 	*x = NamespaceInfo{}
-	mi := &file_strata_v1_meta_proto_msgTypes[46]
+	mi := &file_strata_v1_meta_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3516,7 +3582,7 @@ func (x *NamespaceInfo) String() string {
 func (*NamespaceInfo) ProtoMessage() {}
 
 func (x *NamespaceInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[46]
+	mi := &file_strata_v1_meta_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3529,7 +3595,7 @@ func (x *NamespaceInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NamespaceInfo.ProtoReflect.Descriptor instead.
 func (*NamespaceInfo) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{46}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *NamespaceInfo) GetName() string {
@@ -3591,7 +3657,7 @@ type CreateNamespaceRequest struct {
 
 func (x *CreateNamespaceRequest) Reset() {
 	*x = CreateNamespaceRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[47]
+	mi := &file_strata_v1_meta_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3603,7 +3669,7 @@ func (x *CreateNamespaceRequest) String() string {
 func (*CreateNamespaceRequest) ProtoMessage() {}
 
 func (x *CreateNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[47]
+	mi := &file_strata_v1_meta_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3616,7 +3682,7 @@ func (x *CreateNamespaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*CreateNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{47}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *CreateNamespaceRequest) GetHeader() *Header {
@@ -3641,7 +3707,7 @@ type CreateNamespaceResponse struct {
 
 func (x *CreateNamespaceResponse) Reset() {
 	*x = CreateNamespaceResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[48]
+	mi := &file_strata_v1_meta_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3653,7 +3719,7 @@ func (x *CreateNamespaceResponse) String() string {
 func (*CreateNamespaceResponse) ProtoMessage() {}
 
 func (x *CreateNamespaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[48]
+	mi := &file_strata_v1_meta_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3666,7 +3732,7 @@ func (x *CreateNamespaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateNamespaceResponse.ProtoReflect.Descriptor instead.
 func (*CreateNamespaceResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{48}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{49}
 }
 
 type ListNamespacesRequest struct {
@@ -3678,7 +3744,7 @@ type ListNamespacesRequest struct {
 
 func (x *ListNamespacesRequest) Reset() {
 	*x = ListNamespacesRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[49]
+	mi := &file_strata_v1_meta_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3690,7 +3756,7 @@ func (x *ListNamespacesRequest) String() string {
 func (*ListNamespacesRequest) ProtoMessage() {}
 
 func (x *ListNamespacesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[49]
+	mi := &file_strata_v1_meta_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3703,7 +3769,7 @@ func (x *ListNamespacesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNamespacesRequest.ProtoReflect.Descriptor instead.
 func (*ListNamespacesRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{49}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ListNamespacesRequest) GetHeader() *Header {
@@ -3722,7 +3788,7 @@ type ListNamespacesResponse struct {
 
 func (x *ListNamespacesResponse) Reset() {
 	*x = ListNamespacesResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[50]
+	mi := &file_strata_v1_meta_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3734,7 +3800,7 @@ func (x *ListNamespacesResponse) String() string {
 func (*ListNamespacesResponse) ProtoMessage() {}
 
 func (x *ListNamespacesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[50]
+	mi := &file_strata_v1_meta_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3747,7 +3813,7 @@ func (x *ListNamespacesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNamespacesResponse.ProtoReflect.Descriptor instead.
 func (*ListNamespacesResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{50}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ListNamespacesResponse) GetNamespaces() []*NamespaceInfo {
@@ -3771,7 +3837,7 @@ type DeleteNamespaceRequest struct {
 
 func (x *DeleteNamespaceRequest) Reset() {
 	*x = DeleteNamespaceRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[51]
+	mi := &file_strata_v1_meta_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3783,7 +3849,7 @@ func (x *DeleteNamespaceRequest) String() string {
 func (*DeleteNamespaceRequest) ProtoMessage() {}
 
 func (x *DeleteNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[51]
+	mi := &file_strata_v1_meta_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3796,7 +3862,7 @@ func (x *DeleteNamespaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*DeleteNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{51}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *DeleteNamespaceRequest) GetHeader() *Header {
@@ -3833,7 +3899,7 @@ type DeleteNamespaceResponse struct {
 
 func (x *DeleteNamespaceResponse) Reset() {
 	*x = DeleteNamespaceResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[52]
+	mi := &file_strata_v1_meta_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3845,7 +3911,7 @@ func (x *DeleteNamespaceResponse) String() string {
 func (*DeleteNamespaceResponse) ProtoMessage() {}
 
 func (x *DeleteNamespaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[52]
+	mi := &file_strata_v1_meta_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3858,7 +3924,7 @@ func (x *DeleteNamespaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteNamespaceResponse.ProtoReflect.Descriptor instead.
 func (*DeleteNamespaceResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{52}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *DeleteNamespaceResponse) GetFiles() uint64 {
@@ -3892,7 +3958,7 @@ type RestoreNamespaceRequest struct {
 
 func (x *RestoreNamespaceRequest) Reset() {
 	*x = RestoreNamespaceRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[53]
+	mi := &file_strata_v1_meta_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3904,7 +3970,7 @@ func (x *RestoreNamespaceRequest) String() string {
 func (*RestoreNamespaceRequest) ProtoMessage() {}
 
 func (x *RestoreNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[53]
+	mi := &file_strata_v1_meta_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3917,7 +3983,7 @@ func (x *RestoreNamespaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*RestoreNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{53}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *RestoreNamespaceRequest) GetHeader() *Header {
@@ -3942,7 +4008,7 @@ type RestoreNamespaceResponse struct {
 
 func (x *RestoreNamespaceResponse) Reset() {
 	*x = RestoreNamespaceResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[54]
+	mi := &file_strata_v1_meta_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3954,7 +4020,7 @@ func (x *RestoreNamespaceResponse) String() string {
 func (*RestoreNamespaceResponse) ProtoMessage() {}
 
 func (x *RestoreNamespaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[54]
+	mi := &file_strata_v1_meta_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3967,7 +4033,7 @@ func (x *RestoreNamespaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreNamespaceResponse.ProtoReflect.Descriptor instead.
 func (*RestoreNamespaceResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{54}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{55}
 }
 
 type GetServerStatusRequest struct {
@@ -3979,7 +4045,7 @@ type GetServerStatusRequest struct {
 
 func (x *GetServerStatusRequest) Reset() {
 	*x = GetServerStatusRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[55]
+	mi := &file_strata_v1_meta_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3991,7 +4057,7 @@ func (x *GetServerStatusRequest) String() string {
 func (*GetServerStatusRequest) ProtoMessage() {}
 
 func (x *GetServerStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[55]
+	mi := &file_strata_v1_meta_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4004,7 +4070,7 @@ func (x *GetServerStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetServerStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{55}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *GetServerStatusRequest) GetHeader() *Header {
@@ -4035,7 +4101,7 @@ type GetServerStatusResponse struct {
 
 func (x *GetServerStatusResponse) Reset() {
 	*x = GetServerStatusResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[56]
+	mi := &file_strata_v1_meta_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4047,7 +4113,7 @@ func (x *GetServerStatusResponse) String() string {
 func (*GetServerStatusResponse) ProtoMessage() {}
 
 func (x *GetServerStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[56]
+	mi := &file_strata_v1_meta_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4060,7 +4126,7 @@ func (x *GetServerStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetServerStatusResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{56}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *GetServerStatusResponse) GetNamespaces() []*NamespaceUsage {
@@ -4125,7 +4191,7 @@ type NamespaceUsage struct {
 
 func (x *NamespaceUsage) Reset() {
 	*x = NamespaceUsage{}
-	mi := &file_strata_v1_meta_proto_msgTypes[57]
+	mi := &file_strata_v1_meta_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4137,7 +4203,7 @@ func (x *NamespaceUsage) String() string {
 func (*NamespaceUsage) ProtoMessage() {}
 
 func (x *NamespaceUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[57]
+	mi := &file_strata_v1_meta_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4150,7 +4216,7 @@ func (x *NamespaceUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NamespaceUsage.ProtoReflect.Descriptor instead.
 func (*NamespaceUsage) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{57}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *NamespaceUsage) GetNamespace() *NamespaceInfo {
@@ -4189,7 +4255,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[58]
+	mi := &file_strata_v1_meta_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4201,7 +4267,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[58]
+	mi := &file_strata_v1_meta_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4214,7 +4280,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{58}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{59}
 }
 
 type StatusResponse struct {
@@ -4240,7 +4306,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[59]
+	mi := &file_strata_v1_meta_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4252,7 +4318,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[59]
+	mi := &file_strata_v1_meta_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4265,7 +4331,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{59}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *StatusResponse) GetMemberId() uint64 {
@@ -4372,7 +4438,7 @@ type Member struct {
 
 func (x *Member) Reset() {
 	*x = Member{}
-	mi := &file_strata_v1_meta_proto_msgTypes[60]
+	mi := &file_strata_v1_meta_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4384,7 +4450,7 @@ func (x *Member) String() string {
 func (*Member) ProtoMessage() {}
 
 func (x *Member) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[60]
+	mi := &file_strata_v1_meta_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4397,7 +4463,7 @@ func (x *Member) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Member.ProtoReflect.Descriptor instead.
 func (*Member) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{60}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *Member) GetId() uint64 {
@@ -4452,7 +4518,7 @@ type AddMemberRequest struct {
 
 func (x *AddMemberRequest) Reset() {
 	*x = AddMemberRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[61]
+	mi := &file_strata_v1_meta_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4464,7 +4530,7 @@ func (x *AddMemberRequest) String() string {
 func (*AddMemberRequest) ProtoMessage() {}
 
 func (x *AddMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[61]
+	mi := &file_strata_v1_meta_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4477,7 +4543,7 @@ func (x *AddMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddMemberRequest.ProtoReflect.Descriptor instead.
 func (*AddMemberRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{61}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *AddMemberRequest) GetHeader() *Header {
@@ -4507,7 +4573,7 @@ type RemoveMemberRequest struct {
 
 func (x *RemoveMemberRequest) Reset() {
 	*x = RemoveMemberRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[62]
+	mi := &file_strata_v1_meta_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4519,7 +4585,7 @@ func (x *RemoveMemberRequest) String() string {
 func (*RemoveMemberRequest) ProtoMessage() {}
 
 func (x *RemoveMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[62]
+	mi := &file_strata_v1_meta_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4532,7 +4598,7 @@ func (x *RemoveMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveMemberRequest.ProtoReflect.Descriptor instead.
 func (*RemoveMemberRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{62}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *RemoveMemberRequest) GetHeader() *Header {
@@ -4566,7 +4632,7 @@ type TransferLeaderRequest struct {
 
 func (x *TransferLeaderRequest) Reset() {
 	*x = TransferLeaderRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[63]
+	mi := &file_strata_v1_meta_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4578,7 +4644,7 @@ func (x *TransferLeaderRequest) String() string {
 func (*TransferLeaderRequest) ProtoMessage() {}
 
 func (x *TransferLeaderRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[63]
+	mi := &file_strata_v1_meta_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4591,7 +4657,7 @@ func (x *TransferLeaderRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferLeaderRequest.ProtoReflect.Descriptor instead.
 func (*TransferLeaderRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{63}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *TransferLeaderRequest) GetHeader() *Header {
@@ -4617,7 +4683,7 @@ type MembershipResponse struct {
 
 func (x *MembershipResponse) Reset() {
 	*x = MembershipResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[64]
+	mi := &file_strata_v1_meta_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4629,7 +4695,7 @@ func (x *MembershipResponse) String() string {
 func (*MembershipResponse) ProtoMessage() {}
 
 func (x *MembershipResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[64]
+	mi := &file_strata_v1_meta_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4642,7 +4708,7 @@ func (x *MembershipResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MembershipResponse.ProtoReflect.Descriptor instead.
 func (*MembershipResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{64}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *MembershipResponse) GetMembers() []*Member {
@@ -4661,7 +4727,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[65]
+	mi := &file_strata_v1_meta_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4673,7 +4739,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[65]
+	mi := &file_strata_v1_meta_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4686,7 +4752,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{65}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *HeartbeatRequest) GetWorker() *WorkerInfo {
@@ -4715,7 +4781,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[66]
+	mi := &file_strata_v1_meta_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4727,7 +4793,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[66]
+	mi := &file_strata_v1_meta_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4740,7 +4806,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{66}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *HeartbeatResponse) GetIntervalSeconds() uint32 {
@@ -4779,7 +4845,7 @@ type ListWorkersRequest struct {
 
 func (x *ListWorkersRequest) Reset() {
 	*x = ListWorkersRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[67]
+	mi := &file_strata_v1_meta_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4791,7 +4857,7 @@ func (x *ListWorkersRequest) String() string {
 func (*ListWorkersRequest) ProtoMessage() {}
 
 func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[67]
+	mi := &file_strata_v1_meta_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4804,7 +4870,7 @@ func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkersRequest.ProtoReflect.Descriptor instead.
 func (*ListWorkersRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{67}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{68}
 }
 
 type ListWorkersResponse struct {
@@ -4816,7 +4882,7 @@ type ListWorkersResponse struct {
 
 func (x *ListWorkersResponse) Reset() {
 	*x = ListWorkersResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[68]
+	mi := &file_strata_v1_meta_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4828,7 +4894,7 @@ func (x *ListWorkersResponse) String() string {
 func (*ListWorkersResponse) ProtoMessage() {}
 
 func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[68]
+	mi := &file_strata_v1_meta_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4841,7 +4907,7 @@ func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkersResponse.ProtoReflect.Descriptor instead.
 func (*ListWorkersResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{68}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *ListWorkersResponse) GetWorkers() []*WorkerInfo {
@@ -4876,7 +4942,7 @@ type TokenIdentifier struct {
 
 func (x *TokenIdentifier) Reset() {
 	*x = TokenIdentifier{}
-	mi := &file_strata_v1_meta_proto_msgTypes[69]
+	mi := &file_strata_v1_meta_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4888,7 +4954,7 @@ func (x *TokenIdentifier) String() string {
 func (*TokenIdentifier) ProtoMessage() {}
 
 func (x *TokenIdentifier) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[69]
+	mi := &file_strata_v1_meta_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4901,7 +4967,7 @@ func (x *TokenIdentifier) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenIdentifier.ProtoReflect.Descriptor instead.
 func (*TokenIdentifier) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{69}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *TokenIdentifier) GetKeyId() uint32 {
@@ -4987,7 +5053,7 @@ type CreateTokenRequest struct {
 
 func (x *CreateTokenRequest) Reset() {
 	*x = CreateTokenRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[70]
+	mi := &file_strata_v1_meta_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4999,7 +5065,7 @@ func (x *CreateTokenRequest) String() string {
 func (*CreateTokenRequest) ProtoMessage() {}
 
 func (x *CreateTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[70]
+	mi := &file_strata_v1_meta_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5012,7 +5078,7 @@ func (x *CreateTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTokenRequest.ProtoReflect.Descriptor instead.
 func (*CreateTokenRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{70}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *CreateTokenRequest) GetHeader() *Header {
@@ -5074,7 +5140,7 @@ type CreateTokenResponse struct {
 
 func (x *CreateTokenResponse) Reset() {
 	*x = CreateTokenResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[71]
+	mi := &file_strata_v1_meta_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5086,7 +5152,7 @@ func (x *CreateTokenResponse) String() string {
 func (*CreateTokenResponse) ProtoMessage() {}
 
 func (x *CreateTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[71]
+	mi := &file_strata_v1_meta_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5099,7 +5165,7 @@ func (x *CreateTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTokenResponse.ProtoReflect.Descriptor instead.
 func (*CreateTokenResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{71}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *CreateTokenResponse) GetToken() string {
@@ -5128,7 +5194,7 @@ type RenewTokenRequest struct {
 
 func (x *RenewTokenRequest) Reset() {
 	*x = RenewTokenRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[72]
+	mi := &file_strata_v1_meta_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5140,7 +5206,7 @@ func (x *RenewTokenRequest) String() string {
 func (*RenewTokenRequest) ProtoMessage() {}
 
 func (x *RenewTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[72]
+	mi := &file_strata_v1_meta_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5153,7 +5219,7 @@ func (x *RenewTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewTokenRequest.ProtoReflect.Descriptor instead.
 func (*RenewTokenRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{72}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *RenewTokenRequest) GetHeader() *Header {
@@ -5180,7 +5246,7 @@ type RenewTokenResponse struct {
 
 func (x *RenewTokenResponse) Reset() {
 	*x = RenewTokenResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[73]
+	mi := &file_strata_v1_meta_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5192,7 +5258,7 @@ func (x *RenewTokenResponse) String() string {
 func (*RenewTokenResponse) ProtoMessage() {}
 
 func (x *RenewTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[73]
+	mi := &file_strata_v1_meta_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5205,7 +5271,7 @@ func (x *RenewTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewTokenResponse.ProtoReflect.Descriptor instead.
 func (*RenewTokenResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{73}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *RenewTokenResponse) GetExpires() int64 {
@@ -5228,7 +5294,7 @@ type RevokeTokenRequest struct {
 
 func (x *RevokeTokenRequest) Reset() {
 	*x = RevokeTokenRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[74]
+	mi := &file_strata_v1_meta_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5240,7 +5306,7 @@ func (x *RevokeTokenRequest) String() string {
 func (*RevokeTokenRequest) ProtoMessage() {}
 
 func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[74]
+	mi := &file_strata_v1_meta_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5253,7 +5319,7 @@ func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenRequest.ProtoReflect.Descriptor instead.
 func (*RevokeTokenRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{74}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *RevokeTokenRequest) GetHeader() *Header {
@@ -5287,7 +5353,7 @@ type RevokeTokenResponse struct {
 
 func (x *RevokeTokenResponse) Reset() {
 	*x = RevokeTokenResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[75]
+	mi := &file_strata_v1_meta_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5299,7 +5365,7 @@ func (x *RevokeTokenResponse) String() string {
 func (*RevokeTokenResponse) ProtoMessage() {}
 
 func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[75]
+	mi := &file_strata_v1_meta_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5312,7 +5378,7 @@ func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenResponse.ProtoReflect.Descriptor instead.
 func (*RevokeTokenResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{75}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *RevokeTokenResponse) GetRevoked() bool {
@@ -5331,7 +5397,7 @@ type WhoAmIRequest struct {
 
 func (x *WhoAmIRequest) Reset() {
 	*x = WhoAmIRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[76]
+	mi := &file_strata_v1_meta_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5343,7 +5409,7 @@ func (x *WhoAmIRequest) String() string {
 func (*WhoAmIRequest) ProtoMessage() {}
 
 func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[76]
+	mi := &file_strata_v1_meta_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5356,7 +5422,7 @@ func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIRequest.ProtoReflect.Descriptor instead.
 func (*WhoAmIRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{76}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{77}
 }
 
 type WhoAmIResponse struct {
@@ -5372,7 +5438,7 @@ type WhoAmIResponse struct {
 
 func (x *WhoAmIResponse) Reset() {
 	*x = WhoAmIResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[77]
+	mi := &file_strata_v1_meta_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5384,7 +5450,7 @@ func (x *WhoAmIResponse) String() string {
 func (*WhoAmIResponse) ProtoMessage() {}
 
 func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[77]
+	mi := &file_strata_v1_meta_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5397,7 +5463,7 @@ func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIResponse.ProtoReflect.Descriptor instead.
 func (*WhoAmIResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{77}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *WhoAmIResponse) GetUser() string {
@@ -5426,6 +5492,650 @@ func (x *WhoAmIResponse) GetToken() *TokenIdentifier {
 		return x.Token
 	}
 	return nil
+}
+
+type BeginImportRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Header *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	// Chosen by the importer: 1 to 64 of [0-9a-z-]. Beginning an import
+	// again with its id answers as the first time (the importer resumes).
+	ImportId string `protobuf:"bytes,2,opt,name=import_id,json=importId,proto3" json:"import_id,omitempty"`
+	// The namespace it goes into: one that does not exist, or an empty one.
+	Namespace string `protobuf:"bytes,3,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// How many inode ids to reserve (the image's inodes).
+	Count         uint64 `protobuf:"varint,4,opt,name=count,proto3" json:"count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BeginImportRequest) Reset() {
+	*x = BeginImportRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[79]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BeginImportRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BeginImportRequest) ProtoMessage() {}
+
+func (x *BeginImportRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[79]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BeginImportRequest.ProtoReflect.Descriptor instead.
+func (*BeginImportRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{79}
+}
+
+func (x *BeginImportRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *BeginImportRequest) GetImportId() string {
+	if x != nil {
+		return x.ImportId
+	}
+	return ""
+}
+
+func (x *BeginImportRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *BeginImportRequest) GetCount() uint64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+type BeginImportResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The first id reserved; the import's inodes have ids base..base+count-1.
+	Base  uint64 `protobuf:"varint,1,opt,name=base,proto3" json:"base,omitempty"`
+	Count uint64 `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
+	// Set when the import has committed already.
+	Done          bool `protobuf:"varint,3,opt,name=done,proto3" json:"done,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BeginImportResponse) Reset() {
+	*x = BeginImportResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[80]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BeginImportResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BeginImportResponse) ProtoMessage() {}
+
+func (x *BeginImportResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[80]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BeginImportResponse.ProtoReflect.Descriptor instead.
+func (*BeginImportResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{80}
+}
+
+func (x *BeginImportResponse) GetBase() uint64 {
+	if x != nil {
+		return x.Base
+	}
+	return 0
+}
+
+func (x *BeginImportResponse) GetCount() uint64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *BeginImportResponse) GetDone() bool {
+	if x != nil {
+		return x.Done
+	}
+	return false
+}
+
+// ImportTable is one table of an import, as its builder made it.
+type ImportTable struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Its name: 1 to 64 of [0-9a-z.-].
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Size uint64 `protobuf:"varint,2,opt,name=size,proto3" json:"size,omitempty"`
+	// The SHA-256 of its bytes, in hex.
+	Sha256        string `protobuf:"bytes,3,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportTable) Reset() {
+	*x = ImportTable{}
+	mi := &file_strata_v1_meta_proto_msgTypes[81]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportTable) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportTable) ProtoMessage() {}
+
+func (x *ImportTable) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[81]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportTable.ProtoReflect.Descriptor instead.
+func (*ImportTable) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{81}
+}
+
+func (x *ImportTable) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ImportTable) GetSize() uint64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *ImportTable) GetSha256() string {
+	if x != nil {
+		return x.Sha256
+	}
+	return ""
+}
+
+// ImportChunk is a piece of a table on its way to the leader: the first
+// says which import and table, the last has eof set.
+type ImportChunk struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	ImportId      string                 `protobuf:"bytes,2,opt,name=import_id,json=importId,proto3" json:"import_id,omitempty"`
+	Table         *ImportTable           `protobuf:"bytes,3,opt,name=table,proto3" json:"table,omitempty"`
+	Data          []byte                 `protobuf:"bytes,4,opt,name=data,proto3" json:"data,omitempty"`
+	Eof           bool                   `protobuf:"varint,5,opt,name=eof,proto3" json:"eof,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportChunk) Reset() {
+	*x = ImportChunk{}
+	mi := &file_strata_v1_meta_proto_msgTypes[82]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportChunk) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportChunk) ProtoMessage() {}
+
+func (x *ImportChunk) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[82]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportChunk.ProtoReflect.Descriptor instead.
+func (*ImportChunk) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{82}
+}
+
+func (x *ImportChunk) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *ImportChunk) GetImportId() string {
+	if x != nil {
+		return x.ImportId
+	}
+	return ""
+}
+
+func (x *ImportChunk) GetTable() *ImportTable {
+	if x != nil {
+		return x.Table
+	}
+	return nil
+}
+
+func (x *ImportChunk) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *ImportChunk) GetEof() bool {
+	if x != nil {
+		return x.Eof
+	}
+	return false
+}
+
+type UploadImportResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UploadImportResponse) Reset() {
+	*x = UploadImportResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[83]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UploadImportResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UploadImportResponse) ProtoMessage() {}
+
+func (x *UploadImportResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[83]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UploadImportResponse.ProtoReflect.Descriptor instead.
+func (*UploadImportResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{83}
+}
+
+type GetImportRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	ImportId      string                 `protobuf:"bytes,2,opt,name=import_id,json=importId,proto3" json:"import_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetImportRequest) Reset() {
+	*x = GetImportRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[84]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetImportRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetImportRequest) ProtoMessage() {}
+
+func (x *GetImportRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[84]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetImportRequest.ProtoReflect.Descriptor instead.
+func (*GetImportRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{84}
+}
+
+func (x *GetImportRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *GetImportRequest) GetImportId() string {
+	if x != nil {
+		return x.ImportId
+	}
+	return ""
+}
+
+type GetImportResponse struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Namespace string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	Base      uint64                 `protobuf:"varint,2,opt,name=base,proto3" json:"base,omitempty"`
+	Count     uint64                 `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`
+	Done      bool                   `protobuf:"varint,4,opt,name=done,proto3" json:"done,omitempty"`
+	// The tables the leader holds, checked, ready to commit.
+	Tables        []*ImportTable `protobuf:"bytes,5,rep,name=tables,proto3" json:"tables,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetImportResponse) Reset() {
+	*x = GetImportResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[85]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetImportResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetImportResponse) ProtoMessage() {}
+
+func (x *GetImportResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[85]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetImportResponse.ProtoReflect.Descriptor instead.
+func (*GetImportResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{85}
+}
+
+func (x *GetImportResponse) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *GetImportResponse) GetBase() uint64 {
+	if x != nil {
+		return x.Base
+	}
+	return 0
+}
+
+func (x *GetImportResponse) GetCount() uint64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *GetImportResponse) GetDone() bool {
+	if x != nil {
+		return x.Done
+	}
+	return false
+}
+
+func (x *GetImportResponse) GetTables() []*ImportTable {
+	if x != nil {
+		return x.Tables
+	}
+	return nil
+}
+
+type CommitImportRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Header   *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	ImportId string                 `protobuf:"bytes,2,opt,name=import_id,json=importId,proto3" json:"import_id,omitempty"`
+	// The namespace: created so if it does not exist; if it exists, it must
+	// be empty, and keeps its mode and bucket.
+	Namespace *NamespaceInfo `protobuf:"bytes,3,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// The id of the tree's root, which becomes the namespace's.
+	Root uint64 `protobuf:"varint,4,opt,name=root,proto3" json:"root,omitempty"`
+	// Every table of the import.
+	Tables        []*ImportTable `protobuf:"bytes,5,rep,name=tables,proto3" json:"tables,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CommitImportRequest) Reset() {
+	*x = CommitImportRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[86]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CommitImportRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CommitImportRequest) ProtoMessage() {}
+
+func (x *CommitImportRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[86]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CommitImportRequest.ProtoReflect.Descriptor instead.
+func (*CommitImportRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{86}
+}
+
+func (x *CommitImportRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *CommitImportRequest) GetImportId() string {
+	if x != nil {
+		return x.ImportId
+	}
+	return ""
+}
+
+func (x *CommitImportRequest) GetNamespace() *NamespaceInfo {
+	if x != nil {
+		return x.Namespace
+	}
+	return nil
+}
+
+func (x *CommitImportRequest) GetRoot() uint64 {
+	if x != nil {
+		return x.Root
+	}
+	return 0
+}
+
+func (x *CommitImportRequest) GetTables() []*ImportTable {
+	if x != nil {
+		return x.Tables
+	}
+	return nil
+}
+
+type CommitImportResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CommitImportResponse) Reset() {
+	*x = CommitImportResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[87]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CommitImportResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CommitImportResponse) ProtoMessage() {}
+
+func (x *CommitImportResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[87]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CommitImportResponse.ProtoReflect.Descriptor instead.
+func (*CommitImportResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{87}
+}
+
+type AbortImportRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	ImportId      string                 `protobuf:"bytes,2,opt,name=import_id,json=importId,proto3" json:"import_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AbortImportRequest) Reset() {
+	*x = AbortImportRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[88]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AbortImportRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AbortImportRequest) ProtoMessage() {}
+
+func (x *AbortImportRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[88]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AbortImportRequest.ProtoReflect.Descriptor instead.
+func (*AbortImportRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{88}
+}
+
+func (x *AbortImportRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *AbortImportRequest) GetImportId() string {
+	if x != nil {
+		return x.ImportId
+	}
+	return ""
+}
+
+type AbortImportResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AbortImportResponse) Reset() {
+	*x = AbortImportResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[89]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AbortImportResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AbortImportResponse) ProtoMessage() {}
+
+func (x *AbortImportResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[89]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AbortImportResponse.ProtoReflect.Descriptor instead.
+func (*AbortImportResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{89}
 }
 
 var file_strata_v1_meta_proto_extTypes = []protoimpl.ExtensionInfo{
@@ -5601,7 +6311,7 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x0fSetAttrResponse\"Y\n" +
 	"\x18GetContentSummaryRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
-	"\x04path\x18\x02 \x01(\tR\x04path\"\xc3\x01\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\"\xee\x01\n" +
 	"\x19GetContentSummaryResponse\x12\x16\n" +
 	"\x06length\x18\x01 \x01(\x04R\x06length\x12\x1d\n" +
 	"\n" +
@@ -5609,7 +6319,11 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x0fdirectory_count\x18\x03 \x01(\x04R\x0edirectoryCount\x12%\n" +
 	"\x0espace_consumed\x18\x04 \x01(\x04R\rspaceConsumed\x12\x1f\n" +
 	"\vloaded_only\x18\x14 \x01(\bR\n" +
-	"loadedOnly\"S\n" +
+	"loadedOnly\x12)\n" +
+	"\x05quota\x18\x15 \x01(\v2\x13.strata.v1.DirQuotaR\x05quota\"6\n" +
+	"\bDirQuota\x12\x14\n" +
+	"\x05names\x18\x01 \x01(\x03R\x05names\x12\x14\n" +
+	"\x05space\x18\x02 \x01(\x03R\x05space\"S\n" +
 	"\x12GetProgressRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\"w\n" +
@@ -5840,7 +6554,47 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x04user\x18\x01 \x01(\tR\x04user\x12\x16\n" +
 	"\x06groups\x18\x02 \x03(\tR\x06groups\x12\x1c\n" +
 	"\tsuperuser\x18\x03 \x01(\bR\tsuperuser\x120\n" +
-	"\x05token\x18\x04 \x01(\v2\x1a.strata.v1.TokenIdentifierR\x05token*Y\n" +
+	"\x05token\x18\x04 \x01(\v2\x1a.strata.v1.TokenIdentifierR\x05token\"\x90\x01\n" +
+	"\x12BeginImportRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x1b\n" +
+	"\timport_id\x18\x02 \x01(\tR\bimportId\x12\x1c\n" +
+	"\tnamespace\x18\x03 \x01(\tR\tnamespace\x12\x14\n" +
+	"\x05count\x18\x04 \x01(\x04R\x05count\"S\n" +
+	"\x13BeginImportResponse\x12\x12\n" +
+	"\x04base\x18\x01 \x01(\x04R\x04base\x12\x14\n" +
+	"\x05count\x18\x02 \x01(\x04R\x05count\x12\x12\n" +
+	"\x04done\x18\x03 \x01(\bR\x04done\"M\n" +
+	"\vImportTable\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04size\x18\x02 \x01(\x04R\x04size\x12\x16\n" +
+	"\x06sha256\x18\x03 \x01(\tR\x06sha256\"\xa9\x01\n" +
+	"\vImportChunk\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x1b\n" +
+	"\timport_id\x18\x02 \x01(\tR\bimportId\x12,\n" +
+	"\x05table\x18\x03 \x01(\v2\x16.strata.v1.ImportTableR\x05table\x12\x12\n" +
+	"\x04data\x18\x04 \x01(\fR\x04data\x12\x10\n" +
+	"\x03eof\x18\x05 \x01(\bR\x03eof\"\x16\n" +
+	"\x14UploadImportResponse\"Z\n" +
+	"\x10GetImportRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x1b\n" +
+	"\timport_id\x18\x02 \x01(\tR\bimportId\"\x9f\x01\n" +
+	"\x11GetImportResponse\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
+	"\x04base\x18\x02 \x01(\x04R\x04base\x12\x14\n" +
+	"\x05count\x18\x03 \x01(\x04R\x05count\x12\x12\n" +
+	"\x04done\x18\x04 \x01(\bR\x04done\x12.\n" +
+	"\x06tables\x18\x05 \x03(\v2\x16.strata.v1.ImportTableR\x06tables\"\xd9\x01\n" +
+	"\x13CommitImportRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x1b\n" +
+	"\timport_id\x18\x02 \x01(\tR\bimportId\x126\n" +
+	"\tnamespace\x18\x03 \x01(\v2\x18.strata.v1.NamespaceInfoR\tnamespace\x12\x12\n" +
+	"\x04root\x18\x04 \x01(\x04R\x04root\x12.\n" +
+	"\x06tables\x18\x05 \x03(\v2\x16.strata.v1.ImportTableR\x06tables\"\x16\n" +
+	"\x14CommitImportResponse\"\\\n" +
+	"\x12AbortImportRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x1b\n" +
+	"\timport_id\x18\x02 \x01(\tR\bimportId\"\x15\n" +
+	"\x13AbortImportResponse*Y\n" +
 	"\n" +
 	"MethodKind\x12\x1b\n" +
 	"\x17METHOD_KIND_UNSPECIFIED\x10\x00\x12\x14\n" +
@@ -5858,7 +6612,7 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"!NAMESPACE_DELETE_MODE_UNSPECIFIED\x10\x00\x12\"\n" +
 	"\x1eNAMESPACE_DELETE_MODE_IF_EMPTY\x10\x01\x12\x1f\n" +
 	"\x1bNAMESPACE_DELETE_MODE_TRASH\x10\x02\x12\x1d\n" +
-	"\x19NAMESPACE_DELETE_MODE_NOW\x10\x032\xd8\x16\n" +
+	"\x19NAMESPACE_DELETE_MODE_NOW\x10\x032\xea\x19\n" +
 	"\vMetaService\x12C\n" +
 	"\x06Mkdirs\x12\x18.strata.v1.MkdirsRequest\x1a\x19.strata.v1.MkdirsResponse\"\x04\xa0\xbb\x18\x02\x12C\n" +
 	"\x06Create\x12\x18.strata.v1.CreateRequest\x1a\x19.strata.v1.CreateResponse\"\x04\xa0\xbb\x18\x02\x12I\n" +
@@ -5898,7 +6652,12 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\n" +
 	"RenewToken\x12\x1c.strata.v1.RenewTokenRequest\x1a\x1d.strata.v1.RenewTokenResponse\"\x04\xa0\xbb\x18\x02\x12R\n" +
 	"\vRevokeToken\x12\x1d.strata.v1.RevokeTokenRequest\x1a\x1e.strata.v1.RevokeTokenResponse\"\x04\xa0\xbb\x18\x02\x12=\n" +
-	"\x06WhoAmI\x12\x18.strata.v1.WhoAmIRequest\x1a\x19.strata.v1.WhoAmIResponse:X\n" +
+	"\x06WhoAmI\x12\x18.strata.v1.WhoAmIRequest\x1a\x19.strata.v1.WhoAmIResponse\x12R\n" +
+	"\vBeginImport\x12\x1d.strata.v1.BeginImportRequest\x1a\x1e.strata.v1.BeginImportResponse\"\x04\xa0\xbb\x18\x02\x12I\n" +
+	"\fUploadImport\x12\x16.strata.v1.ImportChunk\x1a\x1f.strata.v1.UploadImportResponse(\x01\x12F\n" +
+	"\tGetImport\x12\x1b.strata.v1.GetImportRequest\x1a\x1c.strata.v1.GetImportResponse\x12U\n" +
+	"\fCommitImport\x12\x1e.strata.v1.CommitImportRequest\x1a\x1f.strata.v1.CommitImportResponse\"\x04\xa0\xbb\x18\x02\x12R\n" +
+	"\vAbortImport\x12\x1d.strata.v1.AbortImportRequest\x1a\x1e.strata.v1.AbortImportResponse\"\x04\xa0\xbb\x18\x02:X\n" +
 	"\vmethod_kind\x12\x1e.google.protobuf.MethodOptions\x18\xb4\x87\x03 \x01(\x0e2\x15.strata.v1.MethodKindR\n" +
 	"methodKindBK\n" +
 	"\x12io.strata.proto.v1P\x01Z3github.com/stratafs/strata/proto/strata/v1;stratav1b\x06proto3"
@@ -5916,7 +6675,7 @@ func file_strata_v1_meta_proto_rawDescGZIP() []byte {
 }
 
 var file_strata_v1_meta_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 78)
+var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 90)
 var file_strata_v1_meta_proto_goTypes = []any{
 	(MethodKind)(0),                    // 0: strata.v1.MethodKind
 	(FileType)(0),                      // 1: strata.v1.FileType
@@ -5946,65 +6705,77 @@ var file_strata_v1_meta_proto_goTypes = []any{
 	(*SetAttrResponse)(nil),            // 25: strata.v1.SetAttrResponse
 	(*GetContentSummaryRequest)(nil),   // 26: strata.v1.GetContentSummaryRequest
 	(*GetContentSummaryResponse)(nil),  // 27: strata.v1.GetContentSummaryResponse
-	(*GetProgressRequest)(nil),         // 28: strata.v1.GetProgressRequest
-	(*GetProgressResponse)(nil),        // 29: strata.v1.GetProgressResponse
-	(*ResyncRequest)(nil),              // 30: strata.v1.ResyncRequest
-	(*ResyncResponse)(nil),             // 31: strata.v1.ResyncResponse
-	(*GetServerDefaultsRequest)(nil),   // 32: strata.v1.GetServerDefaultsRequest
-	(*GetServerDefaultsResponse)(nil),  // 33: strata.v1.GetServerDefaultsResponse
-	(*RenewLeaseRequest)(nil),          // 34: strata.v1.RenewLeaseRequest
-	(*RenewLeaseResponse)(nil),         // 35: strata.v1.RenewLeaseResponse
-	(*RecoverLeaseRequest)(nil),        // 36: strata.v1.RecoverLeaseRequest
-	(*FlushRequest)(nil),               // 37: strata.v1.FlushRequest
-	(*FlushResponse)(nil),              // 38: strata.v1.FlushResponse
-	(*ReadTailRequest)(nil),            // 39: strata.v1.ReadTailRequest
-	(*ReadTailResponse)(nil),           // 40: strata.v1.ReadTailResponse
-	(*AppendRequest)(nil),              // 41: strata.v1.AppendRequest
-	(*AppendResponse)(nil),             // 42: strata.v1.AppendResponse
-	(*TruncateRequest)(nil),            // 43: strata.v1.TruncateRequest
-	(*TruncateResponse)(nil),           // 44: strata.v1.TruncateResponse
-	(*RecoverLeaseResponse)(nil),       // 45: strata.v1.RecoverLeaseResponse
-	(*BatchRequest)(nil),               // 46: strata.v1.BatchRequest
-	(*BatchCall)(nil),                  // 47: strata.v1.BatchCall
-	(*BatchResponse)(nil),              // 48: strata.v1.BatchResponse
-	(*BatchResult)(nil),                // 49: strata.v1.BatchResult
-	(*NamespaceInfo)(nil),              // 50: strata.v1.NamespaceInfo
-	(*CreateNamespaceRequest)(nil),     // 51: strata.v1.CreateNamespaceRequest
-	(*CreateNamespaceResponse)(nil),    // 52: strata.v1.CreateNamespaceResponse
-	(*ListNamespacesRequest)(nil),      // 53: strata.v1.ListNamespacesRequest
-	(*ListNamespacesResponse)(nil),     // 54: strata.v1.ListNamespacesResponse
-	(*DeleteNamespaceRequest)(nil),     // 55: strata.v1.DeleteNamespaceRequest
-	(*DeleteNamespaceResponse)(nil),    // 56: strata.v1.DeleteNamespaceResponse
-	(*RestoreNamespaceRequest)(nil),    // 57: strata.v1.RestoreNamespaceRequest
-	(*RestoreNamespaceResponse)(nil),   // 58: strata.v1.RestoreNamespaceResponse
-	(*GetServerStatusRequest)(nil),     // 59: strata.v1.GetServerStatusRequest
-	(*GetServerStatusResponse)(nil),    // 60: strata.v1.GetServerStatusResponse
-	(*NamespaceUsage)(nil),             // 61: strata.v1.NamespaceUsage
-	(*StatusRequest)(nil),              // 62: strata.v1.StatusRequest
-	(*StatusResponse)(nil),             // 63: strata.v1.StatusResponse
-	(*Member)(nil),                     // 64: strata.v1.Member
-	(*AddMemberRequest)(nil),           // 65: strata.v1.AddMemberRequest
-	(*RemoveMemberRequest)(nil),        // 66: strata.v1.RemoveMemberRequest
-	(*TransferLeaderRequest)(nil),      // 67: strata.v1.TransferLeaderRequest
-	(*MembershipResponse)(nil),         // 68: strata.v1.MembershipResponse
-	(*HeartbeatRequest)(nil),           // 69: strata.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),          // 70: strata.v1.HeartbeatResponse
-	(*ListWorkersRequest)(nil),         // 71: strata.v1.ListWorkersRequest
-	(*ListWorkersResponse)(nil),        // 72: strata.v1.ListWorkersResponse
-	(*TokenIdentifier)(nil),            // 73: strata.v1.TokenIdentifier
-	(*CreateTokenRequest)(nil),         // 74: strata.v1.CreateTokenRequest
-	(*CreateTokenResponse)(nil),        // 75: strata.v1.CreateTokenResponse
-	(*RenewTokenRequest)(nil),          // 76: strata.v1.RenewTokenRequest
-	(*RenewTokenResponse)(nil),         // 77: strata.v1.RenewTokenResponse
-	(*RevokeTokenRequest)(nil),         // 78: strata.v1.RevokeTokenRequest
-	(*RevokeTokenResponse)(nil),        // 79: strata.v1.RevokeTokenResponse
-	(*WhoAmIRequest)(nil),              // 80: strata.v1.WhoAmIRequest
-	(*WhoAmIResponse)(nil),             // 81: strata.v1.WhoAmIResponse
-	(*Block)(nil),                      // 82: strata.v1.Block
-	(*WorkerInfo)(nil),                 // 83: strata.v1.WorkerInfo
-	(*BlockRef)(nil),                   // 84: strata.v1.BlockRef
-	(*BlockKey)(nil),                   // 85: strata.v1.BlockKey
-	(*descriptorpb.MethodOptions)(nil), // 86: google.protobuf.MethodOptions
+	(*DirQuota)(nil),                   // 28: strata.v1.DirQuota
+	(*GetProgressRequest)(nil),         // 29: strata.v1.GetProgressRequest
+	(*GetProgressResponse)(nil),        // 30: strata.v1.GetProgressResponse
+	(*ResyncRequest)(nil),              // 31: strata.v1.ResyncRequest
+	(*ResyncResponse)(nil),             // 32: strata.v1.ResyncResponse
+	(*GetServerDefaultsRequest)(nil),   // 33: strata.v1.GetServerDefaultsRequest
+	(*GetServerDefaultsResponse)(nil),  // 34: strata.v1.GetServerDefaultsResponse
+	(*RenewLeaseRequest)(nil),          // 35: strata.v1.RenewLeaseRequest
+	(*RenewLeaseResponse)(nil),         // 36: strata.v1.RenewLeaseResponse
+	(*RecoverLeaseRequest)(nil),        // 37: strata.v1.RecoverLeaseRequest
+	(*FlushRequest)(nil),               // 38: strata.v1.FlushRequest
+	(*FlushResponse)(nil),              // 39: strata.v1.FlushResponse
+	(*ReadTailRequest)(nil),            // 40: strata.v1.ReadTailRequest
+	(*ReadTailResponse)(nil),           // 41: strata.v1.ReadTailResponse
+	(*AppendRequest)(nil),              // 42: strata.v1.AppendRequest
+	(*AppendResponse)(nil),             // 43: strata.v1.AppendResponse
+	(*TruncateRequest)(nil),            // 44: strata.v1.TruncateRequest
+	(*TruncateResponse)(nil),           // 45: strata.v1.TruncateResponse
+	(*RecoverLeaseResponse)(nil),       // 46: strata.v1.RecoverLeaseResponse
+	(*BatchRequest)(nil),               // 47: strata.v1.BatchRequest
+	(*BatchCall)(nil),                  // 48: strata.v1.BatchCall
+	(*BatchResponse)(nil),              // 49: strata.v1.BatchResponse
+	(*BatchResult)(nil),                // 50: strata.v1.BatchResult
+	(*NamespaceInfo)(nil),              // 51: strata.v1.NamespaceInfo
+	(*CreateNamespaceRequest)(nil),     // 52: strata.v1.CreateNamespaceRequest
+	(*CreateNamespaceResponse)(nil),    // 53: strata.v1.CreateNamespaceResponse
+	(*ListNamespacesRequest)(nil),      // 54: strata.v1.ListNamespacesRequest
+	(*ListNamespacesResponse)(nil),     // 55: strata.v1.ListNamespacesResponse
+	(*DeleteNamespaceRequest)(nil),     // 56: strata.v1.DeleteNamespaceRequest
+	(*DeleteNamespaceResponse)(nil),    // 57: strata.v1.DeleteNamespaceResponse
+	(*RestoreNamespaceRequest)(nil),    // 58: strata.v1.RestoreNamespaceRequest
+	(*RestoreNamespaceResponse)(nil),   // 59: strata.v1.RestoreNamespaceResponse
+	(*GetServerStatusRequest)(nil),     // 60: strata.v1.GetServerStatusRequest
+	(*GetServerStatusResponse)(nil),    // 61: strata.v1.GetServerStatusResponse
+	(*NamespaceUsage)(nil),             // 62: strata.v1.NamespaceUsage
+	(*StatusRequest)(nil),              // 63: strata.v1.StatusRequest
+	(*StatusResponse)(nil),             // 64: strata.v1.StatusResponse
+	(*Member)(nil),                     // 65: strata.v1.Member
+	(*AddMemberRequest)(nil),           // 66: strata.v1.AddMemberRequest
+	(*RemoveMemberRequest)(nil),        // 67: strata.v1.RemoveMemberRequest
+	(*TransferLeaderRequest)(nil),      // 68: strata.v1.TransferLeaderRequest
+	(*MembershipResponse)(nil),         // 69: strata.v1.MembershipResponse
+	(*HeartbeatRequest)(nil),           // 70: strata.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),          // 71: strata.v1.HeartbeatResponse
+	(*ListWorkersRequest)(nil),         // 72: strata.v1.ListWorkersRequest
+	(*ListWorkersResponse)(nil),        // 73: strata.v1.ListWorkersResponse
+	(*TokenIdentifier)(nil),            // 74: strata.v1.TokenIdentifier
+	(*CreateTokenRequest)(nil),         // 75: strata.v1.CreateTokenRequest
+	(*CreateTokenResponse)(nil),        // 76: strata.v1.CreateTokenResponse
+	(*RenewTokenRequest)(nil),          // 77: strata.v1.RenewTokenRequest
+	(*RenewTokenResponse)(nil),         // 78: strata.v1.RenewTokenResponse
+	(*RevokeTokenRequest)(nil),         // 79: strata.v1.RevokeTokenRequest
+	(*RevokeTokenResponse)(nil),        // 80: strata.v1.RevokeTokenResponse
+	(*WhoAmIRequest)(nil),              // 81: strata.v1.WhoAmIRequest
+	(*WhoAmIResponse)(nil),             // 82: strata.v1.WhoAmIResponse
+	(*BeginImportRequest)(nil),         // 83: strata.v1.BeginImportRequest
+	(*BeginImportResponse)(nil),        // 84: strata.v1.BeginImportResponse
+	(*ImportTable)(nil),                // 85: strata.v1.ImportTable
+	(*ImportChunk)(nil),                // 86: strata.v1.ImportChunk
+	(*UploadImportResponse)(nil),       // 87: strata.v1.UploadImportResponse
+	(*GetImportRequest)(nil),           // 88: strata.v1.GetImportRequest
+	(*GetImportResponse)(nil),          // 89: strata.v1.GetImportResponse
+	(*CommitImportRequest)(nil),        // 90: strata.v1.CommitImportRequest
+	(*CommitImportResponse)(nil),       // 91: strata.v1.CommitImportResponse
+	(*AbortImportRequest)(nil),         // 92: strata.v1.AbortImportRequest
+	(*AbortImportResponse)(nil),        // 93: strata.v1.AbortImportResponse
+	(*Block)(nil),                      // 94: strata.v1.Block
+	(*WorkerInfo)(nil),                 // 95: strata.v1.WorkerInfo
+	(*BlockRef)(nil),                   // 96: strata.v1.BlockRef
+	(*BlockKey)(nil),                   // 97: strata.v1.BlockKey
+	(*descriptorpb.MethodOptions)(nil), // 98: google.protobuf.MethodOptions
 }
 var file_strata_v1_meta_proto_depIdxs = []int32{
 	1,   // 0: strata.v1.FileStatus.type:type_name -> strata.v1.FileType
@@ -6012,12 +6783,12 @@ var file_strata_v1_meta_proto_depIdxs = []int32{
 	4,   // 2: strata.v1.CreateRequest.header:type_name -> strata.v1.Header
 	5,   // 3: strata.v1.CreateResponse.status:type_name -> strata.v1.FileStatus
 	4,   // 4: strata.v1.CompleteRequest.header:type_name -> strata.v1.Header
-	82,  // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
+	94,  // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
 	4,   // 6: strata.v1.GetFileStatusRequest.header:type_name -> strata.v1.Header
 	5,   // 7: strata.v1.GetFileStatusResponse.status:type_name -> strata.v1.FileStatus
 	4,   // 8: strata.v1.OpenRequest.header:type_name -> strata.v1.Header
 	5,   // 9: strata.v1.OpenResponse.status:type_name -> strata.v1.FileStatus
-	82,  // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
+	94,  // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
 	4,   // 11: strata.v1.ListRequest.header:type_name -> strata.v1.Header
 	5,   // 12: strata.v1.ListResponse.entries:type_name -> strata.v1.FileStatus
 	5,   // 13: strata.v1.ListResponse.status:type_name -> strata.v1.FileStatus
@@ -6027,142 +6798,162 @@ var file_strata_v1_meta_proto_depIdxs = []int32{
 	4,   // 17: strata.v1.SetOwnerRequest.header:type_name -> strata.v1.Header
 	4,   // 18: strata.v1.SetTimesRequest.header:type_name -> strata.v1.Header
 	4,   // 19: strata.v1.GetContentSummaryRequest.header:type_name -> strata.v1.Header
-	4,   // 20: strata.v1.GetProgressRequest.header:type_name -> strata.v1.Header
-	4,   // 21: strata.v1.ResyncRequest.header:type_name -> strata.v1.Header
-	4,   // 22: strata.v1.GetServerDefaultsRequest.header:type_name -> strata.v1.Header
-	4,   // 23: strata.v1.RenewLeaseRequest.header:type_name -> strata.v1.Header
-	4,   // 24: strata.v1.RecoverLeaseRequest.header:type_name -> strata.v1.Header
-	82,  // 25: strata.v1.RecoverLeaseRequest.tail_block:type_name -> strata.v1.Block
-	4,   // 26: strata.v1.FlushRequest.header:type_name -> strata.v1.Header
-	82,  // 27: strata.v1.FlushRequest.blocks:type_name -> strata.v1.Block
-	4,   // 28: strata.v1.ReadTailRequest.header:type_name -> strata.v1.Header
-	4,   // 29: strata.v1.AppendRequest.header:type_name -> strata.v1.Header
-	5,   // 30: strata.v1.AppendResponse.status:type_name -> strata.v1.FileStatus
-	4,   // 31: strata.v1.TruncateRequest.header:type_name -> strata.v1.Header
-	47,  // 32: strata.v1.BatchRequest.calls:type_name -> strata.v1.BatchCall
-	12,  // 33: strata.v1.BatchCall.get_file_status:type_name -> strata.v1.GetFileStatusRequest
-	14,  // 34: strata.v1.BatchCall.open:type_name -> strata.v1.OpenRequest
-	6,   // 35: strata.v1.BatchCall.mkdirs:type_name -> strata.v1.MkdirsRequest
-	8,   // 36: strata.v1.BatchCall.create:type_name -> strata.v1.CreateRequest
-	10,  // 37: strata.v1.BatchCall.complete:type_name -> strata.v1.CompleteRequest
-	18,  // 38: strata.v1.BatchCall.rename:type_name -> strata.v1.RenameRequest
-	20,  // 39: strata.v1.BatchCall.delete:type_name -> strata.v1.DeleteRequest
-	49,  // 40: strata.v1.BatchResponse.results:type_name -> strata.v1.BatchResult
-	13,  // 41: strata.v1.BatchResult.get_file_status:type_name -> strata.v1.GetFileStatusResponse
-	15,  // 42: strata.v1.BatchResult.open:type_name -> strata.v1.OpenResponse
-	7,   // 43: strata.v1.BatchResult.mkdirs:type_name -> strata.v1.MkdirsResponse
-	9,   // 44: strata.v1.BatchResult.create:type_name -> strata.v1.CreateResponse
-	11,  // 45: strata.v1.BatchResult.complete:type_name -> strata.v1.CompleteResponse
-	19,  // 46: strata.v1.BatchResult.rename:type_name -> strata.v1.RenameResponse
-	21,  // 47: strata.v1.BatchResult.delete:type_name -> strata.v1.DeleteResponse
-	2,   // 48: strata.v1.NamespaceInfo.mode:type_name -> strata.v1.NamespaceMode
-	4,   // 49: strata.v1.CreateNamespaceRequest.header:type_name -> strata.v1.Header
-	50,  // 50: strata.v1.CreateNamespaceRequest.namespace:type_name -> strata.v1.NamespaceInfo
-	4,   // 51: strata.v1.ListNamespacesRequest.header:type_name -> strata.v1.Header
-	50,  // 52: strata.v1.ListNamespacesResponse.namespaces:type_name -> strata.v1.NamespaceInfo
-	4,   // 53: strata.v1.DeleteNamespaceRequest.header:type_name -> strata.v1.Header
-	3,   // 54: strata.v1.DeleteNamespaceRequest.mode:type_name -> strata.v1.NamespaceDeleteMode
-	4,   // 55: strata.v1.RestoreNamespaceRequest.header:type_name -> strata.v1.Header
-	4,   // 56: strata.v1.GetServerStatusRequest.header:type_name -> strata.v1.Header
-	61,  // 57: strata.v1.GetServerStatusResponse.namespaces:type_name -> strata.v1.NamespaceUsage
-	50,  // 58: strata.v1.NamespaceUsage.namespace:type_name -> strata.v1.NamespaceInfo
-	64,  // 59: strata.v1.StatusResponse.members:type_name -> strata.v1.Member
-	4,   // 60: strata.v1.AddMemberRequest.header:type_name -> strata.v1.Header
-	64,  // 61: strata.v1.AddMemberRequest.member:type_name -> strata.v1.Member
-	4,   // 62: strata.v1.RemoveMemberRequest.header:type_name -> strata.v1.Header
-	4,   // 63: strata.v1.TransferLeaderRequest.header:type_name -> strata.v1.Header
-	64,  // 64: strata.v1.MembershipResponse.members:type_name -> strata.v1.Member
-	83,  // 65: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
-	84,  // 66: strata.v1.HeartbeatResponse.dropped:type_name -> strata.v1.BlockRef
-	85,  // 67: strata.v1.HeartbeatResponse.block_keys:type_name -> strata.v1.BlockKey
-	50,  // 68: strata.v1.HeartbeatResponse.namespaces:type_name -> strata.v1.NamespaceInfo
-	83,  // 69: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
-	4,   // 70: strata.v1.CreateTokenRequest.header:type_name -> strata.v1.Header
-	73,  // 71: strata.v1.CreateTokenResponse.identifier:type_name -> strata.v1.TokenIdentifier
-	4,   // 72: strata.v1.RenewTokenRequest.header:type_name -> strata.v1.Header
-	4,   // 73: strata.v1.RevokeTokenRequest.header:type_name -> strata.v1.Header
-	73,  // 74: strata.v1.WhoAmIResponse.token:type_name -> strata.v1.TokenIdentifier
-	86,  // 75: strata.v1.method_kind:extendee -> google.protobuf.MethodOptions
-	0,   // 76: strata.v1.method_kind:type_name -> strata.v1.MethodKind
-	6,   // 77: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
-	8,   // 78: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
-	10,  // 79: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
-	12,  // 80: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
-	14,  // 81: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
-	16,  // 82: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
-	18,  // 83: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
-	20,  // 84: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
-	22,  // 85: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
-	23,  // 86: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
-	24,  // 87: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
-	26,  // 88: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
-	34,  // 89: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
-	37,  // 90: strata.v1.MetaService.Flush:input_type -> strata.v1.FlushRequest
-	39,  // 91: strata.v1.MetaService.ReadTail:input_type -> strata.v1.ReadTailRequest
-	41,  // 92: strata.v1.MetaService.Append:input_type -> strata.v1.AppendRequest
-	43,  // 93: strata.v1.MetaService.Truncate:input_type -> strata.v1.TruncateRequest
-	36,  // 94: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
-	46,  // 95: strata.v1.MetaService.Batch:input_type -> strata.v1.BatchRequest
-	51,  // 96: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
-	53,  // 97: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
-	55,  // 98: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
-	57,  // 99: strata.v1.MetaService.RestoreNamespace:input_type -> strata.v1.RestoreNamespaceRequest
-	32,  // 100: strata.v1.MetaService.GetServerDefaults:input_type -> strata.v1.GetServerDefaultsRequest
-	62,  // 101: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
-	59,  // 102: strata.v1.MetaService.GetServerStatus:input_type -> strata.v1.GetServerStatusRequest
-	30,  // 103: strata.v1.MetaService.Resync:input_type -> strata.v1.ResyncRequest
-	28,  // 104: strata.v1.MetaService.GetProgress:input_type -> strata.v1.GetProgressRequest
-	65,  // 105: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
-	66,  // 106: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
-	67,  // 107: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
-	69,  // 108: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
-	71,  // 109: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
-	74,  // 110: strata.v1.MetaService.CreateToken:input_type -> strata.v1.CreateTokenRequest
-	76,  // 111: strata.v1.MetaService.RenewToken:input_type -> strata.v1.RenewTokenRequest
-	78,  // 112: strata.v1.MetaService.RevokeToken:input_type -> strata.v1.RevokeTokenRequest
-	80,  // 113: strata.v1.MetaService.WhoAmI:input_type -> strata.v1.WhoAmIRequest
-	7,   // 114: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
-	9,   // 115: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
-	11,  // 116: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
-	13,  // 117: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
-	15,  // 118: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
-	17,  // 119: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
-	19,  // 120: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
-	21,  // 121: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
-	25,  // 122: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
-	25,  // 123: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
-	25,  // 124: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
-	27,  // 125: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
-	35,  // 126: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
-	38,  // 127: strata.v1.MetaService.Flush:output_type -> strata.v1.FlushResponse
-	40,  // 128: strata.v1.MetaService.ReadTail:output_type -> strata.v1.ReadTailResponse
-	42,  // 129: strata.v1.MetaService.Append:output_type -> strata.v1.AppendResponse
-	44,  // 130: strata.v1.MetaService.Truncate:output_type -> strata.v1.TruncateResponse
-	45,  // 131: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
-	48,  // 132: strata.v1.MetaService.Batch:output_type -> strata.v1.BatchResponse
-	52,  // 133: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
-	54,  // 134: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
-	56,  // 135: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
-	58,  // 136: strata.v1.MetaService.RestoreNamespace:output_type -> strata.v1.RestoreNamespaceResponse
-	33,  // 137: strata.v1.MetaService.GetServerDefaults:output_type -> strata.v1.GetServerDefaultsResponse
-	63,  // 138: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
-	60,  // 139: strata.v1.MetaService.GetServerStatus:output_type -> strata.v1.GetServerStatusResponse
-	31,  // 140: strata.v1.MetaService.Resync:output_type -> strata.v1.ResyncResponse
-	29,  // 141: strata.v1.MetaService.GetProgress:output_type -> strata.v1.GetProgressResponse
-	68,  // 142: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
-	68,  // 143: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
-	68,  // 144: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
-	70,  // 145: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
-	72,  // 146: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
-	75,  // 147: strata.v1.MetaService.CreateToken:output_type -> strata.v1.CreateTokenResponse
-	77,  // 148: strata.v1.MetaService.RenewToken:output_type -> strata.v1.RenewTokenResponse
-	79,  // 149: strata.v1.MetaService.RevokeToken:output_type -> strata.v1.RevokeTokenResponse
-	81,  // 150: strata.v1.MetaService.WhoAmI:output_type -> strata.v1.WhoAmIResponse
-	114, // [114:151] is the sub-list for method output_type
-	77,  // [77:114] is the sub-list for method input_type
-	76,  // [76:77] is the sub-list for extension type_name
-	75,  // [75:76] is the sub-list for extension extendee
-	0,   // [0:75] is the sub-list for field type_name
+	28,  // 20: strata.v1.GetContentSummaryResponse.quota:type_name -> strata.v1.DirQuota
+	4,   // 21: strata.v1.GetProgressRequest.header:type_name -> strata.v1.Header
+	4,   // 22: strata.v1.ResyncRequest.header:type_name -> strata.v1.Header
+	4,   // 23: strata.v1.GetServerDefaultsRequest.header:type_name -> strata.v1.Header
+	4,   // 24: strata.v1.RenewLeaseRequest.header:type_name -> strata.v1.Header
+	4,   // 25: strata.v1.RecoverLeaseRequest.header:type_name -> strata.v1.Header
+	94,  // 26: strata.v1.RecoverLeaseRequest.tail_block:type_name -> strata.v1.Block
+	4,   // 27: strata.v1.FlushRequest.header:type_name -> strata.v1.Header
+	94,  // 28: strata.v1.FlushRequest.blocks:type_name -> strata.v1.Block
+	4,   // 29: strata.v1.ReadTailRequest.header:type_name -> strata.v1.Header
+	4,   // 30: strata.v1.AppendRequest.header:type_name -> strata.v1.Header
+	5,   // 31: strata.v1.AppendResponse.status:type_name -> strata.v1.FileStatus
+	4,   // 32: strata.v1.TruncateRequest.header:type_name -> strata.v1.Header
+	48,  // 33: strata.v1.BatchRequest.calls:type_name -> strata.v1.BatchCall
+	12,  // 34: strata.v1.BatchCall.get_file_status:type_name -> strata.v1.GetFileStatusRequest
+	14,  // 35: strata.v1.BatchCall.open:type_name -> strata.v1.OpenRequest
+	6,   // 36: strata.v1.BatchCall.mkdirs:type_name -> strata.v1.MkdirsRequest
+	8,   // 37: strata.v1.BatchCall.create:type_name -> strata.v1.CreateRequest
+	10,  // 38: strata.v1.BatchCall.complete:type_name -> strata.v1.CompleteRequest
+	18,  // 39: strata.v1.BatchCall.rename:type_name -> strata.v1.RenameRequest
+	20,  // 40: strata.v1.BatchCall.delete:type_name -> strata.v1.DeleteRequest
+	50,  // 41: strata.v1.BatchResponse.results:type_name -> strata.v1.BatchResult
+	13,  // 42: strata.v1.BatchResult.get_file_status:type_name -> strata.v1.GetFileStatusResponse
+	15,  // 43: strata.v1.BatchResult.open:type_name -> strata.v1.OpenResponse
+	7,   // 44: strata.v1.BatchResult.mkdirs:type_name -> strata.v1.MkdirsResponse
+	9,   // 45: strata.v1.BatchResult.create:type_name -> strata.v1.CreateResponse
+	11,  // 46: strata.v1.BatchResult.complete:type_name -> strata.v1.CompleteResponse
+	19,  // 47: strata.v1.BatchResult.rename:type_name -> strata.v1.RenameResponse
+	21,  // 48: strata.v1.BatchResult.delete:type_name -> strata.v1.DeleteResponse
+	2,   // 49: strata.v1.NamespaceInfo.mode:type_name -> strata.v1.NamespaceMode
+	4,   // 50: strata.v1.CreateNamespaceRequest.header:type_name -> strata.v1.Header
+	51,  // 51: strata.v1.CreateNamespaceRequest.namespace:type_name -> strata.v1.NamespaceInfo
+	4,   // 52: strata.v1.ListNamespacesRequest.header:type_name -> strata.v1.Header
+	51,  // 53: strata.v1.ListNamespacesResponse.namespaces:type_name -> strata.v1.NamespaceInfo
+	4,   // 54: strata.v1.DeleteNamespaceRequest.header:type_name -> strata.v1.Header
+	3,   // 55: strata.v1.DeleteNamespaceRequest.mode:type_name -> strata.v1.NamespaceDeleteMode
+	4,   // 56: strata.v1.RestoreNamespaceRequest.header:type_name -> strata.v1.Header
+	4,   // 57: strata.v1.GetServerStatusRequest.header:type_name -> strata.v1.Header
+	62,  // 58: strata.v1.GetServerStatusResponse.namespaces:type_name -> strata.v1.NamespaceUsage
+	51,  // 59: strata.v1.NamespaceUsage.namespace:type_name -> strata.v1.NamespaceInfo
+	65,  // 60: strata.v1.StatusResponse.members:type_name -> strata.v1.Member
+	4,   // 61: strata.v1.AddMemberRequest.header:type_name -> strata.v1.Header
+	65,  // 62: strata.v1.AddMemberRequest.member:type_name -> strata.v1.Member
+	4,   // 63: strata.v1.RemoveMemberRequest.header:type_name -> strata.v1.Header
+	4,   // 64: strata.v1.TransferLeaderRequest.header:type_name -> strata.v1.Header
+	65,  // 65: strata.v1.MembershipResponse.members:type_name -> strata.v1.Member
+	95,  // 66: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
+	96,  // 67: strata.v1.HeartbeatResponse.dropped:type_name -> strata.v1.BlockRef
+	97,  // 68: strata.v1.HeartbeatResponse.block_keys:type_name -> strata.v1.BlockKey
+	51,  // 69: strata.v1.HeartbeatResponse.namespaces:type_name -> strata.v1.NamespaceInfo
+	95,  // 70: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
+	4,   // 71: strata.v1.CreateTokenRequest.header:type_name -> strata.v1.Header
+	74,  // 72: strata.v1.CreateTokenResponse.identifier:type_name -> strata.v1.TokenIdentifier
+	4,   // 73: strata.v1.RenewTokenRequest.header:type_name -> strata.v1.Header
+	4,   // 74: strata.v1.RevokeTokenRequest.header:type_name -> strata.v1.Header
+	74,  // 75: strata.v1.WhoAmIResponse.token:type_name -> strata.v1.TokenIdentifier
+	4,   // 76: strata.v1.BeginImportRequest.header:type_name -> strata.v1.Header
+	4,   // 77: strata.v1.ImportChunk.header:type_name -> strata.v1.Header
+	85,  // 78: strata.v1.ImportChunk.table:type_name -> strata.v1.ImportTable
+	4,   // 79: strata.v1.GetImportRequest.header:type_name -> strata.v1.Header
+	85,  // 80: strata.v1.GetImportResponse.tables:type_name -> strata.v1.ImportTable
+	4,   // 81: strata.v1.CommitImportRequest.header:type_name -> strata.v1.Header
+	51,  // 82: strata.v1.CommitImportRequest.namespace:type_name -> strata.v1.NamespaceInfo
+	85,  // 83: strata.v1.CommitImportRequest.tables:type_name -> strata.v1.ImportTable
+	4,   // 84: strata.v1.AbortImportRequest.header:type_name -> strata.v1.Header
+	98,  // 85: strata.v1.method_kind:extendee -> google.protobuf.MethodOptions
+	0,   // 86: strata.v1.method_kind:type_name -> strata.v1.MethodKind
+	6,   // 87: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
+	8,   // 88: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
+	10,  // 89: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
+	12,  // 90: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
+	14,  // 91: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
+	16,  // 92: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
+	18,  // 93: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
+	20,  // 94: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
+	22,  // 95: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
+	23,  // 96: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
+	24,  // 97: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
+	26,  // 98: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
+	35,  // 99: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
+	38,  // 100: strata.v1.MetaService.Flush:input_type -> strata.v1.FlushRequest
+	40,  // 101: strata.v1.MetaService.ReadTail:input_type -> strata.v1.ReadTailRequest
+	42,  // 102: strata.v1.MetaService.Append:input_type -> strata.v1.AppendRequest
+	44,  // 103: strata.v1.MetaService.Truncate:input_type -> strata.v1.TruncateRequest
+	37,  // 104: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
+	47,  // 105: strata.v1.MetaService.Batch:input_type -> strata.v1.BatchRequest
+	52,  // 106: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
+	54,  // 107: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
+	56,  // 108: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
+	58,  // 109: strata.v1.MetaService.RestoreNamespace:input_type -> strata.v1.RestoreNamespaceRequest
+	33,  // 110: strata.v1.MetaService.GetServerDefaults:input_type -> strata.v1.GetServerDefaultsRequest
+	63,  // 111: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
+	60,  // 112: strata.v1.MetaService.GetServerStatus:input_type -> strata.v1.GetServerStatusRequest
+	31,  // 113: strata.v1.MetaService.Resync:input_type -> strata.v1.ResyncRequest
+	29,  // 114: strata.v1.MetaService.GetProgress:input_type -> strata.v1.GetProgressRequest
+	66,  // 115: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
+	67,  // 116: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
+	68,  // 117: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
+	70,  // 118: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
+	72,  // 119: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
+	75,  // 120: strata.v1.MetaService.CreateToken:input_type -> strata.v1.CreateTokenRequest
+	77,  // 121: strata.v1.MetaService.RenewToken:input_type -> strata.v1.RenewTokenRequest
+	79,  // 122: strata.v1.MetaService.RevokeToken:input_type -> strata.v1.RevokeTokenRequest
+	81,  // 123: strata.v1.MetaService.WhoAmI:input_type -> strata.v1.WhoAmIRequest
+	83,  // 124: strata.v1.MetaService.BeginImport:input_type -> strata.v1.BeginImportRequest
+	86,  // 125: strata.v1.MetaService.UploadImport:input_type -> strata.v1.ImportChunk
+	88,  // 126: strata.v1.MetaService.GetImport:input_type -> strata.v1.GetImportRequest
+	90,  // 127: strata.v1.MetaService.CommitImport:input_type -> strata.v1.CommitImportRequest
+	92,  // 128: strata.v1.MetaService.AbortImport:input_type -> strata.v1.AbortImportRequest
+	7,   // 129: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
+	9,   // 130: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
+	11,  // 131: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
+	13,  // 132: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
+	15,  // 133: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
+	17,  // 134: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
+	19,  // 135: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
+	21,  // 136: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
+	25,  // 137: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
+	25,  // 138: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
+	25,  // 139: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
+	27,  // 140: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
+	36,  // 141: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
+	39,  // 142: strata.v1.MetaService.Flush:output_type -> strata.v1.FlushResponse
+	41,  // 143: strata.v1.MetaService.ReadTail:output_type -> strata.v1.ReadTailResponse
+	43,  // 144: strata.v1.MetaService.Append:output_type -> strata.v1.AppendResponse
+	45,  // 145: strata.v1.MetaService.Truncate:output_type -> strata.v1.TruncateResponse
+	46,  // 146: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
+	49,  // 147: strata.v1.MetaService.Batch:output_type -> strata.v1.BatchResponse
+	53,  // 148: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
+	55,  // 149: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
+	57,  // 150: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
+	59,  // 151: strata.v1.MetaService.RestoreNamespace:output_type -> strata.v1.RestoreNamespaceResponse
+	34,  // 152: strata.v1.MetaService.GetServerDefaults:output_type -> strata.v1.GetServerDefaultsResponse
+	64,  // 153: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
+	61,  // 154: strata.v1.MetaService.GetServerStatus:output_type -> strata.v1.GetServerStatusResponse
+	32,  // 155: strata.v1.MetaService.Resync:output_type -> strata.v1.ResyncResponse
+	30,  // 156: strata.v1.MetaService.GetProgress:output_type -> strata.v1.GetProgressResponse
+	69,  // 157: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
+	69,  // 158: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
+	69,  // 159: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
+	71,  // 160: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
+	73,  // 161: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
+	76,  // 162: strata.v1.MetaService.CreateToken:output_type -> strata.v1.CreateTokenResponse
+	78,  // 163: strata.v1.MetaService.RenewToken:output_type -> strata.v1.RenewTokenResponse
+	80,  // 164: strata.v1.MetaService.RevokeToken:output_type -> strata.v1.RevokeTokenResponse
+	82,  // 165: strata.v1.MetaService.WhoAmI:output_type -> strata.v1.WhoAmIResponse
+	84,  // 166: strata.v1.MetaService.BeginImport:output_type -> strata.v1.BeginImportResponse
+	87,  // 167: strata.v1.MetaService.UploadImport:output_type -> strata.v1.UploadImportResponse
+	89,  // 168: strata.v1.MetaService.GetImport:output_type -> strata.v1.GetImportResponse
+	91,  // 169: strata.v1.MetaService.CommitImport:output_type -> strata.v1.CommitImportResponse
+	93,  // 170: strata.v1.MetaService.AbortImport:output_type -> strata.v1.AbortImportResponse
+	129, // [129:171] is the sub-list for method output_type
+	87,  // [87:129] is the sub-list for method input_type
+	86,  // [86:87] is the sub-list for extension type_name
+	85,  // [85:86] is the sub-list for extension extendee
+	0,   // [0:85] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_meta_proto_init() }
@@ -6171,7 +6962,7 @@ func file_strata_v1_meta_proto_init() {
 		return
 	}
 	file_strata_v1_worker_proto_init()
-	file_strata_v1_meta_proto_msgTypes[43].OneofWrappers = []any{
+	file_strata_v1_meta_proto_msgTypes[44].OneofWrappers = []any{
 		(*BatchCall_GetFileStatus)(nil),
 		(*BatchCall_Open)(nil),
 		(*BatchCall_Mkdirs)(nil),
@@ -6180,7 +6971,7 @@ func file_strata_v1_meta_proto_init() {
 		(*BatchCall_Rename)(nil),
 		(*BatchCall_Delete)(nil),
 	}
-	file_strata_v1_meta_proto_msgTypes[45].OneofWrappers = []any{
+	file_strata_v1_meta_proto_msgTypes[46].OneofWrappers = []any{
 		(*BatchResult_GetFileStatus)(nil),
 		(*BatchResult_Open)(nil),
 		(*BatchResult_Mkdirs)(nil),
@@ -6195,7 +6986,7 @@ func file_strata_v1_meta_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_v1_meta_proto_rawDesc), len(file_strata_v1_meta_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   78,
+			NumMessages:   90,
 			NumExtensions: 1,
 			NumServices:   1,
 		},
