@@ -174,6 +174,9 @@ type ContentSummary struct {
 	// LoadedOnly: in a cache-mode namespace the counts are of what the
 	// service has loaded from the bucket, which may be less than it holds.
 	LoadedOnly bool
+	// Quota and SpaceQuota are a directory's quotas on entries and on
+	// bytes times replication (imported from HDFS); -1 when not set.
+	Quota, SpaceQuota int64
 }
 
 // ContentSummary returns path's aggregates, kept exact by the service.
@@ -188,7 +191,12 @@ func (c *Client) ContentSummary(ctx context.Context, path string) (*ContentSumma
 	if err != nil {
 		return nil, err
 	}
-	return &ContentSummary{r.Length, r.FileCount, r.DirectoryCount, r.SpaceConsumed, r.LoadedOnly}, nil
+	sum := &ContentSummary{Length: r.Length, FileCount: r.FileCount, DirectoryCount: r.DirectoryCount,
+		SpaceConsumed: r.SpaceConsumed, LoadedOnly: r.LoadedOnly, Quota: -1, SpaceQuota: -1}
+	if q := r.GetQuota(); q != nil {
+		sum.Quota, sum.SpaceQuota = q.GetNames(), q.GetSpace()
+	}
+	return sum, nil
 }
 
 // RecoverLease closes a file its writer left open; it reports whether the

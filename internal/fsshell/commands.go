@@ -58,7 +58,8 @@ The -v option displays a header line.
 The -x option excludes snapshots from being calculated (Strata has none).
 The -u option shows the quota and
 the usage against the quota without the detailed content summary.
-Strata has no quotas yet: they show as "none" and "inf".
+Quotas come with a namespace imported from HDFS (Strata records them and does
+not enforce them yet); a quota not set shows as "none", what remains as "inf".
 The counts come from aggregates the service keeps, without walking the tree.`},
 		&command{name: "cp", usage: "[-f] [-p | -p[topax]] [-d] <src> ... <dst>", run: runCp, desc: `
 Copy files that match the file pattern <src> to a destination.  When copying

@@ -189,12 +189,11 @@ const (
 var (
 	countHeader = fmt.Sprintf(countFormat, "DIR_COUNT", "FILE_COUNT", "CONTENT_SIZE")
 	quotaHeader = fmt.Sprintf(quotaFormat, "QUOTA", "REM_QUOTA", "SPACE_QUOTA", "REM_SPACE_QUOTA")
-	// noQuotas is how QuotaUsage prints a directory without quotas.
-	noQuotas = fmt.Sprintf(quotaFormat, "none", "inf", "none", "inf")
 )
 
 // countLine is ContentSummary.toString(qOption, hOption) before the path.
-// Strata has no quotas, so they print as "none" and "inf".
+// A quota not set prints as "none", what remains of it as "inf"; what
+// remains of one exceeded is negative, as in HDFS.
 func countLine(sum *client.ContentSummary, quotas, human bool) string {
 	size := func(n uint64) string {
 		if human {
@@ -202,9 +201,22 @@ func countLine(sum *client.ContentSummary, quotas, human bool) string {
 		}
 		return strconv.FormatUint(n, 10)
 	}
+	signed := func(n int64) string {
+		if n < 0 {
+			return "-" + size(uint64(-n))
+		}
+		return size(uint64(n))
+	}
 	prefix := ""
 	if quotas {
-		prefix = noQuotas
+		q, rem, sq, srem := "none", "inf", "none", "inf"
+		if sum.Quota >= 0 {
+			q, rem = signed(sum.Quota), signed(sum.Quota-int64(sum.DirectoryCount+sum.FileCount))
+		}
+		if sum.SpaceQuota >= 0 {
+			sq, srem = signed(sum.SpaceQuota), signed(sum.SpaceQuota-int64(sum.SpaceConsumed))
+		}
+		prefix = fmt.Sprintf(quotaFormat, q, rem, sq, srem)
 	}
 	return prefix + fmt.Sprintf(countFormat, size(sum.DirectoryCount), size(sum.FileCount), size(sum.Length))
 }

@@ -156,16 +156,20 @@ func TestTable(t *testing.T) {
 }
 
 func TestCountLines(t *testing.T) {
-	sum := &client.ContentSummary{Length: 1536, FileCount: 3, DirectoryCount: 2}
+	sum := &client.ContentSummary{Length: 1536, FileCount: 3, DirectoryCount: 2, SpaceConsumed: 4608, Quota: -1, SpaceQuota: -1}
+	quota := *sum
+	quota.Quota, quota.SpaceQuota = 4, 4096
 	for _, c := range []struct {
+		sum           *client.ContentSummary
 		quotas, human bool
 		want          string
 	}{
-		{false, false, "           2            3               1536 "},
-		{false, true, "           2            3              1.5 K "},
-		{true, false, "        none             inf            none             inf            2            3               1536 "},
+		{sum, false, false, "           2            3               1536 "},
+		{sum, false, true, "           2            3              1.5 K "},
+		{sum, true, false, "        none             inf            none             inf            2            3               1536 "},
+		{&quota, true, false, "           4              -1            4096            -512            2            3               1536 "},
 	} {
-		if got := countLine(sum, c.quotas, c.human); got != c.want {
+		if got := countLine(c.sum, c.quotas, c.human); got != c.want {
 			t.Errorf("countLine(q=%v, h=%v) = %q, want %q", c.quotas, c.human, got, c.want)
 		}
 	}

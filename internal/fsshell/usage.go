@@ -79,17 +79,17 @@ func runCount(sh *shell, args []string) error {
 			sh.fail(errNotFound(item.text))
 			continue
 		}
-		if usageOnly {
-			sh.printf("%s%s\n", noQuotas, item.text)
-			continue
-		}
 		sum, err := sh.fs.ContentSummary(sh.ctx, item.uri())
 		if err != nil {
 			sh.fail(sh.explain(item.text, item.abs, err))
 			continue
 		}
 		sh.noteLoadedOnly("count", item, sum)
-		sh.printf("%s%s\n", countLine(sum, quotas, human), item.text)
+		line := countLine(sum, quotas || usageOnly, human)
+		if usageOnly {
+			line = line[:len(quotaHeader)]
+		}
+		sh.printf("%s%s\n", line, item.text)
 	}
 	return nil
 }
