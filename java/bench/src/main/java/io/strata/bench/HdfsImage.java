@@ -9,6 +9,10 @@ import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileSystem;
@@ -17,7 +21,7 @@ import org.apache.hadoop.fs.permission.FsPermission;
 import org.apache.hadoop.hdfs.DistributedFileSystem;
 import org.apache.hadoop.hdfs.HdfsConfiguration;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
-import org.apache.hadoop.hdfs.protocol.HdfsConstants.SafeModeAction;
+import org.apache.hadoop.fs.SafeModeAction;
 import org.apache.hadoop.hdfs.tools.offlineImageViewer.OfflineImageViewerPB;
 
 /**
@@ -95,19 +99,27 @@ public final class HdfsImage implements AutoCloseable {
     }
     byte[] data = new byte[20_000];
     rnd.nextBytes(data);
+    // In parallel (the NameNode takes them so), each file's attributes from a generator of its
+    // own, so that the tree is the same whatever the order.
+    ExecutorService pool = Executors.newFixedThreadPool(8);
+    List<Future<?>> done = new ArrayList<>();
     for (int i = 0; i < files; i++) {
-      Path dir = dirs.get(rnd.nextInt(dirs.size()));
-      Path f = new Path(dir, String.format("part-%05d-%s.parquet", i, i % 7 == 0 ? "ü" : "c000"));
-      int size = i % 11 == 0 ? 0 : rnd.nextInt(data.length);
-      long blockSize = i % 300 == 1 ? 4096 : new long[] {1 << 20, 64L << 20, 128L << 20}[rnd.nextInt(3)];
-      short repl = (short) (1 + rnd.nextInt(3));
-      try (FSDataOutputStream out = fs.create(f, true, 4096, repl, blockSize)) {
-        out.write(data, 0, size);
+      int n = i;
+      done.add(pool.submit(() -> {
+        writeFile(fs, new Random(seed * 1_000_003 + n), n, dirs, data, users, groups, perms);
+        return null;
+      }));
+    }
+    pool.shutdown();
+    try {
+      for (Future<?> f : done) {
+        f.get();
       }
-      fs.setPermission(f, new FsPermission(perms[rnd.nextInt(perms.length)]));
-      fs.setOwner(f, users[rnd.nextInt(users.length)], groups[rnd.nextInt(groups.length)]);
-      long mtime = 1_700_000_000_000L + rnd.nextInt(1_000_000_000);
-      fs.setTimes(f, mtime, mtime + rnd.nextInt(100_000_000));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new java.io.InterruptedIOException("fill interrupted");
+    } catch (ExecutionException e) {
+      throw new IOException(e.getCause());
     }
     for (int i = 0; i < dirs.size(); i += 3) {
       fs.setPermission(dirs.get(i), new FsPermission(perms[rnd.nextInt(perms.length)]));
@@ -128,6 +140,23 @@ public final class HdfsImage implements AutoCloseable {
     }
   }
 
+  /** File n of the tree, in one of dirs, its size and attributes drawn from rnd. */
+  private static void writeFile(FileSystem fs, Random rnd, int n, List<Path> dirs, byte[] data,
+      String[] users, String[] groups, short[] perms) throws IOException {
+    Path dir = dirs.get(rnd.nextInt(dirs.size()));
+    Path f = new Path(dir, String.format("part-%05d-%s.parquet", n, n % 7 == 0 ? "ü" : "c000"));
+    int size = n % 11 == 0 ? 0 : rnd.nextInt(data.length);
+    long blockSize = n % 300 == 1 ? 4096 : new long[] {1 << 20, 64L << 20, 128L << 20}[rnd.nextInt(3)];
+    short repl = (short) (1 + rnd.nextInt(3));
+    try (FSDataOutputStream out = fs.create(f, true, 4096, repl, blockSize)) {
+      out.write(data, 0, size);
+    }
+    fs.setPermission(f, new FsPermission(perms[rnd.nextInt(perms.length)]));
+    fs.setOwner(f, users[rnd.nextInt(users.length)], groups[rnd.nextInt(groups.length)]);
+    long mtime = 1_700_000_000_000L + rnd.nextInt(1_000_000_000);
+    fs.setTimes(f, mtime, mtime + rnd.nextInt(100_000_000));
+  }
+
   private static void write(FileSystem fs, Path p, String content) throws IOException {
     try (OutputStream out = fs.create(p, true)) {
       out.write(content.getBytes(StandardCharsets.UTF_8));
@@ -140,9 +169,9 @@ public final class HdfsImage implements AutoCloseable {
    */
   public void save(File out) throws Exception {
     DistributedFileSystem fs = fs();
-    fs.setSafeMode(SafeModeAction.SAFEMODE_ENTER);
+    fs.setSafeMode(SafeModeAction.ENTER);
     fs.saveNamespace();
-    fs.setSafeMode(SafeModeAction.SAFEMODE_LEAVE);
+    fs.setSafeMode(SafeModeAction.LEAVE);
     File current = new File(cluster.getNameDirs(0).iterator().next().getPath(), "current");
     File newest = null;
     for (File f : current.listFiles()) {

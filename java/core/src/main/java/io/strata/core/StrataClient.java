@@ -507,7 +507,8 @@ public final class StrataClient implements Closeable {
     GetContentSummaryResponse r = call(Op.CONTENT_SUMMARY, p,
         u -> u.call(MetaServiceGrpc.getGetContentSummaryMethod(), req));
     return new ContentSummary(r.getLength(), r.getFileCount(), r.getDirectoryCount(),
-        r.getSpaceConsumed(), r.getLoadedOnly());
+        r.getSpaceConsumed(), r.getLoadedOnly(), r.hasQuota() ? r.getQuota().getNames() : -1,
+        r.hasQuota() ? r.getQuota().getSpace() : -1);
   }
 
   /** Closes file {@code p} that its writer left open; reports whether it is closed now. */

@@ -132,7 +132,7 @@ public class StrataClientTest {
     client.mkdirs(d.child("sub"), 0755, true);
     write(d.child("sub").child("f"), new byte[10]);
     ContentSummary cs = client.getContentSummary(d);
-    assertEquals(new ContentSummary(10, 1, 2, cs.spaceConsumed(), false), cs);
+    assertEquals(new ContentSummary(10, 1, 2, cs.spaceConsumed(), false, -1, -1), cs);
     StrataPath moved = client.rename(d, base.child("e"), false, false);
     assertEquals(base.child("e"), moved);
     client.mkdirs(base.child("into"), 0755, false);

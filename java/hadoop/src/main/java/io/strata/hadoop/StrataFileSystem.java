@@ -647,7 +647,7 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
       }
       return new ContentSummary.Builder().length(cs.length()).fileCount(cs.fileCount())
           .directoryCount(cs.directoryCount()).spaceConsumed(cs.spaceConsumed())
-          .quota(-1).spaceQuota(-1).build();
+          .quota(cs.quota()).spaceQuota(cs.spaceQuota()).build();
     } catch (IOException e) {
       throw HadoopErrors.translate(e);
     }
