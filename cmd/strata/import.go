@@ -240,6 +240,9 @@ func printImport(w io.Writer, ns string, r *nsimport.Result) error {
 		return err
 	}
 	var b strings.Builder
+	if r.Resumed {
+		fmt.Fprintf(&b, "resumed import %s from its work directory\n", r.ID)
+	}
 	inodes := r.Files + r.Dirs
 	fmt.Fprintf(&b, "imported into %s: %d files, %d directories, %s in %s (%.0f inodes/s)\n", ns, r.Files, r.Dirs,
 		sizeText(r.Bytes), r.Elapsed.Round(time.Millisecond), float64(inodes)/max(r.Elapsed.Seconds(), 1e-3))
