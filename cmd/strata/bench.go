@@ -34,6 +34,7 @@ They are measurements, not tests: nothing here passes or fails on a number.`,
 	cmd.AddCommand(benchFailoverCmd())
 	cmd.AddCommand(benchRejoinCmd())
 	cmd.AddCommand(benchProxyCmd())
+	cmd.AddCommand(benchScaleCmd())
 	return cmd
 }
 
