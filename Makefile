@@ -12,7 +12,7 @@ RUN_DATA    ?= ./strata-data
 RUN_LISTEN  ?= 127.0.0.1:7700
 
 .DEFAULT_GOAL := help
-.PHONY: help build run deps test test-go test-java test-spark java minio lint proto-release generate bench bench-hdfs bench-cache-meta bench-tpcds bench-hbase fuzz clean
+.PHONY: help build run deps test test-go test-java test-spark java minio promtool lint proto-release generate bench bench-hdfs bench-cache-meta bench-tpcds bench-hbase fuzz clean
 
 help: ## list the targets
 	@echo "Strata: make TARGET"
@@ -33,14 +33,14 @@ run: build ## start Strata on its embedded default (one process, a local directo
 	@echo "Stop with Ctrl-C."
 	$(BIN) server --dev --listen $(RUN_LISTEN) --data-dir $(RUN_DATA)
 
-test: deps minio test-go test-java test-spark ## install what the tests need, then run them all
+test: deps minio promtool test-go test-java test-spark ## install what the tests need, then run them all
 
-deps: ## check for what make test needs (a C compiler, Java 17, Maven, unzip); apt-get the rest as root on Debian
+deps: ## check for what make test needs (a C compiler, Java 17, Maven, unzip, Chromium and chromedriver); apt-get the rest as root on Debian
 	@scripts/deps/install.sh
 
-test-go: deps minio ## run the Go tests (race detector on)
+test-go: deps minio promtool ## run the Go tests (race detector on)
 	@echo "test-go: the Go tests with the race detector (about 10 minutes on 2 cores when it compiles them first)"
-	STRATA_MINIO=$(CACHE_BIN)/minio $(GO) test -race -timeout 30m ./...
+	STRATA_MINIO=$(CACHE_BIN)/minio STRATA_PROMTOOL=$(CACHE_BIN)/promtool $(GO) test -race -timeout 30m ./...
 
 java: deps ## build the Java client and its shaded jar (java/hadoop/target/*-shaded.jar)
 	java/build.sh
@@ -54,6 +54,9 @@ test-spark: build minio ## PySpark (installed into .cache/venv) on Strata: Parqu
 
 minio: ## build the MinIO test server from source at its pinned version
 	scripts/minio/install.sh
+
+promtool: ## build Prometheus' promtool (checks /metrics and the Grafana dashboard in the tests) at its pinned version
+	scripts/promtool/install.sh
 
 lint: $(BUF) ## go vet, staticcheck, and proto/ checked against its last release (docs/logformat.md)
 	$(GO) vet ./...

@@ -27,14 +27,18 @@ type Embedded struct {
 // (gRPC and callwire on one port), over TLS with serverTLS (nil:
 // plaintext). The OS user is its superuser, as with "strata meta", and Token
 // is a token of that user; noAuth turns authentication off instead
-// (--insecure-no-auth).
-func StartEmbedded(ctx context.Context, dataDir string, noAuth bool, serverTLS *tls.Config) (*Embedded, error) {
+// (--insecure-no-auth). edit, if any, changes the member's configuration
+// (its metrics, say) before it starts.
+func StartEmbedded(ctx context.Context, dataDir string, noAuth bool, serverTLS *tls.Config, edit ...func(*metaserver.Config)) (*Embedded, error) {
 	su := "root"
 	if u, err := user.Current(); err == nil {
 		su = u.Username
 	}
 	cfg := metaserver.Config{DataDir: dataDir, Namespace: statemachine.DefaultConfig(su), NoAuth: noAuth,
 		TLS: serverTLS, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	for _, e := range edit {
+		e(&cfg)
+	}
 	srv, err := metaserver.Listen(cfg, "127.0.0.1:0")
 	if err != nil {
 		return nil, err

@@ -19,6 +19,7 @@ import (
 
 	"github.com/stratafs/strata/bench/metabench"
 	"github.com/stratafs/strata/internal/client"
+	"github.com/stratafs/strata/internal/metaserver"
 	"github.com/stratafs/strata/internal/tlsconf"
 )
 
@@ -54,6 +55,9 @@ type benchMetaFlags struct {
 	listPasses int
 	embedded   bool
 	noAuth     bool
+	// embeddedMetrics gives the embedded member the metrics a strata meta
+	// collects (its calls, operations, Raft, scraped every 5 s).
+	embeddedMetrics bool
 	dataDir    string
 	jsonOut    string
 	cpuProfile string
@@ -164,6 +168,7 @@ func benchMetaCmd() *cobra.Command {
 	fl.IntVar(&f.batches, "batches", client.DefaultBatchesInFlight, "reads (or batches of reads) in flight per client before reads are coalesced; mutations likewise (-1: every call alone)")
 	fl.IntVar(&f.listPasses, "list-passes", 10, "listings of its directory per thread in the list phase")
 	fl.BoolVar(&f.noAuth, "insecure-no-auth", false, "with --embedded: turn the member's authentication off (to measure what it costs)")
+	fl.BoolVar(&f.embeddedMetrics, "embedded-metrics", false, "with --embedded: collect the member's metrics, as strata meta does, and gather them every 5 s (to measure what they cost; docs/operations.md)")
 	fl.BoolVar(&f.embedded, "embedded", false, "run a namespace service member in this process instead of connecting to --meta")
 	fl.BoolVar(&f.embeddedTLS, "embedded-tls", false, "with --embedded: serve and connect with TLS, on a CA and certificate of the run's own (default: plaintext)")
 	fl.StringVar(&f.dataDir, "data-dir", "", "with --embedded: the member's data directory (default: a temporary one, removed afterwards)")
@@ -315,7 +320,11 @@ func (f *benchMetaFlags) startEmbedded(ctx context.Context, stderr io.Writer) (*
 			return nil, nil, err
 		}
 	}
-	emb, err := metabench.StartEmbedded(ctx, dir, f.noAuth, serverTLS)
+	var edits []func(*metaserver.Config)
+	if f.embeddedMetrics {
+		edits = append(edits, embeddedMetrics(ctx))
+	}
+	emb, err := metabench.StartEmbedded(ctx, dir, f.noAuth, serverTLS, edits...)
 	if err != nil {
 		cleanup()
 		return nil, nil, err

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"net"
 	"net/http"
 	httppprof "net/http/pprof"
@@ -24,6 +23,7 @@ import (
 	"github.com/stratafs/strata/internal/blocks"
 	"github.com/stratafs/strata/internal/blocktoken"
 	"github.com/stratafs/strata/internal/metaserver"
+	"github.com/stratafs/strata/internal/metrics"
 	"github.com/stratafs/strata/internal/privdir"
 	"github.com/stratafs/strata/internal/statemachine"
 )
@@ -48,6 +48,7 @@ type metaFlags struct {
 	leaseHard   time.Duration
 	tokenLife   time.Duration
 	pprofListen string
+	obs         obsFlags
 	tls         tlsFlags
 	conns       connFlags
 	noAuth      bool
@@ -87,6 +88,7 @@ func (f *metaFlags) register(cmd *cobra.Command) {
 		"any permission: by default the service refuses to, as the directory holds the cluster's signing keys "+
 		"(its state, log, snapshots and token stay 0700/0600 either way; docs/security.md)")
 	fl.StringVar(&f.pprofListen, "pprof-listen", "", "serve Go's profiles (/debug/pprof/, as net/http/pprof) on this address, e.g. 127.0.0.1:6060; off by default")
+	f.obs.register(cmd)
 }
 
 // servePprof serves the profiling endpoints on f.pprofListen, if set; the
@@ -232,7 +234,12 @@ snapshots and token in it 0700/0600.
 
 The port holds at most --max-conns connections, --max-conns-per-addr from
 one IP address, and closes a connection that made no authenticated call
-within --first-call-timeout of connecting (docs/security.md, "Connections").`,
+within --first-call-timeout of connecting (docs/security.md, "Connections").
+
+Prometheus metrics (/metrics, open) and the status page (/status, for a
+superuser's token) are served on --http-listen, by default the --listen
+port + 2; slow calls are logged with their trace ids (--slow-call), as text
+or JSON (--log-format). See docs/operations.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := f.config()
@@ -248,7 +255,11 @@ within --first-call-timeout of connecting (docs/security.md, "Connections").`,
 			if err := f.servePprof(); err != nil {
 				return err
 			}
-			return serveMeta(cmd.Context(), cfg, f.listen, nil)
+			o, err := f.obs.open()
+			if err != nil {
+				return err
+			}
+			return serveMeta(cmd.Context(), o, cfg, f.listen, nil)
 		},
 	}
 	f.register(cmd)
@@ -258,10 +269,10 @@ within --first-call-timeout of connecting (docs/security.md, "Connections").`,
 // serveMeta runs a member until SIGINT or SIGTERM. ensure, if set, runs at
 // once and must wait until the member is ready (the dev server creates its
 // namespace and starts its worker there).
-func serveMeta(ctx context.Context, cfg metaserver.Config, listen string, ensure func(context.Context, *metaserver.Serving) error) error {
+func serveMeta(ctx context.Context, o *observability, cfg metaserver.Config, listen string, ensure func(context.Context, *metaserver.Serving) error) error {
 	tuneGC()
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	cfg.Log = log
+	log := o.log
+	o.memberConfig(&cfg)
 	start := time.Now()
 	// The address first: a start that cannot serve creates nothing.
 	lis, err := listenOn(listen)
@@ -273,6 +284,15 @@ func serveMeta(ctx context.Context, cfg metaserver.Config, listen string, ensure
 		return err
 	}
 	defer srv.Close()
+	metrics.NewMemberReport(o.metrics.Registry, srv.Report)
+	metrics.NewConns(o.metrics.Registry, "meta", srv.Conns.Stats)
+	web, err := o.serveHTTP(srv.Addr, srv.Member, cfg.TLS, cfg.PeerTLS)
+	if err != nil {
+		return err
+	}
+	if web != nil {
+		defer web.Close()
+	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ready := func() {

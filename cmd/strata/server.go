@@ -87,7 +87,11 @@ Try it from another shell:
 			if err := f.servePprof(); err != nil {
 				return err
 			}
-			return serveMeta(cmd.Context(), mcfg, f.listen, func(ctx context.Context, s *metaserver.Serving) error {
+			o, err := f.obs.open()
+			if err != nil {
+				return err
+			}
+			return serveMeta(cmd.Context(), o, mcfg, f.listen, func(ctx context.Context, s *metaserver.Serving) error {
 				// The bucket holds what the files hold, which the
 				// namespace's permissions guard: its user's alone, even
 				// in a data directory others may enter.
@@ -104,7 +108,7 @@ Try it from another shell:
 				}
 				wcfg.Meta = loopbackIfAny(s.Addr)
 				go func() {
-					if err := runWorker(ctx, wcfg, "127.0.0.1:0", nil); err != nil {
+					if err := runWorker(ctx, o, wcfg, "127.0.0.1:0", false, nil); err != nil {
 						fmt.Fprintln(os.Stderr, "strata: worker:", err)
 					}
 				}()

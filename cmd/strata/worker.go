@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/stratafs/strata/internal/cache"
 	"github.com/stratafs/strata/internal/client"
+	"github.com/stratafs/strata/internal/metrics"
 	"github.com/stratafs/strata/internal/object/objstore"
 	"github.com/stratafs/strata/internal/token"
 	"github.com/stratafs/strata/internal/worker"
@@ -38,6 +38,7 @@ type workerFlags struct {
 	abortInterval             time.Duration
 	tls                       tlsFlags
 	conns                     connFlags
+	obs                       obsFlags
 	tokenFile                 string
 }
 
@@ -56,6 +57,7 @@ func (f *workerFlags) register(cmd *cobra.Command, prefix, cacheSize string) {
 		fl.StringVar(&f.stateDir, "state-dir", "./strata-worker", "directory for the worker's id and socket")
 		f.tls.register(cmd, true)
 		f.conns.register(cmd)
+		f.obs.register(cmd)
 		fl.StringVar(&f.tokenFile, "token-file", "", "file holding the token the worker proves itself with to the "+
 			"namespace service, a superuser's (default $STRATA_TOKEN's token, else $STRATA_TOKEN_FILE, else ~/.strata/token)")
 	}
@@ -126,7 +128,11 @@ Its gRPC port holds at most --max-conns connections, --max-conns-per-addr
 from one IP address, and its socket as many, --max-conns-per-addr from one
 local user; a connection that made no request with a valid block token
 within --first-call-timeout of connecting is closed (docs/security.md,
-"Connections").`,
+"Connections").
+
+Prometheus metrics (/metrics) are served on --http-listen, by default the
+--listen port + 2; slow calls are logged with their trace ids (--slow-call),
+as text or JSON (--log-format). See docs/operations.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := f.config()
@@ -142,9 +148,13 @@ within --first-call-timeout of connecting is closed (docs/security.md,
 			if cfg.TLS, cfg.MetaTLS, err = f.tls.servers(""); err != nil {
 				return err
 			}
+			o, err := f.obs.open()
+			if err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runWorker(ctx, cfg, f.listen, faults.arm)
+			return runWorker(ctx, o, cfg, f.listen, true, faults.arm)
 		},
 	}
 	f.register(cmd, "", "10GiB")
@@ -152,11 +162,13 @@ within --first-call-timeout of connecting is closed (docs/security.md,
 	return cmd
 }
 
-// runWorker serves a worker on listen until ctx ends. opened, if not nil, is
-// called once the worker has opened its cache.
-func runWorker(ctx context.Context, cfg worker.Config, listen string, opened func()) error {
+// runWorker serves a worker on listen until ctx ends, with the process's
+// logger and metrics o, and its HTTP listener if web (the dev server's
+// worker shares its member's). opened, if not nil, is called once the
+// worker has opened its cache.
+func runWorker(ctx context.Context, o *observability, cfg worker.Config, listen string, web bool, opened func()) error {
 	tuneGC()
-	cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	o.workerConfig(&cfg)
 	// The address first: a start that cannot serve creates nothing.
 	lis, err := listenOn(listen)
 	if err != nil {
@@ -168,6 +180,17 @@ func runWorker(ctx context.Context, cfg worker.Config, listen string, opened fun
 		return err
 	}
 	defer w.Close()
+	metrics.NewWorkerReport(o.metrics.Registry, w.Report)
+	if web {
+		srv, err := o.serveHTTP(lis.Addr().String(), nil, cfg.TLS, nil)
+		if err != nil {
+			lis.Close()
+			return err
+		}
+		if srv != nil {
+			defer srv.Close()
+		}
+	}
 	if opened != nil {
 		opened()
 	}

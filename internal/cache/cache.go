@@ -136,6 +136,9 @@ type Stats struct {
 	Evictions    uint64 // blocks evicted for space
 	EvictedBytes uint64
 	Corruptions  uint64 // pages dropped for a bad CRC, here or by Invalidate
+	// Filled is the bytes of pages stored: fetched from the bucket, written
+	// through, loaded, or committed by a short-circuit writer.
+	Filled uint64
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -152,7 +155,7 @@ type Cache struct {
 	dirs []*dirState
 	bufs sync.Pool // *[]byte of one page, for partial-page reads
 
-	hits, misses, evictions, evictedBytes, corruptions atomic.Uint64
+	hits, misses, evictions, evictedBytes, corruptions, filled atomic.Uint64
 
 	clamped []Clamp // set by Open
 
@@ -210,7 +213,7 @@ func (c *Cache) Close() error {
 func (c *Cache) Stats() Stats {
 	s := Stats{
 		Hits: c.hits.Load(), Misses: c.misses.Load(), Evictions: c.evictions.Load(),
-		EvictedBytes: c.evictedBytes.Load(), Corruptions: c.corruptions.Load(),
+		EvictedBytes: c.evictedBytes.Load(), Corruptions: c.corruptions.Load(), Filled: c.filled.Load(),
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

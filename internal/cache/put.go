@@ -238,6 +238,7 @@ func (c *Cache) publishLocked(op *putOp) {
 			b.mu.npresent++
 			b.dir.mu.pages++
 			addBytesLocked(b, int64(pg.n))
+			c.filled.Add(uint64(pg.n))
 			b.mu.pending = append(b.mu.pending, record{kind: recPresent, idx: uint32(i), n: pg.n, crcs: pg.crcs})
 		}
 	}

@@ -34,7 +34,7 @@ func fillVaried(t *testing.T, c *Cache, n int) {
 // snapshot is what a restart must preserve.
 func snapshot(c *Cache, n int) (Stats, map[string][]Range) {
 	s := c.Stats()
-	s.Hits, s.Misses, s.Evictions, s.EvictedBytes, s.Corruptions = 0, 0, 0, 0, 0
+	s.Hits, s.Misses, s.Evictions, s.EvictedBytes, s.Corruptions, s.Filled = 0, 0, 0, 0, 0, 0 // the counters of a run
 	missing := map[string][]Range{}
 	for i := range n {
 		key := fmt.Sprintf("blk-%04d", i)

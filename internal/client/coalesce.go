@@ -32,6 +32,7 @@ func newCoalescing(m grpc.ClientConnInterface, max int) coalescing {
 
 // Invoke implements grpc.ClientConnInterface.
 func (c coalescing) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	withTraceID(ctx, args)
 	if mutations[method] {
 		return c.mutations.Invoke(ctx, method, args, reply, opts...)
 	}

@@ -49,12 +49,16 @@ type Writer struct {
 	// nor once a flush was sent, which may have committed.
 	appended  bool
 	flushSent bool
-	closed    bool
-	failed    error
+	// unsynced: a Flush (hflush) since the last Sync made what it sent
+	// lasting, not durable: a Sync with nothing new still asks.
+	unsynced bool
+	closed   bool
+	failed   error
 }
 
 // Create creates path for writing and takes its lease.
 func (c *Client) Create(ctx context.Context, path string, o CreateOptions) (*Writer, error) {
+	ctx = traced(ctx)
 	ns, p, err := splitNewPath(path)
 	if err != nil {
 		return nil, err
@@ -75,6 +79,7 @@ func (c *Client) Create(ctx context.Context, path string, o CreateOptions) (*Wri
 // lease; what is written goes after what the file holds, visible on Close
 // (or Flush). A cache-mode file cannot be appended to.
 func (c *Client) Append(ctx context.Context, path string) (*Writer, error) {
+	ctx = traced(ctx)
 	ns, p, err := splitPath(path)
 	if err != nil {
 		return nil, err
@@ -163,10 +168,17 @@ func (w *Writer) stream(p []byte) error {
 }
 
 // Flush makes what was written so far visible to every reader that opens
-// the file afterwards (HDFS's hflush), and durable: the service logs it
-// before it answers, so it survives the writer and any worker. Sync is
-// the same (hsync).
-func (w *Writer) Flush() error {
+// the file afterwards (HDFS's hflush), and lasting: once it returns, it
+// survives the kill of any process, the writer's, a worker's or a member's
+// of the service (it is in their logs), but not a power cut of the
+// service's machines, as HDFS's hflush does not (docs/datapath.md).
+func (w *Writer) Flush() error { return w.flush(false) }
+
+// Sync is Flush, durable (HDFS's hsync): the service syncs its log on a
+// quorum of members before it answers.
+func (w *Writer) Sync() error { return w.flush(true) }
+
+func (w *Writer) flush(sync bool) error {
 	switch {
 	case w.closed:
 		return fserr.Errorf(fserr.ErrInvalidArgument, "flush %s: file already closed", w.path)
@@ -175,12 +187,12 @@ func (w *Writer) Flush() error {
 	case w.objectKey != "":
 		return fserr.Errorf(fserr.ErrUnsupported, "flush %s: a file of a cache-mode namespace is visible once closed only (it is one object in the bucket)", w.path)
 	}
-	req := &pb.FlushRequest{Header: w.hdr, Path: w.path, InodeId: w.ino}
+	req := &pb.FlushRequest{Header: w.hdr, Path: w.path, InodeId: w.ino, Sync: sync}
 	if err := w.flushContent(req); err != nil {
 		w.failed = fserr.Errorf(errCond(err), "flush %s: %v", w.path, err)
 		return w.failed
 	}
-	if len(req.Blocks) == 0 && len(req.TailData) == 0 {
+	if len(req.Blocks) == 0 && len(req.TailData) == 0 && !(sync && w.unsynced) {
 		return nil
 	}
 	w.flushSent = true
@@ -191,16 +203,13 @@ func (w *Writer) Flush() error {
 		w.failed = fserr.Errorf(errCond(err), "flush %s: %v", w.path, err)
 		return w.failed
 	}
-	w.visible = resp.Length
+	w.visible, w.unsynced = resp.Length, !sync
 	w.token.set(resp.BlockToken, resp.BlockTokenExpires)
 	if w.bl != nil {
 		w.bl.committed(resp.Length)
 	}
 	return nil
 }
-
-// Sync is Flush (HDFS's hsync): every flush is durable once answered.
-func (w *Writer) Sync() error { return w.Flush() }
 
 // flushContent fills req with what to commit: the blocks finished since the
 // last flush and the bytes written after them and after the last flush.

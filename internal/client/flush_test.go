@@ -24,7 +24,8 @@ import (
 )
 
 // writerEnv makes the test binary a writer process (TestMain): it writes a
-// file, syncs, says how much it synced, and waits to be killed.
+// file, flushes (hflush or hsync), says how much it flushed, and waits to
+// be killed.
 const writerEnv = "STRATA_TEST_SYNCING_WRITER"
 
 func TestMain(m *testing.M) {
@@ -34,13 +35,14 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// syncingWriter writes to the file spec names ("META PATH SIZE ROUNDS"):
-// rounds of size random bytes, each followed by a Sync, printing "synced N
-// SUM" after each, then blocks. The parent kills it at some point.
+// syncingWriter writes to the file spec names ("META PATH SIZE ROUNDS
+// HOW"): rounds of size random bytes, each followed by a Sync (HOW: sync)
+// or a Flush (flush), printing "synced N SUM" after each, then blocks. The
+// parent kills it at some point.
 func syncingWriter(spec string) int {
-	var meta, path string
+	var meta, path, how string
 	var size, rounds int
-	if _, err := fmt.Sscan(spec, &meta, &path, &size, &rounds); err != nil {
+	if _, err := fmt.Sscan(spec, &meta, &path, &size, &rounds, &how); err != nil {
 		fmt.Fprintln(os.Stderr, "writer:", err)
 		return 2
 	}
@@ -61,8 +63,11 @@ func syncingWriter(spec string) int {
 		_, _ = rand.Read(b)
 		all = append(all, b...)
 		_, err := w.Write(b)
-		if err == nil {
+		switch {
+		case err == nil && how == "sync":
 			err = w.Sync()
+		case err == nil:
+			err = w.Flush()
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "writer:", err)
@@ -73,12 +78,13 @@ func syncingWriter(spec string) int {
 	select {}
 }
 
-// startSyncingWriter runs the writer process and returns it and the
-// content it had synced when it said so rounds times.
-func startSyncingWriter(t *testing.T, meta, path string, size, rounds int) (*exec.Cmd, []byte) {
+// startSyncingWriter runs the writer process, which flushes with how (sync
+// or flush), and returns it and the content it had flushed when it said so
+// rounds times.
+func startSyncingWriter(t *testing.T, meta, path string, size, rounds int, how string) (*exec.Cmd, []byte) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s %d %d", writerEnv, meta, path, size, rounds),
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s %d %d %s", writerEnv, meta, path, size, rounds, how),
 		token.EnvVar+"="+testcluster.AdminToken(t, meta))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
@@ -284,28 +290,26 @@ func TestAFailedFlushFailsTheWriter(t *testing.T) {
 	}
 }
 
-// A writer that synced and was then killed loses nothing it synced: lease
-// recovery closes the file with every synced byte, the ones no block held
-// yet made a block by the service.
-func TestSyncedBytesSurviveAKilledWriter(t *testing.T) {
+// A writer that flushed and was then killed loses nothing it flushed, by
+// hflush or by hsync: lease recovery closes the file with every flushed
+// byte, the ones no block held yet made a block by the service.
+func TestFlushedBytesSurviveAKilledWriter(t *testing.T) {
 	addr := dev(t)
-	ctx := context.Background()
-	cmd, synced := startSyncingWriter(t, addr, "/synced", 700_000, 4)
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
-	c := testcluster.Client(t, addr, "")
-	recoverAll(t, c, "/synced")
-	got, err := c.ReadFile(ctx, "/synced")
-	if err != nil || !bytes.HasPrefix(got, synced) {
-		t.Fatalf("after recovery: %d bytes (%v); %d were synced", len(got), err, len(synced))
+	for _, how := range []string{"flush", "sync"} {
+		t.Run(how, func(t *testing.T) {
+			path := "/" + how
+			cmd, flushed := startSyncingWriter(t, addr, path, 700_000, 4, how)
+			killWriter(t, cmd)
+			c := testcluster.Client(t, addr, "")
+			wantRecovered(t, c, path, flushed)
+		})
 	}
 }
 
-// A worker killed after the writer synced loses nothing synced either:
-// finished blocks are in the bucket and the rest in the service's log.
-func TestSyncedBytesSurviveAKilledWorker(t *testing.T) {
+// A worker killed after the writer flushed loses nothing flushed either:
+// finished blocks are in the bucket and the rest in the service's log. Two
+// workers: the one the writer wrote through is killed, the other stays.
+func TestFlushedBytesSurviveAKilledWorker(t *testing.T) {
 	dir := t.TempDir()
 	meta := testcluster.Start(t, dir, "meta")
 	ctx := context.Background()
@@ -313,23 +317,66 @@ func TestSyncedBytesSurviveAKilledWorker(t *testing.T) {
 	if err := admin.CreateNamespace(ctx, nsInfo("default", "file://"+t.TempDir())); err != nil {
 		t.Fatal(err)
 	}
-	wk := testcluster.StartWorker(t, meta.Addr, t.TempDir())
-	waitForWorkers(t, admin, 1)
-	cmd, synced := startSyncingWriter(t, meta.Addr, "/w", 600_000, 3)
-	wk.Kill()
+	for _, how := range []string{"flush", "sync"} {
+		t.Run(how, func(t *testing.T) {
+			first := testcluster.StartWorker(t, meta.Addr, t.TempDir())
+			waitForWorkers(t, admin, 1)
+			cmd, flushed := startSyncingWriter(t, meta.Addr, "/w-"+how, 600_000, 3, how)
+			testcluster.StartWorker(t, meta.Addr, t.TempDir())
+			waitForWorkers(t, admin, 2)
+			// The service lists the dead worker too, until its heartbeats
+			// are missed: a read that finds it refused goes to the other.
+			first.Kill()
+			killWriter(t, cmd)
+			wantRecovered(t, admin, "/w-"+how, flushed)
+		})
+	}
+}
+
+// A member of the service killed after the writer flushed loses nothing
+// flushed: the one member of a group, restarted on its state (its log
+// holds the hflushes, written and not synced: the kill of a process
+// leaves what it wrote), and the leader of three, which the others take
+// over from.
+func TestFlushedBytesSurviveAKilledMember(t *testing.T) {
+	for _, members := range []int{1, 3} {
+		t.Run(fmt.Sprintf("members=%d", members), func(t *testing.T) {
+			ctx := context.Background()
+			g := testcluster.StartGroup(t, members)
+			admin := g.Client("")
+			testcluster.StartWorker(t, g.Meta(), t.TempDir())
+			waitForWorkers(t, admin, 1)
+			cmd, flushed := startSyncingWriter(t, g.Meta(), "/f", 300_000, 3, "flush")
+			leader, err := g.Leader(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g.Kill(leader)
+			killWriter(t, cmd)
+			if members == 1 {
+				g.Start(leader)
+			}
+			wantRecovered(t, admin, "/f", flushed)
+		})
+	}
+}
+
+func killWriter(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	testcluster.StartWorker(t, meta.Addr, t.TempDir())
-	// The new worker registered: the service lists it (the dead one too,
-	// until its heartbeats are missed), so a read that finds the dead one
-	// refused goes to it.
-	waitForWorkers(t, admin, 1)
-	recoverAll(t, admin, "/w")
-	got, err := admin.ReadFile(ctx, "/w")
-	if err != nil || !bytes.HasPrefix(got, synced) {
-		t.Fatalf("after recovery: %d bytes (%v); %d were synced", len(got), err, len(synced))
+}
+
+// wantRecovered recovers path's lease and reads it: it must begin with
+// every byte flushed.
+func wantRecovered(t *testing.T, c *client.Client, path string, flushed []byte) {
+	t.Helper()
+	recoverAll(t, c, path)
+	got, err := c.ReadFile(context.Background(), path)
+	if err != nil || !bytes.HasPrefix(got, flushed) {
+		t.Fatalf("after recovery: %d bytes (%v); %d were flushed", len(got), err, len(flushed))
 	}
 }
 

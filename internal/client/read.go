@@ -11,6 +11,7 @@ import (
 
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/rpcerr"
+	"github.com/stratafs/strata/internal/trace"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -65,6 +66,7 @@ func (c *Client) openPath(ctx context.Context, path string, cacheAdmin bool) (*R
 }
 
 func (c *Client) open(ctx context.Context, req *pb.OpenRequest, name string) (*Reader, error) {
+	ctx = traced(ctx)
 	r, err := call(func() (*pb.OpenResponse, error) { return c.meta.Open(ctx, req) })
 	if err != nil {
 		return nil, err
@@ -358,7 +360,7 @@ func (r *Reader) readBlock(b *pb.Block, p []byte, off int64, random bool) error 
 
 func (r *Reader) readFrom(w *pb.WorkerInfo, ref *pb.BlockRef, p []byte, off int64, random bool) error {
 	if r.c.workers.local(w) {
-		err := shortCircuitRead(r.c.workers.scPool(w.UnixSocket), ref, p, off, random)
+		err := shortCircuitRead(r.c.workers.scPool(w.UnixSocket), ref, p, off, random, trace.FromContext(r.ctx))
 		if err == nil || answered(err) {
 			return err // the RPC would wait on the same bucket as long
 		}

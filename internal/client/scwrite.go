@@ -12,6 +12,7 @@ import (
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/rpcerr"
 	"github.com/stratafs/strata/internal/scproto"
+	"github.com/stratafs/strata/internal/trace"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -137,7 +138,7 @@ func (w *Writer) openSCBlock(wk *pb.WorkerInfo, length uint64) (*scBlock, error)
 	if err != nil {
 		return nil, err
 	}
-	req := &pb.ShortCircuitRequest{Write: w.writeHeader(), Length: length}
+	req := &pb.ShortCircuitRequest{Write: w.writeHeader(), Length: length, TraceId: trace.FromContext(w.ctx)}
 	want := w.blockSize
 	if length > 0 {
 		want = length

@@ -62,13 +62,13 @@ const maxCorruptPages = 3
 // range cached). Every page read is checked against its CRC; a page that
 // fails ends the lease and is reported so that the worker drops it and
 // fetches it again, and the read starts over by a new lease.
-func shortCircuitRead(p *scPool, ref *pb.BlockRef, buf []byte, off int64, random bool) error {
+func shortCircuitRead(p *scPool, ref *pb.BlockRef, buf []byte, off int64, random bool, traceID string) error {
 	k, n := keyOf(ref), int64(len(buf))
 	l, fresh := p.leases.get(k, off, n), false
 	for corrupt := 0; ; {
 		if l == nil {
 			var err error
-			if l, err = p.lend(ref, off, n, false, random); err != nil {
+			if l, err = p.lend(ref, off, n, false, random, traceID); err != nil {
 				return err
 			}
 			fresh = true
@@ -116,7 +116,7 @@ func (p *scPool) warm(ref *pb.BlockRef, n int64) {
 	if l := p.leases.get(keyOf(ref), 0, n); l != nil && l.linked() == nil {
 		return // cached and lent already
 	}
-	l, err := p.lend(ref, 0, n, false, false)
+	l, err := p.lend(ref, 0, n, false, false, "")
 	if err == nil && !p.leases.addUnlessCovered(keyOf(ref), l, 0, n) {
 		l.close()
 	}
@@ -125,7 +125,7 @@ func (p *scPool) warm(ref *pb.BlockRef, n int64) {
 // invalidate has the worker drop the cached page [off, off+n) of the block,
 // which failed its CRC here, and fetch it again.
 func (p *scPool) invalidate(ref *pb.BlockRef, off, n int64) error {
-	l, err := p.lend(ref, off, n, true, true)
+	l, err := p.lend(ref, off, n, true, true, "")
 	if err != nil {
 		return err
 	}
@@ -135,14 +135,15 @@ func (p *scPool) invalidate(ref *pb.BlockRef, off, n int64) error {
 
 // lend asks the worker for a lease covering [off, off+n) of the block,
 // after dropping the pages of that range from its cache if invalidate;
-// random says the reader reads here and there (no read-ahead for it).
-func (p *scPool) lend(ref *pb.BlockRef, off, n int64, invalidate, random bool) (*lease, error) {
+// random says the reader reads here and there (no read-ahead for it);
+// traceID names the reader's operation for the worker's logs.
+func (p *scPool) lend(ref *pb.BlockRef, off, n int64, invalidate, random bool, traceID string) (*lease, error) {
 	conn, err := p.get()
 	if err != nil {
 		return nil, err
 	}
 	req := &pb.ShortCircuitRequest{Block: ref, Offset: uint64(off), Length: uint64(n), Invalidate: invalidate, Random: random,
-		Chunks: true}
+		Chunks: true, TraceId: traceID}
 	resp := &pb.ShortCircuitResponse{}
 	if err := scproto.Write(conn, req, nil); err != nil {
 		conn.Close()

@@ -86,6 +86,12 @@ func bufString(b []byte) string {
 	return unsafe.String(&b[0], len(b))
 }
 
+// Over returns a Reader of o's buffered writes over base instead of o's
+// own base: what o's owner keeps in memory, seen over a snapshot of the
+// store beneath it. It shares o's writes: o must not be written while it
+// is read.
+func (o *Overlay) Over(base Reader) Reader { return &Overlay{base: base, writes: o.writes} }
+
 // Len reports the number of buffered writes.
 func (o *Overlay) Len() int { return len(o.writes) }
 

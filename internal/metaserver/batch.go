@@ -2,6 +2,8 @@ package metaserver
 
 import (
 	"context"
+	"sync"
+	"time"
 
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -11,7 +13,6 @@ import (
 	"github.com/stratafs/strata/internal/rpcerr"
 	sm "github.com/stratafs/strata/internal/statemachine"
 	pb "github.com/stratafs/strata/proto/strata/v1"
-	"sync"
 )
 
 // MaxBatch is the most calls one Batch may hold.
@@ -34,6 +35,7 @@ func (m *Member) batch(ctx context.Context, r *pb.BatchRequest) (*pb.BatchRespon
 	}
 	results := make([]*pb.BatchResult, len(r.Calls))
 	calls := make([]batched, len(r.Calls))
+	defer m.observeBatch(calls, results, time.Now())
 	for i, c := range r.Calls {
 		b := &calls[i]
 		op, req := sm.OfCall(c)
@@ -78,6 +80,22 @@ func (m *Member) batch(ctx context.Context, r *pb.BatchRequest) (*pb.BatchRespon
 		}
 	}
 	return &pb.BatchResponse{Results: results}, nil
+}
+
+// observeBatch tells the observer of the calls of a batch that started at
+// start: each as a call of its own that took the batch's time.
+func (m *Member) observeBatch(calls []batched, results []*pb.BatchResult, start time.Time) {
+	d := time.Since(start)
+	for i, b := range calls {
+		if b.op == nil {
+			continue
+		}
+		var err error
+		if res := results[i]; res != nil && len(res.Error) > 0 {
+			err = rpcerr.Unmarshal(res.Error)
+		}
+		m.cfg.Observe.Op(b.op.Name, d, err)
+	}
 }
 
 // batched is a call of a batch: its operation, request and steps, and its

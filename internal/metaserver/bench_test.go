@@ -219,7 +219,7 @@ func benchServer(b *testing.B) (*replica, *kv.Overlay) {
 	}
 	b.Cleanup(func() { store.Close() })
 	cfg := namespace.DefaultConfig("super")
-	s := &replica{store: store, machine: statemachine.New(cfg), events: events{applied: func(statemachine.Applied) {}}}
+	s := &replica{store: store, machine: statemachine.New(cfg), events: events{applied: func(statemachine.Applied) {}}, obs: noObserver{}}
 	s.props.waiting = map[uint64][]*proposal{}
 	setup := kv.NewOverlay(store.Writer())
 	if err := s.machine.FS().CreateNamespace(setup, 1, super, kvschema.Namespace{Name: namespace.DefaultNamespace, Mode: 1}); err != nil {

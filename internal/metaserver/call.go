@@ -2,12 +2,13 @@ package metaserver
 
 import (
 	"context"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stratafs/strata/internal/kv"
-
 	sm "github.com/stratafs/strata/internal/statemachine"
+	"github.com/stratafs/strata/internal/trace"
 )
 
 // How the service carries out a call of an operation of the state
@@ -37,7 +38,19 @@ func typed[Resp proto.Message](resp proto.Message, err error) (Resp, error) {
 // do carries out op for req: a read from the applied state, or a mutation
 // proposed on behalf of the caller and answered once applied. Only the
 // leader does either; the others answer NOT_LEADER with its address.
-func (m *Member) do(ctx context.Context, op *sm.Op, req sm.Request) (proto.Message, error) {
+func (m *Member) do(ctx context.Context, op *sm.Op, req sm.Request) (resp proto.Message, err error) {
+	defer m.observe(op, time.Now(), &err)
+	return m.steps(ctx, op, req)
+}
+
+// observe tells the observer of a call of op that started at start and
+// failed with *err.
+func (m *Member) observe(op *sm.Op, start time.Time, err *error) {
+	m.cfg.Observe.Op(op.Name, time.Since(start), *err)
+}
+
+// steps carries out op for req: do, unobserved.
+func (m *Member) steps(ctx context.Context, op *sm.Op, req sm.Request) (proto.Message, error) {
 	st := table[op]
 	if err := m.admit(ctx, st, req); err != nil {
 		return nil, err
@@ -68,8 +81,12 @@ func (m *Member) admit(ctx context.Context, st steps, req sm.Request) error {
 	if err := m.tokens.CheckCaller(ctx, req.GetHeader()); err != nil {
 		return err
 	}
+	if err := trace.Check(req.GetHeader().GetTraceId()); err != nil {
+		return err
+	}
 	return st.admit(ctx, m, req)
 }
+
 
 // read answers a read against the applied state, after a read barrier
 // (replica.View).

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/stratafs/strata/internal/connlimit"
 	"github.com/stratafs/strata/internal/kv/pebblekv"
 	"github.com/stratafs/strata/internal/object"
@@ -69,6 +71,13 @@ type Config struct {
 	// WrapSender, if set, wraps the Raft transport: tests cut links
 	// between members there (raftnode.Cut).
 	WrapSender func(raftnode.Sender) raftnode.Sender
+	// Observe, if set, hears what the member does (its metrics:
+	// internal/metrics). Calls, if set, is the outermost interceptor of
+	// every unary call, over gRPC and callwire alike, and CallStreams of
+	// every stream (the calls' metrics and the slow-call log).
+	Observe     Observer
+	Calls       grpc.UnaryServerInterceptor
+	CallStreams grpc.StreamServerInterceptor
 }
 
 func (c *Config) setDefaults() {
@@ -95,6 +104,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Log == nil {
 		c.Log = slog.Default()
+	}
+	if c.Observe == nil {
+		c.Observe = noObserver{}
 	}
 	if c.Store.BlockCacheBytes == 0 && c.Store.HotBytes == 0 {
 		c.Store = pebblekv.DefaultOptions()

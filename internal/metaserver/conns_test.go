@@ -242,8 +242,12 @@ func TestTwoThousandSilentConnections(t *testing.T) {
 	if maxOpen.Load() > perAddr+4 {
 		t.Errorf("%d connections open at once, more than the cap of %d from one address and the client's", maxOpen.Load(), perAddr)
 	}
-	if st.Expired < uint64(held.Load()) || st.Refused != uint64(refused.Load()) {
-		t.Errorf("stats %+v: want %d expired and %d refused", st, held.Load(), refused.Load())
+	// NB: a dialer whose handshake outlasted the deadline (a loaded
+	// machine) sees an error, and the service counts that connection
+	// expired, not refused.
+	if st.Refused+st.Expired < n || st.Refused > uint64(refused.Load()) || st.Expired < uint64(held.Load()) {
+		t.Errorf("stats %+v: want each of the %d silent connections refused or expired, at most the %d the dialers "+
+			"saw refused, and at least the %d they held expired", st, n, refused.Load(), held.Load())
 	}
 	if st.Open > 4 {
 		t.Errorf("%d connections still open, want the client's only", st.Open)

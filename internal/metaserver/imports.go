@@ -400,11 +400,21 @@ func (im *importer) cleanup() {
 }
 
 // ingest commits tx, whose entries end with a committed import, by
-// ingesting the import's tables with its writes, in one step.
+// ingesting the import's tables with its writes, in one step. The
+// volatile writes held in memory (pending), which tx is over, are
+// committed first, as keep commits them with any durable entry: they
+// record their own applied index, so the store holds a state of the log
+// in between.
 func (r *replica) ingest(in *sm.Ingest, tx *kv.Overlay) error {
 	paths, err := r.imports.ingestPaths(in)
 	if err != nil {
 		return err
+	}
+	if pending := r.pending.Load(); pending != nil {
+		if err := r.store.Commit(pending, false); err != nil {
+			return err
+		}
+		r.pending.Store(nil)
 	}
 	if err := r.store.Ingest(paths, tx); err != nil {
 		return fmt.Errorf("metaserver: import %s: ingest: %w", in.ImportID, err)

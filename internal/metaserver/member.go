@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stratafs/strata/internal/cachemode"
+	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/metaserver/auth"
 	"github.com/stratafs/strata/internal/metaserver/membership"
 	"github.com/stratafs/strata/internal/metaserver/upkeep"
@@ -83,6 +84,7 @@ func (m *Member) addJobs() {
 // start starts the replica, then the jobs. A purge a restart interrupted
 // goes on at once.
 func (m *Member) start() error {
+	m.started = m.cfg.Clock()
 	if err := m.core.start(events{applied: m.applied, leader: m.leaderChanged}); err != nil {
 		m.core.close()
 		return err
@@ -165,6 +167,28 @@ func (m *Member) Authenticate(t string) (string, error) {
 		return "", err
 	}
 	return id.Caller.User, nil
+}
+
+// AuthorizeAdmin checks that token t is a superuser's, for what needs one
+// beside the RPCs (the status page): fserr.ErrUnauthenticated if t is
+// empty or this service does not accept it, fserr.ErrPermission if its
+// user is no superuser. With authentication off, anything passes, as the
+// RPCs do.
+func (m *Member) AuthorizeAdmin(t string) error {
+	if m.cfg.NoAuth {
+		return nil
+	}
+	if t == "" {
+		return fserr.Errorf(fserr.ErrUnauthenticated, "no token")
+	}
+	id, err := m.tokens.Authenticate(t)
+	if err != nil {
+		return err
+	}
+	if !m.core.IsSuperuser(id.Caller) {
+		return fserr.Errorf(fserr.ErrPermission, "%s is not a superuser: only a superuser may see the cluster's status", id.Caller.User)
+	}
+	return nil
 }
 
 // Superuser returns the service's superuser.

@@ -159,6 +159,7 @@ func (r *replica) proposeEntry(q []*proposal) {
 	cmd.Id = r.nextProposal.Add(1)
 	cmd.Now = r.cfg.Clock().UnixMilli()
 	cmd.Settings = r.machine.Settings()
+	cmd.Volatile = volatileCommands(q)
 	data, err := proto.Marshal(cmd)
 	if err == nil {
 		r.await(cmd.Id, q...)
@@ -167,6 +168,8 @@ func (r *replica) proposeEntry(q []*proposal) {
 		cancel()
 		if err != nil {
 			q = r.unwait(cmd.Id)
+		} else {
+			r.obs.Proposed(len(q))
 		}
 	}
 	if err != nil {

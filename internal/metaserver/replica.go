@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -43,6 +44,16 @@ type replica struct {
 	applied      atomic.Uint64
 	nextProposal atomic.Uint64
 	props        proposals
+
+	obs           Observer     // cfg.Observe
+	leaders       leaderLog    // the latest leader changes
+	snapshotBytes atomic.Int64 // the size of the last snapshot made or restored
+
+	// pending holds what the volatile entries applied since the log's last
+	// sync wrote, over the store (apply.go); nil: nothing. Reads see it
+	// (view); pendingMu keeps them out while the applier writes it.
+	pending   atomic.Pointer[kv.Overlay]
+	pendingMu sync.RWMutex
 }
 
 // events are what the rest of the member hears from its replica.
@@ -62,7 +73,7 @@ func newReplica(cfg Config) (*replica, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metaserver: open state: %w", err)
 	}
-	r := &replica{cfg: cfg, machine: statemachine.New(cfg.Namespace), store: store}
+	r := &replica{cfg: cfg, machine: statemachine.New(cfg.Namespace), store: store, obs: cfg.Observe}
 	r.imports = &importer{dir: filepath.Join(cfg.DataDir, "imports"), core: r, log: cfg.Log}
 	r.props.waiting = map[uint64][]*proposal{}
 	// Proposal ids only route answers back to waiters; a restart must not
@@ -91,9 +102,9 @@ func (r *replica) start(ev events) error {
 	}
 	var err error
 	r.transport, err = raftnode.NewTransport(raftnode.TransportConfig{ClusterID: cfg.ClusterID, ID: cfg.MemberID,
-		Address: cfg.Address, Members: r.members.Addresses, Checkpoint: r.store.Checkpoint,
+		Address: cfg.Address, Members: r.members.Addresses, Checkpoint: r.checkpoint,
 		SnapshotDir: filepath.Join(cfg.DataDir, "snapshots"), StageDir: r.imports.dir, Staged: r.imports.received,
-		Dial: tlsconf.Dial(cfg.PeerTLS), Log: cfg.Log})
+		Dial: tlsconf.Dial(cfg.PeerTLS), Log: cfg.Log, SnapshotSent: r.snapshotSent})
 	if err != nil {
 		return err
 	}
@@ -110,7 +121,7 @@ func (r *replica) start(ev events) error {
 	}
 	r.node, err = raftnode.Start(raftnode.Config{ID: cfg.MemberID, ClusterID: cfg.ClusterID, Peers: peers, Join: cfg.Join,
 		Dir: filepath.Join(cfg.DataDir, "raft"), Applied: r.applied.Load(), Tick: cfg.Tick, CompactKeep: 5000,
-		Transport: r.sender(), OnLeader: r.leaderChanged, Log: cfg.Log}, r)
+		Transport: r.sender(), OnLeader: r.leaderChanged, Volatile: volatileEntry, Log: cfg.Log}, r)
 	if err != nil {
 		r.transport.Close()
 		return err
@@ -167,7 +178,9 @@ func (r *replica) bootstrapMembers() error {
 }
 
 // leaderChanged runs on the Raft loop when the known leader changes.
-func (r *replica) leaderChanged(_ uint64, isLeader bool) {
+func (r *replica) leaderChanged(lead, term uint64, isLeader bool) {
+	r.leaders.add(LeaderChange{At: r.cfg.Clock(), Leader: lead, Term: term})
+	r.obs.LeaderChanged(lead, isLeader)
 	r.store.SetWriteThrough(isLeader) // a follower serves no reads
 	if !isLeader {
 		// Proposals in flight may or may not commit under the next leader;
@@ -209,7 +222,7 @@ func (r *replica) View(ctx context.Context, fn func(kv.Reader) error) error {
 			return r.raftError(err)
 		}
 	}
-	return r.store.View(fn)
+	return r.Applied(fn)
 }
 
 // barrier passes a read barrier and returns ctx marked as having passed
@@ -231,8 +244,19 @@ func passedBarrier(ctx context.Context) bool { return ctx.Value(barrierKey{}) !=
 
 // Applied runs fn against the applied state as it is, with no barrier:
 // for what the leader reads to propose (a proposal that lost a race fails
-// alone), and for what every member keeps in memory.
-func (r *replica) Applied(fn func(kv.Reader) error) error { return r.store.View(fn) }
+// alone), and for what every member keeps in memory. The state is the
+// store, and over it what volatile entries wrote that is not in it yet.
+func (r *replica) Applied(fn func(kv.Reader) error) error {
+	return r.store.View(func(rd kv.Reader) error {
+		pending := r.pending.Load()
+		if pending == nil {
+			return fn(rd)
+		}
+		r.pendingMu.RLock()
+		defer r.pendingMu.RUnlock()
+		return fn(pending.Over(rd))
+	})
+}
 
 // Now is the member's clock.
 func (r *replica) Now() time.Time { return r.cfg.Clock() }

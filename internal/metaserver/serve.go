@@ -39,14 +39,30 @@ func serverOptions() []grpc.ServerOption {
 // status once, at the edge, around the authentication of its caller, the
 // check of a members-only call's certificate (none over callwire, which
 // serves no members-only method), and, once all passed, the count of its
-// connection's authenticated calls (connlimit). A stream passes the same,
-// but for the caller's token: only RaftService streams, the members'.
+// connection's authenticated calls (connlimit); inside the translation,
+// around the rest, the calls' metrics and the slow-call log, if the member
+// has them (Config.Calls), which so see the fserr condition of a failure. A stream passes the same, but for the caller's token:
+// only RaftService streams, the members'.
 func (m *Member) interceptors() []grpc.UnaryServerInterceptor {
-	list := []grpc.UnaryServerInterceptor{rpcerr.UnaryServerInterceptor, m.tokens.Interceptor}
+	list := []grpc.UnaryServerInterceptor{rpcerr.UnaryServerInterceptor}
+	if m.cfg.Calls != nil {
+		list = append(list, m.cfg.Calls)
+	}
+	list = append(list, m.tokens.Interceptor)
 	if m.cfg.TLS != nil {
 		list = append(list, tlsconf.MembersOnlyUnary(m.cfg.TLS, membersOnly...))
 	}
 	return append(list, connlimit.UnaryServerInterceptor)
+}
+
+// streamInterceptors are what every stream of the service passes
+// through, in order (interceptors).
+func (m *Member) streamInterceptors() []grpc.StreamServerInterceptor {
+	list := []grpc.StreamServerInterceptor{rpcerr.StreamServerInterceptor}
+	if m.cfg.CallStreams != nil {
+		list = append(list, m.cfg.CallStreams)
+	}
+	return append(list, tlsconf.MembersOnlyStream(m.cfg.TLS, membersOnly...), connlimit.StreamServerInterceptor)
 }
 
 // chain is interceptors as one, each around the next, as gRPC chains them.
@@ -144,8 +160,7 @@ func Serve(cfg Config, lis net.Listener) (*Serving, error) {
 	srv := &Server{m: m}
 	opts := append(serverOptions(), tlsconf.Creds(cfg.TLS)...)
 	opts = append(opts, conns.ServerOptions()...)
-	opts = append(opts, grpc.ChainUnaryInterceptor(m.interceptors()...), grpc.ChainStreamInterceptor(rpcerr.StreamServerInterceptor,
-		tlsconf.MembersOnlyStream(cfg.TLS, membersOnly...), connlimit.StreamServerInterceptor))
+	opts = append(opts, grpc.ChainUnaryInterceptor(m.interceptors()...), grpc.ChainStreamInterceptor(m.streamInterceptors()...))
 	g := grpc.NewServer(opts...)
 	pb.RegisterMetaServiceServer(g, srv)
 	pb.RegisterRaftServiceServer(g, m.Transport())

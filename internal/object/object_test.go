@@ -14,11 +14,13 @@ import (
 	"syscall"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/stratafs/strata/internal/object"
 	"github.com/stratafs/strata/internal/object/faulty"
 	"github.com/stratafs/strata/internal/object/localfs"
 	"github.com/stratafs/strata/internal/object/mem"
+	"github.com/stratafs/strata/internal/object/metered"
 	"github.com/stratafs/strata/internal/object/objtest"
 	"github.com/stratafs/strata/internal/object/retry"
 	"github.com/stratafs/strata/internal/object/throttle"
@@ -266,6 +268,7 @@ func TestListDirSkipsThroughWrappers(t *testing.T) {
 		{"retry(localfs)", retry.New(local, retry.Policy{}), want},
 		{"throttle(localfs)", throttle.New(local, throttle.NewLink(throttle.Config{})), want},
 		{"faulty(localfs)", faulty.New(local, faulty.NewInjector(1)), want},
+		{"metered(localfs)", metered.New(local, nopMeter{}), want},
 		{"retry(mem)", retry.New(mem.New(), retry.Policy{}), nil},
 	} {
 		entries, skipped, _, err := object.ListDirSkips(ctx, tc.s, "d/", "", 0)
@@ -277,3 +280,9 @@ func TestListDirSkipsThroughWrappers(t *testing.T) {
 		}
 	}
 }
+
+// nopMeter hears nothing.
+type nopMeter struct{}
+
+func (nopMeter) Request(object.Op, time.Duration, error) {}
+func (nopMeter) Retry(object.Op, error)                  {}

@@ -164,7 +164,10 @@ func (g *Group) Start(i int, extra ...string) (*Process, error) {
 		out = f
 	}
 	args := append([]string{"meta", "--member-id", strconv.Itoa(i), "--listen", g.addrs[i-1],
-		"--data-dir", g.MemberDir(i), "--initial-cluster", g.InitialCluster(), "--plaintext"}, g.cfg.Args...)
+		"--data-dir", g.MemberDir(i), "--initial-cluster", g.InitialCluster(), "--plaintext",
+		// NB: not the default (the gRPC port + 2), which may be another
+		// member's port: the members' ports are free ports, not a range.
+		"--http-listen", "127.0.0.1:0"}, g.cfg.Args...)
 	p, err := StartProcess(g.cfg.Binary, append(args, extra...), out)
 	if err != nil {
 		return nil, fmt.Errorf("procgroup: start member %d: %w", i, err)

@@ -102,6 +102,8 @@ func (s *memState) Apply(entries []*pb.Entry) error {
 // Sync implements StateMachine: Apply wrote everything already.
 func (s *memState) Sync() error { return nil }
 
+func (s *memState) Durable(uint64) error { return nil }
+
 // Checkpoint implements StateMachine.
 func (s *memState) Checkpoint(dir string) error {
 	s.mu.Lock()

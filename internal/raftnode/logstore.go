@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	"go.etcd.io/raft/v3"
@@ -38,6 +39,10 @@ type logStore struct {
 	// disk (owned by the node loop); the first ones may precede the
 	// compaction point.
 	first, last uint64
+	// hs is the hard state last saved (owned by the node loop). NB: not
+	// mem's InitialState, which raft's goroutine updates unlocked.
+	hs    *pb.HardState
+	syncs atomic.Int64 // the writes synced so far (tests read it)
 }
 
 func openLogStore(dir string) (*logStore, bool, error) {
@@ -71,6 +76,7 @@ func (ls *logStore) load() (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	ls.hs = hs
 	if foundHS {
 		if err := ls.mem.SetHardState(hs); err != nil {
 			return false, err
@@ -185,6 +191,7 @@ func (ls *logStore) save(hs *pb.HardState, entries []*pb.Entry, sync bool) error
 	opts := pebble.NoSync
 	if sync {
 		opts = pebble.Sync
+		ls.syncs.Add(1)
 	}
 	if err := b.Commit(opts); err != nil {
 		return err
@@ -193,6 +200,7 @@ func (ls *logStore) save(hs *pb.HardState, entries []*pb.Entry, sync bool) error
 		if err := ls.mem.SetHardState(hs); err != nil {
 			return err
 		}
+		ls.hs = hs
 	}
 	if len(entries) > 0 {
 		if ls.first == 0 {
@@ -201,6 +209,13 @@ func (ls *logStore) save(hs *pb.HardState, entries []*pb.Entry, sync bool) error
 		ls.last = entries[len(entries)-1].GetIndex()
 	}
 	return ls.mem.Append(entries)
+}
+
+// sync makes everything written to the log durable (volatile entries
+// written without a sync included): a record of no consequence, synced.
+func (ls *logStore) sync() error {
+	ls.syncs.Add(1)
+	return ls.db.LogData(nil, pebble.Sync)
 }
 
 // compact moves the compaction point to index, which the state machine has

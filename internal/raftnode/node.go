@@ -34,8 +34,13 @@ type StateMachine interface {
 	// its Raft metadata) and must be skipped.
 	// An error is fatal for the node: the state can no longer follow the log.
 	Apply(entries []*pb.Entry) error
-	// Sync makes every applied entry durable; the log behind it may then
-	// be dropped.
+	// Durable tells that the log is synced through index: the effects of
+	// the volatile entries applied so far (Config.Volatile), which the
+	// state machine may hold in memory only, may now be made durable. It
+	// comes in order with Apply.
+	Durable(index uint64) error
+	// Sync makes every applied entry durable (Durable came first for the
+	// volatile ones); the log behind it may then be dropped.
 	Sync() error
 	// Checkpoint writes a consistent copy of the state, at an applied index
 	// at least the last one Apply was given, to dir (which does not exist
@@ -71,8 +76,15 @@ type Config struct {
 	// than this one member.
 	Transport Sender
 	// OnLeader, if set, is called from the node's loop (it must not block)
-	// when the leader this member knows of changes.
-	OnLeader func(lead uint64, isLeader bool)
+	// when the leader this member knows of changes, with the term it knows.
+	OnLeader func(lead, term uint64, isLeader bool)
+	// Volatile, if set, tells the entries that may be acknowledged once
+	// written to the log, before it is synced (an hflush's): they survive
+	// the kill of any process, not a power loss of the machines holding
+	// them. A Ready whose entries are all volatile is written without a
+	// sync; the log is synced at the next entry that is not, or within
+	// two ticks, and the state machine hears of it (Durable).
+	Volatile func(data []byte) bool
 	Log      *slog.Logger
 }
 
@@ -91,6 +103,7 @@ type Node struct {
 	confState     *pb.ConfState
 	lastCompacted uint64
 	confChanged   bool // compact at once: snapshots must carry the new membership
+	unsynced      bool // the log holds volatile entries written since its last sync
 
 	// The applier: the run loop queues committed entries, a goroutine of
 	// its own applies them (see handle).
@@ -299,6 +312,9 @@ func (n *Node) Stop() {
 	n.stopLoop()
 	n.closeOnce.Do(func() {
 		n.rn.Stop()
+		if n.unsynced {
+			_ = n.log.sync() // the loop is done: a stopped member's log is all durable
+		}
 		n.log.close()
 	})
 }
@@ -331,6 +347,13 @@ func (n *Node) run() {
 		case <-ticker.C:
 			n.heard.tick()
 			n.rn.Tick()
+			if err := n.syncVolatile(); err != nil {
+				n.errMu.Lock()
+				n.err = err
+				n.errMu.Unlock()
+				n.cfg.Log.Error("raft node stopped", "err", err)
+				return
+			}
 		case rd := <-n.rn.Ready():
 			if err := n.handle(rd); err != nil {
 				n.errMu.Lock()
@@ -370,11 +393,12 @@ const applyQueue = 16
 // is applied by the loop itself once the applier is idle, before the log
 // is written: raft's configuration is not to change meanwhile.
 func (n *Node) handle(rd raft.Ready) error {
-	if rd.SoftState != nil {
-		n.setSoftState(rd.SoftState)
-	}
+	// The term first: a new leader's is in the same Ready.
 	if rd.HardState != nil && rd.HardState.GetTerm() != 0 {
 		n.term.Store(rd.HardState.GetTerm())
+	}
+	if rd.SoftState != nil {
+		n.setSoftState(rd.SoftState)
 	}
 	if !raft.IsEmptySnap(rd.Snapshot) {
 		if err := n.drain(); err != nil {
@@ -405,8 +429,12 @@ func (n *Node) handle(rd raft.Ready) error {
 	if err := apply(rd.CommittedEntries[:durable]); err != nil {
 		return err
 	}
-	if err := n.log.save(rd.HardState, rd.Entries, rd.MustSync); err != nil {
+	sync := n.mustSync(rd)
+	if err := n.log.save(rd.HardState, rd.Entries, sync); err != nil {
 		return fmt.Errorf("save log: %w", err)
+	}
+	if err := n.synced(sync, len(rd.Entries) > 0); err != nil {
+		return err
 	}
 	n.last.Store(n.log.last)
 	if !leader {
@@ -419,10 +447,57 @@ func (n *Node) handle(rd raft.Ready) error {
 	return n.maybeCompact()
 }
 
-// applyJob is a batch of committed entries for the applier, or, with
+// mustSync reports whether rd's writes must be synced before its messages
+// go and its entries count: raft's rule (new entries, a new term or vote),
+// but for a Ready whose new entries are all volatile (Config.Volatile).
+// NB: a sync of the log syncs everything written before it too, so a
+// durable entry makes the volatile ones before it durable.
+func (n *Node) mustSync(rd raft.Ready) bool {
+	if !rd.MustSync {
+		return false
+	}
+	if hs, prev := rd.HardState, n.log.hs; !raft.IsEmptyHardState(hs) && (prev.GetTerm() != hs.GetTerm() || prev.GetVote() != hs.GetVote()) {
+		return true
+	}
+	return n.cfg.Volatile == nil || slices.ContainsFunc(rd.Entries, func(e *pb.Entry) bool {
+		return e.GetType() != pb.EntryType_EntryNormal || !n.cfg.Volatile(e.GetData())
+	})
+}
+
+// synced keeps track of volatile entries written without a sync (wrote:
+// the write had entries; sync: it was synced): once a sync covers them,
+// the state machine hears, in order with the entries queued for it, that
+// they are durable.
+func (n *Node) synced(sync, wrote bool) error {
+	switch {
+	case !sync:
+		n.unsynced = n.unsynced || wrote
+		return nil
+	case n.unsynced:
+		n.unsynced = false
+		return n.queueJob(applyJob{durable: n.log.last})
+	}
+	return nil
+}
+
+// syncVolatile syncs the log if it holds volatile entries written since
+// its last sync (synced tells the state machine).
+func (n *Node) syncVolatile() error {
+	if !n.unsynced {
+		return nil
+	}
+	if err := n.log.sync(); err != nil {
+		return fmt.Errorf("sync log: %w", err)
+	}
+	return n.synced(true, false)
+}
+
+// applyJob is a batch of committed entries for the applier; or, with
+// durable set, the index through which the log is synced; or, with
 // drained set, a marker that it closes once everything before is applied.
 type applyJob struct {
 	entries []*pb.Entry
+	durable uint64
 	drained chan struct{}
 }
 
@@ -431,11 +506,16 @@ type applyJob struct {
 func (n *Node) runApplier() {
 	defer close(n.applyDone)
 	for job := range n.applyq {
-		if job.drained != nil {
+		var err error
+		switch {
+		case job.drained != nil:
 			close(job.drained)
-			continue
+		case job.durable != 0:
+			err = n.sm.Durable(job.durable)
+		default:
+			err = n.apply(job.entries)
 		}
-		if err := n.apply(job.entries); err != nil {
+		if err != nil {
 			n.Fail(err)
 			return
 		}
@@ -447,8 +527,12 @@ func (n *Node) queue(entries []*pb.Entry) error {
 	if len(entries) == 0 {
 		return nil
 	}
+	return n.queueJob(applyJob{entries: entries})
+}
+
+func (n *Node) queueJob(job applyJob) error {
 	select {
-	case n.applyq <- applyJob{entries: entries}:
+	case n.applyq <- job:
 		return nil
 	case <-n.applyDone:
 		return n.stopErr()
@@ -487,7 +571,7 @@ func (n *Node) setSoftState(ss *raft.SoftState) {
 		n.reads.failAll(ErrNotLeader)
 	}
 	if (was != ss.Lead || wasLeader != isLeader) && n.cfg.OnLeader != nil {
-		n.cfg.OnLeader(ss.Lead, isLeader)
+		n.cfg.OnLeader(ss.Lead, n.term.Load(), isLeader)
 	}
 }
 
@@ -548,6 +632,19 @@ func (n *Node) maybeCompact() error {
 		return nil
 	}
 	n.confChanged = false
+	// What is applied of volatile entries is made durable first: the log
+	// synced, the state machine told (a sync since may have made them
+	// durable already: it is told again), and the applier idle.
+	if err := n.log.sync(); err != nil {
+		return fmt.Errorf("sync log: %w", err)
+	}
+	n.unsynced = false
+	if err := n.queueJob(applyJob{durable: n.log.last}); err != nil {
+		return err
+	}
+	if err := n.drain(); err != nil {
+		return err
+	}
 	if err := n.sm.Sync(); err != nil {
 		return fmt.Errorf("sync state: %w", err)
 	}

@@ -49,6 +49,7 @@ func (r *recorder) Apply(entries []*pb.Entry) error {
 }
 
 func (r *recorder) Sync() error             { return nil }
+func (r *recorder) Durable(uint64) error    { return nil }
 func (r *recorder) Checkpoint(string) error { return errors.New("no checkpoints") }
 func (r *recorder) Restore(string) error    { return errors.New("no checkpoints") }
 
@@ -58,7 +59,7 @@ func startLone(t *testing.T, sm StateMachine) *Node {
 	leads := make(chan struct{})
 	var once sync.Once
 	n, err := Start(Config{ID: 1, ClusterID: "test", Peers: []uint64{1}, Dir: t.TempDir(), Tick: 10 * time.Millisecond,
-		OnLeader: func(_ uint64, isLeader bool) {
+		OnLeader: func(_, _ uint64, isLeader bool) {
 			if isLeader {
 				once.Do(func() { close(leads) })
 			}

@@ -30,6 +30,9 @@ const snapshotChunk = 1 << 20
 func (t *Transport) sendSnapshot(p *peer, m *pb.Message) {
 	start := time.Now()
 	err := t.streamSnapshot(p, m)
+	if t.cfg.SnapshotSent != nil {
+		t.cfg.SnapshotSent(p.id, time.Since(start), err)
+	}
 	if n := t.node.Load(); n != nil {
 		n.ReportSnapshot(p.id, err == nil)
 	}

@@ -164,6 +164,15 @@ func announced(line string, worker bool) (string, bool) {
 	return a, ok
 }
 
+// HTTP returns the address of the process's HTTP listener (metrics, the
+// status page), as it announced it: "" if it has none, or had not said
+// when it announced its gRPC address (a member announces it before).
+func (p *Process) HTTP() string {
+	p.out.mu.Lock()
+	defer p.out.mu.Unlock()
+	return p.out.mu.http
+}
+
 // Kill sends SIGKILL and waits for the process to die.
 func (p *Process) Kill() { p.proc.Kill() }
 
@@ -231,6 +240,7 @@ type output struct {
 		sync.Mutex
 		all  strings.Builder
 		line []byte // the line being written
+		http string // the HTTP listener's address it announced
 	}
 }
 
@@ -245,6 +255,9 @@ func (o *output) Write(b []byte) (int, error) {
 		line, rest, ok := bytes.Cut(o.mu.line, []byte("\n"))
 		if !ok {
 			break
+		}
+		if a, ok := strings.CutPrefix(string(line), "strata: http on "); ok {
+			o.mu.http, _, _ = strings.Cut(a, " ")
 		}
 		if a, ok := announced(string(line), o.worker); ok {
 			select {

@@ -32,10 +32,18 @@ func bucketUnavailable(err error) error {
 }
 
 // serverOptions are the worker's gRPC server options: its handlers' errors
-// pass bucketUnavailable, then the one translation into statuses
-// (internal/rpcerr).
-func serverOptions() []grpc.ServerOption {
-	return append(rpcerr.ServerOptions(),
+// pass bucketUnavailable, then the calls' interceptors (calls and streams,
+// if not nil: metrics and the slow-call log), then the one translation
+// into statuses (internal/rpcerr).
+func serverOptions(calls grpc.UnaryServerInterceptor, streams grpc.StreamServerInterceptor) []grpc.ServerOption {
+	opts := rpcerr.ServerOptions()
+	if calls != nil {
+		opts = append(opts, grpc.ChainUnaryInterceptor(calls))
+	}
+	if streams != nil {
+		opts = append(opts, grpc.ChainStreamInterceptor(streams))
+	}
+	return append(opts,
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 			resp, err := h(ctx, req)
 			return resp, bucketUnavailable(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/stratafs/strata/internal/blocktoken"
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/object"
+	"github.com/stratafs/strata/internal/trace"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -41,7 +42,7 @@ func (w *Worker) writeObject(stream pb.WorkerService_WriteServer, h *pb.WriteHea
 		if aerr := ow.Abort(); aerr != nil {
 			w.cfg.Log.Warn("aborting an object write failed", "key", h.ObjectKey, "err", aerr)
 		}
-		w.cfg.Log.Warn("object write failed", "path", h.Path, "key", h.ObjectKey, "err", err)
+		w.cfg.Log.Warn("object write failed", "path", h.Path, "key", h.ObjectKey, "trace", trace.Incoming(stream.Context()), "err", err)
 		return bucketErr(err)
 	}
 	w.stats.bucketBytesWritten.Add(uint64(total))

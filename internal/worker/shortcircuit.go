@@ -5,12 +5,14 @@ import (
 	"errors"
 	"net"
 	"syscall"
+	"time"
 
 	"github.com/stratafs/strata/internal/blocks"
 	"github.com/stratafs/strata/internal/blocktoken"
 	"github.com/stratafs/strata/internal/connlimit"
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/scproto"
+	"github.com/stratafs/strata/internal/trace"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -56,7 +58,10 @@ func (w *Worker) shortCircuitConn(ctx context.Context, c net.Conn) {
 		}
 		var resp *pb.ShortCircuitResponse
 		fd, release := -1, func() {}
+		start := time.Now()
 		switch {
+		case trace.Check(req.TraceId) != nil:
+			resp = &pb.ShortCircuitResponse{Error: trace.Check(req.TraceId).Error()}
 		case req.Write != nil:
 			open, resp, fd = w.scWriteOpen(ctx, req.Write, req.Length)
 		case req.Commit != nil:
@@ -71,10 +76,26 @@ func (w *Worker) shortCircuitConn(ctx context.Context, c net.Conn) {
 		}
 		err := scproto.Write(conn, resp, rights)
 		release()
+		w.slowShortCircuit(req, resp, time.Since(start))
 		if err != nil {
 			return
 		}
 	}
+}
+
+// slowShortCircuit logs a short-circuit request that took the slow-call
+// threshold or longer (Config.SlowCall), with its trace id.
+func (w *Worker) slowShortCircuit(req *pb.ShortCircuitRequest, resp *pb.ShortCircuitResponse, took time.Duration) {
+	if took < w.cfg.SlowCall {
+		return
+	}
+	b, what := req.GetBlock(), "read"
+	if req.Write != nil || req.Commit != nil {
+		what = "write"
+	}
+	w.cfg.Log.Warn("slow short-circuit "+what, "took", took.Round(time.Microsecond), "trace", req.TraceId,
+		"inode", b.GetInodeId()|req.GetWrite().GetInodeId(), "block", b.GetBlockId(), "offset", req.Offset,
+		"length", req.Length, "err", resp.GetError())
 }
 
 // shortCircuit makes the requested range cached and lends the block's

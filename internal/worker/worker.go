@@ -30,6 +30,7 @@ import (
 	"github.com/stratafs/strata/internal/connlimit"
 	"github.com/stratafs/strata/internal/logevery"
 	"github.com/stratafs/strata/internal/object"
+	"github.com/stratafs/strata/internal/object/metered"
 	"github.com/stratafs/strata/internal/object/objstore"
 	"github.com/stratafs/strata/internal/tlsconf"
 	pb "github.com/stratafs/strata/proto/strata/v1"
@@ -92,6 +93,17 @@ type Config struct {
 	// time.Now.
 	Clock func() time.Time
 	Log   *slog.Logger
+	// Meter, if set, hears every request to the buckets the worker opens
+	// itself (OpenStore nil), and every retry (a process's metrics:
+	// internal/metrics). Calls and CallStreams, if set, are interceptors
+	// of every call, inside the translation of errors into statuses (the
+	// calls' metrics and the slow-call log).
+	Meter       metered.Meter
+	Calls       grpc.UnaryServerInterceptor
+	CallStreams grpc.StreamServerInterceptor
+	// SlowCall is how long a short-circuit request takes to be logged as
+	// slow, with its trace id (default 1 s).
+	SlowCall time.Duration
 }
 
 func (c *Config) clock() time.Time {
@@ -132,6 +144,9 @@ func (c *Config) setDefaults() {
 	if c.AbandonedUploadAge == 0 {
 		c.AbandonedUploadAge = time.Hour
 	}
+	if c.SlowCall <= 0 {
+		c.SlowCall = time.Second
+	}
 }
 
 // openStore opens the bucket uri: with OpenStore, or behind the retry
@@ -148,6 +163,9 @@ func (w *Worker) openStore(ctx context.Context, uri string) (object.Store, error
 			p.MaxElapsed = w.cfg.BucketRetryBudget
 		}
 		open = objstore.Retrying(p)
+		if w.cfg.Meter != nil {
+			open = objstore.Metered(p, w.cfg.Meter)
+		}
 	}
 	st, err := open(ctx, uri)
 	if err == nil {
@@ -275,7 +293,7 @@ func (w *Worker) Serve(ctx context.Context, lis net.Listener) error {
 		return fmt.Errorf("worker: short-circuit socket: %w", err)
 	}
 	glis, slis := w.bound(lis, ulis)
-	opts := append([]grpc.ServerOption{grpc.MaxRecvMsgSize(16 << 20)}, serverOptions()...)
+	opts := append([]grpc.ServerOption{grpc.MaxRecvMsgSize(16 << 20)}, serverOptions(w.cfg.Calls, w.cfg.CallStreams)...)
 	opts = append(opts, glis.ServerOptions()...)
 	g := grpc.NewServer(append(opts, tlsconf.ServerOptions(w.cfg.TLS)...)...)
 	pb.RegisterWorkerServiceServer(g, w)
@@ -350,6 +368,22 @@ func (w *Worker) statsProto() *pb.WorkerStats {
 		BlocksWritten: w.stats.blocksWritten.Load(), CacheWriteErrors: w.stats.cacheWriteErrors.Load(),
 		ShortCircuitBlocksWritten: w.stats.shortCircuitBlocksWritten.Load(),
 		ShortCircuitBytesWritten:  w.stats.shortCircuitBytesWritten.Load()}
+}
+
+// Report is what a worker says of itself, for its metrics and status
+// page: its counters (as Stats answers them), its cache's, and its ports'
+// connections.
+type Report struct {
+	Stats        *pb.WorkerStats
+	Cache        cache.Stats
+	Port, Socket connlimit.Stats
+}
+
+// Report returns what the worker says of itself now.
+func (w *Worker) Report() Report {
+	r := Report{Stats: w.statsProto(), Cache: w.cache.Stats()}
+	r.Port, r.Socket = w.ConnStats()
+	return r
 }
 
 // DropCache empties the cache (strata admin cache free): every block is read

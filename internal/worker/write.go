@@ -12,6 +12,7 @@ import (
 	"github.com/stratafs/strata/internal/blocktoken"
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/object"
+	"github.com/stratafs/strata/internal/trace"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -55,7 +56,7 @@ func (w *Worker) Write(stream pb.WorkerService_WriteServer) error {
 		up.abort()
 	}
 	if err != nil {
-		w.cfg.Log.Warn("write failed", "path", h.Path, "inode", h.InodeId, "err", err)
+		w.cfg.Log.Warn("write failed", "path", h.Path, "inode", h.InodeId, "trace", trace.Incoming(stream.Context()), "err", err)
 		return err
 	}
 	return stream.SendAndClose(&pb.WriteResponse{Blocks: up.blocks, Length: uint64(total)})

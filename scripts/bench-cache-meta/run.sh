@@ -75,11 +75,11 @@ MINIO_ROOT_USER=$ACCESS_KEY MINIO_ROOT_PASSWORD=$SECRET_KEY MINIO_BROWSER=off MI
 minio_pid=$!
 pids+=("$minio_pid")
 for _ in $(seq 600); do
-  curl -fs -o /dev/null "$endpoint/minio/health/live" && break
+  curl -fs -o /dev/null "$endpoint/minio/health/cluster" && break
   kill -0 "$minio_pid" 2>/dev/null || { log "MinIO exited:"; tail -20 "$WORK/minio.log" >&2; exit 1; }
   sleep 0.1
 done
-curl -fs -o /dev/null "$endpoint/minio/health/live" || { log "MinIO is not live"; exit 1; }
+curl -fs -o /dev/null "$endpoint/minio/health/cluster" || { log "MinIO is not live"; exit 1; }
 
 export AWS_ACCESS_KEY_ID=$ACCESS_KEY AWS_SECRET_ACCESS_KEY=$SECRET_KEY AWS_REGION=us-east-1
 start_strata 4GiB lake --mode cache --sync-interval -1 \

@@ -31,6 +31,10 @@
 #                           and TLS (`secure`), one without (`plain`: --insecure-no-auth,
 #                           plaintext), each row's target being secure within 10% of plain
 #                           (issue 23; the doc is left alone)
+#   BENCH_COMPARE=metrics   no HDFS: two Strata services side by side instead, one serving
+#                           metrics (`metrics`, its /metrics scraped every 5 s meanwhile), one
+#                           with --http-listen off (`nometrics`: none collected), each row's
+#                           target within 10% of the other (issue 38; the doc is left alone)
 # Extra arguments go to FsBench (e.g. --meta-secs 10).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -104,7 +108,20 @@ case "$COMPARE" in
       --target-conf "plain:fs.strata.meta.address=$meta"
       --target-conf "plain:fs.strata.tls.plaintext=true")
     subject=secure baseline=plain join_args=(--within 10) WRITE_DOC=0 ;;
-  *) log "BENCH_COMPARE=$COMPARE: want hdfs or security"; exit 2 ;;
+  metrics)
+    STRATA_DIR=$WORK/off STRATA_HTTP=off start_strata 20GiB default --store "file://$WORK/off/bucket"
+    off=(--target nometrics=strata://default/ --pids "nometrics=$meta_pid,$worker_pid"
+      --target-conf "nometrics:fs.strata.meta.address=$meta"
+      --target-conf "nometrics:fs.strata.token.file=$WORK/off/meta/token")
+    STRATA_DIR=$WORK/on start_strata 20GiB default --store "file://$WORK/on/bucket"
+    web=$(sed -n 's/^strata: http on \([^ ]*\).*/\1/p' "$WORK/on/meta.log")
+    (while kill -0 "$meta_pid" 2>/dev/null; do curl -sf "http://$web/metrics" >/dev/null || true; sleep 5; done) &
+    pids+=("$!")
+    targets=("${off[@]}" --target metrics=strata://default/ --pids "metrics=$meta_pid,$worker_pid"
+      --target-conf "metrics:fs.strata.meta.address=$meta"
+      --target-conf "metrics:fs.strata.token.file=$WORK/on/meta/token")
+    subject=metrics baseline=nometrics join_args=(--within 10) WRITE_DOC=0 ;;
+  *) log "BENCH_COMPARE=$COMPARE: want hdfs, security or metrics"; exit 2 ;;
 esac
 
 machine_info

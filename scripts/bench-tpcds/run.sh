@@ -101,7 +101,7 @@ MINIO_ROOT_USER=$KEY MINIO_ROOT_PASSWORD=$SECRET MINIO_BROWSER=off MINIO_UPDATE=
 pids+=($!)
 minio_pid=$!
 for _ in $(seq 600); do
-  curl -sf "http://127.0.0.1:$minio_port/minio/health/live" >/dev/null && break
+  curl -sf "http://127.0.0.1:$minio_port/minio/health/cluster" >/dev/null && break
   kill -0 "$minio_pid" 2>/dev/null || { log "MinIO exited:"; tail -20 "$WORK/minio.log" >&2; exit 1; }
   sleep 0.1
 done

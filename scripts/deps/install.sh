@@ -9,6 +9,8 @@
 #   mvn 3.8 or later  java/mvn.sh                                  maven
 #   unzip             java/test.sh lists the shaded jar            unzip
 #   realpath          java/test.sh                                 coreutils
+#   chromium          the status page's test in a real browser     chromium
+#   chromedriver      drives Chromium in that test (WebDriver)     chromium-driver
 #
 # Usage: scripts/deps/install.sh (make deps; make test, test-go, test-java and java run it first).
 # It uses nothing but bash, id, apt-get and the tools it checks, so that its test can run it
@@ -90,9 +92,11 @@ check_all() {
 	check_maven
 	check_tool unzip unzip
 	check_tool realpath coreutils
+	check_tool chromium chromium
+	check_tool chromedriver chromium-driver
 }
 
-say "checking what make test needs: Go, a C compiler, a JDK 17+, Maven 3.8+, unzip, realpath"
+say "checking what make test needs: Go, a C compiler, a JDK 17+, Maven 3.8+, unzip, realpath, Chromium and its driver"
 check_all
 if ((${#missing[@]} == 0)); then
 	say "all there (${found[*]})"
@@ -111,7 +115,7 @@ if [[ $(id -u) != 0 ]]; then
 	say "  apt-get update && apt-get install -y ${packages[*]}"
 	exit 1
 fi
-say "installing ${packages[*]} with apt-get (a few minutes for a JDK and Maven)"
+say "installing ${packages[*]} with apt-get (a few minutes for a JDK, Maven and Chromium)"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -q --no-install-recommends "${packages[@]}"

@@ -25,6 +25,8 @@ var tools = map[string]map[string]string{
 	"maven":                   {"mvn": `echo "Apache Maven 3.8.7 (Debian)"`},
 	"unzip":                   {"unzip": `exit 0`},
 	"coreutils":               {"realpath": `exit 0`},
+	"chromium":                {"chromium": `exit 0`},
+	"chromium-driver":         {"chromedriver": `exit 0`},
 }
 
 // machine is a PATH for the script: bash, go, id, and what tests add.
@@ -109,7 +111,7 @@ func (m *machine) run() (int, string, string) {
 	return code, string(out), string(calls)
 }
 
-var all = []string{"gcc", "libc6-dev", "openjdk-17-jdk-headless", "maven", "unzip", "coreutils"}
+var all = []string{"gcc", "libc6-dev", "openjdk-17-jdk-headless", "maven", "unzip", "coreutils", "chromium", "chromium-driver"}
 
 func TestAllThere(t *testing.T) {
 	m := newMachine(t, 0, true)
@@ -118,7 +120,7 @@ func TestAllThere(t *testing.T) {
 	if code != 0 || calls != "" {
 		t.Fatalf("exit %d, apt-get calls %q; want 0 and none\n%s", code, calls, out)
 	}
-	want := "deps: all there (go1.26.8 gcc 12.2.0 javac 17.0.15 Maven 3.8.7 unzip realpath)"
+	want := "deps: all there (go1.26.8 gcc 12.2.0 javac 17.0.15 Maven 3.8.7 unzip realpath chromium chromedriver)"
 	if !strings.Contains(out, want) {
 		t.Fatalf("output lacks %q:\n%s", want, out)
 	}
@@ -131,15 +133,15 @@ func TestRootInstallsWhatIsMissing(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
-	want := "update -qq\ninstall -y -q --no-install-recommends gcc libc6-dev openjdk-17-jdk-headless maven unzip\n"
+	want := "update -qq\ninstall -y -q --no-install-recommends gcc libc6-dev openjdk-17-jdk-headless maven unzip chromium chromium-driver\n"
 	if calls != want {
 		t.Fatalf("apt-get calls:\n%s\nwant:\n%s\noutput:\n%s", calls, want, out)
 	}
 	for _, w := range []string{
 		"deps: missing: Maven 3.8 or later (mvn)",
 		"deps: missing: unzip",
-		"deps: installing gcc libc6-dev openjdk-17-jdk-headless maven unzip with apt-get",
-		"deps: all there now (go1.26.8 gcc 12.2.0 javac 17.0.15 Maven 3.8.7 unzip realpath)",
+		"deps: installing gcc libc6-dev openjdk-17-jdk-headless maven unzip chromium chromium-driver with apt-get",
+		"deps: all there now (go1.26.8 gcc 12.2.0 javac 17.0.15 Maven 3.8.7 unzip realpath chromium chromedriver)",
 	} {
 		if !strings.Contains(out, w) {
 			t.Errorf("output lacks %q:\n%s", w, out)
@@ -179,7 +181,7 @@ func TestNotRootSaysWhatToInstall(t *testing.T) {
 
 func TestNoAptGetSaysWhatToInstall(t *testing.T) {
 	m := newMachine(t, 0, false)
-	m.install("gcc", "libc6-dev", "openjdk-17-jdk-headless", "maven", "coreutils")
+	m.install("gcc", "libc6-dev", "openjdk-17-jdk-headless", "maven", "coreutils", "chromium", "chromium-driver")
 	code, out, _ := m.run()
 	if code == 0 {
 		t.Fatalf("exit 0 without unzip\n%s", out)

@@ -80,8 +80,11 @@ start_strata() {
   esac
   log "starting Strata: strata meta and strata worker in $dir (security: $security)"
   mkdir -p "$dir"
+  # STRATA_HTTP: the processes' --http-listen (default: any free port; off:
+  # no metrics, none collected).
+  local http=(--http-listen "${STRATA_HTTP:-127.0.0.1:0}")
   env "${env[@]}" GOMEMLIMIT=4GiB bin/strata meta --data-dir "$dir/meta" --listen 127.0.0.1:0 \
-    "${meta_args[@]}" 2>"$dir/meta.log" &
+    "${meta_args[@]}" "${http[@]}" 2>"$dir/meta.log" &
   meta_pid=$!
   pids+=("$meta_pid")
   wait_for "$dir/meta.log" 'strata: serving on' 60 "$meta_pid"
@@ -91,7 +94,7 @@ start_strata() {
   fi
   env "${env[@]}" bin/strata admin ns create "$@" --meta "$meta" >&2
   env "${env[@]}" bin/strata worker --meta "$meta" --listen 127.0.0.1:0 --state-dir "$dir/worker" \
-    --cache-dir "$dir/cache" --cache-size "$cache_size" 2>"$dir/worker.log" &
+    --cache-dir "$dir/cache" --cache-size "$cache_size" "${http[@]}" 2>"$dir/worker.log" &
   worker_pid=$!
   pids+=("$worker_pid")
   wait_for "$dir/worker.log" 'serving on' 60 "$worker_pid"

@@ -14,29 +14,7 @@
 set -euo pipefail
 
 readonly VERSION="v0.0.0-20260212201848-7aac2a2c5b7c"
-readonly MODULE="github.com/minio/minio"
-
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-bin_dir="${STRATA_BIN:-$repo/.cache/bin}"
-bin="$bin_dir/minio"
-stamp="$bin_dir/.minio.version"
-
-# NB: the stamp is written only after a successful build, so an interrupted
-# build is retried rather than trusted.
-if [[ -x "$bin" && -f "$stamp" && "$(cat "$stamp")" == "$VERSION" ]]; then
-	echo "minio $VERSION already installed at $bin"
-	exit 0
-fi
-
-mkdir -p "$bin_dir"
-# Keep build products out of git without touching the repo's .gitignore.
-[[ -f "$repo/.cache/.gitignore" ]] || { mkdir -p "$repo/.cache" && echo '*' >"$repo/.cache/.gitignore"; }
-
-echo "building minio $VERSION into $bin_dir (up to 10 minutes on 2 cores, about 250 MiB of Go modules to download first)..."
-# Build outside the repo so Strata's go.mod neither constrains nor records it.
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-GOBIN="$bin_dir" GOFLAGS=-buildvcs=false go install "$MODULE@$VERSION"
-echo "$VERSION" >"$stamp"
-echo "minio installed at $bin"
+# shellcheck source=../lib/goinstall.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/goinstall.sh"
+echo "minio $VERSION into ${STRATA_BIN:-.cache/bin} (up to 10 minutes on 2 cores the first time, about 250 MiB of Go modules to download first)"
+go_install minio github.com/minio/minio "$VERSION"

@@ -162,7 +162,7 @@ def cluster(tmp_path_factory):
                    MINIO_UPDATE="off")
         m = procs.start([str(minio), "server", "--address", f"127.0.0.1:{port}", "--console-address",
                          f"127.0.0.1:{free_port()}", str(work / "minio")], work / "minio.log", env)
-        wait_live(m, work / "minio.log", f"http://127.0.0.1:{port}/minio/health/live")
+        wait_live(m, work / "minio.log", f"http://127.0.0.1:{port}/minio/health/cluster")
         s = procs.start([str(binary), "server", "--dev", "--listen", "127.0.0.1:0", "--data-dir",
                          str(work / "strata"), "--client-token-file="], work / "strata.log", server_env())
         meta = wait_for_line(s, work / "strata.log", r"^strata: serving on (\S+)").group(1)

@@ -30,6 +30,9 @@ type hotShard struct {
 	limit int    // the ring's full size
 	head  uint64 // bytes ever written, padding included
 	swept uint64 // head when the index last lost its dead entries
+	// hits and misses count the lookups (getAppend) that found the key's
+	// entry or did not, for the store's Stats.
+	hits, misses uint64
 }
 
 // An entry is a header (key length, value length, missing), the key and the
@@ -71,8 +74,10 @@ func (c *hotCache) getAppend(dst, key []byte) (value []byte, exists, cached bool
 	defer s.mu.Unlock()
 	pos, v, missing, ok := s.find(h, key)
 	if !ok {
+		s.misses++
 		return dst, false, false
 	}
+	s.hits++
 	value = appendTo(dst, v)
 	if ring := uint64(len(s.ring)); pos+ring/2 < s.head {
 		s.put(h, key, value[len(dst):], missing)
@@ -173,4 +178,16 @@ func (s *hotShard) grow() {
 	old := s.ring
 	s.ring = make([]byte, min(max(2*len(old), hotFirstRing), s.limit))
 	copy(s.ring, old[:s.head])
+}
+
+// stats returns the lookups that hit and missed, and the bytes the rings
+// hold, over all shards.
+func (c *hotCache) stats() (hits, misses uint64, bytes int64) {
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		hits, misses, bytes = hits+s.hits, misses+s.misses, bytes+int64(min(s.head, uint64(len(s.ring))))
+		s.mu.Unlock()
+	}
+	return hits, misses, bytes
 }

@@ -213,6 +213,39 @@ func (s *Store) closeSeek() error {
 	return err
 }
 
+// Stats are what a store says of itself, for metrics: pebble's own figures
+// and the hot cache's.
+type Stats struct {
+	// Compactions done, the bytes compactions are behind (the estimated
+	// debt), and those running.
+	Compactions, CompactionDebt, CompactionsRunning int64
+	// ReadAmp is the sublevels and levels a read may look in.
+	ReadAmp int
+	// BlockCacheHits and BlockCacheMisses are pebble's block cache's
+	// lookups; BlockCacheBytes what it holds.
+	BlockCacheHits, BlockCacheMisses, BlockCacheBytes int64
+	// HotHits and HotMisses are the hot cache's lookups; HotBytes what its
+	// rings hold.
+	HotHits, HotMisses uint64
+	HotBytes           int64
+	// DiskBytes is the disk the database uses: tables, logs, manifests.
+	DiskBytes uint64
+	// Flushes of memtables to tables.
+	Flushes int64
+}
+
+// Stats returns the store's figures (pebble's take a lock of its own: not
+// for every request).
+func (s *Store) Stats() Stats {
+	m := s.db.Metrics()
+	st := Stats{Compactions: m.Compact.Count, CompactionDebt: int64(m.Compact.EstimatedDebt),
+		CompactionsRunning: m.Compact.NumInProgress, ReadAmp: m.ReadAmp(), BlockCacheHits: m.BlockCache.Hits,
+		BlockCacheMisses: m.BlockCache.Misses, BlockCacheBytes: m.BlockCache.Size, DiskBytes: m.DiskSpaceUsage(),
+		Flushes: m.Flush.Count}
+	st.HotHits, st.HotMisses, st.HotBytes = s.cache.stats()
+	return st
+}
+
 // DB exposes the database for checkpoints and metrics.
 func (s *Store) DB() *pebble.DB { return s.db }
 

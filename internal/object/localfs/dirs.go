@@ -205,11 +205,26 @@ func (s *Store) prune(rel string) error {
 // missing parents as implied directories. A link or a file on the way
 // fails it (ENOTDIR): nothing is created through a link.
 func (s *Store) mkdirs(rel string) (*os.File, error) {
-	d, err := s.openDir(rel)
-	if !gone(err) {
-		return d, err
+	var err error
+	for range dirTries {
+		var d *os.File
+		if d, err = s.openDir(rel); !gone(err) {
+			return d, err
+		}
+		if d, err = s.walkMkdirs(rel); !errors.Is(err, fs.ErrNotExist) {
+			return d, err
+		}
+		// A Delete pruned a directory on the way, after it was opened and
+		// before a child was made in it: again, from the root.
 	}
-	if d, err = s.openDir(""); err != nil {
+	return nil, err
+}
+
+// walkMkdirs opens the directories of rel from the root down, creating
+// the missing ones implied.
+func (s *Store) walkMkdirs(rel string) (*os.File, error) {
+	d, err := s.openDir("")
+	if err != nil {
 		return nil, err
 	}
 	for name := range strings.SplitSeq(rel, "/") {

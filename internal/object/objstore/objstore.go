@@ -22,6 +22,7 @@ import (
 	"github.com/stratafs/strata/internal/object"
 	"github.com/stratafs/strata/internal/object/localfs"
 	"github.com/stratafs/strata/internal/object/mem"
+	"github.com/stratafs/strata/internal/object/metered"
 	"github.com/stratafs/strata/internal/object/retry"
 	"github.com/stratafs/strata/internal/object/s3"
 )
@@ -115,6 +116,27 @@ func DefaultPolicy() retry.Policy {
 // servers use buckets.
 func OpenRetrying(ctx context.Context, uri string) (object.Store, error) {
 	return Retrying(DefaultPolicy())(ctx, uri)
+}
+
+// Metered returns an opener of buckets behind the retry layer with p, as
+// Retrying, whose every request, and every retry, m hears (a server's
+// metrics): the meter sits inside the retry layer, so that each attempt is
+// a request.
+func Metered(p retry.Policy, m metered.Meter) func(ctx context.Context, uri string) (object.Store, error) {
+	onRetry := p.OnRetry
+	p.OnRetry = func(op object.Op, key string, attempt int, err error) {
+		m.Retry(op, err)
+		if onRetry != nil {
+			onRetry(op, key, attempt, err)
+		}
+	}
+	return func(ctx context.Context, uri string) (object.Store, error) {
+		st, err := Open(ctx, uri)
+		if err != nil {
+			return nil, err
+		}
+		return retry.New(metered.New(st, m), p), nil
+	}
 }
 
 // Retrying returns an opener of buckets behind the retry layer with p.

@@ -37,6 +37,11 @@ type Command struct {
 	// flags, or a member started with other flags, applies it the same way.
 	// Absent in entries written before it existed: the member's own apply.
 	Settings *NamespaceSettings `protobuf:"bytes,3,opt,name=settings,proto3" json:"settings,omitempty"`
+	// Set by the leader on an entry whose commands are all hflushes
+	// (FlushRequest without sync): the members may acknowledge it once
+	// written to their logs, before the log is synced, and keep its effects
+	// in memory until it is (docs/datapath.md, "Flushes"). Absent: durable.
+	Volatile bool `protobuf:"varint,4,opt,name=volatile,proto3" json:"volatile,omitempty"`
 	// Types that are valid to be assigned to Op:
 	//
 	//	*Command_Mkdirs
@@ -126,6 +131,13 @@ func (x *Command) GetSettings() *NamespaceSettings {
 		return x.Settings
 	}
 	return nil
+}
+
+func (x *Command) GetVolatile() bool {
+	if x != nil {
+		return x.Volatile
+	}
+	return false
 }
 
 func (x *Command) GetOp() isCommand_Op {
@@ -1419,11 +1431,12 @@ var File_strata_v1_command_proto protoreflect.FileDescriptor
 
 const file_strata_v1_command_proto_rawDesc = "" +
 	"\n" +
-	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\x1a\x16strata/v1/worker.proto\"\xa6\x11\n" +
+	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\x1a\x16strata/v1/worker.proto\"\xc2\x11\n" +
 	"\aCommand\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x10\n" +
 	"\x03now\x18\x02 \x01(\x03R\x03now\x128\n" +
-	"\bsettings\x18\x03 \x01(\v2\x1c.strata.v1.NamespaceSettingsR\bsettings\x122\n" +
+	"\bsettings\x18\x03 \x01(\v2\x1c.strata.v1.NamespaceSettingsR\bsettings\x12\x1a\n" +
+	"\bvolatile\x18\x04 \x01(\bR\bvolatile\x122\n" +
 	"\x06mkdirs\x18\n" +
 	" \x01(\v2\x18.strata.v1.MkdirsRequestH\x00R\x06mkdirs\x122\n" +
 	"\x06create\x18\v \x01(\v2\x18.strata.v1.CreateRequestH\x00R\x06create\x128\n" +

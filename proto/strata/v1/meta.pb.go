@@ -263,7 +263,13 @@ type Header struct {
 	// Set on a request id's first attempt only: the service then need not
 	// look for an earlier answer (a lookup that costs a pebble seek per
 	// mutation). A client that cannot tell leaves it unset.
-	FirstAttempt  bool `protobuf:"varint,6,opt,name=first_attempt,json=firstAttempt,proto3" json:"first_attempt,omitempty"`
+	FirstAttempt bool `protobuf:"varint,6,opt,name=first_attempt,json=firstAttempt,proto3" json:"first_attempt,omitempty"`
+	// Names the client's operation this call is part of (a command, a file's
+	// open and the reads of its blocks), for the logs: the service logs a
+	// slow call with it, and the workers the calls made for the same
+	// operation (internal/trace). At most 64 letters, digits and ".-_:"; the
+	// service refuses a call with another (INVALID_ARGUMENT). Empty: none.
+	TraceId       string `protobuf:"bytes,7,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -338,6 +344,13 @@ func (x *Header) GetFirstAttempt() bool {
 		return x.FirstAttempt
 	}
 	return false
+}
+
+func (x *Header) GetTraceId() string {
+	if x != nil {
+		return x.TraceId
+	}
+	return ""
 }
 
 type FileStatus struct {
@@ -6159,7 +6172,7 @@ var File_strata_v1_meta_proto protoreflect.FileDescriptor
 
 const file_strata_v1_meta_proto_rawDesc = "" +
 	"\n" +
-	"\x14strata/v1/meta.proto\x12\tstrata.v1\x1a google/protobuf/descriptor.proto\x1a\x16strata/v1/worker.proto\"\xb7\x01\n" +
+	"\x14strata/v1/meta.proto\x12\tstrata.v1\x1a google/protobuf/descriptor.proto\x1a\x16strata/v1/worker.proto\"\xd2\x01\n" +
 	"\x06Header\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12\x16\n" +
@@ -6168,7 +6181,8 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"clientName\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x05 \x01(\fR\trequestId\x12#\n" +
-	"\rfirst_attempt\x18\x06 \x01(\bR\ffirstAttempt\"\xa2\x03\n" +
+	"\rfirst_attempt\x18\x06 \x01(\bR\ffirstAttempt\x12\x19\n" +
+	"\btrace_id\x18\a \x01(\tR\atraceId\"\xa2\x03\n" +
 	"\n" +
 	"FileStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x19\n" +

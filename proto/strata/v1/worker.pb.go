@@ -1085,7 +1085,9 @@ type ShortCircuitRequest struct {
 	// bucket and into its cache, and answers with block, once it is in the
 	// bucket. The client commits the block with the namespace service as it
 	// would a block from WorkerService.Write.
-	Commit        *ShortCircuitCommit `protobuf:"bytes,8,opt,name=commit,proto3" json:"commit,omitempty"`
+	Commit *ShortCircuitCommit `protobuf:"bytes,8,opt,name=commit,proto3" json:"commit,omitempty"`
+	// As Header.trace_id: the client's operation, for the worker's logs.
+	TraceId       string `protobuf:"bytes,9,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1174,6 +1176,13 @@ func (x *ShortCircuitRequest) GetCommit() *ShortCircuitCommit {
 		return x.Commit
 	}
 	return nil
+}
+
+func (x *ShortCircuitRequest) GetTraceId() string {
+	if x != nil {
+		return x.TraceId
+	}
+	return ""
 }
 
 type ShortCircuitCommit struct {
@@ -1594,7 +1603,7 @@ const file_strata_v1_worker_proto_rawDesc = "" +
 	"\x0eblocks_written\x18\x0e \x01(\x04R\rblocksWritten\x12,\n" +
 	"\x12cache_write_errors\x18\x0f \x01(\x04R\x10cacheWriteErrors\x12?\n" +
 	"\x1cshort_circuit_blocks_written\x18\x10 \x01(\x04R\x19shortCircuitBlocksWritten\x12=\n" +
-	"\x1bshort_circuit_bytes_written\x18\x11 \x01(\x04R\x18shortCircuitBytesWritten\"\xa5\x02\n" +
+	"\x1bshort_circuit_bytes_written\x18\x11 \x01(\x04R\x18shortCircuitBytesWritten\"\xc0\x02\n" +
 	"\x13ShortCircuitRequest\x12)\n" +
 	"\x05block\x18\x01 \x01(\v2\x13.strata.v1.BlockRefR\x05block\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x04R\x06offset\x12\x16\n" +
@@ -1605,7 +1614,8 @@ const file_strata_v1_worker_proto_rawDesc = "" +
 	"\x06random\x18\x05 \x01(\bR\x06random\x12\x16\n" +
 	"\x06chunks\x18\x06 \x01(\bR\x06chunks\x12,\n" +
 	"\x05write\x18\a \x01(\v2\x16.strata.v1.WriteHeaderR\x05write\x125\n" +
-	"\x06commit\x18\b \x01(\v2\x1d.strata.v1.ShortCircuitCommitR\x06commit\",\n" +
+	"\x06commit\x18\b \x01(\v2\x1d.strata.v1.ShortCircuitCommitR\x06commit\x12\x19\n" +
+	"\btrace_id\x18\t \x01(\tR\atraceId\",\n" +
 	"\x12ShortCircuitCommit\x12\x16\n" +
 	"\x06length\x18\x01 \x01(\x04R\x06length\"\xea\x02\n" +
 	"\x14ShortCircuitResponse\x12\x0e\n" +

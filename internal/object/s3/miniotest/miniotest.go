@@ -137,8 +137,10 @@ func start(t testing.TB, bin string) (*Server, error) {
 	return srv, nil
 }
 
-// waitReady polls the liveness endpoint, giving up if the process exits or
-// readyTimeout passes.
+// waitReady polls the cluster health endpoint, giving up if the process
+// exits or readyTimeout passes. NB: not the liveness one, which answers 200
+// before MinIO's object layer, bucket metadata and IAM are up: a request
+// then gets 503 XMinioServerNotInitialized (seen on a loaded machine).
 func (s *Server) waitReady() error {
 	client := &http.Client{Timeout: time.Second}
 	deadline := time.NewTimer(readyTimeout)
@@ -146,7 +148,7 @@ func (s *Server) waitReady() error {
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
 	for {
-		if resp, err := client.Get(s.Endpoint + "/minio/health/live"); err == nil {
+		if resp, err := client.Get(s.Endpoint + "/minio/health/cluster"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return nil

@@ -60,6 +60,11 @@ public final class FileWriter extends OutputStream implements FileOutput {
   private BlockWriter object;
   /** A Flush call is in flight (sent without the lock). */
   private boolean flushing;
+  /**
+   * An hflush since the last hsync made what it sent lasting, not durable: an hsync with nothing
+   * new still asks.
+   */
+  private boolean unsynced;
   private IOException failure;
   private boolean removed;
   private boolean closed;
@@ -154,7 +159,11 @@ public final class FileWriter extends OutputStream implements FileOutput {
     sync(false);
   }
 
-  /** As {@link #hflush} (HDFS's hsync): every flush is durable once answered. */
+  /**
+   * As {@link #hflush}, durable (HDFS's hsync): the service syncs its log on a quorum of members
+   * before it answers. An hflush alone survives the kill of any process, not a power cut of the
+   * service's machines (docs/datapath.md, "Flushes").
+   */
   public void hsync() throws IOException {
     sync(true);
   }
@@ -175,7 +184,7 @@ public final class FileWriter extends OutputStream implements FileOutput {
         fail(e);
         throw e;
       }
-      if (r.getBlocksCount() == 0 && r.getTailData().isEmpty()) {
+      if (r.getBlocksCount() == 0 && r.getTailData().isEmpty() && !(hsync && unsynced)) {
         return;
       }
       req = r.setHeader(client.header(MetaServiceGrpc.getFlushMethod(), path().namespace()))
@@ -195,6 +204,7 @@ public final class FileWriter extends OutputStream implements FileOutput {
     }
     synchronized (this) {
       visible = now;
+      unsynced = !hsync;
       if (blocks != null) {
         blocks.committed(now);
       }

@@ -138,6 +138,12 @@ public final class FakeCallwire implements AutoCloseable {
       Thread t = new Thread(() -> serve(s), "fake-callwire-conn");
       t.setDaemon(true);
       synchronized (mu) {
+        if (listener != l) {
+          // Refused meanwhile: accepted before the port closed, after its connections were
+          // dropped.
+          closeQuietly(s);
+          return;
+        }
         if (down) {
           tried++;
           mu.notifyAll();

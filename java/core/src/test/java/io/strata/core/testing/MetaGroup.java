@@ -115,7 +115,9 @@ public final class MetaGroup implements AutoCloseable {
     Path log = Files.createTempFile(logDir, "meta-" + id + "-", ".log");
     Process p = new ProcessBuilder(binary.toString(), "meta", "--member-id", Integer.toString(id),
         "--listen", address(id), "--data-dir", memberDir(id).toString(),
-        "--initial-cluster", String.join(",", initial))
+        "--initial-cluster", String.join(",", initial),
+        // Not the default (the gRPC port + 2), which may be another member's port.
+        "--http-listen", "127.0.0.1:0")
         .redirectOutput(ProcessBuilder.Redirect.DISCARD)
         .start();
     members[id - 1] = p;

@@ -103,9 +103,14 @@ public final class MinioServer implements AutoCloseable {
     return "s3://" + bucket + "/" + prefix + "?endpoint=" + endpoint + "&region=" + REGION;
   }
 
+  /**
+   * Waits until MinIO answers its cluster health check. NB: not the liveness one, which answers
+   * 200 before MinIO's object layer, bucket metadata and IAM are up: a request then gets 503
+   * XMinioServerNotInitialized (seen on a loaded machine).
+   */
   private void waitLive() throws IOException {
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(READY_TIMEOUT_MS);
-    URI health = URI.create(endpoint + "/minio/health/live");
+    URI health = URI.create(endpoint + "/minio/health/cluster");
     while (System.nanoTime() < deadline) {
       if (!process.isAlive()) {
         throw new IOException("minio exited during startup with status " + process.exitValue());
