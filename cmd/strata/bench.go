@@ -58,13 +58,13 @@ type benchMetaFlags struct {
 	// embeddedMetrics gives the embedded member the metrics a strata meta
 	// collects (its calls, operations, Raft, scraped every 5 s).
 	embeddedMetrics bool
-	dataDir    string
-	jsonOut    string
-	cpuProfile string
-	traceDir   string
-	keep       bool
-	quiet      bool
-	members    string
+	dataDir         string
+	jsonOut         string
+	cpuProfile      string
+	traceDir        string
+	keep            bool
+	quiet           bool
+	members         string
 }
 
 const benchMetaLong = `Measure the namespace service's metadata operations the way HDFS's NNBench

@@ -87,7 +87,6 @@ func (m *Member) admit(ctx context.Context, st steps, req sm.Request) error {
 	return st.admit(ctx, m, req)
 }
 
-
 // read answers a read against the applied state, after a read barrier
 // (replica.View).
 func (m *Member) read(ctx context.Context, op *sm.Op, req proto.Message) (resp proto.Message, err error) {
