@@ -303,7 +303,7 @@ func (f *benchMetaFlags) startEmbedded(ctx context.Context, stderr io.Writer) (*
 		}
 	}
 	// The process is the service's: it runs with the service's settings.
-	tuneGC()
+	tuneGC(0)
 	var serverTLS *tls.Config
 	if f.embeddedTLS {
 		files, err := tlsconf.Dev(filepath.Join(dir, "tls"))
