@@ -31,7 +31,7 @@ func Format(rows []Row) string {
 			}
 		}
 		per := func(b uint64) string {
-			if r.Inodes == 0 {
+			if r.Inodes < 1000 { // the empty member: a ratio of nothing
 				return "-"
 			}
 			return fmt.Sprintf("%.0f", float64(b)/float64(r.Inodes))

@@ -152,7 +152,6 @@ func (r *runner) grow(ctx context.Context, i int, size uint64) (Row, error) {
 	if r.dbNS == "" && t.Files >= sampleDB+t.BigTable+1000 {
 		t.BigDB = sampleDB
 	}
-	t.Files -= t.BigTable + t.BigDB
 	tree := NewTree(t)
 	ns := fmt.Sprintf("scale%d", i)
 	r.logf("importing %d inodes (the tree of %d files) into %s", tree.Count(), size-r.files, ns)
