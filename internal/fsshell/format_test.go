@@ -3,6 +3,7 @@ package fsshell
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -206,6 +207,41 @@ func TestHelpTextsFitEightyColumns(t *testing.T) {
 			if len(line)+2 > 82 {
 				t.Errorf("-%s help line too long: %q", c.name, line)
 			}
+		}
+	}
+}
+
+// TestLsLineAsFmt checks the appending formatter against the fmt layout
+// it replaced, over unicode and unprintable names, every mode bit, the
+// years Format pads and the widths that grow.
+func TestLsLineAsFmt(t *testing.T) {
+	old := func(f *lsFormat, text string, st *client.FileStatus) string {
+		typ, repl := "-", fmt.Sprint(st.Replication)
+		if st.IsDir {
+			typ, repl = "d", "-"
+		}
+		pad := func(s string, w int) string {
+			if w == 0 {
+				return s
+			}
+			return fmt.Sprintf("%-*s ", w, s)
+		}
+		return fmt.Sprintf("%s%s %*s %s%s%*d %s %s", typ, permString(st.Perm), f.maxRepl, repl, pad(st.Owner, f.maxOwner),
+			pad(st.Group, f.maxGroup), f.maxLen, st.Length, st.ModTime.In(f.loc).Format("2006-01-02 15:04"), printable(text))
+	}
+	f := newLsFormat(time.FixedZone("odd", -(3*3600 + 17*60 + 30)))
+	for i, name := range []string{"/a/f", "/ünï/çødé", "/tab\there", "/del\x7f", "/bad\xff", "/日本語/ファイル"} {
+		st := *fileA
+		st.Perm, st.IsDir = uint32(i*0o1237)&0o1777, i%2 == 1
+		st.Owner = strings.Repeat("o", i)
+		st.Length = uint64(i) * 987654321
+		st.ModTime = time.Date(1+i*1999, time.Month(1+i), 28, i, 59, 59, 0, time.UTC)
+		if st.IsDir {
+			st.Replication = 0
+		}
+		f.adjust([]*pathData{{st: &st}})
+		if got, want := f.line(name, &st), old(f, name, &st); got != want {
+			t.Errorf("%q:\ngot  %q\nwant %q", name, got, want)
 		}
 	}
 }
