@@ -12,6 +12,7 @@ package fspath
 
 import (
 	"fmt"
+	"path"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -154,4 +155,18 @@ func Clean(p string) (string, error) {
 		}
 	}
 	return "/" + strings.Join(out, "/"), nil
+}
+
+// Join is path.Join(dir, name) for a listing's entries: a clean absolute
+// dir and a name of one component are joined without cleaning again (a listing of
+// millions of entries joins each); anything else goes through path.Join.
+func Join(dir, name string) string {
+	if name == "" || name == "." || name == ".." || strings.IndexByte(name, '/') >= 0 ||
+		!strings.HasPrefix(dir, "/") || path.Clean(dir) != dir {
+		return path.Join(dir, name)
+	}
+	if dir == "/" {
+		return "/" + name
+	}
+	return dir + "/" + name
 }

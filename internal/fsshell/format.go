@@ -87,8 +87,8 @@ func newLsFormat(loc *time.Location) *lsFormat {
 func (f *lsFormat) adjust(items []*pathData) {
 	for _, it := range items {
 		st := it.st
-		f.maxRepl = max(f.maxRepl, len(strconv.FormatUint(uint64(st.Replication), 10)))
-		f.maxLen = max(f.maxLen, len(strconv.FormatUint(st.Length, 10)))
+		f.maxRepl = max(f.maxRepl, digits(uint64(st.Replication)))
+		f.maxLen = max(f.maxLen, digits(st.Length))
 		f.maxOwner = max(f.maxOwner, len(st.Owner))
 		f.maxGroup = max(f.maxGroup, len(st.Group))
 	}
@@ -128,6 +128,15 @@ func (f *lsFormat) appendLine(b []byte, text string, st *client.FileStatus) []by
 	}
 	b = appendMinute(append(b, ' '), t.In(f.loc))
 	return appendPrintable(append(b, ' '), text)
+}
+
+// digits is len(strconv.FormatUint(v, 10)).
+func digits(v uint64) int {
+	n := 1
+	for ; v >= 10; v /= 10 {
+		n++
+	}
+	return n
 }
 
 // appendPerm appends permString(perm).
