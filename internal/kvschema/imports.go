@@ -10,38 +10,6 @@ const (
 	prefixQuota  = 0x13
 )
 
-// QuotaKey holds the quotas of directory ino, when it has any.
-func QuotaKey(ino uint64) []byte { return idKey(prefixQuota, ino) }
-
-// NoQuota is a quota that is not set.
-const NoQuota = -1
-
-// Quota is a directory's limits, as HDFS sets them: on the entries below it
-// (Names, the directory itself counted) and on the bytes below it times
-// their replication (Space). NoQuota for either that is not set.
-type Quota struct {
-	Names, Space int64
-}
-
-// EncodeQuota encodes a quota record.
-func EncodeQuota(q Quota) []byte {
-	b := binary.AppendVarint([]byte{recordVersion}, q.Names)
-	return binary.AppendVarint(b, q.Space)
-}
-
-// DecodeQuota decodes a quota record.
-func DecodeQuota(b []byte) (Quota, error) {
-	d := decoder{b: b}
-	if d.byte() != recordVersion {
-		return Quota{}, ErrCorrupt
-	}
-	q := Quota{Names: d.varint(), Space: d.varint()}
-	if q.Names < NoQuota || q.Space < NoQuota {
-		return Quota{}, ErrCorrupt
-	}
-	return q, d.finish()
-}
-
 // MaxImportID bounds the length of an import's id.
 const MaxImportID = 64
 
@@ -90,6 +58,3 @@ func IsDentryKey(k []byte) bool { return len(k) > 9 && k[0] == prefixDentry }
 
 // IsInodeKey: see IsDentryKey.
 func IsInodeKey(k []byte) bool { return len(k) == 9 && k[0] == prefixInode }
-
-// IsQuotaKey: see IsDentryKey.
-func IsQuotaKey(k []byte) bool { return len(k) == 9 && k[0] == prefixQuota }

@@ -121,9 +121,7 @@ func dropDir(tx kv.Txn, n *kvschema.Inode, uri string) {
 	if uri == noBlocks {
 		tx.Delete(kvschema.ObjectStateKey(n.ID))
 	}
-	if _, ok, _ := tx.Get(kvschema.QuotaKey(n.ID)); ok {
-		tx.Delete(kvschema.QuotaKey(n.ID))
-	}
+	dropDirQuota(tx, n.ID)
 }
 
 // queueOrphanScan asks the collector to delete file ino's objects that no

@@ -184,13 +184,3 @@ func (fs *FS) AbortImport(tx kv.Txn, c Caller, id string) error {
 // ImportRecord returns the record of the import called id, and whether
 // there is one.
 func ImportRecord(r kv.Reader, id string) (kvschema.Import, bool, error) { return importRecord(r, id) }
-
-// DirQuota returns the quotas of directory ino, and whether it has any.
-func DirQuota(r kv.Reader, ino uint64) (kvschema.Quota, bool, error) {
-	v, ok, err := r.Get(kvschema.QuotaKey(ino))
-	if err != nil || !ok {
-		return kvschema.Quota{}, false, err
-	}
-	q, err := kvschema.DecodeQuota(v)
-	return q, err == nil, err
-}
