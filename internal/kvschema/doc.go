@@ -32,6 +32,8 @@
 //	0x0D inode(8) offset(8)               bytes a writer flushed (hflush/hsync) at offset that no
 //	                                      block holds yet: a file being written's tail (raw bytes)
 //	0x11 token(8)                         a token the service issued (EncodeTokenRecord)
+//	0x12 import id                        a namespace import: its reserved ids, whether done (EncodeImport)
+//	0x13 inode(8)                         an imported directory's HDFS quotas (EncodeQuota)
 //
 // The applied index is written in the same batch as the state it covers, so
 // the state and the position in the log never disagree after a crash.
