@@ -79,36 +79,67 @@ func secs(d time.Duration) string {
 	return fmt.Sprintf("%.2f s", d.Seconds())
 }
 
-// Projection extrapolates the rows' slopes (between the two largest
-// sizes) to a billion files, and says what bounds each figure.
+// Projection extrapolates the rows to a billion files along a least-squares
+// line through every row of a namespace that is not empty (two points of
+// noisy rates made lines that went anywhere), each next to what was
+// measured, and says what bounds each figure.
 func Projection(rows []Row) string {
-	if len(rows) < 2 {
-		return ""
+	var fit []Row
+	for _, r := range rows {
+		if r.Files > 0 && r.Inodes > 0 {
+			fit = append(fit, r)
+		}
 	}
-	a, b := rows[len(rows)-2], rows[len(rows)-1]
-	if b.Inodes == 0 || b.Files <= a.Files {
+	if len(fit) < 2 {
 		return ""
 	}
 	const billion = 1e9
-	at := func(ya, yb float64) float64 {
-		slope := (yb - ya) / float64(b.Files-a.Files)
-		return yb + slope*(billion-float64(b.Files))
+	at := func(y func(Row) float64) float64 { return math.Max(project(fit, y, billion), 0) }
+	span := func(y func(Row) float64, f func(float64) string) string {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, r := range fit {
+			lo, hi = math.Min(lo, y(r)), math.Max(hi, y(r))
+		}
+		return fmt.Sprintf("measured %s to %s", f(lo), f(hi))
 	}
+	num := func(v float64) string { return count(uint64(v)) }
+	byt := func(v float64) string { return bytesText(uint64(v)) }
+	last := fit[len(fit)-1]
 	var s strings.Builder
-	fmt.Fprintf(&s, "Projected to %s files from the slopes between %s and %s:\n\n", count(billion), count(a.Files), count(b.Files))
-	perFile := float64(b.Disk) / float64(b.Inodes)
-	fmt.Fprintf(&s, "- disk: %.0f bytes an inode, %s at a billion (%.0f GiB)\n", perFile, "linear", perFile*billion/(1<<30))
-	fmt.Fprintf(&s, "- RSS: %s at a billion (%s at %s, %s at %s)\n", bytesText(uint64(math.Max(at(float64(a.RSS), float64(b.RSS)), 0))),
-		bytesText(a.RSS), count(a.Files), bytesText(b.RSS), count(b.Files))
+	fmt.Fprintf(&s, "Projected to %s files along a least-squares line through the rows from %s to %s:\n\n",
+		count(billion), count(fit[0].Files), count(last.Files))
+	perFile := float64(last.Disk) / float64(last.Inodes)
+	fmt.Fprintf(&s, "- disk: %.0f bytes an inode at %s: %.0f GiB at a billion (disk is the first bound)\n",
+		perFile, count(last.Files), perFile*billion/(1<<30))
+	rssOf := func(r Row) float64 { return float64(r.RSS) }
+	fmt.Fprintf(&s, "- RSS: %s at a billion (%s; bounded by --memory-limit and --block-cache, not by the namespace)\n",
+		byt(at(rssOf)), span(rssOf, byt))
 	for _, op := range []metabench.Op{metabench.OpCreate, metabench.OpStat} {
-		ra, rb := a.Ops[op].OpsPerSec(), b.Ops[op].OpsPerSec()
-		fmt.Fprintf(&s, "- %s/s: %.0f at a billion (%.0f, %.0f)\n", op, math.Max(at(ra, rb), 0), ra, rb)
+		y := func(r Row) float64 { return r.Ops[op].OpsPerSec() }
+		fmt.Fprintf(&s, "- %s/s: %s at a billion (%s)\n", op, num(at(y)), span(y, num))
 	}
-	if b.Import.Inodes > 0 {
-		rate := float64(b.Import.Inodes) / b.Import.Elapsed.Seconds()
-		fmt.Fprintf(&s, "- import: %.0f inodes/s: a billion in %.1f hours\n", rate, billion/rate/3600)
+	imp := func(r Row) float64 { return float64(r.Import.Inodes) / r.Import.Elapsed.Seconds() }
+	if rate := imp(last); last.Import.Inodes > 0 {
+		fmt.Fprintf(&s, "- import: a billion inodes in %.1f hours at the last import's %s inodes/s (%s)\n",
+			billion/rate/3600, num(rate), span(imp, num))
 	}
-	fmt.Fprintf(&s, "- restart after kill -9: %s at a billion (%s, %s)\n",
-		ms(time.Duration(math.Max(at(float64(a.Killed), float64(b.Killed)), 0))), ms(a.Killed), ms(b.Killed))
+	killed := func(r Row) float64 { return float64(r.Killed) }
+	fmt.Fprintf(&s, "- restart after kill -9: %s at a billion (%s)\n", ms(time.Duration(at(killed))),
+		span(killed, func(v float64) string { return ms(time.Duration(v)) }))
 	return s.String()
+}
+
+// project is the least-squares line through the rows' (files, y) at x.
+func project(rows []Row, y func(Row) float64, x float64) float64 {
+	var n, sx, sy, sxx, sxy float64
+	for _, r := range rows {
+		fx, fy := float64(r.Files), y(r)
+		n, sx, sy, sxx, sxy = n+1, sx+fx, sy+fy, sxx+fx*fx, sxy+fx*fy
+	}
+	d := n*sxx - sx*sx
+	if d == 0 {
+		return sy / n
+	}
+	slope := (n*sxy - sx*sy) / d
+	return (sy-slope*sx)/n + slope*x
 }
