@@ -376,4 +376,3 @@ func openMember(cfg metaserver.Config, lis net.Listener) (*metaserver.Serving, e
 	}
 	return srv, err
 }
-
