@@ -572,16 +572,17 @@ type Command_SetSecret struct {
 }
 
 type Command_BeginImport struct {
-	// Imports (meta.proto).
-	BeginImport *BeginImportRequest `protobuf:"bytes,70,opt,name=begin_import,json=beginImport,proto3,oneof"`
+	// Imports (meta.proto); 70 to 74 are the governance branch's (quotas,
+	// extended attributes, ACLs, storage policies).
+	BeginImport *BeginImportRequest `protobuf:"bytes,80,opt,name=begin_import,json=beginImport,proto3,oneof"`
 }
 
 type Command_CommitImport struct {
-	CommitImport *CommitImportRequest `protobuf:"bytes,71,opt,name=commit_import,json=commitImport,proto3,oneof"`
+	CommitImport *CommitImportRequest `protobuf:"bytes,81,opt,name=commit_import,json=commitImport,proto3,oneof"`
 }
 
 type Command_AbortImport struct {
-	AbortImport *AbortImportRequest `protobuf:"bytes,72,opt,name=abort_import,json=abortImport,proto3,oneof"`
+	AbortImport *AbortImportRequest `protobuf:"bytes,82,opt,name=abort_import,json=abortImport,proto3,oneof"`
 }
 
 func (*Command_Mkdirs) isCommand_Op() {}
@@ -1471,9 +1472,9 @@ const file_strata_v1_command_proto_rawDesc = "" +
 	"\rforget_tokens\x186 \x01(\v2\x1e.strata.v1.ForgetTokensCommandH\x00R\fforgetTokens\x12<\n" +
 	"\n" +
 	"set_secret\x18< \x01(\v2\x1b.strata.v1.SetSecretCommandH\x00R\tsetSecret\x12B\n" +
-	"\fbegin_import\x18F \x01(\v2\x1d.strata.v1.BeginImportRequestH\x00R\vbeginImport\x12E\n" +
-	"\rcommit_import\x18G \x01(\v2\x1e.strata.v1.CommitImportRequestH\x00R\fcommitImport\x12B\n" +
-	"\fabort_import\x18H \x01(\v2\x1d.strata.v1.AbortImportRequestH\x00R\vabortImportB\x04\n" +
+	"\fbegin_import\x18P \x01(\v2\x1d.strata.v1.BeginImportRequestH\x00R\vbeginImport\x12E\n" +
+	"\rcommit_import\x18Q \x01(\v2\x1e.strata.v1.CommitImportRequestH\x00R\fcommitImport\x12B\n" +
+	"\fabort_import\x18R \x01(\v2\x1d.strata.v1.AbortImportRequestH\x00R\vabortImportB\x04\n" +
 	"\x02opJ\x04\b5\x106\">\n" +
 	"\fCommandGroup\x12.\n" +
 	"\bcommands\x18\x01 \x03(\v2\x12.strata.v1.CommandR\bcommands\"\xc1\x01\n" +
