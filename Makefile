@@ -12,7 +12,7 @@ RUN_DATA    ?= ./strata-data
 RUN_LISTEN  ?= 127.0.0.1:7700
 
 .DEFAULT_GOAL := help
-.PHONY: help build run deps test test-go test-java test-spark java minio promtool lint proto-release generate bench bench-hdfs bench-cache-meta bench-tpcds bench-hbase fuzz clean
+.PHONY: help build run deps test test-go test-java test-spark test-python python-wheel java minio pjdfstest promtool lint proto-release generate bench bench-hdfs bench-cache-meta bench-tpcds bench-hbase fuzz clean
 
 help: ## list the targets
 	@echo "Strata: make TARGET"
@@ -33,14 +33,14 @@ run: build ## start Strata on its embedded default (one process, a local directo
 	@echo "Stop with Ctrl-C."
 	$(BIN) server --dev --listen $(RUN_LISTEN) --data-dir $(RUN_DATA)
 
-test: deps minio promtool test-go test-java test-spark ## install what the tests need, then run them all
+test: deps minio pjdfstest promtool test-go test-java test-spark test-python ## install what the tests need, then run them all
 
-deps: ## check for what make test needs (a C compiler, Java 17, Maven, unzip, Chromium and chromedriver); apt-get the rest as root on Debian
+deps: ## check for what make test needs (a C compiler, Java 17, Maven, unzip, Python 3.11 with venv and headers, fuse3, cargo 1.85+, Chromium and chromedriver); apt-get the rest as root on Debian
 	@scripts/deps/install.sh
 
-test-go: deps minio promtool ## run the Go tests (race detector on)
+test-go: deps minio pjdfstest promtool ## run the Go tests (race detector on)
 	@echo "test-go: the Go tests with the race detector (about 10 minutes on 2 cores when it compiles them first)"
-	STRATA_MINIO=$(CACHE_BIN)/minio STRATA_PROMTOOL=$(CACHE_BIN)/promtool $(GO) test -race -timeout 30m ./...
+	STRATA_MINIO=$(CACHE_BIN)/minio STRATA_PJDFSTEST=$(CACHE_BIN)/pjdfstest STRATA_PROMTOOL=$(CACHE_BIN)/promtool $(GO) test -race -timeout 30m ./...
 
 java: deps ## build the Java client and its shaded jar (java/hadoop/target/*-shaded.jar)
 	java/build.sh
@@ -52,14 +52,27 @@ test-java: deps build minio ## Java tests (Hadoop contract suites, block and cac
 test-spark: build minio ## PySpark (installed into .cache/venv) on Strata: Parquet tables, INSERT OVERWRITE, a retried task (about 2 minutes; 4 more to install pyspark)
 	STRATA_BINARY=$(CURDIR)/$(BIN) STRATA_MINIO=$${STRATA_MINIO:-$(CACHE_BIN)/minio} scripts/spark/test.sh
 
+test-python: deps build minio ## the Python package (installed from its wheel into .cache/venv-python) against a real strata server and MinIO: fsspec's suites, PyArrow, pandas, Polars, DuckDB, fork (about 3 minutes; 35 s more to install)
+	STRATA_BINARY=$(CURDIR)/$(BIN) STRATA_MINIO=$${STRATA_MINIO:-$(CACHE_BIN)/minio} scripts/python/test.sh
+
+python-wheel: deps build ## build the Python package's wheel, the strata binary bundled, into python/dist
+	STRATA_BINARY=$(CURDIR)/$(BIN) scripts/python/wheel.sh
+
 minio: ## build the MinIO test server from source at its pinned version
 	scripts/minio/install.sh
+
+pjdfstest: ## build the POSIX conformance suite the mount's tests run (pjdfstest, from crates.io) at its pinned version
+	scripts/pjdfstest/install.sh
 
 promtool: ## build Prometheus' promtool (checks /metrics and the Grafana dashboard in the tests) at its pinned version
 	scripts/promtool/install.sh
 
-lint: $(BUF) ## go vet, staticcheck, and proto/ checked against its last release (docs/logformat.md)
+lint: deps $(BUF) ## gofmt, go vet, staticcheck, ruff and mypy (strict) on python/, and proto/ checked against its last release (docs/logformat.md)
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt: not formatted (gofmt -w them):"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	STRATA_VENV=$(CURDIR)/.cache/venv-python scripts/spark/venv.sh $(CURDIR)/python/requirements-test.txt
+	$(CURDIR)/.cache/venv-python/bin/ruff check python
+	cd python && $(CURDIR)/.cache/venv-python/bin/mypy
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 	$(BUF) breaking --against proto/released.binpb
 

@@ -1,6 +1,7 @@
 package metabench
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -166,6 +167,10 @@ type Config struct {
 	// function it returns is called as soon as the phase ends (a CPU
 	// profile of exactly one phase, for example).
 	OnPhase func(op Op, threads int) (end func())
+	// Prepare, if set, makes Dir before the first phase (Dir does not
+	// exist yet): a run whose threads are not the superuser needs Dir
+	// given to them, or governed by quotas and an ACL.
+	Prepare func(ctx context.Context, dir string) error
 }
 
 func (c *Config) validate() error {

@@ -60,6 +60,12 @@ func StartEmbedded(ctx context.Context, dataDir string, noAuth bool, serverTLS *
 // Token is the superuser's token ("" with authentication off).
 func (e *Embedded) Token() string { return e.token }
 
+// TokenFor returns a token of user, in no groups: a caller that is not the
+// superuser, whom the permission checker (and its ACLs) does not let by.
+func (e *Embedded) TokenFor(ctx context.Context, user string) (string, error) {
+	return e.srv.IssueToken(ctx, user, nil, 0)
+}
+
 // Addr is the member's gRPC address, host:port.
 func (e *Embedded) Addr() string { return e.srv.Addr }
 

@@ -72,6 +72,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return rep, err
 	}
 	rep.Service = svc
+	if cfg.Prepare != nil {
+		if err := cfg.Prepare(ctx, cfg.Dir); err != nil {
+			return rep, fmt.Errorf("metabench: preparing %s: %w", cfg.Dir, err)
+		}
+	}
 	r := &runner{cfg: &cfg, steps: plan(cfg.Ops)}
 	for range slices.Max(cfg.Threads) {
 		r.recs = append(r.recs, benchkit.NewRecorder())

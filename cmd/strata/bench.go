@@ -36,6 +36,7 @@ They are measurements, not tests: nothing here passes or fails on a number.`,
 	cmd.AddCommand(benchRejoinCmd())
 	cmd.AddCommand(benchProxyCmd())
 	cmd.AddCommand(benchScaleCmd())
+	cmd.AddCommand(benchFuseCmd())
 	return cmd
 }
 
@@ -58,13 +59,18 @@ type benchMetaFlags struct {
 	// embeddedMetrics gives the embedded member the metrics a strata meta
 	// collects (its calls, operations, Raft, scraped every 5 s).
 	embeddedMetrics bool
-	dataDir         string
-	jsonOut         string
-	cpuProfile      string
-	traceDir        string
-	keep            bool
-	quiet           bool
-	members         string
+	// embeddedUser and governed: the clients act as a user who is not the
+	// superuser, in a base directory under quotas and an ACL (benchgov.go).
+	embeddedUser string
+	governed     bool
+	inheritACL   bool
+	dataDir      string
+	jsonOut      string
+	cpuProfile   string
+	traceDir     string
+	keep         bool
+	quiet        bool
+	members      string
 }
 
 const benchMetaLong = `Measure the namespace service's metadata operations the way HDFS's NNBench
@@ -122,6 +128,15 @@ meta" (gRPC stream workers, the collector's GOGC 400 unless $GOGC is set),
 served over loopback gRPC; client and service then share the CPUs and
 those settings, and --cpuprofile sees both.
 
+Users: the embedded member's clients are its superuser, whom the
+permission checker lets by. --embedded-user NAME makes the threads act as
+NAME in a base directory the superuser makes and gives them; --governed
+also keeps the base directory the superuser's (mode 0700) under a name and
+a space quota and lets NAME in by a named-user entry of its ACL: every
+create and rename then passes the quota checks and the ACL checker.
+--inherit-acl adds a default ACL that every file and directory of the run
+inherits (scripts/bench-governance compares the runs).
+
 Profiling: --cpuprofile DIR writes one CPU profile per timed phase,
 DIR/<op>-<threads>t.pprof, covering exactly that phase (read them with
 "go tool pprof"). With --embedded the profile includes the service.
@@ -169,6 +184,9 @@ func benchMetaCmd() *cobra.Command {
 	fl.IntVar(&f.listPasses, "list-passes", 10, "listings of its directory per thread in the list phase")
 	fl.BoolVar(&f.noAuth, "insecure-no-auth", false, "with --embedded: turn the member's authentication off (to measure what it costs)")
 	fl.BoolVar(&f.embeddedMetrics, "embedded-metrics", false, "with --embedded: collect the member's metrics, as strata meta does, and gather them every 5 s (to measure what they cost; docs/operations.md)")
+	fl.StringVar(&f.embeddedUser, "embedded-user", "", "with --embedded: the threads act as this user, not the superuser, in a base directory the superuser makes and gives them")
+	fl.BoolVar(&f.governed, "governed", false, "with --embedded-user: the superuser keeps the base directory (mode 0700), puts a name and a space quota on it and lets the user in by an ACL and a default ACL (to measure what quota and ACL checks cost)")
+	fl.BoolVar(&f.inheritACL, "inherit-acl", false, "with --governed: the base directory has a default ACL too, which every file and directory of the run inherits")
 	fl.BoolVar(&f.embedded, "embedded", false, "run a namespace service member in this process instead of connecting to --meta")
 	fl.BoolVar(&f.embeddedTLS, "embedded-tls", false, "with --embedded: serve and connect with TLS, on a CA and certificate of the run's own (default: plaintext)")
 	fl.StringVar(&f.dataDir, "data-dir", "", "with --embedded: the member's data directory (default: a temporary one, removed afterwards)")
@@ -196,8 +214,10 @@ func runBenchMeta(ctx context.Context, f *benchMetaFlags, stdout, stderr io.Writ
 	}
 	addr, target := metaAddr(f.meta), metaAddr(f.meta)
 	embeddedToken := ""
+	var emb *metabench.Embedded
 	if f.embedded {
-		emb, closeEmb, err := f.startEmbedded(ctx, stderr)
+		var closeEmb func()
+		emb, closeEmb, err = f.startEmbedded(ctx, stderr)
 		if err != nil {
 			return err
 		}
@@ -206,7 +226,13 @@ func runBenchMeta(ctx context.Context, f *benchMetaFlags, stdout, stderr io.Writ
 		embeddedToken = emb.Token()
 	}
 	cfg.Target = target
-	if cfg.Clients, err = f.clients(addr, f.ns, embeddedToken); err != nil {
+	if f.embeddedUser != "" {
+		closeAdmin, err := f.asEmbeddedUser(ctx, emb, &cfg)
+		if err != nil {
+			return err
+		}
+		defer closeAdmin()
+	} else if cfg.Clients, err = f.clients(addr, f.ns, embeddedToken); err != nil {
 		return err
 	}
 	defer closeClients(cfg.Clients)
@@ -231,6 +257,12 @@ func runBenchMeta(ctx context.Context, f *benchMetaFlags, stdout, stderr io.Writ
 // clients makes the --conns clients of the service at addr, with token tok
 // (empty: the one the client finds).
 func (f *benchMetaFlags) clients(addr, ns, tok string) ([]*client.Client, error) {
+	return f.clientsN(addr, ns, tok, f.conns)
+}
+
+// clientsN makes n clients of the service at addr, with token tok (empty:
+// the one the client finds).
+func (f *benchMetaFlags) clientsN(addr, ns, tok string, n int) ([]*client.Client, error) {
 	cfg, err := clientConfig(addr, ns, f.timeout, f.tokenFile)
 	if err != nil {
 		return nil, err
@@ -245,7 +277,7 @@ func (f *benchMetaFlags) clients(addr, ns, tok string) ([]*client.Client, error)
 		cfg.TLS = f.tlsClient
 	}
 	var cs []*client.Client
-	for range f.conns {
+	for range n {
 		c, err := client.New(cfg)
 		if err != nil {
 			closeClients(cs)
@@ -276,6 +308,9 @@ func (f *benchMetaFlags) config() (metabench.Config, error) {
 	}
 	if f.embedded && f.meta != "" {
 		return metabench.Config{}, errors.New("--embedded and --meta exclude each other")
+	}
+	if err := f.validateEmbeddedUser(); err != nil {
+		return metabench.Config{}, err
 	}
 	dir := f.dir
 	if dir == "" {

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/stratafs/strata/internal/bulkload"
 	"github.com/stratafs/strata/internal/fsimage"
 	"github.com/stratafs/strata/internal/nsimport"
 	pb "github.com/stratafs/strata/proto/strata/v1"
@@ -28,6 +29,7 @@ type importFlags struct {
 	workDir, timeZone string
 	tableSize         string
 	noDigest          bool
+	replication       uint32
 }
 
 func importCmd() *cobra.Command {
@@ -41,7 +43,10 @@ not exist (created with --mode and --store) or an empty one.
 
 What comes in: every file and directory the image's root reaches, with its
 permission, owner, group, times, length, replication, block size, and the
-quotas of directories (recorded and shown by -count -q; not enforced yet).
+quotas of directories. HDFS charges a space quota with each byte times its
+replication, Strata with each byte once: a space quota comes in divided by
+the cluster's default replication (--replication, its dfs.replication, which
+an image does not record), so that it still holds the data it held.
 Symbolic links do not (Strata has none): they are counted. Neither do the
 inodes that only snapshots see.
 
@@ -82,6 +87,7 @@ zone of the machine oiv ran on (--time-zone).`,
 	fl.StringVar(&f.timeZone, "time-zone", "UTC", "text form: the time zone oiv wrote its times in (an IANA name, or Local)")
 	fl.StringVar(&f.tableSize, "table-size", "256MiB", "the size at which a table is closed and the next begun")
 	fl.BoolVar(&f.noDigest, "no-digest", false, "do not check the image against IMAGE.md5")
+	fl.Uint32Var(&f.replication, "replication", bulkload.DefaultReplication, "the HDFS cluster's dfs.replication: space quotas are divided by it")
 	f.client.register(cmd)
 	return cmd
 }
@@ -90,6 +96,9 @@ func (f *importFlags) run(cmd *cobra.Command, image, ns string) error {
 	info, err := f.namespace(ns)
 	if err != nil {
 		return err
+	}
+	if f.replication == 0 || f.replication > 512 {
+		return fmt.Errorf("--replication %d: HDFS's is 1 to 512", f.replication)
 	}
 	tableSize, err := parseBytes(f.tableSize)
 	if err != nil || tableSize <= 0 {
@@ -112,7 +121,7 @@ func (f *importFlags) run(cmd *cobra.Command, image, ns string) error {
 	defer c.Close()
 	show := newPhases()
 	res, err := nsimport.Run(cmd.Context(), c, src, nsimport.Options{Namespace: info, WorkDir: f.workDir, Key: key,
-		MetadataOnly: info.Mode != pb.NamespaceMode_NAMESPACE_MODE_CACHE, TableBytes: uint64(tableSize), Progress: show.update})
+		MetadataOnly: info.Mode != pb.NamespaceMode_NAMESPACE_MODE_CACHE, TableBytes: uint64(tableSize), Replication: f.replication, Progress: show.update})
 	show.done()
 	if err != nil {
 		return fmt.Errorf("%w (what was done is kept in %s: run the same command again to go on)", err, f.workDir)
@@ -251,6 +260,10 @@ func printImport(w io.Writer, ns string, r *nsimport.Result) error {
 	}
 	if r.SnapshotOnly > 0 {
 		fmt.Fprintf(&b, "left out: %d inodes only snapshots see\n", r.SnapshotOnly)
+	}
+	if r.SpaceQuotas > 0 {
+		fmt.Fprintf(&b, "%d space quotas divided by %d (dfs.replication, --replication): HDFS counts bytes times replication, Strata once\n",
+			r.SpaceQuotas, r.Replication)
 	}
 	if r.UnderConstruction > 0 {
 		fmt.Fprintf(&b, "%d files were open for writing: they came in closed, at the length their blocks had\n", r.UnderConstruction)

@@ -24,9 +24,11 @@ lives in object storage. One binary runs every part:
   strata meta             a namespace service member
   strata worker           a cache worker (one per compute node)
   strata fs -ls /         the hadoop fs-style client
+  strata mount NS DIR     mount a namespace with FUSE (strata umount DIR)
   strata admin ...        namespaces and cluster status
   strata bench meta       metadata benchmark
   strata version          version, source revision and Go version
+  strata agent            the Go client served to the Python package (it starts it)
 
 Clients find the namespace service with --meta HOST:PORT or $STRATA_META
 (default 127.0.0.1:7700); for a Raft group of several members, give them
@@ -36,7 +38,7 @@ all, comma-separated: calls follow the leader across failovers.`,
 		SilenceErrors: true,
 	}
 	root.SetVersionTemplate(versionText())
-	root.AddCommand(metaCmd(), workerCmd(), serverCmd(), fsCmd(), adminCmd(), benchCmd(), versionCmd())
+	root.AddCommand(metaCmd(), workerCmd(), serverCmd(), fsCmd(), adminCmd(), benchCmd(), agentCmd(), mountCmd(), umountCmd(), versionCmd())
 	markUsageErrors(root)
 	if err := root.Execute(); err != nil {
 		var ec exitCode

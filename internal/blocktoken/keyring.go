@@ -54,10 +54,15 @@ func (r Keyring) Around(now int64) []Key {
 // Issue returns a token for the file, valid for lifetime (at most a
 // period) from now, signed with the current key.
 func (r Keyring) Issue(now int64, lifetime time.Duration, mode Mode, namespace string, inode uint64, object string) ([]byte, int64) {
+	return r.IssueToken(now, lifetime, Token{Mode: mode, Namespace: namespace, Inode: inode, Object: object})
+}
+
+// IssueToken is Issue of t, whose key and expiry it sets.
+func (r Keyring) IssueToken(now int64, lifetime time.Duration, t Token) ([]byte, int64) {
 	life := min(lifetime.Milliseconds(), r.period())
 	if life <= 0 {
 		life = r.period()
 	}
-	exp := now + life
-	return Sign(Token{Expires: exp, Mode: mode, Namespace: namespace, Inode: inode, Object: object}, r.Current(now)), exp
+	t.Expires = now + life
+	return Sign(t, r.Current(now)), t.Expires
 }

@@ -17,6 +17,11 @@
 //	inode      8 bytes: the file's inode id
 //	namespace  uvarint length + bytes ("default" for the default namespace)
 //	object     uvarint length + bytes: cache mode's object key, or empty
+//	policy     1 byte, in version 2 only: the file's storage policy
+//	           (internal/storagepolicy), which says whether the workers
+//	           pin its blocks, cache them, and in which storage class the
+//	           bucket keeps them; version 1 (which a token of the default
+//	           policy still is) has none
 //	mac        32 bytes: HMAC-SHA256 with the key's secret of all the above
 package blocktoken
 
@@ -75,6 +80,8 @@ type Token struct {
 	Inode     uint64
 	// Object is the file's object key in cache mode, empty in block mode.
 	Object string
+	// Policy is the file's storage policy; 0 is the default's.
+	Policy uint8
 }
 
 // Key signs tokens. Its secret is derived from the cluster secret (see
@@ -86,8 +93,9 @@ type Key struct {
 }
 
 const (
-	version = 1
-	macLen  = sha256.Size
+	version       = 1
+	policyVersion = 2 // a token with a policy
+	macLen        = sha256.Size
 	// maxField bounds the namespace and object fields.
 	maxField = 4096
 )
@@ -105,7 +113,11 @@ var (
 func Sign(t Token, k Key) []byte {
 	t.KeyID = k.ID
 	b := make([]byte, 0, 32+len(t.Namespace)+len(t.Object)+macLen)
-	b = append(b, version)
+	v := byte(version)
+	if t.Policy != 0 {
+		v = policyVersion
+	}
+	b = append(b, v)
 	b = binary.BigEndian.AppendUint32(b, t.KeyID)
 	b = binary.BigEndian.AppendUint64(b, uint64(t.Expires))
 	b = append(b, byte(t.Mode))
@@ -114,6 +126,9 @@ func Sign(t Token, k Key) []byte {
 	b = append(b, t.Namespace...)
 	b = binary.AppendUvarint(b, uint64(len(t.Object)))
 	b = append(b, t.Object...)
+	if t.Policy != 0 {
+		b = append(b, t.Policy)
+	}
 	return append(b, mac(k.Secret, b)...)
 }
 
@@ -130,7 +145,7 @@ func Decode(b []byte) (Token, []byte, []byte, error) {
 	if len(b) == 0 {
 		return t, nil, nil, ErrMissing
 	}
-	if len(b) < 1+4+8+1+8+2+macLen || b[0] != version {
+	if len(b) < 1+4+8+1+8+2+macLen || b[0] != version && b[0] != policyVersion {
 		return t, nil, nil, ErrMalformed
 	}
 	body, sig := b[:len(b)-macLen], b[len(b)-macLen:]
@@ -144,7 +159,18 @@ func Decode(b []byte) (Token, []byte, []byte, error) {
 	if t.Namespace, p, ok = field(p); !ok {
 		return Token{}, nil, nil, ErrMalformed
 	}
-	if t.Object, p, ok = field(p); !ok || len(p) != 0 {
+	if t.Object, p, ok = field(p); !ok {
+		return Token{}, nil, nil, ErrMalformed
+	}
+	if body[0] == policyVersion {
+		// NB: a policy of 0 is written as version 1, so that a token has
+		// one encoding.
+		if len(p) == 0 || p[0] == 0 {
+			return Token{}, nil, nil, ErrMalformed
+		}
+		t.Policy, p = p[0], p[1:]
+	}
+	if len(p) != 0 {
 		return Token{}, nil, nil, ErrMalformed
 	}
 	if t.Mode < Read || t.Mode > Cache {

@@ -113,3 +113,28 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// A token of a file with a storage policy carries it, signed; one of the
+// default policy is a version 1 token, as before policies existed.
+func TestPolicy(t *testing.T) {
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC).UnixMilli()
+	b, _ := ring.IssueToken(now, time.Minute, Token{Mode: Write, Namespace: "lake", Inode: 42, Policy: 3})
+	got, err := Verify(b, now, keysAt(now))
+	if err != nil || got.Policy != 3 || b[0] != policyVersion {
+		t.Fatalf("got %+v %v (version %d)", got, err, b[0])
+	}
+	if plain, _ := ring.Issue(now, time.Minute, Write, "lake", 42, ""); plain[0] != version {
+		t.Fatalf("a token of the default policy has version %d", plain[0])
+	}
+	forged := bytes.Clone(b)
+	forged[len(forged)-macLen-1] = 1 // another policy, same signature
+	if _, err := Verify(forged, now, keysAt(now)); !errors.Is(err, ErrForged) {
+		t.Fatalf("a token whose policy was changed: %v", err)
+	}
+	zero := Sign(Token{Mode: Read, Namespace: "n", Inode: 1, Expires: now + 1}, ring.Current(now))
+	zero = append(append(bytes.Clone(zero[:len(zero)-macLen]), 0), zero[len(zero)-macLen:]...)
+	zero[0] = policyVersion
+	if _, _, _, err := Decode(zero); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("a version 2 token of policy 0: %v", err)
+	}
+}

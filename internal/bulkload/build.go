@@ -30,6 +30,11 @@ type Options struct {
 	// DataMissing lists, in Dir/unreachable.txt, every file with bytes:
 	// the namespace gets their metadata only.
 	DataMissing bool
+	// Replication is the HDFS cluster's default replication (its
+	// dfs.replication; 0: HDFS's default, 3), which a space quota is
+	// divided by: HDFS charges bytes times replication, Strata counts them
+	// once. An image does not record it.
+	Replication uint32
 	// Progress, if set, is told how each phase goes, now and then.
 	Progress func(Progress)
 	// OnTable, if set, is given each table once it is whole: those a
@@ -59,10 +64,24 @@ type Result struct {
 	// UnderConstruction counts the files that were open for writing:
 	// they come in closed, at the length their blocks had.
 	UnderConstruction uint64
+	// SpaceQuotas counts the directories with a space quota, each divided
+	// by Replication, the default replication it was taken to be.
+	SpaceQuotas uint64
+	Replication uint32
 	// Unreachable counts the files whose bytes the namespace cannot
 	// read (listed in UnreachableList when Options.DataMissing).
 	Unreachable     uint64
 	UnreachableList string
+}
+
+// DefaultReplication is HDFS's dfs.replication when a cluster does not set it.
+const DefaultReplication = 3
+
+func (o *Options) replication() uint32 {
+	if o.Replication == 0 {
+		return DefaultReplication
+	}
+	return o.Replication
 }
 
 // Count returns how many ids a build of src uses: the range to reserve.

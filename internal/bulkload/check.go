@@ -16,7 +16,7 @@ var ErrBadTable = errors.New("bulkload: not a table of the import")
 // only keys set (pebblekv.VerifyTable), each one a build of the import
 // whose ids are base..base+count-1 writes, with a value that decodes: an
 // entry of one of its directories naming one of its inodes, one of its
-// inodes, a quota of one of its directories. It returns how many keys it
+// inodes (with a directory's quotas). It returns how many keys it
 // read. What it cannot tell (that the sums are right, that every inode has
 // its entry) a table's builder vouches for, as a superuser's request.
 func Check(path string, base, count uint64) (uint64, error) {
@@ -57,9 +57,6 @@ func checkKV(k, v []byte, in func(uint64) bool) error {
 			return fmt.Errorf("an inode record that is not an imported one (%v)", err)
 		}
 		return nil
-	case kvschema.IsQuotaKey(k):
-		_, err := kvschema.DecodeQuota(v)
-		return err
 	}
 	return errors.New("a key of a kind an import does not write")
 }

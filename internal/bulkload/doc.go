@@ -5,7 +5,8 @@
 // writes the records of internal/kvschema: a directory entry and an inode
 // for every file and directory, the directories' per-subtree aggregates
 // (files, directories and bytes below, entries in it) summed in the same
-// build, and a quota record for each directory that has one. It is not the
+// build, and a directory's quotas in its inode (HDFS's space quota divided
+// by the cluster's default replication: Options.Replication). It is not the
 // import's protocol with the service (internal/metaserver's importer) and
 // knows nothing of Raft.
 //
@@ -19,7 +20,7 @@
 // directory's depth and path length, and the subtree sums. Then the
 // tables, one key range at a time, each in key order: the directory
 // entries (directories by rank, each one's children by name), the inodes
-// (by rank), the quotas. The inode of rank r gets id Base+r, so ids are
+// (by rank). The inode of rank r gets id Base+r, so ids are
 // those of the range the service reserved, and keys come out sorted
 // without a sort of the whole tree.
 //

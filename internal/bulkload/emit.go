@@ -18,8 +18,7 @@ import (
 // The key ranges a build writes, each as tables of its own, in this order.
 const (
 	streamNames  = "names"  // directory entries, 0x02
-	streamInodes = "inodes" // inodes, 0x03
-	streamQuotas = "quotas" // quotas, 0x13
+	streamInodes = "inodes" // inodes, 0x03, a directory's quotas in its own
 )
 
 // emit writes the tables the manifest does not list yet.
@@ -27,7 +26,7 @@ func (b *builder) emit() error {
 	for _, s := range []struct {
 		name string
 		fn   func(start uint64, out *tables) error
-	}{{streamNames, b.emitNames}, {streamInodes, b.emitInodes}, {streamQuotas, b.emitQuotas}} {
+	}{{streamNames, b.emitNames}, {streamInodes, b.emitInodes}} {
 		start, _ := b.m.resume(s.name)
 		out := &tables{b: b, stream: s.name}
 		if err := s.fn(start, out); err != nil {
@@ -201,31 +200,14 @@ func (b *builder) inode(r uint64, rec *record, n *kvschema.Inode) {
 		a := &b.agg[s]
 		n.Type = kvschema.TypeDir
 		n.Children, n.SubFiles, n.SubDirs, n.SubLength = a.children, a.subFiles, a.subDirs, a.subLen
+		if rec.NSQuota != fsimage.NoQuota || rec.DSQuota != fsimage.NoQuota {
+			n.Quota = &kvschema.Quota{Names: rec.NSQuota, Space: b.spaceQuota(rec.DSQuota)}
+		}
 		return
 	}
 	n.Type, n.Length, n.BlockSize = kvschema.TypeFile, rec.Length, rec.BlockSize
 	// Erasure-coded files record no replication; HDFS reports them at 1.
 	n.Replication = max(rec.Replication, 1)
-}
-
-// emitQuotas writes the quota record of every reached directory that has
-// a quota.
-func (b *builder) emitQuotas(start uint64, out *tables) error {
-	var rec record
-	return b.eachDir(func(s, r uint64) error {
-		if r < start || !b.reach.has(r) {
-			return nil
-		}
-		b.sc.read(b.off[r]-1, &rec)
-		if rec.NSQuota == fsimage.NoQuota && rec.DSQuota == fsimage.NoQuota {
-			return nil
-		}
-		q := kvschema.Quota{Names: rec.NSQuota, Space: rec.DSQuota}
-		if err := out.set(kvschema.QuotaKey(b.o.Base+r), kvschema.EncodeQuota(q)); err != nil {
-			return err
-		}
-		return out.boundary(r + 1)
-	})
 }
 
 // report lists, one path a line, every reached file with bytes: those
@@ -264,6 +246,17 @@ func (b *builder) report() error {
 	return b.m.save()
 }
 
+// spaceQuota is Strata's space quota for HDFS's q: HDFS charges a file's
+// bytes times its replication against it, Strata each byte once, so the
+// bytes an admin could store under it stay what they were at the cluster's
+// default replication (Options.Replication).
+func (b *builder) spaceQuota(q int64) int64 {
+	if q == fsimage.NoQuota {
+		return q
+	}
+	return q / int64(b.o.replication())
+}
+
 // result sums the build up.
 func (b *builder) result() (*Result, error) {
 	res := b.res
@@ -280,12 +273,17 @@ func (b *builder) result() (*Result, error) {
 			res.SnapshotOnly++
 		case b.links.has(r):
 			res.Symlinks++
-		case !isDir && b.o.DataMissing:
+		case isDir:
+			if b.sc.read(b.off[r]-1, &rec); rec.DSQuota != fsimage.NoQuota {
+				res.SpaceQuotas++
+			}
+		case b.o.DataMissing:
 			if b.sc.read(b.off[r]-1, &rec); rec.Length > 0 {
 				res.Unreachable++
 			}
 		}
 	}
+	res.Replication = b.o.replication()
 	if b.o.DataMissing {
 		res.UnreachableList = filepath.Join(b.o.Dir, "unreachable.txt")
 	}

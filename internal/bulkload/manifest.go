@@ -32,21 +32,24 @@ type manifest struct {
 	Base    uint64
 	Count   uint64
 	Data    bool
-	Tables  []Table
+	// Replication divides the space quotas (Options.Replication).
+	Replication uint32
+	Tables      []Table
 	// Report is set once unreachable.txt is whole.
 	Report bool
 
 	path string
 }
 
-const manifestVersion = 1
+// manifestVersion 2: quotas in the inodes, not a table stream of their own.
+const manifestVersion = 2
 
 // ErrOtherBuild is a work directory that holds another build's tables.
 var ErrOtherBuild = errors.New("bulkload: the work directory holds another build")
 
 func loadManifest(o Options) (*manifest, error) {
 	m := &manifest{Version: manifestVersion, Key: o.Key, Base: o.Base, Data: o.DataMissing,
-		path: filepath.Join(o.Dir, "manifest.json")}
+		Replication: o.replication(), path: filepath.Join(o.Dir, "manifest.json")}
 	b, err := os.ReadFile(m.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return m, nil
@@ -58,7 +61,7 @@ func loadManifest(o Options) (*manifest, error) {
 	if err := json.Unmarshal(b, &old); err != nil {
 		return nil, fmt.Errorf("%s: %w", m.path, err)
 	}
-	if old.Version != m.Version || old.Key != m.Key || old.Base != m.Base || old.Data != m.Data {
+	if old.Version != m.Version || old.Key != m.Key || old.Base != m.Base || old.Data != m.Data || old.Replication != m.Replication {
 		return nil, fmt.Errorf("%w (of %q at id %d): remove it, or give the same source and options", ErrOtherBuild, old.Key, old.Base)
 	}
 	old.path = m.path

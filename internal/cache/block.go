@@ -48,6 +48,8 @@ type segment uint8
 const (
 	probation segment = iota // cached, not read since (or demoted)
 	protected                // read at least once since cached
+	pinned                   // never evicted (Pin; pin.go)
+	segments
 )
 
 // block is one cached block: its pages and its place in eviction order.
@@ -69,6 +71,7 @@ type block struct {
 		drops    uint64 // pages dropped so far: a reader that saw another value raced a drop
 		writers  int    // calls writing its files (see beginWriteLocked)
 		removed  bool   // out of the index; its files go when writers reach 0
+		pinned   bool   // Pin was asked, and the sidecar says so: seg is pinned once in the index
 		seg      segment
 		prev     *block
 		next     *block
@@ -162,8 +165,8 @@ type dirState struct {
 		reserved int64 // bytes of pages being written
 		blocks   int64
 		pages    int64
-		segBytes [2]int64
-		lists    [2]lru
+		segBytes [segments]int64
+		lists    [segments]lru
 	}
 }
 
@@ -177,8 +180,9 @@ const protectedShare = 0.8
 func newDirState(d Dir, cfg Config) *dirState {
 	s := &dirState{root: filepath.Join(d.Path, formatDir)}
 	s.setCapacity(d.Capacity, cfg)
-	s.mu.lists[probation].init()
-	s.mu.lists[protected].init()
+	for i := range s.mu.lists {
+		s.mu.lists[i].init()
+	}
 	return s
 }
 

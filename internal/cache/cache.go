@@ -139,6 +139,10 @@ type Stats struct {
 	// Filled is the bytes of pages stored: fetched from the bucket, written
 	// through, loaded, or committed by a short-circuit writer.
 	Filled uint64
+	// Pinned is the bytes of pinned blocks (Pin), never evicted;
+	// PinRefusals counts the pins refused because they would not fit.
+	Pinned      int64
+	PinRefusals uint64
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -155,7 +159,7 @@ type Cache struct {
 	dirs []*dirState
 	bufs sync.Pool // *[]byte of one page, for partial-page reads
 
-	hits, misses, evictions, evictedBytes, corruptions, filled atomic.Uint64
+	hits, misses, evictions, evictedBytes, corruptions, filled, pinRefusals atomic.Uint64
 
 	clamped []Clamp // set by Open
 
@@ -214,6 +218,7 @@ func (c *Cache) Stats() Stats {
 	s := Stats{
 		Hits: c.hits.Load(), Misses: c.misses.Load(), Evictions: c.evictions.Load(),
 		EvictedBytes: c.evictedBytes.Load(), Corruptions: c.corruptions.Load(), Filled: c.filled.Load(),
+		PinRefusals: c.pinRefusals.Load(),
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -223,6 +228,7 @@ func (c *Cache) Stats() Stats {
 		s.Reserved += d.mu.reserved
 		s.Blocks += d.mu.blocks
 		s.Pages += d.mu.pages
+		s.Pinned += d.mu.segBytes[pinned]
 	}
 	return s
 }

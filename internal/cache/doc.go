@@ -45,9 +45,10 @@
 //	header:  magic "SCMF" | version u16 (=2) | key length u16 | page size u64
 //	         | created u64 (unix ns, Config.Clock) | chunk size u32 | key
 //	         | crc u32 of the above
-//	records: kind u8 (1 page present, 2 page dropped) | 3 zero bytes
-//	         | page index u32 | page length u32 (0 if dropped)
-//	         | chunk crc u32, one per chunk of the page (one 0 if dropped)
+//	records: kind u8 (1 page present, 2 page dropped, 3 pin) | 3 zero bytes
+//	         | page index u32 (a pin's: 1 pinned, 0 unpinned) | page length
+//	         | u32 (0 if dropped, and for a pin)
+//	         | chunk crc u32, one per chunk of the page (one 0 if dropped or a pin)
 //	         | crc u32 of the record's bytes before it
 //
 // A present record of a 1 MiB page in 64 KiB chunks is 80 bytes. Version 1
@@ -73,6 +74,14 @@
 // unreadable sidecars and all but the newest gen of a key. It never reads
 // data files: a claim whose data is bad anyway (a disk that lied about
 // fdatasync) is found by the CRC check of the first read and dropped.
+//
+// Pins. A pinned block (Pin: a HOT file's, internal/storagepolicy) is never
+// evicted, up to the low watermark of its directory: a pin that would take
+// the pinned bytes past it is refused (ErrPinsFull), and the block stays
+// evictable, so that the room between the watermarks is always left to
+// the other blocks. Its sidecar records the pin, so a restart keeps it; code that
+// knows no pin record finds such a sidecar unreadable and drops the block,
+// which is fetched again, never misread.
 //
 // Links. Open refuses a strata-cache-v1 that is a symbolic link or not the
 // worker's user's, and removes a link where a subdirectory goes; no data

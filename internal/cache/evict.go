@@ -13,7 +13,8 @@ import (
 // blocks read once cannot flush the blocks read repeatedly, and among equals
 // the least recently used goes first. A Put refreshes a block's place in
 // its segment but does not promote it: filling a block page by page is not
-// reuse. Blocks being written are skipped.
+// reuse. Blocks being written are skipped, and pinned ones are in a segment
+// of their own that eviction never takes from (pin.go).
 //
 // Eviction by block rather than by page frees space for real (the files are
 // unlinked) without punching holes, and keeps the index small.
@@ -22,6 +23,10 @@ import (
 func (c *Cache) touchLocked(b *block, hit bool) {
 	d := b.dir
 	d.mu.lists[b.mu.seg].remove(b)
+	if b.mu.seg == pinned {
+		d.mu.lists[pinned].pushFront(b)
+		return
+	}
 	if hit && b.mu.seg == probation {
 		d.mu.segBytes[probation] -= b.mu.bytes
 		b.mu.seg = protected
@@ -112,7 +117,7 @@ func (c *Cache) dropPageLocked(b *block, i int64) {
 }
 
 // settleLocked follows drops of b's pages: an empty block leaves the index;
-// otherwise the caller must record the drops in the sidecar (persistDrops)
+// otherwise the caller must record the drops in the sidecar (persistPending)
 // after releasing the lock.
 //
 // NB: after Close, files are left alone; the sidecar keeps claiming the
@@ -131,9 +136,10 @@ func (c *Cache) settleLocked(b *block) (files []string, record bool) {
 	return nil, true
 }
 
-// persistDrops appends the drop records of b, best effort: a drop the
-// sidecar misses is found again by the CRC check after a restart.
-func (c *Cache) persistDrops(b *block) {
+// persistPending appends b's pending records (drops, pins), best effort: a
+// drop the sidecar misses is found again by the CRC check after a restart,
+// and a pin it misses leaves the block evictable after one.
+func (c *Cache) persistPending(b *block) {
 	_ = c.persist(b, nil)
 	c.endWrite(b)
 }
@@ -168,7 +174,7 @@ func (c *Cache) Invalidate(key string, off, length int64) {
 	c.corruptions.Add(uint64(dropped))
 	c.removeFiles(files)
 	if record {
-		c.persistDrops(b)
+		c.persistPending(b)
 	}
 }
 

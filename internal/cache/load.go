@@ -239,7 +239,7 @@ func (c *Cache) loadBlock(d *dirState, db *diskBlock) (b *block, keep bool) {
 		return nil, false
 	}
 	b.created, b.chunk = s.created, s.chunk
-	b.mu.pages = s.pages
+	b.mu.pages, b.mu.pinned = s.pages, s.pinned
 	b.persist.metaLen, b.persist.records = s.validLen, s.records
 	for _, pg := range s.pages {
 		if pg.state == present {
@@ -260,7 +260,9 @@ func (c *Cache) loadBlock(d *dirState, db *diskBlock) (b *block, keep bool) {
 	return b, false
 }
 
-// addLoadedLocked puts a loaded block in the index and accounts its pages.
+// addLoadedLocked puts a loaded block in the index and accounts its pages;
+// a block its sidecar says is pinned is pinned again (if the pins still
+// fit: pinLocked).
 func (c *Cache) addLoadedLocked(b *block) {
 	c.addBlockLocked(b)
 	d := b.dir
@@ -268,4 +270,9 @@ func (c *Cache) addLoadedLocked(b *block) {
 	bytes := b.mu.bytes
 	b.mu.bytes = 0
 	addBytesLocked(b, bytes)
+	if b.mu.pinned {
+		if err := c.pinLocked(b); err != nil {
+			b.mu.pinned = false // recorded at its next append; evictable till then
+		}
+	}
 }

@@ -187,7 +187,7 @@ func (c *Cache) confirmCorrupt(v view, s span, err error) error {
 	c.corruptions.Add(1)
 	c.removeFiles(files)
 	if record {
-		c.persistDrops(b)
+		c.persistPending(b)
 	}
 	return fmt.Errorf("%w: %s page %d: %w", ErrCorrupt, b.key, s.idx, err)
 }

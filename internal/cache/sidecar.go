@@ -17,6 +17,7 @@ const (
 	recordFixed  = 12 // record bytes before its CRCs
 	recPresent   = 1
 	recDropped   = 2
+	recPinned    = 3  // the block is pinned (page index 1) or no longer (0)
 	compactSlack = 32 // records a sidecar may hold beyond twice its live pages
 )
 
@@ -72,6 +73,7 @@ type sidecar struct {
 	records  int    // valid records
 	validLen int64  // bytes of header and valid records
 	torn     bool   // bytes follow the valid records
+	pinned   bool   // the last pin record pinned the block
 }
 
 var errBadSidecar = errors.New("cache: bad sidecar")
@@ -165,6 +167,11 @@ func (s *sidecar) apply(r []byte) error {
 		if int(idx) < len(s.pages) {
 			s.pages[idx] = page{}
 		}
+	case recPinned:
+		if n != 0 || idx > 1 {
+			return fmt.Errorf("%w: a pin record of %d, %d", errBadSidecar, idx, n)
+		}
+		s.pinned = idx == 1
 	default:
 		return fmt.Errorf("%w: record kind %d", errBadSidecar, kind)
 	}
@@ -217,11 +224,14 @@ func (c *Cache) persist(b *block, data cachefs.File) error {
 }
 
 func presentRecordsLocked(b *block) []record {
-	recs := make([]record, 0, b.mu.npresent)
+	recs := make([]record, 0, b.mu.npresent+1)
 	for i, pg := range b.mu.pages {
 		if pg.state == present {
 			recs = append(recs, record{kind: recPresent, idx: uint32(i), n: pg.n, crcs: pg.crcs})
 		}
+	}
+	if b.mu.pinned {
+		recs = append(recs, record{kind: recPinned, idx: 1})
 	}
 	return recs
 }

@@ -119,6 +119,8 @@ var (
 	SetOwner          = entryStep("SetOwner", (*pb.SetOwnerRequest).GetPath)
 	SetTimes          = entryStep("SetTimes", (*pb.SetTimesRequest).GetPath)
 	RecoverLease      = entryStep("RecoverLease", (*pb.RecoverLeaseRequest).GetPath)
+	ModifyAcl         = entryStep("ModifyAcl", (*pb.ModifyAclRequest).GetPath)
+	GetAclStatus      = entryStep("GetAclStatus", (*pb.GetAclStatusRequest).GetPath)
 
 	List     = step("List", prepareList)
 	Open     = step("Open", prepareOpen)

@@ -266,6 +266,21 @@ func (w *Writer) Close() error {
 	return err
 }
 
+// Abort gives the write up as a failed one, for a writer whose caller is
+// gone (the Python package's agent aborts the writers of a process that
+// exited): nothing more is committed, a new file never flushed is removed,
+// an appended or flushed one is left to lease recovery. After Close it does
+// nothing.
+func (w *Writer) Abort() {
+	if w.closed {
+		return
+	}
+	if w.failed == nil {
+		w.failed = fserr.Errorf(fserr.ErrInvalidArgument, "write %s: aborted", w.path)
+	}
+	_ = w.Close()
+}
+
 // completeContent fills req with the content to commit: inline, or the
 // blocks not committed by a flush (none in cache mode, whose object the
 // worker completed).

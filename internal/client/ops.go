@@ -25,6 +25,9 @@ type FileStatus struct {
 	UnderConstruction bool
 	Children          uint64 // entries of a directory
 	InodeID           uint64
+	// HasACL: the entry has an ACL (ACLStatus), and Perm's group bits are
+	// its mask.
+	HasACL bool
 }
 
 func statusFromProto(parent string, st *pb.FileStatus) *FileStatus {
@@ -36,7 +39,7 @@ func statusFromProto(parent string, st *pb.FileStatus) *FileStatus {
 		Length: st.Length, Perm: st.Permission, Owner: st.Owner, Group: st.Group,
 		ModTime: time.UnixMilli(st.ModificationTime), AccTime: time.UnixMilli(st.AccessTime),
 		Replication: st.Replication, BlockSize: st.BlockSize, UnderConstruction: st.UnderConstruction,
-		Children: st.Children, InodeID: st.InodeId}
+		Children: st.Children, InodeID: st.InodeId, HasACL: st.HasAcl}
 }
 
 // Stat returns the status of the file or directory name.
@@ -175,9 +178,8 @@ type ContentSummary struct {
 	// LoadedOnly: in a cache-mode namespace the counts are of what the
 	// service has loaded from the bucket, which may be less than it holds.
 	LoadedOnly bool
-	// Quota and SpaceQuota are a directory's quotas on entries and on
-	// bytes times replication (imported from HDFS); -1 when not set.
-	Quota, SpaceQuota int64
+	// Quota is a directory's quotas; nil if it has none.
+	Quota *Quota
 }
 
 // ContentSummary returns path's aggregates, kept exact by the service.
@@ -193,9 +195,9 @@ func (c *Client) ContentSummary(ctx context.Context, path string) (*ContentSumma
 		return nil, err
 	}
 	sum := &ContentSummary{Length: r.Length, FileCount: r.FileCount, DirectoryCount: r.DirectoryCount,
-		SpaceConsumed: r.SpaceConsumed, LoadedOnly: r.LoadedOnly, Quota: -1, SpaceQuota: -1}
+		SpaceConsumed: r.SpaceConsumed, LoadedOnly: r.LoadedOnly}
 	if q := r.GetQuota(); q != nil {
-		sum.Quota, sum.SpaceQuota = q.GetNames(), q.GetSpace()
+		sum.Quota = &Quota{Names: q.GetNames(), Space: q.GetSpace()}
 	}
 	return sum, nil
 }

@@ -291,6 +291,12 @@ func (r *Reader) Seek(offset int64, whence int) (int64, error) {
 // nothing ahead; Read's are sequential.
 func (r *Reader) ReadAt(p []byte, off int64) (int, error) { return r.readAt(p, off, true) }
 
+// ReadAtAhead is ReadAt for a caller that reads the file in order, several
+// pieces at once (the Python package's agent reads a sequential reader's
+// next chunks so): its reads are taken for sequential, so the workers read
+// on ahead as they do for Read's. Safe for concurrent use, as ReadAt.
+func (r *Reader) ReadAtAhead(p []byte, off int64) (int, error) { return r.readAt(p, off, false) }
+
 func (r *Reader) readAt(p []byte, off int64, random bool) (int, error) {
 	if off < 0 {
 		return 0, fserr.Errorf(fserr.ErrInvalidArgument, "read %s: negative offset", r.Status.Path)

@@ -41,7 +41,27 @@ var (
 	// ErrNotLeader: the member asked is not the namespace service's leader;
 	// LeaderOf tells the leader it knows of, if any.
 	ErrNotLeader = errors.New("not the leader")
+	// ErrNSQuotaExceeded: the operation would put more names (files and
+	// directories) under a directory than its name quota allows (HDFS's
+	// NSQuotaExceededException; EDQUOT to a POSIX caller).
+	ErrNSQuotaExceeded = errors.New("name quota exceeded")
+	// ErrDSQuotaExceeded: the operation would put more bytes under a
+	// directory than its space quota allows (HDFS's
+	// DSQuotaExceededException; EDQUOT to a POSIX caller).
+	ErrDSQuotaExceeded = errors.New("space quota exceeded")
+	// ErrNoXAttr: the file has no extended attribute of that name (ENODATA
+	// to a POSIX caller).
+	ErrNoXAttr = errors.New("no such extended attribute")
+	// ErrInvalidACL: an ACL, or a change to one, that HDFS's rules refuse
+	// (HDFS's AclException).
+	ErrInvalidACL = errors.New("invalid ACL")
 )
+
+// IsQuota reports whether err is a quota refusal, of names or of space:
+// what a POSIX caller sees as EDQUOT.
+func IsQuota(err error) bool {
+	return errors.Is(err, ErrNSQuotaExceeded) || errors.Is(err, ErrDSQuotaExceeded)
+}
 
 // NotLeader returns ErrNotLeader naming the leader's address ("" when no
 // leader is known).

@@ -58,8 +58,8 @@ The -v option displays a header line.
 The -x option excludes snapshots from being calculated (Strata has none).
 The -u option shows the quota and
 the usage against the quota without the detailed content summary.
-Quotas come with a namespace imported from HDFS (Strata records them and does
-not enforce them yet); a quota not set shows as "none", what remains as "inf".
+Quotas are set with 'strata admin quota'; a space quota counts each byte once
+(HDFS counts it times its replication).
 The counts come from aggregates the service keeps, without walking the tree.`},
 		&command{name: "cp", usage: "[-f] [-p | -p[topax]] [-d] <src> ... <dst>", run: runCp, desc: `
 Copy files that match the file pattern <src> to a destination.  When copying
@@ -71,8 +71,8 @@ Flags :
            ACL, XAttr). If -p is specified with no arg, then preserves
            timestamps, ownership, permission. If -pa is specified, then
            preserves permission also because ACL is a super-set of
-           permission. Strata has no ACLs or XAttrs: -pa preserves the
-           permission and -px nothing.
+           permission. (Strata's -cp does not copy ACLs and XAttrs yet: -pa
+           preserves the permission and -px nothing.)
 -f         Overwrite the destination if it already exists.
 -d         Skip creation of temporary file(<dst>._COPYING_).
 ` + progressNote},

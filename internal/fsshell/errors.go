@@ -89,6 +89,9 @@ func (sh *shell) explain(text, abs string, err error) error {
 		return errPath(text, msgUnsupported+": "+detail(err))
 	case errors.Is(err, fserr.ErrLeaseConflict):
 		return errPath(text, "File is being written by another client")
+	case fserr.IsQuota(err), errors.Is(err, fserr.ErrInvalidACL), errors.Is(err, fserr.ErrNoXAttr):
+		// HDFS's own words, as its exceptions carry them.
+		return errors.New(detail(err))
 	}
 	// NB: temporary conditions (ErrUnavailable: no live workers, the bucket
 	// unavailable, no leader found) are shown whole, cause included: their

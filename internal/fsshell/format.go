@@ -109,7 +109,11 @@ func (f *lsFormat) appendLine(b []byte, text string, st *client.FileStatus) []by
 		typ, repl = 'd', "-"
 	}
 	b = appendPerm(append(b, typ), st.Perm)
-	b = append(b, ' ')
+	if st.HasACL {
+		b = append(b, '+') // Ls's mark of an ACL
+	} else {
+		b = append(b, ' ')
+	}
 	if repl == "" {
 		b = appendRight(b, strconv.AppendUint(f.num[:0], uint64(st.Replication), 10), f.maxRepl)
 	} else {
@@ -267,11 +271,11 @@ const (
 var (
 	countHeader = fmt.Sprintf(countFormat, "DIR_COUNT", "FILE_COUNT", "CONTENT_SIZE")
 	quotaHeader = fmt.Sprintf(quotaFormat, "QUOTA", "REM_QUOTA", "SPACE_QUOTA", "REM_SPACE_QUOTA")
+	// noQuotas is how QuotaUsage prints a directory without quotas.
+	noQuotas = fmt.Sprintf(quotaFormat, "none", "inf", "none", "inf")
 )
 
 // countLine is ContentSummary.toString(qOption, hOption) before the path.
-// A quota not set prints as "none", what remains of it as "inf"; what
-// remains of one exceeded is negative, as in HDFS.
 func countLine(sum *client.ContentSummary, quotas, human bool) string {
 	size := func(n uint64) string {
 		if human {
@@ -279,24 +283,43 @@ func countLine(sum *client.ContentSummary, quotas, human bool) string {
 		}
 		return strconv.FormatUint(n, 10)
 	}
-	signed := func(n int64) string {
-		if n < 0 {
-			return "-" + size(uint64(-n))
-		}
-		return size(uint64(n))
-	}
 	prefix := ""
 	if quotas {
-		q, rem, sq, srem := "none", "inf", "none", "inf"
-		if sum.Quota >= 0 {
-			q, rem = signed(sum.Quota), signed(sum.Quota-int64(sum.DirectoryCount+sum.FileCount))
-		}
-		if sum.SpaceQuota >= 0 {
-			sq, srem = signed(sum.SpaceQuota), signed(sum.SpaceQuota-int64(sum.SpaceConsumed))
-		}
-		prefix = fmt.Sprintf(quotaFormat, q, rem, sq, srem)
+		prefix = quotaLine(sum, human)
 	}
 	return prefix + fmt.Sprintf(countFormat, size(sum.DirectoryCount), size(sum.FileCount), size(sum.Length))
+}
+
+// quotaLine is QuotaUsage.getQuotaUsage: a name quota shows if above 0, a
+// space quota if at least 0, each with what remains of it (below 0 once
+// exceeded); "none" and "inf" otherwise.
+func quotaLine(sum *client.ContentSummary, human bool) string {
+	if sum.Quota == nil {
+		return noQuotas
+	}
+	size := func(n int64) string {
+		if human {
+			return humanSigned(n)
+		}
+		return strconv.FormatInt(n, 10)
+	}
+	q, rem, sq, srem := "none", "inf", "none", "inf"
+	if n := sum.Quota.Names; n > 0 {
+		q, rem = size(n), size(n-int64(sum.FileCount+sum.DirectoryCount))
+	}
+	if s := sum.Quota.Space; s >= 0 {
+		sq, srem = size(s), size(s-int64(sum.SpaceConsumed))
+	}
+	return fmt.Sprintf(quotaFormat, q, rem, sq, srem)
+}
+
+// humanSigned is humanSize of a count that may be negative (a quota
+// exceeded), as long2String writes it: the sign, then the size.
+func humanSigned(n int64) string {
+	if n < 0 {
+		return "-" + humanSize(uint64(-n))
+	}
+	return humanSize(uint64(n))
 }
 
 // statTime is -stat's date: UTC, "yyyy-MM-dd HH:mm:ss".

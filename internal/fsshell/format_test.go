@@ -157,9 +157,9 @@ func TestTable(t *testing.T) {
 }
 
 func TestCountLines(t *testing.T) {
-	sum := &client.ContentSummary{Length: 1536, FileCount: 3, DirectoryCount: 2, SpaceConsumed: 4608, Quota: -1, SpaceQuota: -1}
+	sum := &client.ContentSummary{Length: 1536, FileCount: 3, DirectoryCount: 2, SpaceConsumed: 4608}
 	quota := *sum
-	quota.Quota, quota.SpaceQuota = 4, 4096
+	quota.Quota = &client.Quota{Names: 4, Space: 4096}
 	for _, c := range []struct {
 		sum           *client.ContentSummary
 		quotas, human bool
@@ -226,13 +226,17 @@ func TestLsLineAsFmt(t *testing.T) {
 			}
 			return fmt.Sprintf("%-*s ", w, s)
 		}
-		return fmt.Sprintf("%s%s %*s %s%s%*d %s %s", typ, permString(st.Perm), f.maxRepl, repl, pad(st.Owner, f.maxOwner),
+		acl := " "
+		if st.HasACL {
+			acl = "+"
+		}
+		return fmt.Sprintf("%s%s%s%*s %s%s%*d %s %s", typ, permString(st.Perm), acl, f.maxRepl, repl, pad(st.Owner, f.maxOwner),
 			pad(st.Group, f.maxGroup), f.maxLen, st.Length, st.ModTime.In(f.loc).Format("2006-01-02 15:04"), printable(text))
 	}
 	f := newLsFormat(time.FixedZone("odd", -(3*3600 + 17*60 + 30)))
 	for i, name := range []string{"/a/f", "/ünï/çødé", "/tab\there", "/del\x7f", "/bad\xff", "/日本語/ファイル"} {
 		st := *fileA
-		st.Perm, st.IsDir = uint32(i*0o1237)&0o1777, i%2 == 1
+		st.Perm, st.IsDir, st.HasACL = uint32(i*0o1237)&0o1777, i%2 == 1, i%3 == 1
 		st.Owner = strings.Repeat("o", i)
 		st.Length = uint64(i) * 987654321
 		st.ModTime = time.Date(1+i*1999, time.Month(1+i), 28, i, 59, 59, 0, time.UTC)

@@ -85,11 +85,11 @@ func runCount(sh *shell, args []string) error {
 			continue
 		}
 		sh.noteLoadedOnly("count", item, sum)
-		line := countLine(sum, quotas || usageOnly, human)
 		if usageOnly {
-			line = line[:len(quotaHeader)]
+			sh.printf("%s%s\n", quotaLine(sum, human), item.text)
+			continue
 		}
-		sh.printf("%s%s\n", line, item.text)
+		sh.printf("%s%s\n", countLine(sum, quotas, human), item.text)
 	}
 	return nil
 }

@@ -16,7 +16,8 @@
 //	0x01 name                             Namespace record (EncodeNamespace); in the trash,
 //	                                      with the times it was deleted and is to be purged
 //	0x02 parent(8) name                   Dentry: child inode id(8), type(1)
-//	0x03 inode(8)                         Inode record (EncodeInode)
+//	0x03 inode(8)                         Inode record (EncodeInode); version 2 carries the rare
+//	                                      extensions: storage policy, quota, ACL (inodeext.go)
 //	0x04 inode(8)                         inline content of a small file (raw bytes)
 //	0x05 inode(8) index(4)                Block record of a file (EncodeBlock)
 //	0x06 inode(8)                         detached subtree root awaiting purge; value: its bucket URI
@@ -31,9 +32,10 @@
 //	                                      last listed whole (EncodeObjectState)
 //	0x0D inode(8) offset(8)               bytes a writer flushed (hflush/hsync) at offset that no
 //	                                      block holds yet: a file being written's tail (raw bytes)
+//	0x0E inode(8) name                    an extended attribute of the inode: name with its
+//	                                      namespace ("user.x"), value the raw bytes
 //	0x11 token(8)                         a token the service issued (EncodeTokenRecord)
 //	0x12 import id                        a namespace import: its reserved ids, whether done (EncodeImport)
-//	0x13 inode(8)                         an imported directory's HDFS quotas (EncodeQuota)
 //
 // The applied index is written in the same batch as the state it covers, so
 // the state and the position in the log never disagree after a crash.
@@ -41,7 +43,8 @@
 // # Records
 //
 // Records start with a format version byte (1; 2 for namespace records,
-// which added the sync interval and still read version 1) followed by fields
+// which added the sync interval and still read version 1, and for inode
+// records with extensions, which an inode without any never has) followed by fields
 // in a fixed order: unsigned integers as uvarints, signed as varints, strings
 // and byte slices as a uvarint length then the bytes. Decoders reject
 // truncated input, unknown versions and trailing bytes.

@@ -4,11 +4,8 @@ import (
 	"encoding/binary"
 )
 
-// Prefixes of the records a namespace import adds.
-const (
-	prefixImport = 0x12
-	prefixQuota  = 0x13
-)
+// prefixImport is the prefix of the record of a namespace import.
+const prefixImport = 0x12
 
 // MaxImportID bounds the length of an import's id.
 const MaxImportID = 64
@@ -52,7 +49,7 @@ func DecodeImport(b []byte) (Import, error) {
 	return im, d.finish()
 }
 
-// IsDentryKey, IsInodeKey and IsQuotaKey tell the kind of a key (of its
+// IsDentryKey and IsInodeKey tell the kind of a key (of its
 // right length).
 func IsDentryKey(k []byte) bool { return len(k) > 9 && k[0] == prefixDentry }
 

@@ -18,6 +18,7 @@ const (
 	prefixLease     = 0x08
 	prefixObject    = 0x0C
 	prefixTail      = 0x0D
+	prefixXAttr     = 0x0E
 )
 
 // ErrCorrupt reports a key or record that does not decode.

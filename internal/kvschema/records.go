@@ -40,6 +40,9 @@ type Inode struct {
 	SubFiles  uint64
 	SubDirs   uint64
 	SubLength uint64
+	// Extensions (inodeext.go), which few inodes have: an inode with none
+	// encodes as it did before they existed.
+	InodeExt
 }
 
 // IsDir reports whether the inode is a directory.
@@ -71,7 +74,11 @@ func AppendInode(b []byte, n *Inode) []byte {
 	b = binary.AppendUvarint(b, n.SubFiles)
 	b = binary.AppendUvarint(b, n.SubDirs)
 	b = binary.AppendUvarint(b, n.SubLength)
-	return b
+	if n.InodeExt.empty() {
+		return b
+	}
+	b[0] = inodeExtVersion
+	return n.InodeExt.append(b)
 }
 
 // DecodeInode decodes an inode record.
@@ -108,7 +115,8 @@ type InodeView struct {
 // DecodeInodeView decodes an inode record into v.
 func DecodeInodeView(b []byte, v *InodeView) error {
 	d := decoder{b: b}
-	if d.byte() != recordVersion {
+	version := d.byte()
+	if version != recordVersion && version != inodeExtVersion {
 		return ErrCorrupt
 	}
 	n := &v.Inode
@@ -131,6 +139,9 @@ func DecodeInodeView(b []byte, v *InodeView) error {
 	n.SubFiles = d.uvarint()
 	n.SubDirs = d.uvarint()
 	n.SubLength = d.uvarint()
+	if version == inodeExtVersion {
+		n.InodeExt = decodeInodeExt(&d)
+	}
 	if err := d.finish(); err != nil {
 		return err
 	}

@@ -92,6 +92,8 @@ func TestOtherRecordsRoundTrip(t *testing.T) {
 
 func FuzzDecodeInode(f *testing.F) {
 	f.Add(EncodeInode(&Inode{ID: 1, Type: TypeFile, Name: "x"}))
+	f.Add(EncodeInode(&Inode{ID: 2, Type: TypeDir, Name: "y", InodeExt: InodeExt{Policy: 1,
+		Quota: &Quota{Names: 5, Space: -1}, ACL: []ACLEntry{{Type: ACLUser, Name: "u", Perm: 6}}, XAttrs: true}}))
 	f.Add([]byte{1, 2})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		n, err := DecodeInode(b)

@@ -228,3 +228,53 @@ func (s *Server) CommitImport(ctx context.Context, r *pb.CommitImportRequest) (*
 func (s *Server) AbortImport(ctx context.Context, r *pb.AbortImportRequest) (*pb.AbortImportResponse, error) {
 	return mutate(ctx, s.m, sm.AbortImport, r)
 }
+
+// SetQuota implements MetaService.
+func (s *Server) SetQuota(ctx context.Context, r *pb.SetQuotaRequest) (*pb.SetQuotaResponse, error) {
+	return mutate(ctx, s.m, sm.SetQuota, r)
+}
+
+// SetXAttr implements MetaService.
+func (s *Server) SetXAttr(ctx context.Context, r *pb.SetXAttrRequest) (*pb.SetXAttrResponse, error) {
+	return mutate(ctx, s.m, sm.SetXAttr, r)
+}
+
+// RemoveXAttr implements MetaService.
+func (s *Server) RemoveXAttr(ctx context.Context, r *pb.RemoveXAttrRequest) (*pb.RemoveXAttrResponse, error) {
+	return mutate(ctx, s.m, sm.RemoveXAttr, r)
+}
+
+// GetXAttrs implements MetaService.
+func (s *Server) GetXAttrs(ctx context.Context, r *pb.GetXAttrsRequest) (*pb.GetXAttrsResponse, error) {
+	return query(ctx, s.m, sm.GetXAttrs, r)
+}
+
+// ListXAttrs implements MetaService.
+func (s *Server) ListXAttrs(ctx context.Context, r *pb.ListXAttrsRequest) (*pb.ListXAttrsResponse, error) {
+	return query(ctx, s.m, sm.ListXAttrs, r)
+}
+
+// ModifyAcl implements MetaService.
+func (s *Server) ModifyAcl(ctx context.Context, r *pb.ModifyAclRequest) (*pb.ModifyAclResponse, error) {
+	return mutate(ctx, s.m, sm.ModifyAcl, r)
+}
+
+// GetAclStatus implements MetaService.
+func (s *Server) GetAclStatus(ctx context.Context, r *pb.GetAclStatusRequest) (*pb.GetAclStatusResponse, error) {
+	return query(ctx, s.m, sm.GetAclStatus, r)
+}
+
+// SetStoragePolicy implements MetaService.
+func (s *Server) SetStoragePolicy(ctx context.Context, r *pb.SetStoragePolicyRequest) (*pb.SetStoragePolicyResponse, error) {
+	return mutate(ctx, s.m, sm.SetStoragePolicy, r)
+}
+
+// GetStoragePolicy implements MetaService.
+func (s *Server) GetStoragePolicy(ctx context.Context, r *pb.GetStoragePolicyRequest) (*pb.GetStoragePolicyResponse, error) {
+	return query(ctx, s.m, sm.GetStoragePolicy, r)
+}
+
+// GetStoragePolicies implements MetaService.
+func (s *Server) GetStoragePolicies(ctx context.Context, r *pb.GetStoragePoliciesRequest) (*pb.GetStoragePoliciesResponse, error) {
+	return query(ctx, s.m, sm.GetStoragePolicies, r)
+}

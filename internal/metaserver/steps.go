@@ -109,6 +109,19 @@ var table = map[*sm.Op]steps{
 	sm.SyncListing.Op:    service,
 	sm.MarkStale.Op:      service,
 	sm.ForgetTokens.Op:   service,
+
+	// Quotas, extended attributes, ACLs and storage policies: the state
+	// machine checks them all (a quota's superuser too, in HDFS's words).
+	sm.SetQuota.Op:           {admit: admitAny, prepare: cachemode.NoBucketSide, finish: asIs, grant: noToken},
+	sm.SetXAttr.Op:           {admit: admitAny, prepare: cachemode.NoBucketSide, finish: asIs, grant: noToken},
+	sm.RemoveXAttr.Op:        {admit: admitAny, prepare: cachemode.NoBucketSide, finish: asIs, grant: noToken},
+	sm.ModifyAcl.Op:          {admit: admitAny, prepare: cachemode.ModifyAcl, finish: asIs, grant: noToken},
+	sm.SetStoragePolicy.Op:   {admit: admitAny, prepare: cachemode.NoBucketSide, finish: asIs, grant: noToken},
+	sm.GetXAttrs.Op:          read(cachemode.NoBucketSide),
+	sm.ListXAttrs.Op:         read(cachemode.NoBucketSide),
+	sm.GetAclStatus.Op:       read(cachemode.GetAclStatus),
+	sm.GetStoragePolicy.Op:   read(cachemode.NoBucketSide),
+	sm.GetStoragePolicies.Op: read(cachemode.NoBucketSide),
 }
 
 // refuseClients refuses a command of the service's own from a client (none
@@ -269,7 +282,7 @@ func grantOpen(ctx context.Context, m *Member, req sm.Request, resp proto.Messag
 	}
 	var err error
 	r.BlockToken, r.BlockTokenExpires, err = m.blocks.Issue(ctx, mode, req.GetHeader().GetNamespace(),
-		r.GetStatus().GetInodeId(), r.ObjectKey)
+		r.GetStatus().GetInodeId(), r.ObjectKey, r.StoragePolicy)
 	return err
 }
 
@@ -281,7 +294,7 @@ func grantCreate(ctx context.Context, m *Member, req sm.Request, resp proto.Mess
 	}
 	var err error
 	r.BlockToken, r.BlockTokenExpires, err = m.blocks.Issue(ctx, blocktoken.Write, req.GetHeader().GetNamespace(),
-		r.GetStatus().GetInodeId(), r.ObjectKey)
+		r.GetStatus().GetInodeId(), r.ObjectKey, r.StoragePolicy)
 	return err
 }
 
@@ -290,7 +303,7 @@ func grantAppend(ctx context.Context, m *Member, req sm.Request, resp proto.Mess
 	r := resp.(*pb.AppendResponse)
 	var err error
 	r.BlockToken, r.BlockTokenExpires, err = m.blocks.Issue(ctx, blocktoken.Write, req.GetHeader().GetNamespace(),
-		r.GetStatus().GetInodeId(), "")
+		r.GetStatus().GetInodeId(), "", r.StoragePolicy)
 	return err
 }
 
@@ -299,6 +312,6 @@ func grantFlush(ctx context.Context, m *Member, req sm.Request, resp proto.Messa
 	r := resp.(*pb.FlushResponse)
 	var err error
 	r.BlockToken, r.BlockTokenExpires, err = m.blocks.Issue(ctx, blocktoken.Write, req.GetHeader().GetNamespace(),
-		req.(*pb.FlushRequest).GetInodeId(), "")
+		req.(*pb.FlushRequest).GetInodeId(), "", r.StoragePolicy)
 	return err
 }

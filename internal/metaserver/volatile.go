@@ -3,7 +3,6 @@ package metaserver
 import (
 	raftpb "go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/encoding/protowire"
-
 )
 
 // Volatile entries: the log entries of hflushes (docs/datapath.md,

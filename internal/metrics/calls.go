@@ -53,7 +53,7 @@ func NewCalls(reg prometheus.Registerer, log *slog.Logger, slow time.Duration) *
 			Help: "Calls served, by method, transport (grpc or callwire) and class (OK, or the failure's reason)."},
 			[]string{"service", "method", "transport", "class"}),
 		seconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "strata_rpc_server_handling_seconds",
-			Help: "Time from a call's arrival at the service's interceptors to its answer (a stream: to its end).",
+			Help:    "Time from a call's arrival at the service's interceptors to its answer (a stream: to its end).",
 			Buckets: latencyBuckets}, []string{"service", "method"}),
 		Slow: newSlowCalls(log, slow),
 	}

@@ -53,7 +53,7 @@ func NewMember(reg prometheus.Registerer) *Member {
 			Help: "Snapshots sent to other members or received and restored, by kind and result (ok or error)."},
 			[]string{"kind", "result"}),
 		snapSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "strata_raft_snapshot_duration_seconds",
-			Help: "Time to send a snapshot (checkpoint and stream) or to restore a received one.",
+			Help:    "Time to send a snapshot (checkpoint and stream) or to restore a received one.",
 			Buckets: prometheus.ExponentialBuckets(.01, 4, 8)}, []string{"kind"}),
 		snapBytes: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "strata_raft_snapshot_bytes",
 			Help: "Size of the snapshots sent or restored.", Buckets: prometheus.ExponentialBuckets(1<<16, 4, 10)},

@@ -39,7 +39,9 @@ type CreateOptions struct {
 
 // Create creates an empty file open for writing by o.Holder, who holds its
 // lease until Complete; or, with o.Closed, a closed file holding o.Data.
-// An overwritten file's content is released at once.
+// An overwritten file's content is released at once. The inode returned
+// has the file's effective storage policy as its Policy (the record keeps
+// none: the file takes its directory's).
 func (fs *FS) Create(tx kv.Txn, now int64, c Caller, ns, path string, o CreateOptions) (*kvschema.Inode, error) {
 	n, err := fs.create(tx, now, c, ns, path, o)
 	if err != nil {
@@ -59,7 +61,7 @@ func (fs *FS) create(tx kv.Txn, now int64, c Caller, ns, path string, o CreateOp
 		parent := JoinPath(mustSplit(path)[:len(mustSplit(path))-1])
 		// Like HDFS, every parent created here grants its owner write and
 		// search, whatever the umask, so that the file can go in.
-		if _, err = fs.mkdirs(tx, now, c, ns, parent, 0o777&^o.Umask|0o300, true); err == nil {
+		if _, err = fs.mkdirs(tx, now, c, ns, parent, 0o777, o.Umask&^0o300, true); err == nil {
 			res, err = fs.resolve(tx, c, ns, path)
 		}
 	}
@@ -86,7 +88,8 @@ func (fs *FS) create(tx kv.Txn, now int64, c Caller, ns, path string, o CreateOp
 			return nil, err
 		}
 	}
-	n, err := fs.newInode(tx, now, c, res.parent, res.parts[len(res.parts)-1], kvschema.TypeFile, o.Perm&^o.Umask&0o7777)
+	n, err := fs.newInode(tx, now, c, res.parent, res.parts[len(res.parts)-1], kvschema.TypeFile,
+		createMode{o.Perm &^ o.Umask & 0o7777, o.Perm & 0o7777})
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +106,14 @@ func (fs *FS) create(tx kv.Txn, now int64, c Caller, ns, path string, o CreateOp
 		n.Length, n.Inline = uint64(len(o.Data)), true
 		tx.Set(kvschema.InlineKey(n.ID), o.Data)
 	}
-	return n, link(tx, now, res.parent.ID, n, res.dirs...)
+	if err := link(tx, now, res.parent.ID, n, res.dirs...); err != nil {
+		return nil, err
+	}
+	// NB: the answer's inode carries the file's effective storage policy,
+	// which its record does not (it takes its directory's): what its
+	// writer's block token says.
+	n.Policy = uint8(effectivePolicy(nil, res.dirs))
+	return n, nil
 }
 
 // replaceable says whether create may replace old.

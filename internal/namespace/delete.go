@@ -76,7 +76,7 @@ func drop(tx kv.Txn, n *kvschema.Inode, uri string) error {
 	case !n.IsDir():
 		return dropFile(tx, n, uri)
 	case n.Children == 0:
-		dropDir(tx, n, uri)
+		return dropDir(tx, n, uri)
 	default:
 		n.Parent = 0
 		putInode(tx, n)
@@ -90,6 +90,11 @@ func drop(tx kv.Txn, n *kvschema.Inode, uri string) error {
 // written, a scan for blocks its writer uploaded but never committed).
 func dropFile(tx kv.Txn, n *kvschema.Inode, uri string) error {
 	tx.Delete(kvschema.InodeKey(n.ID))
+	if n.XAttrs {
+		if err := dropXAttrs(tx, n); err != nil {
+			return err
+		}
+	}
 	if uri == noBlocks {
 		tx.Delete(kvschema.ObjectStateKey(n.ID))
 	}
@@ -114,14 +119,17 @@ func dropFile(tx kv.Txn, n *kvschema.Inode, uri string) error {
 	return nil
 }
 
-// dropDir removes an empty directory's inode (and, in cache mode, its
-// object state; and its quotas, which only an import brings).
-func dropDir(tx kv.Txn, n *kvschema.Inode, uri string) {
+// dropDir removes an empty directory's inode (and its attributes, and, in
+// cache mode, its object state).
+func dropDir(tx kv.Txn, n *kvschema.Inode, uri string) error {
 	tx.Delete(kvschema.InodeKey(n.ID))
 	if uri == noBlocks {
 		tx.Delete(kvschema.ObjectStateKey(n.ID))
 	}
-	dropDirQuota(tx, n.ID)
+	if n.XAttrs {
+		return dropXAttrs(tx, n)
+	}
+	return nil
 }
 
 // queueOrphanScan asks the collector to delete file ino's objects that no
@@ -159,7 +167,13 @@ func Purge(tx kv.Txn, limit int) (int, error) {
 		if !done {
 			break
 		}
-		dropDir(tx, &kvschema.Inode{ID: root}, uri)
+		n, err := getInode(tx, root)
+		if err == nil {
+			err = dropDir(tx, n, uri)
+		}
+		if err != nil {
+			return limit - budget, err
+		}
 		tx.Delete(kvschema.PurgeKey(root))
 		budget--
 	}
@@ -196,7 +210,9 @@ func purgeTree(tx kv.Txn, dir uint64, uri string, budget *int) (bool, error) {
 				if err != nil || !done {
 					return false, err
 				}
-				dropDir(tx, n, uri)
+				if err := dropDir(tx, n, uri); err != nil {
+					return false, err
+				}
 			} else if err := dropFile(tx, n, uri); err != nil {
 				return false, err
 			}

@@ -168,10 +168,20 @@ func putInode(tx kv.Txn, n *kvschema.Inode) {
 // sets dir's modification time to now. dirs, if given, are dir and its
 // ancestors (see adjust).
 func link(tx kv.Txn, now int64, dir uint64, n *kvschema.Inode, dirs ...*kvschema.Inode) error {
+	return linkBelow(tx, now, dir, n, 0, dirs...)
+}
+
+// linkBelow is link for a rename, whose entry leaves directory common and
+// its ancestors as they were: their quotas are not checked (as HDFS's
+// verifyQuotaForRename), so that a rename inside a directory over its
+// quota (one set below what it held) still goes. 0 checks every quota.
+func linkBelow(tx kv.Txn, now int64, dir uint64, n *kvschema.Inode, common uint64, dirs ...*kvschema.Inode) error {
 	n.Parent = dir
 	tx.Set(kvschema.DentryKey(dir, n.Name), kvschema.EncodeDentry(kvschema.Dentry{Child: n.ID, Type: n.Type}))
 	putInode(tx, n)
-	return adjust(tx, dir, now, +1, contribution(n), dirs...)
+	d := contribution(n)
+	d.unchecked = common
+	return adjust(tx, dir, now, +1, d, dirs...)
 }
 
 // unlink removes n from its directory, uncounts it there and in the
@@ -183,16 +193,21 @@ func unlink(tx kv.Txn, now int64, n *kvschema.Inode, dirs ...*kvschema.Inode) er
 	return adjust(tx, n.Parent, now, -1, contribution(n).neg(), dirs...)
 }
 
-// delta is what a subtree adds to its ancestors' aggregates.
-type delta struct{ files, dirs, length int64 }
+// delta is what a subtree adds to its ancestors' aggregates. The quotas of
+// the ancestors it grows are checked (checkQuota), up to but not including
+// directory unchecked and those above it (0: all of them).
+type delta struct {
+	files, dirs, length int64
+	unchecked           uint64
+}
 
-func (d delta) neg() delta { return delta{-d.files, -d.dirs, -d.length} }
+func (d delta) neg() delta { return delta{files: -d.files, dirs: -d.dirs, length: -d.length} }
 
 func contribution(n *kvschema.Inode) delta {
 	if n.IsDir() {
-		return delta{int64(n.SubFiles), int64(n.SubDirs) + 1, int64(n.SubLength)}
+		return delta{files: int64(n.SubFiles), dirs: int64(n.SubDirs) + 1, length: int64(n.SubLength)}
 	}
-	return delta{1, 0, int64(n.Length)}
+	return delta{files: 1, length: int64(n.Length)}
 }
 
 // adjust adds children to directory dir's entry count and d to the
@@ -204,8 +219,13 @@ func contribution(n *kvschema.Inode) delta {
 // updates them in place instead of reading and decoding each again (four
 // inodes of a create three levels down), so that they stay current for
 // the next adjust. An ancestor not among them is read.
+//
+// A directory with a quota that d grows is checked against it (quota.go);
+// a failure leaves the writes made so far for the caller to discard, as
+// every failed operation's.
 func adjust(tx kv.Txn, dir uint64, mtime, children int64, d delta, dirs ...*kvschema.Inode) error {
 	i := len(dirs) - 1
+	check := d.grows()
 	for id := dir; id != 0; {
 		var n *kvschema.Inode
 		if i >= 0 && dirs[i].ID == id {
@@ -226,6 +246,11 @@ func adjust(tx kv.Txn, dir uint64, mtime, children int64, d delta, dirs ...*kvsc
 		n.SubFiles = uint64(int64(n.SubFiles) + d.files)
 		n.SubDirs = uint64(int64(n.SubDirs) + d.dirs)
 		n.SubLength = uint64(int64(n.SubLength) + d.length)
+		if check = check && id != d.unchecked; check && n.Quota != nil {
+			if err := checkQuota(tx, n, d); err != nil {
+				return err
+			}
+		}
 		putInode(tx, n)
 		id = n.Parent
 	}

@@ -18,6 +18,7 @@ type raw struct {
 	garbage     map[uint64]kvschema.Block
 	orphanScans map[uint64]string // inode -> bucket of a queued orphan scan
 	leases      map[lease]bool
+	xattrs      map[uint64]int // inode → attributes
 	nextID      uint64
 }
 
@@ -30,7 +31,8 @@ func readRaw(r kv.Reader) (*raw, error) {
 	s := &raw{namespaces: map[string]*kvschema.Namespace{}, inodes: map[uint64]*kvschema.Inode{},
 		dentries: map[uint64]map[string]kvschema.Dentry{}, inline: map[uint64][]byte{},
 		blocks: map[uint64]map[uint32]kvschema.Block{}, purge: map[uint64]bool{},
-		garbage: map[uint64]kvschema.Block{}, orphanScans: map[uint64]string{}, leases: map[lease]bool{}}
+		garbage: map[uint64]kvschema.Block{}, orphanScans: map[uint64]string{}, leases: map[lease]bool{},
+		xattrs: map[uint64]int{}}
 	var derr error
 	err := r.Scan([]byte{}, nil, func(k, v []byte) bool {
 		derr = s.add(k, v)
@@ -112,6 +114,11 @@ func (s *raw) add(k, v []byte) error {
 		if l.holder, l.ino, err = kvschema.DecodeLeaseKey(k); err == nil {
 			s.leases[l] = true
 		}
+	case 0x0E:
+		if _, err = kvschema.XAttrName(k); err == nil {
+			id, _ := kvschema.KeyID(k)
+			s.xattrs[id]++
+		}
 	default:
 		if !kvschema.IsRequestKey(k) { // the state machine's kept answers
 			err = fmt.Errorf("unknown prefix")
@@ -129,7 +136,7 @@ func checkInvariants(r kv.Reader) error {
 	if err != nil {
 		return err
 	}
-	for _, check := range []func() error{s.checkLinks, s.checkReachable, s.checkFiles} {
+	for _, check := range []func() error{s.checkLinks, s.checkReachable, s.checkFiles, s.checkExtensions} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -281,6 +288,25 @@ func (s *raw) checkContent(n *kvschema.Inode) error {
 	}
 	if off != n.Length || len(s.blocks[n.ID]) != int(n.Blocks) {
 		return fmt.Errorf("file %+v: blocks cover %d in %d records", n, off, len(s.blocks[n.ID]))
+	}
+	return nil
+}
+
+// checkExtensions: extended attributes belong to inodes that say they
+// have some, and only directories have quotas.
+func (s *raw) checkExtensions() error {
+	for id, count := range s.xattrs {
+		if n := s.inodes[id]; n == nil || !n.XAttrs {
+			return fmt.Errorf("%d extended attributes of inode %+v", count, n)
+		}
+	}
+	for id, n := range s.inodes {
+		if n.XAttrs && s.xattrs[id] == 0 {
+			return fmt.Errorf("inode %+v says it has extended attributes and has none", n)
+		}
+		if n.Quota != nil && !n.IsDir() {
+			return fmt.Errorf("a file with a quota: %+v", n)
+		}
 	}
 	return nil
 }

@@ -10,14 +10,16 @@ import (
 // the owner write and search, as in HDFS). It reports false when the
 // directory existed already.
 func (fs *FS) Mkdirs(tx kv.Txn, now int64, c Caller, ns, path string, perm, umask uint16, parents bool) (bool, error) {
-	created, err := fs.mkdirs(tx, now, c, ns, path, perm&^umask&0o7777, parents)
+	created, err := fs.mkdirs(tx, now, c, ns, path, perm&0o7777, umask, parents)
 	if err != nil {
 		return false, pathErr("mkdirs", path, err)
 	}
 	return created, nil
 }
 
-func (fs *FS) mkdirs(tx kv.Txn, now int64, c Caller, ns, path string, perm uint16, parents bool) (bool, error) {
+// mkdirs creates path's missing directories with mode perm masked by
+// umask; the parents it creates also grant their owner write and search.
+func (fs *FS) mkdirs(tx kv.Txn, now int64, c Caller, ns, path string, perm, umask uint16, parents bool) (bool, error) {
 	parts, err := SplitPath(path)
 	if err != nil {
 		return false, err
@@ -60,9 +62,9 @@ func (fs *FS) mkdirs(tx kv.Txn, now int64, c Caller, ns, path string, perm uint1
 		return false, ErrPermission
 	}
 	for ; i < len(parts); i++ {
-		mode := perm
+		mode := createMode{perm &^ umask, perm}
 		if i < len(parts)-1 {
-			mode |= 0o300
+			mode.masked, mode.unmasked = mode.masked|0o300, mode.unmasked|0o300
 		}
 		n, err := fs.newInode(tx, now, c, dir, parts[i], kvschema.TypeDir, mode)
 		if err != nil {
@@ -80,13 +82,24 @@ func (fs *FS) mkdirs(tx kv.Txn, now int64, c Caller, ns, path string, perm uint1
 	return true, nil
 }
 
+// createMode is the mode a new entry is created with: masked by the
+// caller's umask, and as asked (unmasked), which a directory with a default
+// ACL filters its entries with instead (HDFS-6962's POSIX inheritance).
+type createMode struct{ masked, unmasked uint16 }
+
 // newInode allocates an inode to be linked into dir; like HDFS (and BSD) it
-// takes the directory's group.
-func (fs *FS) newInode(tx kv.Txn, now int64, c Caller, dir *kvschema.Inode, name string, typ kvschema.Type, perm uint16) (*kvschema.Inode, error) {
+// takes the directory's group, and it takes dir's default ACL if it has
+// one (inheritACL).
+func (fs *FS) newInode(tx kv.Txn, now int64, c Caller, dir *kvschema.Inode, name string, typ kvschema.Type, mode createMode) (*kvschema.Inode, error) {
 	id, err := nextID(tx)
 	if err != nil {
 		return nil, err
 	}
-	return &kvschema.Inode{ID: id, Name: name, Type: typ, Perm: perm, Owner: c.User,
-		Group: dir.Group, Mtime: now, Atime: now}, nil
+	n := &kvschema.Inode{ID: id, Name: name, Type: typ, Perm: mode.masked, Owner: c.User,
+		Group: dir.Group, Mtime: now, Atime: now}
+	if hasDefaultACL(dir) {
+		n.Perm = mode.unmasked
+		inheritACL(dir, n)
+	}
+	return n, nil
 }

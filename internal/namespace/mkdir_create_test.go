@@ -1,6 +1,7 @@
 package namespace_test
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/stratafs/strata/internal/kvschema"
@@ -153,7 +154,7 @@ func TestCreateAttributes(t *testing.T) {
 	want := kvschema.Inode{ID: n.ID, Parent: e.stat("/d").ID, Name: "f", Type: kvschema.TypeFile, Perm: 0o644,
 		Owner: "alice", Group: "staff", Mtime: e.now, Atime: e.now, Replication: namespace.DefaultReplication,
 		BlockSize: namespace.DefaultBlockSize, Holder: "h1"}
-	if got := *e.stat("/d/f"); got != want {
+	if got := *e.stat("/d/f"); !reflect.DeepEqual(got, want) {
 		t.Fatalf("\n got %+v\nwant %+v", got, want)
 	}
 	if d := e.stat("/d"); d.Mtime != e.now || d.Children != 1 || d.SubFiles != 1 {

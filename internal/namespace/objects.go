@@ -226,7 +226,7 @@ func (fs *FS) bucketInode(tx kv.Txn, now int64, rec *kvschema.Namespace, dir *kv
 	if e.Dir {
 		typ, perm = kvschema.TypeDir, bucketDirPerm
 	}
-	n, err := fs.newInode(tx, now, Caller{User: root.Owner}, dir, e.Name, typ, perm)
+	n, err := fs.newInode(tx, now, Caller{User: root.Owner}, dir, e.Name, typ, createMode{perm, perm})
 	if err != nil {
 		return nil, err
 	}

@@ -29,10 +29,14 @@ func (fs *FS) IsSuperuser(c Caller) bool {
 	return c.User == fs.cfg.Superuser || slices.Contains(c.Groups, fs.cfg.Supergroup)
 }
 
-// check reports whether c may access n with the wanted rwx bits.
+// check reports whether c may access n with the wanted rwx bits: by its
+// ACL if it has access entries (aclAllows), else by its mode bits.
 func (fs *FS) check(c Caller, n *kvschema.Inode, want uint16) bool {
 	if fs.IsSuperuser(c) {
 		return true
+	}
+	if hasAccessACL(n) {
+		return aclAllows(c, n, want)
 	}
 	var bits uint16
 	switch {

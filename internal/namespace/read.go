@@ -4,6 +4,7 @@ import (
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/kv"
 	"github.com/stratafs/strata/internal/kvschema"
+	"github.com/stratafs/strata/internal/storagepolicy"
 )
 
 // Stat returns the attributes of path.
@@ -25,6 +26,9 @@ type Content struct {
 	// its length are its tail (ReadTail); HasTail says there is one.
 	TailOffset uint64
 	HasTail    bool
+	// Policy is the file's effective storage policy, which its readers'
+	// block token carries (a HOT file's blocks are pinned as they are read).
+	Policy storagepolicy.ID
 }
 
 // Open returns a file's attributes and content for reading.
@@ -48,7 +52,13 @@ func (fs *FS) open(r kv.Reader, c Caller, ns, path string) (*kvschema.Inode, *Co
 	if !fs.check(c, n, accessRead) {
 		return nil, nil, ErrPermission
 	}
-	content := &Content{}
+	if fs.IsSuperuser(c) {
+		if no, err := unreadableBySuperuser(r, n); err != nil || no {
+			return nil, nil, orErr(err, fserr.Errorf(ErrPermission,
+				"Access is denied for %s since the superuser is not allowed to perform this operation.", c.User))
+		}
+	}
+	content := &Content{Policy: effectivePolicy(n, res.dirs)}
 	if res.ns.IsCache() {
 		return n, content, fs.objectContent(r, res.parts, n, content)
 	}

@@ -39,12 +39,12 @@ func (fs *FS) rename(tx kv.Txn, now int64, c Caller, ns, src, dst string, o Rena
 		return "", err
 	}
 	sn := sres.node
-	dir, target, parts := dres.parent, dres.node, dres.parts
+	dir, target, parts, dstDirs := dres.parent, dres.node, dres.parts, dres.dirs
 	if target != nil && target.IsDir() && !o.NoDescend && target.ID != sn.ID {
 		if !fs.check(c, target, accessExec) {
 			return "", ErrPermission
 		}
-		dir, parts = target, append(parts, sn.Name)
+		dir, parts, dstDirs = target, append(parts, sn.Name), append(dstDirs[:len(dstDirs):len(dstDirs)], target)
 		if target, err = lookup(tx, dir.ID, sn.Name); err != nil {
 			return "", err
 		}
@@ -70,7 +70,17 @@ func (fs *FS) rename(tx kv.Txn, now int64, c Caller, ns, src, dst string, o Rena
 		return "", err
 	}
 	sn.Name = parts[len(parts)-1]
-	return JoinPath(parts), link(tx, now, dir.ID, sn)
+	return JoinPath(parts), linkBelow(tx, now, dir.ID, sn, deepestCommon(sres.dirs, dstDirs))
+}
+
+// deepestCommon returns the deepest directory two paths' directories (root
+// first) share: what a rename between them leaves as it was.
+func deepestCommon(a, b []*kvschema.Inode) uint64 {
+	var common uint64
+	for i := 0; i < len(a) && i < len(b) && a[i].ID == b[i].ID; i++ {
+		common = a[i].ID
+	}
+	return common
 }
 
 // checkRename validates moving sn from sdir into dir, replacing target (nil

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stratafs/strata/internal/kv"
 	"github.com/stratafs/strata/internal/kvschema"
+	"github.com/stratafs/strata/internal/storagepolicy"
 )
 
 // A file being written becomes visible, and durable, before it is closed
@@ -29,21 +30,30 @@ type FlushOptions struct {
 	TailData   []byte
 }
 
-// Flush commits what the holder of path's lease wrote so far and returns
-// the file's visible length.
-func (fs *FS) Flush(tx kv.Txn, now int64, c Caller, ns, path string, o FlushOptions) (uint64, error) {
-	n, err := fs.flush(tx, now, c, ns, path, o)
-	if err != nil {
-		return 0, pathErr("flush", path, err)
-	}
-	return n, nil
+// Flushed is what a flush did: the file's visible length now, and its
+// effective storage policy, for the token of the writer's next blocks.
+type Flushed struct {
+	Length uint64
+	Policy storagepolicy.ID
 }
 
-func (fs *FS) flush(tx kv.Txn, now int64, c Caller, ns, path string, o FlushOptions) (uint64, error) {
+// Flush commits what the holder of path's lease wrote so far.
+func (fs *FS) Flush(tx kv.Txn, now int64, c Caller, ns, path string, o FlushOptions) (Flushed, error) {
 	res, err := fs.resolveHeld(tx, c, ns, path, o.Inode, o.Holder)
-	if err != nil {
-		return 0, err
+	var f Flushed
+	if err == nil {
+		f.Length, err = fs.flush(tx, now, res, o)
 	}
+	if err == nil {
+		f.Policy, err = policyOf(tx, res)
+	}
+	if err != nil {
+		return Flushed{}, pathErr("flush", path, err)
+	}
+	return f, nil
+}
+
+func (fs *FS) flush(tx kv.Txn, now int64, res *resolved, o FlushOptions) (uint64, error) {
 	n := res.node
 	switch {
 	case n.IsDir():
@@ -218,7 +228,8 @@ func OpenTail(r kv.Reader, ino uint64) (*kvschema.Inode, uint64, []byte, error) 
 // Append reopens closed file path for writing by holder, at its end, and
 // returns it with the bytes its writer must write again before what it
 // appends: the content of a file stored inline, which becomes the file's
-// tail until the writer's first block holds it.
+// tail until the writer's first block holds it. The inode's Policy is the
+// file's effective storage policy, as Create's.
 func (fs *FS) Append(tx kv.Txn, now int64, c Caller, ns, path, holder string) (*kvschema.Inode, []byte, error) {
 	n, again, err := fs.append(tx, now, c, ns, path, holder)
 	if err != nil {
@@ -245,6 +256,9 @@ func (fs *FS) append(tx kv.Txn, now int64, c Caller, ns, path, holder string) (*
 	case !fs.check(c, n, accessWrite):
 		return nil, nil, ErrPermission
 	}
+	if err := checkSpaceLeft(tx, res.dirs); err != nil {
+		return nil, nil, err
+	}
 	var again []byte
 	if n.Inline {
 		v, ok, err := tx.Get(kvschema.InlineKey(n.ID))
@@ -259,6 +273,7 @@ func (fs *FS) append(tx kv.Txn, now int64, c Caller, ns, path, holder string) (*
 	n.Holder, n.Mtime = holder, now
 	tx.Set(kvschema.LeaseKey(holder, n.ID), nil)
 	putInode(tx, n)
+	n.Policy = uint8(effectivePolicy(n, res.dirs)) // as Create's answer
 	return n, again, nil
 }
 

@@ -44,6 +44,9 @@ type Options struct {
 	MetadataOnly bool
 	// TableBytes sizes the tables (bulkload.Options).
 	TableBytes uint64
+	// Replication is the HDFS cluster's dfs.replication, which the space
+	// quotas are divided by (bulkload.Options); 0 for HDFS's default.
+	Replication uint32
 	// Progress, if set, hears how each phase goes.
 	Progress func(Progress)
 }
@@ -92,7 +95,7 @@ func Run(ctx context.Context, c *client.Client, src fsimage.Source, o Options) (
 	}
 	up := newUploader(ctx, c, st.ID, o)
 	built, err := bulkload.Build(src, bulkload.Options{Dir: filepath.Join(o.WorkDir, "tables"), Key: o.Key,
-		Base: begun.GetBase(), TableBytes: o.TableBytes, DataMissing: o.MetadataOnly, Progress: o.Progress,
+		Base: begun.GetBase(), TableBytes: o.TableBytes, DataMissing: o.MetadataOnly, Replication: o.Replication, Progress: o.Progress,
 		OnTable: up.add})
 	if err != nil {
 		up.stop()

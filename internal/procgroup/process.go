@@ -66,6 +66,13 @@ func (p *Process) Kill() { p.signal(syscall.SIGKILL) }
 // if the process has exited.
 func (p *Process) Stop() { p.signal(syscall.SIGTERM) }
 
+// Pause stops the process (SIGSTOP) until Resume (SIGCONT): a process
+// that holds its connections and answers nothing, as a hung one does.
+func (p *Process) Pause() { _ = p.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Resume continues a paused process.
+func (p *Process) Resume() { _ = p.cmd.Process.Signal(syscall.SIGCONT) }
+
 func (p *Process) signal(sig syscall.Signal) {
 	select {
 	case <-p.done:

@@ -48,6 +48,10 @@ var table = []struct {
 	{fserr.ErrUnavailable, "UNAVAILABLE", codes.Unavailable},
 	{fserr.ErrUnauthenticated, "UNAUTHENTICATED", codes.Unauthenticated},
 	{fserr.ErrNotLeader, "NOT_LEADER", codes.Unavailable},
+	{fserr.ErrNSQuotaExceeded, "NS_QUOTA_EXCEEDED", codes.ResourceExhausted},
+	{fserr.ErrDSQuotaExceeded, "DS_QUOTA_EXCEEDED", codes.ResourceExhausted},
+	{fserr.ErrNoXAttr, "NO_XATTR", codes.FailedPrecondition},
+	{fserr.ErrInvalidACL, "INVALID_ACL", codes.InvalidArgument},
 }
 
 // leaderKey is the ErrorInfo metadata key of a NOT_LEADER status that holds

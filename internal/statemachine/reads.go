@@ -35,7 +35,7 @@ func readOpen(m *Machine, r kv.Reader, c namespace.Caller, ns string, req *pb.Op
 		return nil, err
 	}
 	resp := &pb.OpenResponse{Status: FileStatus(n), InlineData: content.Inline, Inline: n.Inline, StoreUri: rec.StoreURI,
-		ObjectKey: content.ObjectKey, ObjectVersion: content.Version}
+		ObjectKey: content.ObjectKey, ObjectVersion: content.Version, StoragePolicy: uint32(content.Policy)}
 	if content.HasTail {
 		resp.TailOffset = content.TailOffset
 	}
@@ -125,12 +125,16 @@ func appendFileStatus(b []byte, v *kvschema.InodeView) []byte {
 	b = appendVarintField(b, 8, uint64(n.Mtime))
 	b = appendVarintField(b, 9, uint64(n.Atime))
 	if dir {
-		return appendVarintField(b, 13, n.Children)
+		b = appendVarintField(b, 13, n.Children)
+	} else {
+		b = appendVarintField(b, 10, uint64(n.Replication))
+		b = appendVarintField(b, 11, n.BlockSize)
+		if len(v.Holder) > 0 {
+			b = appendVarintField(b, 12, 1)
+		}
 	}
-	b = appendVarintField(b, 10, uint64(n.Replication))
-	b = appendVarintField(b, 11, n.BlockSize)
-	if len(v.Holder) > 0 {
-		b = appendVarintField(b, 12, 1)
+	if len(n.ACL) > 0 {
+		b = appendVarintField(b, 20, 1)
 	}
 	return b
 }
@@ -183,14 +187,8 @@ func readContentSummary(m *Machine, r kv.Reader, c namespace.Caller, ns string,
 	}
 	resp := &pb.GetContentSummaryResponse{Length: sum.Length, FileCount: sum.Files,
 		DirectoryCount: sum.Dirs, SpaceConsumed: sum.Length * repl, LoadedOnly: rec.IsCache()}
-	if n.IsDir() {
-		q, ok, err := namespace.DirQuota(r, n.ID)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			resp.Quota = &pb.DirQuota{Names: q.Names, Space: q.Space}
-		}
+	if q := n.Quota; q != nil {
+		resp.Quota = &pb.Quota{Names: q.Names, Space: q.Space}
 	}
 	return resp, nil
 }
@@ -219,7 +217,7 @@ func FileStatus(n *kvschema.Inode) *pb.FileStatus {
 		return nil
 	}
 	st := &pb.FileStatus{Name: n.Name, InodeId: n.ID, Permission: uint32(n.Perm), Owner: n.Owner,
-		Group: n.Group, ModificationTime: n.Mtime, AccessTime: n.Atime}
+		Group: n.Group, ModificationTime: n.Mtime, AccessTime: n.Atime, HasAcl: len(n.ACL) > 0}
 	if n.IsDir() {
 		st.Type, st.Children = pb.FileType_FILE_TYPE_DIRECTORY, n.Children
 		return st

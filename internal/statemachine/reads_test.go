@@ -23,6 +23,10 @@ func TestAppendFileStatusIsMarshal(t *testing.T) {
 			BlockSize: 64 << 20, Blocks: 2},
 		{ID: 4, Name: "open, été", Type: kvschema.TypeFile, Holder: "client-1", Inline: true, Length: 512},
 		{ID: 5, Name: "empty", Type: kvschema.TypeFile},
+		{ID: 6, Name: "acl", Type: kvschema.TypeDir, InodeExt: kvschema.InodeExt{Policy: 1, XAttrs: true,
+			ACL: []kvschema.ACLEntry{{Type: kvschema.ACLUser, Name: "u", Perm: 7}, {Type: kvschema.ACLGroup, Perm: 5}}}},
+		{ID: 7, Name: "aclf", Type: kvschema.TypeFile, InodeExt: kvschema.InodeExt{
+			ACL: []kvschema.ACLEntry{{Type: kvschema.ACLGroup, Name: "g", Perm: 1}}}},
 	}
 	for _, n := range inodes {
 		var v kvschema.InodeView

@@ -22,7 +22,10 @@ var (
 	Create = mutation(Op{Name: "Create", Batchable: true, FreesBlocks: true},
 		func(r *pb.CreateRequest) *pb.Command { return &pb.Command{Op: &pb.Command_Create{Create: r}} },
 		(*pb.Command).GetCreate, applyCreate,
-		func(n *kvschema.Inode) *pb.CreateResponse { return &pb.CreateResponse{Status: FileStatus(n)} }, keptInode)
+		func(n *kvschema.Inode) *pb.CreateResponse {
+			// n.Policy is the file's effective policy (namespace.Create).
+			return &pb.CreateResponse{Status: FileStatus(n), StoragePolicy: uint32(n.Policy)}
+		}, keptInode)
 	Complete = mutation(Op{Name: "Complete", Batchable: true},
 		func(r *pb.CompleteRequest) *pb.Command { return &pb.Command{Op: &pb.Command_Complete{Complete: r}} },
 		(*pb.Command).GetComplete, applyComplete,
@@ -58,16 +61,19 @@ var (
 		},
 		(*pb.Command).GetCreateNamespace, applyCreateNamespace,
 		func(None) *pb.CreateNamespaceResponse { return &pb.CreateNamespaceResponse{} }, keptNothing[None]())
-	// Flush's length is not kept: a retry answers 0.
+	// Flush's answer is not kept: a retry answers length 0, and the
+	// default policy.
 	Flush = mutation(Op{Name: "Flush"},
 		func(r *pb.FlushRequest) *pb.Command { return &pb.Command{Op: &pb.Command_Flush{Flush: r}} },
 		(*pb.Command).GetFlush, applyFlush,
-		func(length uint64) *pb.FlushResponse { return &pb.FlushResponse{Length: length} }, keptNothing[uint64]())
+		func(f namespace.Flushed) *pb.FlushResponse {
+			return &pb.FlushResponse{Length: f.Length, StoragePolicy: uint32(f.Policy)}
+		}, keptNothing[namespace.Flushed]())
 	Append = mutation(Op{Name: "Append"},
 		func(r *pb.AppendRequest) *pb.Command { return &pb.Command{Op: &pb.Command_Append{Append: r}} },
 		(*pb.Command).GetAppend, applyAppend,
 		func(a Appended) *pb.AppendResponse {
-			return &pb.AppendResponse{Status: FileStatus(a.Inode), InlineData: a.Again}
+			return &pb.AppendResponse{Status: FileStatus(a.Inode), InlineData: a.Again, StoragePolicy: uint32(a.Inode.Policy)}
 		},
 		kept[Appended]{keep: func(a Appended) kvschema.Answer { return keptInode.keep(a.Inode) },
 			restore: func(k kvschema.Answer) Appended { return Appended{Inode: keptInode.restore(k)} }})
@@ -270,7 +276,7 @@ func applySetTimes(e env, tx kv.Txn, r *pb.SetTimesRequest) (None, error) {
 
 func attrResponse(None) *pb.SetAttrResponse { return &pb.SetAttrResponse{} }
 
-func applyFlush(e env, tx kv.Txn, r *pb.FlushRequest) (uint64, error) {
+func applyFlush(e env, tx kv.Txn, r *pb.FlushRequest) (namespace.Flushed, error) {
 	h := r.GetHeader()
 	return e.fs.Flush(tx, e.now, CallerOf(h), h.GetNamespace(), r.GetPath(), namespace.FlushOptions{
 		Inode: r.GetInodeId(), Holder: h.GetClientName(), Blocks: blocksFromProto(r.GetBlocks()),

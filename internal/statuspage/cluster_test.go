@@ -30,8 +30,8 @@ type cluster struct {
 	g         *testcluster.Group
 	worker    *testcluster.Process
 	workerDir string // its state and cache
-	admin  string // the superuser's token
-	c      *client.Client
+	admin     string // the superuser's token
+	c         *client.Client
 }
 
 // startCluster starts the cluster; metaArgs go to the members, workerArgs

@@ -110,13 +110,15 @@ func metricNames(expr string) []string {
 }
 
 // isNumber says whether the identifier at i is part of a number (1e3).
-func isNumber(e string, i int) bool { return i > 0 && (e[i-1] >= '0' && e[i-1] <= '9' || e[i-1] == '.') }
+func isNumber(e string, i int) bool {
+	return i > 0 && (e[i-1] >= '0' && e[i-1] <= '9' || e[i-1] == '.')
+}
 
 func TestMetricNames(t *testing.T) {
 	for expr, want := range map[string]string{
 		`sum by (method) (rate(strata_rpc_server_handled_total{service="x"}[$__rate_interval]))`: "strata_rpc_server_handled_total",
 		`histogram_quantile(0.99, sum by (le, op) (rate(a_bucket[5m])))`:                         "a_bucket",
-		`sum(rate(a_total[1m])) / (sum(rate(a_total[1m])) + sum(rate(b_total[1m])))`:              "a_total a_total b_total",
+		`sum(rate(a_total[1m])) / (sum(rate(a_total[1m])) + sum(rate(b_total[1m])))`:             "a_total a_total b_total",
 		`max(strata_raft_term)`: "strata_raft_term",
 		`go_goroutines`:         "go_goroutines",
 	} {

@@ -179,6 +179,12 @@ func (p *Process) Kill() { p.proc.Kill() }
 // Stop sends SIGTERM and waits for a clean exit.
 func (p *Process) Stop() { p.proc.Stop() }
 
+// Pause stops the process until Resume: it answers nothing meanwhile.
+func (p *Process) Pause() { p.proc.Pause() }
+
+// Resume continues a paused process.
+func (p *Process) Resume() { p.proc.Resume() }
+
 // Stderr returns what the process logged so far (its stdout too).
 func (p *Process) Stderr() string { return p.out.String() }
 

@@ -133,6 +133,7 @@ func TestWriteAndReadBackAcrossSizes(t *testing.T) {
 		t.Fatalf("%d objects in the bucket, want 7", n)
 	}
 	checkRandomRanges(t, c, fmt.Sprintf("strata://%s/sizes/f%d", mc.ns, sizes[len(sizes)-1]), randomBytes(uint64(len(sizes)-1), sizes[len(sizes)-1]))
+	checkStorageClassRefused(t, c, mc.ns)
 }
 
 // TestOneGiB writes and reads back a 1 GiB file of random content.

@@ -109,7 +109,8 @@ func (w *Worker) Load(ctx context.Context, r *pb.LoadRequest) (*pb.LoadResponse,
 		if err := checkRange(ref, 0, ref.GetLength()); err != nil {
 			return nil, err
 		}
-		if err := w.authorizeRef(ctx, ref, blocktoken.Cache); err != nil {
+		policy, err := w.authorizeRef(ctx, ref, blocktoken.Cache)
+		if err != nil {
 			return nil, err
 		}
 		had := w.cachedBytes(ref)
@@ -120,6 +121,7 @@ func (w *Worker) Load(ctx context.Context, r *pb.LoadRequest) (*pb.LoadResponse,
 		if len(held) > 0 {
 			return nil, fmt.Errorf("load: the cache could not store block %016x (see the worker's log)", ref.BlockId)
 		}
+		w.pin(blocks.CacheKey(ref.InodeId, ref.BlockId), policy)
 		resp.Fetched += ref.Length - had
 		resp.Cached += had
 	}
@@ -130,7 +132,7 @@ func (w *Worker) Load(ctx context.Context, r *pb.LoadRequest) (*pb.LoadResponse,
 func (w *Worker) Uncache(ctx context.Context, r *pb.UncacheRequest) (*pb.UncacheResponse, error) {
 	resp := &pb.UncacheResponse{}
 	for _, ref := range r.GetBlocks() {
-		if err := w.authorizeRef(ctx, ref, blocktoken.Cache); err != nil {
+		if _, err := w.authorizeRef(ctx, ref, blocktoken.Cache); err != nil {
 			return nil, err
 		}
 		if w.cachedBytes(ref) > 0 {
@@ -145,7 +147,7 @@ func (w *Worker) Uncache(ctx context.Context, r *pb.UncacheRequest) (*pb.Uncache
 func (w *Worker) Cached(ctx context.Context, r *pb.CachedRequest) (*pb.CachedResponse, error) {
 	resp := &pb.CachedResponse{Bytes: make([]uint64, len(r.GetBlocks()))}
 	for i, ref := range r.GetBlocks() {
-		if err := w.authorizeRef(ctx, ref, blocktoken.Read); err != nil {
+		if _, err := w.authorizeRef(ctx, ref, blocktoken.Read); err != nil {
 			return nil, err
 		}
 		resp.Bytes[i] = w.cachedBytes(ref)

@@ -26,7 +26,8 @@ func (w *Worker) Read(r *pb.ReadRequest, stream pb.WorkerService_ReadServer) err
 		return err
 	}
 	ctx := stream.Context()
-	if err := w.authorizeRef(ctx, ref, blocktoken.Read); err != nil {
+	policy, err := w.authorizeRef(ctx, ref, blocktoken.Read)
+	if err != nil {
 		return err
 	}
 	off, end := int64(r.Offset), int64(r.Offset+r.Length)
@@ -45,6 +46,7 @@ func (w *Worker) Read(r *pb.ReadRequest, stream pb.WorkerService_ReadServer) err
 	if !r.Random {
 		w.readAhead(ref, int64(r.Offset), int64(r.Length))
 	}
+	w.pin(blocks.CacheKey(ref.InodeId, ref.BlockId), policy)
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/stratafs/strata/internal/cache"
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/object"
+	"github.com/stratafs/strata/internal/storagepolicy"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -21,11 +22,12 @@ import (
 // it and put it into the bucket, and keeps the file as the block's cached
 // copy.
 type scWrite struct {
-	h     *pb.WriteHeader
-	store object.Store
-	id    uint64
-	max   uint64 // the most the block may hold
-	in    *cache.Incoming
+	h      *pb.WriteHeader
+	store  object.Store
+	policy storagepolicy.Policy
+	id     uint64
+	max    uint64 // the most the block may hold
+	in     *cache.Incoming
 }
 
 // scWriteOpen authorizes a short-circuit write of a new block of h's file
@@ -42,16 +44,18 @@ func (w *Worker) scWriteOpen(ctx context.Context, h *pb.WriteHeader, length uint
 	if err := blocks.CheckSize(h.BlockSize); err != nil {
 		return refuse(fserr.Errorf(fserr.ErrInvalidArgument, "short-circuit write: %v", err))
 	}
-	uri, err := w.authorize(ctx, access{mode: blocktoken.Write, namespace: h.Namespace, inode: h.InodeId,
+	g, err := w.authorize(ctx, access{mode: blocktoken.Write, namespace: h.Namespace, inode: h.InodeId,
 		storeURI: h.StoreUri, token: h.BlockToken})
 	if err != nil {
 		return refuse(err)
 	}
-	store, err := w.stores.Get(ctx, uri)
+	store, err := w.storeFor(ctx, g.uri, g.policy)
 	if err != nil {
 		return refuse(err)
 	}
-	s := &scWrite{h: h, store: store, id: blocks.NewID(), max: h.BlockSize}
+	// NB: a COLD file's block is written through a cache file all the
+	// same (the writer's bytes cross no socket), dropped once uploaded.
+	s := &scWrite{h: h, store: store, policy: g.policy, id: blocks.NewID(), max: h.BlockSize}
 	if length > 0 {
 		s.max = min(length, h.BlockSize)
 	}
@@ -96,14 +100,20 @@ func (w *Worker) scWriteCommit(ctx context.Context, s *scWrite, length uint64) *
 	}
 	w.stats.shortCircuitBlocksWritten.Add(1)
 	w.stats.shortCircuitBytesWritten.Add(length)
+	key := blocks.CacheKey(s.h.InodeId, s.id)
 	crcs, err := sum.sums()
-	if err == nil {
-		err = s.in.Commit(n, crcs)
-	} else {
+	switch {
+	case err == nil && s.policy.NoCache:
+		s.in.Abort()
+	case err == nil:
+		if err = s.in.Commit(n, crcs); err == nil {
+			w.pin(key, s.policy)
+		}
+	default:
 		s.in.Abort()
 	}
 	if err != nil {
-		w.cacheFailed(blocks.CacheKey(s.h.InodeId, s.id), err)
+		w.cacheFailed(key, err)
 	}
 	return &pb.ShortCircuitResponse{Ok: true, Block: &pb.Block{BlockId: s.id, Length: length}}
 }

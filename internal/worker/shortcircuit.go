@@ -111,7 +111,8 @@ func (w *Worker) shortCircuit(ctx context.Context, req *pb.ShortCircuitRequest) 
 		return &pb.ShortCircuitResponse{Error: err.Error()}, -1, none
 	}
 	// NB: no descriptor, and no invalidation, without a valid read token.
-	if err := w.authorizeRef(ctx, ref, blocktoken.Read); err != nil {
+	policy, err := w.authorizeRef(ctx, ref, blocktoken.Read)
+	if err != nil {
 		return &pb.ShortCircuitResponse{Error: err.Error()}, -1, none
 	}
 	key := blocks.CacheKey(ref.InodeId, ref.BlockId)
@@ -145,6 +146,7 @@ func (w *Worker) shortCircuit(ctx context.Context, req *pb.ShortCircuitRequest) 
 	if err != nil {
 		return &pb.ShortCircuitResponse{Error: err.Error()}, -1, none
 	}
+	w.pin(key, policy)
 	w.stats.shortCircuitOpens.Add(1)
 	w.stats.shortCircuitBytes.Add(uint64(h.FirstPage + h.Length - start)) // lent, read now or later
 	if !req.Random {

@@ -10,6 +10,7 @@ import (
 	"github.com/stratafs/strata/internal/blocktoken"
 	"github.com/stratafs/strata/internal/connlimit"
 	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/storagepolicy"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -76,11 +77,27 @@ func refAccess(ref *pb.BlockRef, mode blocktoken.Mode) access {
 		object: ref.GetObjectKey(), storeURI: ref.GetStoreUri(), token: ref.GetBlockToken()}
 }
 
-// authorize checks that a's token allows it and returns the URI of the
-// bucket of a's namespace, the only one it may touch. Its errors are
-// PERMISSION_DENIED, saying why. A request it allows is its connection's
-// authenticated call (connlimit).
-func (w *Worker) authorize(ctx context.Context, a access) (string, error) {
+// grant is what a token allows a request: the bucket of its namespace,
+// the only one it may touch, and the storage policy of its file.
+type grant struct {
+	uri    string
+	policy storagepolicy.Policy
+}
+
+// authorize checks that a's token allows it and returns what it grants.
+// Its errors are PERMISSION_DENIED, saying why. A request it allows is its
+// connection's authenticated call (connlimit).
+func (w *Worker) authorize(ctx context.Context, a access) (grant, error) {
+	uri, tok, err := w.verify(ctx, a)
+	if err != nil {
+		return grant{}, err
+	}
+	return grant{uri: uri, policy: storagepolicy.Of(storagepolicy.ID(tok.Policy))}, nil
+}
+
+// verify checks a's token and namespace and returns the namespace's
+// bucket URI and the token.
+func (w *Worker) verify(ctx context.Context, a access) (string, blocktoken.Token, error) {
 	asked := time.Now()
 	ns := blocktoken.NamespaceOf(a.namespace)
 	now := w.cfg.clock().UnixMilli()
@@ -89,37 +106,37 @@ func (w *Worker) authorize(ctx context.Context, a access) (string, error) {
 		tok, err = blocktoken.Verify(a.token, now, w.trust.key)
 	}
 	if err != nil {
-		return "", fserr.Errorf(fserr.ErrPermission, "%s of inode %d refused: %v", a.mode, a.inode, err)
+		return "", tok, fserr.Errorf(fserr.ErrPermission, "%s of inode %d refused: %v", a.mode, a.inode, err)
 	}
 	if err := tok.Allows(a.mode, ns, a.inode, a.object); err != nil {
-		return "", fserr.Errorf(fserr.ErrPermission, "%s of inode %d in namespace %s refused: %v", a.mode, a.inode, ns, err)
+		return "", tok, fserr.Errorf(fserr.ErrPermission, "%s of inode %d in namespace %s refused: %v", a.mode, a.inode, ns, err)
 	}
 	info := w.trust.namespace(ns)
 	if info == nil && w.heartbeatSince(ctx, asked) {
 		info = w.trust.namespace(ns)
 	}
 	if info == nil {
-		return "", fserr.Errorf(fserr.ErrPermission, "%s refused: the namespace service names no namespace %q", a.mode, ns)
+		return "", tok, fserr.Errorf(fserr.ErrPermission, "%s refused: the namespace service names no namespace %q", a.mode, ns)
 	}
 	if a.storeURI != "" && a.storeURI != info.GetStoreUri() {
-		return "", fserr.Errorf(fserr.ErrPermission,
+		return "", tok, fserr.Errorf(fserr.ErrPermission,
 			"%s refused: bucket %q is not the bucket of namespace %s; a worker opens only the buckets the namespace service names",
 			a.mode, a.storeURI, ns)
 	}
 	connlimit.Authenticated(ctx)
-	return info.GetStoreUri(), nil
+	return info.GetStoreUri(), tok, nil
 }
 
 // authorizeRef authorizes mode (a read, or a load or drop: Cache) on the
 // block ref names and points ref at the namespace's bucket, where the read
-// and its fetches go.
-func (w *Worker) authorizeRef(ctx context.Context, ref *pb.BlockRef, mode blocktoken.Mode) error {
-	uri, err := w.authorize(ctx, refAccess(ref, mode))
+// and its fetches go. It returns the file's storage policy.
+func (w *Worker) authorizeRef(ctx context.Context, ref *pb.BlockRef, mode blocktoken.Mode) (storagepolicy.Policy, error) {
+	g, err := w.authorize(ctx, refAccess(ref, mode))
 	if err != nil {
-		return err
+		return storagepolicy.Policy{}, err
 	}
-	ref.StoreUri = uri
-	return nil
+	ref.StoreUri = g.uri
+	return g.policy, nil
 }
 
 // heartbeatSince makes sure a heartbeat was answered that started after

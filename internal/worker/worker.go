@@ -188,9 +188,10 @@ type Worker struct {
 	seq    sequentialTracker
 	stats  counters
 	aborts *aborter
-	// cacheErrs rate-limits the log of pages the cache could not store.
-	cacheErrs logevery.Limiter
-	trust     trust
+	// cacheErrs rate-limits the log of pages the cache could not store,
+	// pinErrs that of pins it refused.
+	cacheErrs, pinErrs logevery.Limiter
+	trust              trust
 	// meta is the namespace service's client, and advertise the address
 	// heartbeats give, both set once Serve starts.
 	meta      atomic.Pointer[pb.MetaServiceClient]
@@ -246,7 +247,7 @@ func New(cfg Config) (*Worker, error) {
 	}
 	w := &Worker{cfg: cfg, id: id, host: host, cache: c, ahead: newByteBudget(cfg.ReadAheadInFlight),
 		aborts: newAborter(cfg.Log, cfg.AbortRetryInterval)}
-	w.cacheErrs.Every = cacheLogEvery
+	w.cacheErrs.Every, w.pinErrs.Every = cacheLogEvery, cacheLogEvery
 	w.stores.Open = w.openStore
 	return w, nil
 }
@@ -367,7 +368,8 @@ func (w *Worker) statsProto() *pb.WorkerStats {
 		BucketBytesRead: w.stats.bucketBytesRead.Load(), BucketBytesWritten: w.stats.bucketBytesWritten.Load(),
 		BlocksWritten: w.stats.blocksWritten.Load(), CacheWriteErrors: w.stats.cacheWriteErrors.Load(),
 		ShortCircuitBlocksWritten: w.stats.shortCircuitBlocksWritten.Load(),
-		ShortCircuitBytesWritten:  w.stats.shortCircuitBytesWritten.Load()}
+		ShortCircuitBytesWritten:  w.stats.shortCircuitBytesWritten.Load(),
+		PinnedBytes:               uint64(cs.Pinned), PinRefusals: cs.PinRefusals}
 }
 
 // Report is what a worker says of itself, for its metrics and status

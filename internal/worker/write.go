@@ -12,6 +12,7 @@ import (
 	"github.com/stratafs/strata/internal/blocktoken"
 	"github.com/stratafs/strata/internal/fserr"
 	"github.com/stratafs/strata/internal/object"
+	"github.com/stratafs/strata/internal/storagepolicy"
 	"github.com/stratafs/strata/internal/trace"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
@@ -30,12 +31,12 @@ func (w *Worker) Write(stream pb.WorkerService_WriteServer) error {
 	if h == nil || h.InodeId == 0 {
 		return fserr.Errorf(fserr.ErrInvalidArgument, "write: the first message must be a header with an inode")
 	}
-	uri, err := w.authorize(stream.Context(), access{mode: blocktoken.Write, namespace: h.Namespace, inode: h.InodeId,
+	g, err := w.authorize(stream.Context(), access{mode: blocktoken.Write, namespace: h.Namespace, inode: h.InodeId,
 		object: h.ObjectKey, storeURI: h.StoreUri, token: h.BlockToken})
 	if err != nil {
 		return err
 	}
-	h.StoreUri = uri
+	h.StoreUri = g.uri
 	if h.ObjectKey != "" {
 		return w.writeObject(stream, h)
 	}
@@ -44,11 +45,12 @@ func (w *Worker) Write(stream pb.WorkerService_WriteServer) error {
 		return fserr.Errorf(fserr.ErrInvalidArgument, "write: %v", err)
 	}
 	size := int64(h.BlockSize)
-	store, err := w.stores.Get(stream.Context(), h.StoreUri)
+	store, err := w.storeFor(stream.Context(), h.StoreUri, g.policy)
 	if err != nil {
 		return err
 	}
 	up := newUploader(stream.Context(), w, store, h.InodeId, w.cfg.UploadConcurrency)
+	up.policy = g.policy
 	total, err := w.cut(stream, size, up.add)
 	if err == nil {
 		err = up.wait()
@@ -112,6 +114,7 @@ type uploader struct {
 	w      *Worker
 	store  object.Store
 	inode  uint64
+	policy storagepolicy.Policy // what becomes of a block in the cache
 	sem    chan struct{}
 	wg     sync.WaitGroup
 	blocks []*pb.Block
@@ -152,10 +155,16 @@ func (u *uploader) put(id uint64, data []byte) error {
 	if err := u.w.uploadBlock(u.ctx, u.store, u.inode, id, bytes.NewReader(data), int64(len(data))); err != nil {
 		return err
 	}
-	// Caching is best effort: the block is safe in the bucket already.
-	if err := u.w.cache.Put(blocks.CacheKey(u.inode, id), 0, data); err != nil {
-		u.w.cacheFailed(blocks.CacheKey(u.inode, id), err)
+	if u.policy.NoCache {
+		return nil
 	}
+	// Caching is best effort: the block is safe in the bucket already.
+	key := blocks.CacheKey(u.inode, id)
+	if err := u.w.cache.Put(key, 0, data); err != nil {
+		u.w.cacheFailed(key, err)
+		return nil
+	}
+	u.w.pin(key, u.policy)
 	return nil
 }
 

@@ -35,6 +35,10 @@
 #                           metrics (`metrics`, its /metrics scraped every 5 s meanwhile), one
 #                           with --http-listen off (`nometrics`: none collected), each row's
 #                           target within 10% of the other (issue 38; the doc is left alone)
+#   BENCH_COMPARE=binary    no HDFS: two Strata services side by side instead, `new` from
+#                           bin/strata and `old` from BENCH_BASELINE_BIN (another commit's
+#                           build), phase by phase in turn, each row within 10% of the other
+#                           (a refactoring's "within noise"; the doc is left alone)
 # Extra arguments go to FsBench (e.g. --meta-secs 10).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -121,7 +125,19 @@ case "$COMPARE" in
       --target-conf "metrics:fs.strata.meta.address=$meta"
       --target-conf "metrics:fs.strata.token.file=$WORK/on/meta/token")
     subject=metrics baseline=nometrics join_args=(--within 10) WRITE_DOC=0 ;;
-  *) log "BENCH_COMPARE=$COMPARE: want hdfs, security or metrics"; exit 2 ;;
+  binary)
+    old_bin=${BENCH_BASELINE_BIN:-}
+    [ -x "$old_bin" ] || { log "BENCH_COMPARE=binary: BENCH_BASELINE_BIN=$old_bin is not an executable"; exit 2; }
+    STRATA_DIR=$WORK/old STRATA_BIN=$old_bin STRATA_HTTP=none start_strata 20GiB default --store "file://$WORK/old/bucket"
+    old=(--target old=strata://default/ --pids "old=$meta_pid,$worker_pid"
+      --target-conf "old:fs.strata.meta.address=$meta"
+      --target-conf "old:fs.strata.token.file=$WORK/old/meta/token")
+    STRATA_DIR=$WORK/new start_strata 20GiB default --store "file://$WORK/new/bucket"
+    targets=("${old[@]}" --target new=strata://default/ --pids "new=$meta_pid,$worker_pid"
+      --target-conf "new:fs.strata.meta.address=$meta"
+      --target-conf "new:fs.strata.token.file=$WORK/new/meta/token")
+    subject=new baseline=old join_args=(--within 10) WRITE_DOC=0 ;;
+  *) log "BENCH_COMPARE=$COMPARE: want hdfs, security, metrics or binary"; exit 2 ;;
 esac
 
 machine_info

@@ -9,6 +9,12 @@
 #   mvn 3.8 or later  java/mvn.sh                                  maven
 #   unzip             java/test.sh lists the shaded jar            unzip
 #   realpath          java/test.sh                                 coreutils
+#   Python 3.11+ with venv  the Spark and Python tests' virtual    python3 python3-venv
+#                     environments (scripts/spark/venv.sh)
+#   python3-config    Python's C headers: the Python package's     python3-dev
+#                     extension (python/strata/_fast.c)
+#   fusermount3       the FUSE mount's tests (internal/fusefs)     fuse3
+#   cargo 1.85+       builds pjdfstest (scripts/pjdfstest)         cargo-web (Debian 12's cargo is 1.63)
 #   chromium          the status page's test in a real browser     chromium
 #   chromedriver      drives Chromium in that test (WebDriver)     chromium-driver
 #
@@ -80,6 +86,31 @@ check_maven() {
 	fi
 }
 
+check_python() {
+	local v=""
+	command -v python3 >/dev/null && v=$(version_of python3 --version)
+	if [[ -n $v ]] && at_least "$v" 3 11 && python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
+		found+=("Python $v")
+	else
+		need "Python 3.11 or later with venv (python3${v:+: found $v})" python3 python3-venv
+	fi
+	if command -v python3-config >/dev/null; then
+		found+=("python3-config")
+	else
+		need "Python's C headers (python3-config, for the Python package's extension)" python3-dev
+	fi
+}
+
+check_cargo() {
+	local v=""
+	command -v cargo >/dev/null && v=$(version_of cargo --version)
+	if [[ -n $v ]] && at_least "$v" 1 85; then
+		found+=("cargo $v")
+	else
+		need "cargo 1.85 or later (pjdfstest's build${v:+: found $v})" cargo-web
+	fi
+}
+
 check_tool() { # NAME PACKAGE
 	if command -v "$1" >/dev/null; then found+=("$1"); else need "$1" "$2"; fi
 }
@@ -92,11 +123,14 @@ check_all() {
 	check_maven
 	check_tool unzip unzip
 	check_tool realpath coreutils
+	check_python
+	check_tool fusermount3 fuse3
+	check_cargo
 	check_tool chromium chromium
 	check_tool chromedriver chromium-driver
 }
 
-say "checking what make test needs: Go, a C compiler, a JDK 17+, Maven 3.8+, unzip, realpath, Chromium and its driver"
+say "checking what make test needs: Go, a C compiler, a JDK 17+, Maven 3.8+, unzip, realpath, Python 3.11+ with venv and its headers, fusermount3, cargo 1.85+, Chromium and its driver"
 check_all
 if ((${#missing[@]} == 0)); then
 	say "all there (${found[*]})"

@@ -25,6 +25,11 @@ var tools = map[string]map[string]string{
 	"maven":                   {"mvn": `echo "Apache Maven 3.8.7 (Debian)"`},
 	"unzip":                   {"unzip": `exit 0`},
 	"coreutils":               {"realpath": `exit 0`},
+	"python3":                 {"python3": `[ "$1" = --version ] && echo "Python 3.11.2"; exit 0`},
+	"python3-venv":            {},
+	"python3-dev":             {"python3-config": `exit 0`},
+	"fuse3":                   {"fusermount3": `exit 0`},
+	"cargo-web":               {"cargo": `echo "cargo 1.96.0 (Debian)"`},
 	"chromium":                {"chromium": `exit 0`},
 	"chromium-driver":         {"chromedriver": `exit 0`},
 }
@@ -111,7 +116,8 @@ func (m *machine) run() (int, string, string) {
 	return code, string(out), string(calls)
 }
 
-var all = []string{"gcc", "libc6-dev", "openjdk-17-jdk-headless", "maven", "unzip", "coreutils", "chromium", "chromium-driver"}
+var all = []string{"gcc", "libc6-dev", "openjdk-17-jdk-headless", "maven", "unzip", "coreutils", "python3",
+	"python3-venv", "python3-dev", "fuse3", "cargo-web", "chromium", "chromium-driver"}
 
 func TestAllThere(t *testing.T) {
 	m := newMachine(t, 0, true)
@@ -120,7 +126,7 @@ func TestAllThere(t *testing.T) {
 	if code != 0 || calls != "" {
 		t.Fatalf("exit %d, apt-get calls %q; want 0 and none\n%s", code, calls, out)
 	}
-	want := "deps: all there (go1.26.8 gcc 12.2.0 javac 17.0.15 Maven 3.8.7 unzip realpath chromium chromedriver)"
+	want := "deps: all there (go1.26.8 gcc 12.2.0 javac 17.0.15 Maven 3.8.7 unzip realpath Python 3.11.2 python3-config fusermount3 cargo 1.96.0 chromium chromedriver)"
 	if !strings.Contains(out, want) {
 		t.Fatalf("output lacks %q:\n%s", want, out)
 	}
@@ -133,15 +139,18 @@ func TestRootInstallsWhatIsMissing(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
-	want := "update -qq\ninstall -y -q --no-install-recommends gcc libc6-dev openjdk-17-jdk-headless maven unzip chromium chromium-driver\n"
+	want := "update -qq\ninstall -y -q --no-install-recommends gcc libc6-dev openjdk-17-jdk-headless maven unzip " +
+		"python3 python3-venv python3-dev fuse3 cargo-web chromium chromium-driver\n"
 	if calls != want {
 		t.Fatalf("apt-get calls:\n%s\nwant:\n%s\noutput:\n%s", calls, want, out)
 	}
 	for _, w := range []string{
 		"deps: missing: Maven 3.8 or later (mvn)",
 		"deps: missing: unzip",
-		"deps: installing gcc libc6-dev openjdk-17-jdk-headless maven unzip chromium chromium-driver with apt-get",
-		"deps: all there now (go1.26.8 gcc 12.2.0 javac 17.0.15 Maven 3.8.7 unzip realpath chromium chromedriver)",
+		"deps: missing: fusermount3",
+		"deps: missing: Python's C headers (python3-config, for the Python package's extension)",
+		"deps: installing gcc libc6-dev openjdk-17-jdk-headless maven unzip python3 python3-venv python3-dev fuse3 cargo-web chromium chromium-driver with apt-get",
+		"deps: all there now (go1.26.8 gcc 12.2.0 javac 17.0.15 Maven 3.8.7 unzip realpath Python 3.11.2 python3-config fusermount3 cargo 1.96.0 chromium chromedriver)",
 	} {
 		if !strings.Contains(out, w) {
 			t.Errorf("output lacks %q:\n%s", w, out)
@@ -149,18 +158,27 @@ func TestRootInstallsWhatIsMissing(t *testing.T) {
 	}
 }
 
-func TestOldJavaIsMissing(t *testing.T) {
-	m := newMachine(t, 0, true)
-	m.install(all...)
-	m.add("javac", `echo "javac 11.0.25"`)
-	code, out, calls := m.run()
-	// The stand-in's Java 17 replaces the old javac, as update-alternatives
-	// does for a newer JDK.
-	if code != 0 || calls != "update -qq\ninstall -y -q --no-install-recommends openjdk-17-jdk-headless\n" {
-		t.Fatalf("exit %d, apt-get calls %q\n%s", code, calls, out)
-	}
-	if w := "deps: missing: a JDK 17 or later (javac: found 11.0.25)"; !strings.Contains(out, w) {
-		t.Fatalf("output lacks %q:\n%s", w, out)
+// TestOldVersionIsMissing: a tool too old is missing, and its package
+// installed. The stand-in's package replaces the old tool, as
+// update-alternatives does for a newer JDK, and as Debian 12's cargo-web
+// (1.96) does its cargo (1.63, too old to build pjdfstest).
+func TestOldVersionIsMissing(t *testing.T) {
+	for _, c := range []struct{ tool, old, pkg, want string }{
+		{"javac", "javac 11.0.25", "openjdk-17-jdk-headless", "a JDK 17 or later (javac: found 11.0.25)"},
+		{"cargo", "cargo 1.63.0", "cargo-web", "cargo 1.85 or later (pjdfstest's build: found 1.63.0)"},
+	} {
+		t.Run(c.tool, func(t *testing.T) {
+			m := newMachine(t, 0, true)
+			m.install(all...)
+			m.add(c.tool, fmt.Sprintf("echo %q", c.old))
+			code, out, calls := m.run()
+			if code != 0 || calls != "update -qq\ninstall -y -q --no-install-recommends "+c.pkg+"\n" {
+				t.Fatalf("exit %d, apt-get calls %q\n%s", code, calls, out)
+			}
+			if w := "deps: missing: " + c.want; !strings.Contains(out, w) {
+				t.Fatalf("output lacks %q:\n%s", w, out)
+			}
+		})
 	}
 }
 
@@ -181,7 +199,7 @@ func TestNotRootSaysWhatToInstall(t *testing.T) {
 
 func TestNoAptGetSaysWhatToInstall(t *testing.T) {
 	m := newMachine(t, 0, false)
-	m.install("gcc", "libc6-dev", "openjdk-17-jdk-headless", "maven", "coreutils", "chromium", "chromium-driver")
+	m.install("gcc", "libc6-dev", "openjdk-17-jdk-headless", "maven", "coreutils", "python3", "python3-dev", "fuse3", "cargo-web", "chromium", "chromium-driver")
 	code, out, _ := m.run()
 	if code == 0 {
 		t.Fatalf("exit 0 without unzip\n%s", out)

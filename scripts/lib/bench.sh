@@ -82,8 +82,11 @@ start_strata() {
   mkdir -p "$dir"
   # STRATA_HTTP: the processes' --http-listen (default: any free port; off:
   # no metrics, none collected).
-  local http=(--http-listen "${STRATA_HTTP:-127.0.0.1:0}")
-  env "${env[@]}" GOMEMLIMIT=4GiB bin/strata meta --data-dir "$dir/meta" --listen 127.0.0.1:0 \
+  # STRATA_BIN: the binary of the meta and worker processes (default bin/strata); one
+  # from before --http-listen takes STRATA_HTTP=none.
+  local http=(--http-listen "${STRATA_HTTP:-127.0.0.1:0}") bin=${STRATA_BIN:-bin/strata}
+  [ "${STRATA_HTTP:-}" != none ] || http=()
+  env "${env[@]}" GOMEMLIMIT=4GiB "$bin" meta --data-dir "$dir/meta" --listen 127.0.0.1:0 \
     "${meta_args[@]}" "${http[@]}" 2>"$dir/meta.log" &
   meta_pid=$!
   pids+=("$meta_pid")
@@ -93,7 +96,7 @@ start_strata() {
     STRATA_DIR=$dir use_meta_token
   fi
   env "${env[@]}" bin/strata admin ns create "$@" --meta "$meta" >&2
-  env "${env[@]}" bin/strata worker --meta "$meta" --listen 127.0.0.1:0 --state-dir "$dir/worker" \
+  env "${env[@]}" "$bin" worker --meta "$meta" --listen 127.0.0.1:0 --state-dir "$dir/worker" \
     --cache-dir "$dir/cache" --cache-size "$cache_size" "${http[@]}" 2>"$dir/worker.log" &
   worker_pid=$!
   pids+=("$worker_pid")

@@ -148,7 +148,7 @@ func TestBlockTokenKeysComeFromTheState(t *testing.T) {
 	cfg := auth.Config{ClusterID: "c1", Superuser: "root"}
 	first, second := auth.NewBlockTokens(cfg, r), auth.NewBlockTokens(cfg, r)
 	ctx := context.Background()
-	tok, _, err := first.Issue(ctx, blocktoken.Read, "", 7, "")
+	tok, _, err := first.Issue(ctx, blocktoken.Read, "", 7, "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

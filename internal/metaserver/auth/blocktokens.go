@@ -72,13 +72,15 @@ func (b *BlockTokens) keyring(ctx context.Context) (blocktoken.Keyring, error) {
 var errNoSecret = errors.New("auth: the block token secret was recorded but cannot be read")
 
 // Issue returns a token that allows mode on the blocks of file inode of
-// namespace ns (its object, in a cache-mode namespace), and its expiry.
-func (b *BlockTokens) Issue(ctx context.Context, mode blocktoken.Mode, ns string, inode uint64, object string) ([]byte, int64, error) {
+// namespace ns (its object, in a cache-mode namespace), whose storage
+// policy is policy (0: the default), and its expiry.
+func (b *BlockTokens) Issue(ctx context.Context, mode blocktoken.Mode, ns string, inode uint64, object string, policy uint32) ([]byte, int64, error) {
 	ring, err := b.keyring(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
-	tok, exp := ring.Issue(b.state.Now().UnixMilli(), b.cfg.BlockTokenLifetime, mode, blocktoken.NamespaceOf(ns), inode, object)
+	tok, exp := ring.IssueToken(b.state.Now().UnixMilli(), b.cfg.BlockTokenLifetime, blocktoken.Token{Mode: mode,
+		Namespace: blocktoken.NamespaceOf(ns), Inode: inode, Object: object, Policy: uint8(policy)})
 	return tok, exp, nil
 }
 

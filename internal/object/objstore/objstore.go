@@ -51,6 +51,24 @@ func Open(ctx context.Context, uri string) (object.Store, error) {
 	return nil, fmt.Errorf("objstore: %q: unknown scheme (want file, s3 or mem)", uri)
 }
 
+// WithStorageClass returns the URI of the view of bucket uri that writes
+// its objects in storage class class (an s3:// URI with its
+// storage_class parameter); a bucket of another kind has no storage
+// classes.
+func WithStorageClass(uri, class string) (string, error) {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return "", fmt.Errorf("objstore: %w", err)
+	}
+	if u.Scheme != "s3" {
+		return "", fmt.Errorf("objstore: %q has no storage classes (only s3:// buckets do): it cannot keep objects in %s", uri, class)
+	}
+	q := u.Query()
+	q.Set(s3.StorageClassParam, class)
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
 // localDir accepts only file:///absolute/path (or file://localhost/...):
 // file://dir/x would silently mean host "dir", not a relative path.
 func localDir(u *url.URL) (string, error) {

@@ -20,7 +20,8 @@ func (s *Store) CreateMultipart(ctx context.Context, key string) (object.Upload,
 	if err := object.ValidateUpload(key); err != nil {
 		return object.Upload{}, object.WrapError(object.OpCreateMultipart, key, err)
 	}
-	out, err := s.client.CreateMultipartUpload(ctx, &awss3.CreateMultipartUploadInput{Bucket: &s.bucket, Key: s.full(key)})
+	out, err := s.client.CreateMultipartUpload(ctx, &awss3.CreateMultipartUploadInput{Bucket: &s.bucket, Key: s.full(key),
+		StorageClass: s.class})
 	if err != nil {
 		return object.Upload{}, translate(object.OpCreateMultipart, key, err)
 	}

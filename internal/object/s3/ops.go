@@ -31,7 +31,7 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64) (o
 		return object.Info{}, object.WrapError(object.OpPut, key, err)
 	}
 	out, err := s.client.PutObject(ctx, &awss3.PutObjectInput{
-		Bucket: &s.bucket, Key: s.full(key), Body: body, ContentLength: aws.Int64(size),
+		Bucket: &s.bucket, Key: s.full(key), Body: body, ContentLength: aws.Int64(size), StorageClass: s.class,
 	}, opts...)
 	if err != nil {
 		return object.Info{}, translate(object.OpPut, key, err)

@@ -126,3 +126,45 @@ func TestCopyInParts(t *testing.T) {
 		t.Fatalf("List = %+v, %v", keys, err)
 	}
 }
+
+// A store with a storage class writes its objects in that class, whole and
+// in parts, and a class the bucket does not have is refused, clearly.
+// (MinIO has STANDARD and REDUCED_REDUNDANCY; S3 STANDARD_IA, GLACIER_IR...)
+func TestStorageClass(t *testing.T) {
+	ctx := context.Background()
+	srv := miniotest.Start(t)
+	cfg := srv.Config(t)
+	cfg.StorageClass = "REDUCED_REDUNDANCY"
+	st, err := s3.New(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := objtest.Data(2, 6<<20)
+	if _, err := st.Put(ctx, "whole", bytes.NewReader(data[:100]), 100); err != nil {
+		t.Fatal(err)
+	}
+	if err := object.PutParallel(ctx, st, "parts", bytes.NewReader(data), int64(len(data)),
+		object.ParallelOptions{PartSize: 5 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	sdk := sdkClient(srv)
+	for _, key := range []string{"whole", "parts"} {
+		out, err := sdk.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &cfg.Bucket, Key: aws.String(key)})
+		if err != nil || out.StorageClass != "REDUCED_REDUNDANCY" {
+			t.Errorf("%s: storage class %q (%v)", key, out.StorageClass, err)
+		}
+	}
+	cfg.StorageClass = "STANDARD_IA"
+	ia, err := s3.New(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ia.Put(ctx, "ia", bytes.NewReader([]byte("x")), 1)
+	if err == nil || object.IsRetryable(err) || !strings.Contains(err.Error(), "storage class") {
+		t.Fatalf("a class the bucket does not have: %v", err)
+	}
+	parsed, err := s3.ParseURI("s3://b/p?storage_class=GLACIER_IR&endpoint=http://x")
+	if err != nil || parsed.StorageClass != "GLACIER_IR" {
+		t.Fatalf("ParseURI: %+v %v", parsed, err)
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/stratafs/strata/internal/object"
 )
@@ -47,10 +48,15 @@ type Config struct {
 	// VirtualHosted selects bucket.host addressing instead of the default
 	// path style, which MinIO, Ceph and loopback endpoints need.
 	VirtualHosted bool
+	// StorageClass is the storage class of the objects the store writes
+	// (Put, CreateMultipart): STANDARD_IA, GLACIER_IR...; empty is the
+	// bucket's default. A store that has no such class refuses the write.
+	StorageClass string
 }
 
 // ParseURI parses s3://bucket/prefix, with optional query parameters
-// endpoint and region (credentials are never taken from a URI).
+// endpoint, region and storage_class (credentials are never taken from a
+// URI).
 func ParseURI(uri string) (Config, error) {
 	u, err := url.Parse(uri)
 	if err != nil {
@@ -61,23 +67,29 @@ func ParseURI(uri string) (Config, error) {
 	}
 	q := u.Query()
 	for k := range q {
-		if k != "endpoint" && k != "region" {
+		if k != "endpoint" && k != "region" && k != StorageClassParam {
 			return Config{}, fmt.Errorf("s3: unknown parameter %q in %q", k, uri)
 		}
 	}
 	return Config{
-		Bucket:   u.Host,
-		Prefix:   strings.TrimPrefix(u.Path, "/"),
-		Endpoint: q.Get("endpoint"),
-		Region:   q.Get("region"),
+		Bucket:       u.Host,
+		Prefix:       strings.TrimPrefix(u.Path, "/"),
+		Endpoint:     q.Get("endpoint"),
+		Region:       q.Get("region"),
+		StorageClass: q.Get(StorageClassParam),
 	}, nil
 }
+
+// StorageClassParam is the query parameter of an s3:// URI that names the
+// storage class of what the store writes.
+const StorageClassParam = "storage_class"
 
 // Store is an object.Store over one bucket (and prefix).
 type Store struct {
 	client *awss3.Client
 	bucket string
 	prefix string // "" or ends in "/"
+	class  types.StorageClass
 	// Copies above copyLimit bytes go part by part, copyPartSize a part:
 	// maxCopyObject and copyPartSize but in tests.
 	copyLimit, copyPartSize int64
@@ -104,7 +116,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if prefix != "" && !strings.HasSuffix(prefix, "/") {
 		prefix += "/"
 	}
-	return &Store{client: client, bucket: cfg.Bucket, prefix: prefix,
+	return &Store{client: client, bucket: cfg.Bucket, prefix: prefix, class: types.StorageClass(cfg.StorageClass),
 		copyLimit: maxCopyObject, copyPartSize: copyPartSize}, nil
 }
 

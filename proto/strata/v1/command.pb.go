@@ -77,6 +77,11 @@ type Command struct {
 	//	*Command_BeginImport
 	//	*Command_CommitImport
 	//	*Command_AbortImport
+	//	*Command_SetQuota
+	//	*Command_SetXattr
+	//	*Command_RemoveXattr
+	//	*Command_ModifyAcl
+	//	*Command_SetStoragePolicy
 	Op            isCommand_Op `protobuf_oneof:"op"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -444,6 +449,51 @@ func (x *Command) GetAbortImport() *AbortImportRequest {
 	return nil
 }
 
+func (x *Command) GetSetQuota() *SetQuotaRequest {
+	if x != nil {
+		if x, ok := x.Op.(*Command_SetQuota); ok {
+			return x.SetQuota
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetSetXattr() *SetXAttrRequest {
+	if x != nil {
+		if x, ok := x.Op.(*Command_SetXattr); ok {
+			return x.SetXattr
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetRemoveXattr() *RemoveXAttrRequest {
+	if x != nil {
+		if x, ok := x.Op.(*Command_RemoveXattr); ok {
+			return x.RemoveXattr
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetModifyAcl() *ModifyAclRequest {
+	if x != nil {
+		if x, ok := x.Op.(*Command_ModifyAcl); ok {
+			return x.ModifyAcl
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetSetStoragePolicy() *SetStoragePolicyRequest {
+	if x != nil {
+		if x, ok := x.Op.(*Command_SetStoragePolicy); ok {
+			return x.SetStoragePolicy
+		}
+	}
+	return nil
+}
+
 type isCommand_Op interface {
 	isCommand_Op()
 }
@@ -585,6 +635,27 @@ type Command_AbortImport struct {
 	AbortImport *AbortImportRequest `protobuf:"bytes,82,opt,name=abort_import,json=abortImport,proto3,oneof"`
 }
 
+type Command_SetQuota struct {
+	// Quotas, extended attributes, ACLs and storage policies (meta.proto).
+	SetQuota *SetQuotaRequest `protobuf:"bytes,70,opt,name=set_quota,json=setQuota,proto3,oneof"`
+}
+
+type Command_SetXattr struct {
+	SetXattr *SetXAttrRequest `protobuf:"bytes,71,opt,name=set_xattr,json=setXattr,proto3,oneof"`
+}
+
+type Command_RemoveXattr struct {
+	RemoveXattr *RemoveXAttrRequest `protobuf:"bytes,72,opt,name=remove_xattr,json=removeXattr,proto3,oneof"`
+}
+
+type Command_ModifyAcl struct {
+	ModifyAcl *ModifyAclRequest `protobuf:"bytes,73,opt,name=modify_acl,json=modifyAcl,proto3,oneof"`
+}
+
+type Command_SetStoragePolicy struct {
+	SetStoragePolicy *SetStoragePolicyRequest `protobuf:"bytes,74,opt,name=set_storage_policy,json=setStoragePolicy,proto3,oneof"`
+}
+
 func (*Command_Mkdirs) isCommand_Op() {}
 
 func (*Command_Create) isCommand_Op() {}
@@ -650,6 +721,16 @@ func (*Command_BeginImport) isCommand_Op() {}
 func (*Command_CommitImport) isCommand_Op() {}
 
 func (*Command_AbortImport) isCommand_Op() {}
+
+func (*Command_SetQuota) isCommand_Op() {}
+
+func (*Command_SetXattr) isCommand_Op() {}
+
+func (*Command_RemoveXattr) isCommand_Op() {}
+
+func (*Command_ModifyAcl) isCommand_Op() {}
+
+func (*Command_SetStoragePolicy) isCommand_Op() {}
 
 // CommandGroup is commands proposed together as one entry, to share its
 // cost. Each is applied as if it came alone, in order, with the group's id,
@@ -1432,7 +1513,7 @@ var File_strata_v1_command_proto protoreflect.FileDescriptor
 
 const file_strata_v1_command_proto_rawDesc = "" +
 	"\n" +
-	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\x1a\x16strata/v1/worker.proto\"\xc2\x11\n" +
+	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\x1a\x16strata/v1/worker.proto\"\x8e\x14\n" +
 	"\aCommand\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x10\n" +
 	"\x03now\x18\x02 \x01(\x03R\x03now\x128\n" +
@@ -1474,7 +1555,13 @@ const file_strata_v1_command_proto_rawDesc = "" +
 	"set_secret\x18< \x01(\v2\x1b.strata.v1.SetSecretCommandH\x00R\tsetSecret\x12B\n" +
 	"\fbegin_import\x18P \x01(\v2\x1d.strata.v1.BeginImportRequestH\x00R\vbeginImport\x12E\n" +
 	"\rcommit_import\x18Q \x01(\v2\x1e.strata.v1.CommitImportRequestH\x00R\fcommitImport\x12B\n" +
-	"\fabort_import\x18R \x01(\v2\x1d.strata.v1.AbortImportRequestH\x00R\vabortImportB\x04\n" +
+	"\fabort_import\x18R \x01(\v2\x1d.strata.v1.AbortImportRequestH\x00R\vabortImport\x129\n" +
+	"\tset_quota\x18F \x01(\v2\x1a.strata.v1.SetQuotaRequestH\x00R\bsetQuota\x129\n" +
+	"\tset_xattr\x18G \x01(\v2\x1a.strata.v1.SetXAttrRequestH\x00R\bsetXattr\x12B\n" +
+	"\fremove_xattr\x18H \x01(\v2\x1d.strata.v1.RemoveXAttrRequestH\x00R\vremoveXattr\x12<\n" +
+	"\n" +
+	"modify_acl\x18I \x01(\v2\x1b.strata.v1.ModifyAclRequestH\x00R\tmodifyAcl\x12R\n" +
+	"\x12set_storage_policy\x18J \x01(\v2\".strata.v1.SetStoragePolicyRequestH\x00R\x10setStoragePolicyB\x04\n" +
 	"\x02opJ\x04\b5\x106\">\n" +
 	"\fCommandGroup\x12.\n" +
 	"\bcommands\x18\x01 \x03(\v2\x12.strata.v1.CommandR\bcommands\"\xc1\x01\n" +
@@ -1579,7 +1666,12 @@ var file_strata_v1_command_proto_goTypes = []any{
 	(*BeginImportRequest)(nil),      // 33: strata.v1.BeginImportRequest
 	(*CommitImportRequest)(nil),     // 34: strata.v1.CommitImportRequest
 	(*AbortImportRequest)(nil),      // 35: strata.v1.AbortImportRequest
-	(*Block)(nil),                   // 36: strata.v1.Block
+	(*SetQuotaRequest)(nil),         // 36: strata.v1.SetQuotaRequest
+	(*SetXAttrRequest)(nil),         // 37: strata.v1.SetXAttrRequest
+	(*RemoveXAttrRequest)(nil),      // 38: strata.v1.RemoveXAttrRequest
+	(*ModifyAclRequest)(nil),        // 39: strata.v1.ModifyAclRequest
+	(*SetStoragePolicyRequest)(nil), // 40: strata.v1.SetStoragePolicyRequest
+	(*Block)(nil),                   // 41: strata.v1.Block
 }
 var file_strata_v1_command_proto_depIdxs = []int32{
 	2,  // 0: strata.v1.Command.settings:type_name -> strata.v1.NamespaceSettings
@@ -1616,15 +1708,20 @@ var file_strata_v1_command_proto_depIdxs = []int32{
 	33, // 31: strata.v1.Command.begin_import:type_name -> strata.v1.BeginImportRequest
 	34, // 32: strata.v1.Command.commit_import:type_name -> strata.v1.CommitImportRequest
 	35, // 33: strata.v1.Command.abort_import:type_name -> strata.v1.AbortImportRequest
-	0,  // 34: strata.v1.CommandGroup.commands:type_name -> strata.v1.Command
-	36, // 35: strata.v1.ExpireLeaseCommand.tail_block:type_name -> strata.v1.Block
-	9,  // 36: strata.v1.SyncPathCommand.entry:type_name -> strata.v1.BucketEntry
-	9,  // 37: strata.v1.SyncListingCommand.entries:type_name -> strata.v1.BucketEntry
-	38, // [38:38] is the sub-list for method output_type
-	38, // [38:38] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	36, // 34: strata.v1.Command.set_quota:type_name -> strata.v1.SetQuotaRequest
+	37, // 35: strata.v1.Command.set_xattr:type_name -> strata.v1.SetXAttrRequest
+	38, // 36: strata.v1.Command.remove_xattr:type_name -> strata.v1.RemoveXAttrRequest
+	39, // 37: strata.v1.Command.modify_acl:type_name -> strata.v1.ModifyAclRequest
+	40, // 38: strata.v1.Command.set_storage_policy:type_name -> strata.v1.SetStoragePolicyRequest
+	0,  // 39: strata.v1.CommandGroup.commands:type_name -> strata.v1.Command
+	41, // 40: strata.v1.ExpireLeaseCommand.tail_block:type_name -> strata.v1.Block
+	9,  // 41: strata.v1.SyncPathCommand.entry:type_name -> strata.v1.BucketEntry
+	9,  // 42: strata.v1.SyncListingCommand.entries:type_name -> strata.v1.BucketEntry
+	43, // [43:43] is the sub-list for method output_type
+	43, // [43:43] is the sub-list for method input_type
+	43, // [43:43] is the sub-list for extension type_name
+	43, // [43:43] is the sub-list for extension extendee
+	0,  // [0:43] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_command_proto_init() }
@@ -1668,6 +1765,11 @@ func file_strata_v1_command_proto_init() {
 		(*Command_BeginImport)(nil),
 		(*Command_CommitImport)(nil),
 		(*Command_AbortImport)(nil),
+		(*Command_SetQuota)(nil),
+		(*Command_SetXattr)(nil),
+		(*Command_RemoveXattr)(nil),
+		(*Command_ModifyAcl)(nil),
+		(*Command_SetStoragePolicy)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -238,6 +238,125 @@ func (NamespaceDeleteMode) EnumDescriptor() ([]byte, []int) {
 	return file_strata_v1_meta_proto_rawDescGZIP(), []int{3}
 }
 
+type AclEntryType int32
+
+const (
+	AclEntryType_ACL_ENTRY_TYPE_UNSPECIFIED AclEntryType = 0
+	AclEntryType_ACL_ENTRY_TYPE_USER        AclEntryType = 1
+	AclEntryType_ACL_ENTRY_TYPE_GROUP       AclEntryType = 2
+	AclEntryType_ACL_ENTRY_TYPE_MASK        AclEntryType = 3
+	AclEntryType_ACL_ENTRY_TYPE_OTHER       AclEntryType = 4
+)
+
+// Enum value maps for AclEntryType.
+var (
+	AclEntryType_name = map[int32]string{
+		0: "ACL_ENTRY_TYPE_UNSPECIFIED",
+		1: "ACL_ENTRY_TYPE_USER",
+		2: "ACL_ENTRY_TYPE_GROUP",
+		3: "ACL_ENTRY_TYPE_MASK",
+		4: "ACL_ENTRY_TYPE_OTHER",
+	}
+	AclEntryType_value = map[string]int32{
+		"ACL_ENTRY_TYPE_UNSPECIFIED": 0,
+		"ACL_ENTRY_TYPE_USER":        1,
+		"ACL_ENTRY_TYPE_GROUP":       2,
+		"ACL_ENTRY_TYPE_MASK":        3,
+		"ACL_ENTRY_TYPE_OTHER":       4,
+	}
+)
+
+func (x AclEntryType) Enum() *AclEntryType {
+	p := new(AclEntryType)
+	*p = x
+	return p
+}
+
+func (x AclEntryType) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (AclEntryType) Descriptor() protoreflect.EnumDescriptor {
+	return file_strata_v1_meta_proto_enumTypes[4].Descriptor()
+}
+
+func (AclEntryType) Type() protoreflect.EnumType {
+	return &file_strata_v1_meta_proto_enumTypes[4]
+}
+
+func (x AclEntryType) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use AclEntryType.Descriptor instead.
+func (AclEntryType) EnumDescriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{4}
+}
+
+type AclOp int32
+
+const (
+	AclOp_ACL_OP_UNSPECIFIED AclOp = 0
+	// setAcl: replace the ACL of each scope the entries have.
+	AclOp_ACL_OP_SET AclOp = 1
+	// modifyAclEntries: add the entries, replacing those of the same scope,
+	// type and name.
+	AclOp_ACL_OP_MODIFY AclOp = 2
+	// removeAclEntries: remove the entries named (permissions ignored).
+	AclOp_ACL_OP_REMOVE_ENTRIES AclOp = 3
+	// removeDefaultAcl.
+	AclOp_ACL_OP_REMOVE_DEFAULT AclOp = 4
+	// removeAcl: keep only the base entries (the mode bits).
+	AclOp_ACL_OP_REMOVE AclOp = 5
+)
+
+// Enum value maps for AclOp.
+var (
+	AclOp_name = map[int32]string{
+		0: "ACL_OP_UNSPECIFIED",
+		1: "ACL_OP_SET",
+		2: "ACL_OP_MODIFY",
+		3: "ACL_OP_REMOVE_ENTRIES",
+		4: "ACL_OP_REMOVE_DEFAULT",
+		5: "ACL_OP_REMOVE",
+	}
+	AclOp_value = map[string]int32{
+		"ACL_OP_UNSPECIFIED":    0,
+		"ACL_OP_SET":            1,
+		"ACL_OP_MODIFY":         2,
+		"ACL_OP_REMOVE_ENTRIES": 3,
+		"ACL_OP_REMOVE_DEFAULT": 4,
+		"ACL_OP_REMOVE":         5,
+	}
+)
+
+func (x AclOp) Enum() *AclOp {
+	p := new(AclOp)
+	*p = x
+	return p
+}
+
+func (x AclOp) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (AclOp) Descriptor() protoreflect.EnumDescriptor {
+	return file_strata_v1_meta_proto_enumTypes[5].Descriptor()
+}
+
+func (AclOp) Type() protoreflect.EnumType {
+	return &file_strata_v1_meta_proto_enumTypes[5]
+}
+
+func (x AclOp) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use AclOp.Descriptor instead.
+func (AclOp) EnumDescriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{5}
+}
+
 // Header is carried by every namespace request.
 type Header struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -372,7 +491,10 @@ type FileStatus struct {
 	// The file is open for writing; its length is the last committed length.
 	UnderConstruction bool `protobuf:"varint,12,opt,name=under_construction,json=underConstruction,proto3" json:"under_construction,omitempty"`
 	// Number of entries directly inside a directory.
-	Children      uint64 `protobuf:"varint,13,opt,name=children,proto3" json:"children,omitempty"`
+	Children uint64 `protobuf:"varint,13,opt,name=children,proto3" json:"children,omitempty"`
+	// The entry has an ACL (GetAclStatus): its permission's group bits are
+	// then the ACL's mask (HDFS's FsPermission ACL bit).
+	HasAcl        bool `protobuf:"varint,20,opt,name=has_acl,json=hasAcl,proto3" json:"has_acl,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -496,6 +618,13 @@ func (x *FileStatus) GetChildren() uint64 {
 		return x.Children
 	}
 	return 0
+}
+
+func (x *FileStatus) GetHasAcl() bool {
+	if x != nil {
+		return x.HasAcl
+	}
+	return false
 }
 
 type MkdirsRequest struct {
@@ -766,8 +895,12 @@ type CreateResponse struct {
 	// (WriteHeader.block_token), and when it expires (ms since the epoch).
 	BlockToken        []byte `protobuf:"bytes,30,opt,name=block_token,json=blockToken,proto3" json:"block_token,omitempty"`
 	BlockTokenExpires int64  `protobuf:"varint,31,opt,name=block_token_expires,json=blockTokenExpires,proto3" json:"block_token_expires,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// The file's effective storage policy (StoragePolicy.id; 0 when no
+	// directory above it has one: the default, WARM), which the block token
+	// carries to the workers.
+	StoragePolicy uint32 `protobuf:"varint,40,opt,name=storage_policy,json=storagePolicy,proto3" json:"storage_policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CreateResponse) Reset() {
@@ -838,6 +971,13 @@ func (x *CreateResponse) GetBlockToken() []byte {
 func (x *CreateResponse) GetBlockTokenExpires() int64 {
 	if x != nil {
 		return x.BlockTokenExpires
+	}
+	return 0
+}
+
+func (x *CreateResponse) GetStoragePolicy() uint32 {
+	if x != nil {
+		return x.StoragePolicy
 	}
 	return 0
 }
@@ -1173,8 +1313,10 @@ type OpenResponse struct {
 	// reader past it opens the file again for a new one.
 	BlockToken        []byte `protobuf:"bytes,30,opt,name=block_token,json=blockToken,proto3" json:"block_token,omitempty"`
 	BlockTokenExpires int64  `protobuf:"varint,31,opt,name=block_token_expires,json=blockTokenExpires,proto3" json:"block_token_expires,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// As CreateResponse's.
+	StoragePolicy uint32 `protobuf:"varint,40,opt,name=storage_policy,json=storagePolicy,proto3" json:"storage_policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *OpenResponse) Reset() {
@@ -1273,6 +1415,13 @@ func (x *OpenResponse) GetBlockToken() []byte {
 func (x *OpenResponse) GetBlockTokenExpires() int64 {
 	if x != nil {
 		return x.BlockTokenExpires
+	}
+	return 0
+}
+
+func (x *OpenResponse) GetStoragePolicy() uint32 {
+	if x != nil {
+		return x.StoragePolicy
 	}
 	return 0
 }
@@ -1946,10 +2095,9 @@ type GetContentSummaryResponse struct {
 	// bucket, which may be less than the bucket holds (strata admin load
 	// --metadata loads a subtree whole).
 	LoadedOnly bool `protobuf:"varint,20,opt,name=loaded_only,json=loadedOnly,proto3" json:"loaded_only,omitempty"`
-	// The directory's quotas, as HDFS set them (a namespace imported from
-	// HDFS keeps them; Strata records and reports them, and does not enforce
-	// them yet): unset when it has none.
-	Quota         *DirQuota `protobuf:"bytes,21,opt,name=quota,proto3" json:"quota,omitempty"`
+	// The directory's quotas, unset if it has none; space_consumed is then
+	// what counts against its space quota.
+	Quota         *Quota `protobuf:"bytes,21,opt,name=quota,proto3" json:"quota,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2019,38 +2167,38 @@ func (x *GetContentSummaryResponse) GetLoadedOnly() bool {
 	return false
 }
 
-func (x *GetContentSummaryResponse) GetQuota() *DirQuota {
+func (x *GetContentSummaryResponse) GetQuota() *Quota {
 	if x != nil {
 		return x.Quota
 	}
 	return nil
 }
 
-type DirQuota struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// The most entries the directory may hold below it, itself counted; -1
-	// when not set.
-	Names int64 `protobuf:"varint,1,opt,name=names,proto3" json:"names,omitempty"`
-	// The most bytes, times their replication; -1 when not set.
-	Space         int64 `protobuf:"varint,2,opt,name=space,proto3" json:"space,omitempty"`
+// Quota is a directory's limits, as HDFS's: names (the directory and
+// everything below it) and bytes (of the files below it, counted once); -1
+// leaves one unlimited.
+type Quota struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Names         int64                  `protobuf:"varint,1,opt,name=names,proto3" json:"names,omitempty"`
+	Space         int64                  `protobuf:"varint,2,opt,name=space,proto3" json:"space,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
-func (x *DirQuota) Reset() {
-	*x = DirQuota{}
+func (x *Quota) Reset() {
+	*x = Quota{}
 	mi := &file_strata_v1_meta_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *DirQuota) String() string {
+func (x *Quota) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*DirQuota) ProtoMessage() {}
+func (*Quota) ProtoMessage() {}
 
-func (x *DirQuota) ProtoReflect() protoreflect.Message {
+func (x *Quota) ProtoReflect() protoreflect.Message {
 	mi := &file_strata_v1_meta_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -2062,19 +2210,19 @@ func (x *DirQuota) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use DirQuota.ProtoReflect.Descriptor instead.
-func (*DirQuota) Descriptor() ([]byte, []int) {
+// Deprecated: Use Quota.ProtoReflect.Descriptor instead.
+func (*Quota) Descriptor() ([]byte, []int) {
 	return file_strata_v1_meta_proto_rawDescGZIP(), []int{24}
 }
 
-func (x *DirQuota) GetNames() int64 {
+func (x *Quota) GetNames() int64 {
 	if x != nil {
 		return x.Names
 	}
 	return 0
 }
 
-func (x *DirQuota) GetSpace() int64 {
+func (x *Quota) GetSpace() int64 {
 	if x != nil {
 		return x.Space
 	}
@@ -2677,8 +2825,10 @@ type FlushResponse struct {
 	// written after this flush.
 	BlockToken        []byte `protobuf:"bytes,30,opt,name=block_token,json=blockToken,proto3" json:"block_token,omitempty"`
 	BlockTokenExpires int64  `protobuf:"varint,31,opt,name=block_token_expires,json=blockTokenExpires,proto3" json:"block_token_expires,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// As CreateResponse's.
+	StoragePolicy uint32 `protobuf:"varint,40,opt,name=storage_policy,json=storagePolicy,proto3" json:"storage_policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *FlushResponse) Reset() {
@@ -2728,6 +2878,13 @@ func (x *FlushResponse) GetBlockToken() []byte {
 func (x *FlushResponse) GetBlockTokenExpires() int64 {
 	if x != nil {
 		return x.BlockTokenExpires
+	}
+	return 0
+}
+
+func (x *FlushResponse) GetStoragePolicy() uint32 {
+	if x != nil {
+		return x.StoragePolicy
 	}
 	return 0
 }
@@ -2918,6 +3075,7 @@ type AppendResponse struct {
 	// As CreateResponse's.
 	BlockToken        []byte `protobuf:"bytes,30,opt,name=block_token,json=blockToken,proto3" json:"block_token,omitempty"`
 	BlockTokenExpires int64  `protobuf:"varint,31,opt,name=block_token_expires,json=blockTokenExpires,proto3" json:"block_token_expires,omitempty"`
+	StoragePolicy     uint32 `protobuf:"varint,40,opt,name=storage_policy,json=storagePolicy,proto3" json:"storage_policy,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
@@ -2990,6 +3148,13 @@ func (x *AppendResponse) GetBlockToken() []byte {
 func (x *AppendResponse) GetBlockTokenExpires() int64 {
 	if x != nil {
 		return x.BlockTokenExpires
+	}
+	return 0
+}
+
+func (x *AppendResponse) GetStoragePolicy() uint32 {
+	if x != nil {
+		return x.StoragePolicy
 	}
 	return 0
 }
@@ -6151,6 +6316,1253 @@ func (*AbortImportResponse) Descriptor() ([]byte, []int) {
 	return file_strata_v1_meta_proto_rawDescGZIP(), []int{89}
 }
 
+// SetQuotaRequest sets a directory's quotas (HDFS's setQuota): -1 clears a
+// limit (QUOTA_RESET), 9223372036854775807 leaves it as it is
+// (QUOTA_DONT_SET). Only a superuser may.
+type SetQuotaRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Names         int64                  `protobuf:"varint,3,opt,name=names,proto3" json:"names,omitempty"`
+	Space         int64                  `protobuf:"varint,4,opt,name=space,proto3" json:"space,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetQuotaRequest) Reset() {
+	*x = SetQuotaRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[90]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetQuotaRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetQuotaRequest) ProtoMessage() {}
+
+func (x *SetQuotaRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[90]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetQuotaRequest.ProtoReflect.Descriptor instead.
+func (*SetQuotaRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{90}
+}
+
+func (x *SetQuotaRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *SetQuotaRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *SetQuotaRequest) GetNames() int64 {
+	if x != nil {
+		return x.Names
+	}
+	return 0
+}
+
+func (x *SetQuotaRequest) GetSpace() int64 {
+	if x != nil {
+		return x.Space
+	}
+	return 0
+}
+
+type SetQuotaResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetQuotaResponse) Reset() {
+	*x = SetQuotaResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[91]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetQuotaResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetQuotaResponse) ProtoMessage() {}
+
+func (x *SetQuotaResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[91]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetQuotaResponse.ProtoReflect.Descriptor instead.
+func (*SetQuotaResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{91}
+}
+
+// XAttr is an extended attribute: its name with its namespace ("user.x")
+// and its value.
+type XAttr struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Value         []byte                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *XAttr) Reset() {
+	*x = XAttr{}
+	mi := &file_strata_v1_meta_proto_msgTypes[92]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *XAttr) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*XAttr) ProtoMessage() {}
+
+func (x *XAttr) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[92]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use XAttr.ProtoReflect.Descriptor instead.
+func (*XAttr) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{92}
+}
+
+func (x *XAttr) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *XAttr) GetValue() []byte {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
+// SetXAttrRequest sets an attribute. create and replace are HDFS's
+// XAttrSetFlag: with neither set, either is allowed.
+type SetXAttrRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Xattr         *XAttr                 `protobuf:"bytes,3,opt,name=xattr,proto3" json:"xattr,omitempty"`
+	Create        bool                   `protobuf:"varint,4,opt,name=create,proto3" json:"create,omitempty"`
+	Replace       bool                   `protobuf:"varint,5,opt,name=replace,proto3" json:"replace,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetXAttrRequest) Reset() {
+	*x = SetXAttrRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[93]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetXAttrRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetXAttrRequest) ProtoMessage() {}
+
+func (x *SetXAttrRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[93]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetXAttrRequest.ProtoReflect.Descriptor instead.
+func (*SetXAttrRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{93}
+}
+
+func (x *SetXAttrRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *SetXAttrRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *SetXAttrRequest) GetXattr() *XAttr {
+	if x != nil {
+		return x.Xattr
+	}
+	return nil
+}
+
+func (x *SetXAttrRequest) GetCreate() bool {
+	if x != nil {
+		return x.Create
+	}
+	return false
+}
+
+func (x *SetXAttrRequest) GetReplace() bool {
+	if x != nil {
+		return x.Replace
+	}
+	return false
+}
+
+type SetXAttrResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetXAttrResponse) Reset() {
+	*x = SetXAttrResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[94]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetXAttrResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetXAttrResponse) ProtoMessage() {}
+
+func (x *SetXAttrResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[94]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetXAttrResponse.ProtoReflect.Descriptor instead.
+func (*SetXAttrResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{94}
+}
+
+type RemoveXAttrRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Name          string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveXAttrRequest) Reset() {
+	*x = RemoveXAttrRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[95]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveXAttrRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveXAttrRequest) ProtoMessage() {}
+
+func (x *RemoveXAttrRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[95]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveXAttrRequest.ProtoReflect.Descriptor instead.
+func (*RemoveXAttrRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{95}
+}
+
+func (x *RemoveXAttrRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *RemoveXAttrRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *RemoveXAttrRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type RemoveXAttrResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveXAttrResponse) Reset() {
+	*x = RemoveXAttrResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[96]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveXAttrResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveXAttrResponse) ProtoMessage() {}
+
+func (x *RemoveXAttrResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[96]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveXAttrResponse.ProtoReflect.Descriptor instead.
+func (*RemoveXAttrResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{96}
+}
+
+// GetXAttrsRequest asks for the attributes named, or every one the caller
+// may see if none is named.
+type GetXAttrsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Names         []string               `protobuf:"bytes,3,rep,name=names,proto3" json:"names,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetXAttrsRequest) Reset() {
+	*x = GetXAttrsRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[97]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetXAttrsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetXAttrsRequest) ProtoMessage() {}
+
+func (x *GetXAttrsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[97]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetXAttrsRequest.ProtoReflect.Descriptor instead.
+func (*GetXAttrsRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{97}
+}
+
+func (x *GetXAttrsRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *GetXAttrsRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *GetXAttrsRequest) GetNames() []string {
+	if x != nil {
+		return x.Names
+	}
+	return nil
+}
+
+type GetXAttrsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// In name order.
+	Xattrs        []*XAttr `protobuf:"bytes,1,rep,name=xattrs,proto3" json:"xattrs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetXAttrsResponse) Reset() {
+	*x = GetXAttrsResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[98]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetXAttrsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetXAttrsResponse) ProtoMessage() {}
+
+func (x *GetXAttrsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[98]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetXAttrsResponse.ProtoReflect.Descriptor instead.
+func (*GetXAttrsResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{98}
+}
+
+func (x *GetXAttrsResponse) GetXattrs() []*XAttr {
+	if x != nil {
+		return x.Xattrs
+	}
+	return nil
+}
+
+type ListXAttrsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListXAttrsRequest) Reset() {
+	*x = ListXAttrsRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[99]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListXAttrsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListXAttrsRequest) ProtoMessage() {}
+
+func (x *ListXAttrsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[99]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListXAttrsRequest.ProtoReflect.Descriptor instead.
+func (*ListXAttrsRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{99}
+}
+
+func (x *ListXAttrsRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *ListXAttrsRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+type ListXAttrsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Names         []string               `protobuf:"bytes,1,rep,name=names,proto3" json:"names,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListXAttrsResponse) Reset() {
+	*x = ListXAttrsResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[100]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListXAttrsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListXAttrsResponse) ProtoMessage() {}
+
+func (x *ListXAttrsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[100]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListXAttrsResponse.ProtoReflect.Descriptor instead.
+func (*ListXAttrsResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{100}
+}
+
+func (x *ListXAttrsResponse) GetNames() []string {
+	if x != nil {
+		return x.Names
+	}
+	return nil
+}
+
+// AclEntry is one entry of a POSIX ACL (HDFS's AclEntry).
+type AclEntry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// An entry of a directory's default ACL, which new children inherit.
+	DefaultScope bool         `protobuf:"varint,1,opt,name=default_scope,json=defaultScope,proto3" json:"default_scope,omitempty"`
+	Type         AclEntryType `protobuf:"varint,2,opt,name=type,proto3,enum=strata.v1.AclEntryType" json:"type,omitempty"`
+	// The named user or group; empty for the owner, the owning group, the
+	// mask and other.
+	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// rwx bits, 0 to 7.
+	Permission    uint32 `protobuf:"varint,4,opt,name=permission,proto3" json:"permission,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AclEntry) Reset() {
+	*x = AclEntry{}
+	mi := &file_strata_v1_meta_proto_msgTypes[101]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AclEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AclEntry) ProtoMessage() {}
+
+func (x *AclEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[101]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AclEntry.ProtoReflect.Descriptor instead.
+func (*AclEntry) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{101}
+}
+
+func (x *AclEntry) GetDefaultScope() bool {
+	if x != nil {
+		return x.DefaultScope
+	}
+	return false
+}
+
+func (x *AclEntry) GetType() AclEntryType {
+	if x != nil {
+		return x.Type
+	}
+	return AclEntryType_ACL_ENTRY_TYPE_UNSPECIFIED
+}
+
+func (x *AclEntry) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AclEntry) GetPermission() uint32 {
+	if x != nil {
+		return x.Permission
+	}
+	return 0
+}
+
+type ModifyAclRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Op            AclOp                  `protobuf:"varint,3,opt,name=op,proto3,enum=strata.v1.AclOp" json:"op,omitempty"`
+	Entries       []*AclEntry            `protobuf:"bytes,4,rep,name=entries,proto3" json:"entries,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModifyAclRequest) Reset() {
+	*x = ModifyAclRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[102]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModifyAclRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModifyAclRequest) ProtoMessage() {}
+
+func (x *ModifyAclRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[102]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModifyAclRequest.ProtoReflect.Descriptor instead.
+func (*ModifyAclRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{102}
+}
+
+func (x *ModifyAclRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *ModifyAclRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *ModifyAclRequest) GetOp() AclOp {
+	if x != nil {
+		return x.Op
+	}
+	return AclOp_ACL_OP_UNSPECIFIED
+}
+
+func (x *ModifyAclRequest) GetEntries() []*AclEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+type ModifyAclResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModifyAclResponse) Reset() {
+	*x = ModifyAclResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[103]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModifyAclResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModifyAclResponse) ProtoMessage() {}
+
+func (x *ModifyAclResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[103]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModifyAclResponse.ProtoReflect.Descriptor instead.
+func (*ModifyAclResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{103}
+}
+
+type GetAclStatusRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAclStatusRequest) Reset() {
+	*x = GetAclStatusRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[104]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAclStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAclStatusRequest) ProtoMessage() {}
+
+func (x *GetAclStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[104]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAclStatusRequest.ProtoReflect.Descriptor instead.
+func (*GetAclStatusRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{104}
+}
+
+func (x *GetAclStatusRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *GetAclStatusRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+// GetAclStatusResponse is HDFS's AclStatus: the entries the mode bits do
+// not hold (named users, the owning group and named groups of an extended
+// access ACL, whose mask is then the permission's group bits; every
+// default entry), sorted.
+type GetAclStatusResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Owner         string                 `protobuf:"bytes,1,opt,name=owner,proto3" json:"owner,omitempty"`
+	Group         string                 `protobuf:"bytes,2,opt,name=group,proto3" json:"group,omitempty"`
+	Permission    uint32                 `protobuf:"varint,3,opt,name=permission,proto3" json:"permission,omitempty"`
+	Entries       []*AclEntry            `protobuf:"bytes,4,rep,name=entries,proto3" json:"entries,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAclStatusResponse) Reset() {
+	*x = GetAclStatusResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[105]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAclStatusResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAclStatusResponse) ProtoMessage() {}
+
+func (x *GetAclStatusResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[105]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAclStatusResponse.ProtoReflect.Descriptor instead.
+func (*GetAclStatusResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{105}
+}
+
+func (x *GetAclStatusResponse) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+func (x *GetAclStatusResponse) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
+}
+
+func (x *GetAclStatusResponse) GetPermission() uint32 {
+	if x != nil {
+		return x.Permission
+	}
+	return 0
+}
+
+func (x *GetAclStatusResponse) GetEntries() []*AclEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+// StoragePolicy is one of the service's storage policies.
+type StoragePolicy struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    uint32                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Name  string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// The blocks are pinned in the workers' caches.
+	Pin bool `protobuf:"varint,3,opt,name=pin,proto3" json:"pin,omitempty"`
+	// The blocks are written to the bucket only, not kept in a cache.
+	NoCache bool `protobuf:"varint,4,opt,name=no_cache,json=noCache,proto3" json:"no_cache,omitempty"`
+	// The bucket's storage class of the blocks; empty: its default.
+	StorageClass  string `protobuf:"bytes,5,opt,name=storage_class,json=storageClass,proto3" json:"storage_class,omitempty"`
+	Description   string `protobuf:"bytes,6,opt,name=description,proto3" json:"description,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StoragePolicy) Reset() {
+	*x = StoragePolicy{}
+	mi := &file_strata_v1_meta_proto_msgTypes[106]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StoragePolicy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StoragePolicy) ProtoMessage() {}
+
+func (x *StoragePolicy) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[106]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StoragePolicy.ProtoReflect.Descriptor instead.
+func (*StoragePolicy) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{106}
+}
+
+func (x *StoragePolicy) GetId() uint32 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *StoragePolicy) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *StoragePolicy) GetPin() bool {
+	if x != nil {
+		return x.Pin
+	}
+	return false
+}
+
+func (x *StoragePolicy) GetNoCache() bool {
+	if x != nil {
+		return x.NoCache
+	}
+	return false
+}
+
+func (x *StoragePolicy) GetStorageClass() string {
+	if x != nil {
+		return x.StorageClass
+	}
+	return ""
+}
+
+func (x *StoragePolicy) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+// SetStoragePolicyRequest sets a file's or directory's policy by name;
+// an empty name unsets it (HDFS's unsetStoragePolicy). The caller needs
+// write permission.
+type SetStoragePolicyRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Policy        string                 `protobuf:"bytes,3,opt,name=policy,proto3" json:"policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetStoragePolicyRequest) Reset() {
+	*x = SetStoragePolicyRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[107]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetStoragePolicyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetStoragePolicyRequest) ProtoMessage() {}
+
+func (x *SetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[107]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetStoragePolicyRequest.ProtoReflect.Descriptor instead.
+func (*SetStoragePolicyRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{107}
+}
+
+func (x *SetStoragePolicyRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *SetStoragePolicyRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *SetStoragePolicyRequest) GetPolicy() string {
+	if x != nil {
+		return x.Policy
+	}
+	return ""
+}
+
+type SetStoragePolicyResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetStoragePolicyResponse) Reset() {
+	*x = SetStoragePolicyResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[108]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetStoragePolicyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetStoragePolicyResponse) ProtoMessage() {}
+
+func (x *SetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[108]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetStoragePolicyResponse.ProtoReflect.Descriptor instead.
+func (*SetStoragePolicyResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{108}
+}
+
+type GetStoragePolicyRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetStoragePolicyRequest) Reset() {
+	*x = GetStoragePolicyRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[109]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetStoragePolicyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetStoragePolicyRequest) ProtoMessage() {}
+
+func (x *GetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[109]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetStoragePolicyRequest.ProtoReflect.Descriptor instead.
+func (*GetStoragePolicyRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{109}
+}
+
+func (x *GetStoragePolicyRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *GetStoragePolicyRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+type GetStoragePolicyResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The path's effective policy: its own, or its nearest directory's.
+	Policy        *StoragePolicy `protobuf:"bytes,1,opt,name=policy,proto3" json:"policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetStoragePolicyResponse) Reset() {
+	*x = GetStoragePolicyResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[110]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetStoragePolicyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetStoragePolicyResponse) ProtoMessage() {}
+
+func (x *GetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[110]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetStoragePolicyResponse.ProtoReflect.Descriptor instead.
+func (*GetStoragePolicyResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{110}
+}
+
+func (x *GetStoragePolicyResponse) GetPolicy() *StoragePolicy {
+	if x != nil {
+		return x.Policy
+	}
+	return nil
+}
+
+type GetStoragePoliciesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetStoragePoliciesRequest) Reset() {
+	*x = GetStoragePoliciesRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[111]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetStoragePoliciesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetStoragePoliciesRequest) ProtoMessage() {}
+
+func (x *GetStoragePoliciesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[111]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetStoragePoliciesRequest.ProtoReflect.Descriptor instead.
+func (*GetStoragePoliciesRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{111}
+}
+
+func (x *GetStoragePoliciesRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+type GetStoragePoliciesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Policies      []*StoragePolicy       `protobuf:"bytes,1,rep,name=policies,proto3" json:"policies,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetStoragePoliciesResponse) Reset() {
+	*x = GetStoragePoliciesResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[112]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetStoragePoliciesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetStoragePoliciesResponse) ProtoMessage() {}
+
+func (x *GetStoragePoliciesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[112]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetStoragePoliciesResponse.ProtoReflect.Descriptor instead.
+func (*GetStoragePoliciesResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{112}
+}
+
+func (x *GetStoragePoliciesResponse) GetPolicies() []*StoragePolicy {
+	if x != nil {
+		return x.Policies
+	}
+	return nil
+}
+
 var file_strata_v1_meta_proto_extTypes = []protoimpl.ExtensionInfo{
 	{
 		ExtendedType:  (*descriptorpb.MethodOptions)(nil),
@@ -6182,7 +7594,7 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\n" +
 	"request_id\x18\x05 \x01(\fR\trequestId\x12#\n" +
 	"\rfirst_attempt\x18\x06 \x01(\bR\ffirstAttempt\x12\x19\n" +
-	"\btrace_id\x18\a \x01(\tR\atraceId\"\xa2\x03\n" +
+	"\btrace_id\x18\a \x01(\tR\atraceId\"\xbb\x03\n" +
 	"\n" +
 	"FileStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x19\n" +
@@ -6202,7 +7614,8 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\n" +
 	"block_size\x18\v \x01(\x04R\tblockSize\x12-\n" +
 	"\x12under_construction\x18\f \x01(\bR\x11underConstruction\x12\x1a\n" +
-	"\bchildren\x18\r \x01(\x04R\bchildren\"\xab\x01\n" +
+	"\bchildren\x18\r \x01(\x04R\bchildren\x12\x17\n" +
+	"\ahas_acl\x18\x14 \x01(\bR\x06hasAcl\"\xab\x01\n" +
 	"\rMkdirsRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x1e\n" +
@@ -6230,7 +7643,7 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	" \x01(\fR\n" +
 	"inlineData\x12\x1f\n" +
 	"\vobject_etag\x18\x14 \x01(\tR\n" +
-	"objectEtag\"\xef\x01\n" +
+	"objectEtag\"\x96\x02\n" +
 	"\x0eCreateResponse\x12-\n" +
 	"\x06status\x18\x01 \x01(\v2\x15.strata.v1.FileStatusR\x06status\x12\x1b\n" +
 	"\tstore_uri\x18\x03 \x01(\tR\bstoreUri\x12!\n" +
@@ -6239,7 +7652,8 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"object_key\x18\x14 \x01(\tR\tobjectKey\x12\x1f\n" +
 	"\vblock_token\x18\x1e \x01(\fR\n" +
 	"blockToken\x12.\n" +
-	"\x13block_token_expires\x18\x1f \x01(\x03R\x11blockTokenExpires\"\x87\x02\n" +
+	"\x13block_token_expires\x18\x1f \x01(\x03R\x11blockTokenExpires\x12%\n" +
+	"\x0estorage_policy\x18( \x01(\rR\rstoragePolicy\"\x87\x02\n" +
 	"\x0fCompleteRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x19\n" +
@@ -6262,7 +7676,7 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x18\n" +
 	"\arefresh\x18\x03 \x01(\bR\arefresh\x12\x1f\n" +
 	"\vcache_admin\x18\x04 \x01(\bR\n" +
-	"cacheAdmin\"\xf5\x02\n" +
+	"cacheAdmin\"\x9c\x03\n" +
 	"\fOpenResponse\x12-\n" +
 	"\x06status\x18\x01 \x01(\v2\x15.strata.v1.FileStatusR\x06status\x12(\n" +
 	"\x06blocks\x18\x02 \x03(\v2\x10.strata.v1.BlockR\x06blocks\x12\x1f\n" +
@@ -6277,7 +7691,8 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"tailOffset\x12\x1f\n" +
 	"\vblock_token\x18\x1e \x01(\fR\n" +
 	"blockToken\x12.\n" +
-	"\x13block_token_expires\x18\x1f \x01(\x03R\x11blockTokenExpires\"\x83\x01\n" +
+	"\x13block_token_expires\x18\x1f \x01(\x03R\x11blockTokenExpires\x12%\n" +
+	"\x0estorage_policy\x18( \x01(\rR\rstoragePolicy\"\x83\x01\n" +
 	"\vListRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x1f\n" +
@@ -6325,7 +7740,7 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x0fSetAttrResponse\"Y\n" +
 	"\x18GetContentSummaryRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
-	"\x04path\x18\x02 \x01(\tR\x04path\"\xee\x01\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\"\xeb\x01\n" +
 	"\x19GetContentSummaryResponse\x12\x16\n" +
 	"\x06length\x18\x01 \x01(\x04R\x06length\x12\x1d\n" +
 	"\n" +
@@ -6333,9 +7748,9 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x0fdirectory_count\x18\x03 \x01(\x04R\x0edirectoryCount\x12%\n" +
 	"\x0espace_consumed\x18\x04 \x01(\x04R\rspaceConsumed\x12\x1f\n" +
 	"\vloaded_only\x18\x14 \x01(\bR\n" +
-	"loadedOnly\x12)\n" +
-	"\x05quota\x18\x15 \x01(\v2\x13.strata.v1.DirQuotaR\x05quota\"6\n" +
-	"\bDirQuota\x12\x14\n" +
+	"loadedOnly\x12&\n" +
+	"\x05quota\x18\x15 \x01(\v2\x10.strata.v1.QuotaR\x05quota\"3\n" +
+	"\x05Quota\x12\x14\n" +
 	"\x05names\x18\x01 \x01(\x03R\x05names\x12\x14\n" +
 	"\x05space\x18\x02 \x01(\x03R\x05space\"S\n" +
 	"\x12GetProgressRequest\x12)\n" +
@@ -6376,12 +7791,13 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\vtail_offset\x18\x05 \x01(\x04R\n" +
 	"tailOffset\x12\x1b\n" +
 	"\ttail_data\x18\x06 \x01(\fR\btailData\x12\x12\n" +
-	"\x04sync\x18\a \x01(\bR\x04sync\"x\n" +
+	"\x04sync\x18\a \x01(\bR\x04sync\"\x9f\x01\n" +
 	"\rFlushResponse\x12\x16\n" +
 	"\x06length\x18\x01 \x01(\x04R\x06length\x12\x1f\n" +
 	"\vblock_token\x18\x1e \x01(\fR\n" +
 	"blockToken\x12.\n" +
-	"\x13block_token_expires\x18\x1f \x01(\x03R\x11blockTokenExpires\"\x9b\x01\n" +
+	"\x13block_token_expires\x18\x1f \x01(\x03R\x11blockTokenExpires\x12%\n" +
+	"\x0estorage_policy\x18( \x01(\rR\rstoragePolicy\"\x9b\x01\n" +
 	"\x0fReadTailRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x19\n" +
@@ -6392,7 +7808,7 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x04data\x18\x01 \x01(\fR\x04data\"N\n" +
 	"\rAppendRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
-	"\x04path\x18\x02 \x01(\tR\x04path\"\xf1\x01\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\"\x98\x02\n" +
 	"\x0eAppendResponse\x12-\n" +
 	"\x06status\x18\x01 \x01(\v2\x15.strata.v1.FileStatusR\x06status\x12\x1b\n" +
 	"\tstore_uri\x18\x02 \x01(\tR\bstoreUri\x12!\n" +
@@ -6401,7 +7817,8 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"inlineData\x12\x1f\n" +
 	"\vblock_token\x18\x1e \x01(\fR\n" +
 	"blockToken\x12.\n" +
-	"\x13block_token_expires\x18\x1f \x01(\x03R\x11blockTokenExpires\"h\n" +
+	"\x13block_token_expires\x18\x1f \x01(\x03R\x11blockTokenExpires\x12%\n" +
+	"\x0estorage_policy\x18( \x01(\rR\rstoragePolicy\"h\n" +
 	"\x0fTruncateRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x16\n" +
@@ -6608,7 +8025,83 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x12AbortImportRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x1b\n" +
 	"\timport_id\x18\x02 \x01(\tR\bimportId\"\x15\n" +
-	"\x13AbortImportResponse*Y\n" +
+	"\x13AbortImportResponse\"|\n" +
+	"\x0fSetQuotaRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x14\n" +
+	"\x05names\x18\x03 \x01(\x03R\x05names\x12\x14\n" +
+	"\x05space\x18\x04 \x01(\x03R\x05space\"\x12\n" +
+	"\x10SetQuotaResponse\"1\n" +
+	"\x05XAttr\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value\"\xaa\x01\n" +
+	"\x0fSetXAttrRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12&\n" +
+	"\x05xattr\x18\x03 \x01(\v2\x10.strata.v1.XAttrR\x05xattr\x12\x16\n" +
+	"\x06create\x18\x04 \x01(\bR\x06create\x12\x18\n" +
+	"\areplace\x18\x05 \x01(\bR\areplace\"\x12\n" +
+	"\x10SetXAttrResponse\"g\n" +
+	"\x12RemoveXAttrRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\"\x15\n" +
+	"\x13RemoveXAttrResponse\"g\n" +
+	"\x10GetXAttrsRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x14\n" +
+	"\x05names\x18\x03 \x03(\tR\x05names\"=\n" +
+	"\x11GetXAttrsResponse\x12(\n" +
+	"\x06xattrs\x18\x01 \x03(\v2\x10.strata.v1.XAttrR\x06xattrs\"R\n" +
+	"\x11ListXAttrsRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\"*\n" +
+	"\x12ListXAttrsResponse\x12\x14\n" +
+	"\x05names\x18\x01 \x03(\tR\x05names\"\x90\x01\n" +
+	"\bAclEntry\x12#\n" +
+	"\rdefault_scope\x18\x01 \x01(\bR\fdefaultScope\x12+\n" +
+	"\x04type\x18\x02 \x01(\x0e2\x17.strata.v1.AclEntryTypeR\x04type\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x1e\n" +
+	"\n" +
+	"permission\x18\x04 \x01(\rR\n" +
+	"permission\"\xa2\x01\n" +
+	"\x10ModifyAclRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12 \n" +
+	"\x02op\x18\x03 \x01(\x0e2\x10.strata.v1.AclOpR\x02op\x12-\n" +
+	"\aentries\x18\x04 \x03(\v2\x13.strata.v1.AclEntryR\aentries\"\x13\n" +
+	"\x11ModifyAclResponse\"T\n" +
+	"\x13GetAclStatusRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\"\x91\x01\n" +
+	"\x14GetAclStatusResponse\x12\x14\n" +
+	"\x05owner\x18\x01 \x01(\tR\x05owner\x12\x14\n" +
+	"\x05group\x18\x02 \x01(\tR\x05group\x12\x1e\n" +
+	"\n" +
+	"permission\x18\x03 \x01(\rR\n" +
+	"permission\x12-\n" +
+	"\aentries\x18\x04 \x03(\v2\x13.strata.v1.AclEntryR\aentries\"\xa7\x01\n" +
+	"\rStoragePolicy\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\rR\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x10\n" +
+	"\x03pin\x18\x03 \x01(\bR\x03pin\x12\x19\n" +
+	"\bno_cache\x18\x04 \x01(\bR\anoCache\x12#\n" +
+	"\rstorage_class\x18\x05 \x01(\tR\fstorageClass\x12 \n" +
+	"\vdescription\x18\x06 \x01(\tR\vdescription\"p\n" +
+	"\x17SetStoragePolicyRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x16\n" +
+	"\x06policy\x18\x03 \x01(\tR\x06policy\"\x1a\n" +
+	"\x18SetStoragePolicyResponse\"X\n" +
+	"\x17GetStoragePolicyRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\"L\n" +
+	"\x18GetStoragePolicyResponse\x120\n" +
+	"\x06policy\x18\x01 \x01(\v2\x18.strata.v1.StoragePolicyR\x06policy\"F\n" +
+	"\x19GetStoragePoliciesRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\"R\n" +
+	"\x1aGetStoragePoliciesResponse\x124\n" +
+	"\bpolicies\x18\x01 \x03(\v2\x18.strata.v1.StoragePolicyR\bpolicies*Y\n" +
 	"\n" +
 	"MethodKind\x12\x1b\n" +
 	"\x17METHOD_KIND_UNSPECIFIED\x10\x00\x12\x14\n" +
@@ -6626,7 +8119,21 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"!NAMESPACE_DELETE_MODE_UNSPECIFIED\x10\x00\x12\"\n" +
 	"\x1eNAMESPACE_DELETE_MODE_IF_EMPTY\x10\x01\x12\x1f\n" +
 	"\x1bNAMESPACE_DELETE_MODE_TRASH\x10\x02\x12\x1d\n" +
-	"\x19NAMESPACE_DELETE_MODE_NOW\x10\x032\xea\x19\n" +
+	"\x19NAMESPACE_DELETE_MODE_NOW\x10\x03*\x94\x01\n" +
+	"\fAclEntryType\x12\x1e\n" +
+	"\x1aACL_ENTRY_TYPE_UNSPECIFIED\x10\x00\x12\x17\n" +
+	"\x13ACL_ENTRY_TYPE_USER\x10\x01\x12\x18\n" +
+	"\x14ACL_ENTRY_TYPE_GROUP\x10\x02\x12\x17\n" +
+	"\x13ACL_ENTRY_TYPE_MASK\x10\x03\x12\x18\n" +
+	"\x14ACL_ENTRY_TYPE_OTHER\x10\x04*\x8b\x01\n" +
+	"\x05AclOp\x12\x16\n" +
+	"\x12ACL_OP_UNSPECIFIED\x10\x00\x12\x0e\n" +
+	"\n" +
+	"ACL_OP_SET\x10\x01\x12\x11\n" +
+	"\rACL_OP_MODIFY\x10\x02\x12\x19\n" +
+	"\x15ACL_OP_REMOVE_ENTRIES\x10\x03\x12\x19\n" +
+	"\x15ACL_OP_REMOVE_DEFAULT\x10\x04\x12\x11\n" +
+	"\rACL_OP_REMOVE\x10\x052\xc7 \n" +
 	"\vMetaService\x12C\n" +
 	"\x06Mkdirs\x12\x18.strata.v1.MkdirsRequest\x1a\x19.strata.v1.MkdirsResponse\"\x04\xa0\xbb\x18\x02\x12C\n" +
 	"\x06Create\x12\x18.strata.v1.CreateRequest\x1a\x19.strata.v1.CreateResponse\"\x04\xa0\xbb\x18\x02\x12I\n" +
@@ -6671,7 +8178,18 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\fUploadImport\x12\x16.strata.v1.ImportChunk\x1a\x1f.strata.v1.UploadImportResponse(\x01\x12F\n" +
 	"\tGetImport\x12\x1b.strata.v1.GetImportRequest\x1a\x1c.strata.v1.GetImportResponse\x12U\n" +
 	"\fCommitImport\x12\x1e.strata.v1.CommitImportRequest\x1a\x1f.strata.v1.CommitImportResponse\"\x04\xa0\xbb\x18\x02\x12R\n" +
-	"\vAbortImport\x12\x1d.strata.v1.AbortImportRequest\x1a\x1e.strata.v1.AbortImportResponse\"\x04\xa0\xbb\x18\x02:X\n" +
+	"\vAbortImport\x12\x1d.strata.v1.AbortImportRequest\x1a\x1e.strata.v1.AbortImportResponse\"\x04\xa0\xbb\x18\x02\x12I\n" +
+	"\bSetQuota\x12\x1a.strata.v1.SetQuotaRequest\x1a\x1b.strata.v1.SetQuotaResponse\"\x04\xa0\xbb\x18\x02\x12I\n" +
+	"\bSetXAttr\x12\x1a.strata.v1.SetXAttrRequest\x1a\x1b.strata.v1.SetXAttrResponse\"\x04\xa0\xbb\x18\x02\x12R\n" +
+	"\vRemoveXAttr\x12\x1d.strata.v1.RemoveXAttrRequest\x1a\x1e.strata.v1.RemoveXAttrResponse\"\x04\xa0\xbb\x18\x02\x12L\n" +
+	"\tGetXAttrs\x12\x1b.strata.v1.GetXAttrsRequest\x1a\x1c.strata.v1.GetXAttrsResponse\"\x04\xa0\xbb\x18\x01\x12O\n" +
+	"\n" +
+	"ListXAttrs\x12\x1c.strata.v1.ListXAttrsRequest\x1a\x1d.strata.v1.ListXAttrsResponse\"\x04\xa0\xbb\x18\x01\x12L\n" +
+	"\tModifyAcl\x12\x1b.strata.v1.ModifyAclRequest\x1a\x1c.strata.v1.ModifyAclResponse\"\x04\xa0\xbb\x18\x02\x12U\n" +
+	"\fGetAclStatus\x12\x1e.strata.v1.GetAclStatusRequest\x1a\x1f.strata.v1.GetAclStatusResponse\"\x04\xa0\xbb\x18\x01\x12a\n" +
+	"\x10SetStoragePolicy\x12\".strata.v1.SetStoragePolicyRequest\x1a#.strata.v1.SetStoragePolicyResponse\"\x04\xa0\xbb\x18\x02\x12a\n" +
+	"\x10GetStoragePolicy\x12\".strata.v1.GetStoragePolicyRequest\x1a#.strata.v1.GetStoragePolicyResponse\"\x04\xa0\xbb\x18\x01\x12g\n" +
+	"\x12GetStoragePolicies\x12$.strata.v1.GetStoragePoliciesRequest\x1a%.strata.v1.GetStoragePoliciesResponse\"\x04\xa0\xbb\x18\x01:X\n" +
 	"\vmethod_kind\x12\x1e.google.protobuf.MethodOptions\x18\xb4\x87\x03 \x01(\x0e2\x15.strata.v1.MethodKindR\n" +
 	"methodKindBK\n" +
 	"\x12io.strata.proto.v1P\x01Z3github.com/stratafs/strata/proto/strata/v1;stratav1b\x06proto3"
@@ -6688,286 +8206,349 @@ func file_strata_v1_meta_proto_rawDescGZIP() []byte {
 	return file_strata_v1_meta_proto_rawDescData
 }
 
-var file_strata_v1_meta_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 90)
+var file_strata_v1_meta_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
+var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 113)
 var file_strata_v1_meta_proto_goTypes = []any{
 	(MethodKind)(0),                    // 0: strata.v1.MethodKind
 	(FileType)(0),                      // 1: strata.v1.FileType
 	(NamespaceMode)(0),                 // 2: strata.v1.NamespaceMode
 	(NamespaceDeleteMode)(0),           // 3: strata.v1.NamespaceDeleteMode
-	(*Header)(nil),                     // 4: strata.v1.Header
-	(*FileStatus)(nil),                 // 5: strata.v1.FileStatus
-	(*MkdirsRequest)(nil),              // 6: strata.v1.MkdirsRequest
-	(*MkdirsResponse)(nil),             // 7: strata.v1.MkdirsResponse
-	(*CreateRequest)(nil),              // 8: strata.v1.CreateRequest
-	(*CreateResponse)(nil),             // 9: strata.v1.CreateResponse
-	(*CompleteRequest)(nil),            // 10: strata.v1.CompleteRequest
-	(*CompleteResponse)(nil),           // 11: strata.v1.CompleteResponse
-	(*GetFileStatusRequest)(nil),       // 12: strata.v1.GetFileStatusRequest
-	(*GetFileStatusResponse)(nil),      // 13: strata.v1.GetFileStatusResponse
-	(*OpenRequest)(nil),                // 14: strata.v1.OpenRequest
-	(*OpenResponse)(nil),               // 15: strata.v1.OpenResponse
-	(*ListRequest)(nil),                // 16: strata.v1.ListRequest
-	(*ListResponse)(nil),               // 17: strata.v1.ListResponse
-	(*RenameRequest)(nil),              // 18: strata.v1.RenameRequest
-	(*RenameResponse)(nil),             // 19: strata.v1.RenameResponse
-	(*DeleteRequest)(nil),              // 20: strata.v1.DeleteRequest
-	(*DeleteResponse)(nil),             // 21: strata.v1.DeleteResponse
-	(*SetPermissionRequest)(nil),       // 22: strata.v1.SetPermissionRequest
-	(*SetOwnerRequest)(nil),            // 23: strata.v1.SetOwnerRequest
-	(*SetTimesRequest)(nil),            // 24: strata.v1.SetTimesRequest
-	(*SetAttrResponse)(nil),            // 25: strata.v1.SetAttrResponse
-	(*GetContentSummaryRequest)(nil),   // 26: strata.v1.GetContentSummaryRequest
-	(*GetContentSummaryResponse)(nil),  // 27: strata.v1.GetContentSummaryResponse
-	(*DirQuota)(nil),                   // 28: strata.v1.DirQuota
-	(*GetProgressRequest)(nil),         // 29: strata.v1.GetProgressRequest
-	(*GetProgressResponse)(nil),        // 30: strata.v1.GetProgressResponse
-	(*ResyncRequest)(nil),              // 31: strata.v1.ResyncRequest
-	(*ResyncResponse)(nil),             // 32: strata.v1.ResyncResponse
-	(*GetServerDefaultsRequest)(nil),   // 33: strata.v1.GetServerDefaultsRequest
-	(*GetServerDefaultsResponse)(nil),  // 34: strata.v1.GetServerDefaultsResponse
-	(*RenewLeaseRequest)(nil),          // 35: strata.v1.RenewLeaseRequest
-	(*RenewLeaseResponse)(nil),         // 36: strata.v1.RenewLeaseResponse
-	(*RecoverLeaseRequest)(nil),        // 37: strata.v1.RecoverLeaseRequest
-	(*FlushRequest)(nil),               // 38: strata.v1.FlushRequest
-	(*FlushResponse)(nil),              // 39: strata.v1.FlushResponse
-	(*ReadTailRequest)(nil),            // 40: strata.v1.ReadTailRequest
-	(*ReadTailResponse)(nil),           // 41: strata.v1.ReadTailResponse
-	(*AppendRequest)(nil),              // 42: strata.v1.AppendRequest
-	(*AppendResponse)(nil),             // 43: strata.v1.AppendResponse
-	(*TruncateRequest)(nil),            // 44: strata.v1.TruncateRequest
-	(*TruncateResponse)(nil),           // 45: strata.v1.TruncateResponse
-	(*RecoverLeaseResponse)(nil),       // 46: strata.v1.RecoverLeaseResponse
-	(*BatchRequest)(nil),               // 47: strata.v1.BatchRequest
-	(*BatchCall)(nil),                  // 48: strata.v1.BatchCall
-	(*BatchResponse)(nil),              // 49: strata.v1.BatchResponse
-	(*BatchResult)(nil),                // 50: strata.v1.BatchResult
-	(*NamespaceInfo)(nil),              // 51: strata.v1.NamespaceInfo
-	(*CreateNamespaceRequest)(nil),     // 52: strata.v1.CreateNamespaceRequest
-	(*CreateNamespaceResponse)(nil),    // 53: strata.v1.CreateNamespaceResponse
-	(*ListNamespacesRequest)(nil),      // 54: strata.v1.ListNamespacesRequest
-	(*ListNamespacesResponse)(nil),     // 55: strata.v1.ListNamespacesResponse
-	(*DeleteNamespaceRequest)(nil),     // 56: strata.v1.DeleteNamespaceRequest
-	(*DeleteNamespaceResponse)(nil),    // 57: strata.v1.DeleteNamespaceResponse
-	(*RestoreNamespaceRequest)(nil),    // 58: strata.v1.RestoreNamespaceRequest
-	(*RestoreNamespaceResponse)(nil),   // 59: strata.v1.RestoreNamespaceResponse
-	(*GetServerStatusRequest)(nil),     // 60: strata.v1.GetServerStatusRequest
-	(*GetServerStatusResponse)(nil),    // 61: strata.v1.GetServerStatusResponse
-	(*NamespaceUsage)(nil),             // 62: strata.v1.NamespaceUsage
-	(*StatusRequest)(nil),              // 63: strata.v1.StatusRequest
-	(*StatusResponse)(nil),             // 64: strata.v1.StatusResponse
-	(*Member)(nil),                     // 65: strata.v1.Member
-	(*AddMemberRequest)(nil),           // 66: strata.v1.AddMemberRequest
-	(*RemoveMemberRequest)(nil),        // 67: strata.v1.RemoveMemberRequest
-	(*TransferLeaderRequest)(nil),      // 68: strata.v1.TransferLeaderRequest
-	(*MembershipResponse)(nil),         // 69: strata.v1.MembershipResponse
-	(*HeartbeatRequest)(nil),           // 70: strata.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),          // 71: strata.v1.HeartbeatResponse
-	(*ListWorkersRequest)(nil),         // 72: strata.v1.ListWorkersRequest
-	(*ListWorkersResponse)(nil),        // 73: strata.v1.ListWorkersResponse
-	(*TokenIdentifier)(nil),            // 74: strata.v1.TokenIdentifier
-	(*CreateTokenRequest)(nil),         // 75: strata.v1.CreateTokenRequest
-	(*CreateTokenResponse)(nil),        // 76: strata.v1.CreateTokenResponse
-	(*RenewTokenRequest)(nil),          // 77: strata.v1.RenewTokenRequest
-	(*RenewTokenResponse)(nil),         // 78: strata.v1.RenewTokenResponse
-	(*RevokeTokenRequest)(nil),         // 79: strata.v1.RevokeTokenRequest
-	(*RevokeTokenResponse)(nil),        // 80: strata.v1.RevokeTokenResponse
-	(*WhoAmIRequest)(nil),              // 81: strata.v1.WhoAmIRequest
-	(*WhoAmIResponse)(nil),             // 82: strata.v1.WhoAmIResponse
-	(*BeginImportRequest)(nil),         // 83: strata.v1.BeginImportRequest
-	(*BeginImportResponse)(nil),        // 84: strata.v1.BeginImportResponse
-	(*ImportTable)(nil),                // 85: strata.v1.ImportTable
-	(*ImportChunk)(nil),                // 86: strata.v1.ImportChunk
-	(*UploadImportResponse)(nil),       // 87: strata.v1.UploadImportResponse
-	(*GetImportRequest)(nil),           // 88: strata.v1.GetImportRequest
-	(*GetImportResponse)(nil),          // 89: strata.v1.GetImportResponse
-	(*CommitImportRequest)(nil),        // 90: strata.v1.CommitImportRequest
-	(*CommitImportResponse)(nil),       // 91: strata.v1.CommitImportResponse
-	(*AbortImportRequest)(nil),         // 92: strata.v1.AbortImportRequest
-	(*AbortImportResponse)(nil),        // 93: strata.v1.AbortImportResponse
-	(*Block)(nil),                      // 94: strata.v1.Block
-	(*WorkerInfo)(nil),                 // 95: strata.v1.WorkerInfo
-	(*BlockRef)(nil),                   // 96: strata.v1.BlockRef
-	(*BlockKey)(nil),                   // 97: strata.v1.BlockKey
-	(*descriptorpb.MethodOptions)(nil), // 98: google.protobuf.MethodOptions
+	(AclEntryType)(0),                  // 4: strata.v1.AclEntryType
+	(AclOp)(0),                         // 5: strata.v1.AclOp
+	(*Header)(nil),                     // 6: strata.v1.Header
+	(*FileStatus)(nil),                 // 7: strata.v1.FileStatus
+	(*MkdirsRequest)(nil),              // 8: strata.v1.MkdirsRequest
+	(*MkdirsResponse)(nil),             // 9: strata.v1.MkdirsResponse
+	(*CreateRequest)(nil),              // 10: strata.v1.CreateRequest
+	(*CreateResponse)(nil),             // 11: strata.v1.CreateResponse
+	(*CompleteRequest)(nil),            // 12: strata.v1.CompleteRequest
+	(*CompleteResponse)(nil),           // 13: strata.v1.CompleteResponse
+	(*GetFileStatusRequest)(nil),       // 14: strata.v1.GetFileStatusRequest
+	(*GetFileStatusResponse)(nil),      // 15: strata.v1.GetFileStatusResponse
+	(*OpenRequest)(nil),                // 16: strata.v1.OpenRequest
+	(*OpenResponse)(nil),               // 17: strata.v1.OpenResponse
+	(*ListRequest)(nil),                // 18: strata.v1.ListRequest
+	(*ListResponse)(nil),               // 19: strata.v1.ListResponse
+	(*RenameRequest)(nil),              // 20: strata.v1.RenameRequest
+	(*RenameResponse)(nil),             // 21: strata.v1.RenameResponse
+	(*DeleteRequest)(nil),              // 22: strata.v1.DeleteRequest
+	(*DeleteResponse)(nil),             // 23: strata.v1.DeleteResponse
+	(*SetPermissionRequest)(nil),       // 24: strata.v1.SetPermissionRequest
+	(*SetOwnerRequest)(nil),            // 25: strata.v1.SetOwnerRequest
+	(*SetTimesRequest)(nil),            // 26: strata.v1.SetTimesRequest
+	(*SetAttrResponse)(nil),            // 27: strata.v1.SetAttrResponse
+	(*GetContentSummaryRequest)(nil),   // 28: strata.v1.GetContentSummaryRequest
+	(*GetContentSummaryResponse)(nil),  // 29: strata.v1.GetContentSummaryResponse
+	(*Quota)(nil),                      // 30: strata.v1.Quota
+	(*GetProgressRequest)(nil),         // 31: strata.v1.GetProgressRequest
+	(*GetProgressResponse)(nil),        // 32: strata.v1.GetProgressResponse
+	(*ResyncRequest)(nil),              // 33: strata.v1.ResyncRequest
+	(*ResyncResponse)(nil),             // 34: strata.v1.ResyncResponse
+	(*GetServerDefaultsRequest)(nil),   // 35: strata.v1.GetServerDefaultsRequest
+	(*GetServerDefaultsResponse)(nil),  // 36: strata.v1.GetServerDefaultsResponse
+	(*RenewLeaseRequest)(nil),          // 37: strata.v1.RenewLeaseRequest
+	(*RenewLeaseResponse)(nil),         // 38: strata.v1.RenewLeaseResponse
+	(*RecoverLeaseRequest)(nil),        // 39: strata.v1.RecoverLeaseRequest
+	(*FlushRequest)(nil),               // 40: strata.v1.FlushRequest
+	(*FlushResponse)(nil),              // 41: strata.v1.FlushResponse
+	(*ReadTailRequest)(nil),            // 42: strata.v1.ReadTailRequest
+	(*ReadTailResponse)(nil),           // 43: strata.v1.ReadTailResponse
+	(*AppendRequest)(nil),              // 44: strata.v1.AppendRequest
+	(*AppendResponse)(nil),             // 45: strata.v1.AppendResponse
+	(*TruncateRequest)(nil),            // 46: strata.v1.TruncateRequest
+	(*TruncateResponse)(nil),           // 47: strata.v1.TruncateResponse
+	(*RecoverLeaseResponse)(nil),       // 48: strata.v1.RecoverLeaseResponse
+	(*BatchRequest)(nil),               // 49: strata.v1.BatchRequest
+	(*BatchCall)(nil),                  // 50: strata.v1.BatchCall
+	(*BatchResponse)(nil),              // 51: strata.v1.BatchResponse
+	(*BatchResult)(nil),                // 52: strata.v1.BatchResult
+	(*NamespaceInfo)(nil),              // 53: strata.v1.NamespaceInfo
+	(*CreateNamespaceRequest)(nil),     // 54: strata.v1.CreateNamespaceRequest
+	(*CreateNamespaceResponse)(nil),    // 55: strata.v1.CreateNamespaceResponse
+	(*ListNamespacesRequest)(nil),      // 56: strata.v1.ListNamespacesRequest
+	(*ListNamespacesResponse)(nil),     // 57: strata.v1.ListNamespacesResponse
+	(*DeleteNamespaceRequest)(nil),     // 58: strata.v1.DeleteNamespaceRequest
+	(*DeleteNamespaceResponse)(nil),    // 59: strata.v1.DeleteNamespaceResponse
+	(*RestoreNamespaceRequest)(nil),    // 60: strata.v1.RestoreNamespaceRequest
+	(*RestoreNamespaceResponse)(nil),   // 61: strata.v1.RestoreNamespaceResponse
+	(*GetServerStatusRequest)(nil),     // 62: strata.v1.GetServerStatusRequest
+	(*GetServerStatusResponse)(nil),    // 63: strata.v1.GetServerStatusResponse
+	(*NamespaceUsage)(nil),             // 64: strata.v1.NamespaceUsage
+	(*StatusRequest)(nil),              // 65: strata.v1.StatusRequest
+	(*StatusResponse)(nil),             // 66: strata.v1.StatusResponse
+	(*Member)(nil),                     // 67: strata.v1.Member
+	(*AddMemberRequest)(nil),           // 68: strata.v1.AddMemberRequest
+	(*RemoveMemberRequest)(nil),        // 69: strata.v1.RemoveMemberRequest
+	(*TransferLeaderRequest)(nil),      // 70: strata.v1.TransferLeaderRequest
+	(*MembershipResponse)(nil),         // 71: strata.v1.MembershipResponse
+	(*HeartbeatRequest)(nil),           // 72: strata.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),          // 73: strata.v1.HeartbeatResponse
+	(*ListWorkersRequest)(nil),         // 74: strata.v1.ListWorkersRequest
+	(*ListWorkersResponse)(nil),        // 75: strata.v1.ListWorkersResponse
+	(*TokenIdentifier)(nil),            // 76: strata.v1.TokenIdentifier
+	(*CreateTokenRequest)(nil),         // 77: strata.v1.CreateTokenRequest
+	(*CreateTokenResponse)(nil),        // 78: strata.v1.CreateTokenResponse
+	(*RenewTokenRequest)(nil),          // 79: strata.v1.RenewTokenRequest
+	(*RenewTokenResponse)(nil),         // 80: strata.v1.RenewTokenResponse
+	(*RevokeTokenRequest)(nil),         // 81: strata.v1.RevokeTokenRequest
+	(*RevokeTokenResponse)(nil),        // 82: strata.v1.RevokeTokenResponse
+	(*WhoAmIRequest)(nil),              // 83: strata.v1.WhoAmIRequest
+	(*WhoAmIResponse)(nil),             // 84: strata.v1.WhoAmIResponse
+	(*BeginImportRequest)(nil),         // 85: strata.v1.BeginImportRequest
+	(*BeginImportResponse)(nil),        // 86: strata.v1.BeginImportResponse
+	(*ImportTable)(nil),                // 87: strata.v1.ImportTable
+	(*ImportChunk)(nil),                // 88: strata.v1.ImportChunk
+	(*UploadImportResponse)(nil),       // 89: strata.v1.UploadImportResponse
+	(*GetImportRequest)(nil),           // 90: strata.v1.GetImportRequest
+	(*GetImportResponse)(nil),          // 91: strata.v1.GetImportResponse
+	(*CommitImportRequest)(nil),        // 92: strata.v1.CommitImportRequest
+	(*CommitImportResponse)(nil),       // 93: strata.v1.CommitImportResponse
+	(*AbortImportRequest)(nil),         // 94: strata.v1.AbortImportRequest
+	(*AbortImportResponse)(nil),        // 95: strata.v1.AbortImportResponse
+	(*SetQuotaRequest)(nil),            // 96: strata.v1.SetQuotaRequest
+	(*SetQuotaResponse)(nil),           // 97: strata.v1.SetQuotaResponse
+	(*XAttr)(nil),                      // 98: strata.v1.XAttr
+	(*SetXAttrRequest)(nil),            // 99: strata.v1.SetXAttrRequest
+	(*SetXAttrResponse)(nil),           // 100: strata.v1.SetXAttrResponse
+	(*RemoveXAttrRequest)(nil),         // 101: strata.v1.RemoveXAttrRequest
+	(*RemoveXAttrResponse)(nil),        // 102: strata.v1.RemoveXAttrResponse
+	(*GetXAttrsRequest)(nil),           // 103: strata.v1.GetXAttrsRequest
+	(*GetXAttrsResponse)(nil),          // 104: strata.v1.GetXAttrsResponse
+	(*ListXAttrsRequest)(nil),          // 105: strata.v1.ListXAttrsRequest
+	(*ListXAttrsResponse)(nil),         // 106: strata.v1.ListXAttrsResponse
+	(*AclEntry)(nil),                   // 107: strata.v1.AclEntry
+	(*ModifyAclRequest)(nil),           // 108: strata.v1.ModifyAclRequest
+	(*ModifyAclResponse)(nil),          // 109: strata.v1.ModifyAclResponse
+	(*GetAclStatusRequest)(nil),        // 110: strata.v1.GetAclStatusRequest
+	(*GetAclStatusResponse)(nil),       // 111: strata.v1.GetAclStatusResponse
+	(*StoragePolicy)(nil),              // 112: strata.v1.StoragePolicy
+	(*SetStoragePolicyRequest)(nil),    // 113: strata.v1.SetStoragePolicyRequest
+	(*SetStoragePolicyResponse)(nil),   // 114: strata.v1.SetStoragePolicyResponse
+	(*GetStoragePolicyRequest)(nil),    // 115: strata.v1.GetStoragePolicyRequest
+	(*GetStoragePolicyResponse)(nil),   // 116: strata.v1.GetStoragePolicyResponse
+	(*GetStoragePoliciesRequest)(nil),  // 117: strata.v1.GetStoragePoliciesRequest
+	(*GetStoragePoliciesResponse)(nil), // 118: strata.v1.GetStoragePoliciesResponse
+	(*Block)(nil),                      // 119: strata.v1.Block
+	(*WorkerInfo)(nil),                 // 120: strata.v1.WorkerInfo
+	(*BlockRef)(nil),                   // 121: strata.v1.BlockRef
+	(*BlockKey)(nil),                   // 122: strata.v1.BlockKey
+	(*descriptorpb.MethodOptions)(nil), // 123: google.protobuf.MethodOptions
 }
 var file_strata_v1_meta_proto_depIdxs = []int32{
 	1,   // 0: strata.v1.FileStatus.type:type_name -> strata.v1.FileType
-	4,   // 1: strata.v1.MkdirsRequest.header:type_name -> strata.v1.Header
-	4,   // 2: strata.v1.CreateRequest.header:type_name -> strata.v1.Header
-	5,   // 3: strata.v1.CreateResponse.status:type_name -> strata.v1.FileStatus
-	4,   // 4: strata.v1.CompleteRequest.header:type_name -> strata.v1.Header
-	94,  // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
-	4,   // 6: strata.v1.GetFileStatusRequest.header:type_name -> strata.v1.Header
-	5,   // 7: strata.v1.GetFileStatusResponse.status:type_name -> strata.v1.FileStatus
-	4,   // 8: strata.v1.OpenRequest.header:type_name -> strata.v1.Header
-	5,   // 9: strata.v1.OpenResponse.status:type_name -> strata.v1.FileStatus
-	94,  // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
-	4,   // 11: strata.v1.ListRequest.header:type_name -> strata.v1.Header
-	5,   // 12: strata.v1.ListResponse.entries:type_name -> strata.v1.FileStatus
-	5,   // 13: strata.v1.ListResponse.status:type_name -> strata.v1.FileStatus
-	4,   // 14: strata.v1.RenameRequest.header:type_name -> strata.v1.Header
-	4,   // 15: strata.v1.DeleteRequest.header:type_name -> strata.v1.Header
-	4,   // 16: strata.v1.SetPermissionRequest.header:type_name -> strata.v1.Header
-	4,   // 17: strata.v1.SetOwnerRequest.header:type_name -> strata.v1.Header
-	4,   // 18: strata.v1.SetTimesRequest.header:type_name -> strata.v1.Header
-	4,   // 19: strata.v1.GetContentSummaryRequest.header:type_name -> strata.v1.Header
-	28,  // 20: strata.v1.GetContentSummaryResponse.quota:type_name -> strata.v1.DirQuota
-	4,   // 21: strata.v1.GetProgressRequest.header:type_name -> strata.v1.Header
-	4,   // 22: strata.v1.ResyncRequest.header:type_name -> strata.v1.Header
-	4,   // 23: strata.v1.GetServerDefaultsRequest.header:type_name -> strata.v1.Header
-	4,   // 24: strata.v1.RenewLeaseRequest.header:type_name -> strata.v1.Header
-	4,   // 25: strata.v1.RecoverLeaseRequest.header:type_name -> strata.v1.Header
-	94,  // 26: strata.v1.RecoverLeaseRequest.tail_block:type_name -> strata.v1.Block
-	4,   // 27: strata.v1.FlushRequest.header:type_name -> strata.v1.Header
-	94,  // 28: strata.v1.FlushRequest.blocks:type_name -> strata.v1.Block
-	4,   // 29: strata.v1.ReadTailRequest.header:type_name -> strata.v1.Header
-	4,   // 30: strata.v1.AppendRequest.header:type_name -> strata.v1.Header
-	5,   // 31: strata.v1.AppendResponse.status:type_name -> strata.v1.FileStatus
-	4,   // 32: strata.v1.TruncateRequest.header:type_name -> strata.v1.Header
-	48,  // 33: strata.v1.BatchRequest.calls:type_name -> strata.v1.BatchCall
-	12,  // 34: strata.v1.BatchCall.get_file_status:type_name -> strata.v1.GetFileStatusRequest
-	14,  // 35: strata.v1.BatchCall.open:type_name -> strata.v1.OpenRequest
-	6,   // 36: strata.v1.BatchCall.mkdirs:type_name -> strata.v1.MkdirsRequest
-	8,   // 37: strata.v1.BatchCall.create:type_name -> strata.v1.CreateRequest
-	10,  // 38: strata.v1.BatchCall.complete:type_name -> strata.v1.CompleteRequest
-	18,  // 39: strata.v1.BatchCall.rename:type_name -> strata.v1.RenameRequest
-	20,  // 40: strata.v1.BatchCall.delete:type_name -> strata.v1.DeleteRequest
-	50,  // 41: strata.v1.BatchResponse.results:type_name -> strata.v1.BatchResult
-	13,  // 42: strata.v1.BatchResult.get_file_status:type_name -> strata.v1.GetFileStatusResponse
-	15,  // 43: strata.v1.BatchResult.open:type_name -> strata.v1.OpenResponse
-	7,   // 44: strata.v1.BatchResult.mkdirs:type_name -> strata.v1.MkdirsResponse
-	9,   // 45: strata.v1.BatchResult.create:type_name -> strata.v1.CreateResponse
-	11,  // 46: strata.v1.BatchResult.complete:type_name -> strata.v1.CompleteResponse
-	19,  // 47: strata.v1.BatchResult.rename:type_name -> strata.v1.RenameResponse
-	21,  // 48: strata.v1.BatchResult.delete:type_name -> strata.v1.DeleteResponse
+	6,   // 1: strata.v1.MkdirsRequest.header:type_name -> strata.v1.Header
+	6,   // 2: strata.v1.CreateRequest.header:type_name -> strata.v1.Header
+	7,   // 3: strata.v1.CreateResponse.status:type_name -> strata.v1.FileStatus
+	6,   // 4: strata.v1.CompleteRequest.header:type_name -> strata.v1.Header
+	119, // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
+	6,   // 6: strata.v1.GetFileStatusRequest.header:type_name -> strata.v1.Header
+	7,   // 7: strata.v1.GetFileStatusResponse.status:type_name -> strata.v1.FileStatus
+	6,   // 8: strata.v1.OpenRequest.header:type_name -> strata.v1.Header
+	7,   // 9: strata.v1.OpenResponse.status:type_name -> strata.v1.FileStatus
+	119, // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
+	6,   // 11: strata.v1.ListRequest.header:type_name -> strata.v1.Header
+	7,   // 12: strata.v1.ListResponse.entries:type_name -> strata.v1.FileStatus
+	7,   // 13: strata.v1.ListResponse.status:type_name -> strata.v1.FileStatus
+	6,   // 14: strata.v1.RenameRequest.header:type_name -> strata.v1.Header
+	6,   // 15: strata.v1.DeleteRequest.header:type_name -> strata.v1.Header
+	6,   // 16: strata.v1.SetPermissionRequest.header:type_name -> strata.v1.Header
+	6,   // 17: strata.v1.SetOwnerRequest.header:type_name -> strata.v1.Header
+	6,   // 18: strata.v1.SetTimesRequest.header:type_name -> strata.v1.Header
+	6,   // 19: strata.v1.GetContentSummaryRequest.header:type_name -> strata.v1.Header
+	30,  // 20: strata.v1.GetContentSummaryResponse.quota:type_name -> strata.v1.Quota
+	6,   // 21: strata.v1.GetProgressRequest.header:type_name -> strata.v1.Header
+	6,   // 22: strata.v1.ResyncRequest.header:type_name -> strata.v1.Header
+	6,   // 23: strata.v1.GetServerDefaultsRequest.header:type_name -> strata.v1.Header
+	6,   // 24: strata.v1.RenewLeaseRequest.header:type_name -> strata.v1.Header
+	6,   // 25: strata.v1.RecoverLeaseRequest.header:type_name -> strata.v1.Header
+	119, // 26: strata.v1.RecoverLeaseRequest.tail_block:type_name -> strata.v1.Block
+	6,   // 27: strata.v1.FlushRequest.header:type_name -> strata.v1.Header
+	119, // 28: strata.v1.FlushRequest.blocks:type_name -> strata.v1.Block
+	6,   // 29: strata.v1.ReadTailRequest.header:type_name -> strata.v1.Header
+	6,   // 30: strata.v1.AppendRequest.header:type_name -> strata.v1.Header
+	7,   // 31: strata.v1.AppendResponse.status:type_name -> strata.v1.FileStatus
+	6,   // 32: strata.v1.TruncateRequest.header:type_name -> strata.v1.Header
+	50,  // 33: strata.v1.BatchRequest.calls:type_name -> strata.v1.BatchCall
+	14,  // 34: strata.v1.BatchCall.get_file_status:type_name -> strata.v1.GetFileStatusRequest
+	16,  // 35: strata.v1.BatchCall.open:type_name -> strata.v1.OpenRequest
+	8,   // 36: strata.v1.BatchCall.mkdirs:type_name -> strata.v1.MkdirsRequest
+	10,  // 37: strata.v1.BatchCall.create:type_name -> strata.v1.CreateRequest
+	12,  // 38: strata.v1.BatchCall.complete:type_name -> strata.v1.CompleteRequest
+	20,  // 39: strata.v1.BatchCall.rename:type_name -> strata.v1.RenameRequest
+	22,  // 40: strata.v1.BatchCall.delete:type_name -> strata.v1.DeleteRequest
+	52,  // 41: strata.v1.BatchResponse.results:type_name -> strata.v1.BatchResult
+	15,  // 42: strata.v1.BatchResult.get_file_status:type_name -> strata.v1.GetFileStatusResponse
+	17,  // 43: strata.v1.BatchResult.open:type_name -> strata.v1.OpenResponse
+	9,   // 44: strata.v1.BatchResult.mkdirs:type_name -> strata.v1.MkdirsResponse
+	11,  // 45: strata.v1.BatchResult.create:type_name -> strata.v1.CreateResponse
+	13,  // 46: strata.v1.BatchResult.complete:type_name -> strata.v1.CompleteResponse
+	21,  // 47: strata.v1.BatchResult.rename:type_name -> strata.v1.RenameResponse
+	23,  // 48: strata.v1.BatchResult.delete:type_name -> strata.v1.DeleteResponse
 	2,   // 49: strata.v1.NamespaceInfo.mode:type_name -> strata.v1.NamespaceMode
-	4,   // 50: strata.v1.CreateNamespaceRequest.header:type_name -> strata.v1.Header
-	51,  // 51: strata.v1.CreateNamespaceRequest.namespace:type_name -> strata.v1.NamespaceInfo
-	4,   // 52: strata.v1.ListNamespacesRequest.header:type_name -> strata.v1.Header
-	51,  // 53: strata.v1.ListNamespacesResponse.namespaces:type_name -> strata.v1.NamespaceInfo
-	4,   // 54: strata.v1.DeleteNamespaceRequest.header:type_name -> strata.v1.Header
+	6,   // 50: strata.v1.CreateNamespaceRequest.header:type_name -> strata.v1.Header
+	53,  // 51: strata.v1.CreateNamespaceRequest.namespace:type_name -> strata.v1.NamespaceInfo
+	6,   // 52: strata.v1.ListNamespacesRequest.header:type_name -> strata.v1.Header
+	53,  // 53: strata.v1.ListNamespacesResponse.namespaces:type_name -> strata.v1.NamespaceInfo
+	6,   // 54: strata.v1.DeleteNamespaceRequest.header:type_name -> strata.v1.Header
 	3,   // 55: strata.v1.DeleteNamespaceRequest.mode:type_name -> strata.v1.NamespaceDeleteMode
-	4,   // 56: strata.v1.RestoreNamespaceRequest.header:type_name -> strata.v1.Header
-	4,   // 57: strata.v1.GetServerStatusRequest.header:type_name -> strata.v1.Header
-	62,  // 58: strata.v1.GetServerStatusResponse.namespaces:type_name -> strata.v1.NamespaceUsage
-	51,  // 59: strata.v1.NamespaceUsage.namespace:type_name -> strata.v1.NamespaceInfo
-	65,  // 60: strata.v1.StatusResponse.members:type_name -> strata.v1.Member
-	4,   // 61: strata.v1.AddMemberRequest.header:type_name -> strata.v1.Header
-	65,  // 62: strata.v1.AddMemberRequest.member:type_name -> strata.v1.Member
-	4,   // 63: strata.v1.RemoveMemberRequest.header:type_name -> strata.v1.Header
-	4,   // 64: strata.v1.TransferLeaderRequest.header:type_name -> strata.v1.Header
-	65,  // 65: strata.v1.MembershipResponse.members:type_name -> strata.v1.Member
-	95,  // 66: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
-	96,  // 67: strata.v1.HeartbeatResponse.dropped:type_name -> strata.v1.BlockRef
-	97,  // 68: strata.v1.HeartbeatResponse.block_keys:type_name -> strata.v1.BlockKey
-	51,  // 69: strata.v1.HeartbeatResponse.namespaces:type_name -> strata.v1.NamespaceInfo
-	95,  // 70: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
-	4,   // 71: strata.v1.CreateTokenRequest.header:type_name -> strata.v1.Header
-	74,  // 72: strata.v1.CreateTokenResponse.identifier:type_name -> strata.v1.TokenIdentifier
-	4,   // 73: strata.v1.RenewTokenRequest.header:type_name -> strata.v1.Header
-	4,   // 74: strata.v1.RevokeTokenRequest.header:type_name -> strata.v1.Header
-	74,  // 75: strata.v1.WhoAmIResponse.token:type_name -> strata.v1.TokenIdentifier
-	4,   // 76: strata.v1.BeginImportRequest.header:type_name -> strata.v1.Header
-	4,   // 77: strata.v1.ImportChunk.header:type_name -> strata.v1.Header
-	85,  // 78: strata.v1.ImportChunk.table:type_name -> strata.v1.ImportTable
-	4,   // 79: strata.v1.GetImportRequest.header:type_name -> strata.v1.Header
-	85,  // 80: strata.v1.GetImportResponse.tables:type_name -> strata.v1.ImportTable
-	4,   // 81: strata.v1.CommitImportRequest.header:type_name -> strata.v1.Header
-	51,  // 82: strata.v1.CommitImportRequest.namespace:type_name -> strata.v1.NamespaceInfo
-	85,  // 83: strata.v1.CommitImportRequest.tables:type_name -> strata.v1.ImportTable
-	4,   // 84: strata.v1.AbortImportRequest.header:type_name -> strata.v1.Header
-	98,  // 85: strata.v1.method_kind:extendee -> google.protobuf.MethodOptions
-	0,   // 86: strata.v1.method_kind:type_name -> strata.v1.MethodKind
-	6,   // 87: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
-	8,   // 88: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
-	10,  // 89: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
-	12,  // 90: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
-	14,  // 91: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
-	16,  // 92: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
-	18,  // 93: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
-	20,  // 94: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
-	22,  // 95: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
-	23,  // 96: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
-	24,  // 97: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
-	26,  // 98: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
-	35,  // 99: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
-	38,  // 100: strata.v1.MetaService.Flush:input_type -> strata.v1.FlushRequest
-	40,  // 101: strata.v1.MetaService.ReadTail:input_type -> strata.v1.ReadTailRequest
-	42,  // 102: strata.v1.MetaService.Append:input_type -> strata.v1.AppendRequest
-	44,  // 103: strata.v1.MetaService.Truncate:input_type -> strata.v1.TruncateRequest
-	37,  // 104: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
-	47,  // 105: strata.v1.MetaService.Batch:input_type -> strata.v1.BatchRequest
-	52,  // 106: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
-	54,  // 107: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
-	56,  // 108: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
-	58,  // 109: strata.v1.MetaService.RestoreNamespace:input_type -> strata.v1.RestoreNamespaceRequest
-	33,  // 110: strata.v1.MetaService.GetServerDefaults:input_type -> strata.v1.GetServerDefaultsRequest
-	63,  // 111: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
-	60,  // 112: strata.v1.MetaService.GetServerStatus:input_type -> strata.v1.GetServerStatusRequest
-	31,  // 113: strata.v1.MetaService.Resync:input_type -> strata.v1.ResyncRequest
-	29,  // 114: strata.v1.MetaService.GetProgress:input_type -> strata.v1.GetProgressRequest
-	66,  // 115: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
-	67,  // 116: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
-	68,  // 117: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
-	70,  // 118: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
-	72,  // 119: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
-	75,  // 120: strata.v1.MetaService.CreateToken:input_type -> strata.v1.CreateTokenRequest
-	77,  // 121: strata.v1.MetaService.RenewToken:input_type -> strata.v1.RenewTokenRequest
-	79,  // 122: strata.v1.MetaService.RevokeToken:input_type -> strata.v1.RevokeTokenRequest
-	81,  // 123: strata.v1.MetaService.WhoAmI:input_type -> strata.v1.WhoAmIRequest
-	83,  // 124: strata.v1.MetaService.BeginImport:input_type -> strata.v1.BeginImportRequest
-	86,  // 125: strata.v1.MetaService.UploadImport:input_type -> strata.v1.ImportChunk
-	88,  // 126: strata.v1.MetaService.GetImport:input_type -> strata.v1.GetImportRequest
-	90,  // 127: strata.v1.MetaService.CommitImport:input_type -> strata.v1.CommitImportRequest
-	92,  // 128: strata.v1.MetaService.AbortImport:input_type -> strata.v1.AbortImportRequest
-	7,   // 129: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
-	9,   // 130: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
-	11,  // 131: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
-	13,  // 132: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
-	15,  // 133: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
-	17,  // 134: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
-	19,  // 135: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
-	21,  // 136: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
-	25,  // 137: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
-	25,  // 138: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
-	25,  // 139: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
-	27,  // 140: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
-	36,  // 141: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
-	39,  // 142: strata.v1.MetaService.Flush:output_type -> strata.v1.FlushResponse
-	41,  // 143: strata.v1.MetaService.ReadTail:output_type -> strata.v1.ReadTailResponse
-	43,  // 144: strata.v1.MetaService.Append:output_type -> strata.v1.AppendResponse
-	45,  // 145: strata.v1.MetaService.Truncate:output_type -> strata.v1.TruncateResponse
-	46,  // 146: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
-	49,  // 147: strata.v1.MetaService.Batch:output_type -> strata.v1.BatchResponse
-	53,  // 148: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
-	55,  // 149: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
-	57,  // 150: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
-	59,  // 151: strata.v1.MetaService.RestoreNamespace:output_type -> strata.v1.RestoreNamespaceResponse
-	34,  // 152: strata.v1.MetaService.GetServerDefaults:output_type -> strata.v1.GetServerDefaultsResponse
-	64,  // 153: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
-	61,  // 154: strata.v1.MetaService.GetServerStatus:output_type -> strata.v1.GetServerStatusResponse
-	32,  // 155: strata.v1.MetaService.Resync:output_type -> strata.v1.ResyncResponse
-	30,  // 156: strata.v1.MetaService.GetProgress:output_type -> strata.v1.GetProgressResponse
-	69,  // 157: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
-	69,  // 158: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
-	69,  // 159: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
-	71,  // 160: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
-	73,  // 161: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
-	76,  // 162: strata.v1.MetaService.CreateToken:output_type -> strata.v1.CreateTokenResponse
-	78,  // 163: strata.v1.MetaService.RenewToken:output_type -> strata.v1.RenewTokenResponse
-	80,  // 164: strata.v1.MetaService.RevokeToken:output_type -> strata.v1.RevokeTokenResponse
-	82,  // 165: strata.v1.MetaService.WhoAmI:output_type -> strata.v1.WhoAmIResponse
-	84,  // 166: strata.v1.MetaService.BeginImport:output_type -> strata.v1.BeginImportResponse
-	87,  // 167: strata.v1.MetaService.UploadImport:output_type -> strata.v1.UploadImportResponse
-	89,  // 168: strata.v1.MetaService.GetImport:output_type -> strata.v1.GetImportResponse
-	91,  // 169: strata.v1.MetaService.CommitImport:output_type -> strata.v1.CommitImportResponse
-	93,  // 170: strata.v1.MetaService.AbortImport:output_type -> strata.v1.AbortImportResponse
-	129, // [129:171] is the sub-list for method output_type
-	87,  // [87:129] is the sub-list for method input_type
-	86,  // [86:87] is the sub-list for extension type_name
-	85,  // [85:86] is the sub-list for extension extendee
-	0,   // [0:85] is the sub-list for field type_name
+	6,   // 56: strata.v1.RestoreNamespaceRequest.header:type_name -> strata.v1.Header
+	6,   // 57: strata.v1.GetServerStatusRequest.header:type_name -> strata.v1.Header
+	64,  // 58: strata.v1.GetServerStatusResponse.namespaces:type_name -> strata.v1.NamespaceUsage
+	53,  // 59: strata.v1.NamespaceUsage.namespace:type_name -> strata.v1.NamespaceInfo
+	67,  // 60: strata.v1.StatusResponse.members:type_name -> strata.v1.Member
+	6,   // 61: strata.v1.AddMemberRequest.header:type_name -> strata.v1.Header
+	67,  // 62: strata.v1.AddMemberRequest.member:type_name -> strata.v1.Member
+	6,   // 63: strata.v1.RemoveMemberRequest.header:type_name -> strata.v1.Header
+	6,   // 64: strata.v1.TransferLeaderRequest.header:type_name -> strata.v1.Header
+	67,  // 65: strata.v1.MembershipResponse.members:type_name -> strata.v1.Member
+	120, // 66: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
+	121, // 67: strata.v1.HeartbeatResponse.dropped:type_name -> strata.v1.BlockRef
+	122, // 68: strata.v1.HeartbeatResponse.block_keys:type_name -> strata.v1.BlockKey
+	53,  // 69: strata.v1.HeartbeatResponse.namespaces:type_name -> strata.v1.NamespaceInfo
+	120, // 70: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
+	6,   // 71: strata.v1.CreateTokenRequest.header:type_name -> strata.v1.Header
+	76,  // 72: strata.v1.CreateTokenResponse.identifier:type_name -> strata.v1.TokenIdentifier
+	6,   // 73: strata.v1.RenewTokenRequest.header:type_name -> strata.v1.Header
+	6,   // 74: strata.v1.RevokeTokenRequest.header:type_name -> strata.v1.Header
+	76,  // 75: strata.v1.WhoAmIResponse.token:type_name -> strata.v1.TokenIdentifier
+	6,   // 76: strata.v1.BeginImportRequest.header:type_name -> strata.v1.Header
+	6,   // 77: strata.v1.ImportChunk.header:type_name -> strata.v1.Header
+	87,  // 78: strata.v1.ImportChunk.table:type_name -> strata.v1.ImportTable
+	6,   // 79: strata.v1.GetImportRequest.header:type_name -> strata.v1.Header
+	87,  // 80: strata.v1.GetImportResponse.tables:type_name -> strata.v1.ImportTable
+	6,   // 81: strata.v1.CommitImportRequest.header:type_name -> strata.v1.Header
+	53,  // 82: strata.v1.CommitImportRequest.namespace:type_name -> strata.v1.NamespaceInfo
+	87,  // 83: strata.v1.CommitImportRequest.tables:type_name -> strata.v1.ImportTable
+	6,   // 84: strata.v1.AbortImportRequest.header:type_name -> strata.v1.Header
+	6,   // 85: strata.v1.SetQuotaRequest.header:type_name -> strata.v1.Header
+	6,   // 86: strata.v1.SetXAttrRequest.header:type_name -> strata.v1.Header
+	98,  // 87: strata.v1.SetXAttrRequest.xattr:type_name -> strata.v1.XAttr
+	6,   // 88: strata.v1.RemoveXAttrRequest.header:type_name -> strata.v1.Header
+	6,   // 89: strata.v1.GetXAttrsRequest.header:type_name -> strata.v1.Header
+	98,  // 90: strata.v1.GetXAttrsResponse.xattrs:type_name -> strata.v1.XAttr
+	6,   // 91: strata.v1.ListXAttrsRequest.header:type_name -> strata.v1.Header
+	4,   // 92: strata.v1.AclEntry.type:type_name -> strata.v1.AclEntryType
+	6,   // 93: strata.v1.ModifyAclRequest.header:type_name -> strata.v1.Header
+	5,   // 94: strata.v1.ModifyAclRequest.op:type_name -> strata.v1.AclOp
+	107, // 95: strata.v1.ModifyAclRequest.entries:type_name -> strata.v1.AclEntry
+	6,   // 96: strata.v1.GetAclStatusRequest.header:type_name -> strata.v1.Header
+	107, // 97: strata.v1.GetAclStatusResponse.entries:type_name -> strata.v1.AclEntry
+	6,   // 98: strata.v1.SetStoragePolicyRequest.header:type_name -> strata.v1.Header
+	6,   // 99: strata.v1.GetStoragePolicyRequest.header:type_name -> strata.v1.Header
+	112, // 100: strata.v1.GetStoragePolicyResponse.policy:type_name -> strata.v1.StoragePolicy
+	6,   // 101: strata.v1.GetStoragePoliciesRequest.header:type_name -> strata.v1.Header
+	112, // 102: strata.v1.GetStoragePoliciesResponse.policies:type_name -> strata.v1.StoragePolicy
+	123, // 103: strata.v1.method_kind:extendee -> google.protobuf.MethodOptions
+	0,   // 104: strata.v1.method_kind:type_name -> strata.v1.MethodKind
+	8,   // 105: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
+	10,  // 106: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
+	12,  // 107: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
+	14,  // 108: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
+	16,  // 109: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
+	18,  // 110: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
+	20,  // 111: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
+	22,  // 112: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
+	24,  // 113: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
+	25,  // 114: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
+	26,  // 115: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
+	28,  // 116: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
+	37,  // 117: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
+	40,  // 118: strata.v1.MetaService.Flush:input_type -> strata.v1.FlushRequest
+	42,  // 119: strata.v1.MetaService.ReadTail:input_type -> strata.v1.ReadTailRequest
+	44,  // 120: strata.v1.MetaService.Append:input_type -> strata.v1.AppendRequest
+	46,  // 121: strata.v1.MetaService.Truncate:input_type -> strata.v1.TruncateRequest
+	39,  // 122: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
+	49,  // 123: strata.v1.MetaService.Batch:input_type -> strata.v1.BatchRequest
+	54,  // 124: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
+	56,  // 125: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
+	58,  // 126: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
+	60,  // 127: strata.v1.MetaService.RestoreNamespace:input_type -> strata.v1.RestoreNamespaceRequest
+	35,  // 128: strata.v1.MetaService.GetServerDefaults:input_type -> strata.v1.GetServerDefaultsRequest
+	65,  // 129: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
+	62,  // 130: strata.v1.MetaService.GetServerStatus:input_type -> strata.v1.GetServerStatusRequest
+	33,  // 131: strata.v1.MetaService.Resync:input_type -> strata.v1.ResyncRequest
+	31,  // 132: strata.v1.MetaService.GetProgress:input_type -> strata.v1.GetProgressRequest
+	68,  // 133: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
+	69,  // 134: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
+	70,  // 135: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
+	72,  // 136: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
+	74,  // 137: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
+	77,  // 138: strata.v1.MetaService.CreateToken:input_type -> strata.v1.CreateTokenRequest
+	79,  // 139: strata.v1.MetaService.RenewToken:input_type -> strata.v1.RenewTokenRequest
+	81,  // 140: strata.v1.MetaService.RevokeToken:input_type -> strata.v1.RevokeTokenRequest
+	83,  // 141: strata.v1.MetaService.WhoAmI:input_type -> strata.v1.WhoAmIRequest
+	85,  // 142: strata.v1.MetaService.BeginImport:input_type -> strata.v1.BeginImportRequest
+	88,  // 143: strata.v1.MetaService.UploadImport:input_type -> strata.v1.ImportChunk
+	90,  // 144: strata.v1.MetaService.GetImport:input_type -> strata.v1.GetImportRequest
+	92,  // 145: strata.v1.MetaService.CommitImport:input_type -> strata.v1.CommitImportRequest
+	94,  // 146: strata.v1.MetaService.AbortImport:input_type -> strata.v1.AbortImportRequest
+	96,  // 147: strata.v1.MetaService.SetQuota:input_type -> strata.v1.SetQuotaRequest
+	99,  // 148: strata.v1.MetaService.SetXAttr:input_type -> strata.v1.SetXAttrRequest
+	101, // 149: strata.v1.MetaService.RemoveXAttr:input_type -> strata.v1.RemoveXAttrRequest
+	103, // 150: strata.v1.MetaService.GetXAttrs:input_type -> strata.v1.GetXAttrsRequest
+	105, // 151: strata.v1.MetaService.ListXAttrs:input_type -> strata.v1.ListXAttrsRequest
+	108, // 152: strata.v1.MetaService.ModifyAcl:input_type -> strata.v1.ModifyAclRequest
+	110, // 153: strata.v1.MetaService.GetAclStatus:input_type -> strata.v1.GetAclStatusRequest
+	113, // 154: strata.v1.MetaService.SetStoragePolicy:input_type -> strata.v1.SetStoragePolicyRequest
+	115, // 155: strata.v1.MetaService.GetStoragePolicy:input_type -> strata.v1.GetStoragePolicyRequest
+	117, // 156: strata.v1.MetaService.GetStoragePolicies:input_type -> strata.v1.GetStoragePoliciesRequest
+	9,   // 157: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
+	11,  // 158: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
+	13,  // 159: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
+	15,  // 160: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
+	17,  // 161: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
+	19,  // 162: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
+	21,  // 163: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
+	23,  // 164: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
+	27,  // 165: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
+	27,  // 166: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
+	27,  // 167: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
+	29,  // 168: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
+	38,  // 169: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
+	41,  // 170: strata.v1.MetaService.Flush:output_type -> strata.v1.FlushResponse
+	43,  // 171: strata.v1.MetaService.ReadTail:output_type -> strata.v1.ReadTailResponse
+	45,  // 172: strata.v1.MetaService.Append:output_type -> strata.v1.AppendResponse
+	47,  // 173: strata.v1.MetaService.Truncate:output_type -> strata.v1.TruncateResponse
+	48,  // 174: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
+	51,  // 175: strata.v1.MetaService.Batch:output_type -> strata.v1.BatchResponse
+	55,  // 176: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
+	57,  // 177: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
+	59,  // 178: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
+	61,  // 179: strata.v1.MetaService.RestoreNamespace:output_type -> strata.v1.RestoreNamespaceResponse
+	36,  // 180: strata.v1.MetaService.GetServerDefaults:output_type -> strata.v1.GetServerDefaultsResponse
+	66,  // 181: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
+	63,  // 182: strata.v1.MetaService.GetServerStatus:output_type -> strata.v1.GetServerStatusResponse
+	34,  // 183: strata.v1.MetaService.Resync:output_type -> strata.v1.ResyncResponse
+	32,  // 184: strata.v1.MetaService.GetProgress:output_type -> strata.v1.GetProgressResponse
+	71,  // 185: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
+	71,  // 186: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
+	71,  // 187: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
+	73,  // 188: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
+	75,  // 189: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
+	78,  // 190: strata.v1.MetaService.CreateToken:output_type -> strata.v1.CreateTokenResponse
+	80,  // 191: strata.v1.MetaService.RenewToken:output_type -> strata.v1.RenewTokenResponse
+	82,  // 192: strata.v1.MetaService.RevokeToken:output_type -> strata.v1.RevokeTokenResponse
+	84,  // 193: strata.v1.MetaService.WhoAmI:output_type -> strata.v1.WhoAmIResponse
+	86,  // 194: strata.v1.MetaService.BeginImport:output_type -> strata.v1.BeginImportResponse
+	89,  // 195: strata.v1.MetaService.UploadImport:output_type -> strata.v1.UploadImportResponse
+	91,  // 196: strata.v1.MetaService.GetImport:output_type -> strata.v1.GetImportResponse
+	93,  // 197: strata.v1.MetaService.CommitImport:output_type -> strata.v1.CommitImportResponse
+	95,  // 198: strata.v1.MetaService.AbortImport:output_type -> strata.v1.AbortImportResponse
+	97,  // 199: strata.v1.MetaService.SetQuota:output_type -> strata.v1.SetQuotaResponse
+	100, // 200: strata.v1.MetaService.SetXAttr:output_type -> strata.v1.SetXAttrResponse
+	102, // 201: strata.v1.MetaService.RemoveXAttr:output_type -> strata.v1.RemoveXAttrResponse
+	104, // 202: strata.v1.MetaService.GetXAttrs:output_type -> strata.v1.GetXAttrsResponse
+	106, // 203: strata.v1.MetaService.ListXAttrs:output_type -> strata.v1.ListXAttrsResponse
+	109, // 204: strata.v1.MetaService.ModifyAcl:output_type -> strata.v1.ModifyAclResponse
+	111, // 205: strata.v1.MetaService.GetAclStatus:output_type -> strata.v1.GetAclStatusResponse
+	114, // 206: strata.v1.MetaService.SetStoragePolicy:output_type -> strata.v1.SetStoragePolicyResponse
+	116, // 207: strata.v1.MetaService.GetStoragePolicy:output_type -> strata.v1.GetStoragePolicyResponse
+	118, // 208: strata.v1.MetaService.GetStoragePolicies:output_type -> strata.v1.GetStoragePoliciesResponse
+	157, // [157:209] is the sub-list for method output_type
+	105, // [105:157] is the sub-list for method input_type
+	104, // [104:105] is the sub-list for extension type_name
+	103, // [103:104] is the sub-list for extension extendee
+	0,   // [0:103] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_meta_proto_init() }
@@ -6999,8 +8580,8 @@ func file_strata_v1_meta_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_v1_meta_proto_rawDesc), len(file_strata_v1_meta_proto_rawDesc)),
-			NumEnums:      4,
-			NumMessages:   90,
+			NumEnums:      6,
+			NumMessages:   113,
 			NumExtensions: 1,
 			NumServices:   1,
 		},

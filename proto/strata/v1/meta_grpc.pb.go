@@ -23,48 +23,58 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	MetaService_Mkdirs_FullMethodName            = "/strata.v1.MetaService/Mkdirs"
-	MetaService_Create_FullMethodName            = "/strata.v1.MetaService/Create"
-	MetaService_Complete_FullMethodName          = "/strata.v1.MetaService/Complete"
-	MetaService_GetFileStatus_FullMethodName     = "/strata.v1.MetaService/GetFileStatus"
-	MetaService_Open_FullMethodName              = "/strata.v1.MetaService/Open"
-	MetaService_List_FullMethodName              = "/strata.v1.MetaService/List"
-	MetaService_Rename_FullMethodName            = "/strata.v1.MetaService/Rename"
-	MetaService_Delete_FullMethodName            = "/strata.v1.MetaService/Delete"
-	MetaService_SetPermission_FullMethodName     = "/strata.v1.MetaService/SetPermission"
-	MetaService_SetOwner_FullMethodName          = "/strata.v1.MetaService/SetOwner"
-	MetaService_SetTimes_FullMethodName          = "/strata.v1.MetaService/SetTimes"
-	MetaService_GetContentSummary_FullMethodName = "/strata.v1.MetaService/GetContentSummary"
-	MetaService_RenewLease_FullMethodName        = "/strata.v1.MetaService/RenewLease"
-	MetaService_Flush_FullMethodName             = "/strata.v1.MetaService/Flush"
-	MetaService_ReadTail_FullMethodName          = "/strata.v1.MetaService/ReadTail"
-	MetaService_Append_FullMethodName            = "/strata.v1.MetaService/Append"
-	MetaService_Truncate_FullMethodName          = "/strata.v1.MetaService/Truncate"
-	MetaService_RecoverLease_FullMethodName      = "/strata.v1.MetaService/RecoverLease"
-	MetaService_Batch_FullMethodName             = "/strata.v1.MetaService/Batch"
-	MetaService_CreateNamespace_FullMethodName   = "/strata.v1.MetaService/CreateNamespace"
-	MetaService_ListNamespaces_FullMethodName    = "/strata.v1.MetaService/ListNamespaces"
-	MetaService_DeleteNamespace_FullMethodName   = "/strata.v1.MetaService/DeleteNamespace"
-	MetaService_RestoreNamespace_FullMethodName  = "/strata.v1.MetaService/RestoreNamespace"
-	MetaService_GetServerDefaults_FullMethodName = "/strata.v1.MetaService/GetServerDefaults"
-	MetaService_Status_FullMethodName            = "/strata.v1.MetaService/Status"
-	MetaService_GetServerStatus_FullMethodName   = "/strata.v1.MetaService/GetServerStatus"
-	MetaService_Resync_FullMethodName            = "/strata.v1.MetaService/Resync"
-	MetaService_GetProgress_FullMethodName       = "/strata.v1.MetaService/GetProgress"
-	MetaService_AddMember_FullMethodName         = "/strata.v1.MetaService/AddMember"
-	MetaService_RemoveMember_FullMethodName      = "/strata.v1.MetaService/RemoveMember"
-	MetaService_TransferLeader_FullMethodName    = "/strata.v1.MetaService/TransferLeader"
-	MetaService_Heartbeat_FullMethodName         = "/strata.v1.MetaService/Heartbeat"
-	MetaService_ListWorkers_FullMethodName       = "/strata.v1.MetaService/ListWorkers"
-	MetaService_CreateToken_FullMethodName       = "/strata.v1.MetaService/CreateToken"
-	MetaService_RenewToken_FullMethodName        = "/strata.v1.MetaService/RenewToken"
-	MetaService_RevokeToken_FullMethodName       = "/strata.v1.MetaService/RevokeToken"
-	MetaService_WhoAmI_FullMethodName            = "/strata.v1.MetaService/WhoAmI"
-	MetaService_BeginImport_FullMethodName       = "/strata.v1.MetaService/BeginImport"
-	MetaService_UploadImport_FullMethodName      = "/strata.v1.MetaService/UploadImport"
-	MetaService_GetImport_FullMethodName         = "/strata.v1.MetaService/GetImport"
-	MetaService_CommitImport_FullMethodName      = "/strata.v1.MetaService/CommitImport"
-	MetaService_AbortImport_FullMethodName       = "/strata.v1.MetaService/AbortImport"
+	MetaService_Mkdirs_FullMethodName             = "/strata.v1.MetaService/Mkdirs"
+	MetaService_Create_FullMethodName             = "/strata.v1.MetaService/Create"
+	MetaService_Complete_FullMethodName           = "/strata.v1.MetaService/Complete"
+	MetaService_GetFileStatus_FullMethodName      = "/strata.v1.MetaService/GetFileStatus"
+	MetaService_Open_FullMethodName               = "/strata.v1.MetaService/Open"
+	MetaService_List_FullMethodName               = "/strata.v1.MetaService/List"
+	MetaService_Rename_FullMethodName             = "/strata.v1.MetaService/Rename"
+	MetaService_Delete_FullMethodName             = "/strata.v1.MetaService/Delete"
+	MetaService_SetPermission_FullMethodName      = "/strata.v1.MetaService/SetPermission"
+	MetaService_SetOwner_FullMethodName           = "/strata.v1.MetaService/SetOwner"
+	MetaService_SetTimes_FullMethodName           = "/strata.v1.MetaService/SetTimes"
+	MetaService_GetContentSummary_FullMethodName  = "/strata.v1.MetaService/GetContentSummary"
+	MetaService_RenewLease_FullMethodName         = "/strata.v1.MetaService/RenewLease"
+	MetaService_Flush_FullMethodName              = "/strata.v1.MetaService/Flush"
+	MetaService_ReadTail_FullMethodName           = "/strata.v1.MetaService/ReadTail"
+	MetaService_Append_FullMethodName             = "/strata.v1.MetaService/Append"
+	MetaService_Truncate_FullMethodName           = "/strata.v1.MetaService/Truncate"
+	MetaService_RecoverLease_FullMethodName       = "/strata.v1.MetaService/RecoverLease"
+	MetaService_Batch_FullMethodName              = "/strata.v1.MetaService/Batch"
+	MetaService_CreateNamespace_FullMethodName    = "/strata.v1.MetaService/CreateNamespace"
+	MetaService_ListNamespaces_FullMethodName     = "/strata.v1.MetaService/ListNamespaces"
+	MetaService_DeleteNamespace_FullMethodName    = "/strata.v1.MetaService/DeleteNamespace"
+	MetaService_RestoreNamespace_FullMethodName   = "/strata.v1.MetaService/RestoreNamespace"
+	MetaService_GetServerDefaults_FullMethodName  = "/strata.v1.MetaService/GetServerDefaults"
+	MetaService_Status_FullMethodName             = "/strata.v1.MetaService/Status"
+	MetaService_GetServerStatus_FullMethodName    = "/strata.v1.MetaService/GetServerStatus"
+	MetaService_Resync_FullMethodName             = "/strata.v1.MetaService/Resync"
+	MetaService_GetProgress_FullMethodName        = "/strata.v1.MetaService/GetProgress"
+	MetaService_AddMember_FullMethodName          = "/strata.v1.MetaService/AddMember"
+	MetaService_RemoveMember_FullMethodName       = "/strata.v1.MetaService/RemoveMember"
+	MetaService_TransferLeader_FullMethodName     = "/strata.v1.MetaService/TransferLeader"
+	MetaService_Heartbeat_FullMethodName          = "/strata.v1.MetaService/Heartbeat"
+	MetaService_ListWorkers_FullMethodName        = "/strata.v1.MetaService/ListWorkers"
+	MetaService_CreateToken_FullMethodName        = "/strata.v1.MetaService/CreateToken"
+	MetaService_RenewToken_FullMethodName         = "/strata.v1.MetaService/RenewToken"
+	MetaService_RevokeToken_FullMethodName        = "/strata.v1.MetaService/RevokeToken"
+	MetaService_WhoAmI_FullMethodName             = "/strata.v1.MetaService/WhoAmI"
+	MetaService_BeginImport_FullMethodName        = "/strata.v1.MetaService/BeginImport"
+	MetaService_UploadImport_FullMethodName       = "/strata.v1.MetaService/UploadImport"
+	MetaService_GetImport_FullMethodName          = "/strata.v1.MetaService/GetImport"
+	MetaService_CommitImport_FullMethodName       = "/strata.v1.MetaService/CommitImport"
+	MetaService_AbortImport_FullMethodName        = "/strata.v1.MetaService/AbortImport"
+	MetaService_SetQuota_FullMethodName           = "/strata.v1.MetaService/SetQuota"
+	MetaService_SetXAttr_FullMethodName           = "/strata.v1.MetaService/SetXAttr"
+	MetaService_RemoveXAttr_FullMethodName        = "/strata.v1.MetaService/RemoveXAttr"
+	MetaService_GetXAttrs_FullMethodName          = "/strata.v1.MetaService/GetXAttrs"
+	MetaService_ListXAttrs_FullMethodName         = "/strata.v1.MetaService/ListXAttrs"
+	MetaService_ModifyAcl_FullMethodName          = "/strata.v1.MetaService/ModifyAcl"
+	MetaService_GetAclStatus_FullMethodName       = "/strata.v1.MetaService/GetAclStatus"
+	MetaService_SetStoragePolicy_FullMethodName   = "/strata.v1.MetaService/SetStoragePolicy"
+	MetaService_GetStoragePolicy_FullMethodName   = "/strata.v1.MetaService/GetStoragePolicy"
+	MetaService_GetStoragePolicies_FullMethodName = "/strata.v1.MetaService/GetStoragePolicies"
 )
 
 // MetaServiceClient is the client API for MetaService service.
@@ -159,6 +169,20 @@ type MetaServiceClient interface {
 	GetImport(ctx context.Context, in *GetImportRequest, opts ...grpc.CallOption) (*GetImportResponse, error)
 	CommitImport(ctx context.Context, in *CommitImportRequest, opts ...grpc.CallOption) (*CommitImportResponse, error)
 	AbortImport(ctx context.Context, in *AbortImportRequest, opts ...grpc.CallOption) (*AbortImportResponse, error)
+	// Quotas, extended attributes, ACLs and storage policies, as HDFS's
+	// (docs/semantics.md). SetQuota needs the superuser.
+	SetQuota(ctx context.Context, in *SetQuotaRequest, opts ...grpc.CallOption) (*SetQuotaResponse, error)
+	SetXAttr(ctx context.Context, in *SetXAttrRequest, opts ...grpc.CallOption) (*SetXAttrResponse, error)
+	RemoveXAttr(ctx context.Context, in *RemoveXAttrRequest, opts ...grpc.CallOption) (*RemoveXAttrResponse, error)
+	GetXAttrs(ctx context.Context, in *GetXAttrsRequest, opts ...grpc.CallOption) (*GetXAttrsResponse, error)
+	ListXAttrs(ctx context.Context, in *ListXAttrsRequest, opts ...grpc.CallOption) (*ListXAttrsResponse, error)
+	// ModifyAcl is each of HDFS's setAcl, modifyAclEntries,
+	// removeAclEntries, removeDefaultAcl and removeAcl.
+	ModifyAcl(ctx context.Context, in *ModifyAclRequest, opts ...grpc.CallOption) (*ModifyAclResponse, error)
+	GetAclStatus(ctx context.Context, in *GetAclStatusRequest, opts ...grpc.CallOption) (*GetAclStatusResponse, error)
+	SetStoragePolicy(ctx context.Context, in *SetStoragePolicyRequest, opts ...grpc.CallOption) (*SetStoragePolicyResponse, error)
+	GetStoragePolicy(ctx context.Context, in *GetStoragePolicyRequest, opts ...grpc.CallOption) (*GetStoragePolicyResponse, error)
+	GetStoragePolicies(ctx context.Context, in *GetStoragePoliciesRequest, opts ...grpc.CallOption) (*GetStoragePoliciesResponse, error)
 }
 
 type metaServiceClient struct {
@@ -592,6 +616,106 @@ func (c *metaServiceClient) AbortImport(ctx context.Context, in *AbortImportRequ
 	return out, nil
 }
 
+func (c *metaServiceClient) SetQuota(ctx context.Context, in *SetQuotaRequest, opts ...grpc.CallOption) (*SetQuotaResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetQuotaResponse)
+	err := c.cc.Invoke(ctx, MetaService_SetQuota_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *metaServiceClient) SetXAttr(ctx context.Context, in *SetXAttrRequest, opts ...grpc.CallOption) (*SetXAttrResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetXAttrResponse)
+	err := c.cc.Invoke(ctx, MetaService_SetXAttr_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *metaServiceClient) RemoveXAttr(ctx context.Context, in *RemoveXAttrRequest, opts ...grpc.CallOption) (*RemoveXAttrResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RemoveXAttrResponse)
+	err := c.cc.Invoke(ctx, MetaService_RemoveXAttr_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *metaServiceClient) GetXAttrs(ctx context.Context, in *GetXAttrsRequest, opts ...grpc.CallOption) (*GetXAttrsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetXAttrsResponse)
+	err := c.cc.Invoke(ctx, MetaService_GetXAttrs_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *metaServiceClient) ListXAttrs(ctx context.Context, in *ListXAttrsRequest, opts ...grpc.CallOption) (*ListXAttrsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListXAttrsResponse)
+	err := c.cc.Invoke(ctx, MetaService_ListXAttrs_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *metaServiceClient) ModifyAcl(ctx context.Context, in *ModifyAclRequest, opts ...grpc.CallOption) (*ModifyAclResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ModifyAclResponse)
+	err := c.cc.Invoke(ctx, MetaService_ModifyAcl_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *metaServiceClient) GetAclStatus(ctx context.Context, in *GetAclStatusRequest, opts ...grpc.CallOption) (*GetAclStatusResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetAclStatusResponse)
+	err := c.cc.Invoke(ctx, MetaService_GetAclStatus_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *metaServiceClient) SetStoragePolicy(ctx context.Context, in *SetStoragePolicyRequest, opts ...grpc.CallOption) (*SetStoragePolicyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetStoragePolicyResponse)
+	err := c.cc.Invoke(ctx, MetaService_SetStoragePolicy_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *metaServiceClient) GetStoragePolicy(ctx context.Context, in *GetStoragePolicyRequest, opts ...grpc.CallOption) (*GetStoragePolicyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetStoragePolicyResponse)
+	err := c.cc.Invoke(ctx, MetaService_GetStoragePolicy_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *metaServiceClient) GetStoragePolicies(ctx context.Context, in *GetStoragePoliciesRequest, opts ...grpc.CallOption) (*GetStoragePoliciesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetStoragePoliciesResponse)
+	err := c.cc.Invoke(ctx, MetaService_GetStoragePolicies_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MetaServiceServer is the server API for MetaService service.
 // All implementations must embed UnimplementedMetaServiceServer
 // for forward compatibility.
@@ -684,6 +808,20 @@ type MetaServiceServer interface {
 	GetImport(context.Context, *GetImportRequest) (*GetImportResponse, error)
 	CommitImport(context.Context, *CommitImportRequest) (*CommitImportResponse, error)
 	AbortImport(context.Context, *AbortImportRequest) (*AbortImportResponse, error)
+	// Quotas, extended attributes, ACLs and storage policies, as HDFS's
+	// (docs/semantics.md). SetQuota needs the superuser.
+	SetQuota(context.Context, *SetQuotaRequest) (*SetQuotaResponse, error)
+	SetXAttr(context.Context, *SetXAttrRequest) (*SetXAttrResponse, error)
+	RemoveXAttr(context.Context, *RemoveXAttrRequest) (*RemoveXAttrResponse, error)
+	GetXAttrs(context.Context, *GetXAttrsRequest) (*GetXAttrsResponse, error)
+	ListXAttrs(context.Context, *ListXAttrsRequest) (*ListXAttrsResponse, error)
+	// ModifyAcl is each of HDFS's setAcl, modifyAclEntries,
+	// removeAclEntries, removeDefaultAcl and removeAcl.
+	ModifyAcl(context.Context, *ModifyAclRequest) (*ModifyAclResponse, error)
+	GetAclStatus(context.Context, *GetAclStatusRequest) (*GetAclStatusResponse, error)
+	SetStoragePolicy(context.Context, *SetStoragePolicyRequest) (*SetStoragePolicyResponse, error)
+	GetStoragePolicy(context.Context, *GetStoragePolicyRequest) (*GetStoragePolicyResponse, error)
+	GetStoragePolicies(context.Context, *GetStoragePoliciesRequest) (*GetStoragePoliciesResponse, error)
 	mustEmbedUnimplementedMetaServiceServer()
 }
 
@@ -819,6 +957,36 @@ func (UnimplementedMetaServiceServer) CommitImport(context.Context, *CommitImpor
 }
 func (UnimplementedMetaServiceServer) AbortImport(context.Context, *AbortImportRequest) (*AbortImportResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method AbortImport not implemented")
+}
+func (UnimplementedMetaServiceServer) SetQuota(context.Context, *SetQuotaRequest) (*SetQuotaResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetQuota not implemented")
+}
+func (UnimplementedMetaServiceServer) SetXAttr(context.Context, *SetXAttrRequest) (*SetXAttrResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetXAttr not implemented")
+}
+func (UnimplementedMetaServiceServer) RemoveXAttr(context.Context, *RemoveXAttrRequest) (*RemoveXAttrResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RemoveXAttr not implemented")
+}
+func (UnimplementedMetaServiceServer) GetXAttrs(context.Context, *GetXAttrsRequest) (*GetXAttrsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetXAttrs not implemented")
+}
+func (UnimplementedMetaServiceServer) ListXAttrs(context.Context, *ListXAttrsRequest) (*ListXAttrsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListXAttrs not implemented")
+}
+func (UnimplementedMetaServiceServer) ModifyAcl(context.Context, *ModifyAclRequest) (*ModifyAclResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ModifyAcl not implemented")
+}
+func (UnimplementedMetaServiceServer) GetAclStatus(context.Context, *GetAclStatusRequest) (*GetAclStatusResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetAclStatus not implemented")
+}
+func (UnimplementedMetaServiceServer) SetStoragePolicy(context.Context, *SetStoragePolicyRequest) (*SetStoragePolicyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetStoragePolicy not implemented")
+}
+func (UnimplementedMetaServiceServer) GetStoragePolicy(context.Context, *GetStoragePolicyRequest) (*GetStoragePolicyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetStoragePolicy not implemented")
+}
+func (UnimplementedMetaServiceServer) GetStoragePolicies(context.Context, *GetStoragePoliciesRequest) (*GetStoragePoliciesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetStoragePolicies not implemented")
 }
 func (UnimplementedMetaServiceServer) mustEmbedUnimplementedMetaServiceServer() {}
 func (UnimplementedMetaServiceServer) testEmbeddedByValue()                     {}
@@ -1586,6 +1754,186 @@ func _MetaService_AbortImport_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MetaService_SetQuota_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetQuotaRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).SetQuota(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_SetQuota_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).SetQuota(ctx, req.(*SetQuotaRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MetaService_SetXAttr_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetXAttrRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).SetXAttr(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_SetXAttr_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).SetXAttr(ctx, req.(*SetXAttrRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MetaService_RemoveXAttr_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RemoveXAttrRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).RemoveXAttr(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_RemoveXAttr_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).RemoveXAttr(ctx, req.(*RemoveXAttrRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MetaService_GetXAttrs_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetXAttrsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).GetXAttrs(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_GetXAttrs_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).GetXAttrs(ctx, req.(*GetXAttrsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MetaService_ListXAttrs_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListXAttrsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).ListXAttrs(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_ListXAttrs_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).ListXAttrs(ctx, req.(*ListXAttrsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MetaService_ModifyAcl_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ModifyAclRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).ModifyAcl(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_ModifyAcl_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).ModifyAcl(ctx, req.(*ModifyAclRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MetaService_GetAclStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetAclStatusRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).GetAclStatus(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_GetAclStatus_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).GetAclStatus(ctx, req.(*GetAclStatusRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MetaService_SetStoragePolicy_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetStoragePolicyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).SetStoragePolicy(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_SetStoragePolicy_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).SetStoragePolicy(ctx, req.(*SetStoragePolicyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MetaService_GetStoragePolicy_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetStoragePolicyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).GetStoragePolicy(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_GetStoragePolicy_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).GetStoragePolicy(ctx, req.(*GetStoragePolicyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MetaService_GetStoragePolicies_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetStoragePoliciesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).GetStoragePolicies(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_GetStoragePolicies_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).GetStoragePolicies(ctx, req.(*GetStoragePoliciesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // MetaService_ServiceDesc is the grpc.ServiceDesc for MetaService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1756,6 +2104,46 @@ var MetaService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "AbortImport",
 			Handler:    _MetaService_AbortImport_Handler,
+		},
+		{
+			MethodName: "SetQuota",
+			Handler:    _MetaService_SetQuota_Handler,
+		},
+		{
+			MethodName: "SetXAttr",
+			Handler:    _MetaService_SetXAttr_Handler,
+		},
+		{
+			MethodName: "RemoveXAttr",
+			Handler:    _MetaService_RemoveXAttr_Handler,
+		},
+		{
+			MethodName: "GetXAttrs",
+			Handler:    _MetaService_GetXAttrs_Handler,
+		},
+		{
+			MethodName: "ListXAttrs",
+			Handler:    _MetaService_ListXAttrs_Handler,
+		},
+		{
+			MethodName: "ModifyAcl",
+			Handler:    _MetaService_ModifyAcl_Handler,
+		},
+		{
+			MethodName: "GetAclStatus",
+			Handler:    _MetaService_GetAclStatus_Handler,
+		},
+		{
+			MethodName: "SetStoragePolicy",
+			Handler:    _MetaService_SetStoragePolicy_Handler,
+		},
+		{
+			MethodName: "GetStoragePolicy",
+			Handler:    _MetaService_GetStoragePolicy_Handler,
+		},
+		{
+			MethodName: "GetStoragePolicies",
+			Handler:    _MetaService_GetStoragePolicies_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

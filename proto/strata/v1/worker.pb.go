@@ -898,8 +898,13 @@ type WorkerStats struct {
 	// its cache files themselves (short-circuit writes).
 	ShortCircuitBlocksWritten uint64 `protobuf:"varint,16,opt,name=short_circuit_blocks_written,json=shortCircuitBlocksWritten,proto3" json:"short_circuit_blocks_written,omitempty"`
 	ShortCircuitBytesWritten  uint64 `protobuf:"varint,17,opt,name=short_circuit_bytes_written,json=shortCircuitBytesWritten,proto3" json:"short_circuit_bytes_written,omitempty"`
-	unknownFields             protoimpl.UnknownFields
-	sizeCache                 protoimpl.SizeCache
+	// Bytes of blocks pinned in the cache (HOT files'), never evicted, and
+	// the pins refused because the pinned blocks would take more than the
+	// cache's low watermark (those blocks are cached, but evictable).
+	PinnedBytes   uint64 `protobuf:"varint,20,opt,name=pinned_bytes,json=pinnedBytes,proto3" json:"pinned_bytes,omitempty"`
+	PinRefusals   uint64 `protobuf:"varint,21,opt,name=pin_refusals,json=pinRefusals,proto3" json:"pin_refusals,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *WorkerStats) Reset() {
@@ -1047,6 +1052,20 @@ func (x *WorkerStats) GetShortCircuitBlocksWritten() uint64 {
 func (x *WorkerStats) GetShortCircuitBytesWritten() uint64 {
 	if x != nil {
 		return x.ShortCircuitBytesWritten
+	}
+	return 0
+}
+
+func (x *WorkerStats) GetPinnedBytes() uint64 {
+	if x != nil {
+		return x.PinnedBytes
+	}
+	return 0
+}
+
+func (x *WorkerStats) GetPinRefusals() uint64 {
+	if x != nil {
+		return x.PinRefusals
 	}
 	return 0
 }
@@ -1584,7 +1603,7 @@ const file_strata_v1_worker_proto_rawDesc = "" +
 	"\x06blocks\x18\x01 \x03(\v2\x13.strata.v1.BlockRefR\x06blocks\"&\n" +
 	"\x0eCachedResponse\x12\x14\n" +
 	"\x05bytes\x18\x01 \x03(\x04R\x05bytes\"\x14\n" +
-	"\x12WorkerStatsRequest\"\xa4\x05\n" +
+	"\x12WorkerStatsRequest\"\xea\x05\n" +
 	"\vWorkerStats\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12\x1a\n" +
 	"\bcapacity\x18\x02 \x01(\x04R\bcapacity\x12\x12\n" +
@@ -1603,7 +1622,9 @@ const file_strata_v1_worker_proto_rawDesc = "" +
 	"\x0eblocks_written\x18\x0e \x01(\x04R\rblocksWritten\x12,\n" +
 	"\x12cache_write_errors\x18\x0f \x01(\x04R\x10cacheWriteErrors\x12?\n" +
 	"\x1cshort_circuit_blocks_written\x18\x10 \x01(\x04R\x19shortCircuitBlocksWritten\x12=\n" +
-	"\x1bshort_circuit_bytes_written\x18\x11 \x01(\x04R\x18shortCircuitBytesWritten\"\xc0\x02\n" +
+	"\x1bshort_circuit_bytes_written\x18\x11 \x01(\x04R\x18shortCircuitBytesWritten\x12!\n" +
+	"\fpinned_bytes\x18\x14 \x01(\x04R\vpinnedBytes\x12!\n" +
+	"\fpin_refusals\x18\x15 \x01(\x04R\vpinRefusals\"\xc0\x02\n" +
 	"\x13ShortCircuitRequest\x12)\n" +
 	"\x05block\x18\x01 \x01(\v2\x13.strata.v1.BlockRefR\x05block\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x04R\x06offset\x12\x16\n" +

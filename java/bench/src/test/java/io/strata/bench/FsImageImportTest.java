@@ -34,7 +34,9 @@ import org.junit.rules.TemporaryFolder;
  * directory, names in several scripts, a directory with quotas, a symbolic link), its namespace
  * saved, and the image imported with {@code strata admin import} into a dev server; every entry's
  * attributes read through the Hadoop API from Strata must be those HDFS itself reports (its
- * times to the millisecond; from the Delimited text, to the minute). The same image truncated,
+ * times to the millisecond; from the Delimited text, to the minute), but a space quota: HDFS
+ * charges bytes times replication, Strata once, so it comes in divided by the cluster's
+ * dfs.replication as --replication gives it (3 by default). The same image truncated,
  * and with a byte flipped in each section, is refused, and the namespace is left as it was.
  */
 public class FsImageImportTest {
@@ -80,14 +82,18 @@ public class FsImageImportTest {
     Run r = importImage(image, "fromimage");
     assertEquals(r.output, 0, r.status);
     assertTrue(r.output, r.output.contains("left out: 1 symbolic links"));
-    assertSameTree("fromimage", false);
+    assertTrue(r.output, r.output.contains("1 space quotas divided by 3"));
+    assertSameTree("fromimage", false, 3);
   }
 
   @Test
   public void theDelimitedTextComesInToTheMinute() throws Exception {
-    Run r = importImage(new File(image.getParentFile(), "fsimage.txt"), "fromtext");
+    // The MiniDFSCluster's dfs.replication: the space quota comes in as HDFS has it.
+    Run r = importImage(new File(image.getParentFile(), "fsimage.txt"), "fromtext",
+        "--replication", "1");
     assertEquals(r.output, 0, r.status);
-    assertSameTree("fromtext", true);
+    assertTrue(r.output, r.output.contains("1 space quotas divided by 1"));
+    assertSameTree("fromtext", true, 1);
   }
 
   @Test
@@ -134,8 +140,12 @@ public class FsImageImportTest {
     assertFalse(list, list.contains("\n" + ns + " "));
   }
 
-  /** Compares what Strata's namespace ns holds with what HDFS reported. */
-  private static void assertSameTree(String ns, boolean minutes) throws IOException {
+  /**
+   * Compares what Strata's namespace ns holds with what HDFS reported, its space quotas divided
+   * by replication.
+   */
+  private static void assertSameTree(String ns, boolean minutes, long replication)
+      throws IOException {
     Configuration conf = new Configuration();
     conf.set("fs.strata.meta.address", strata.address());
     conf.set("fs.strata.token", strata.token());
@@ -170,12 +180,14 @@ public class FsImageImportTest {
           assertEquals(p, ws.getDirectoryCount(), gs.getDirectoryCount());
           assertEquals(p, ws.getLength(), gs.getLength());
           assertEquals(p, ws.getQuota(), gs.getQuota());
-          assertEquals(p, ws.getSpaceQuota(), gs.getSpaceQuota());
+          long space = ws.getSpaceQuota() < 0
+              ? ws.getSpaceQuota() : ws.getSpaceQuota() / replication;
+          assertEquals(p, space, gs.getSpaceQuota());
         }
       }
       ContentSummary q = sums.get(HdfsImage.QUOTA_DIR);
       assertEquals(HdfsImage.NS_QUOTA, q.getQuota());
-      assertEquals(HdfsImage.DS_QUOTA, q.getSpaceQuota());
+      assertEquals(HdfsImage.DS_QUOTA / replication, q.getSpaceQuota());
     }
   }
 
@@ -198,11 +210,12 @@ public class FsImageImportTest {
   /** What a run of strata admin import did. */
   private record Run(int status, String output) {}
 
-  private static Run importImage(File img, String ns) throws Exception {
+  private static Run importImage(File img, String ns, String... flags) throws Exception {
     List<String> cmd = new ArrayList<>(List.of(System.getProperty(DevCluster.BINARY_PROPERTY),
         "admin", "import", img.getPath(), ns, "--work-dir", new File(TMP.getRoot(), "work-" + ns
             + "-" + System.nanoTime()).getPath(), "--store", "file://" + bucket.getAbsolutePath(),
         "--meta", strata.address(), "--token-file", strata.tokenFile().toString()));
+    cmd.addAll(List.of(flags));
     Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     if (!p.waitFor(120, TimeUnit.SECONDS)) {

@@ -34,7 +34,8 @@ public record FileInfo(
     long blockSize,
     boolean underConstruction,
     long children,
-    long inodeId) {
+    long inodeId,
+    boolean hasAcl) {
 
   /**
    * Converts the wire status of the entry at {@code path}. NB: the wire status names only the
@@ -44,6 +45,6 @@ public record FileInfo(
     return new FileInfo(path, st.getType() == FileType.FILE_TYPE_DIRECTORY, st.getLength(),
         st.getPermission(), st.getOwner(), st.getGroup(), st.getModificationTime(),
         st.getAccessTime(), st.getReplication(), st.getBlockSize(), st.getUnderConstruction(),
-        st.getChildren(), st.getInodeId());
+        st.getChildren(), st.getInodeId(), st.getHasAcl());
   }
 }

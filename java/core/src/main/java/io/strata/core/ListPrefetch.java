@@ -86,7 +86,8 @@ final class ListPrefetch implements Closeable {
   static boolean isRead(Op op) {
     return switch (op) {
       case GET_FILE_STATUS, OPEN, READ, READ_TAIL, LIST, CONTENT_SUMMARY, SERVER_DEFAULTS,
-          RENEW_LEASE, LIST_WORKERS, LIST_NAMESPACES -> true;
+          RENEW_LEASE, LIST_WORKERS, LIST_NAMESPACES, GET_XATTRS, GET_ACL_STATUS,
+          GET_STORAGE_POLICY -> true;
       default -> false;
     };
   }

@@ -16,6 +16,7 @@ import io.strata.core.error.StrataException;
 import io.strata.core.rpc.Coalescer;
 import io.strata.core.rpc.MetaCaller;
 import io.strata.core.rpc.MethodKinds;
+import io.strata.core.rpc.Sends;
 import io.strata.core.worker.WorkerBlockIO;
 import io.strata.proto.v1.AppendRequest;
 import io.strata.proto.v1.AppendResponse;
@@ -97,6 +98,7 @@ public final class StrataClient implements Closeable {
   private final WorkerBlockIO workers;
   private final BlockIO blockIO;
   private final ListPrefetch listPrefetch;
+  private final Features features = new Features(this);
   private volatile boolean closed;
   private volatile ServerDefaults defaults;
   /** The namespaces the service described, by name: their modes never change. */
@@ -333,8 +335,7 @@ public final class StrataClient implements Closeable {
       FlushRequest req = FlushRequest.newBuilder()
           .setHeader(header(MetaServiceGrpc.getFlushMethod(), p.namespace()))
           .setPath(p.path()).setInodeId(inode).build();
-      FlushResponse r =
-          call(Op.FLUSH, p, u -> u.call(MetaServiceGrpc.getFlushMethod(), req));
+      FlushResponse r = flushCall(p, req);
       return new BlockToken(r.getBlockToken(), r.getBlockTokenExpires(), null);
     });
   }
@@ -344,9 +345,20 @@ public final class StrataClient implements Closeable {
    * renews {@code token} with the answer's.
    */
   long flush(StrataPath p, FlushRequest req, BlockToken token) throws IOException {
-    FlushResponse r = call(Op.FLUSH, p, u -> u.call(MetaServiceGrpc.getFlushMethod(), req));
+    FlushResponse r = flushCall(p, req);
     token.set(r.getBlockToken(), r.getBlockTokenExpires());
     return r.getLength();
+  }
+
+  /**
+   * Sends {@code req}, a Flush, alone (not in a Batch): marked {@code first_attempt} on its
+   * first send, as a batched mutation's is ({@link Sends}).
+   */
+  private FlushResponse flushCall(StrataPath p, FlushRequest req) throws IOException {
+    FlushRequest first = req.toBuilder()
+        .setHeader(req.getHeader().toBuilder().setFirstAttempt(true)).build();
+    return call(Op.FLUSH, p, new Sends<>(first, req,
+        (u, q) -> u.call(MetaServiceGrpc.getFlushMethod(), q)));
   }
 
   /**
@@ -506,9 +518,18 @@ public final class StrataClient implements Closeable {
         .setHeader(header(MetaServiceGrpc.getGetContentSummaryMethod(), p.namespace())).setPath(p.path()).build();
     GetContentSummaryResponse r = call(Op.CONTENT_SUMMARY, p,
         u -> u.call(MetaServiceGrpc.getGetContentSummaryMethod(), req));
+    long names = r.hasQuota() ? r.getQuota().getNames() : -1;
+    long space = r.hasQuota() ? r.getQuota().getSpace() : -1;
     return new ContentSummary(r.getLength(), r.getFileCount(), r.getDirectoryCount(),
-        r.getSpaceConsumed(), r.getLoadedOnly(), r.hasQuota() ? r.getQuota().getNames() : -1,
-        r.hasQuota() ? r.getQuota().getSpace() : -1);
+        r.getSpaceConsumed(), r.getLoadedOnly(), names, space);
+  }
+
+  /**
+   * The quotas, ACLs, extended attributes and storage policies of this client's namespaces
+   * (HDFS's, docs/semantics.md).
+   */
+  public Features features() {
+    return features;
   }
 
   /** Closes file {@code p} that its writer left open; reports whether it is closed now. */

@@ -44,7 +44,7 @@ public class FileReaderTest {
 
   private static FileReader.Content content(BlockReader blocks, int length, boolean object) {
     FileInfo info = new FileInfo(PATH, false, length, 0666, "u", "g", 0, 0, 1, 1 << 20, false,
-        0, 7);
+        0, 7, false);
     return new FileReader.Content(info, null, blocks, object);
   }
 

@@ -3,6 +3,7 @@ package io.strata.hadoop;
 import io.strata.core.error.Op;
 import io.strata.core.error.ServiceUnavailableException;
 import io.strata.core.error.StrataError;
+import io.strata.core.error.StrataException;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import org.apache.hadoop.fs.FileAlreadyExistsException;
@@ -49,9 +50,18 @@ final class HadoopErrors {
         ip.initCause(e);
         throw ip;
       case INVALID_ARGUMENT:
-        throw new IllegalArgumentException(m, e);
+        // HDFS's client refuses a bad attribute name, ACL spec or quota itself, in its words.
+        throw new IllegalArgumentException(isFeature(se.op()) ? detail(e) : m, e);
       case UNSUPPORTED:
         throw new UnsupportedOperationException(m, e);
+      case NS_QUOTA_EXCEEDED:
+        return withCause(new NSQuotaExceededException(detail(e)), e);
+      case DS_QUOTA_EXCEEDED:
+        return withCause(new DSQuotaExceededException(detail(e)), e);
+      case INVALID_ACL:
+        return withCause(new AclException(detail(e)), e);
+      case NO_XATTR:
+        return withCause(new IOException(detail(e)), e);
       default:
         // NOT_FOUND and NO_NAMESPACE are FileNotFoundExceptions already; LEASE_CONFLICT and
         // NO_LEASE carry HDFS's class names; NOT_DIRECTORY (rename2 of a directory over a
@@ -75,6 +85,19 @@ final class HadoopErrors {
       default:
         return cause;
     }
+  }
+
+  private static boolean isFeature(Op op) {
+    return switch (op) {
+      case SET_QUOTA, SET_XATTR, GET_XATTRS, REMOVE_XATTR, MODIFY_ACL, GET_ACL_STATUS,
+          SET_STORAGE_POLICY, GET_STORAGE_POLICY -> true;
+      default -> false;
+    };
+  }
+
+  /** HDFS's words alone: the service's message without the operation and path it starts with. */
+  private static String detail(IOException e) {
+    return e instanceof StrataException se ? se.detail() : e.getMessage();
   }
 
   private static IOException withCause(IOException e, Throwable cause) {

@@ -3,6 +3,7 @@ package io.strata.hadoop;
 import static org.apache.hadoop.fs.impl.PathCapabilitiesSupport.validatePathCapabilityArgs;
 
 import io.strata.core.CreateOptions;
+import io.strata.core.Features.AclChange;
 import io.strata.core.FileInfo;
 import io.strata.core.FileWriter;
 import io.strata.core.IOIterator;
@@ -18,14 +19,17 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.hadoop.HadoopIllegalArgumentException;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.BlockLocation;
+import org.apache.hadoop.fs.BlockStoragePolicySpi;
 import org.apache.hadoop.fs.ContentSummary;
 import org.apache.hadoop.fs.CreateFlag;
 import org.apache.hadoop.fs.FSDataInputStream;
@@ -39,10 +43,14 @@ import org.apache.hadoop.fs.LocatedFileStatus;
 import org.apache.hadoop.fs.Options;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.PathIsNotEmptyDirectoryException;
+import org.apache.hadoop.fs.QuotaUsage;
 import org.apache.hadoop.fs.RemoteIterator;
 import org.apache.hadoop.fs.StorageStatistics;
+import org.apache.hadoop.fs.XAttrSetFlag;
 import org.apache.hadoop.fs.impl.AbstractFSBuilderImpl;
 import org.apache.hadoop.fs.impl.OpenFileParameters;
+import org.apache.hadoop.fs.permission.AclEntry;
+import org.apache.hadoop.fs.permission.AclStatus;
 import org.apache.hadoop.fs.permission.FsPermission;
 import org.apache.hadoop.util.DataChecksum;
 import org.apache.hadoop.util.LambdaUtils;
@@ -74,6 +82,7 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
   private URI uri;
   private String namespace;
   private StrataClient client;
+  private HadoopFeatures features;
   private Path workingDir;
   private int readBuffer;
   private boolean deferCreates;
@@ -90,6 +99,7 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
     // As HDFS and file: scheme://authority for a namespace, scheme:/// for the default one.
     uri = URI.create(SCHEME + "://" + (namespace.isEmpty() ? "/" : namespace));
     client = StrataClient.connect(ClientSettings.of(conf, name));
+    features = new HadoopFeatures(client.features());
     long rb = conf.getLongBytes(StrataConfigKeys.READ_BUFFER,
         StrataConfigKeys.DEFAULT_READ_BUFFER);
     if (rb < 0 || rb > Integer.MAX_VALUE - 8) {
@@ -290,7 +300,7 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
   private static FileStatus toStatus(FileInfo fi, Path path) {
     return new FileStatus(fi.length(), fi.directory(), fi.replication(), fi.blockSize(),
         fi.modificationTime(), fi.accessTime(), new FsPermission((short) (fi.permission() & 01777)),
-        fi.owner(), fi.group(), path);
+        fi.owner(), fi.group(), null, path, fi.hasAcl(), false, false);
   }
 
   private LocatedFileStatus toLocated(FileInfo fi, EntryPaths paths) throws IOException {
@@ -647,7 +657,7 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
       }
       return new ContentSummary.Builder().length(cs.length()).fileCount(cs.fileCount())
           .directoryCount(cs.directoryCount()).spaceConsumed(cs.spaceConsumed())
-          .quota(cs.quota()).spaceQuota(cs.spaceQuota()).build();
+          .quota(cs.nameQuota()).spaceQuota(cs.spaceQuota()).build();
     } catch (IOException e) {
       throw HadoopErrors.translate(e);
     }
@@ -699,6 +709,121 @@ public class StrataFileSystem extends FileSystem implements LeaseRecoverable {
   }
 
   /** Closes a file its writer left open; true when it is closed now. */
+  /** A call of {@link HadoopFeatures} on a path, its errors translated. */
+  private interface FeatureCall<T> {
+    T call(HadoopFeatures f, StrataPath p) throws IOException;
+  }
+
+  private <T> T feature(Path path, boolean write, FeatureCall<T> c) throws IOException {
+    StrataPath p = toStrata(path);
+    if (write) {
+      statistics.incrementWriteOps(1);
+    } else {
+      statistics.incrementReadOps(1);
+    }
+    try {
+      return c.call(features, p);
+    } catch (IOException e) {
+      throw HadoopErrors.translate(e);
+    }
+  }
+
+  @Override
+  public QuotaUsage getQuotaUsage(Path f) throws IOException {
+    return getContentSummary(f);
+  }
+
+  /** HDFS's setQuota: a superuser's call; {@code HdfsConstants.QUOTA_RESET} (-1) clears one. */
+  @Override
+  public void setQuota(Path f, long names, long space) throws IOException {
+    feature(f, true, (h, p) -> { h.setQuota(p, names, space); return null; });
+  }
+
+  @Override
+  public void setXAttr(Path f, String name, byte[] value, EnumSet<XAttrSetFlag> flag)
+      throws IOException {
+    feature(f, true, (h, p) -> { h.setXAttr(p, name, value, flag); return null; });
+  }
+
+  @Override
+  public byte[] getXAttr(Path f, String name) throws IOException {
+    return feature(f, false, (h, p) -> h.getXAttr(p, name));
+  }
+
+  @Override
+  public Map<String, byte[]> getXAttrs(Path f) throws IOException {
+    return feature(f, false, (h, p) -> h.getXAttrs(p, List.of()));
+  }
+
+  @Override
+  public Map<String, byte[]> getXAttrs(Path f, List<String> names) throws IOException {
+    return feature(f, false, (h, p) -> h.getXAttrs(p, names));
+  }
+
+  @Override
+  public List<String> listXAttrs(Path f) throws IOException {
+    return feature(f, false, HadoopFeatures::listXAttrs);
+  }
+
+  @Override
+  public void removeXAttr(Path f, String name) throws IOException {
+    feature(f, true, (h, p) -> { h.removeXAttr(p, name); return null; });
+  }
+
+  @Override
+  public void modifyAclEntries(Path f, List<AclEntry> spec) throws IOException {
+    acl(f, AclChange.MODIFY, spec);
+  }
+
+  @Override
+  public void removeAclEntries(Path f, List<AclEntry> spec) throws IOException {
+    acl(f, AclChange.REMOVE_ENTRIES, spec);
+  }
+
+  @Override
+  public void removeDefaultAcl(Path f) throws IOException {
+    acl(f, AclChange.REMOVE_DEFAULT, List.of());
+  }
+
+  @Override
+  public void removeAcl(Path f) throws IOException {
+    acl(f, AclChange.REMOVE, List.of());
+  }
+
+  @Override
+  public void setAcl(Path f, List<AclEntry> spec) throws IOException {
+    acl(f, AclChange.SET, spec);
+  }
+
+  private void acl(Path f, AclChange change, List<AclEntry> spec) throws IOException {
+    feature(f, true, (h, p) -> { h.modifyAcl(p, change, spec); return null; });
+  }
+
+  @Override
+  public AclStatus getAclStatus(Path f) throws IOException {
+    return feature(f, false, HadoopFeatures::getAclStatus);
+  }
+
+  @Override
+  public void setStoragePolicy(Path f, String policy) throws IOException {
+    feature(f, true, (h, p) -> { h.setStoragePolicy(p, policy); return null; });
+  }
+
+  @Override
+  public void unsetStoragePolicy(Path f) throws IOException {
+    setStoragePolicy(f, "");
+  }
+
+  @Override
+  public BlockStoragePolicySpi getStoragePolicy(Path f) throws IOException {
+    return feature(f, false, HadoopFeatures::getStoragePolicy);
+  }
+
+  @Override
+  public Collection<? extends BlockStoragePolicySpi> getAllStoragePolicies() throws IOException {
+    return feature(new Path("/"), false, (h, p) -> h.getAllStoragePolicies());
+  }
+
   @Override
   public boolean recoverLease(Path f) throws IOException {
     StrataPath p = toStrata(f);

@@ -6,16 +6,11 @@ import static org.junit.Assert.assertNotEquals;
 import static org.junit.Assert.assertTrue;
 
 import io.strata.core.testing.DevClusterRule;
-import java.io.ByteArrayOutputStream;
 import java.io.File;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.Random;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
-import org.apache.hadoop.fs.FsShell;
-import org.apache.hadoop.util.ToolRunner;
 import org.junit.After;
 import org.junit.ClassRule;
 import org.junit.Rule;
@@ -27,9 +22,6 @@ public class TestStrataFsShell {
   @ClassRule public static final DevClusterRule SERVER = new DevClusterRule();
   @Rule public final TemporaryFolder tmp = new TemporaryFolder();
 
-  /** One shell run: its exit code and what it printed. */
-  record Run(int rc, String out, String err) {}
-
   private Configuration conf(String address) {
     Configuration conf = new Configuration();
     conf.set(StrataConfigKeys.META_ADDRESS, address);
@@ -40,26 +32,12 @@ public class TestStrataFsShell {
     return conf;
   }
 
-  private Run shell(Configuration conf, String... args) throws Exception {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    PrintStream oldOut = System.out;
-    PrintStream oldErr = System.err;
-    int rc;
-    try (PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
-        PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8)) {
-      System.setOut(o);
-      System.setErr(e);
-      rc = ToolRunner.run(new FsShell(conf), args);
-    } finally {
-      System.setOut(oldOut);
-      System.setErr(oldErr);
-    }
-    return new Run(rc, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+  private ShellRun shell(Configuration conf, String... args) throws Exception {
+    return ShellRun.of(conf, args);
   }
 
-  private Run ok(String... args) throws Exception {
-    Run r = shell(conf(SERVER.address()), args);
+  private ShellRun ok(String... args) throws Exception {
+    ShellRun r = shell(conf(SERVER.address()), args);
     assertEquals(String.join(" ", args) + ": " + r, 0, r.rc());
     return r;
   }
@@ -94,7 +72,7 @@ public class TestStrataFsShell {
     ok("-mv", "/shell/a/hello.txt", "/shell/c");
     assertEquals("hello strata\n", ok("-cat", "/shell/c/hello.txt").out());
     ok("-rm", "-r", "/shell/a");
-    Run gone = shell(conf(SERVER.address()), "-ls", "/shell/a");
+    ShellRun gone = shell(conf(SERVER.address()), "-ls", "/shell/a");
     assertEquals(1, gone.rc());
     assertTrue(gone.err(), gone.err().contains("No such file or directory"));
     ok("-rm", "-r", "/shell");
@@ -126,7 +104,7 @@ public class TestStrataFsShell {
 
   @Test
   public void missingNamespace() throws Exception {
-    Run r = shell(conf(SERVER.address()), "-ls", "strata://no-such-ns/");
+    ShellRun r = shell(conf(SERVER.address()), "-ls", "strata://no-such-ns/");
     assertEquals(1, r.rc());
     assertTrue(r.err(), r.err().contains("strata://no-such-ns: no such namespace"));
   }
@@ -134,7 +112,7 @@ public class TestStrataFsShell {
   /** With the defaults, a wrong address is said well within 10 s (within about 3 s). */
   @Test(timeout = 10_000)
   public void unreachableServiceFailsFastAndClearly() throws Exception {
-    Run r = shell(conf("127.0.0.1:1"), "-ls", "/");
+    ShellRun r = shell(conf("127.0.0.1:1"), "-ls", "/");
     assertNotEquals(0, r.rc());
     assertTrue(r.err(), r.err().contains("cannot reach the Strata namespace service at "
         + "127.0.0.1:1 (Connection refused)"));
@@ -143,7 +121,7 @@ public class TestStrataFsShell {
   @Test
   public void missingAddressIsExplained() throws Exception {
     Configuration conf = new Configuration();
-    Run r = shell(conf, "-ls", "strata://default/");
+    ShellRun r = shell(conf, "-ls", "strata://default/");
     assertNotEquals(0, r.rc());
     assertTrue(r.err(), r.err().contains(StrataConfigKeys.META_ADDRESS + " is not set"));
   }
@@ -158,10 +136,10 @@ public class TestStrataFsShell {
     mallory.set(StrataConfigKeys.TOKEN, SERVER.cluster().token("mallory"));
     // Naming another user does not make the client that user: the token does.
     mallory.set(StrataConfigKeys.USER, System.getProperty("user.name"));
-    Run ls = shell(mallory, "-ls", "/private");
+    ShellRun ls = shell(mallory, "-ls", "/private");
     assertEquals(1, ls.rc());
     assertTrue(ls.err(), ls.err().contains("permission denied"));
-    Run mkdir = shell(mallory, "-mkdir", "/private/x");
+    ShellRun mkdir = shell(mallory, "-mkdir", "/private/x");
     assertEquals(1, mkdir.rc());
     assertTrue(mkdir.err(), mkdir.err().contains("permission denied"));
     FileSystem.closeAll();

@@ -1,5 +1,6 @@
 package io.strata.hbase;
 
+import io.strata.hbase.wal.StrataLogWriter;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.EnumSet;
@@ -18,6 +19,7 @@ import org.apache.hadoop.hbase.client.Admin;
 import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.RegionInfo;
 import org.apache.hadoop.hbase.util.CommonFSUtils;
+import org.apache.hadoop.hbase.wal.AsyncFSWALProvider;
 
 /**
  * An HBase cluster in this JVM on any Hadoop file system: HBase's own mini cluster
@@ -25,7 +27,9 @@ import org.apache.hadoop.hbase.util.CommonFSUtils;
  * write-ahead logs ({@code hbase.rootdir}, {@code hbase.wal.dir}, two separate directories) on
  * the file system {@code fs.defaultFS} names, e.g. {@code strata://default/}. Nothing of HBase's
  * safety is turned off: the log's streams must declare hflush and hsync
- * ({@code hbase.unsafe.stream.capability.enforce} stays true).
+ * ({@code hbase.unsafe.stream.capability.enforce} stays true). On Strata the log's writer is
+ * {@link StrataLogWriter}, as a region server on Strata is configured, unless the caller names
+ * another ({@code hbase.regionserver.wal.async.writer.impl}).
  *
  * <p>Each region server has FileSystem instances, and so clients, of its own (HBase's mini
  * cluster does it for HDFS, {@link OwnFsRegionServer} for the others): a killed region server
@@ -56,6 +60,10 @@ public final class MiniHBase implements AutoCloseable {
     setIfUnset(c, "hbase.regionserver.info.port", "-1");
     setIfUnset(c, "hbase.regionserver.handler.count", "16");
     setIfUnset(c, "hbase.master.handler.count", "8");
+    if (StrataLogWriter.SCHEME.equals(FileSystem.getDefaultUri(conf).getScheme())) {
+      // The log's writer a region server on Strata is configured with (docs/java.md, "HBase").
+      setIfUnset(c, AsyncFSWALProvider.WRITER_IMPL, StrataLogWriter.class.getName());
+    }
     HBaseTestingUtility util = new HBaseTestingUtility(c);
     // NB: the utility takes file:/// as the default file system until it starts an HDFS of its
     // own; the directories go where the caller said instead.

@@ -204,6 +204,11 @@ public final class ErrorTranslator {
         return new ObjectChangedException(op, path, message, cause);
       case UNAVAILABLE:
         return new UnavailableException(op, path, message, cause);
+      case NS_QUOTA_EXCEEDED:
+      case DS_QUOTA_EXCEEDED:
+        return new QuotaExceededException(reason, op, path, message, cause);
+      case INVALID_ACL:
+        return new AclException(op, path, message, cause);
       default:
         return new StrataException(reason, op, path, message, cause);
     }

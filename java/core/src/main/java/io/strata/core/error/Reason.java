@@ -42,7 +42,21 @@ public enum Reason {
    * system answer: the client follows it ({@link io.strata.core.rpc.MetaCaller}), and reports it
    * only when no leader was found in time ({@link NotLeaderException}).
    */
-  NOT_LEADER;
+  NOT_LEADER,
+  /**
+   * A create, mkdir, rename or append would put more names under a directory than its name quota
+   * allows. Reported as HDFS's NSQuotaExceededException by the Hadoop client.
+   */
+  NS_QUOTA_EXCEEDED,
+  /**
+   * A write would put more bytes under a directory than its space quota allows. Reported as
+   * HDFS's DSQuotaExceededException by the Hadoop client.
+   */
+  DS_QUOTA_EXCEEDED,
+  /** The file has no extended attribute of that name. */
+  NO_XATTR,
+  /** An ACL, or a change to one, that HDFS's rules refuse. Reported as {@link AclException}. */
+  INVALID_ACL;
 
   /** The ErrorInfo domain of Strata's statuses. */
   public static final String DOMAIN = "strata.io";

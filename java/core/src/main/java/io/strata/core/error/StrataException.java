@@ -37,4 +37,14 @@ public class StrataException extends IOException implements StrataError {
   public String path() {
     return path;
   }
+
+  /**
+   * The service's reason without the operation and path its message starts with ("op path:
+   * reason"), as HDFS's exceptions word it; the whole message if it has no such start.
+   */
+  public String detail() {
+    String m = getMessage();
+    int i = m == null ? -1 : m.indexOf(": ");
+    return i < 0 ? m : m.substring(i + 2);
+  }
 }

@@ -25,7 +25,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.BiFunction;
 
 /**
  * Sends the calls of concurrent threads together, in {@code Batch} RPCs: the Java port of the Go
@@ -369,30 +368,6 @@ public final class Coalescer implements Closeable {
 
   private static Header first(Header h) {
     return h.toBuilder().setFirstAttempt(true).build();
-  }
-
-  /**
-   * An RPC that sends {@code first} on its first attempt and {@code again} on every later one.
-   * Not safe for concurrent use: {@link MetaCaller} makes the attempts of a call in turn.
-   */
-  private static final class Sends<Q, T> implements MetaCaller.Call<T> {
-    private final Q first;
-    private final Q again;
-    private final BiFunction<MetaCaller.Unary, Q, T> rpc;
-    private boolean sent;
-
-    Sends(Q first, Q again, BiFunction<MetaCaller.Unary, Q, T> rpc) {
-      this.first = first;
-      this.again = again;
-      this.rpc = rpc;
-    }
-
-    @Override
-    public T run(MetaCaller.Unary u) {
-      Q q = sent ? again : first;
-      sent = true;
-      return rpc.apply(u, q);
-    }
   }
 
   /**

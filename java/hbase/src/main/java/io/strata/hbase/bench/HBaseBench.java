@@ -18,7 +18,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.HdrHistogram.Histogram;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.hbase.HBaseConfiguration;
@@ -32,18 +31,22 @@ import site.ycsb.measurements.Measurements;
 import site.ycsb.workloads.CoreWorkload;
 
 /**
- * YCSB against HBase on one file system (make bench-hbase; docs/benchmarks.md): the hsync
- * latency of the file system itself, then an HBase mini cluster with its root directory and its
- * log there ({@link MiniHBase}), a pre-split {@code usertable}, YCSB's load and workloads A, B,
- * C, F and E with the seed's record shape (10 fields of 100 bytes), a major compaction and a
- * restart (until every region is online again). One line per measurement, tab-separated, is
- * appended to {@code --out}: target, phase, op, ops, errors, seconds, ops/s, p50, p95, p99 and
- * max in microseconds.
+ * YCSB against HBase on one file system (make bench-hbase; docs/benchmarks.md): the log's syncs
+ * on the file system itself ({@link SyncBench}: hflush and hsync by 1 and 8 writers), then an
+ * HBase mini cluster with its root directory and its log there ({@link MiniHBase}), a pre-split
+ * {@code usertable}, YCSB's load and workloads A, B, C, F and E with the seed's record shape (10
+ * fields of 100 bytes), a major compaction and a restart (until every region is online again).
+ * One line per measurement, tab-separated, is appended to {@code --out}: target, phase, op, ops,
+ * errors, seconds, ops/s, p50, p95, p99 and max in microseconds, then the CPU time this JVM (HBase
+ * and the file system's client) and the file system's server processes ({@code --server-pids})
+ * used in the phase, in microseconds per operation ({@link CpuTime}). {@code --syncs} is each sync
+ * writer's count of records; {@code --phases} names the phases to run (syncs, load, a, b, c, f,
+ * e, major-compaction, restart; all by default; the load runs whenever a workload does).
  *
  * <pre>
  * java ... io.strata.hbase.bench.HBaseBench --target NAME --fs URI [--conf key=value]...
- *     [--records 20000] [--ops 10000] [--threads 8] [--hsyncs 2000] [--regionservers 1]
- *     --out FILE
+ *     [--records 20000] [--ops 10000] [--threads 8] [--syncs 2000] [--regionservers 1]
+ *     [--phases syncs,load,a,...] [--server-pids PID,...] --out FILE
  * </pre>
  */
 public final class HBaseBench {
@@ -70,10 +73,12 @@ public final class HBaseBench {
 
   private final Params p;
   private final PrintStream out;
+  private final CpuTime cpu;
 
   private HBaseBench(Params p, PrintStream out) {
     this.p = p;
     this.out = out;
+    this.cpu = new CpuTime(p.serverPids);
   }
 
   public static void main(String[] args) throws Exception {
@@ -89,7 +94,12 @@ public final class HBaseBench {
     Configuration conf = HBaseConfiguration.create();
     conf.set(FileSystem.FS_DEFAULT_NAME_KEY, p.fs);
     p.conf.forEach(conf::set);
-    hsync(conf);
+    if (p.runs("syncs")) {
+      syncs(conf);
+    }
+    if (!p.runs("load")) {
+      return; // the workloads need the loaded table
+    }
     try (MiniHBase hbase = MiniHBase.start(conf, p.regionServers)) {
       log("HBase up: root " + hbase.rootDir() + ", log " + hbase.walDir());
       createTable(hbase.admin());
@@ -98,38 +108,53 @@ public final class HBaseBench {
       Measurements.setProperties(base);
       phase(hbase, "load", base, true);
       for (Map.Entry<String, String> w : WORKLOADS.entrySet()) {
+        if (!p.runs(w.getKey())) {
+          continue;
+        }
         Properties props = (Properties) base.clone();
         for (String kv : w.getValue().split(" ")) {
           props.setProperty(kv.substring(0, kv.indexOf('=')), kv.substring(kv.indexOf('=') + 1));
         }
         phase(hbase, w.getKey(), props, false);
       }
-      compact(hbase.admin());
-      long t = System.nanoTime();
-      hbase.restart(TABLE);
-      row("restart", "-", 1, 0, System.nanoTime() - t, null);
+      if (p.runs("major-compaction")) {
+        compact(hbase.admin());
+      }
+      if (p.runs("restart")) {
+        cpu.start();
+        long t = System.nanoTime();
+        hbase.restart(TABLE);
+        row("restart", "-", 1, 0, System.nanoTime() - t, null);
+      }
     }
   }
 
-  /** hsync after each record of 1000 bytes, one writer: the latency HBase's log sync pays. */
-  private void hsync(Configuration conf) throws IOException {
+  /**
+   * The log's syncs on the file system alone ({@link SyncBench}): hflush, then hsync, by one
+   * writer and by eight, each writer with a file of its own.
+   */
+  private void syncs(Configuration conf) throws Exception {
     FileSystem fs = FileSystem.newInstance(FileSystem.getDefaultUri(conf), conf);
-    Path f = new Path("/bench-hsync-" + System.nanoTime());
-    Histogram h = TimedDB.newHistogram();
-    byte[] rec = new byte[1000];
-    long start = System.nanoTime();
-    try (FSDataOutputStream o = fs.create(f)) {
-      for (int i = 0; i < p.hsyncs; i++) {
-        long t = System.nanoTime();
-        o.write(rec);
-        o.hsync();
-        h.recordValue(Math.max(1, (System.nanoTime() - t) / 1000));
+    try {
+      Path dir = new Path("/bench-syncs-" + System.nanoTime());
+      fs.mkdirs(dir);
+      SyncBench bench = new SyncBench(fs, dir);
+      for (boolean hsync : new boolean[] {false, true}) {
+        for (int writers : SYNC_WRITERS) {
+          cpu.start();
+          SyncBench.Result r = bench.run(writers, p.syncs, hsync);
+          row(hsync ? "hsync" : "hflush", writers + (writers == 1 ? "-WRITER" : "-WRITERS"),
+              r.ops(), 0, r.nanos(), r.latencies());
+        }
       }
+      fs.delete(dir, true);
+    } finally {
+      fs.close();
     }
-    row("hsync", "HSYNC", p.hsyncs, 0, System.nanoTime() - start, h);
-    fs.delete(f, false);
-    fs.close();
   }
+
+  /** How many writers {@link #syncs} runs, each case in turn. */
+  static final int[] SYNC_WRITERS = {1, 8};
 
   private void createTable(Admin admin) throws IOException {
     byte[][] splits = new byte[9][];
@@ -163,6 +188,7 @@ public final class HBaseBench {
     long total = load ? p.records : p.ops;
     List<TimedDB> dbs = new ArrayList<>();
     ExecutorService pool = Executors.newFixedThreadPool(p.threads);
+    cpu.start();
     long start = System.nanoTime();
     try {
       List<Future<?>> done = new ArrayList<>();
@@ -201,13 +227,14 @@ public final class HBaseBench {
     row(name, "ALL", total, errs, nanos, null);
     for (Map.Entry<String, Histogram> e : merged.entrySet()) {
       row(name, e.getKey(), e.getValue().getTotalCount(), errors.getOrDefault(e.getKey(), 0L),
-          nanos, e.getValue());
+          nanos, e.getValue(), false);
     }
   }
 
   /** Flushes and major-compacts the table, timing until every region holds one file. */
   private void compact(Admin admin) throws Exception {
     admin.flush(TABLE);
+    cpu.start();
     long t = System.nanoTime();
     admin.majorCompact(TABLE);
     while (!compacted(admin)) {
@@ -230,13 +257,27 @@ public final class HBaseBench {
     return true;
   }
 
+  /**
+   * Appends one result line: {@code ops} operations in {@code nanos}, their latencies {@code h}
+   * (none for a compaction or a restart), and the CPU time this JVM and the servers used since
+   * the phase's {@link CpuTime#start}, in microseconds per operation.
+   */
   private void row(String phase, String op, long ops, long errors, long nanos, Histogram h) {
+    row(phase, op, ops, errors, nanos, h, true);
+  }
+
+  /** As above; {@code withCpu} false for a kind of operation among others (no CPU of its own). */
+  private void row(String phase, String op, long ops, long errors, long nanos, Histogram h,
+      boolean withCpu) {
     double secs = nanos / 1e9;
     String lat = h == null ? "-\t-\t-\t-" : h.getValueAtPercentile(50) + "\t"
         + h.getValueAtPercentile(95) + "\t" + h.getValueAtPercentile(99) + "\t" + h.getMaxValue();
+    CpuTime.Used used = cpu.used();
     String line = String.join("\t", p.target, phase, op, Long.toString(ops),
         Long.toString(errors), String.format(java.util.Locale.ROOT, "%.3f", secs),
-        String.format(java.util.Locale.ROOT, "%.0f", ops / secs), lat);
+        String.format(java.util.Locale.ROOT, "%.0f", ops / secs), lat,
+        withCpu ? String.format(java.util.Locale.ROOT, "%.0f\t%.0f",
+            used.selfMicros() / (double) ops, used.serversMicros() / (double) ops) : "-\t-");
     out.println(line);
     log(line);
   }
@@ -254,7 +295,18 @@ public final class HBaseBench {
     long records = 20_000;
     long ops = 10_000;
     int threads = 8;
-    int hsyncs = 2000;
+    int syncs = 2000;
+    /** The phases to run; empty: all. */
+    final java.util.Set<String> phases = new java.util.HashSet<>();
+    final List<Long> serverPids = new ArrayList<>();
+
+    /** Whether phase {@code name} runs (the load runs if any workload does). */
+    boolean runs(String name) {
+      if (phases.isEmpty() || phases.contains(name)) {
+        return true;
+      }
+      return name.equals("load") && phases.stream().anyMatch(WORKLOADS::containsKey);
+    }
     int regionServers = 1;
 
     static Params parse(String[] args) {
@@ -270,7 +322,13 @@ public final class HBaseBench {
           case "--records" -> p.records = Long.parseLong(v);
           case "--ops" -> p.ops = Long.parseLong(v);
           case "--threads" -> p.threads = Integer.parseInt(v);
-          case "--hsyncs" -> p.hsyncs = Integer.parseInt(v);
+          case "--syncs" -> p.syncs = Integer.parseInt(v);
+          case "--phases" -> p.phases.addAll(List.of(v.split(",")));
+          case "--server-pids" -> {
+            for (String pid : v.split(",")) {
+              p.serverPids.add(Long.parseLong(pid));
+            }
+          }
           case "--regionservers" -> p.regionServers = Integer.parseInt(v);
           default -> throw new IllegalArgumentException("hbasebench: unknown argument "
               + args[i] + " (see the class's doc)");

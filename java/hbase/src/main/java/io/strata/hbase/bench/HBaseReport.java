@@ -11,9 +11,10 @@ import java.util.Map;
 
 /**
  * Joins the rounds of {@link HBaseBench} on two targets into one table (make bench-hbase): per
- * phase and operation the median over rounds of each target's throughput and latency
- * percentiles, and the subject's throughput over the baseline's (for the compaction and the
- * restart, the baseline's time over the subject's: above 1 means the subject is faster).
+ * phase and operation the median over rounds of each target's throughput, latency percentiles
+ * and CPU time per operation (HBase's JVM + the file system's servers), and the subject's
+ * throughput over the baseline's (for the compaction and the restart, the baseline's time over
+ * the subject's: above 1 means the subject is faster).
  *
  * <pre>
  * java ... io.strata.hbase.bench.HBaseReport --subject strata --baseline hdfs RESULTS.tsv
@@ -38,9 +39,9 @@ public final class HBaseReport {
   static String table(Map<String, Map<String, List<String[]>>> rows, String subject,
       String baseline) {
     StringBuilder b = new StringBuilder();
-    b.append(String.format(Locale.ROOT, "%-16s %-18s %7s %9s %9s %7s  %-22s %-22s%n", "phase",
-        "op", "rounds", subject, baseline, "ratio", subject + " p50/p99 us",
-        baseline + " p50/p99 us"));
+    b.append(String.format(Locale.ROOT, "%-16s %-18s %7s %9s %9s %7s  %-22s %-22s %-16s %-16s%n",
+        "phase", "op", "rounds", subject, baseline, "ratio", subject + " p50/p99 us",
+        baseline + " p50/p99 us", subject + " cpu us", baseline + " cpu us"));
     for (Map.Entry<String, Map<String, List<String[]>>> e : rows.entrySet()) {
       String[] key = e.getKey().split("\t");
       List<String[]> s = e.getValue().getOrDefault(subject, List.of());
@@ -51,12 +52,15 @@ public final class HBaseReport {
       double sm = median(s, timed ? 5 : 6);
       double hm = median(h, timed ? 5 : 6);
       double ratio = timed ? hm / sm : sm / hm;
-      b.append(String.format(Locale.ROOT, "%-16s %-18s %7s %9s %9s %7.2f  %-22s %-22s%n",
-          key[0], key[1], s.size() + "/" + h.size(), sv, hv, ratio, lat(s), lat(h)));
+      b.append(String.format(Locale.ROOT, "%-16s %-18s %7s %9s %9s %7.2f  %-22s %-22s %-16s %-16s%n",
+          key[0], key[1], s.size() + "/" + h.size(), sv, hv, ratio, lat(s), lat(h), cpu(s),
+          cpu(h)));
     }
     b.append("ops/s (medians of the rounds), except major-compaction and restart: seconds; "
         + "ratio: " + subject + " ops/s over " + baseline + "'s, or " + baseline + "'s seconds "
-        + "over " + subject + "'s (above 1: " + subject + " faster); errors: "
+        + "over " + subject + "'s (above 1: " + subject + " faster); cpu: CPU time per "
+        + "operation, HBase's JVM (YCSB and the file system's client in it) + the file "
+        + "system's servers, in us; errors: "
         + errors(rows) + "\n");
     return b.toString();
   }
@@ -74,6 +78,14 @@ public final class HBaseReport {
       return "-";
     }
     return String.format(Locale.ROOT, "%.0f/%.0f", median(r, 7), median(r, 9));
+  }
+
+  /** The CPU time per operation, this JVM's + the servers', if the rows have it. */
+  private static String cpu(List<String[]> r) {
+    if (r.isEmpty() || r.get(0).length < 13 || r.get(0)[11].equals("-")) {
+      return "-";
+    }
+    return String.format(Locale.ROOT, "%.0f+%.0f", median(r, 11), median(r, 12));
   }
 
   private static long errors(Map<String, Map<String, List<String[]>>> rows) {
