@@ -43,7 +43,8 @@ func textImage(t *testing.T, dirs, files int) string {
 	}
 	fmt.Fprintln(w, "Path\tReplication\tModificationTime\tAccessTime\tPreferredBlockSize\tBlocksCount\tFileSize\tNSQUOTA\tDSQUOTA\tPermission\tUserName\tGroupName")
 	line("/", true, 0)
-	line("/db", true, 0)
+	// /db has HDFS's quotas: 3 TB of space at replication 3.
+	fmt.Fprintf(w, "/db\t0\t2026-01-02 03:00\t1970-01-01 00:00\t0\t0\t0\t200000\t3000000000000\tdrwxr-x---\thive\tetl\n")
 	for d := 0; d < dirs; d++ {
 		line(fmt.Sprintf("/db/t%04d", d), true, d)
 		for i := 0; i < files; i++ {
@@ -71,7 +72,12 @@ func tree(t *testing.T, c *client.Client, ns string) map[string]string {
 			if err != nil {
 				return err
 			}
+			q := sum.Quota
+			sum.Quota = nil
 			line += fmt.Sprintf(" sum=%+v", *sum)
+			if q != nil {
+				line += fmt.Sprintf(" quota=%+v", *q)
+			}
 		}
 		out[st.Path] = line
 		return nil
@@ -94,8 +100,9 @@ func TestImportKilledAndResumed(t *testing.T) {
 		return strata(t, 2*time.Minute, env, nil, "admin", "import", image, ns, "--store", bucket,
 			"--work-dir", work, "--table-size", "64KiB")
 	}
-	if r := run("whole", filepath.Join(t.TempDir(), "w")); r.code != 0 {
-		t.Fatalf("import: %s%s", r.out, r.err)
+	whole := run("whole", filepath.Join(t.TempDir(), "w"))
+	if whole.code != 0 {
+		t.Fatalf("import: %s%s", whole.out, whole.err)
 	}
 	work := filepath.Join(t.TempDir(), "k")
 	cmd := command(t, env, "admin", "import", image, "killed", "--store", bucket, "--work-dir", work, "--table-size", "64KiB")
@@ -135,6 +142,16 @@ func TestImportKilledAndResumed(t *testing.T) {
 	}
 	if !strings.Contains(r.out, "100000 files, 42 directories") || !strings.Contains(r.out, "resumed import") {
 		t.Errorf("output: %s", r.out)
+	}
+	// HDFS charged /db's space quota with bytes times replication, Strata
+	// counts them once: divided by the default replication, 3.
+	if !strings.HasSuffix(want["/db"], " quota={Names:200000 Space:1000000000000}") {
+		t.Errorf("/db: %s", want["/db"])
+	}
+	for _, out := range []string{whole.out, r.out} {
+		if !strings.Contains(out, "1 space quotas divided by 3") {
+			t.Errorf("output: %s", out)
+		}
 	}
 }
 
