@@ -15,7 +15,7 @@ import (
 
 func adminCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "admin", Short: "Administer namespaces and the cluster"}
-	cmd.AddCommand(nsCmd(), statusCmd(), usageCmd(), workersCmd(), memberCmd(), loadCmd(), uncacheCmd(), syncCmd(), tokenCmd(), certCmd())
+	cmd.AddCommand(nsCmd(), statusCmd(), usageCmd(), workersCmd(), memberCmd(), loadCmd(), uncacheCmd(), syncCmd(), tokenCmd(), certCmd(), importCmd())
 	cmd.AddCommand(quotaCmd())
 	return cmd
 }

@@ -35,6 +35,7 @@ They are measurements, not tests: nothing here passes or fails on a number.`,
 	cmd.AddCommand(benchFailoverCmd())
 	cmd.AddCommand(benchRejoinCmd())
 	cmd.AddCommand(benchProxyCmd())
+	cmd.AddCommand(benchScaleCmd())
 	cmd.AddCommand(benchFuseCmd())
 	return cmd
 }
@@ -337,7 +338,7 @@ func (f *benchMetaFlags) startEmbedded(ctx context.Context, stderr io.Writer) (*
 		}
 	}
 	// The process is the service's: it runs with the service's settings.
-	tuneGC()
+	tuneGC(0)
 	var serverTLS *tls.Config
 	if f.embeddedTLS {
 		files, err := tlsconf.Dev(filepath.Join(dir, "tls"))

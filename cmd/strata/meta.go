@@ -12,7 +12,6 @@ import (
 	"os/signal"
 	"os/user"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -44,6 +43,7 @@ type metaFlags struct {
 	blockSize   string
 	blockCache  int64
 	hotCache    int64
+	memoryLimit int64
 	leaseSoft   time.Duration
 	leaseHard   time.Duration
 	tokenLife   time.Duration
@@ -73,8 +73,9 @@ func (f *metaFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.supergroup, "supergroup", "supergroup", "group whose members are superusers")
 	fl.IntVar(&f.inlineLimit, "inline-limit", 4096, "largest file, in bytes, stored inside its inode")
 	fl.StringVar(&f.blockSize, "block-size", "", "block size of files whose writer sets none (default 64MiB; see docs/benchmarks.md)")
-	fl.Int64Var(&f.blockCache, "block-cache", 256<<20, "pebble block cache, bytes")
-	fl.Int64Var(&f.hotCache, "hot-cache", 256<<20, "cache of hot metadata records, bytes")
+	fl.Int64Var(&f.blockCache, "block-cache", defaultCache(), "pebble block cache, bytes, outside the Go heap (default: a sixteenth of the machine's memory, at most 256 MiB; docs/operations.md)")
+	fl.Int64Var(&f.hotCache, "hot-cache", defaultCache(), "cache of hot metadata records, bytes, in the Go heap (default: a sixteenth of the machine's memory, at most 256 MiB)")
+	fl.Int64Var(&f.memoryLimit, "memory-limit", defaultMemoryLimit(), "the Go heap's soft limit, bytes, the hot cache included; $GOMEMLIMIT wins (default: a quarter of the machine's memory, at most 4 GiB)")
 	fl.DurationVar(&f.leaseSoft, "lease-soft-limit", 60*time.Second, "time after which another writer may take over a file whose writer stopped renewing")
 	fl.DurationVar(&f.leaseHard, "lease-hard-limit", 20*time.Minute, "time after which the service closes a file whose writer stopped renewing (a copy's temporary <dst>._COPYING_ file is removed instead)")
 	fl.DurationVar(&f.trashInterval, "trash-interval", 24*time.Hour, "how long fs -rm keeps what it deletes in the user's trash, /user/USER/.Trash, before the service removes it (HDFS's fs.trash.interval); 0 turns the trash off")
@@ -259,6 +260,7 @@ or JSON (--log-format). See docs/operations.md.`,
 			if err != nil {
 				return err
 			}
+			tuneGC(f.memoryLimit)
 			return serveMeta(cmd.Context(), o, cfg, f.listen, nil)
 		},
 	}
@@ -270,7 +272,6 @@ or JSON (--log-format). See docs/operations.md.`,
 // once and must wait until the member is ready (the dev server creates its
 // namespace and starts its worker there).
 func serveMeta(ctx context.Context, o *observability, cfg metaserver.Config, listen string, ensure func(context.Context, *metaserver.Serving) error) error {
-	tuneGC()
 	log := o.log
 	o.memberConfig(&cfg)
 	start := time.Now()
@@ -374,17 +375,4 @@ func openMember(cfg metaserver.Config, lis net.Listener) (*metaserver.Serving, e
 		_ = os.RemoveAll(cfg.DataDir)
 	}
 	return srv, err
-}
-
-// tuneGC makes the collector run less often in a server process: its heap
-// is small next to the memory pebble and the caches hold outside it, and
-// collection was a third of the metadata path's CPU. A soft limit keeps the
-// heap bounded all the same. GOGC and GOMEMLIMIT in the environment win.
-func tuneGC() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
-	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(4 << 30)
-	}
 }

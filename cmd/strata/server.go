@@ -91,6 +91,7 @@ Try it from another shell:
 			if err != nil {
 				return err
 			}
+			tuneGC(f.memoryLimit)
 			return serveMeta(cmd.Context(), o, mcfg, f.listen, func(ctx context.Context, s *metaserver.Serving) error {
 				// The bucket holds what the files hold, which the
 				// namespace's permissions guard: its user's alone, even

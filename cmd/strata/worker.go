@@ -167,7 +167,7 @@ as text or JSON (--log-format). See docs/operations.md.`,
 // worker shares its member's). opened, if not nil, is called once the
 // worker has opened its cache.
 func runWorker(ctx context.Context, o *observability, cfg worker.Config, listen string, web bool, opened func()) error {
-	tuneGC()
+	tuneGC(0)
 	o.workerConfig(&cfg)
 	// The address first: a start that cannot serve creates nothing.
 	lis, err := listenOn(listen)

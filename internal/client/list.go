@@ -18,22 +18,46 @@ func (c *Client) List(ctx context.Context, path string, fn func(*FileStatus) err
 }
 
 // ListAfter is List of the entries whose names sort after startAfter.
+// The next page is asked for as soon as a page comes, while fn takes this
+// one's entries: a listing of a big directory waits for the service only
+// where the service is slower than fn.
 func (c *Client) ListAfter(ctx context.Context, path, startAfter string, fn func(*FileStatus) error) error {
+	next := c.fetchPage(ctx, path, startAfter)
 	for {
-		page, more, err := c.ListPage(ctx, path, startAfter)
-		if err != nil {
-			return err
+		p := <-next
+		if p.err != nil {
+			return p.err
 		}
-		for _, st := range page {
+		if p.more {
+			next = c.fetchPage(ctx, path, p.entries[len(p.entries)-1].Name)
+		}
+		for _, st := range p.entries {
 			if err := fn(st); err != nil {
-				return err
+				return err // a page asked for ahead is dropped when it comes
 			}
 		}
-		if !more {
+		if !p.more {
 			return nil
 		}
-		startAfter = page[len(page)-1].Name
 	}
+}
+
+// page is ListPage's answer.
+type page struct {
+	entries []*FileStatus
+	more    bool
+	err     error
+}
+
+// fetchPage asks for a page; its answer comes on the channel.
+func (c *Client) fetchPage(ctx context.Context, path, startAfter string) <-chan page {
+	ch := make(chan page, 1)
+	go func() {
+		var p page
+		p.entries, p.more, p.err = c.ListPage(ctx, path, startAfter)
+		ch <- p
+	}()
+	return ch
 }
 
 // ListPage returns one page of directory name's entries, those whose names

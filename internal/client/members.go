@@ -262,8 +262,9 @@ func (m *members) Invoke(ctx context.Context, method string, args, reply any, op
 	}
 }
 
-// NewStream implements grpc.ClientConnInterface. The namespace service has
-// no streaming calls; a stream goes to the current leader unretried.
+// NewStream implements grpc.ClientConnInterface. The namespace service's
+// one streaming call (UploadImport) goes to the current leader, unretried:
+// its caller, which made unary calls first, sends the table again.
 func (m *members) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
 	conn, err := m.conn(m.current())
 	if err != nil {

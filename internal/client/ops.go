@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/fspath"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -32,7 +33,7 @@ type FileStatus struct {
 func statusFromProto(parent string, st *pb.FileStatus) *FileStatus {
 	p := parent
 	if st.Name != "" {
-		p = path.Join(parent, st.Name)
+		p = fspath.Join(parent, st.Name)
 	}
 	return &FileStatus{Path: p, Name: st.Name, IsDir: st.Type == pb.FileType_FILE_TYPE_DIRECTORY,
 		Length: st.Length, Perm: st.Permission, Owner: st.Owner, Group: st.Group,

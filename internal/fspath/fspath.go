@@ -12,6 +12,7 @@ package fspath
 
 import (
 	"fmt"
+	"path"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -76,15 +77,15 @@ func Split(p string) ([]string, error) {
 		return nil, invalid("the path has %d components, more than %d", len(parts), MaxDepth)
 	}
 	for _, c := range parts {
-		if err := checkName(c); err != nil {
+		if err := CheckName(c); err != nil {
 			return nil, err
 		}
 	}
 	return parts, nil
 }
 
-// checkName checks one component of a path.
-func checkName(c string) error {
+// CheckName checks one component of a path: a name an entry may have.
+func CheckName(c string) error {
 	switch {
 	case c == "":
 		return invalid("a name is empty (two slashes in a row)")
@@ -154,4 +155,18 @@ func Clean(p string) (string, error) {
 		}
 	}
 	return "/" + strings.Join(out, "/"), nil
+}
+
+// Join is path.Join(dir, name) for a listing's entries: a clean absolute
+// dir and a name of one component are joined without cleaning again (a listing of
+// millions of entries joins each); anything else goes through path.Join.
+func Join(dir, name string) string {
+	if name == "" || name == "." || name == ".." || strings.IndexByte(name, '/') >= 0 ||
+		!strings.HasPrefix(dir, "/") || path.Clean(dir) != dir {
+		return path.Join(dir, name)
+	}
+	if dir == "/" {
+		return "/" + name
+	}
+	return dir + "/" + name
 }

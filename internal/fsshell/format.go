@@ -14,19 +14,7 @@ import (
 
 // permString is FsPermission.toString: "rwxr-xr-x", the last letter t or T
 // when the sticky bit is set. HDFS has no setuid or setgid.
-func permString(perm uint32) string {
-	const rwx = "rwx"
-	b := []byte("---------")
-	for i := range 9 {
-		if perm&(1<<(8-i)) != 0 {
-			b[i] = rwx[i%3]
-		}
-	}
-	if perm&0o1000 != 0 {
-		b[8] = map[bool]byte{true: 't', false: 'T'}[perm&1 != 0]
-	}
-	return string(b)
-}
+func permString(perm uint32) string { return string(appendPerm(nil, perm)) }
 
 // permOctal is FsPermission.toOctal, which -stat %a prints: the digits of
 // the octal mode as a decimal number, so 0755 is "755" and 0007 is "7".
@@ -88,6 +76,7 @@ type lsFormat struct {
 	maxRepl, maxLen, maxOwner, maxGroup int
 	human, atime                        bool
 	loc                                 *time.Location
+	num                                 [20]byte // appendLine's numbers
 }
 
 func newLsFormat(loc *time.Location) *lsFormat {
@@ -98,8 +87,8 @@ func newLsFormat(loc *time.Location) *lsFormat {
 func (f *lsFormat) adjust(items []*pathData) {
 	for _, it := range items {
 		st := it.st
-		f.maxRepl = max(f.maxRepl, len(strconv.FormatUint(uint64(st.Replication), 10)))
-		f.maxLen = max(f.maxLen, len(strconv.FormatUint(st.Length, 10)))
+		f.maxRepl = max(f.maxRepl, digits(uint64(st.Replication)))
+		f.maxLen = max(f.maxLen, digits(st.Length))
 		f.maxOwner = max(f.maxOwner, len(st.Owner))
 		f.maxGroup = max(f.maxGroup, len(st.Group))
 	}
@@ -108,33 +97,122 @@ func (f *lsFormat) adjust(items []*pathData) {
 // line is one entry: type and permission, replication ("-" for a
 // directory), owner, group, size, date "yyyy-MM-dd HH:mm" and path.
 func (f *lsFormat) line(text string, st *client.FileStatus) string {
-	typ, repl := "-", strconv.FormatUint(uint64(st.Replication), 10)
+	return string(f.appendLine(nil, text, st))
+}
+
+// appendLine appends line's text to b: -ls -R of millions of entries
+// formats each without fmt, and the path without a copy when it is
+// printable ASCII, as almost every path is.
+func (f *lsFormat) appendLine(b []byte, text string, st *client.FileStatus) []byte {
+	typ, repl := byte('-'), ""
 	if st.IsDir {
-		typ, repl = "d", "-"
+		typ, repl = 'd', "-"
 	}
-	size := strconv.FormatUint(st.Length, 10)
+	b = appendPerm(append(b, typ), st.Perm)
+	if st.HasACL {
+		b = append(b, '+') // Ls's mark of an ACL
+	} else {
+		b = append(b, ' ')
+	}
+	if repl == "" {
+		b = appendRight(b, strconv.AppendUint(f.num[:0], uint64(st.Replication), 10), f.maxRepl)
+	} else {
+		b = appendRight(b, []byte(repl), f.maxRepl)
+	}
+	b = appendPadded(append(b, ' '), st.Owner, f.maxOwner)
+	b = appendPadded(b, st.Group, f.maxGroup)
 	if f.human {
-		size = humanSize(st.Length)
+		b = appendRight(b, []byte(humanSize(st.Length)), f.maxLen)
+	} else {
+		b = appendRight(b, strconv.AppendUint(f.num[:0], st.Length, 10), f.maxLen)
 	}
 	t := st.ModTime
 	if f.atime {
 		t = st.AccTime
 	}
-	acl := " "
-	if st.HasACL {
-		acl = "+" // Ls's mark of an ACL
-	}
-	return fmt.Sprintf("%s%s%s%*s %s%s%*s %s %s", typ, permString(st.Perm), acl, f.maxRepl, repl,
-		padded(st.Owner, f.maxOwner), padded(st.Group, f.maxGroup), f.maxLen, size,
-		t.In(f.loc).Format("2006-01-02 15:04"), printable(text))
+	b = appendMinute(append(b, ' '), t.In(f.loc))
+	return appendPrintable(append(b, ' '), text)
 }
 
-// padded is Java's "%-Ns " for N > 0 and "%s" for N == 0.
-func padded(s string, width int) string {
-	if width == 0 {
-		return s
+// digits is len(strconv.FormatUint(v, 10)).
+func digits(v uint64) int {
+	n := 1
+	for ; v >= 10; v /= 10 {
+		n++
 	}
-	return fmt.Sprintf("%-*s ", width, s)
+	return n
+}
+
+// appendPerm appends permString(perm).
+func appendPerm(b []byte, perm uint32) []byte {
+	const rwx = "rwx"
+	for i := range 9 {
+		c := byte('-')
+		if perm&(1<<(8-i)) != 0 {
+			c = rwx[i%3]
+		}
+		if i == 8 && perm&0o1000 != 0 {
+			c = 'T'
+			if perm&1 != 0 {
+				c = 't'
+			}
+		}
+		b = append(b, c)
+	}
+	return b
+}
+
+// appendRight appends s right-aligned in width (fmt's %*s).
+func appendRight(b, s []byte, width int) []byte {
+	for i := len(s); i < width; i++ {
+		b = append(b, ' ')
+	}
+	return append(b, s...)
+}
+
+// appendPadded appends s as Java's "%-Ns " for N > 0 and "%s" for N == 0.
+func appendPadded(b []byte, s string, width int) []byte {
+	b = append(b, s...)
+	if width == 0 {
+		return b
+	}
+	for i := len(s); i < width; i++ {
+		b = append(b, ' ')
+	}
+	return append(b, ' ')
+}
+
+// appendMinute appends t as "2006-01-02 15:04".
+func appendMinute(b []byte, t time.Time) []byte {
+	y, mo, d := t.Date()
+	if y < 0 || y > 9999 {
+		return t.AppendFormat(b, "2006-01-02 15:04")
+	}
+	h, mi, _ := t.Clock()
+	b = appendDigits(b, y, 4)
+	b = appendDigits(append(b, '-'), int(mo), 2)
+	b = appendDigits(append(b, '-'), d, 2)
+	b = appendDigits(append(b, ' '), h, 2)
+	return appendDigits(append(b, ':'), mi, 2)
+}
+
+func appendDigits(b []byte, v, width int) []byte {
+	var buf [4]byte
+	for i := width - 1; i >= 0; i-- {
+		buf[i] = byte('0' + v%10)
+		v /= 10
+	}
+	return append(b, buf[:width]...)
+}
+
+// appendPrintable appends printable(s).
+func appendPrintable(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return append(b, printable(s)...)
+		}
+	}
+	return append(b, s...)
 }
 
 // table is FsUsage's TableBuilder: columns as wide as their widest cell,

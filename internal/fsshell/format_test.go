@@ -3,6 +3,7 @@ package fsshell
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -156,16 +157,20 @@ func TestTable(t *testing.T) {
 }
 
 func TestCountLines(t *testing.T) {
-	sum := &client.ContentSummary{Length: 1536, FileCount: 3, DirectoryCount: 2}
+	sum := &client.ContentSummary{Length: 1536, FileCount: 3, DirectoryCount: 2, SpaceConsumed: 4608}
+	quota := *sum
+	quota.Quota = &client.Quota{Names: 4, Space: 4096}
 	for _, c := range []struct {
+		sum           *client.ContentSummary
 		quotas, human bool
 		want          string
 	}{
-		{false, false, "           2            3               1536 "},
-		{false, true, "           2            3              1.5 K "},
-		{true, false, "        none             inf            none             inf            2            3               1536 "},
+		{sum, false, false, "           2            3               1536 "},
+		{sum, false, true, "           2            3              1.5 K "},
+		{sum, true, false, "        none             inf            none             inf            2            3               1536 "},
+		{&quota, true, false, "           4              -1            4096            -512            2            3               1536 "},
 	} {
-		if got := countLine(sum, c.quotas, c.human); got != c.want {
+		if got := countLine(c.sum, c.quotas, c.human); got != c.want {
 			t.Errorf("countLine(q=%v, h=%v) = %q, want %q", c.quotas, c.human, got, c.want)
 		}
 	}
@@ -202,6 +207,45 @@ func TestHelpTextsFitEightyColumns(t *testing.T) {
 			if len(line)+2 > 82 {
 				t.Errorf("-%s help line too long: %q", c.name, line)
 			}
+		}
+	}
+}
+
+// TestLsLineAsFmt checks the appending formatter against the fmt layout
+// it replaced, over unicode and unprintable names, every mode bit, the
+// years Format pads and the widths that grow.
+func TestLsLineAsFmt(t *testing.T) {
+	old := func(f *lsFormat, text string, st *client.FileStatus) string {
+		typ, repl := "-", fmt.Sprint(st.Replication)
+		if st.IsDir {
+			typ, repl = "d", "-"
+		}
+		pad := func(s string, w int) string {
+			if w == 0 {
+				return s
+			}
+			return fmt.Sprintf("%-*s ", w, s)
+		}
+		acl := " "
+		if st.HasACL {
+			acl = "+"
+		}
+		return fmt.Sprintf("%s%s%s%*s %s%s%*d %s %s", typ, permString(st.Perm), acl, f.maxRepl, repl, pad(st.Owner, f.maxOwner),
+			pad(st.Group, f.maxGroup), f.maxLen, st.Length, st.ModTime.In(f.loc).Format("2006-01-02 15:04"), printable(text))
+	}
+	f := newLsFormat(time.FixedZone("odd", -(3*3600 + 17*60 + 30)))
+	for i, name := range []string{"/a/f", "/ünï/çødé", "/tab\there", "/del\x7f", "/bad\xff", "/日本語/ファイル"} {
+		st := *fileA
+		st.Perm, st.IsDir, st.HasACL = uint32(i*0o1237)&0o1777, i%2 == 1, i%3 == 1
+		st.Owner = strings.Repeat("o", i)
+		st.Length = uint64(i) * 987654321
+		st.ModTime = time.Date(1+i*1999, time.Month(1+i), 28, i, 59, 59, 0, time.UTC)
+		if st.IsDir {
+			st.Replication = 0
+		}
+		f.adjust([]*pathData{{st: &st}})
+		if got, want := f.line(name, &st), old(f, name, &st); got != want {
+			t.Errorf("%q:\ngot  %q\nwant %q", name, got, want)
 		}
 	}
 }

@@ -17,6 +17,7 @@ type lsCmd struct {
 	byTime, bySize       bool
 	// slots bounds the first pages fetched ahead at once (lookahead).
 	slots chan struct{}
+	line  []byte // the line being printed
 }
 
 // lsGroup is how many entries of a recursive listing are laid out at a
@@ -79,10 +80,11 @@ func (ls *lsCmd) paths(parent *pathData, items []*pathData) {
 	}
 	for _, it := range items {
 		if ls.pathOnly {
-			ls.sh.printf("%s\n", printable(it.text))
+			ls.line = appendPrintable(ls.line[:0], it.text)
 		} else {
-			ls.sh.printf("%s\n", ls.f.line(it.text, it.st))
+			ls.line = ls.f.appendLine(ls.line[:0], it.text, it.st)
 		}
+		ls.sh.out.Write(append(ls.line, '\n'))
 		if ls.recursive && it.isDir() {
 			ls.recurse(it, ahead.next())
 		}

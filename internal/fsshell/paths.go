@@ -52,7 +52,7 @@ func (p *pathData) childNamed(name string) *pathData {
 		}
 		text = p.text + sep + name
 	}
-	return &pathData{text: text, ns: p.ns, abs: path.Join(p.abs, name)}
+	return &pathData{text: text, ns: p.ns, abs: fspath.Join(p.abs, name)}
 }
 
 // name is the last component of the path ("" for a root).

@@ -42,6 +42,36 @@ func GetAppend(r Reader, dst, key []byte) ([]byte, bool, error) {
 	return append(dst, v...), true, nil
 }
 
+// MultiGetter is a Reader that looks up a run of keys for less than a Get
+// each: a listing's page reads a thousand inodes, which one Get each made
+// three quarters of a listing's CPU (a pebble lookup is built and torn
+// down for each).
+type MultiGetter interface {
+	// GetMany calls fn with the value of each of keys (ok false: it is
+	// absent), in the order of keys, until fn fails; the value is good
+	// only during the call.
+	GetMany(keys [][]byte, fn func(i int, value []byte, ok bool) error) error
+}
+
+// GetMany is r's GetMany if it has one, else a GetAppend for each key.
+func GetMany(r Reader, keys [][]byte, fn func(i int, value []byte, ok bool) error) error {
+	if m, ok := r.(MultiGetter); ok {
+		return m.GetMany(keys, fn)
+	}
+	var buf []byte
+	for i, k := range keys {
+		v, ok, err := GetAppend(r, buf[:0], k)
+		if err != nil {
+			return err
+		}
+		buf = v
+		if err := fn(i, v, ok); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Txn is a Reader that also takes writes; reads see the Txn's own writes.
 // A Txn is used by one goroutine at a time.
 type Txn interface {

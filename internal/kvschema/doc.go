@@ -36,6 +36,7 @@
 //	0x0E inode(8) name                    an extended attribute of the inode: name with its
 //	                                      namespace ("user.x"), value the raw bytes
 //	0x11 token(8)                         a token the service issued (EncodeTokenRecord)
+//	0x12 import id                        a namespace import: its reserved ids, whether done (EncodeImport)
 //
 // The applied index is written in the same batch as the state it covers, so
 // the state and the position in the log never disagree after a crash.

@@ -65,6 +65,13 @@ func DentryKey(parent uint64, name string) []byte {
 	return append(k, name...)
 }
 
+// AppendDentryKey appends the key of the entry name in directory parent
+// to dst.
+func AppendDentryKey(dst []byte, parent uint64, name []byte) []byte {
+	dst = binary.BigEndian.AppendUint64(append(dst, prefixDentry), parent)
+	return append(dst, name...)
+}
+
 // DentryRange is the key range [start, end) of a directory's entries.
 func DentryRange(parent uint64) (start, end []byte) {
 	start = DentryKey(parent, "")

@@ -50,7 +50,11 @@ func (n *Inode) IsDir() bool { return n.Type == TypeDir }
 
 // EncodeInode encodes an inode record.
 func EncodeInode(n *Inode) []byte {
-	b := make([]byte, 0, 64+len(n.Name)+len(n.Owner)+len(n.Group)+len(n.Holder))
+	return AppendInode(make([]byte, 0, 64+len(n.Name)+len(n.Owner)+len(n.Group)+len(n.Holder)), n)
+}
+
+// AppendInode appends an inode record to b.
+func AppendInode(b []byte, n *Inode) []byte {
 	b = append(b, recordVersion, byte(n.Type))
 	b = binary.AppendUvarint(b, n.ID)
 	b = binary.AppendUvarint(b, n.Parent)

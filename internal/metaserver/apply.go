@@ -26,9 +26,20 @@ func (r *replica) Apply(entries []*raftpb.Entry) error {
 	for len(entries) > 0 && entries[0].GetIndex() <= r.applied.Load() {
 		entries = entries[1:] // applied before a restart, or in a restored snapshot
 	}
-	if len(entries) == 0 {
-		return nil
+	for len(entries) > 0 {
+		n, err := r.applyRun(entries)
+		if err != nil {
+			return err
+		}
+		entries = entries[n:]
 	}
+	return nil
+}
+
+// applyRun applies entries as one batch, up to and including the first
+// that ingests tables (a committed import: the batch is committed with
+// them, in one step), and returns how many it applied.
+func (r *replica) applyRun(entries []*raftpb.Entry) (int, error) {
 	pending := r.pending.Load()
 	var base kv.Reader = r.store.Writer()
 	if pending != nil {
@@ -37,16 +48,22 @@ func (r *replica) Apply(entries []*raftpb.Entry) error {
 	group := kv.NewOverlay(base)
 	out, err := r.machine.ApplyEntries(group, entries)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if err := r.keep(group, !slices.ContainsFunc(entries, durableEntry)); err != nil {
-		return err
+	applied := entries[:out.Consumed]
+	if out.Ingest != nil {
+		err = r.ingest(out.Ingest, group)
+	} else {
+		err = r.keep(group, !slices.ContainsFunc(applied, durableEntry))
 	}
-	r.applied.Store(entries[len(entries)-1].GetIndex())
-	r.obs.Applied(len(entries))
+	if err != nil {
+		return 0, err
+	}
+	r.applied.Store(applied[len(applied)-1].GetIndex())
+	r.obs.Applied(len(applied))
 	if out.MembersChanged {
 		if err := r.loadMembers(); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	// Before the answers: a new token works at once, a revoked one never
@@ -60,7 +77,7 @@ func (r *replica) Apply(entries []*raftpb.Entry) error {
 			r.node.Fail(fmt.Errorf("member %d was removed from the group", r.cfg.MemberID))
 		}
 	}
-	return nil
+	return out.Consumed, nil
 }
 
 // keep keeps what a run of entries wrote (group, over the pending writes if

@@ -65,7 +65,11 @@ func (m *Member) steps(ctx context.Context, op *sm.Op, req sm.Request) (proto.Me
 		return m.answer(ctx, st, req, resp, err)
 	}
 	p := newProposal(op.Command(req))
-	m.core.submit(p)
+	if op.Ingests {
+		m.core.submitAlone(p)
+	} else {
+		m.core.submit(p)
+	}
 	defer releaseWhenSettled(p, m.core.Done(), release)
 	resp, err := m.responded(ctx, op, p)
 	return m.answer(ctx, st, req, resp, err)

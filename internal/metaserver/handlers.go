@@ -3,6 +3,8 @@ package metaserver
 import (
 	"context"
 
+	"google.golang.org/grpc"
+
 	sm "github.com/stratafs/strata/internal/statemachine"
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
@@ -205,6 +207,31 @@ func (s *Server) RevokeToken(ctx context.Context, r *pb.RevokeTokenRequest) (*pb
 // WhoAmI implements MetaService.
 func (s *Server) WhoAmI(ctx context.Context, _ *pb.WhoAmIRequest) (*pb.WhoAmIResponse, error) {
 	return s.m.tokens.WhoAmI(ctx)
+}
+
+// BeginImport implements MetaService.
+func (s *Server) BeginImport(ctx context.Context, r *pb.BeginImportRequest) (*pb.BeginImportResponse, error) {
+	return mutate(ctx, s.m, sm.BeginImport, r)
+}
+
+// UploadImport implements MetaService.
+func (s *Server) UploadImport(stream grpc.ClientStreamingServer[pb.ImportChunk, pb.UploadImportResponse]) error {
+	return s.m.core.imports.upload(stream.Context(), s.m, stream)
+}
+
+// GetImport implements MetaService.
+func (s *Server) GetImport(ctx context.Context, r *pb.GetImportRequest) (*pb.GetImportResponse, error) {
+	return s.m.core.imports.status(ctx, s.m, r)
+}
+
+// CommitImport implements MetaService.
+func (s *Server) CommitImport(ctx context.Context, r *pb.CommitImportRequest) (*pb.CommitImportResponse, error) {
+	return mutate(ctx, s.m, sm.CommitImport, r)
+}
+
+// AbortImport implements MetaService.
+func (s *Server) AbortImport(ctx context.Context, r *pb.AbortImportRequest) (*pb.AbortImportResponse, error) {
+	return mutate(ctx, s.m, sm.AbortImport, r)
 }
 
 // SetQuota implements MetaService.

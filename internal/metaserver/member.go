@@ -108,6 +108,9 @@ func (m *Member) applied(out statemachine.Applied) {
 	if out.Collect {
 		m.jobs.Kick(JobGarbage)
 	}
+	if out.Imports {
+		go m.core.imports.cleanup()
+	}
 }
 
 // leaderChanged runs on the Raft loop when this member takes or loses the

@@ -132,6 +132,11 @@ func (r *replica) submit(q ...*proposal) {
 	}
 }
 
+// submitAlone puts p in an entry of its own: a command that ingests tables
+// (statemachine.Op.Ingests) shares none, as a command after it in one
+// entry would be applied before the tables are in.
+func (r *replica) submitAlone(p *proposal) { r.proposeEntry([]*proposal{p}) }
+
 // proposeQueued proposes q, then what queued meanwhile, an entry at a time,
 // until nothing did.
 func (r *replica) proposeQueued(q []*proposal) {

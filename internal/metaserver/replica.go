@@ -39,6 +39,7 @@ type replica struct {
 	transport *raftnode.Transport
 	members   membership.Members
 	events    events
+	imports   *importer
 
 	applied      atomic.Uint64
 	nextProposal atomic.Uint64
@@ -73,6 +74,7 @@ func newReplica(cfg Config) (*replica, error) {
 		return nil, fmt.Errorf("metaserver: open state: %w", err)
 	}
 	r := &replica{cfg: cfg, machine: statemachine.New(cfg.Namespace), store: store, obs: cfg.Observe}
+	r.imports = &importer{dir: filepath.Join(cfg.DataDir, "imports"), core: r, log: cfg.Log}
 	r.props.waiting = map[uint64][]*proposal{}
 	// Proposal ids only route answers back to waiters; a restart must not
 	// reuse the ids of entries an earlier run left in the log.
@@ -101,11 +103,13 @@ func (r *replica) start(ev events) error {
 	var err error
 	r.transport, err = raftnode.NewTransport(raftnode.TransportConfig{ClusterID: cfg.ClusterID, ID: cfg.MemberID,
 		Address: cfg.Address, Members: r.members.Addresses, Checkpoint: r.checkpoint,
-		SnapshotDir: filepath.Join(cfg.DataDir, "snapshots"), Dial: tlsconf.Dial(cfg.PeerTLS), Log: cfg.Log,
-		SnapshotSent: r.snapshotSent})
+		SnapshotDir: filepath.Join(cfg.DataDir, "snapshots"), StageDir: r.imports.dir, Staged: r.imports.received,
+		Dial: tlsconf.Dial(cfg.PeerTLS), Log: cfg.Log, SnapshotSent: r.snapshotSent})
 	if err != nil {
 		return err
 	}
+	r.imports.stage = r.transport.StageFiles
+	r.imports.start()
 	if cfg.Join && len(r.members.All()) == 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		err := r.transport.CheckJoin(ctx, cfg.JoinAddresses)

@@ -85,6 +85,11 @@ var table = map[*sm.Op]steps{
 	sm.CreateToken.Op:      {admit: admitCreateToken, prepare: cachemode.NoBucketSide, finish: asIs, grant: noToken},
 	sm.RenewToken.Op:       {admit: admitAny, prepare: cachemode.NoBucketSide, finish: asIs, grant: noToken},
 	sm.RevokeToken.Op:      {admit: admitAny, prepare: cachemode.NoBucketSide, finish: asIs, grant: noToken},
+	sm.BeginImport.Op: {admit: superuserOnly("import a namespace"), prepare: cachemode.NoBucketSide,
+		finish: asIs, grant: noToken},
+	sm.CommitImport.Op: {admit: admitCommitImport, prepare: cachemode.NoBucketSide, finish: asIs, grant: noToken},
+	sm.AbortImport.Op: {admit: superuserOnly("abort an import"), prepare: cachemode.NoBucketSide,
+		finish: asIs, grant: noToken},
 
 	sm.GetFileStatus.Op:     read(cachemode.GetFileStatus),
 	sm.Open.Op:              {admit: admitAny, prepare: cachemode.Open, finish: asIs, grant: grantOpen},
@@ -185,6 +190,28 @@ func admitCreateToken(ctx context.Context, m *Member, req sm.Request) error {
 		return m.core.NotLeader()
 	}
 	return m.tokens.Prepare(ctx, r)
+}
+
+// admitCommitImport lets a superuser commit an import, on the leader, once
+// every member holds its tables (importer.stageAll); a new cache-mode
+// namespace's bucket is probed first, as for CreateNamespace.
+func admitCommitImport(ctx context.Context, m *Member, req sm.Request) error {
+	r := req.(*pb.CommitImportRequest)
+	if err := m.tokens.RequireSuperuser(ctx, r.GetHeader(), "import a namespace"); err != nil {
+		return err
+	}
+	if !m.core.IsLeader() {
+		return m.core.NotLeader()
+	}
+	if r.GetNamespace().GetName() == "" {
+		return fserr.Errorf(fserr.ErrInvalidArgument, "commit import %s: no namespace", r.GetImportId())
+	}
+	if m.namespaceRecord(&pb.Header{Namespace: r.GetNamespace().GetName()}) == nil {
+		if err := admitNamespace(ctx, m, &pb.CreateNamespaceRequest{Header: r.GetHeader(), Namespace: r.GetNamespace()}); err != nil {
+			return err
+		}
+	}
+	return m.core.imports.stageAll(ctx, r)
 }
 
 // finishCreate answers a create. A file held by a writer that stopped

@@ -43,14 +43,8 @@ func (fs *FS) createNamespace(tx kv.Txn, now int64, c Caller, info kvschema.Name
 	if !fs.IsSuperuser(c) {
 		return ErrPermission
 	}
-	if !ValidNamespaceName(info.Name) {
-		return fserr.Errorf(ErrInvalidArgument, "not a valid namespace name: a name is %s", NamespaceNameRule)
-	}
-	if info.SyncInterval < -1 || !info.IsCache() && info.SyncInterval != 0 {
-		return fserr.Errorf(ErrInvalidArgument, "a sync interval is -1, 0 or a number of seconds, and for a cache-mode namespace only")
-	}
-	if info.Mode == 0 {
-		return fserr.Errorf(ErrInvalidArgument, "no mode: a namespace is in block or cache mode")
+	if err := checkNewNamespace(info); err != nil {
+		return err
 	}
 	switch rec, err := getNamespaceRecord(tx, info.Name); {
 	case err == nil && rec.InTrash():
@@ -74,6 +68,20 @@ func (fs *FS) createNamespace(tx kv.Txn, now int64, c Caller, info kvschema.Name
 	info.Root, info.Created = id, now
 	info.Deleted, info.PurgeAt = 0, 0
 	tx.Set(kvschema.NamespaceKey(info.Name), kvschema.EncodeNamespace(&info))
+	return nil
+}
+
+// checkNewNamespace checks the name and settings of a namespace to create.
+func checkNewNamespace(info kvschema.Namespace) error {
+	if !ValidNamespaceName(info.Name) {
+		return fserr.Errorf(ErrInvalidArgument, "not a valid namespace name: a name is %s", NamespaceNameRule)
+	}
+	if info.SyncInterval < -1 || !info.IsCache() && info.SyncInterval != 0 {
+		return fserr.Errorf(ErrInvalidArgument, "a sync interval is -1, 0 or a number of seconds, and for a cache-mode namespace only")
+	}
+	if info.Mode == 0 {
+		return fserr.Errorf(ErrInvalidArgument, "no mode: a namespace is in block or cache mode")
+	}
 	return nil
 }
 

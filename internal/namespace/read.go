@@ -78,6 +78,12 @@ func (fs *FS) open(r kv.Reader, c Caller, ns, path string) (*kvschema.Inode, *Co
 			end = content.Blocks[k-1].Offset + content.Blocks[k-1].Length
 		}
 		content.TailOffset, content.HasTail = end, n.Length > end
+		if content.HasTail && n.Holder == "" {
+			// A closed file keeps no tail: its blocks hold it all, unless
+			// it came in an import of metadata alone.
+			return nil, nil, fserr.Errorf(ErrUnsupported, "its %d bytes are not in Strata: the file was imported "+
+				"without its data (strata admin import of metadata only)", n.Length)
+		}
 	}
 	return n, content, nil
 }
@@ -141,36 +147,34 @@ func (fs *FS) list(r kv.Reader, c Caller, ns, path, startAfter string, limit int
 }
 
 // childRecordsFrom hands fn the inode records of the first limit dentries
-// in [start, end) and reports whether more follow.
+// in [start, end) and reports whether more follow. The page's inodes are
+// read together (kv.GetMany) once its dentries are.
 func childRecordsFrom(r kv.Reader, start, end []byte, limit int, fn func(rec []byte) error) (bool, error) {
-	seen, more := 0, false
-	var ierr error
-	// One key and one record buffer for the whole page: fn has the record
-	// only during its call.
-	key, rec := kvschema.InodeKey(0), []byte{}
+	more := false
+	var keys [][]byte
+	var derr error
 	err := r.Scan(start, end, func(_, v []byte) bool {
-		if seen == limit {
+		if len(keys) == limit {
 			more = true
 			return false
 		}
-		seen++
 		var d kvschema.Dentry
-		if d, ierr = kvschema.DecodeDentry(v); ierr != nil {
+		if d, derr = kvschema.DecodeDentry(v); derr != nil {
 			return false
 		}
-		var ok bool
-		var err error
-		rec, ok, err = kv.GetAppend(r, rec[:0], kvschema.SetKeyID(key, d.Child))
-		if ierr = err; err == nil && !ok {
-			ierr = kvschema.ErrCorrupt // a dentry points to nothing
-		}
-		if ierr != nil {
-			return false
-		}
-		ierr = fn(rec)
-		return ierr == nil
+		keys = append(keys, kvschema.InodeKey(d.Child))
+		return true
 	})
-	return more, orErr(err, ierr)
+	if err = orErr(err, derr); err != nil {
+		return false, err
+	}
+	err = kv.GetMany(r, keys, func(_ int, rec []byte, ok bool) error {
+		if !ok {
+			return kvschema.ErrCorrupt // a dentry points to nothing
+		}
+		return fn(rec)
+	})
+	return more, err
 }
 
 // Summary is a content summary: the aggregates of a subtree.

@@ -42,6 +42,9 @@ func StartProcess(binary string, args []string, out io.Writer) (*Process, error)
 	return p, nil
 }
 
+// Pid returns the process's id (for what /proc says of it).
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
 // Args returns the command line, the binary first.
 func (p *Process) Args() []string { return p.cmd.Args }
 

@@ -40,6 +40,11 @@ type TransportConfig struct {
 	Checkpoint func(dir string) error
 	// SnapshotDir stages snapshots on their way out and in.
 	SnapshotDir string
+	// StageDir receives the files other members stage here (stage.go),
+	// and Staged checks and keeps those of a staging area, received in
+	// dir (which it may move, and which goes once it returns).
+	StageDir string
+	Staged   func(name, dir string) error
 	// Dial is how to dial the other members (nil: plaintext); with TLS,
 	// this member's certificate goes with it (tlsconf.Files.Client).
 	Dial grpc.DialOption

@@ -68,7 +68,13 @@ type Applied struct {
 	// Collect, that one may have queued block garbage; Namespaces, that
 	// one may have created or deleted namespaces; Tokens, that one may
 	// have changed the token state.
-	Purge, Collect, Namespaces, Tokens bool
+	Purge, Collect, Namespaces, Tokens, Imports bool
+	// Ingest is set when a command added tables (a committed import):
+	// ApplyEntries stopped after its entry, and the caller commits the
+	// transaction by ingesting them with it (pebblekv.Store.Ingest), then
+	// applies the entries after it, from Consumed on.
+	Ingest   *Ingest
+	Consumed int
 }
 
 // Answer is the results of one proposal: one per command of its entry (a
@@ -80,7 +86,8 @@ type Answer struct {
 
 // ApplyEntries applies a run of committed entries to tx, as one atomic
 // batch, and records the last one's index and term as applied, in the same
-// transaction. A command that fails leaves nothing in tx: its Result says
+// transaction; it stops early after an entry that ingests (Applied.Ingest,
+// Consumed). A command that fails leaves nothing in tx: its Result says
 // why. The error is a failure of the state machine itself (a corrupt entry
 // or state, a store error), after which tx must be discarded.
 func (m *Machine) ApplyEntries(tx *kv.Overlay, entries []*raftpb.Entry) (Applied, error) {
@@ -106,8 +113,12 @@ func (m *Machine) ApplyEntries(tx *kv.Overlay, entries []*raftpb.Entry) (Applied
 			}
 			out.Answers = append(out.Answers, Answer{ID: cmd.GetId(), Results: rs})
 		}
+		out.Consumed++
+		if out.Ingest != nil {
+			break
+		}
 	}
-	if n := len(entries); n > 0 {
+	if n := out.Consumed; n > 0 {
 		SetApplied(tx, entries[n-1].GetIndex(), entries[n-1].GetTerm())
 	}
 	return out, nil
@@ -159,6 +170,10 @@ func (m *Machine) applyOne(tx *kv.Overlay, cmd *pb.Command, out *Applied) (Resul
 	out.Collect = out.Collect || op.FreesBlocks
 	out.Namespaces = out.Namespaces || op.Namespaces
 	out.Tokens = out.Tokens || op.Tokens
+	out.Imports = out.Imports || op.Imports
+	if in, ok := r.value.(*Ingest); ok && op.Ingests && in != nil {
+		out.Ingest = in
+	}
 	return r, nil
 }
 

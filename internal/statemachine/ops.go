@@ -46,6 +46,13 @@ type Op struct {
 	// Tokens tells that applying it may change the token state: keys,
 	// renewals, revocations.
 	Tokens bool
+	// Ingests tells that applying it adds tables besides its writes: the
+	// service proposes it in an entry of its own, and ApplyEntries stops
+	// after it, so that the batch is committed with them (Applied.Ingest).
+	Ingests bool
+	// Imports tells that applying it may end imports: the members drop
+	// the tables they hold of those.
+	Imports bool
 
 	request protoreflect.MessageType // the request (or command) message
 	cmdType reflect.Type             // its Command.op wrapper

@@ -323,10 +323,14 @@ func applyRecoverLease(e env, tx kv.Txn, r *pb.RecoverLeaseRequest) (bool, error
 }
 
 func applyCreateNamespace(e env, tx kv.Txn, r *pb.CreateNamespaceRequest) (None, error) {
-	info := r.GetNamespace()
-	return None{}, e.fs.CreateNamespace(tx, e.now, CallerOf(r.GetHeader()), kvschema.Namespace{
-		Name: info.GetName(), Mode: uint8(info.GetMode()), StoreURI: info.GetStoreUri(),
-		SyncInterval: info.GetSyncInterval()})
+	return None{}, e.fs.CreateNamespace(tx, e.now, CallerOf(r.GetHeader()), namespaceOf(r.GetNamespace()))
+}
+
+// namespaceOf is the record of a namespace to create, as a request
+// describes it.
+func namespaceOf(info *pb.NamespaceInfo) kvschema.Namespace {
+	return kvschema.Namespace{Name: info.GetName(), Mode: uint8(info.GetMode()), StoreURI: info.GetStoreUri(),
+		SyncInterval: info.GetSyncInterval()}
 }
 
 // deleteModes maps the request's mode to the namespace's. An unset mode is

@@ -167,16 +167,25 @@ func OpenDB(dir string, blockCache int64, memTable uint64, logger pebble.Logger)
 	}
 	cache := pebble.NewCache(blockCache)
 	defer cache.Unref()
-	opts := &pebble.Options{Cache: cache, MemTableSize: memTable, FS: privateFS{vfs.Default}}
+	opts := options(memTable)
+	opts.Cache = cache
 	if logger == nil {
 		logger = quietLogger{}
 	}
 	opts.Logger = logger
+	return pebble.Open(dir, opts)
+}
+
+// options are the options of the databases OpenDB opens, but their cache
+// and logger: also those the sorted tables are written and read with
+// (tables.go), so that a store takes them.
+func options(memTable uint64) *pebble.Options {
+	opts := &pebble.Options{MemTableSize: memTable, FS: privateFS{vfs.Default}}
 	for i := range opts.Levels {
 		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
 	opts.EnsureDefaults()
-	return pebble.Open(dir, opts)
+	return opts
 }
 
 // Close flushes the memtable, so that the next Open has no write-ahead log

@@ -74,6 +74,9 @@ type Command struct {
 	//	*Command_RevokeToken
 	//	*Command_ForgetTokens
 	//	*Command_SetSecret
+	//	*Command_BeginImport
+	//	*Command_CommitImport
+	//	*Command_AbortImport
 	//	*Command_SetQuota
 	//	*Command_SetXattr
 	//	*Command_RemoveXattr
@@ -420,6 +423,33 @@ func (x *Command) GetSetSecret() *SetSecretCommand {
 	return nil
 }
 
+func (x *Command) GetBeginImport() *BeginImportRequest {
+	if x != nil {
+		if x, ok := x.Op.(*Command_BeginImport); ok {
+			return x.BeginImport
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetCommitImport() *CommitImportRequest {
+	if x != nil {
+		if x, ok := x.Op.(*Command_CommitImport); ok {
+			return x.CommitImport
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetAbortImport() *AbortImportRequest {
+	if x != nil {
+		if x, ok := x.Op.(*Command_AbortImport); ok {
+			return x.AbortImport
+		}
+	}
+	return nil
+}
+
 func (x *Command) GetSetQuota() *SetQuotaRequest {
 	if x != nil {
 		if x, ok := x.Op.(*Command_SetQuota); ok {
@@ -601,6 +631,20 @@ type Command_SetSecret struct {
 	SetSecret *SetSecretCommand `protobuf:"bytes,60,opt,name=set_secret,json=setSecret,proto3,oneof"`
 }
 
+type Command_BeginImport struct {
+	// Imports (meta.proto); 70 to 74 are the governance branch's (quotas,
+	// extended attributes, ACLs, storage policies).
+	BeginImport *BeginImportRequest `protobuf:"bytes,80,opt,name=begin_import,json=beginImport,proto3,oneof"`
+}
+
+type Command_CommitImport struct {
+	CommitImport *CommitImportRequest `protobuf:"bytes,81,opt,name=commit_import,json=commitImport,proto3,oneof"`
+}
+
+type Command_AbortImport struct {
+	AbortImport *AbortImportRequest `protobuf:"bytes,82,opt,name=abort_import,json=abortImport,proto3,oneof"`
+}
+
 type Command_SetQuota struct {
 	// Quotas, extended attributes, ACLs and storage policies (meta.proto).
 	SetQuota *SetQuotaRequest `protobuf:"bytes,70,opt,name=set_quota,json=setQuota,proto3,oneof"`
@@ -685,6 +729,12 @@ func (*Command_RevokeToken) isCommand_Op() {}
 func (*Command_ForgetTokens) isCommand_Op() {}
 
 func (*Command_SetSecret) isCommand_Op() {}
+
+func (*Command_BeginImport) isCommand_Op() {}
+
+func (*Command_CommitImport) isCommand_Op() {}
+
+func (*Command_AbortImport) isCommand_Op() {}
 
 func (*Command_SetQuota) isCommand_Op() {}
 
@@ -1479,7 +1529,7 @@ var File_strata_v1_command_proto protoreflect.FileDescriptor
 
 const file_strata_v1_command_proto_rawDesc = "" +
 	"\n" +
-	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\x1a\x16strata/v1/worker.proto\"\xf3\x12\n" +
+	"\x17strata/v1/command.proto\x12\tstrata.v1\x1a\x14strata/v1/meta.proto\x1a\x16strata/v1/worker.proto\"\xc2\x14\n" +
 	"\aCommand\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x10\n" +
 	"\x03now\x18\x02 \x01(\x03R\x03now\x128\n" +
@@ -1518,7 +1568,10 @@ const file_strata_v1_command_proto_rawDesc = "" +
 	"\frevoke_token\x184 \x01(\v2\x1d.strata.v1.RevokeTokenRequestH\x00R\vrevokeToken\x12E\n" +
 	"\rforget_tokens\x186 \x01(\v2\x1e.strata.v1.ForgetTokensCommandH\x00R\fforgetTokens\x12<\n" +
 	"\n" +
-	"set_secret\x18< \x01(\v2\x1b.strata.v1.SetSecretCommandH\x00R\tsetSecret\x129\n" +
+	"set_secret\x18< \x01(\v2\x1b.strata.v1.SetSecretCommandH\x00R\tsetSecret\x12B\n" +
+	"\fbegin_import\x18P \x01(\v2\x1d.strata.v1.BeginImportRequestH\x00R\vbeginImport\x12E\n" +
+	"\rcommit_import\x18Q \x01(\v2\x1e.strata.v1.CommitImportRequestH\x00R\fcommitImport\x12B\n" +
+	"\fabort_import\x18R \x01(\v2\x1d.strata.v1.AbortImportRequestH\x00R\vabortImport\x129\n" +
 	"\tset_quota\x18F \x01(\v2\x1a.strata.v1.SetQuotaRequestH\x00R\bsetQuota\x129\n" +
 	"\tset_xattr\x18G \x01(\v2\x1a.strata.v1.SetXAttrRequestH\x00R\bsetXattr\x12B\n" +
 	"\fremove_xattr\x18H \x01(\v2\x1d.strata.v1.RemoveXAttrRequestH\x00R\vremoveXattr\x12<\n" +
@@ -1627,13 +1680,16 @@ var file_strata_v1_command_proto_goTypes = []any{
 	(*CreateTokenRequest)(nil),      // 30: strata.v1.CreateTokenRequest
 	(*RenewTokenRequest)(nil),       // 31: strata.v1.RenewTokenRequest
 	(*RevokeTokenRequest)(nil),      // 32: strata.v1.RevokeTokenRequest
-	(*SetQuotaRequest)(nil),         // 33: strata.v1.SetQuotaRequest
-	(*SetXAttrRequest)(nil),         // 34: strata.v1.SetXAttrRequest
-	(*RemoveXAttrRequest)(nil),      // 35: strata.v1.RemoveXAttrRequest
-	(*ModifyAclRequest)(nil),        // 36: strata.v1.ModifyAclRequest
-	(*SetStoragePolicyRequest)(nil), // 37: strata.v1.SetStoragePolicyRequest
-	(*ConcatRequest)(nil),           // 38: strata.v1.ConcatRequest
-	(*Block)(nil),                   // 39: strata.v1.Block
+	(*BeginImportRequest)(nil),      // 33: strata.v1.BeginImportRequest
+	(*CommitImportRequest)(nil),     // 34: strata.v1.CommitImportRequest
+	(*AbortImportRequest)(nil),      // 35: strata.v1.AbortImportRequest
+	(*SetQuotaRequest)(nil),         // 36: strata.v1.SetQuotaRequest
+	(*SetXAttrRequest)(nil),         // 37: strata.v1.SetXAttrRequest
+	(*RemoveXAttrRequest)(nil),      // 38: strata.v1.RemoveXAttrRequest
+	(*ModifyAclRequest)(nil),        // 39: strata.v1.ModifyAclRequest
+	(*SetStoragePolicyRequest)(nil), // 40: strata.v1.SetStoragePolicyRequest
+	(*ConcatRequest)(nil),           // 41: strata.v1.ConcatRequest
+	(*Block)(nil),                   // 42: strata.v1.Block
 }
 var file_strata_v1_command_proto_depIdxs = []int32{
 	2,  // 0: strata.v1.Command.settings:type_name -> strata.v1.NamespaceSettings
@@ -1667,21 +1723,24 @@ var file_strata_v1_command_proto_depIdxs = []int32{
 	32, // 28: strata.v1.Command.revoke_token:type_name -> strata.v1.RevokeTokenRequest
 	5,  // 29: strata.v1.Command.forget_tokens:type_name -> strata.v1.ForgetTokensCommand
 	13, // 30: strata.v1.Command.set_secret:type_name -> strata.v1.SetSecretCommand
-	33, // 31: strata.v1.Command.set_quota:type_name -> strata.v1.SetQuotaRequest
-	34, // 32: strata.v1.Command.set_xattr:type_name -> strata.v1.SetXAttrRequest
-	35, // 33: strata.v1.Command.remove_xattr:type_name -> strata.v1.RemoveXAttrRequest
-	36, // 34: strata.v1.Command.modify_acl:type_name -> strata.v1.ModifyAclRequest
-	37, // 35: strata.v1.Command.set_storage_policy:type_name -> strata.v1.SetStoragePolicyRequest
-	38, // 36: strata.v1.Command.concat:type_name -> strata.v1.ConcatRequest
-	0,  // 37: strata.v1.CommandGroup.commands:type_name -> strata.v1.Command
-	39, // 38: strata.v1.ExpireLeaseCommand.tail_block:type_name -> strata.v1.Block
-	9,  // 39: strata.v1.SyncPathCommand.entry:type_name -> strata.v1.BucketEntry
-	9,  // 40: strata.v1.SyncListingCommand.entries:type_name -> strata.v1.BucketEntry
-	41, // [41:41] is the sub-list for method output_type
-	41, // [41:41] is the sub-list for method input_type
-	41, // [41:41] is the sub-list for extension type_name
-	41, // [41:41] is the sub-list for extension extendee
-	0,  // [0:41] is the sub-list for field type_name
+	33, // 31: strata.v1.Command.begin_import:type_name -> strata.v1.BeginImportRequest
+	34, // 32: strata.v1.Command.commit_import:type_name -> strata.v1.CommitImportRequest
+	35, // 33: strata.v1.Command.abort_import:type_name -> strata.v1.AbortImportRequest
+	36, // 34: strata.v1.Command.set_quota:type_name -> strata.v1.SetQuotaRequest
+	37, // 35: strata.v1.Command.set_xattr:type_name -> strata.v1.SetXAttrRequest
+	38, // 36: strata.v1.Command.remove_xattr:type_name -> strata.v1.RemoveXAttrRequest
+	39, // 37: strata.v1.Command.modify_acl:type_name -> strata.v1.ModifyAclRequest
+	40, // 38: strata.v1.Command.set_storage_policy:type_name -> strata.v1.SetStoragePolicyRequest
+	41, // 39: strata.v1.Command.concat:type_name -> strata.v1.ConcatRequest
+	0,  // 40: strata.v1.CommandGroup.commands:type_name -> strata.v1.Command
+	42, // 41: strata.v1.ExpireLeaseCommand.tail_block:type_name -> strata.v1.Block
+	9,  // 42: strata.v1.SyncPathCommand.entry:type_name -> strata.v1.BucketEntry
+	9,  // 43: strata.v1.SyncListingCommand.entries:type_name -> strata.v1.BucketEntry
+	44, // [44:44] is the sub-list for method output_type
+	44, // [44:44] is the sub-list for method input_type
+	44, // [44:44] is the sub-list for extension type_name
+	44, // [44:44] is the sub-list for extension extendee
+	0,  // [0:44] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_command_proto_init() }
@@ -1722,6 +1781,9 @@ func file_strata_v1_command_proto_init() {
 		(*Command_RevokeToken)(nil),
 		(*Command_ForgetTokens)(nil),
 		(*Command_SetSecret)(nil),
+		(*Command_BeginImport)(nil),
+		(*Command_CommitImport)(nil),
+		(*Command_AbortImport)(nil),
 		(*Command_SetQuota)(nil),
 		(*Command_SetXattr)(nil),
 		(*Command_RemoveXattr)(nil),

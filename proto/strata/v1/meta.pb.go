@@ -5683,6 +5683,650 @@ func (x *WhoAmIResponse) GetToken() *TokenIdentifier {
 	return nil
 }
 
+type BeginImportRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Header *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	// Chosen by the importer: 1 to 64 of [0-9a-z-]. Beginning an import
+	// again with its id answers as the first time (the importer resumes).
+	ImportId string `protobuf:"bytes,2,opt,name=import_id,json=importId,proto3" json:"import_id,omitempty"`
+	// The namespace it goes into: one that does not exist, or an empty one.
+	Namespace string `protobuf:"bytes,3,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// How many inode ids to reserve (the image's inodes).
+	Count         uint64 `protobuf:"varint,4,opt,name=count,proto3" json:"count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BeginImportRequest) Reset() {
+	*x = BeginImportRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[79]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BeginImportRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BeginImportRequest) ProtoMessage() {}
+
+func (x *BeginImportRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[79]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BeginImportRequest.ProtoReflect.Descriptor instead.
+func (*BeginImportRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{79}
+}
+
+func (x *BeginImportRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *BeginImportRequest) GetImportId() string {
+	if x != nil {
+		return x.ImportId
+	}
+	return ""
+}
+
+func (x *BeginImportRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *BeginImportRequest) GetCount() uint64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+type BeginImportResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The first id reserved; the import's inodes have ids base..base+count-1.
+	Base  uint64 `protobuf:"varint,1,opt,name=base,proto3" json:"base,omitempty"`
+	Count uint64 `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
+	// Set when the import has committed already.
+	Done          bool `protobuf:"varint,3,opt,name=done,proto3" json:"done,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BeginImportResponse) Reset() {
+	*x = BeginImportResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[80]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BeginImportResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BeginImportResponse) ProtoMessage() {}
+
+func (x *BeginImportResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[80]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BeginImportResponse.ProtoReflect.Descriptor instead.
+func (*BeginImportResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{80}
+}
+
+func (x *BeginImportResponse) GetBase() uint64 {
+	if x != nil {
+		return x.Base
+	}
+	return 0
+}
+
+func (x *BeginImportResponse) GetCount() uint64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *BeginImportResponse) GetDone() bool {
+	if x != nil {
+		return x.Done
+	}
+	return false
+}
+
+// ImportTable is one table of an import, as its builder made it.
+type ImportTable struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Its name: 1 to 64 of [0-9a-z.-].
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Size uint64 `protobuf:"varint,2,opt,name=size,proto3" json:"size,omitempty"`
+	// The SHA-256 of its bytes, in hex.
+	Sha256        string `protobuf:"bytes,3,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportTable) Reset() {
+	*x = ImportTable{}
+	mi := &file_strata_v1_meta_proto_msgTypes[81]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportTable) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportTable) ProtoMessage() {}
+
+func (x *ImportTable) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[81]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportTable.ProtoReflect.Descriptor instead.
+func (*ImportTable) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{81}
+}
+
+func (x *ImportTable) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ImportTable) GetSize() uint64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *ImportTable) GetSha256() string {
+	if x != nil {
+		return x.Sha256
+	}
+	return ""
+}
+
+// ImportChunk is a piece of a table on its way to the leader: the first
+// says which import and table, the last has eof set.
+type ImportChunk struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	ImportId      string                 `protobuf:"bytes,2,opt,name=import_id,json=importId,proto3" json:"import_id,omitempty"`
+	Table         *ImportTable           `protobuf:"bytes,3,opt,name=table,proto3" json:"table,omitempty"`
+	Data          []byte                 `protobuf:"bytes,4,opt,name=data,proto3" json:"data,omitempty"`
+	Eof           bool                   `protobuf:"varint,5,opt,name=eof,proto3" json:"eof,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportChunk) Reset() {
+	*x = ImportChunk{}
+	mi := &file_strata_v1_meta_proto_msgTypes[82]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportChunk) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportChunk) ProtoMessage() {}
+
+func (x *ImportChunk) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[82]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportChunk.ProtoReflect.Descriptor instead.
+func (*ImportChunk) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{82}
+}
+
+func (x *ImportChunk) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *ImportChunk) GetImportId() string {
+	if x != nil {
+		return x.ImportId
+	}
+	return ""
+}
+
+func (x *ImportChunk) GetTable() *ImportTable {
+	if x != nil {
+		return x.Table
+	}
+	return nil
+}
+
+func (x *ImportChunk) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *ImportChunk) GetEof() bool {
+	if x != nil {
+		return x.Eof
+	}
+	return false
+}
+
+type UploadImportResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UploadImportResponse) Reset() {
+	*x = UploadImportResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[83]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UploadImportResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UploadImportResponse) ProtoMessage() {}
+
+func (x *UploadImportResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[83]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UploadImportResponse.ProtoReflect.Descriptor instead.
+func (*UploadImportResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{83}
+}
+
+type GetImportRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	ImportId      string                 `protobuf:"bytes,2,opt,name=import_id,json=importId,proto3" json:"import_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetImportRequest) Reset() {
+	*x = GetImportRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[84]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetImportRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetImportRequest) ProtoMessage() {}
+
+func (x *GetImportRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[84]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetImportRequest.ProtoReflect.Descriptor instead.
+func (*GetImportRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{84}
+}
+
+func (x *GetImportRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *GetImportRequest) GetImportId() string {
+	if x != nil {
+		return x.ImportId
+	}
+	return ""
+}
+
+type GetImportResponse struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Namespace string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	Base      uint64                 `protobuf:"varint,2,opt,name=base,proto3" json:"base,omitempty"`
+	Count     uint64                 `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`
+	Done      bool                   `protobuf:"varint,4,opt,name=done,proto3" json:"done,omitempty"`
+	// The tables the leader holds, checked, ready to commit.
+	Tables        []*ImportTable `protobuf:"bytes,5,rep,name=tables,proto3" json:"tables,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetImportResponse) Reset() {
+	*x = GetImportResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[85]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetImportResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetImportResponse) ProtoMessage() {}
+
+func (x *GetImportResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[85]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetImportResponse.ProtoReflect.Descriptor instead.
+func (*GetImportResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{85}
+}
+
+func (x *GetImportResponse) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *GetImportResponse) GetBase() uint64 {
+	if x != nil {
+		return x.Base
+	}
+	return 0
+}
+
+func (x *GetImportResponse) GetCount() uint64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *GetImportResponse) GetDone() bool {
+	if x != nil {
+		return x.Done
+	}
+	return false
+}
+
+func (x *GetImportResponse) GetTables() []*ImportTable {
+	if x != nil {
+		return x.Tables
+	}
+	return nil
+}
+
+type CommitImportRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Header   *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	ImportId string                 `protobuf:"bytes,2,opt,name=import_id,json=importId,proto3" json:"import_id,omitempty"`
+	// The namespace: created so if it does not exist; if it exists, it must
+	// be empty, and keeps its mode and bucket.
+	Namespace *NamespaceInfo `protobuf:"bytes,3,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// The id of the tree's root, which becomes the namespace's.
+	Root uint64 `protobuf:"varint,4,opt,name=root,proto3" json:"root,omitempty"`
+	// Every table of the import.
+	Tables        []*ImportTable `protobuf:"bytes,5,rep,name=tables,proto3" json:"tables,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CommitImportRequest) Reset() {
+	*x = CommitImportRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[86]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CommitImportRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CommitImportRequest) ProtoMessage() {}
+
+func (x *CommitImportRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[86]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CommitImportRequest.ProtoReflect.Descriptor instead.
+func (*CommitImportRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{86}
+}
+
+func (x *CommitImportRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *CommitImportRequest) GetImportId() string {
+	if x != nil {
+		return x.ImportId
+	}
+	return ""
+}
+
+func (x *CommitImportRequest) GetNamespace() *NamespaceInfo {
+	if x != nil {
+		return x.Namespace
+	}
+	return nil
+}
+
+func (x *CommitImportRequest) GetRoot() uint64 {
+	if x != nil {
+		return x.Root
+	}
+	return 0
+}
+
+func (x *CommitImportRequest) GetTables() []*ImportTable {
+	if x != nil {
+		return x.Tables
+	}
+	return nil
+}
+
+type CommitImportResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CommitImportResponse) Reset() {
+	*x = CommitImportResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[87]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CommitImportResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CommitImportResponse) ProtoMessage() {}
+
+func (x *CommitImportResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[87]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CommitImportResponse.ProtoReflect.Descriptor instead.
+func (*CommitImportResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{87}
+}
+
+type AbortImportRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *Header                `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	ImportId      string                 `protobuf:"bytes,2,opt,name=import_id,json=importId,proto3" json:"import_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AbortImportRequest) Reset() {
+	*x = AbortImportRequest{}
+	mi := &file_strata_v1_meta_proto_msgTypes[88]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AbortImportRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AbortImportRequest) ProtoMessage() {}
+
+func (x *AbortImportRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[88]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AbortImportRequest.ProtoReflect.Descriptor instead.
+func (*AbortImportRequest) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{88}
+}
+
+func (x *AbortImportRequest) GetHeader() *Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *AbortImportRequest) GetImportId() string {
+	if x != nil {
+		return x.ImportId
+	}
+	return ""
+}
+
+type AbortImportResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AbortImportResponse) Reset() {
+	*x = AbortImportResponse{}
+	mi := &file_strata_v1_meta_proto_msgTypes[89]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AbortImportResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AbortImportResponse) ProtoMessage() {}
+
+func (x *AbortImportResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_v1_meta_proto_msgTypes[89]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AbortImportResponse.ProtoReflect.Descriptor instead.
+func (*AbortImportResponse) Descriptor() ([]byte, []int) {
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{89}
+}
+
 // SetQuotaRequest sets a directory's quotas (HDFS's setQuota): -1 clears a
 // limit (QUOTA_RESET), 9223372036854775807 leaves it as it is
 // (QUOTA_DONT_SET). Only a superuser may.
@@ -5698,7 +6342,7 @@ type SetQuotaRequest struct {
 
 func (x *SetQuotaRequest) Reset() {
 	*x = SetQuotaRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[79]
+	mi := &file_strata_v1_meta_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5710,7 +6354,7 @@ func (x *SetQuotaRequest) String() string {
 func (*SetQuotaRequest) ProtoMessage() {}
 
 func (x *SetQuotaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[79]
+	mi := &file_strata_v1_meta_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5723,7 +6367,7 @@ func (x *SetQuotaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQuotaRequest.ProtoReflect.Descriptor instead.
 func (*SetQuotaRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{79}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *SetQuotaRequest) GetHeader() *Header {
@@ -5762,7 +6406,7 @@ type SetQuotaResponse struct {
 
 func (x *SetQuotaResponse) Reset() {
 	*x = SetQuotaResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[80]
+	mi := &file_strata_v1_meta_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5774,7 +6418,7 @@ func (x *SetQuotaResponse) String() string {
 func (*SetQuotaResponse) ProtoMessage() {}
 
 func (x *SetQuotaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[80]
+	mi := &file_strata_v1_meta_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5787,7 +6431,7 @@ func (x *SetQuotaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQuotaResponse.ProtoReflect.Descriptor instead.
 func (*SetQuotaResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{80}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{91}
 }
 
 // XAttr is an extended attribute: its name with its namespace ("user.x")
@@ -5802,7 +6446,7 @@ type XAttr struct {
 
 func (x *XAttr) Reset() {
 	*x = XAttr{}
-	mi := &file_strata_v1_meta_proto_msgTypes[81]
+	mi := &file_strata_v1_meta_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5814,7 +6458,7 @@ func (x *XAttr) String() string {
 func (*XAttr) ProtoMessage() {}
 
 func (x *XAttr) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[81]
+	mi := &file_strata_v1_meta_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5827,7 +6471,7 @@ func (x *XAttr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use XAttr.ProtoReflect.Descriptor instead.
 func (*XAttr) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{81}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *XAttr) GetName() string {
@@ -5859,7 +6503,7 @@ type SetXAttrRequest struct {
 
 func (x *SetXAttrRequest) Reset() {
 	*x = SetXAttrRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[82]
+	mi := &file_strata_v1_meta_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5871,7 +6515,7 @@ func (x *SetXAttrRequest) String() string {
 func (*SetXAttrRequest) ProtoMessage() {}
 
 func (x *SetXAttrRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[82]
+	mi := &file_strata_v1_meta_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5884,7 +6528,7 @@ func (x *SetXAttrRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetXAttrRequest.ProtoReflect.Descriptor instead.
 func (*SetXAttrRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{82}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *SetXAttrRequest) GetHeader() *Header {
@@ -5930,7 +6574,7 @@ type SetXAttrResponse struct {
 
 func (x *SetXAttrResponse) Reset() {
 	*x = SetXAttrResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[83]
+	mi := &file_strata_v1_meta_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5942,7 +6586,7 @@ func (x *SetXAttrResponse) String() string {
 func (*SetXAttrResponse) ProtoMessage() {}
 
 func (x *SetXAttrResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[83]
+	mi := &file_strata_v1_meta_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5955,7 +6599,7 @@ func (x *SetXAttrResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetXAttrResponse.ProtoReflect.Descriptor instead.
 func (*SetXAttrResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{83}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{94}
 }
 
 type RemoveXAttrRequest struct {
@@ -5969,7 +6613,7 @@ type RemoveXAttrRequest struct {
 
 func (x *RemoveXAttrRequest) Reset() {
 	*x = RemoveXAttrRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[84]
+	mi := &file_strata_v1_meta_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5981,7 +6625,7 @@ func (x *RemoveXAttrRequest) String() string {
 func (*RemoveXAttrRequest) ProtoMessage() {}
 
 func (x *RemoveXAttrRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[84]
+	mi := &file_strata_v1_meta_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5994,7 +6638,7 @@ func (x *RemoveXAttrRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveXAttrRequest.ProtoReflect.Descriptor instead.
 func (*RemoveXAttrRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{84}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *RemoveXAttrRequest) GetHeader() *Header {
@@ -6026,7 +6670,7 @@ type RemoveXAttrResponse struct {
 
 func (x *RemoveXAttrResponse) Reset() {
 	*x = RemoveXAttrResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[85]
+	mi := &file_strata_v1_meta_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6038,7 +6682,7 @@ func (x *RemoveXAttrResponse) String() string {
 func (*RemoveXAttrResponse) ProtoMessage() {}
 
 func (x *RemoveXAttrResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[85]
+	mi := &file_strata_v1_meta_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6051,7 +6695,7 @@ func (x *RemoveXAttrResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveXAttrResponse.ProtoReflect.Descriptor instead.
 func (*RemoveXAttrResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{85}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{96}
 }
 
 // GetXAttrsRequest asks for the attributes named, or every one the caller
@@ -6067,7 +6711,7 @@ type GetXAttrsRequest struct {
 
 func (x *GetXAttrsRequest) Reset() {
 	*x = GetXAttrsRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[86]
+	mi := &file_strata_v1_meta_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6079,7 +6723,7 @@ func (x *GetXAttrsRequest) String() string {
 func (*GetXAttrsRequest) ProtoMessage() {}
 
 func (x *GetXAttrsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[86]
+	mi := &file_strata_v1_meta_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6092,7 +6736,7 @@ func (x *GetXAttrsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetXAttrsRequest.ProtoReflect.Descriptor instead.
 func (*GetXAttrsRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{86}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{97}
 }
 
 func (x *GetXAttrsRequest) GetHeader() *Header {
@@ -6126,7 +6770,7 @@ type GetXAttrsResponse struct {
 
 func (x *GetXAttrsResponse) Reset() {
 	*x = GetXAttrsResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[87]
+	mi := &file_strata_v1_meta_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6138,7 +6782,7 @@ func (x *GetXAttrsResponse) String() string {
 func (*GetXAttrsResponse) ProtoMessage() {}
 
 func (x *GetXAttrsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[87]
+	mi := &file_strata_v1_meta_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6151,7 +6795,7 @@ func (x *GetXAttrsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetXAttrsResponse.ProtoReflect.Descriptor instead.
 func (*GetXAttrsResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{87}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *GetXAttrsResponse) GetXattrs() []*XAttr {
@@ -6171,7 +6815,7 @@ type ListXAttrsRequest struct {
 
 func (x *ListXAttrsRequest) Reset() {
 	*x = ListXAttrsRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[88]
+	mi := &file_strata_v1_meta_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6183,7 +6827,7 @@ func (x *ListXAttrsRequest) String() string {
 func (*ListXAttrsRequest) ProtoMessage() {}
 
 func (x *ListXAttrsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[88]
+	mi := &file_strata_v1_meta_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6196,7 +6840,7 @@ func (x *ListXAttrsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListXAttrsRequest.ProtoReflect.Descriptor instead.
 func (*ListXAttrsRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{88}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{99}
 }
 
 func (x *ListXAttrsRequest) GetHeader() *Header {
@@ -6222,7 +6866,7 @@ type ListXAttrsResponse struct {
 
 func (x *ListXAttrsResponse) Reset() {
 	*x = ListXAttrsResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[89]
+	mi := &file_strata_v1_meta_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6234,7 +6878,7 @@ func (x *ListXAttrsResponse) String() string {
 func (*ListXAttrsResponse) ProtoMessage() {}
 
 func (x *ListXAttrsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[89]
+	mi := &file_strata_v1_meta_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6247,7 +6891,7 @@ func (x *ListXAttrsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListXAttrsResponse.ProtoReflect.Descriptor instead.
 func (*ListXAttrsResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{89}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{100}
 }
 
 func (x *ListXAttrsResponse) GetNames() []string {
@@ -6274,7 +6918,7 @@ type AclEntry struct {
 
 func (x *AclEntry) Reset() {
 	*x = AclEntry{}
-	mi := &file_strata_v1_meta_proto_msgTypes[90]
+	mi := &file_strata_v1_meta_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6286,7 +6930,7 @@ func (x *AclEntry) String() string {
 func (*AclEntry) ProtoMessage() {}
 
 func (x *AclEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[90]
+	mi := &file_strata_v1_meta_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6299,7 +6943,7 @@ func (x *AclEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AclEntry.ProtoReflect.Descriptor instead.
 func (*AclEntry) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{90}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{101}
 }
 
 func (x *AclEntry) GetDefaultScope() bool {
@@ -6342,7 +6986,7 @@ type ModifyAclRequest struct {
 
 func (x *ModifyAclRequest) Reset() {
 	*x = ModifyAclRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[91]
+	mi := &file_strata_v1_meta_proto_msgTypes[102]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6354,7 +6998,7 @@ func (x *ModifyAclRequest) String() string {
 func (*ModifyAclRequest) ProtoMessage() {}
 
 func (x *ModifyAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[91]
+	mi := &file_strata_v1_meta_proto_msgTypes[102]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6367,7 +7011,7 @@ func (x *ModifyAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyAclRequest.ProtoReflect.Descriptor instead.
 func (*ModifyAclRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{91}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{102}
 }
 
 func (x *ModifyAclRequest) GetHeader() *Header {
@@ -6406,7 +7050,7 @@ type ModifyAclResponse struct {
 
 func (x *ModifyAclResponse) Reset() {
 	*x = ModifyAclResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[92]
+	mi := &file_strata_v1_meta_proto_msgTypes[103]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6418,7 +7062,7 @@ func (x *ModifyAclResponse) String() string {
 func (*ModifyAclResponse) ProtoMessage() {}
 
 func (x *ModifyAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[92]
+	mi := &file_strata_v1_meta_proto_msgTypes[103]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6431,7 +7075,7 @@ func (x *ModifyAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyAclResponse.ProtoReflect.Descriptor instead.
 func (*ModifyAclResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{92}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{103}
 }
 
 type GetAclStatusRequest struct {
@@ -6444,7 +7088,7 @@ type GetAclStatusRequest struct {
 
 func (x *GetAclStatusRequest) Reset() {
 	*x = GetAclStatusRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[93]
+	mi := &file_strata_v1_meta_proto_msgTypes[104]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6456,7 +7100,7 @@ func (x *GetAclStatusRequest) String() string {
 func (*GetAclStatusRequest) ProtoMessage() {}
 
 func (x *GetAclStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[93]
+	mi := &file_strata_v1_meta_proto_msgTypes[104]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6469,7 +7113,7 @@ func (x *GetAclStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAclStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetAclStatusRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{93}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{104}
 }
 
 func (x *GetAclStatusRequest) GetHeader() *Header {
@@ -6502,7 +7146,7 @@ type GetAclStatusResponse struct {
 
 func (x *GetAclStatusResponse) Reset() {
 	*x = GetAclStatusResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[94]
+	mi := &file_strata_v1_meta_proto_msgTypes[105]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6514,7 +7158,7 @@ func (x *GetAclStatusResponse) String() string {
 func (*GetAclStatusResponse) ProtoMessage() {}
 
 func (x *GetAclStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[94]
+	mi := &file_strata_v1_meta_proto_msgTypes[105]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6527,7 +7171,7 @@ func (x *GetAclStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAclStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetAclStatusResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{94}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{105}
 }
 
 func (x *GetAclStatusResponse) GetOwner() string {
@@ -6576,7 +7220,7 @@ type StoragePolicy struct {
 
 func (x *StoragePolicy) Reset() {
 	*x = StoragePolicy{}
-	mi := &file_strata_v1_meta_proto_msgTypes[95]
+	mi := &file_strata_v1_meta_proto_msgTypes[106]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6588,7 +7232,7 @@ func (x *StoragePolicy) String() string {
 func (*StoragePolicy) ProtoMessage() {}
 
 func (x *StoragePolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[95]
+	mi := &file_strata_v1_meta_proto_msgTypes[106]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6601,7 +7245,7 @@ func (x *StoragePolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoragePolicy.ProtoReflect.Descriptor instead.
 func (*StoragePolicy) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{95}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{106}
 }
 
 func (x *StoragePolicy) GetId() uint32 {
@@ -6660,7 +7304,7 @@ type SetStoragePolicyRequest struct {
 
 func (x *SetStoragePolicyRequest) Reset() {
 	*x = SetStoragePolicyRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[96]
+	mi := &file_strata_v1_meta_proto_msgTypes[107]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6672,7 +7316,7 @@ func (x *SetStoragePolicyRequest) String() string {
 func (*SetStoragePolicyRequest) ProtoMessage() {}
 
 func (x *SetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[96]
+	mi := &file_strata_v1_meta_proto_msgTypes[107]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6685,7 +7329,7 @@ func (x *SetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStoragePolicyRequest.ProtoReflect.Descriptor instead.
 func (*SetStoragePolicyRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{96}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{107}
 }
 
 func (x *SetStoragePolicyRequest) GetHeader() *Header {
@@ -6717,7 +7361,7 @@ type SetStoragePolicyResponse struct {
 
 func (x *SetStoragePolicyResponse) Reset() {
 	*x = SetStoragePolicyResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[97]
+	mi := &file_strata_v1_meta_proto_msgTypes[108]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6729,7 +7373,7 @@ func (x *SetStoragePolicyResponse) String() string {
 func (*SetStoragePolicyResponse) ProtoMessage() {}
 
 func (x *SetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[97]
+	mi := &file_strata_v1_meta_proto_msgTypes[108]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6742,7 +7386,7 @@ func (x *SetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStoragePolicyResponse.ProtoReflect.Descriptor instead.
 func (*SetStoragePolicyResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{97}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{108}
 }
 
 type GetStoragePolicyRequest struct {
@@ -6755,7 +7399,7 @@ type GetStoragePolicyRequest struct {
 
 func (x *GetStoragePolicyRequest) Reset() {
 	*x = GetStoragePolicyRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[98]
+	mi := &file_strata_v1_meta_proto_msgTypes[109]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6767,7 +7411,7 @@ func (x *GetStoragePolicyRequest) String() string {
 func (*GetStoragePolicyRequest) ProtoMessage() {}
 
 func (x *GetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[98]
+	mi := &file_strata_v1_meta_proto_msgTypes[109]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6780,7 +7424,7 @@ func (x *GetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoragePolicyRequest.ProtoReflect.Descriptor instead.
 func (*GetStoragePolicyRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{98}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{109}
 }
 
 func (x *GetStoragePolicyRequest) GetHeader() *Header {
@@ -6807,7 +7451,7 @@ type GetStoragePolicyResponse struct {
 
 func (x *GetStoragePolicyResponse) Reset() {
 	*x = GetStoragePolicyResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[99]
+	mi := &file_strata_v1_meta_proto_msgTypes[110]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6819,7 +7463,7 @@ func (x *GetStoragePolicyResponse) String() string {
 func (*GetStoragePolicyResponse) ProtoMessage() {}
 
 func (x *GetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[99]
+	mi := &file_strata_v1_meta_proto_msgTypes[110]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6832,7 +7476,7 @@ func (x *GetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoragePolicyResponse.ProtoReflect.Descriptor instead.
 func (*GetStoragePolicyResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{99}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{110}
 }
 
 func (x *GetStoragePolicyResponse) GetPolicy() *StoragePolicy {
@@ -6851,7 +7495,7 @@ type GetStoragePoliciesRequest struct {
 
 func (x *GetStoragePoliciesRequest) Reset() {
 	*x = GetStoragePoliciesRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[100]
+	mi := &file_strata_v1_meta_proto_msgTypes[111]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6863,7 +7507,7 @@ func (x *GetStoragePoliciesRequest) String() string {
 func (*GetStoragePoliciesRequest) ProtoMessage() {}
 
 func (x *GetStoragePoliciesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[100]
+	mi := &file_strata_v1_meta_proto_msgTypes[111]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6876,7 +7520,7 @@ func (x *GetStoragePoliciesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoragePoliciesRequest.ProtoReflect.Descriptor instead.
 func (*GetStoragePoliciesRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{100}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{111}
 }
 
 func (x *GetStoragePoliciesRequest) GetHeader() *Header {
@@ -6895,7 +7539,7 @@ type GetStoragePoliciesResponse struct {
 
 func (x *GetStoragePoliciesResponse) Reset() {
 	*x = GetStoragePoliciesResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[101]
+	mi := &file_strata_v1_meta_proto_msgTypes[112]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6907,7 +7551,7 @@ func (x *GetStoragePoliciesResponse) String() string {
 func (*GetStoragePoliciesResponse) ProtoMessage() {}
 
 func (x *GetStoragePoliciesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[101]
+	mi := &file_strata_v1_meta_proto_msgTypes[112]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6920,7 +7564,7 @@ func (x *GetStoragePoliciesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoragePoliciesResponse.ProtoReflect.Descriptor instead.
 func (*GetStoragePoliciesResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{101}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{112}
 }
 
 func (x *GetStoragePoliciesResponse) GetPolicies() []*StoragePolicy {
@@ -6949,7 +7593,7 @@ type ConcatRequest struct {
 
 func (x *ConcatRequest) Reset() {
 	*x = ConcatRequest{}
-	mi := &file_strata_v1_meta_proto_msgTypes[102]
+	mi := &file_strata_v1_meta_proto_msgTypes[113]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6961,7 +7605,7 @@ func (x *ConcatRequest) String() string {
 func (*ConcatRequest) ProtoMessage() {}
 
 func (x *ConcatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[102]
+	mi := &file_strata_v1_meta_proto_msgTypes[113]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6974,7 +7618,7 @@ func (x *ConcatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConcatRequest.ProtoReflect.Descriptor instead.
 func (*ConcatRequest) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{102}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{113}
 }
 
 func (x *ConcatRequest) GetHeader() *Header {
@@ -7016,7 +7660,7 @@ type ConcatUpload struct {
 
 func (x *ConcatUpload) Reset() {
 	*x = ConcatUpload{}
-	mi := &file_strata_v1_meta_proto_msgTypes[103]
+	mi := &file_strata_v1_meta_proto_msgTypes[114]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7028,7 +7672,7 @@ func (x *ConcatUpload) String() string {
 func (*ConcatUpload) ProtoMessage() {}
 
 func (x *ConcatUpload) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[103]
+	mi := &file_strata_v1_meta_proto_msgTypes[114]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7041,7 +7685,7 @@ func (x *ConcatUpload) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConcatUpload.ProtoReflect.Descriptor instead.
 func (*ConcatUpload) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{103}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{114}
 }
 
 func (x *ConcatUpload) GetInodeId() uint64 {
@@ -7073,7 +7717,7 @@ type ConcatResponse struct {
 
 func (x *ConcatResponse) Reset() {
 	*x = ConcatResponse{}
-	mi := &file_strata_v1_meta_proto_msgTypes[104]
+	mi := &file_strata_v1_meta_proto_msgTypes[115]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7085,7 +7729,7 @@ func (x *ConcatResponse) String() string {
 func (*ConcatResponse) ProtoMessage() {}
 
 func (x *ConcatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[104]
+	mi := &file_strata_v1_meta_proto_msgTypes[115]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7098,7 +7742,7 @@ func (x *ConcatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConcatResponse.ProtoReflect.Descriptor instead.
 func (*ConcatResponse) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{104}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{115}
 }
 
 // ObjectToken is the block access token of the objects under inode_id
@@ -7113,7 +7757,7 @@ type ObjectToken struct {
 
 func (x *ObjectToken) Reset() {
 	*x = ObjectToken{}
-	mi := &file_strata_v1_meta_proto_msgTypes[105]
+	mi := &file_strata_v1_meta_proto_msgTypes[116]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7125,7 +7769,7 @@ func (x *ObjectToken) String() string {
 func (*ObjectToken) ProtoMessage() {}
 
 func (x *ObjectToken) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_v1_meta_proto_msgTypes[105]
+	mi := &file_strata_v1_meta_proto_msgTypes[116]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7138,7 +7782,7 @@ func (x *ObjectToken) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ObjectToken.ProtoReflect.Descriptor instead.
 func (*ObjectToken) Descriptor() ([]byte, []int) {
-	return file_strata_v1_meta_proto_rawDescGZIP(), []int{105}
+	return file_strata_v1_meta_proto_rawDescGZIP(), []int{116}
 }
 
 func (x *ObjectToken) GetInodeId() uint64 {
@@ -7578,7 +8222,47 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\x04user\x18\x01 \x01(\tR\x04user\x12\x16\n" +
 	"\x06groups\x18\x02 \x03(\tR\x06groups\x12\x1c\n" +
 	"\tsuperuser\x18\x03 \x01(\bR\tsuperuser\x120\n" +
-	"\x05token\x18\x04 \x01(\v2\x1a.strata.v1.TokenIdentifierR\x05token\"|\n" +
+	"\x05token\x18\x04 \x01(\v2\x1a.strata.v1.TokenIdentifierR\x05token\"\x90\x01\n" +
+	"\x12BeginImportRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x1b\n" +
+	"\timport_id\x18\x02 \x01(\tR\bimportId\x12\x1c\n" +
+	"\tnamespace\x18\x03 \x01(\tR\tnamespace\x12\x14\n" +
+	"\x05count\x18\x04 \x01(\x04R\x05count\"S\n" +
+	"\x13BeginImportResponse\x12\x12\n" +
+	"\x04base\x18\x01 \x01(\x04R\x04base\x12\x14\n" +
+	"\x05count\x18\x02 \x01(\x04R\x05count\x12\x12\n" +
+	"\x04done\x18\x03 \x01(\bR\x04done\"M\n" +
+	"\vImportTable\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04size\x18\x02 \x01(\x04R\x04size\x12\x16\n" +
+	"\x06sha256\x18\x03 \x01(\tR\x06sha256\"\xa9\x01\n" +
+	"\vImportChunk\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x1b\n" +
+	"\timport_id\x18\x02 \x01(\tR\bimportId\x12,\n" +
+	"\x05table\x18\x03 \x01(\v2\x16.strata.v1.ImportTableR\x05table\x12\x12\n" +
+	"\x04data\x18\x04 \x01(\fR\x04data\x12\x10\n" +
+	"\x03eof\x18\x05 \x01(\bR\x03eof\"\x16\n" +
+	"\x14UploadImportResponse\"Z\n" +
+	"\x10GetImportRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x1b\n" +
+	"\timport_id\x18\x02 \x01(\tR\bimportId\"\x9f\x01\n" +
+	"\x11GetImportResponse\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
+	"\x04base\x18\x02 \x01(\x04R\x04base\x12\x14\n" +
+	"\x05count\x18\x03 \x01(\x04R\x05count\x12\x12\n" +
+	"\x04done\x18\x04 \x01(\bR\x04done\x12.\n" +
+	"\x06tables\x18\x05 \x03(\v2\x16.strata.v1.ImportTableR\x06tables\"\xd9\x01\n" +
+	"\x13CommitImportRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x1b\n" +
+	"\timport_id\x18\x02 \x01(\tR\bimportId\x126\n" +
+	"\tnamespace\x18\x03 \x01(\v2\x18.strata.v1.NamespaceInfoR\tnamespace\x12\x12\n" +
+	"\x04root\x18\x04 \x01(\x04R\x04root\x12.\n" +
+	"\x06tables\x18\x05 \x03(\v2\x16.strata.v1.ImportTableR\x06tables\"\x16\n" +
+	"\x14CommitImportResponse\"\\\n" +
+	"\x12AbortImportRequest\x12)\n" +
+	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x1b\n" +
+	"\timport_id\x18\x02 \x01(\tR\bimportId\"\x15\n" +
+	"\x13AbortImportResponse\"|\n" +
 	"\x0fSetQuotaRequest\x12)\n" +
 	"\x06header\x18\x01 \x01(\v2\x11.strata.v1.HeaderR\x06header\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x14\n" +
@@ -7699,7 +8383,7 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\rACL_OP_MODIFY\x10\x02\x12\x19\n" +
 	"\x15ACL_OP_REMOVE_ENTRIES\x10\x03\x12\x19\n" +
 	"\x15ACL_OP_REMOVE_DEFAULT\x10\x04\x12\x11\n" +
-	"\rACL_OP_REMOVE\x10\x052\xfa\x1d\n" +
+	"\rACL_OP_REMOVE\x10\x052\x8c!\n" +
 	"\vMetaService\x12C\n" +
 	"\x06Mkdirs\x12\x18.strata.v1.MkdirsRequest\x1a\x19.strata.v1.MkdirsResponse\"\x04\xa0\xbb\x18\x02\x12C\n" +
 	"\x06Create\x12\x18.strata.v1.CreateRequest\x1a\x19.strata.v1.CreateResponse\"\x04\xa0\xbb\x18\x02\x12I\n" +
@@ -7740,7 +8424,12 @@ const file_strata_v1_meta_proto_rawDesc = "" +
 	"\n" +
 	"RenewToken\x12\x1c.strata.v1.RenewTokenRequest\x1a\x1d.strata.v1.RenewTokenResponse\"\x04\xa0\xbb\x18\x02\x12R\n" +
 	"\vRevokeToken\x12\x1d.strata.v1.RevokeTokenRequest\x1a\x1e.strata.v1.RevokeTokenResponse\"\x04\xa0\xbb\x18\x02\x12=\n" +
-	"\x06WhoAmI\x12\x18.strata.v1.WhoAmIRequest\x1a\x19.strata.v1.WhoAmIResponse\x12I\n" +
+	"\x06WhoAmI\x12\x18.strata.v1.WhoAmIRequest\x1a\x19.strata.v1.WhoAmIResponse\x12R\n" +
+	"\vBeginImport\x12\x1d.strata.v1.BeginImportRequest\x1a\x1e.strata.v1.BeginImportResponse\"\x04\xa0\xbb\x18\x02\x12I\n" +
+	"\fUploadImport\x12\x16.strata.v1.ImportChunk\x1a\x1f.strata.v1.UploadImportResponse(\x01\x12F\n" +
+	"\tGetImport\x12\x1b.strata.v1.GetImportRequest\x1a\x1c.strata.v1.GetImportResponse\x12U\n" +
+	"\fCommitImport\x12\x1e.strata.v1.CommitImportRequest\x1a\x1f.strata.v1.CommitImportResponse\"\x04\xa0\xbb\x18\x02\x12R\n" +
+	"\vAbortImport\x12\x1d.strata.v1.AbortImportRequest\x1a\x1e.strata.v1.AbortImportResponse\"\x04\xa0\xbb\x18\x02\x12I\n" +
 	"\bSetQuota\x12\x1a.strata.v1.SetQuotaRequest\x1a\x1b.strata.v1.SetQuotaResponse\"\x04\xa0\xbb\x18\x02\x12I\n" +
 	"\bSetXAttr\x12\x1a.strata.v1.SetXAttrRequest\x1a\x1b.strata.v1.SetXAttrResponse\"\x04\xa0\xbb\x18\x02\x12R\n" +
 	"\vRemoveXAttr\x12\x1d.strata.v1.RemoveXAttrRequest\x1a\x1e.strata.v1.RemoveXAttrResponse\"\x04\xa0\xbb\x18\x02\x12L\n" +
@@ -7769,7 +8458,7 @@ func file_strata_v1_meta_proto_rawDescGZIP() []byte {
 }
 
 var file_strata_v1_meta_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 106)
+var file_strata_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 117)
 var file_strata_v1_meta_proto_goTypes = []any{
 	(MethodKind)(0),                    // 0: strata.v1.MethodKind
 	(FileType)(0),                      // 1: strata.v1.FileType
@@ -7856,38 +8545,49 @@ var file_strata_v1_meta_proto_goTypes = []any{
 	(*RevokeTokenResponse)(nil),        // 82: strata.v1.RevokeTokenResponse
 	(*WhoAmIRequest)(nil),              // 83: strata.v1.WhoAmIRequest
 	(*WhoAmIResponse)(nil),             // 84: strata.v1.WhoAmIResponse
-	(*SetQuotaRequest)(nil),            // 85: strata.v1.SetQuotaRequest
-	(*SetQuotaResponse)(nil),           // 86: strata.v1.SetQuotaResponse
-	(*XAttr)(nil),                      // 87: strata.v1.XAttr
-	(*SetXAttrRequest)(nil),            // 88: strata.v1.SetXAttrRequest
-	(*SetXAttrResponse)(nil),           // 89: strata.v1.SetXAttrResponse
-	(*RemoveXAttrRequest)(nil),         // 90: strata.v1.RemoveXAttrRequest
-	(*RemoveXAttrResponse)(nil),        // 91: strata.v1.RemoveXAttrResponse
-	(*GetXAttrsRequest)(nil),           // 92: strata.v1.GetXAttrsRequest
-	(*GetXAttrsResponse)(nil),          // 93: strata.v1.GetXAttrsResponse
-	(*ListXAttrsRequest)(nil),          // 94: strata.v1.ListXAttrsRequest
-	(*ListXAttrsResponse)(nil),         // 95: strata.v1.ListXAttrsResponse
-	(*AclEntry)(nil),                   // 96: strata.v1.AclEntry
-	(*ModifyAclRequest)(nil),           // 97: strata.v1.ModifyAclRequest
-	(*ModifyAclResponse)(nil),          // 98: strata.v1.ModifyAclResponse
-	(*GetAclStatusRequest)(nil),        // 99: strata.v1.GetAclStatusRequest
-	(*GetAclStatusResponse)(nil),       // 100: strata.v1.GetAclStatusResponse
-	(*StoragePolicy)(nil),              // 101: strata.v1.StoragePolicy
-	(*SetStoragePolicyRequest)(nil),    // 102: strata.v1.SetStoragePolicyRequest
-	(*SetStoragePolicyResponse)(nil),   // 103: strata.v1.SetStoragePolicyResponse
-	(*GetStoragePolicyRequest)(nil),    // 104: strata.v1.GetStoragePolicyRequest
-	(*GetStoragePolicyResponse)(nil),   // 105: strata.v1.GetStoragePolicyResponse
-	(*GetStoragePoliciesRequest)(nil),  // 106: strata.v1.GetStoragePoliciesRequest
-	(*GetStoragePoliciesResponse)(nil), // 107: strata.v1.GetStoragePoliciesResponse
-	(*ConcatRequest)(nil),              // 108: strata.v1.ConcatRequest
-	(*ConcatUpload)(nil),               // 109: strata.v1.ConcatUpload
-	(*ConcatResponse)(nil),             // 110: strata.v1.ConcatResponse
-	(*ObjectToken)(nil),                // 111: strata.v1.ObjectToken
-	(*Block)(nil),                      // 112: strata.v1.Block
-	(*WorkerInfo)(nil),                 // 113: strata.v1.WorkerInfo
-	(*BlockRef)(nil),                   // 114: strata.v1.BlockRef
-	(*BlockKey)(nil),                   // 115: strata.v1.BlockKey
-	(*descriptorpb.MethodOptions)(nil), // 116: google.protobuf.MethodOptions
+	(*BeginImportRequest)(nil),         // 85: strata.v1.BeginImportRequest
+	(*BeginImportResponse)(nil),        // 86: strata.v1.BeginImportResponse
+	(*ImportTable)(nil),                // 87: strata.v1.ImportTable
+	(*ImportChunk)(nil),                // 88: strata.v1.ImportChunk
+	(*UploadImportResponse)(nil),       // 89: strata.v1.UploadImportResponse
+	(*GetImportRequest)(nil),           // 90: strata.v1.GetImportRequest
+	(*GetImportResponse)(nil),          // 91: strata.v1.GetImportResponse
+	(*CommitImportRequest)(nil),        // 92: strata.v1.CommitImportRequest
+	(*CommitImportResponse)(nil),       // 93: strata.v1.CommitImportResponse
+	(*AbortImportRequest)(nil),         // 94: strata.v1.AbortImportRequest
+	(*AbortImportResponse)(nil),        // 95: strata.v1.AbortImportResponse
+	(*SetQuotaRequest)(nil),            // 96: strata.v1.SetQuotaRequest
+	(*SetQuotaResponse)(nil),           // 97: strata.v1.SetQuotaResponse
+	(*XAttr)(nil),                      // 98: strata.v1.XAttr
+	(*SetXAttrRequest)(nil),            // 99: strata.v1.SetXAttrRequest
+	(*SetXAttrResponse)(nil),           // 100: strata.v1.SetXAttrResponse
+	(*RemoveXAttrRequest)(nil),         // 101: strata.v1.RemoveXAttrRequest
+	(*RemoveXAttrResponse)(nil),        // 102: strata.v1.RemoveXAttrResponse
+	(*GetXAttrsRequest)(nil),           // 103: strata.v1.GetXAttrsRequest
+	(*GetXAttrsResponse)(nil),          // 104: strata.v1.GetXAttrsResponse
+	(*ListXAttrsRequest)(nil),          // 105: strata.v1.ListXAttrsRequest
+	(*ListXAttrsResponse)(nil),         // 106: strata.v1.ListXAttrsResponse
+	(*AclEntry)(nil),                   // 107: strata.v1.AclEntry
+	(*ModifyAclRequest)(nil),           // 108: strata.v1.ModifyAclRequest
+	(*ModifyAclResponse)(nil),          // 109: strata.v1.ModifyAclResponse
+	(*GetAclStatusRequest)(nil),        // 110: strata.v1.GetAclStatusRequest
+	(*GetAclStatusResponse)(nil),       // 111: strata.v1.GetAclStatusResponse
+	(*StoragePolicy)(nil),              // 112: strata.v1.StoragePolicy
+	(*SetStoragePolicyRequest)(nil),    // 113: strata.v1.SetStoragePolicyRequest
+	(*SetStoragePolicyResponse)(nil),   // 114: strata.v1.SetStoragePolicyResponse
+	(*GetStoragePolicyRequest)(nil),    // 115: strata.v1.GetStoragePolicyRequest
+	(*GetStoragePolicyResponse)(nil),   // 116: strata.v1.GetStoragePolicyResponse
+	(*GetStoragePoliciesRequest)(nil),  // 117: strata.v1.GetStoragePoliciesRequest
+	(*GetStoragePoliciesResponse)(nil), // 118: strata.v1.GetStoragePoliciesResponse
+	(*ConcatRequest)(nil),              // 119: strata.v1.ConcatRequest
+	(*ConcatUpload)(nil),               // 120: strata.v1.ConcatUpload
+	(*ConcatResponse)(nil),             // 121: strata.v1.ConcatResponse
+	(*ObjectToken)(nil),                // 122: strata.v1.ObjectToken
+	(*Block)(nil),                      // 123: strata.v1.Block
+	(*WorkerInfo)(nil),                 // 124: strata.v1.WorkerInfo
+	(*BlockRef)(nil),                   // 125: strata.v1.BlockRef
+	(*BlockKey)(nil),                   // 126: strata.v1.BlockKey
+	(*descriptorpb.MethodOptions)(nil), // 127: google.protobuf.MethodOptions
 }
 var file_strata_v1_meta_proto_depIdxs = []int32{
 	1,   // 0: strata.v1.FileStatus.type:type_name -> strata.v1.FileType
@@ -7895,13 +8595,13 @@ var file_strata_v1_meta_proto_depIdxs = []int32{
 	6,   // 2: strata.v1.CreateRequest.header:type_name -> strata.v1.Header
 	7,   // 3: strata.v1.CreateResponse.status:type_name -> strata.v1.FileStatus
 	6,   // 4: strata.v1.CompleteRequest.header:type_name -> strata.v1.Header
-	112, // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
+	123, // 5: strata.v1.CompleteRequest.blocks:type_name -> strata.v1.Block
 	6,   // 6: strata.v1.GetFileStatusRequest.header:type_name -> strata.v1.Header
 	7,   // 7: strata.v1.GetFileStatusResponse.status:type_name -> strata.v1.FileStatus
 	6,   // 8: strata.v1.OpenRequest.header:type_name -> strata.v1.Header
 	7,   // 9: strata.v1.OpenResponse.status:type_name -> strata.v1.FileStatus
-	112, // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
-	111, // 11: strata.v1.OpenResponse.object_tokens:type_name -> strata.v1.ObjectToken
+	123, // 10: strata.v1.OpenResponse.blocks:type_name -> strata.v1.Block
+	122, // 11: strata.v1.OpenResponse.object_tokens:type_name -> strata.v1.ObjectToken
 	6,   // 12: strata.v1.ListRequest.header:type_name -> strata.v1.Header
 	7,   // 13: strata.v1.ListResponse.entries:type_name -> strata.v1.FileStatus
 	7,   // 14: strata.v1.ListResponse.status:type_name -> strata.v1.FileStatus
@@ -7917,9 +8617,9 @@ var file_strata_v1_meta_proto_depIdxs = []int32{
 	6,   // 24: strata.v1.GetServerDefaultsRequest.header:type_name -> strata.v1.Header
 	6,   // 25: strata.v1.RenewLeaseRequest.header:type_name -> strata.v1.Header
 	6,   // 26: strata.v1.RecoverLeaseRequest.header:type_name -> strata.v1.Header
-	112, // 27: strata.v1.RecoverLeaseRequest.tail_block:type_name -> strata.v1.Block
+	123, // 27: strata.v1.RecoverLeaseRequest.tail_block:type_name -> strata.v1.Block
 	6,   // 28: strata.v1.FlushRequest.header:type_name -> strata.v1.Header
-	112, // 29: strata.v1.FlushRequest.blocks:type_name -> strata.v1.Block
+	123, // 29: strata.v1.FlushRequest.blocks:type_name -> strata.v1.Block
 	6,   // 30: strata.v1.ReadTailRequest.header:type_name -> strata.v1.Header
 	6,   // 31: strata.v1.AppendRequest.header:type_name -> strata.v1.Header
 	7,   // 32: strata.v1.AppendResponse.status:type_name -> strata.v1.FileStatus
@@ -7957,140 +8657,159 @@ var file_strata_v1_meta_proto_depIdxs = []int32{
 	6,   // 64: strata.v1.RemoveMemberRequest.header:type_name -> strata.v1.Header
 	6,   // 65: strata.v1.TransferLeaderRequest.header:type_name -> strata.v1.Header
 	67,  // 66: strata.v1.MembershipResponse.members:type_name -> strata.v1.Member
-	113, // 67: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
-	114, // 68: strata.v1.HeartbeatResponse.dropped:type_name -> strata.v1.BlockRef
-	115, // 69: strata.v1.HeartbeatResponse.block_keys:type_name -> strata.v1.BlockKey
+	124, // 67: strata.v1.HeartbeatRequest.worker:type_name -> strata.v1.WorkerInfo
+	125, // 68: strata.v1.HeartbeatResponse.dropped:type_name -> strata.v1.BlockRef
+	126, // 69: strata.v1.HeartbeatResponse.block_keys:type_name -> strata.v1.BlockKey
 	53,  // 70: strata.v1.HeartbeatResponse.namespaces:type_name -> strata.v1.NamespaceInfo
-	113, // 71: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
+	124, // 71: strata.v1.ListWorkersResponse.workers:type_name -> strata.v1.WorkerInfo
 	6,   // 72: strata.v1.CreateTokenRequest.header:type_name -> strata.v1.Header
 	76,  // 73: strata.v1.CreateTokenResponse.identifier:type_name -> strata.v1.TokenIdentifier
 	6,   // 74: strata.v1.RenewTokenRequest.header:type_name -> strata.v1.Header
 	6,   // 75: strata.v1.RevokeTokenRequest.header:type_name -> strata.v1.Header
 	76,  // 76: strata.v1.WhoAmIResponse.token:type_name -> strata.v1.TokenIdentifier
-	6,   // 77: strata.v1.SetQuotaRequest.header:type_name -> strata.v1.Header
-	6,   // 78: strata.v1.SetXAttrRequest.header:type_name -> strata.v1.Header
-	87,  // 79: strata.v1.SetXAttrRequest.xattr:type_name -> strata.v1.XAttr
-	6,   // 80: strata.v1.RemoveXAttrRequest.header:type_name -> strata.v1.Header
-	6,   // 81: strata.v1.GetXAttrsRequest.header:type_name -> strata.v1.Header
-	87,  // 82: strata.v1.GetXAttrsResponse.xattrs:type_name -> strata.v1.XAttr
-	6,   // 83: strata.v1.ListXAttrsRequest.header:type_name -> strata.v1.Header
-	4,   // 84: strata.v1.AclEntry.type:type_name -> strata.v1.AclEntryType
-	6,   // 85: strata.v1.ModifyAclRequest.header:type_name -> strata.v1.Header
-	5,   // 86: strata.v1.ModifyAclRequest.op:type_name -> strata.v1.AclOp
-	96,  // 87: strata.v1.ModifyAclRequest.entries:type_name -> strata.v1.AclEntry
-	6,   // 88: strata.v1.GetAclStatusRequest.header:type_name -> strata.v1.Header
-	96,  // 89: strata.v1.GetAclStatusResponse.entries:type_name -> strata.v1.AclEntry
-	6,   // 90: strata.v1.SetStoragePolicyRequest.header:type_name -> strata.v1.Header
-	6,   // 91: strata.v1.GetStoragePolicyRequest.header:type_name -> strata.v1.Header
-	101, // 92: strata.v1.GetStoragePolicyResponse.policy:type_name -> strata.v1.StoragePolicy
-	6,   // 93: strata.v1.GetStoragePoliciesRequest.header:type_name -> strata.v1.Header
-	101, // 94: strata.v1.GetStoragePoliciesResponse.policies:type_name -> strata.v1.StoragePolicy
-	6,   // 95: strata.v1.ConcatRequest.header:type_name -> strata.v1.Header
-	109, // 96: strata.v1.ConcatRequest.uploads:type_name -> strata.v1.ConcatUpload
-	112, // 97: strata.v1.ConcatUpload.block:type_name -> strata.v1.Block
-	116, // 98: strata.v1.method_kind:extendee -> google.protobuf.MethodOptions
-	0,   // 99: strata.v1.method_kind:type_name -> strata.v1.MethodKind
-	8,   // 100: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
-	10,  // 101: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
-	12,  // 102: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
-	14,  // 103: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
-	16,  // 104: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
-	18,  // 105: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
-	20,  // 106: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
-	22,  // 107: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
-	24,  // 108: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
-	25,  // 109: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
-	26,  // 110: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
-	28,  // 111: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
-	37,  // 112: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
-	40,  // 113: strata.v1.MetaService.Flush:input_type -> strata.v1.FlushRequest
-	42,  // 114: strata.v1.MetaService.ReadTail:input_type -> strata.v1.ReadTailRequest
-	44,  // 115: strata.v1.MetaService.Append:input_type -> strata.v1.AppendRequest
-	46,  // 116: strata.v1.MetaService.Truncate:input_type -> strata.v1.TruncateRequest
-	108, // 117: strata.v1.MetaService.Concat:input_type -> strata.v1.ConcatRequest
-	39,  // 118: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
-	49,  // 119: strata.v1.MetaService.Batch:input_type -> strata.v1.BatchRequest
-	54,  // 120: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
-	56,  // 121: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
-	58,  // 122: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
-	60,  // 123: strata.v1.MetaService.RestoreNamespace:input_type -> strata.v1.RestoreNamespaceRequest
-	35,  // 124: strata.v1.MetaService.GetServerDefaults:input_type -> strata.v1.GetServerDefaultsRequest
-	65,  // 125: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
-	62,  // 126: strata.v1.MetaService.GetServerStatus:input_type -> strata.v1.GetServerStatusRequest
-	33,  // 127: strata.v1.MetaService.Resync:input_type -> strata.v1.ResyncRequest
-	31,  // 128: strata.v1.MetaService.GetProgress:input_type -> strata.v1.GetProgressRequest
-	68,  // 129: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
-	69,  // 130: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
-	70,  // 131: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
-	72,  // 132: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
-	74,  // 133: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
-	77,  // 134: strata.v1.MetaService.CreateToken:input_type -> strata.v1.CreateTokenRequest
-	79,  // 135: strata.v1.MetaService.RenewToken:input_type -> strata.v1.RenewTokenRequest
-	81,  // 136: strata.v1.MetaService.RevokeToken:input_type -> strata.v1.RevokeTokenRequest
-	83,  // 137: strata.v1.MetaService.WhoAmI:input_type -> strata.v1.WhoAmIRequest
-	85,  // 138: strata.v1.MetaService.SetQuota:input_type -> strata.v1.SetQuotaRequest
-	88,  // 139: strata.v1.MetaService.SetXAttr:input_type -> strata.v1.SetXAttrRequest
-	90,  // 140: strata.v1.MetaService.RemoveXAttr:input_type -> strata.v1.RemoveXAttrRequest
-	92,  // 141: strata.v1.MetaService.GetXAttrs:input_type -> strata.v1.GetXAttrsRequest
-	94,  // 142: strata.v1.MetaService.ListXAttrs:input_type -> strata.v1.ListXAttrsRequest
-	97,  // 143: strata.v1.MetaService.ModifyAcl:input_type -> strata.v1.ModifyAclRequest
-	99,  // 144: strata.v1.MetaService.GetAclStatus:input_type -> strata.v1.GetAclStatusRequest
-	102, // 145: strata.v1.MetaService.SetStoragePolicy:input_type -> strata.v1.SetStoragePolicyRequest
-	104, // 146: strata.v1.MetaService.GetStoragePolicy:input_type -> strata.v1.GetStoragePolicyRequest
-	106, // 147: strata.v1.MetaService.GetStoragePolicies:input_type -> strata.v1.GetStoragePoliciesRequest
-	9,   // 148: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
-	11,  // 149: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
-	13,  // 150: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
-	15,  // 151: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
-	17,  // 152: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
-	19,  // 153: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
-	21,  // 154: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
-	23,  // 155: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
-	27,  // 156: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
-	27,  // 157: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
-	27,  // 158: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
-	29,  // 159: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
-	38,  // 160: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
-	41,  // 161: strata.v1.MetaService.Flush:output_type -> strata.v1.FlushResponse
-	43,  // 162: strata.v1.MetaService.ReadTail:output_type -> strata.v1.ReadTailResponse
-	45,  // 163: strata.v1.MetaService.Append:output_type -> strata.v1.AppendResponse
-	47,  // 164: strata.v1.MetaService.Truncate:output_type -> strata.v1.TruncateResponse
-	110, // 165: strata.v1.MetaService.Concat:output_type -> strata.v1.ConcatResponse
-	48,  // 166: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
-	51,  // 167: strata.v1.MetaService.Batch:output_type -> strata.v1.BatchResponse
-	55,  // 168: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
-	57,  // 169: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
-	59,  // 170: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
-	61,  // 171: strata.v1.MetaService.RestoreNamespace:output_type -> strata.v1.RestoreNamespaceResponse
-	36,  // 172: strata.v1.MetaService.GetServerDefaults:output_type -> strata.v1.GetServerDefaultsResponse
-	66,  // 173: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
-	63,  // 174: strata.v1.MetaService.GetServerStatus:output_type -> strata.v1.GetServerStatusResponse
-	34,  // 175: strata.v1.MetaService.Resync:output_type -> strata.v1.ResyncResponse
-	32,  // 176: strata.v1.MetaService.GetProgress:output_type -> strata.v1.GetProgressResponse
-	71,  // 177: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
-	71,  // 178: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
-	71,  // 179: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
-	73,  // 180: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
-	75,  // 181: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
-	78,  // 182: strata.v1.MetaService.CreateToken:output_type -> strata.v1.CreateTokenResponse
-	80,  // 183: strata.v1.MetaService.RenewToken:output_type -> strata.v1.RenewTokenResponse
-	82,  // 184: strata.v1.MetaService.RevokeToken:output_type -> strata.v1.RevokeTokenResponse
-	84,  // 185: strata.v1.MetaService.WhoAmI:output_type -> strata.v1.WhoAmIResponse
-	86,  // 186: strata.v1.MetaService.SetQuota:output_type -> strata.v1.SetQuotaResponse
-	89,  // 187: strata.v1.MetaService.SetXAttr:output_type -> strata.v1.SetXAttrResponse
-	91,  // 188: strata.v1.MetaService.RemoveXAttr:output_type -> strata.v1.RemoveXAttrResponse
-	93,  // 189: strata.v1.MetaService.GetXAttrs:output_type -> strata.v1.GetXAttrsResponse
-	95,  // 190: strata.v1.MetaService.ListXAttrs:output_type -> strata.v1.ListXAttrsResponse
-	98,  // 191: strata.v1.MetaService.ModifyAcl:output_type -> strata.v1.ModifyAclResponse
-	100, // 192: strata.v1.MetaService.GetAclStatus:output_type -> strata.v1.GetAclStatusResponse
-	103, // 193: strata.v1.MetaService.SetStoragePolicy:output_type -> strata.v1.SetStoragePolicyResponse
-	105, // 194: strata.v1.MetaService.GetStoragePolicy:output_type -> strata.v1.GetStoragePolicyResponse
-	107, // 195: strata.v1.MetaService.GetStoragePolicies:output_type -> strata.v1.GetStoragePoliciesResponse
-	148, // [148:196] is the sub-list for method output_type
-	100, // [100:148] is the sub-list for method input_type
-	99,  // [99:100] is the sub-list for extension type_name
-	98,  // [98:99] is the sub-list for extension extendee
-	0,   // [0:98] is the sub-list for field type_name
+	6,   // 77: strata.v1.BeginImportRequest.header:type_name -> strata.v1.Header
+	6,   // 78: strata.v1.ImportChunk.header:type_name -> strata.v1.Header
+	87,  // 79: strata.v1.ImportChunk.table:type_name -> strata.v1.ImportTable
+	6,   // 80: strata.v1.GetImportRequest.header:type_name -> strata.v1.Header
+	87,  // 81: strata.v1.GetImportResponse.tables:type_name -> strata.v1.ImportTable
+	6,   // 82: strata.v1.CommitImportRequest.header:type_name -> strata.v1.Header
+	53,  // 83: strata.v1.CommitImportRequest.namespace:type_name -> strata.v1.NamespaceInfo
+	87,  // 84: strata.v1.CommitImportRequest.tables:type_name -> strata.v1.ImportTable
+	6,   // 85: strata.v1.AbortImportRequest.header:type_name -> strata.v1.Header
+	6,   // 86: strata.v1.SetQuotaRequest.header:type_name -> strata.v1.Header
+	6,   // 87: strata.v1.SetXAttrRequest.header:type_name -> strata.v1.Header
+	98,  // 88: strata.v1.SetXAttrRequest.xattr:type_name -> strata.v1.XAttr
+	6,   // 89: strata.v1.RemoveXAttrRequest.header:type_name -> strata.v1.Header
+	6,   // 90: strata.v1.GetXAttrsRequest.header:type_name -> strata.v1.Header
+	98,  // 91: strata.v1.GetXAttrsResponse.xattrs:type_name -> strata.v1.XAttr
+	6,   // 92: strata.v1.ListXAttrsRequest.header:type_name -> strata.v1.Header
+	4,   // 93: strata.v1.AclEntry.type:type_name -> strata.v1.AclEntryType
+	6,   // 94: strata.v1.ModifyAclRequest.header:type_name -> strata.v1.Header
+	5,   // 95: strata.v1.ModifyAclRequest.op:type_name -> strata.v1.AclOp
+	107, // 96: strata.v1.ModifyAclRequest.entries:type_name -> strata.v1.AclEntry
+	6,   // 97: strata.v1.GetAclStatusRequest.header:type_name -> strata.v1.Header
+	107, // 98: strata.v1.GetAclStatusResponse.entries:type_name -> strata.v1.AclEntry
+	6,   // 99: strata.v1.SetStoragePolicyRequest.header:type_name -> strata.v1.Header
+	6,   // 100: strata.v1.GetStoragePolicyRequest.header:type_name -> strata.v1.Header
+	112, // 101: strata.v1.GetStoragePolicyResponse.policy:type_name -> strata.v1.StoragePolicy
+	6,   // 102: strata.v1.GetStoragePoliciesRequest.header:type_name -> strata.v1.Header
+	112, // 103: strata.v1.GetStoragePoliciesResponse.policies:type_name -> strata.v1.StoragePolicy
+	6,   // 104: strata.v1.ConcatRequest.header:type_name -> strata.v1.Header
+	120, // 105: strata.v1.ConcatRequest.uploads:type_name -> strata.v1.ConcatUpload
+	123, // 106: strata.v1.ConcatUpload.block:type_name -> strata.v1.Block
+	127, // 107: strata.v1.method_kind:extendee -> google.protobuf.MethodOptions
+	0,   // 108: strata.v1.method_kind:type_name -> strata.v1.MethodKind
+	8,   // 109: strata.v1.MetaService.Mkdirs:input_type -> strata.v1.MkdirsRequest
+	10,  // 110: strata.v1.MetaService.Create:input_type -> strata.v1.CreateRequest
+	12,  // 111: strata.v1.MetaService.Complete:input_type -> strata.v1.CompleteRequest
+	14,  // 112: strata.v1.MetaService.GetFileStatus:input_type -> strata.v1.GetFileStatusRequest
+	16,  // 113: strata.v1.MetaService.Open:input_type -> strata.v1.OpenRequest
+	18,  // 114: strata.v1.MetaService.List:input_type -> strata.v1.ListRequest
+	20,  // 115: strata.v1.MetaService.Rename:input_type -> strata.v1.RenameRequest
+	22,  // 116: strata.v1.MetaService.Delete:input_type -> strata.v1.DeleteRequest
+	24,  // 117: strata.v1.MetaService.SetPermission:input_type -> strata.v1.SetPermissionRequest
+	25,  // 118: strata.v1.MetaService.SetOwner:input_type -> strata.v1.SetOwnerRequest
+	26,  // 119: strata.v1.MetaService.SetTimes:input_type -> strata.v1.SetTimesRequest
+	28,  // 120: strata.v1.MetaService.GetContentSummary:input_type -> strata.v1.GetContentSummaryRequest
+	37,  // 121: strata.v1.MetaService.RenewLease:input_type -> strata.v1.RenewLeaseRequest
+	40,  // 122: strata.v1.MetaService.Flush:input_type -> strata.v1.FlushRequest
+	42,  // 123: strata.v1.MetaService.ReadTail:input_type -> strata.v1.ReadTailRequest
+	44,  // 124: strata.v1.MetaService.Append:input_type -> strata.v1.AppendRequest
+	46,  // 125: strata.v1.MetaService.Truncate:input_type -> strata.v1.TruncateRequest
+	119, // 126: strata.v1.MetaService.Concat:input_type -> strata.v1.ConcatRequest
+	39,  // 127: strata.v1.MetaService.RecoverLease:input_type -> strata.v1.RecoverLeaseRequest
+	49,  // 128: strata.v1.MetaService.Batch:input_type -> strata.v1.BatchRequest
+	54,  // 129: strata.v1.MetaService.CreateNamespace:input_type -> strata.v1.CreateNamespaceRequest
+	56,  // 130: strata.v1.MetaService.ListNamespaces:input_type -> strata.v1.ListNamespacesRequest
+	58,  // 131: strata.v1.MetaService.DeleteNamespace:input_type -> strata.v1.DeleteNamespaceRequest
+	60,  // 132: strata.v1.MetaService.RestoreNamespace:input_type -> strata.v1.RestoreNamespaceRequest
+	35,  // 133: strata.v1.MetaService.GetServerDefaults:input_type -> strata.v1.GetServerDefaultsRequest
+	65,  // 134: strata.v1.MetaService.Status:input_type -> strata.v1.StatusRequest
+	62,  // 135: strata.v1.MetaService.GetServerStatus:input_type -> strata.v1.GetServerStatusRequest
+	33,  // 136: strata.v1.MetaService.Resync:input_type -> strata.v1.ResyncRequest
+	31,  // 137: strata.v1.MetaService.GetProgress:input_type -> strata.v1.GetProgressRequest
+	68,  // 138: strata.v1.MetaService.AddMember:input_type -> strata.v1.AddMemberRequest
+	69,  // 139: strata.v1.MetaService.RemoveMember:input_type -> strata.v1.RemoveMemberRequest
+	70,  // 140: strata.v1.MetaService.TransferLeader:input_type -> strata.v1.TransferLeaderRequest
+	72,  // 141: strata.v1.MetaService.Heartbeat:input_type -> strata.v1.HeartbeatRequest
+	74,  // 142: strata.v1.MetaService.ListWorkers:input_type -> strata.v1.ListWorkersRequest
+	77,  // 143: strata.v1.MetaService.CreateToken:input_type -> strata.v1.CreateTokenRequest
+	79,  // 144: strata.v1.MetaService.RenewToken:input_type -> strata.v1.RenewTokenRequest
+	81,  // 145: strata.v1.MetaService.RevokeToken:input_type -> strata.v1.RevokeTokenRequest
+	83,  // 146: strata.v1.MetaService.WhoAmI:input_type -> strata.v1.WhoAmIRequest
+	85,  // 147: strata.v1.MetaService.BeginImport:input_type -> strata.v1.BeginImportRequest
+	88,  // 148: strata.v1.MetaService.UploadImport:input_type -> strata.v1.ImportChunk
+	90,  // 149: strata.v1.MetaService.GetImport:input_type -> strata.v1.GetImportRequest
+	92,  // 150: strata.v1.MetaService.CommitImport:input_type -> strata.v1.CommitImportRequest
+	94,  // 151: strata.v1.MetaService.AbortImport:input_type -> strata.v1.AbortImportRequest
+	96,  // 152: strata.v1.MetaService.SetQuota:input_type -> strata.v1.SetQuotaRequest
+	99,  // 153: strata.v1.MetaService.SetXAttr:input_type -> strata.v1.SetXAttrRequest
+	101, // 154: strata.v1.MetaService.RemoveXAttr:input_type -> strata.v1.RemoveXAttrRequest
+	103, // 155: strata.v1.MetaService.GetXAttrs:input_type -> strata.v1.GetXAttrsRequest
+	105, // 156: strata.v1.MetaService.ListXAttrs:input_type -> strata.v1.ListXAttrsRequest
+	108, // 157: strata.v1.MetaService.ModifyAcl:input_type -> strata.v1.ModifyAclRequest
+	110, // 158: strata.v1.MetaService.GetAclStatus:input_type -> strata.v1.GetAclStatusRequest
+	113, // 159: strata.v1.MetaService.SetStoragePolicy:input_type -> strata.v1.SetStoragePolicyRequest
+	115, // 160: strata.v1.MetaService.GetStoragePolicy:input_type -> strata.v1.GetStoragePolicyRequest
+	117, // 161: strata.v1.MetaService.GetStoragePolicies:input_type -> strata.v1.GetStoragePoliciesRequest
+	9,   // 162: strata.v1.MetaService.Mkdirs:output_type -> strata.v1.MkdirsResponse
+	11,  // 163: strata.v1.MetaService.Create:output_type -> strata.v1.CreateResponse
+	13,  // 164: strata.v1.MetaService.Complete:output_type -> strata.v1.CompleteResponse
+	15,  // 165: strata.v1.MetaService.GetFileStatus:output_type -> strata.v1.GetFileStatusResponse
+	17,  // 166: strata.v1.MetaService.Open:output_type -> strata.v1.OpenResponse
+	19,  // 167: strata.v1.MetaService.List:output_type -> strata.v1.ListResponse
+	21,  // 168: strata.v1.MetaService.Rename:output_type -> strata.v1.RenameResponse
+	23,  // 169: strata.v1.MetaService.Delete:output_type -> strata.v1.DeleteResponse
+	27,  // 170: strata.v1.MetaService.SetPermission:output_type -> strata.v1.SetAttrResponse
+	27,  // 171: strata.v1.MetaService.SetOwner:output_type -> strata.v1.SetAttrResponse
+	27,  // 172: strata.v1.MetaService.SetTimes:output_type -> strata.v1.SetAttrResponse
+	29,  // 173: strata.v1.MetaService.GetContentSummary:output_type -> strata.v1.GetContentSummaryResponse
+	38,  // 174: strata.v1.MetaService.RenewLease:output_type -> strata.v1.RenewLeaseResponse
+	41,  // 175: strata.v1.MetaService.Flush:output_type -> strata.v1.FlushResponse
+	43,  // 176: strata.v1.MetaService.ReadTail:output_type -> strata.v1.ReadTailResponse
+	45,  // 177: strata.v1.MetaService.Append:output_type -> strata.v1.AppendResponse
+	47,  // 178: strata.v1.MetaService.Truncate:output_type -> strata.v1.TruncateResponse
+	121, // 179: strata.v1.MetaService.Concat:output_type -> strata.v1.ConcatResponse
+	48,  // 180: strata.v1.MetaService.RecoverLease:output_type -> strata.v1.RecoverLeaseResponse
+	51,  // 181: strata.v1.MetaService.Batch:output_type -> strata.v1.BatchResponse
+	55,  // 182: strata.v1.MetaService.CreateNamespace:output_type -> strata.v1.CreateNamespaceResponse
+	57,  // 183: strata.v1.MetaService.ListNamespaces:output_type -> strata.v1.ListNamespacesResponse
+	59,  // 184: strata.v1.MetaService.DeleteNamespace:output_type -> strata.v1.DeleteNamespaceResponse
+	61,  // 185: strata.v1.MetaService.RestoreNamespace:output_type -> strata.v1.RestoreNamespaceResponse
+	36,  // 186: strata.v1.MetaService.GetServerDefaults:output_type -> strata.v1.GetServerDefaultsResponse
+	66,  // 187: strata.v1.MetaService.Status:output_type -> strata.v1.StatusResponse
+	63,  // 188: strata.v1.MetaService.GetServerStatus:output_type -> strata.v1.GetServerStatusResponse
+	34,  // 189: strata.v1.MetaService.Resync:output_type -> strata.v1.ResyncResponse
+	32,  // 190: strata.v1.MetaService.GetProgress:output_type -> strata.v1.GetProgressResponse
+	71,  // 191: strata.v1.MetaService.AddMember:output_type -> strata.v1.MembershipResponse
+	71,  // 192: strata.v1.MetaService.RemoveMember:output_type -> strata.v1.MembershipResponse
+	71,  // 193: strata.v1.MetaService.TransferLeader:output_type -> strata.v1.MembershipResponse
+	73,  // 194: strata.v1.MetaService.Heartbeat:output_type -> strata.v1.HeartbeatResponse
+	75,  // 195: strata.v1.MetaService.ListWorkers:output_type -> strata.v1.ListWorkersResponse
+	78,  // 196: strata.v1.MetaService.CreateToken:output_type -> strata.v1.CreateTokenResponse
+	80,  // 197: strata.v1.MetaService.RenewToken:output_type -> strata.v1.RenewTokenResponse
+	82,  // 198: strata.v1.MetaService.RevokeToken:output_type -> strata.v1.RevokeTokenResponse
+	84,  // 199: strata.v1.MetaService.WhoAmI:output_type -> strata.v1.WhoAmIResponse
+	86,  // 200: strata.v1.MetaService.BeginImport:output_type -> strata.v1.BeginImportResponse
+	89,  // 201: strata.v1.MetaService.UploadImport:output_type -> strata.v1.UploadImportResponse
+	91,  // 202: strata.v1.MetaService.GetImport:output_type -> strata.v1.GetImportResponse
+	93,  // 203: strata.v1.MetaService.CommitImport:output_type -> strata.v1.CommitImportResponse
+	95,  // 204: strata.v1.MetaService.AbortImport:output_type -> strata.v1.AbortImportResponse
+	97,  // 205: strata.v1.MetaService.SetQuota:output_type -> strata.v1.SetQuotaResponse
+	100, // 206: strata.v1.MetaService.SetXAttr:output_type -> strata.v1.SetXAttrResponse
+	102, // 207: strata.v1.MetaService.RemoveXAttr:output_type -> strata.v1.RemoveXAttrResponse
+	104, // 208: strata.v1.MetaService.GetXAttrs:output_type -> strata.v1.GetXAttrsResponse
+	106, // 209: strata.v1.MetaService.ListXAttrs:output_type -> strata.v1.ListXAttrsResponse
+	109, // 210: strata.v1.MetaService.ModifyAcl:output_type -> strata.v1.ModifyAclResponse
+	111, // 211: strata.v1.MetaService.GetAclStatus:output_type -> strata.v1.GetAclStatusResponse
+	114, // 212: strata.v1.MetaService.SetStoragePolicy:output_type -> strata.v1.SetStoragePolicyResponse
+	116, // 213: strata.v1.MetaService.GetStoragePolicy:output_type -> strata.v1.GetStoragePolicyResponse
+	118, // 214: strata.v1.MetaService.GetStoragePolicies:output_type -> strata.v1.GetStoragePoliciesResponse
+	162, // [162:215] is the sub-list for method output_type
+	109, // [109:162] is the sub-list for method input_type
+	108, // [108:109] is the sub-list for extension type_name
+	107, // [107:108] is the sub-list for extension extendee
+	0,   // [0:107] is the sub-list for field type_name
 }
 
 func init() { file_strata_v1_meta_proto_init() }
@@ -8123,7 +8842,7 @@ func file_strata_v1_meta_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_v1_meta_proto_rawDesc), len(file_strata_v1_meta_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   106,
+			NumMessages:   117,
 			NumExtensions: 1,
 			NumServices:   1,
 		},

@@ -61,6 +61,11 @@ const (
 	MetaService_RenewToken_FullMethodName         = "/strata.v1.MetaService/RenewToken"
 	MetaService_RevokeToken_FullMethodName        = "/strata.v1.MetaService/RevokeToken"
 	MetaService_WhoAmI_FullMethodName             = "/strata.v1.MetaService/WhoAmI"
+	MetaService_BeginImport_FullMethodName        = "/strata.v1.MetaService/BeginImport"
+	MetaService_UploadImport_FullMethodName       = "/strata.v1.MetaService/UploadImport"
+	MetaService_GetImport_FullMethodName          = "/strata.v1.MetaService/GetImport"
+	MetaService_CommitImport_FullMethodName       = "/strata.v1.MetaService/CommitImport"
+	MetaService_AbortImport_FullMethodName        = "/strata.v1.MetaService/AbortImport"
 	MetaService_SetQuota_FullMethodName           = "/strata.v1.MetaService/SetQuota"
 	MetaService_SetXAttr_FullMethodName           = "/strata.v1.MetaService/SetXAttr"
 	MetaService_RemoveXAttr_FullMethodName        = "/strata.v1.MetaService/RemoveXAttr"
@@ -156,6 +161,20 @@ type MetaServiceClient interface {
 	RevokeToken(ctx context.Context, in *RevokeTokenRequest, opts ...grpc.CallOption) (*RevokeTokenResponse, error)
 	// WhoAmI says who the service takes the caller for (its token's user).
 	WhoAmI(ctx context.Context, in *WhoAmIRequest, opts ...grpc.CallOption) (*WhoAmIResponse, error)
+	// Importing a namespace whole (strata admin import; docs/import.md), in
+	// this order, superuser only. BeginImport reserves the ids of the
+	// import's inodes; UploadImport sends the leader one sorted table built
+	// with them (internal/bulkload), which it checks and keeps; GetImport
+	// says which the leader holds; CommitImport hands them to every member,
+	// then logs the command that adds them to each member's state in one
+	// step, into an empty namespace. AbortImport forgets an import that did
+	// not commit, and its tables. Until the commit, nothing of an import is
+	// visible.
+	BeginImport(ctx context.Context, in *BeginImportRequest, opts ...grpc.CallOption) (*BeginImportResponse, error)
+	UploadImport(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[ImportChunk, UploadImportResponse], error)
+	GetImport(ctx context.Context, in *GetImportRequest, opts ...grpc.CallOption) (*GetImportResponse, error)
+	CommitImport(ctx context.Context, in *CommitImportRequest, opts ...grpc.CallOption) (*CommitImportResponse, error)
+	AbortImport(ctx context.Context, in *AbortImportRequest, opts ...grpc.CallOption) (*AbortImportResponse, error)
 	// Quotas, extended attributes, ACLs and storage policies, as HDFS's
 	// (docs/semantics.md). SetQuota needs the superuser.
 	SetQuota(ctx context.Context, in *SetQuotaRequest, opts ...grpc.CallOption) (*SetQuotaResponse, error)
@@ -560,6 +579,59 @@ func (c *metaServiceClient) WhoAmI(ctx context.Context, in *WhoAmIRequest, opts 
 	return out, nil
 }
 
+func (c *metaServiceClient) BeginImport(ctx context.Context, in *BeginImportRequest, opts ...grpc.CallOption) (*BeginImportResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BeginImportResponse)
+	err := c.cc.Invoke(ctx, MetaService_BeginImport_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *metaServiceClient) UploadImport(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[ImportChunk, UploadImportResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &MetaService_ServiceDesc.Streams[0], MetaService_UploadImport_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ImportChunk, UploadImportResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type MetaService_UploadImportClient = grpc.ClientStreamingClient[ImportChunk, UploadImportResponse]
+
+func (c *metaServiceClient) GetImport(ctx context.Context, in *GetImportRequest, opts ...grpc.CallOption) (*GetImportResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetImportResponse)
+	err := c.cc.Invoke(ctx, MetaService_GetImport_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *metaServiceClient) CommitImport(ctx context.Context, in *CommitImportRequest, opts ...grpc.CallOption) (*CommitImportResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CommitImportResponse)
+	err := c.cc.Invoke(ctx, MetaService_CommitImport_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *metaServiceClient) AbortImport(ctx context.Context, in *AbortImportRequest, opts ...grpc.CallOption) (*AbortImportResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AbortImportResponse)
+	err := c.cc.Invoke(ctx, MetaService_AbortImport_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *metaServiceClient) SetQuota(ctx context.Context, in *SetQuotaRequest, opts ...grpc.CallOption) (*SetQuotaResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(SetQuotaResponse)
@@ -743,6 +815,20 @@ type MetaServiceServer interface {
 	RevokeToken(context.Context, *RevokeTokenRequest) (*RevokeTokenResponse, error)
 	// WhoAmI says who the service takes the caller for (its token's user).
 	WhoAmI(context.Context, *WhoAmIRequest) (*WhoAmIResponse, error)
+	// Importing a namespace whole (strata admin import; docs/import.md), in
+	// this order, superuser only. BeginImport reserves the ids of the
+	// import's inodes; UploadImport sends the leader one sorted table built
+	// with them (internal/bulkload), which it checks and keeps; GetImport
+	// says which the leader holds; CommitImport hands them to every member,
+	// then logs the command that adds them to each member's state in one
+	// step, into an empty namespace. AbortImport forgets an import that did
+	// not commit, and its tables. Until the commit, nothing of an import is
+	// visible.
+	BeginImport(context.Context, *BeginImportRequest) (*BeginImportResponse, error)
+	UploadImport(grpc.ClientStreamingServer[ImportChunk, UploadImportResponse]) error
+	GetImport(context.Context, *GetImportRequest) (*GetImportResponse, error)
+	CommitImport(context.Context, *CommitImportRequest) (*CommitImportResponse, error)
+	AbortImport(context.Context, *AbortImportRequest) (*AbortImportResponse, error)
 	// Quotas, extended attributes, ACLs and storage policies, as HDFS's
 	// (docs/semantics.md). SetQuota needs the superuser.
 	SetQuota(context.Context, *SetQuotaRequest) (*SetQuotaResponse, error)
@@ -880,6 +966,21 @@ func (UnimplementedMetaServiceServer) RevokeToken(context.Context, *RevokeTokenR
 }
 func (UnimplementedMetaServiceServer) WhoAmI(context.Context, *WhoAmIRequest) (*WhoAmIResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method WhoAmI not implemented")
+}
+func (UnimplementedMetaServiceServer) BeginImport(context.Context, *BeginImportRequest) (*BeginImportResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method BeginImport not implemented")
+}
+func (UnimplementedMetaServiceServer) UploadImport(grpc.ClientStreamingServer[ImportChunk, UploadImportResponse]) error {
+	return status.Error(codes.Unimplemented, "method UploadImport not implemented")
+}
+func (UnimplementedMetaServiceServer) GetImport(context.Context, *GetImportRequest) (*GetImportResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetImport not implemented")
+}
+func (UnimplementedMetaServiceServer) CommitImport(context.Context, *CommitImportRequest) (*CommitImportResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CommitImport not implemented")
+}
+func (UnimplementedMetaServiceServer) AbortImport(context.Context, *AbortImportRequest) (*AbortImportResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AbortImport not implemented")
 }
 func (UnimplementedMetaServiceServer) SetQuota(context.Context, *SetQuotaRequest) (*SetQuotaResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetQuota not implemented")
@@ -1616,6 +1717,85 @@ func _MetaService_WhoAmI_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MetaService_BeginImport_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(BeginImportRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).BeginImport(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_BeginImport_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).BeginImport(ctx, req.(*BeginImportRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MetaService_UploadImport_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(MetaServiceServer).UploadImport(&grpc.GenericServerStream[ImportChunk, UploadImportResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type MetaService_UploadImportServer = grpc.ClientStreamingServer[ImportChunk, UploadImportResponse]
+
+func _MetaService_GetImport_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetImportRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).GetImport(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_GetImport_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).GetImport(ctx, req.(*GetImportRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MetaService_CommitImport_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CommitImportRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).CommitImport(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_CommitImport_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).CommitImport(ctx, req.(*CommitImportRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MetaService_AbortImport_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AbortImportRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetaServiceServer).AbortImport(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetaService_AbortImport_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetaServiceServer).AbortImport(ctx, req.(*AbortImportRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _MetaService_SetQuota_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(SetQuotaRequest)
 	if err := dec(in); err != nil {
@@ -1956,6 +2136,22 @@ var MetaService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _MetaService_WhoAmI_Handler,
 		},
 		{
+			MethodName: "BeginImport",
+			Handler:    _MetaService_BeginImport_Handler,
+		},
+		{
+			MethodName: "GetImport",
+			Handler:    _MetaService_GetImport_Handler,
+		},
+		{
+			MethodName: "CommitImport",
+			Handler:    _MetaService_CommitImport_Handler,
+		},
+		{
+			MethodName: "AbortImport",
+			Handler:    _MetaService_AbortImport_Handler,
+		},
+		{
 			MethodName: "SetQuota",
 			Handler:    _MetaService_SetQuota_Handler,
 		},
@@ -1996,6 +2192,12 @@ var MetaService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _MetaService_GetStoragePolicies_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "UploadImport",
+			Handler:       _MetaService_UploadImport_Handler,
+			ClientStreams: true,
+		},
+	},
 	Metadata: "strata/v1/meta.proto",
 }

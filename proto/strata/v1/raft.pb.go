@@ -147,9 +147,11 @@ type SnapshotChunk struct {
 	FromAddress string `protobuf:"bytes,7,opt,name=from_address,json=fromAddress,proto3" json:"from_address,omitempty"`
 	// A file of the checkpoint: its path relative to the checkpoint, a piece
 	// of its content, and whether this is the last piece.
-	File          string `protobuf:"bytes,4,opt,name=file,proto3" json:"file,omitempty"`
-	Data          []byte `protobuf:"bytes,5,opt,name=data,proto3" json:"data,omitempty"`
-	Eof           bool   `protobuf:"varint,6,opt,name=eof,proto3" json:"eof,omitempty"`
+	File string `protobuf:"bytes,4,opt,name=file,proto3" json:"file,omitempty"`
+	Data []byte `protobuf:"bytes,5,opt,name=data,proto3" json:"data,omitempty"`
+	Eof  bool   `protobuf:"varint,6,opt,name=eof,proto3" json:"eof,omitempty"`
+	// Stage, first chunk only: the staging area the files go to.
+	Stage         string `protobuf:"bytes,8,opt,name=stage,proto3" json:"stage,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -233,6 +235,13 @@ func (x *SnapshotChunk) GetEof() bool {
 	return false
 }
 
+func (x *SnapshotChunk) GetStage() string {
+	if x != nil {
+		return x.Stage
+	}
+	return ""
+}
+
 var File_strata_v1_raft_proto protoreflect.FileDescriptor
 
 const file_strata_v1_raft_proto_rawDesc = "" +
@@ -245,7 +254,7 @@ const file_strata_v1_raft_proto_rawDesc = "" +
 	"\x02to\x18\x03 \x01(\x04R\x02to\x12\x1a\n" +
 	"\bmessages\x18\x04 \x03(\fR\bmessages\x12!\n" +
 	"\ffrom_address\x18\x05 \x01(\tR\vfromAddress\"\x0e\n" +
-	"\fStepResponse\"\xb9\x01\n" +
+	"\fStepResponse\"\xcf\x01\n" +
 	"\rSnapshotChunk\x12\x1d\n" +
 	"\n" +
 	"cluster_id\x18\x01 \x01(\tR\tclusterId\x12\x12\n" +
@@ -254,12 +263,14 @@ const file_strata_v1_raft_proto_rawDesc = "" +
 	"\ffrom_address\x18\a \x01(\tR\vfromAddress\x12\x12\n" +
 	"\x04file\x18\x04 \x01(\tR\x04file\x12\x12\n" +
 	"\x04data\x18\x05 \x01(\fR\x04data\x12\x10\n" +
-	"\x03eof\x18\x06 \x01(\bR\x03eof2\xcf\x01\n" +
+	"\x03eof\x18\x06 \x01(\bR\x03eof\x12\x14\n" +
+	"\x05stage\x18\b \x01(\tR\x05stage2\x8d\x02\n" +
 	"\vRaftService\x127\n" +
 	"\x04Step\x12\x16.strata.v1.StepRequest\x1a\x17.strata.v1.StepResponse\x12?\n" +
 	"\n" +
 	"StepStream\x12\x16.strata.v1.StepRequest\x1a\x17.strata.v1.StepResponse(\x01\x12F\n" +
-	"\x0fInstallSnapshot\x12\x18.strata.v1.SnapshotChunk\x1a\x17.strata.v1.StepResponse(\x01BK\n" +
+	"\x0fInstallSnapshot\x12\x18.strata.v1.SnapshotChunk\x1a\x17.strata.v1.StepResponse(\x01\x12<\n" +
+	"\x05Stage\x12\x18.strata.v1.SnapshotChunk\x1a\x17.strata.v1.StepResponse(\x01BK\n" +
 	"\x12io.strata.proto.v1P\x01Z3github.com/stratafs/strata/proto/strata/v1;stratav1b\x06proto3"
 
 var (
@@ -284,11 +295,13 @@ var file_strata_v1_raft_proto_depIdxs = []int32{
 	0, // 0: strata.v1.RaftService.Step:input_type -> strata.v1.StepRequest
 	0, // 1: strata.v1.RaftService.StepStream:input_type -> strata.v1.StepRequest
 	2, // 2: strata.v1.RaftService.InstallSnapshot:input_type -> strata.v1.SnapshotChunk
-	1, // 3: strata.v1.RaftService.Step:output_type -> strata.v1.StepResponse
-	1, // 4: strata.v1.RaftService.StepStream:output_type -> strata.v1.StepResponse
-	1, // 5: strata.v1.RaftService.InstallSnapshot:output_type -> strata.v1.StepResponse
-	3, // [3:6] is the sub-list for method output_type
-	0, // [0:3] is the sub-list for method input_type
+	2, // 3: strata.v1.RaftService.Stage:input_type -> strata.v1.SnapshotChunk
+	1, // 4: strata.v1.RaftService.Step:output_type -> strata.v1.StepResponse
+	1, // 5: strata.v1.RaftService.StepStream:output_type -> strata.v1.StepResponse
+	1, // 6: strata.v1.RaftService.InstallSnapshot:output_type -> strata.v1.StepResponse
+	1, // 7: strata.v1.RaftService.Stage:output_type -> strata.v1.StepResponse
+	4, // [4:8] is the sub-list for method output_type
+	0, // [0:4] is the sub-list for method input_type
 	0, // [0:0] is the sub-list for extension type_name
 	0, // [0:0] is the sub-list for extension extendee
 	0, // [0:0] is the sub-list for field type_name

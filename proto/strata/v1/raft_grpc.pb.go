@@ -25,6 +25,7 @@ const (
 	RaftService_Step_FullMethodName            = "/strata.v1.RaftService/Step"
 	RaftService_StepStream_FullMethodName      = "/strata.v1.RaftService/StepStream"
 	RaftService_InstallSnapshot_FullMethodName = "/strata.v1.RaftService/InstallSnapshot"
+	RaftService_Stage_FullMethodName           = "/strata.v1.RaftService/Stage"
 )
 
 // RaftServiceClient is the client API for RaftService service.
@@ -46,6 +47,11 @@ type RaftServiceClient interface {
 	// snapshot message, the following ones the files of a checkpoint of the
 	// sender's state.
 	InstallSnapshot(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[SnapshotChunk, StepResponse], error)
+	// Stage streams files a member is to hold before an entry that needs
+	// them is logged (an import's tables): the first chunk names the
+	// staging area (stage), the following ones carry the files, as a
+	// snapshot's. It answers once the receiver has checked them.
+	Stage(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[SnapshotChunk, StepResponse], error)
 }
 
 type raftServiceClient struct {
@@ -92,6 +98,19 @@ func (c *raftServiceClient) InstallSnapshot(ctx context.Context, opts ...grpc.Ca
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type RaftService_InstallSnapshotClient = grpc.ClientStreamingClient[SnapshotChunk, StepResponse]
 
+func (c *raftServiceClient) Stage(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[SnapshotChunk, StepResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &RaftService_ServiceDesc.Streams[2], RaftService_Stage_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[SnapshotChunk, StepResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type RaftService_StageClient = grpc.ClientStreamingClient[SnapshotChunk, StepResponse]
+
 // RaftServiceServer is the server API for RaftService service.
 // All implementations must embed UnimplementedRaftServiceServer
 // for forward compatibility.
@@ -111,6 +130,11 @@ type RaftServiceServer interface {
 	// snapshot message, the following ones the files of a checkpoint of the
 	// sender's state.
 	InstallSnapshot(grpc.ClientStreamingServer[SnapshotChunk, StepResponse]) error
+	// Stage streams files a member is to hold before an entry that needs
+	// them is logged (an import's tables): the first chunk names the
+	// staging area (stage), the following ones carry the files, as a
+	// snapshot's. It answers once the receiver has checked them.
+	Stage(grpc.ClientStreamingServer[SnapshotChunk, StepResponse]) error
 	mustEmbedUnimplementedRaftServiceServer()
 }
 
@@ -129,6 +153,9 @@ func (UnimplementedRaftServiceServer) StepStream(grpc.ClientStreamingServer[Step
 }
 func (UnimplementedRaftServiceServer) InstallSnapshot(grpc.ClientStreamingServer[SnapshotChunk, StepResponse]) error {
 	return status.Error(codes.Unimplemented, "method InstallSnapshot not implemented")
+}
+func (UnimplementedRaftServiceServer) Stage(grpc.ClientStreamingServer[SnapshotChunk, StepResponse]) error {
+	return status.Error(codes.Unimplemented, "method Stage not implemented")
 }
 func (UnimplementedRaftServiceServer) mustEmbedUnimplementedRaftServiceServer() {}
 func (UnimplementedRaftServiceServer) testEmbeddedByValue()                     {}
@@ -183,6 +210,13 @@ func _RaftService_InstallSnapshot_Handler(srv interface{}, stream grpc.ServerStr
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type RaftService_InstallSnapshotServer = grpc.ClientStreamingServer[SnapshotChunk, StepResponse]
 
+func _RaftService_Stage_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(RaftServiceServer).Stage(&grpc.GenericServerStream[SnapshotChunk, StepResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type RaftService_StageServer = grpc.ClientStreamingServer[SnapshotChunk, StepResponse]
+
 // RaftService_ServiceDesc is the grpc.ServiceDesc for RaftService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -204,6 +238,11 @@ var RaftService_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "InstallSnapshot",
 			Handler:       _RaftService_InstallSnapshot_Handler,
+			ClientStreams: true,
+		},
+		{
+			StreamName:    "Stage",
+			Handler:       _RaftService_Stage_Handler,
 			ClientStreams: true,
 		},
 	},
