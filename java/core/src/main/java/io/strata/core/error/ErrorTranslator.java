@@ -179,7 +179,8 @@ public final class ErrorTranslator {
     return null;
   }
 
-  private static boolean isNotLeader(StatusRuntimeException e) {
+  /** Whether {@code e} is a member's answer that it is not the leader. */
+  public static boolean isNotLeader(StatusRuntimeException e) {
     return reasonOf(e).orElse(null) == Reason.NOT_LEADER;
   }
 

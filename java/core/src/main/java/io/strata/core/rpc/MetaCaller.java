@@ -259,6 +259,9 @@ public final class MetaCaller implements Closeable {
     // The last failure that was an answer, not an attempt the retry
     // deadline cut short: what the caller is told when the search ends.
     StatusRuntimeException answer = null;
+    // A member's NOT_LEADER: the group is there, electing. It names the outcome whatever the
+    // last attempt met (a member down after it, say), as "found no leader".
+    StatusRuntimeException noLeader = null;
     for (;;) {
       Link m = link(target);
       try {
@@ -280,19 +283,22 @@ public final class MetaCaller implements Closeable {
         if (!cutShort || answer == null) {
           answer = e;
         }
+        if (ErrorTranslator.isNotLeader(e)) {
+          noLeader = e;
+        }
         HostPort failed = target;
         target = search.next(failed, e);
         moveOn(failed, target);
         if (search.roundOver()) {
           long pause = search.pause();
           if (nanoTime.getAsLong() + pause >= deadline) {
-            throw gaveUp(answer, search);
+            throw gaveUp(noLeader != null ? noLeader : answer, search);
           }
           sleep(pause);
         }
         long left = deadline - nanoTime.getAsLong();
         if (left <= 0) {
-          throw gaveUp(answer, search);
+          throw gaveUp(noLeader != null ? noLeader : answer, search);
         }
         timeout = Math.min(attempt.toNanos(), left);
       }
