@@ -2,7 +2,6 @@ package scalebench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -180,6 +179,3 @@ func (r *runner) grow(ctx context.Context, i int, size uint64) (Row, error) {
 	r.logf("imported %d inodes in %v", row.Import.Inodes, row.Import.Elapsed.Round(time.Millisecond))
 	return row, os.RemoveAll(work)
 }
-
-// errNoSample is a size too small for the seed's samples.
-var errNoSample = errors.New("no sample at this size")
