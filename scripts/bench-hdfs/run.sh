@@ -86,6 +86,18 @@ mkdir -p "$WORK"
 printf -- '-cp\n%s\n' "$ROOT/$jar:$(cat java/bench/target/bench.classpath)" >"$WORK/cp.args"
 
 COMPARE=${BENCH_COMPARE:-hdfs}
+# add_target NAME [CONF...]: FsBench's arguments for the Strata service start_strata started
+# last, as target NAME with configuration CONF (key=value) besides the service's address.
+targets=()
+add_target() {
+  local name=$1 conf
+  shift
+  targets+=(--target "$name=strata://default/" --pids "$name=$meta_pid,$worker_pid"
+    --target-conf "$name:fs.strata.meta.address=$meta")
+  for conf in "$@"; do
+    targets+=(--target-conf "$name:$conf")
+  done
+}
 case "$COMPARE" in
   hdfs)
     start_minihdfs 6g
@@ -99,43 +111,30 @@ case "$COMPARE" in
       --pids "hdfs=$hdfs_pid") ;;
   security)
     STRATA_DIR=$WORK/secure STRATA_SECURITY=on start_strata 20GiB default --store "file://$WORK/secure/bucket"
-    secure=(--target secure=strata://default/ --pids "secure=$meta_pid,$worker_pid"
-      --target-conf "secure:fs.strata.meta.address=$meta"
-      --target-conf "secure:fs.strata.tls.plaintext=false"
-      --target-conf "secure:fs.strata.tls.ca=$WORK/secure/tls/ca.pem"
-      --target-conf "secure:fs.strata.token.file=$WORK/secure/meta/token")
+    add_target secure fs.strata.tls.plaintext=false "fs.strata.tls.ca=$WORK/secure/tls/ca.pem" \
+      "fs.strata.token.file=$WORK/secure/meta/token"
     STRATA_DIR=$WORK/plain STRATA_SECURITY=off start_strata 20GiB default --store "file://$WORK/plain/bucket"
     # NB: the plain client must send no token either: none in the environment or ~/.strata.
     unset STRATA_TOKEN_FILE STRATA_TOKEN
     export JAVA_TOOL_OPTIONS="-Duser.home=$WORK/plain"
-    targets=("${secure[@]}" --target plain=strata://default/ --pids "plain=$meta_pid,$worker_pid"
-      --target-conf "plain:fs.strata.meta.address=$meta"
-      --target-conf "plain:fs.strata.tls.plaintext=true")
+    add_target plain fs.strata.tls.plaintext=true
     subject=secure baseline=plain join_args=(--within 10) WRITE_DOC=0 ;;
   metrics)
     STRATA_DIR=$WORK/off STRATA_HTTP=off start_strata 20GiB default --store "file://$WORK/off/bucket"
-    off=(--target nometrics=strata://default/ --pids "nometrics=$meta_pid,$worker_pid"
-      --target-conf "nometrics:fs.strata.meta.address=$meta"
-      --target-conf "nometrics:fs.strata.token.file=$WORK/off/meta/token")
+    add_target nometrics "fs.strata.token.file=$WORK/off/meta/token"
     STRATA_DIR=$WORK/on start_strata 20GiB default --store "file://$WORK/on/bucket"
     web=$(sed -n 's/^strata: http on \([^ ]*\).*/\1/p' "$WORK/on/meta.log")
     (while kill -0 "$meta_pid" 2>/dev/null; do curl -sf "http://$web/metrics" >/dev/null || true; sleep 5; done) &
     pids+=("$!")
-    targets=("${off[@]}" --target metrics=strata://default/ --pids "metrics=$meta_pid,$worker_pid"
-      --target-conf "metrics:fs.strata.meta.address=$meta"
-      --target-conf "metrics:fs.strata.token.file=$WORK/on/meta/token")
+    add_target metrics "fs.strata.token.file=$WORK/on/meta/token"
     subject=metrics baseline=nometrics join_args=(--within 10) WRITE_DOC=0 ;;
   binary)
     old_bin=${BENCH_BASELINE_BIN:-}
     [ -x "$old_bin" ] || { log "BENCH_COMPARE=binary: BENCH_BASELINE_BIN=$old_bin is not an executable"; exit 2; }
     STRATA_DIR=$WORK/old STRATA_BIN=$old_bin STRATA_HTTP=none start_strata 20GiB default --store "file://$WORK/old/bucket"
-    old=(--target old=strata://default/ --pids "old=$meta_pid,$worker_pid"
-      --target-conf "old:fs.strata.meta.address=$meta"
-      --target-conf "old:fs.strata.token.file=$WORK/old/meta/token")
+    add_target old "fs.strata.token.file=$WORK/old/meta/token"
     STRATA_DIR=$WORK/new start_strata 20GiB default --store "file://$WORK/new/bucket"
-    targets=("${old[@]}" --target new=strata://default/ --pids "new=$meta_pid,$worker_pid"
-      --target-conf "new:fs.strata.meta.address=$meta"
-      --target-conf "new:fs.strata.token.file=$WORK/new/meta/token")
+    add_target new "fs.strata.token.file=$WORK/new/meta/token"
     subject=new baseline=old join_args=(--within 10) WRITE_DOC=0 ;;
   *) log "BENCH_COMPARE=$COMPARE: want hdfs, security, metrics or binary"; exit 2 ;;
 esac
