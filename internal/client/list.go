@@ -4,6 +4,8 @@ import (
 	"context"
 	"path"
 
+	"github.com/stratafs/strata/internal/fspath"
+
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
@@ -79,8 +81,9 @@ func (c *Client) ListPage(ctx context.Context, name, startAfter string) ([]*File
 		dir = path.Dir(p)
 	}
 	page := make([]*FileStatus, len(r.Entries))
+	j := fspath.NewJoiner(dir)
 	for i, e := range r.Entries {
-		page[i] = statusFromProto(dir, e)
+		page[i] = statusFromProto(j, e)
 	}
 	return page, r.HasMore && len(page) > 0, nil
 }

@@ -30,10 +30,12 @@ type FileStatus struct {
 	HasACL bool
 }
 
-func statusFromProto(parent string, st *pb.FileStatus) *FileStatus {
-	p := parent
+// statusFromProto is st, an entry of the directory parent joins names
+// with.
+func statusFromProto(parent fspath.Joiner, st *pb.FileStatus) *FileStatus {
+	p := parent.Dir()
 	if st.Name != "" {
-		p = fspath.Join(parent, st.Name)
+		p = parent.Join(st.Name)
 	}
 	return &FileStatus{Path: p, Name: st.Name, IsDir: st.Type == pb.FileType_FILE_TYPE_DIRECTORY,
 		Length: st.Length, Perm: st.Permission, Owner: st.Owner, Group: st.Group,
@@ -54,7 +56,7 @@ func (c *Client) Stat(ctx context.Context, name string) (*FileStatus, error) {
 	if err != nil {
 		return nil, err
 	}
-	return statusFromProto(path.Dir(p), r.Status), nil
+	return statusFromProto(fspath.NewJoiner(path.Dir(p)), r.Status), nil
 }
 
 // Mkdirs creates path and any missing parents, like HDFS mkdirs; it

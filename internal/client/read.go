@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/stratafs/strata/internal/fserr"
+	"github.com/stratafs/strata/internal/fspath"
 	"github.com/stratafs/strata/internal/rpcerr"
 	"github.com/stratafs/strata/internal/trace"
 	pb "github.com/stratafs/strata/proto/strata/v1"
@@ -71,7 +72,7 @@ func (c *Client) open(ctx context.Context, req *pb.OpenRequest, name string) (*R
 	if err != nil {
 		return nil, err
 	}
-	rd := &Reader{Status: statusFromProto(path.Dir(req.Path), r.Status), c: c, ctx: ctx, inline: r.InlineData,
+	rd := &Reader{Status: statusFromProto(fspath.NewJoiner(path.Dir(req.Path)), r.Status), c: c, ctx: ctx, inline: r.InlineData,
 		blocks: r.Blocks, storeURI: r.StoreUri, size: int64(r.Status.Length), path: name, objectKey: r.ObjectKey,
 		version: r.ObjectVersion}
 	rd.ns = req.GetHeader().GetNamespace()

@@ -160,13 +160,30 @@ func Clean(p string) (string, error) {
 // Join is path.Join(dir, name) for a listing's entries: a clean absolute
 // dir and a name of one component are joined without cleaning again (a listing of
 // millions of entries joins each); anything else goes through path.Join.
-func Join(dir, name string) string {
-	if name == "" || name == "." || name == ".." || strings.IndexByte(name, '/') >= 0 ||
-		!strings.HasPrefix(dir, "/") || path.Clean(dir) != dir {
-		return path.Join(dir, name)
+func Join(dir, name string) string { return NewJoiner(dir).Join(name) }
+
+// Joiner joins one directory with names, as Join does, having checked the
+// directory once: a listing's page joins its directory with each entry.
+type Joiner struct {
+	dir   string
+	clean bool // dir is absolute and clean
+}
+
+// NewJoiner returns a Joiner for dir.
+func NewJoiner(dir string) Joiner {
+	return Joiner{dir: dir, clean: strings.HasPrefix(dir, "/") && path.Clean(dir) == dir}
+}
+
+// Dir is the directory j joins names with.
+func (j Joiner) Dir() string { return j.dir }
+
+// Join returns path.Join(j's directory, name).
+func (j Joiner) Join(name string) string {
+	if !j.clean || name == "" || name == "." || name == ".." || strings.IndexByte(name, '/') >= 0 {
+		return path.Join(j.dir, name)
 	}
-	if dir == "/" {
+	if j.dir == "/" {
 		return "/" + name
 	}
-	return dir + "/" + name
+	return j.dir + "/" + name
 }

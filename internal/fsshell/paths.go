@@ -36,23 +36,30 @@ func uriOf(ns, abs string) string {
 
 // child is the entry st of directory p, printed below p's printable form
 // as PathData.getStringForChildPath does (so relative paths stay relative).
+// Its absolute path is the one the listing joined (FileStatus.Path).
 func (p *pathData) child(st *client.FileStatus) *pathData {
-	c := p.childNamed(st.Name)
-	c.st = st
-	return c
+	if st.Path == "" {
+		c := p.childNamed(st.Name)
+		c.st = st
+		return c
+	}
+	return &pathData{text: p.childText(st.Name), ns: p.ns, abs: st.Path, st: st}
 }
 
 // childNamed is p's child called name, whose status is not known.
 func (p *pathData) childNamed(name string) *pathData {
-	text := name
-	if p.text != "." {
-		sep := "/"
-		if strings.HasSuffix(p.text, "/") {
-			sep = ""
-		}
-		text = p.text + sep + name
+	return &pathData{text: p.childText(name), ns: p.ns, abs: fspath.Join(p.abs, name)}
+}
+
+// childText is the printable form of p's child called name.
+func (p *pathData) childText(name string) string {
+	if p.text == "." {
+		return name
 	}
-	return &pathData{text: text, ns: p.ns, abs: fspath.Join(p.abs, name)}
+	if strings.HasSuffix(p.text, "/") {
+		return p.text + name
+	}
+	return p.text + "/" + name
 }
 
 // name is the last component of the path ("" for a root).
