@@ -82,7 +82,10 @@ func secs(d time.Duration) string {
 // Projection extrapolates the rows to a billion files along a least-squares
 // line through every row of a namespace that is not empty (two points of
 // noisy rates made lines that went anywhere), each next to what was
-// measured, and says what bounds each figure.
+// measured, and says what bounds each figure. Sizes grow with the files;
+// rates and times, which a sorted store's lookups make grow with the levels
+// of its tree, along the logarithm of the files (a straight line through
+// noisy rates crossed zero before a billion).
 func Projection(rows []Row) string {
 	var fit []Row
 	for _, r := range rows {
@@ -94,7 +97,8 @@ func Projection(rows []Row) string {
 		return ""
 	}
 	const billion = 1e9
-	at := func(y func(Row) float64) float64 { return math.Max(project(fit, y, billion), 0) }
+	at := func(y func(Row) float64) float64 { return math.Max(project(fit, y, billion, linear), 0) }
+	atLog := func(y func(Row) float64) float64 { return math.Max(project(fit, y, billion, math.Log), 0) }
 	span := func(y func(Row) float64, f func(float64) string) string {
 		lo, hi := math.Inf(1), math.Inf(-1)
 		for _, r := range fit {
@@ -116,7 +120,7 @@ func Projection(rows []Row) string {
 		byt(at(rssOf)), span(rssOf, byt))
 	for _, op := range []metabench.Op{metabench.OpCreate, metabench.OpStat} {
 		y := func(r Row) float64 { return r.Ops[op].OpsPerSec() }
-		fmt.Fprintf(&s, "- %s/s: %s at a billion (%s)\n", op, num(at(y)), span(y, num))
+		fmt.Fprintf(&s, "- %s/s: %s at a billion (%s; along the files' logarithm)\n", op, num(atLog(y)), span(y, num))
 	}
 	imp := func(r Row) float64 { return float64(r.Import.Inodes) / r.Import.Elapsed.Seconds() }
 	if rate := imp(last); last.Import.Inodes > 0 {
@@ -124,16 +128,20 @@ func Projection(rows []Row) string {
 			billion/rate/3600, num(rate), span(imp, num))
 	}
 	killed := func(r Row) float64 { return float64(r.Killed) }
-	fmt.Fprintf(&s, "- restart after kill -9: %s at a billion (%s)\n", ms(time.Duration(at(killed))),
+	fmt.Fprintf(&s, "- restart after kill -9: %s at a billion (%s; along the files' logarithm)\n", ms(time.Duration(atLog(killed))),
 		span(killed, func(v float64) string { return ms(time.Duration(v)) }))
 	return s.String()
 }
 
-// project is the least-squares line through the rows' (files, y) at x.
-func project(rows []Row, y func(Row) float64, x float64) float64 {
+func linear(x float64) float64 { return x }
+
+// project is the least-squares line through the rows' (scale(files), y)
+// at scale(x).
+func project(rows []Row, y func(Row) float64, x float64, scale func(float64) float64) float64 {
+	x = scale(x)
 	var n, sx, sy, sxx, sxy float64
 	for _, r := range rows {
-		fx, fy := float64(r.Files), y(r)
+		fx, fy := scale(float64(r.Files)), y(r)
 		n, sx, sy, sxx, sxy = n+1, sx+fx, sy+fy, sxx+fx*fx, sxy+fx*fy
 	}
 	d := n*sxx - sx*sx

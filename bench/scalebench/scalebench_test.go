@@ -53,8 +53,12 @@ func TestTreeHoldsWhatWasAsked(t *testing.T) {
 // TestProjectionFitsEveryRow: the projection follows a line through all
 // the rows, so one noisy row does not send it anywhere.
 func TestProjectionFitsEveryRow(t *testing.T) {
-	if got := project([]Row{{Files: 10}, {Files: 20}, {Files: 30}}, func(r Row) float64 { return 2*float64(r.Files) + 1 }, 100); math.Abs(got-201) > 1e-9 {
+	if got := project([]Row{{Files: 10}, {Files: 20}, {Files: 30}}, func(r Row) float64 { return 2*float64(r.Files) + 1 }, 100, linear); math.Abs(got-201) > 1e-9 {
 		t.Fatalf("the line through y = 2x + 1 gives %v at 100", got)
+	}
+	byLog := func(r Row) float64 { return 3*math.Log(float64(r.Files)) + 1 }
+	if got, want := project([]Row{{Files: 10}, {Files: 1000}}, byLog, 1e9, math.Log), 3*math.Log(1e9)+1; math.Abs(got-want) > 1e-9 {
+		t.Fatalf("the line through y = 3 ln x + 1 gives %v at a billion, want %v", got, want)
 	}
 	row := func(files uint64, stat float64) Row {
 		return Row{Files: files, Inodes: files, RSS: 1 << 30, Disk: 50 * files, Killed: 200 * time.Millisecond,
