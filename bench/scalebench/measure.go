@@ -16,6 +16,7 @@ import (
 
 	"github.com/stratafs/strata/bench/metabench"
 	"github.com/stratafs/strata/internal/client"
+	"github.com/stratafs/strata/internal/cputime"
 )
 
 // measure measures the member at the size row is of.
@@ -75,7 +76,13 @@ func (r *runner) probe(ctx context.Context, row *Row) error {
 		}
 		defer clients[i].Close()
 	}
-	rep, err := metabench.Run(ctx, metabench.Config{Clients: clients, Target: r.g.Meta(),
+	row.OpCPU = map[metabench.Op]time.Duration{}
+	pid := r.g.Member(1).Pid()
+	onPhase := func(op metabench.Op, _ int) func() {
+		start := cputime.Of(pid)
+		return func() { row.OpCPU[op] = cputime.Of(pid) - start }
+	}
+	rep, err := metabench.Run(ctx, metabench.Config{Clients: clients, Target: r.g.Meta(), OnPhase: onPhase,
 		Dir: fmt.Sprintf("/probe-%d", row.Files), Threads: []int{r.cfg.Threads}, Files: r.cfg.Probe, Ops: r.cfg.Ops})
 	if err != nil {
 		return err

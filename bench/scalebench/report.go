@@ -13,7 +13,7 @@ import (
 // Format lays rows out as the benchmark's table: one line a size.
 func Format(rows []Row) string {
 	head := []string{"files", "import/s", "import cpu µs", "create/s", "stat/s", "open/s", "rename/s", "delete/s",
-		"RSS", "RSS B/file", "disk", "disk B/file", "restart", "kill -9", "cold", "ls -R", "lines", "count", "of"}
+		"create cpu µs", "stat cpu µs", "RSS", "RSS B/file", "disk", "disk B/file", "restart", "kill -9", "cold", "ls -R", "lines", "count", "of"}
 	out := [][]string{head}
 	for _, r := range rows {
 		line := []string{count(r.Files)}
@@ -29,6 +29,9 @@ func Format(rows []Row) string {
 			} else {
 				line = append(line, "-")
 			}
+		}
+		for _, op := range []metabench.Op{metabench.OpCreate, metabench.OpStat} {
+			line = append(line, cpuPerOp(r, op))
 		}
 		per := func(b uint64) string {
 			if r.Inodes < 1000 { // the empty member: a ratio of nothing
@@ -150,4 +153,13 @@ func project(rows []Row, y func(Row) float64, x float64, scale func(float64) flo
 	}
 	slope := (n*sxy - sx*sy) / d
 	return (sy-slope*sx)/n + slope*x
+}
+
+// cpuPerOp is the member's CPU time an operation of op's phase, in µs.
+func cpuPerOp(r Row, op metabench.Op) string {
+	res, ok := r.Ops[op]
+	if !ok || res.Ops == 0 || r.OpCPU[op] == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", float64(r.OpCPU[op].Microseconds())/float64(res.Ops))
 }

@@ -48,6 +48,9 @@ type Row struct {
 	// Import is the import that brought the member to this size.
 	Import Import
 	Ops    map[metabench.Op]metabench.Result
+	// OpCPU is the member's CPU time during each phase: what an operation
+	// costs the service, steadier than the rate on a busy machine.
+	OpCPU map[metabench.Op]time.Duration
 	// RSS is the member's resident memory after the probes, Disk its data
 	// directory's bytes (state and log).
 	RSS, Disk uint64

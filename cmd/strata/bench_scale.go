@@ -30,6 +30,9 @@ measure at each size:
                            a second, and this process's CPU an inode
   create/s ... delete/s    strata bench meta's phases, --threads threads,
                            --probe operations each, in a directory of their own
+  create cpu µs, stat ...  the member's CPU time an operation of the phase:
+                           what it costs the service, steadier than the rate
+                           on a busy machine
   RSS, disk                the member's resident memory after the phases, its
                            data directory's bytes; and each per inode
   restart, kill -9, cold   from the start of the member to its first answer,
