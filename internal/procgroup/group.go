@@ -28,6 +28,13 @@ type Config struct {
 	// stderr; it is called at each start of the member. If nil, member i
 	// appends them to Dir/m<i>.log.
 	Output func(i int) (io.Writer, error)
+	// Addrs, if set, are the members' addresses, member i's at Addrs[i-1]
+	// (on hosts of their own: internal/testhosts); nil picks free
+	// loopback ports.
+	Addrs []string
+	// Launch, if set, starts member i's process instead of StartProcess
+	// (on its host, say).
+	Launch func(i int, binary string, args []string, out io.Writer) (*Process, error)
 }
 
 // Group is a namespace service of `strata meta` processes on loopback,
@@ -51,9 +58,12 @@ const pollEvery = 10 * time.Millisecond
 // cfg.Dir/bucket. If a member exits before the namespace is created, Start
 // kills the others and says which.
 func Start(ctx context.Context, cfg Config) (*Group, error) {
-	addrs, err := loopback.FreeAddrs(cfg.Members)
-	if err != nil {
-		return nil, err
+	addrs := cfg.Addrs
+	if addrs == nil {
+		var err error
+		if addrs, err = loopback.FreeAddrs(cfg.Members); err != nil {
+			return nil, err
+		}
 	}
 	g := &Group{cfg: cfg, addrs: addrs, members: make([]*Process, cfg.Members)}
 	for i := 1; i <= cfg.Members; i++ {
@@ -168,7 +178,13 @@ func (g *Group) Start(i int, extra ...string) (*Process, error) {
 		// NB: not the default (the gRPC port + 2), which may be another
 		// member's port: the members' ports are free ports, not a range.
 		"--http-listen", "127.0.0.1:0"}, g.cfg.Args...)
-	p, err := StartProcess(g.cfg.Binary, append(args, extra...), out)
+	launch := g.cfg.Launch
+	if launch == nil {
+		launch = func(_ int, binary string, args []string, out io.Writer) (*Process, error) {
+			return StartProcess(binary, args, out)
+		}
+	}
+	p, err := launch(i, g.cfg.Binary, append(args, extra...), out)
 	if err != nil {
 		return nil, fmt.Errorf("procgroup: start member %d: %w", i, err)
 	}
