@@ -39,3 +39,11 @@ func Pause(p *procgroup.Process) error { return syscall.Kill(p.Pid(), syscall.SI
 
 // Resume lets a paused process go on (SIGCONT).
 func Resume(p *procgroup.Process) error { return syscall.Kill(p.Pid(), syscall.SIGCONT) }
+
+// Launcher returns the function that starts member i of a group on
+// hosts[i-1] (procgroup.Config.Launch, testcluster.Placement).
+func Launcher(hosts []*Host) func(i int, binary string, args []string, out io.Writer) (*procgroup.Process, error) {
+	return func(i int, binary string, args []string, out io.Writer) (*procgroup.Process, error) {
+		return hosts[i-1].Start(binary, args, out)
+	}
+}
