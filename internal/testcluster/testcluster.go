@@ -193,9 +193,6 @@ func (p *Process) HTTP() string {
 // Kill sends SIGKILL and waits for the process to die.
 func (p *Process) Kill() { p.proc.Kill() }
 
-// Proc returns the process itself (to pause it: testhosts.Pause).
-func (p *Process) Proc() *procgroup.Process { return p.proc }
-
 // Stop sends SIGTERM and waits for a clean exit.
 func (p *Process) Stop() { p.proc.Stop() }
 

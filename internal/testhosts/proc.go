@@ -3,7 +3,6 @@ package testhosts
 import (
 	"fmt"
 	"io"
-	"syscall"
 
 	"github.com/stratafs/strata/internal/procgroup"
 )
@@ -32,13 +31,6 @@ func (h *Host) wrap(binary string, args []string) []string {
 func (h *Host) Run(binary string, args ...string) (string, error) {
 	return run("nsenter", h.wrap(binary, args)...)
 }
-
-// Pause stops p (SIGSTOP) until Resume: a process that hangs, its
-// connections open and silent.
-func Pause(p *procgroup.Process) error { return syscall.Kill(p.Pid(), syscall.SIGSTOP) }
-
-// Resume lets a paused process go on (SIGCONT).
-func Resume(p *procgroup.Process) error { return syscall.Kill(p.Pid(), syscall.SIGCONT) }
 
 // Launcher returns the function that starts member i of a group on
 // hosts[i-1] (procgroup.Config.Launch, testcluster.Placement).

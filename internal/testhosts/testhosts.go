@@ -1,10 +1,10 @@
 // Package testhosts makes a cluster of hosts on one machine for tests:
 // each host a network namespace of its own, with its own address on a
 // bridge and its own UTS host name, and the processes a test starts on it.
-// A test cuts and heals the link between any two hosts, isolates a host,
-// and pauses a process, while the rest go on: what a real network does to
-// Strata (partitions, containers with their own host names) and one
-// loopback interface cannot.
+// A test cuts and heals the link between any two hosts and isolates a
+// host (and pauses a process: procgroup.Process.Pause), while the rest go
+// on: what a real network does to Strata (partitions, containers with
+// their own host names) and one loopback interface cannot.
 //
 // Traffic stays between the hosts a test made: the bridge has no uplink, the
 // hosts no default route, only the bridge's own /24. The test process

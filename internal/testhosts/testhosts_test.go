@@ -21,6 +21,8 @@ func TestMain(m *testing.M) {
 	switch os.Getenv("STRATA_TESTHOSTS_HELPER") {
 	case "":
 		os.Exit(m.Run())
+	case "load":
+		os.Exit(runLoad())
 	case "hostname":
 		h, err := os.Hostname()
 		fmt.Println(h, err)
