@@ -138,7 +138,7 @@ func (ws *workerSet) whyNot(w *pb.WorkerInfo, path string, err error) {
 	}
 	if errors.Is(err, errNoSocket) {
 		log.Info("strata: reading over the network from workers whose short-circuit socket this client cannot see "+
-			"(set the client's short-circuit directory to where the workers' sockets are shared)",
+			"(set the client's short-circuit directory, STRATA_SC_DIR or fs.strata.shortcircuit.dir, to where the workers' sockets are shared)",
 			"worker", w.Id, "address", w.Address, "socket", path)
 		return
 	}

@@ -79,7 +79,8 @@ func newWorkerChoice(t *testing.T) *workerChoice {
 	return &workerChoice{c: c, local: serveHellos(t, filepath.Join(t.TempDir(), "worker.sock"), &id), id: &id}
 }
 
-// set carries out "workers ID...", "local ID" or "short-circuit on|off".
+// set carries out "workers ID...", "local ID", "impostor ID" or
+// "short-circuit on|off".
 func (ch *workerChoice) set(w []string) error {
 	switch {
 	case w[0] == "workers":
@@ -90,13 +91,17 @@ func (ch *workerChoice) set(w []string) error {
 		}
 		ch.c.cfg.NoShortCircuit = false
 		ch.c.workers.mu.sockets = nil
-	case w[0] == "local" && len(w) == 2:
+	case (w[0] == "local" || w[0] == "impostor") && len(w) == 2:
 		i := slices.IndexFunc(ch.list, func(x *pb.WorkerInfo) bool { return x.Id == w[1] })
 		if i < 0 {
 			return fmt.Errorf("no worker %s", w[1])
 		}
 		ch.list[i].UnixSocket = ch.local.UnixSocket
 		ch.id.Store(w[1])
+		if w[0] == "impostor" {
+			ch.id.Store("someone-else")
+		}
+		ch.c.workers.mu.sockets = nil
 	case w[0] == "short-circuit" && len(w) == 2 && (w[1] == "on" || w[1] == "off"):
 		ch.c.cfg.NoShortCircuit = w[1] == "off"
 	default:
