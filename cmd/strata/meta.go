@@ -35,6 +35,7 @@ type metaFlags struct {
 	clusterID   string
 	initial     string
 	join        string
+	restoreFrom string
 	raftTick    time.Duration
 	dataDir     string
 	superuser   string
@@ -67,6 +68,7 @@ func (f *metaFlags) register(cmd *cobra.Command) {
 	fl.Uint64Var(&f.memberID, "member-id", 1, "this member's id in the Raft group (1, 2, 3, ...)")
 	fl.StringVar(&f.clusterID, "cluster-id", metaserver.DefaultClusterID, "name of the Raft group; members of other groups are refused")
 	fl.StringVar(&f.initial, "initial-cluster", "", "members of a new group, ID=HOST:PORT,... (default: this member alone); ignored once --data-dir holds a group")
+	fl.StringVar(&f.restoreFrom, "restore-from", "", "start a new group (--initial-cluster) from a backup's state (strata meta backup); ignored once --data-dir holds a state")
 	fl.StringVar(&f.join, "join", "", "start empty and join the group whose members are at HOST:PORT,... (add this member first: strata admin member add)")
 	fl.DurationVar(&f.raftTick, "raft-tick", defaultRaftTick, "Raft tick: heartbeats every tick, elections after 10 to 20 ticks without a leader (docs/ha.md), volatile hflush entries synced at every tick")
 	fl.StringVar(&f.superuser, "superuser", currentUser(), "user with superuser rights (like the HDFS NameNode's user)")
@@ -260,6 +262,9 @@ or JSON (--log-format). See docs/operations.md.`,
 			if err := f.checkDataDir(); err != nil {
 				return err
 			}
+			if err := f.restore(cfg); err != nil {
+				return err
+			}
 			if cfg.TLS, cfg.PeerTLS, err = f.tls.servers(""); err != nil {
 				return err
 			}
@@ -275,6 +280,7 @@ or JSON (--log-format). See docs/operations.md.`,
 		},
 	}
 	f.register(cmd)
+	cmd.AddCommand(metaBackupCmd())
 	return cmd
 }
 

@@ -43,6 +43,9 @@ type Placement struct {
 	// started (procgroup.Config's: on hosts of their own, internal/testhosts).
 	Addrs  []string
 	Launch func(i int, binary string, args []string, out io.Writer) (*procgroup.Process, error)
+	// Restored: the members start from a backup (extra holds
+	// --restore-from), which holds the namespaces (procgroup.Config's).
+	Restored bool
 }
 
 // StartGroupAt starts a group placed so, as StartGroup does.
@@ -50,7 +53,7 @@ func StartGroupAt(t testing.TB, p Placement, extra ...string) *Group {
 	t.Helper()
 	n := p.Members
 	g := &Group{t: t, Dir: t.TempDir(), members: make([]*Process, n), outs: make([]*output, n)}
-	cfg := procgroup.Config{Binary: Binary(t), Dir: g.Dir, Members: n, Args: extra, Addrs: p.Addrs, Launch: p.Launch,
+	cfg := procgroup.Config{Binary: Binary(t), Dir: g.Dir, Members: n, Args: extra, Addrs: p.Addrs, Launch: p.Launch, Restored: p.Restored,
 		Output: func(i int) (io.Writer, error) {
 			g.outs[i-1] = newOutput(false)
 			return g.outs[i-1], nil
