@@ -12,7 +12,7 @@ RUN_DATA    ?= ./strata-data
 RUN_LISTEN  ?= 127.0.0.1:7700
 
 .DEFAULT_GOAL := help
-.PHONY: help build run deps test test-go test-java test-spark test-python python-wheel java minio pjdfstest promtool lint proto-release generate bench bench-hdfs bench-cache-meta bench-tpcds bench-hbase bench-distcp fuzz clean
+.PHONY: help build run deps test test-go test-java test-spark test-python python-wheel java minio pjdfstest promtool deploy-tools lint proto-release generate bench bench-hdfs bench-cache-meta bench-tpcds bench-hbase bench-distcp fuzz clean
 
 help: ## list the targets
 	@echo "Strata: make TARGET"
@@ -33,12 +33,12 @@ run: build ## start Strata on its embedded default (one process, a local directo
 	@echo "Stop with Ctrl-C."
 	$(BIN) server --dev --listen $(RUN_LISTEN) --data-dir $(RUN_DATA)
 
-test: deps minio pjdfstest promtool test-go test-java test-spark test-python ## install what the tests need, then run them all
+test: deps minio pjdfstest promtool deploy-tools test-go test-java test-spark test-python ## install what the tests need, then run them all
 
 deps: ## check for what make test needs (a C compiler, Java 17, Maven, unzip, Python 3.11 with venv and headers, fuse3, cargo 1.85+, Chromium and chromedriver); apt-get the rest as root on Debian
 	@scripts/deps/install.sh
 
-test-go: deps minio pjdfstest promtool ## run the Go tests (race detector on)
+test-go: deps minio pjdfstest promtool deploy-tools ## run the Go tests (race detector on)
 	@echo "test-go: the Go tests with the race detector (about 10 minutes on 2 cores when it compiles them first)"
 	STRATA_MINIO=$(CACHE_BIN)/minio STRATA_PJDFSTEST=$(CACHE_BIN)/pjdfstest STRATA_PROMTOOL=$(CACHE_BIN)/promtool $(GO) test -race -timeout 30m ./...
 
@@ -63,6 +63,9 @@ minio: ## build the MinIO test server from source at its pinned version
 
 pjdfstest: ## build the POSIX conformance suite the mount's tests run (pjdfstest, from crates.io) at its pinned version
 	scripts/pjdfstest/install.sh
+
+deploy-tools: ## build helm and kubeconform at their pinned versions and fetch Kubernetes' API schemas (the Helm chart's test, scripts/deploy)
+	scripts/deploy/install.sh
 
 promtool: ## build Prometheus' promtool (checks /metrics and the Grafana dashboard in the tests) at its pinned version
 	scripts/promtool/install.sh

@@ -17,6 +17,7 @@ import (
 
 	"github.com/stratafs/strata/bench/benchkit"
 	"github.com/stratafs/strata/internal/client"
+	"github.com/stratafs/strata/internal/procgroup"
 )
 
 const benchFailoverLong = `Measure how long the namespace service is unavailable to writers when its
@@ -31,33 +32,48 @@ and caught up before the next trial.
 
 Output: one row per trial (old leader, new leader, milliseconds), then the
 median and the maximum. The members use the default Raft tick unless
---raft-tick is given: elections start after 10 to 20 ticks without a leader.`
+--raft-tick is given: elections start after 10 to 20 ticks without a leader.
+
+With --steady DURATION, the writers first run that long with no fault, and
+the benchmark reports the writes acknowledged per second and the leader
+changes meanwhile (the Raft term before and after, on every member): short
+election timeouts must not cost elections under load (--writers 64 keeps
+the leader busy; --trials 0 measures only that).`
 
 func benchFailoverCmd() *cobra.Command {
 	var trials, members, writers int
-	var tick time.Duration
+	var tick, steady time.Duration
 	cmd := &cobra.Command{
 		Use:   "failover",
 		Short: "Time leader failover of a namespace service group under writes",
 		Long:  benchFailoverLong,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if trials < 1 || members < 3 || writers < 1 {
-				return errors.New("--trials and --writers must be at least 1, --members at least 3")
+			if trials < 0 || (trials == 0 && steady <= 0) || members < 3 || writers < 1 {
+				return errors.New("--writers must be at least 1, --members at least 3, --trials at least 1 (or 0 with --steady)")
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runBenchFailover(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), trials, members, writers, tick)
+			return runBenchFailover(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(),
+				failoverRun{trials: trials, members: members, writers: writers, tick: tick, steady: steady})
 		},
 	}
 	cmd.Flags().IntVar(&trials, "trials", 10, "leader kills to time")
 	cmd.Flags().IntVar(&members, "members", 3, "members of the group")
 	cmd.Flags().IntVar(&writers, "writers", 4, "concurrent writers")
 	cmd.Flags().DurationVar(&tick, "raft-tick", 0, "Raft tick of the members (default: strata meta's)")
+	cmd.Flags().DurationVar(&steady, "steady", 0, "run the writers this long with no fault first, counting leader changes")
 	return cmd
 }
 
-func runBenchFailover(ctx context.Context, stdout, stderr io.Writer, trials, members, writers int, tick time.Duration) error {
+// failoverRun is what a run of the benchmark does.
+type failoverRun struct {
+	trials, members, writers int
+	tick, steady             time.Duration
+}
+
+func runBenchFailover(ctx context.Context, stdout, stderr io.Writer, run failoverRun) error {
+	trials, members, writers, tick := run.trials, run.members, run.writers, run.tick
 	dir, err := os.MkdirTemp("", "strata-bench-failover-")
 	if err != nil {
 		return err
@@ -108,6 +124,12 @@ func runBenchFailover(ctx context.Context, stdout, stderr io.Writer, trials, mem
 
 	start := time.Now()
 	fmt.Fprintf(stderr, "%d members on %s; %d writers\n", members, g.Meta(), writers)
+	var calm *steadyResult
+	if run.steady > 0 {
+		if calm, err = runSteady(ctx, g, c, acks, run.steady); err != nil {
+			return err
+		}
+	}
 	type trial struct {
 		old, next int
 		took      time.Duration
@@ -161,9 +183,64 @@ func runBenchFailover(ctx context.Context, stdout, stderr io.Writer, trials, mem
 	if err := w.Flush(); err != nil {
 		return err
 	}
+	if calm != nil {
+		fmt.Fprintf(stdout, "\nno fault for %v: %d writes acknowledged (%.0f/s), Raft term %d -> %d, %d leader changes\n",
+			run.steady, calm.acked, float64(calm.acked)/run.steady.Seconds(), calm.termBefore, calm.termAfter, calm.changes)
+	}
+	if len(took) == 0 {
+		return nil
+	}
 	slices.Sort(took)
 	fmt.Fprintf(stdout, "\nmedian %.0f ms, max %.0f ms over %d trials\n", ms(benchkit.Median(took)), ms(took[len(took)-1]), len(took))
 	return nil
+}
+
+// steadyResult is what the writers did with no fault, and the leader
+// changes meanwhile.
+type steadyResult struct {
+	acked                 int
+	termBefore, termAfter uint64
+	changes               int // terms begun, on the member that saw the most
+}
+
+// runSteady counts the writes acknowledged for d, and the Raft terms the
+// members went through meanwhile: every election, won or not, begins one
+// (pre-vote keeps a member that cannot win from starting one).
+func runSteady(ctx context.Context, g *procgroup.Group, c *client.Client, acks chan ack, d time.Duration) (*steadyResult, error) {
+	if err := g.CaughtUp(ctx, c); err != nil {
+		return nil, err
+	}
+	before := terms(ctx, c)
+	r := &steadyResult{termBefore: slices.Max(before)}
+	drain(acks)
+	end := time.After(d)
+	for done := false; !done; {
+		select {
+		case <-acks:
+			r.acked++
+		case <-end:
+			done = true
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	after := terms(ctx, c)
+	r.termAfter = slices.Max(after)
+	for i := range min(len(before), len(after)) {
+		r.changes = max(r.changes, int(after[i]-before[i]))
+	}
+	return r, nil
+}
+
+// terms returns each member's Raft term, in address order.
+func terms(ctx context.Context, c *client.Client) []uint64 {
+	var out []uint64
+	for _, st := range c.MemberStatuses(ctx) {
+		if st.Err == nil {
+			out = append(out, st.Status.Term)
+		}
+	}
+	return out
 }
 
 // ack is an acknowledged write's start and end.

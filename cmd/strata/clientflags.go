@@ -72,7 +72,8 @@ func (f *clientFlags) client() (*client.Client, error) {
 // (a flag, else $STRATA_META, else the default), waiting timeout (a flag,
 // else $STRATA_TIMEOUT, else the client's default) for a first connection,
 // with the token token.Find finds (tokenFile is --token-file), its unary
-// calls over callwire unless $STRATA_META_TRANSPORT is grpc. A malformed
+// calls over callwire unless $STRATA_META_TRANSPORT is grpc, looking for
+// the workers' sockets in $STRATA_SC_DIR if set. A malformed
 // address or duration is a usage error, found before anything is dialled.
 func clientConfig(meta, ns, timeout, tokenFile string) (client.Config, error) {
 	cfg := client.Config{Meta: metaAddr(meta), Namespace: ns}
@@ -99,6 +100,9 @@ func clientConfig(meta, ns, timeout, tokenFile string) (client.Config, error) {
 	default:
 		return cfg, usagef("$STRATA_META_TRANSPORT: %q is neither callwire (the default) nor grpc", t)
 	}
+	// Where the workers' short-circuit sockets are shared into this
+	// client's container (docs/deploy.md); unset: at their own paths.
+	cfg.ShortCircuitDir = os.Getenv("STRATA_SC_DIR")
 	// The environment's TLS settings (commands with flags override them).
 	var env tlsFlags
 	if cfg.TLS, err = env.client(); err != nil {

@@ -29,7 +29,10 @@ The namespace service is --meta HOST:PORT, else $STRATA_META, else
 (else $STRATA_TIMEOUT, else 3s) is reported at once, with the address and
 the cause. Metadata calls go over callwire, the service's framed transport
 beside gRPC on the same port; STRATA_META_TRANSPORT=grpc sends them over
-gRPC. ` + tokenHelpText + `.`,
+gRPC. Reads and writes go short-circuit through a worker's Unix socket
+wherever the client reaches one whose worker proves who it is; in a
+container, STRATA_SC_DIR names the directory the workers' sockets are
+shared into. ` + tokenHelpText + `.`,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, rest, err := fsshell.ParseOptions(args)

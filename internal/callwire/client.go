@@ -5,8 +5,10 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
+	"os"
 	"time"
 
 	spb "google.golang.org/genproto/googleapis/rpc/status"
@@ -30,8 +32,7 @@ type Conn struct {
 // Dial connects to the callwire server at addr, over TLS with tlsConfig
 // (nil: plaintext), and says hello with token (empty: none).
 func Dial(ctx context.Context, addr string, tlsConfig *tls.Config, token string) (*Conn, error) {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", addr)
+	c, err := DialTCP(ctx, addr)
 	if err != nil {
 		return nil, err
 	}
@@ -139,11 +140,12 @@ func (c *Conn) invoke(method string, timeout uint64, req, resp proto.Message) er
 }
 
 // broken closes c after err, a failure of the connection, and returns it as
-// gRPC would: DEADLINE_EXCEEDED for a timeout, else UNAVAILABLE.
+// gRPC would: DEADLINE_EXCEEDED for the call's deadline, else UNAVAILABLE
+// (a silent peer's timeout among them: SilentPeerTimeout).
 func (c *Conn) broken(err error) error {
 	c.failed = true
 	c.c.Close()
-	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
 		return status.Error(codes.DeadlineExceeded, err.Error())
 	}
 	return status.Errorf(codes.Unavailable, "callwire: %v", err)

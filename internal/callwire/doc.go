@@ -84,8 +84,9 @@
 //   - metadata besides the token: no headers or trailers either way, no
 //     per-call credentials, no compression, no message encodings other
 //     than protobuf;
-//   - flow control, keepalive pings, or a frame to cancel a call (closing
-//     the connection cancels it);
+//   - flow control, keepalive pings of its own (TCP's keepalive finds a
+//     silent peer: SilentPeerTimeout), or a frame to cancel a call
+//     (closing the connection cancels it);
 //   - retries, failover or load balancing: the clients' one retry layer
 //     (internal/client's members, java/core's MetaCaller) does those, over
 //     either transport alike;

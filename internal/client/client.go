@@ -11,6 +11,7 @@ import (
 	"crypto/tls"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/user"
 	"strings"
@@ -57,6 +58,17 @@ type Config struct {
 	// NoShortCircuit makes reads go through the workers' RPC even when a
 	// worker shares this host.
 	NoShortCircuit bool
+	// ShortCircuitDir, if set, is where the workers' short-circuit sockets
+	// are shared into this client's container (a worker's socket is looked
+	// for there by its name); empty: at the path each worker made it. A
+	// worker's socket is used only once the worker behind it proved that
+	// it is the worker the service lists (scfind.go); host names play no
+	// part.
+	ShortCircuitDir string
+	// Log is where the client says, once per worker, why it cannot read
+	// short-circuit from a worker whose socket it found (nil:
+	// slog.Default()).
+	Log *slog.Logger
 	// BatchesInFlight bounds the reads, and batches of coalesced reads, in
 	// flight to the service: reads made while that many are in flight
 	// leave together, as one batch, when one returns; mutations likewise,

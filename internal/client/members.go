@@ -138,6 +138,7 @@ func (m *members) conn(addr string) (*grpc.ClientConn, error) {
 		return nil, fserr.Errorf(fserr.ErrInvalidArgument, "client: closed")
 	}
 	c, err := grpc.NewClient(addr, append([]grpc.DialOption{m.dial, grpc.WithConnectParams(memberConnectParams),
+		grpc.WithContextDialer(callwire.DialTCP), // a member cut off fails its calls (callwire.SilentPeerTimeout)
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(callwire.MaxMessage)),
 		grpc.WithStaticStreamWindowSize(memberStreamWindow), grpc.WithStaticConnWindowSize(memberConnWindow)},
 		m.dialOptions...)...)

@@ -270,7 +270,7 @@ func (r *Reader) warmNext() {
 			return
 		}
 		if ranked := rank(list, ref.InodeId, ref.BlockId); len(ranked) > 0 && r.c.workers.local(ranked[0]) {
-			r.c.workers.scPool(ranked[0].UnixSocket).warm(ref, min(directRead, int64(b.Length)))
+			r.c.workers.scPool(r.c.workers.socket(ranked[0])).warm(ref, min(directRead, int64(b.Length)))
 		}
 	}()
 }
@@ -380,7 +380,7 @@ func (r *Reader) onWorkers(b *pb.Block, op string, fn func(w *pb.WorkerInfo, ref
 
 func (r *Reader) readFrom(w *pb.WorkerInfo, ref *pb.BlockRef, p []byte, off int64, random bool) error {
 	if r.c.workers.local(w) {
-		err := shortCircuitRead(r.c.workers.scPool(w.UnixSocket), ref, p, off, random, trace.FromContext(r.ctx))
+		err := shortCircuitRead(r.c.workers.scPool(r.c.workers.socket(w)), ref, p, off, random, trace.FromContext(r.ctx))
 		if err == nil || answered(err) {
 			return err // the RPC would wait on the same bucket as long
 		}

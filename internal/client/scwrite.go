@@ -133,7 +133,7 @@ type scBlock struct {
 // openSCBlock asks wk for a cache file for the writer's next block, of
 // length bytes (0: unknown, up to the block size).
 func (w *Writer) openSCBlock(wk *pb.WorkerInfo, length uint64) (*scBlock, error) {
-	p := w.c.workers.scPool(wk.UnixSocket)
+	p := w.c.workers.scPool(w.c.workers.socket(wk))
 	conn, err := p.get()
 	if err != nil {
 		return nil, err

@@ -3,11 +3,14 @@ package client
 import (
 	"flag"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	pb "github.com/stratafs/strata/proto/strata/v1"
@@ -61,37 +64,44 @@ func TestWorkerChoice(t *testing.T) {
 // workerChoice is the state of workerChoiceFile's lines: a client's
 // worker set and the live workers.
 type workerChoice struct {
-	c      *Client
-	list   []*pb.WorkerInfo
-	socket string // a short-circuit socket's path that exists
+	c     *Client
+	list  []*pb.WorkerInfo
+	local *pb.WorkerInfo // a socket that answers hellos as the worker named by id
+	id    *atomic.Value
 }
 
 func newWorkerChoice(t *testing.T) *workerChoice {
-	sock := filepath.Join(t.TempDir(), "worker.sock")
-	if err := os.WriteFile(sock, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
 	c := &Client{}
 	c.workers.init(c)
-	c.workers.host = "this-host"
-	return &workerChoice{c: c, socket: sock}
+	c.cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	var id atomic.Value
+	id.Store("")
+	return &workerChoice{c: c, local: serveHellos(t, filepath.Join(t.TempDir(), "worker.sock"), &id), id: &id}
 }
 
-// set carries out "workers ID...", "local ID" or "short-circuit on|off".
+// set carries out "workers ID...", "local ID", "impostor ID" or
+// "short-circuit on|off".
 func (ch *workerChoice) set(w []string) error {
 	switch {
 	case w[0] == "workers":
 		ch.list = nil
 		for _, id := range w[1:] {
-			ch.list = append(ch.list, &pb.WorkerInfo{Id: id, Host: "another-host", UnixSocket: "/nonexistent/" + id + ".sock"})
+			ch.list = append(ch.list, &pb.WorkerInfo{Id: id, Host: "another-host", UnixSocket: "/nonexistent/" + id + ".sock",
+				ScKey: ch.local.ScKey})
 		}
 		ch.c.cfg.NoShortCircuit = false
-	case w[0] == "local" && len(w) == 2:
+		ch.c.workers.mu.sockets = nil
+	case (w[0] == "local" || w[0] == "impostor") && len(w) == 2:
 		i := slices.IndexFunc(ch.list, func(x *pb.WorkerInfo) bool { return x.Id == w[1] })
 		if i < 0 {
 			return fmt.Errorf("no worker %s", w[1])
 		}
-		ch.list[i].Host, ch.list[i].UnixSocket = ch.c.workers.host, ch.socket
+		ch.list[i].UnixSocket = ch.local.UnixSocket
+		ch.id.Store(w[1])
+		if w[0] == "impostor" {
+			ch.id.Store("someone-else")
+		}
+		ch.c.workers.mu.sockets = nil
 	case w[0] == "short-circuit" && len(w) == 2 && (w[1] == "on" || w[1] == "off"):
 		ch.c.cfg.NoShortCircuit = w[1] == "off"
 	default:

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 
@@ -22,21 +21,20 @@ const workerListTTL = 3 * time.Second
 
 // workerSet tracks the live workers and the connections to them.
 type workerSet struct {
-	c    *Client
-	host string
-	mu   struct {
+	c  *Client
+	mu struct {
 		sync.Mutex
 		list    []*pb.WorkerInfo
 		fetched time.Time
 		conns   map[string]*grpc.ClientConn
 		sc      map[string]*scPool
-		sockets map[string]time.Time // when local last found each socket
+		sockets map[string]scFound // by worker id: what local found at its socket
+		told    map[string]bool    // why not short-circuit, logged once (whyNot)
 	}
 }
 
 func (ws *workerSet) init(c *Client) {
 	ws.c = c
-	ws.host, _ = os.Hostname()
 }
 
 // workerWait bounds how long a worker lookup waits for a live worker while
@@ -99,35 +97,8 @@ func rank(list []*pb.WorkerInfo, inode, block uint64) []*pb.WorkerInfo {
 	return out
 }
 
-// local reports whether w runs on this host with a short-circuit socket
-// the client can reach. A socket found is trusted for workerListTTL, as
-// the list that named it is: local is asked on every read, and a stat of
-// the socket's path per 1 MiB read cost 5% of a warm read's CPU. A socket
-// gone meanwhile fails the short-circuit read, which falls back.
-func (ws *workerSet) local(w *pb.WorkerInfo) bool {
-	if w.Host != ws.host || w.UnixSocket == "" || ws.c.cfg.NoShortCircuit {
-		return false
-	}
-	ws.mu.Lock()
-	found, ok := ws.mu.sockets[w.UnixSocket]
-	ws.mu.Unlock()
-	if ok && time.Since(found) < workerListTTL {
-		return true
-	}
-	if _, err := os.Stat(w.UnixSocket); err != nil {
-		return false
-	}
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	if ws.mu.sockets == nil {
-		ws.mu.sockets = map[string]time.Time{}
-	}
-	ws.mu.sockets[w.UnixSocket] = time.Now()
-	return true
-}
-
-// writerOrder lists the workers a new file's content may go to: one on
-// this host first (its cache then serves reads back), then by rendezvous
+// writerOrder lists the workers a new file's content may go to: one
+// whose socket the client reaches first (its cache then serves reads back), then by rendezvous
 // on the inode.
 func (ws *workerSet) writerOrder(list []*pb.WorkerInfo, inode uint64) []*pb.WorkerInfo {
 	order := rank(list, inode, 0)

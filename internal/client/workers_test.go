@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,38 +16,57 @@ import (
 	pb "github.com/stratafs/strata/proto/strata/v1"
 )
 
-// A worker is local when it names this host and its socket exists; a
-// socket found is trusted for workerListTTL (reads do not stat it each
-// time), one never found is not.
+// A worker is local when the worker behind the socket the client finds
+// proves to be it, whatever the host names; an answer found is trusted
+// for workerListTTL (reads do not ask each time). A socket that answers as
+// another worker, or signs with another key, is not the worker's; a
+// short-circuit directory is where the client looks for the sockets by
+// name.
 func TestLocalWorker(t *testing.T) {
 	c := &Client{}
 	c.workers.init(c)
+	var logs strings.Builder
+	c.cfg.Log = slog.New(slog.NewTextHandler(&logs, nil))
 	dir := t.TempDir()
-	sock := filepath.Join(dir, "sc.sock")
-	if err := os.WriteFile(sock, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	here := &pb.WorkerInfo{Host: c.workers.host, UnixSocket: sock}
+	here := fakeWorkerSocket(t, filepath.Join(dir, "sc.sock"), "w-here")
 	if !c.workers.local(here) {
-		t.Fatal("a worker on this host with its socket is not local")
+		t.Fatalf("a worker whose socket proves it is not local: %s", logs.String())
 	}
-	if err := os.Remove(sock); err != nil {
+	if err := os.Remove(here.UnixSocket); err != nil {
 		t.Fatal(err)
 	}
 	if !c.workers.local(here) {
-		t.Fatal("a socket found a moment ago is no longer trusted")
+		t.Fatal("a socket proved a moment ago is no longer trusted")
 	}
+	other := fakeWorkerSocket(t, filepath.Join(dir, "other.sock"), "w-other")
+	impostor := fakeWorkerSocket(t, filepath.Join(dir, "impostor.sock"), "w-here")
 	for _, w := range []*pb.WorkerInfo{
-		{Host: c.workers.host, UnixSocket: filepath.Join(dir, "none.sock")},
-		{Host: c.workers.host + ".elsewhere", UnixSocket: sock},
-		{Host: c.workers.host},
+		{Id: "w-1", Host: "elsewhere", UnixSocket: filepath.Join(dir, "none.sock"), ScKey: here.ScKey},
+		{Id: "w-2", UnixSocket: other.UnixSocket, ScKey: other.ScKey},      // the socket is w-other's
+		{Id: "w-here", UnixSocket: impostor.UnixSocket, ScKey: here.ScKey}, // signs with another key
+		{Id: "w-3"},
 	} {
-		if c.workers.local(w) {
+		if c.workers.local(w) || c.workers.local(w) {
 			t.Fatalf("worker %v is local", w)
 		}
 	}
+	if n := strings.Count(logs.String(), "\n"); n != 3 {
+		t.Errorf("%d lines logged, want 3 (each worker's reason once, no socket once):\n%s", n, logs.String())
+	}
+
+	shared := t.TempDir() // a container's view of the workers' sockets
+	w := fakeWorkerSocket(t, filepath.Join(shared, "worker.sock"), "w-4")
+	w.UnixSocket, w.Host = "/var/lib/strata/worker/worker.sock", "the-workers-host"
+	if c.workers.local(w) {
+		t.Fatal("a worker whose socket is not at its path is local")
+	}
+	c.workers.mu.sockets = nil
+	c.cfg.ShortCircuitDir = shared
+	if !c.workers.local(w) {
+		t.Fatalf("a worker whose socket is in the short-circuit directory is not local: %s", logs.String())
+	}
 	c.cfg.NoShortCircuit = true
-	if c.workers.local(here) {
+	if c.workers.local(w) {
 		t.Fatal("local with NoShortCircuit")
 	}
 }

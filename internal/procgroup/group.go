@@ -28,6 +28,17 @@ type Config struct {
 	// stderr; it is called at each start of the member. If nil, member i
 	// appends them to Dir/m<i>.log.
 	Output func(i int) (io.Writer, error)
+	// Addrs, if set, are the members' addresses, member i's at Addrs[i-1]
+	// (on hosts of their own: internal/testhosts); nil picks free
+	// loopback ports.
+	Addrs []string
+	// Launch, if set, starts member i's process instead of StartProcess
+	// (on its host, say).
+	Launch func(i int, binary string, args []string, out io.Writer) (*Process, error)
+	// Restored: the members' state comes from a backup (Args hold
+	// --restore-from), with its namespaces: no "default" namespace is
+	// created, and Start waits for a leader instead.
+	Restored bool
 }
 
 // Group is a namespace service of `strata meta` processes on loopback,
@@ -48,12 +59,16 @@ type Group struct {
 const pollEvery = 10 * time.Millisecond
 
 // Start starts a group with a "default" namespace, whose bucket is
-// cfg.Dir/bucket. If a member exits before the namespace is created, Start
-// kills the others and says which.
+// cfg.Dir/bucket (a restored group: with its backup's namespaces). If a
+// member exits before the group is ready, Start kills the others and says
+// which.
 func Start(ctx context.Context, cfg Config) (*Group, error) {
-	addrs, err := loopback.FreeAddrs(cfg.Members)
-	if err != nil {
-		return nil, err
+	addrs := cfg.Addrs
+	if addrs == nil {
+		var err error
+		if addrs, err = loopback.FreeAddrs(cfg.Members); err != nil {
+			return nil, err
+		}
 	}
 	g := &Group{cfg: cfg, addrs: addrs, members: make([]*Process, cfg.Members)}
 	for i := 1; i <= cfg.Members; i++ {
@@ -62,17 +77,18 @@ func Start(ctx context.Context, cfg Config) (*Group, error) {
 			return nil, err
 		}
 	}
-	if err := g.createDefault(ctx); err != nil {
+	if err := g.ready(ctx); err != nil {
 		g.kill()
 		return nil, err
 	}
 	return g, nil
 }
 
-// createDefault creates the "default" namespace, giving up as soon as a
+// ready creates the "default" namespace (a restored group's state has its
+// namespaces: it waits for a leader instead), giving up as soon as a
 // member exits: a member that cannot start would otherwise leave the
 // client looking for a leader until its retry timeout.
-func (g *Group) createDefault(ctx context.Context) error {
+func (g *Group) ready(ctx context.Context) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	for i, m := range g.members {
@@ -93,14 +109,18 @@ func (g *Group) createDefault(ctx context.Context) error {
 		return err
 	}
 	defer c.Close()
-	bucket := "file://" + filepath.Join(g.cfg.Dir, "bucket")
-	err = c.CreateNamespace(ctx, &pb.NamespaceInfo{Name: statemachine.DefaultNamespace,
-		Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK, StoreUri: bucket})
+	if g.cfg.Restored {
+		_, err = g.Leader(ctx, c)
+	} else {
+		bucket := "file://" + filepath.Join(g.cfg.Dir, "bucket")
+		err = c.CreateNamespace(ctx, &pb.NamespaceInfo{Name: statemachine.DefaultNamespace,
+			Mode: pb.NamespaceMode_NAMESPACE_MODE_BLOCK, StoreUri: bucket})
+	}
 	if err != nil && ctx.Err() != nil {
 		err = context.Cause(ctx)
 	}
 	if err != nil {
-		return fmt.Errorf("procgroup: create the default namespace: %w", err)
+		return fmt.Errorf("procgroup: a group ready to serve: %w", err)
 	}
 	return nil
 }
@@ -168,7 +188,13 @@ func (g *Group) Start(i int, extra ...string) (*Process, error) {
 		// NB: not the default (the gRPC port + 2), which may be another
 		// member's port: the members' ports are free ports, not a range.
 		"--http-listen", "127.0.0.1:0"}, g.cfg.Args...)
-	p, err := StartProcess(g.cfg.Binary, append(args, extra...), out)
+	launch := g.cfg.Launch
+	if launch == nil {
+		launch = func(_ int, binary string, args []string, out io.Writer) (*Process, error) {
+			return StartProcess(binary, args, out)
+		}
+	}
+	p, err := launch(i, g.cfg.Binary, append(args, extra...), out)
 	if err != nil {
 		return nil, fmt.Errorf("procgroup: start member %d: %w", i, err)
 	}

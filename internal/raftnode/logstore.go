@@ -276,9 +276,13 @@ func (ls *logStore) writeSnapshot(snap *pb.Snapshot, cut uint64) error {
 // bootstrap starts a new log whose first compaction point already holds the
 // initial membership, so that no configuration entry has to be applied
 // before the first election: a lone member leads at once.
-func (ls *logStore) bootstrap(peers []uint64) error {
+func (ls *logStore) bootstrap(peers []uint64) error { return ls.bootstrapAt(peers, 1) }
+
+// bootstrapAt starts a new log of a group of peers after index, as after a
+// snapshot there (term 1: the group's first).
+func (ls *logStore) bootstrapAt(peers []uint64, index uint64) error {
 	snap := &pb.Snapshot{Metadata: &pb.SnapshotMetadata{
-		Index: proto.Uint64(1), Term: proto.Uint64(1), ConfState: &pb.ConfState{Voters: peers}}}
+		Index: proto.Uint64(index), Term: proto.Uint64(1), ConfState: &pb.ConfState{Voters: peers}}}
 	data, err := proto.Marshal(snap)
 	if err != nil {
 		return err

@@ -63,6 +63,26 @@ func Bootstrap(tx kv.Txn, initial map[uint64]string) error {
 	return nil
 }
 
+// Rebase makes the state in tx, read through r, that of a new group of the
+// initial members: the members recorded are replaced, and the last applied
+// entry's term becomes 1, the new group's first (metaserver.RestoreBackup).
+// It returns the applied index, where the new group's log starts.
+func Rebase(tx kv.Txn, r kv.Reader, initial map[uint64]string) (uint64, error) {
+	index, err := AppliedIndex(r)
+	if err != nil || index == 0 {
+		return 0, errors.Join(err, errors.New("statemachine: the state has applied nothing: not a backup"))
+	}
+	old, err := Members(r)
+	if err != nil {
+		return 0, err
+	}
+	for id := range old {
+		tx.Delete(kvschema.MemberKey(id))
+	}
+	SetApplied(tx, index, 1)
+	return index, Bootstrap(tx, initial)
+}
+
 // SetApplied records index and term as the last applied entry's.
 func SetApplied(tx kv.Txn, index, term uint64) {
 	tx.Set(kvschema.AppliedKey, kvschema.EncodeUint64s(index, term))

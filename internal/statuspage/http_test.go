@@ -74,6 +74,7 @@ func TestRefusals(t *testing.T) {
 		{"a path outside", "GET", "/../../etc/passwd", "", nil, 404, "no such page"},
 		{"a huge header", "GET", "/metrics", "", map[string]string{"X-Junk": strings.Repeat("j", 64<<10)}, 431, ""},
 		{"metrics, open", "GET", "/metrics", "", nil, 200, "strata_raft_term"},
+		{"health, open", "GET", "/healthz", "", nil, 200, "ok"},
 		{"the page, open (no data in it)", "GET", "/status", "", nil, 200, "<title>Strata status</title>"},
 		{"the data, a superuser", "GET", "/api/status", cl.admin, nil, 200, `"namespaces"`},
 	} {
@@ -96,6 +97,9 @@ func TestRefusals(t *testing.T) {
 	}
 	if a := request(t, "GET", w+"/metrics", "", nil); a.status != 200 {
 		t.Errorf("a worker's /metrics: %d", a.status)
+	}
+	if a := request(t, "GET", w+"/healthz", "", nil); a.status != 200 || a.body != "ok\n" {
+		t.Errorf("a worker's /healthz: %d %q", a.status, a.body)
 	}
 }
 

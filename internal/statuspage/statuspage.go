@@ -1,10 +1,11 @@
 // Package statuspage is a process's HTTP listener (--http-listen): its
-// Prometheus metrics on /metrics, open to any scraper, and, on a namespace
-// service member, the status page: /status, a page of its own that
-// reloads itself every few seconds (no front-end build: one HTML file with
-// its script, embedded), and /api/status, what the page shows, as JSON,
-// for a superuser's token only ("Authorization: Bearer TOKEN"; the page
-// asks for the token and keeps it in the browser's session storage).
+// Prometheus metrics on /metrics, open to any scraper, /healthz for
+// probes, and, on a namespace service member, the status page: /status, a
+// page of its own that reloads itself every few seconds (no front-end
+// build: one HTML file with its script, embedded), and /api/status, what
+// the page shows, as JSON, for a superuser's token only ("Authorization:
+// Bearer TOKEN"; the page asks for the token and keeps it in the browser's
+// session storage).
 //
 // The listener is bounded as the gRPC ports are (internal/connlimit: caps
 // in all and per address, and a connection that makes no request in time
@@ -138,6 +139,12 @@ var page []byte
 // routes are the listener's paths.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		// A probe's (Kubernetes'): the process is up and its loop
+		// answers. It says nothing else, so it is open to anyone.
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "ok")
+	})
 	if s.cfg.Registry != nil {
 		mux.Handle("/metrics", metrics.Handler(s.cfg.Registry))
 	}
@@ -167,9 +174,9 @@ func (s *Server) routes() http.Handler {
 // paths says what the listener serves, for a request of another path.
 func (s *Server) paths() string {
 	if s.cfg.Member == nil {
-		return "this process serves /metrics"
+		return "this process serves /metrics and /healthz"
 	}
-	return "this process serves /metrics, /status and /api/status"
+	return "this process serves /metrics, /healthz, /status and /api/status"
 }
 
 // refuse answers a request with status and a line saying why.

@@ -33,8 +33,27 @@ type Group struct {
 // waits until each member serves. extra arguments go to every member.
 func StartGroup(t testing.TB, n int, extra ...string) *Group {
 	t.Helper()
+	return StartGroupAt(t, Placement{Members: n}, extra...)
+}
+
+// Placement says where a group's members run.
+type Placement struct {
+	Members int
+	// Addrs and Launch, if set, are the members' addresses and how each is
+	// started (procgroup.Config's: on hosts of their own, internal/testhosts).
+	Addrs  []string
+	Launch func(i int, binary string, args []string, out io.Writer) (*procgroup.Process, error)
+	// Restored: the members start from a backup (extra holds
+	// --restore-from), which holds the namespaces (procgroup.Config's).
+	Restored bool
+}
+
+// StartGroupAt starts a group placed so, as StartGroup does.
+func StartGroupAt(t testing.TB, p Placement, extra ...string) *Group {
+	t.Helper()
+	n := p.Members
 	g := &Group{t: t, Dir: t.TempDir(), members: make([]*Process, n), outs: make([]*output, n)}
-	cfg := procgroup.Config{Binary: Binary(t), Dir: g.Dir, Members: n, Args: extra,
+	cfg := procgroup.Config{Binary: Binary(t), Dir: g.Dir, Members: n, Args: extra, Addrs: p.Addrs, Launch: p.Launch, Restored: p.Restored,
 		Output: func(i int) (io.Writer, error) {
 			g.outs[i-1] = newOutput(false)
 			return g.outs[i-1], nil

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -91,13 +92,24 @@ func StartDev(t testing.TB, dataDir string, args ...string) *Process {
 // dir/token.
 func StartWorker(t testing.TB, meta, dir string, args ...string) *Process {
 	t.Helper()
+	return StartWorkerWith(t, procgroup.StartProcess, meta, dir, args...)
+}
+
+// Launcher starts a process: procgroup.StartProcess, or on a host of its
+// own (internal/testhosts' Host.Start).
+type Launcher func(binary string, args []string, out io.Writer) (*procgroup.Process, error)
+
+// StartWorkerWith starts a worker as StartWorker does, by launch; args
+// may set --listen (the last one given counts).
+func StartWorkerWith(t testing.TB, launch Launcher, meta, dir string, args ...string) *Process {
+	t.Helper()
 	tokenFile := filepath.Join(dir, "token")
 	if err := token.WriteFile(tokenFile, Token(t, meta, "")); err != nil {
 		t.Fatal(err)
 	}
 	args = append([]string{"worker", "--meta", meta, "--state-dir", dir, "--listen", "127.0.0.1:0",
 		"--token-file", tokenFile}, args...)
-	return run(t, dir, args, true)
+	return runWith(t, launch, dir, args, true)
 }
 
 // Start runs `strata <args> --data-dir dataDir --listen 127.0.0.1:0` and
@@ -119,9 +131,14 @@ func Start(t testing.TB, dataDir string, args ...string) *Process {
 // this package connect: TLS has tests of its own (cmd/strata tls_test.go).
 func run(t testing.TB, dataDir string, args []string, worker bool) *Process {
 	t.Helper()
+	return runWith(t, procgroup.StartProcess, dataDir, args, worker)
+}
+
+func runWith(t testing.TB, launch Launcher, dataDir string, args []string, worker bool) *Process {
+	t.Helper()
 	args = append(args, "--plaintext")
 	out := newOutput(worker)
-	proc, err := procgroup.StartProcess(Binary(t), args, out)
+	proc, err := launch(Binary(t), args, out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"sync"
 	"time"
@@ -167,5 +168,6 @@ func (h *heartbeats) answered(ctx context.Context, addr string, meta pb.MetaServ
 
 // info is what the worker's heartbeats say of it.
 func (w *Worker) info(advertise string) *pb.WorkerInfo {
-	return &pb.WorkerInfo{Id: w.id, Address: advertise, Host: w.host, UnixSocket: w.cfg.UnixSocket, Stats: w.statsProto()}
+	return &pb.WorkerInfo{Id: w.id, Address: advertise, Host: w.host, UnixSocket: w.cfg.UnixSocket, Stats: w.statsProto(),
+		ScKey: w.scKey.Public().(ed25519.PublicKey)}
 }

@@ -62,6 +62,8 @@ func (w *Worker) shortCircuitConn(ctx context.Context, c net.Conn) {
 		switch {
 		case trace.Check(req.TraceId) != nil:
 			resp = &pb.ShortCircuitResponse{Error: trace.Check(req.TraceId).Error()}
+		case req.Hello != nil:
+			resp = w.hello(req.Hello)
 		case req.Write != nil:
 			open, resp, fd = w.scWriteOpen(ctx, req.Write, req.Length)
 		case req.Commit != nil:

@@ -8,6 +8,7 @@ package worker
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/tls"
 	"encoding/hex"
@@ -178,9 +179,12 @@ func (w *Worker) openStore(ctx context.Context, uri string) (object.Store, error
 type Worker struct {
 	pb.UnimplementedWorkerServiceServer
 
-	cfg    Config
-	id     string
-	host   string
+	cfg  Config
+	id   string
+	host string
+	// scKey signs short-circuit hellos (schello.go); its public half goes
+	// with the heartbeats.
+	scKey  ed25519.PrivateKey
 	cache  *cache.Cache
 	stores objstore.Set
 	fetch  fetchGroup
@@ -245,7 +249,12 @@ func New(cfg Config) (*Worker, error) {
 		cfg.Log.Warn("the cache's capacity is more than its disk can hold: clamped", "dir", cl.Path,
 			"configured", cl.Configured, "capacity", cl.Capacity)
 	}
-	w := &Worker{cfg: cfg, id: id, host: host, cache: c, ahead: newByteBudget(cfg.ReadAheadInFlight),
+	_, key, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	w := &Worker{cfg: cfg, id: id, host: host, scKey: key, cache: c, ahead: newByteBudget(cfg.ReadAheadInFlight),
 		aborts: newAborter(cfg.Log, cfg.AbortRetryInterval)}
 	w.cacheErrs.Every, w.pinErrs.Every = cacheLogEvery, cacheLogEvery
 	w.stores.Open = w.openStore

@@ -17,6 +17,9 @@
 #   cargo 1.85+       builds pjdfstest (scripts/pjdfstest)         cargo-web (Debian 12's cargo is 1.63)
 #   chromium          the status page's test in a real browser     chromium
 #   chromedriver      drives Chromium in that test (WebDriver)     chromium-driver
+#   ip                network namespaces for the tests of hosts    iproute2
+#                     (internal/testhosts: partitions, containers)
+#   nsenter, unshare  runs processes on those hosts                util-linux
 #
 # Usage: scripts/deps/install.sh (make deps; make test, test-go, test-java and java run it first).
 # It uses nothing but bash, id, apt-get and the tools it checks, so that its test can run it
@@ -128,9 +131,15 @@ check_all() {
 	check_cargo
 	check_tool chromium chromium
 	check_tool chromedriver chromium-driver
+	check_tool ip iproute2
+	if command -v nsenter >/dev/null && command -v unshare >/dev/null; then
+		found+=("nsenter unshare")
+	else
+		need "nsenter and unshare" util-linux
+	fi
 }
 
-say "checking what make test needs: Go, a C compiler, a JDK 17+, Maven 3.8+, unzip, realpath, Python 3.11+ with venv and its headers, fusermount3, cargo 1.85+, Chromium and its driver"
+say "checking what make test needs: Go, a C compiler, a JDK 17+, Maven 3.8+, unzip, realpath, Python 3.11+ with venv and its headers, fusermount3, cargo 1.85+, Chromium and its driver, ip, nsenter and unshare"
 check_all
 if ((${#missing[@]} == 0)); then
 	say "all there (${found[*]})"

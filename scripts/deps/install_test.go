@@ -32,6 +32,8 @@ var tools = map[string]map[string]string{
 	"cargo-web":               {"cargo": `echo "cargo 1.96.0 (Debian)"`},
 	"chromium":                {"chromium": `exit 0`},
 	"chromium-driver":         {"chromedriver": `exit 0`},
+	"iproute2":                {"ip": `exit 0`},
+	"util-linux":              {"nsenter": `exit 0`, "unshare": `exit 0`},
 }
 
 // machine is a PATH for the script: bash, go, id, and what tests add.
@@ -117,7 +119,7 @@ func (m *machine) run() (int, string, string) {
 }
 
 var all = []string{"gcc", "libc6-dev", "openjdk-17-jdk-headless", "maven", "unzip", "coreutils", "python3",
-	"python3-venv", "python3-dev", "fuse3", "cargo-web", "chromium", "chromium-driver"}
+	"python3-venv", "python3-dev", "fuse3", "cargo-web", "chromium", "chromium-driver", "iproute2", "util-linux"}
 
 func TestAllThere(t *testing.T) {
 	m := newMachine(t, 0, true)
@@ -126,7 +128,7 @@ func TestAllThere(t *testing.T) {
 	if code != 0 || calls != "" {
 		t.Fatalf("exit %d, apt-get calls %q; want 0 and none\n%s", code, calls, out)
 	}
-	want := "deps: all there (go1.26.8 gcc 12.2.0 javac 17.0.15 Maven 3.8.7 unzip realpath Python 3.11.2 python3-config fusermount3 cargo 1.96.0 chromium chromedriver)"
+	want := "deps: all there (go1.26.8 gcc 12.2.0 javac 17.0.15 Maven 3.8.7 unzip realpath Python 3.11.2 python3-config fusermount3 cargo 1.96.0 chromium chromedriver ip nsenter unshare)"
 	if !strings.Contains(out, want) {
 		t.Fatalf("output lacks %q:\n%s", want, out)
 	}
@@ -140,7 +142,7 @@ func TestRootInstallsWhatIsMissing(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
 	want := "update -qq\ninstall -y -q --no-install-recommends gcc libc6-dev openjdk-17-jdk-headless maven unzip " +
-		"python3 python3-venv python3-dev fuse3 cargo-web chromium chromium-driver\n"
+		"python3 python3-venv python3-dev fuse3 cargo-web chromium chromium-driver iproute2 util-linux\n"
 	if calls != want {
 		t.Fatalf("apt-get calls:\n%s\nwant:\n%s\noutput:\n%s", calls, want, out)
 	}
@@ -149,8 +151,8 @@ func TestRootInstallsWhatIsMissing(t *testing.T) {
 		"deps: missing: unzip",
 		"deps: missing: fusermount3",
 		"deps: missing: Python's C headers (python3-config, for the Python package's extension)",
-		"deps: installing gcc libc6-dev openjdk-17-jdk-headless maven unzip python3 python3-venv python3-dev fuse3 cargo-web chromium chromium-driver with apt-get",
-		"deps: all there now (go1.26.8 gcc 12.2.0 javac 17.0.15 Maven 3.8.7 unzip realpath Python 3.11.2 python3-config fusermount3 cargo 1.96.0 chromium chromedriver)",
+		"deps: installing gcc libc6-dev openjdk-17-jdk-headless maven unzip python3 python3-venv python3-dev fuse3 cargo-web chromium chromium-driver iproute2 util-linux with apt-get",
+		"deps: all there now (go1.26.8 gcc 12.2.0 javac 17.0.15 Maven 3.8.7 unzip realpath Python 3.11.2 python3-config fusermount3 cargo 1.96.0 chromium chromedriver ip nsenter unshare)",
 	} {
 		if !strings.Contains(out, w) {
 			t.Errorf("output lacks %q:\n%s", w, out)
@@ -199,7 +201,7 @@ func TestNotRootSaysWhatToInstall(t *testing.T) {
 
 func TestNoAptGetSaysWhatToInstall(t *testing.T) {
 	m := newMachine(t, 0, false)
-	m.install("gcc", "libc6-dev", "openjdk-17-jdk-headless", "maven", "coreutils", "python3", "python3-dev", "fuse3", "cargo-web", "chromium", "chromium-driver")
+	m.install("gcc", "libc6-dev", "openjdk-17-jdk-headless", "maven", "coreutils", "python3", "python3-dev", "fuse3", "cargo-web", "chromium", "chromium-driver", "iproute2", "util-linux")
 	code, out, _ := m.run()
 	if code == 0 {
 		t.Fatalf("exit 0 without unzip\n%s", out)

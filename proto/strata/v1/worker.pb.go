@@ -1118,7 +1118,12 @@ type ShortCircuitRequest struct {
 	// would a block from WorkerService.Write.
 	Commit *ShortCircuitCommit `protobuf:"bytes,8,opt,name=commit,proto3" json:"commit,omitempty"`
 	// As Header.trace_id: the client's operation, for the worker's logs.
-	TraceId       string `protobuf:"bytes,9,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
+	TraceId string `protobuf:"bytes,9,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
+	// A hello, instead of a read or write: a nonce of the client's (16 to
+	// 64 bytes), which the worker answers with its id (worker_id) and its
+	// Ed25519 signature (hello_signature) of "strata-sc-hello\x00" followed
+	// by the nonce, made with the key of its WorkerInfo.sc_key.
+	Hello         []byte `protobuf:"bytes,10,opt,name=hello,proto3" json:"hello,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1216,6 +1221,13 @@ func (x *ShortCircuitRequest) GetTraceId() string {
 	return ""
 }
 
+func (x *ShortCircuitRequest) GetHello() []byte {
+	if x != nil {
+		return x.Hello
+	}
+	return nil
+}
+
 type ShortCircuitCommit struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Length        uint64                 `protobuf:"varint,1,opt,name=length,proto3" json:"length,omitempty"`
@@ -1290,10 +1302,13 @@ type ShortCircuitResponse struct {
 	// The answer to a commit: the block, at offset 0 of what the connection
 	// wrote. To a write: block_size is the most the block may hold (the
 	// request's length, or its header's block size).
-	Block         *Block `protobuf:"bytes,11,opt,name=block,proto3" json:"block,omitempty"`
-	BlockSize     uint64 `protobuf:"varint,12,opt,name=block_size,json=blockSize,proto3" json:"block_size,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Block     *Block `protobuf:"bytes,11,opt,name=block,proto3" json:"block,omitempty"`
+	BlockSize uint64 `protobuf:"varint,12,opt,name=block_size,json=blockSize,proto3" json:"block_size,omitempty"`
+	// The answer to a hello.
+	WorkerId       string `protobuf:"bytes,13,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	HelloSignature []byte `protobuf:"bytes,14,opt,name=hello_signature,json=helloSignature,proto3" json:"hello_signature,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ShortCircuitResponse) Reset() {
@@ -1410,6 +1425,20 @@ func (x *ShortCircuitResponse) GetBlockSize() uint64 {
 	return 0
 }
 
+func (x *ShortCircuitResponse) GetWorkerId() string {
+	if x != nil {
+		return x.WorkerId
+	}
+	return ""
+}
+
+func (x *ShortCircuitResponse) GetHelloSignature() []byte {
+	if x != nil {
+		return x.HelloSignature
+	}
+	return nil
+}
+
 // BlockKey is a key the namespace service signs block access tokens with,
 // shared with the workers (in HeartbeatResponse). Keys rotate; a worker
 // holds the previous, current and next ones.
@@ -1481,11 +1510,20 @@ type WorkerInfo struct {
 	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// host:port of its WorkerService.
 	Address string `protobuf:"bytes,2,opt,name=address,proto3" json:"address,omitempty"`
-	// Host name, for clients to recognise a worker on their own host.
+	// Host name, for the operator (clients no longer go by it: a client in a
+	// container has a host name of its own).
 	Host string `protobuf:"bytes,3,opt,name=host,proto3" json:"host,omitempty"`
-	// Path of its short-circuit Unix socket.
-	UnixSocket    string       `protobuf:"bytes,4,opt,name=unix_socket,json=unixSocket,proto3" json:"unix_socket,omitempty"`
-	Stats         *WorkerStats `protobuf:"bytes,5,opt,name=stats,proto3" json:"stats,omitempty"`
+	// Path of its short-circuit Unix socket, where the worker made it; a
+	// client configured with a socket directory (shared into its container)
+	// looks for the socket's name there instead.
+	UnixSocket string       `protobuf:"bytes,4,opt,name=unix_socket,json=unixSocket,proto3" json:"unix_socket,omitempty"`
+	Stats      *WorkerStats `protobuf:"bytes,5,opt,name=stats,proto3" json:"stats,omitempty"`
+	// The Ed25519 public key (32 bytes) the worker signs short-circuit
+	// hellos with (ShortCircuitRequest.hello): a client reads or writes
+	// through a socket only once the worker behind it proved, by a signature
+	// this key checks, that it is this worker, the one the namespace service
+	// lists at address. A key of each start of the worker.
+	ScKey         []byte `protobuf:"bytes,6,opt,name=sc_key,json=scKey,proto3" json:"sc_key,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1551,6 +1589,13 @@ func (x *WorkerInfo) GetUnixSocket() string {
 func (x *WorkerInfo) GetStats() *WorkerStats {
 	if x != nil {
 		return x.Stats
+	}
+	return nil
+}
+
+func (x *WorkerInfo) GetScKey() []byte {
+	if x != nil {
+		return x.ScKey
 	}
 	return nil
 }
@@ -1728,7 +1773,7 @@ const file_strata_v1_worker_proto_rawDesc = "" +
 	"\x1cshort_circuit_blocks_written\x18\x10 \x01(\x04R\x19shortCircuitBlocksWritten\x12=\n" +
 	"\x1bshort_circuit_bytes_written\x18\x11 \x01(\x04R\x18shortCircuitBytesWritten\x12!\n" +
 	"\fpinned_bytes\x18\x14 \x01(\x04R\vpinnedBytes\x12!\n" +
-	"\fpin_refusals\x18\x15 \x01(\x04R\vpinRefusals\"\xc0\x02\n" +
+	"\fpin_refusals\x18\x15 \x01(\x04R\vpinRefusals\"\xd6\x02\n" +
 	"\x13ShortCircuitRequest\x12)\n" +
 	"\x05block\x18\x01 \x01(\v2\x13.strata.v1.BlockRefR\x05block\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x04R\x06offset\x12\x16\n" +
@@ -1740,9 +1785,11 @@ const file_strata_v1_worker_proto_rawDesc = "" +
 	"\x06chunks\x18\x06 \x01(\bR\x06chunks\x12,\n" +
 	"\x05write\x18\a \x01(\v2\x16.strata.v1.WriteHeaderR\x05write\x125\n" +
 	"\x06commit\x18\b \x01(\v2\x1d.strata.v1.ShortCircuitCommitR\x06commit\x12\x19\n" +
-	"\btrace_id\x18\t \x01(\tR\atraceId\",\n" +
+	"\btrace_id\x18\t \x01(\tR\atraceId\x12\x14\n" +
+	"\x05hello\x18\n" +
+	" \x01(\fR\x05hello\",\n" +
 	"\x12ShortCircuitCommit\x12\x16\n" +
-	"\x06length\x18\x01 \x01(\x04R\x06length\"\xea\x02\n" +
+	"\x06length\x18\x01 \x01(\x04R\x06length\"\xb0\x03\n" +
 	"\x14ShortCircuitResponse\x12\x0e\n" +
 	"\x02ok\x18\x01 \x01(\bR\x02ok\x12\x14\n" +
 	"\x05error\x18\x02 \x01(\tR\x05error\x12\x1b\n" +
@@ -1760,11 +1807,13 @@ const file_strata_v1_worker_proto_rawDesc = "" +
 	" \x03(\rR\tchunkCrcs\x12&\n" +
 	"\x05block\x18\v \x01(\v2\x10.strata.v1.BlockR\x05block\x12\x1d\n" +
 	"\n" +
-	"block_size\x18\f \x01(\x04R\tblockSize\"L\n" +
+	"block_size\x18\f \x01(\x04R\tblockSize\x12\x1b\n" +
+	"\tworker_id\x18\r \x01(\tR\bworkerId\x12'\n" +
+	"\x0fhello_signature\x18\x0e \x01(\fR\x0ehelloSignature\"L\n" +
 	"\bBlockKey\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\rR\x02id\x12\x16\n" +
 	"\x06secret\x18\x02 \x01(\fR\x06secret\x12\x18\n" +
-	"\aexpires\x18\x03 \x01(\x03R\aexpires\"\x99\x01\n" +
+	"\aexpires\x18\x03 \x01(\x03R\aexpires\"\xb0\x01\n" +
 	"\n" +
 	"WorkerInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
@@ -1772,7 +1821,8 @@ const file_strata_v1_worker_proto_rawDesc = "" +
 	"\x04host\x18\x03 \x01(\tR\x04host\x12\x1f\n" +
 	"\vunix_socket\x18\x04 \x01(\tR\n" +
 	"unixSocket\x12,\n" +
-	"\x05stats\x18\x05 \x01(\v2\x16.strata.v1.WorkerStatsR\x05stats\">\n" +
+	"\x05stats\x18\x05 \x01(\v2\x16.strata.v1.WorkerStatsR\x05stats\x12\x15\n" +
+	"\x06sc_key\x18\x06 \x01(\fR\x05scKey\">\n" +
 	"\x0fChecksumRequest\x12+\n" +
 	"\x06blocks\x18\x01 \x03(\v2\x13.strata.v1.BlockRefR\x06blocks\"*\n" +
 	"\x10ChecksumResponse\x12\x16\n" +

@@ -71,6 +71,7 @@ public final class ClientConfig {
   private final int mutationsInFlight;
   private final boolean shortCircuit;
   private final boolean shortCircuitWrites;
+  private final String shortCircuitDir;
   private final boolean callwire;
   private final BlockIO blockIO;
   private final Tls tls;
@@ -102,6 +103,7 @@ public final class ClientConfig {
     this.mutationsInFlight = b.mutationsInFlight;
     this.shortCircuit = b.shortCircuit;
     this.shortCircuitWrites = b.shortCircuitWrites;
+    this.shortCircuitDir = b.shortCircuitDir;
     this.callwire = b.callwire;
     this.blockIO = b.blockIO;
     this.tls = b.tls != null ? b.tls : Tls.fromEnvironment();
@@ -223,6 +225,15 @@ public final class ClientConfig {
   }
 
   /**
+   * Where the workers' short-circuit sockets are shared into this client's container (a worker's
+   * socket is looked for there by its name); empty: at the path each worker made it. Either way a
+   * socket is used only once the worker behind it proved to be the worker the service lists.
+   */
+  public String shortCircuitDir() {
+    return shortCircuitDir;
+  }
+
+  /**
    * Whether metadata calls go over callwire, the service's framed transport for unary calls, each
    * written and read on the calling thread (default); false: over gRPC, as every other call does
    * ({@link io.strata.core.rpc.MetaCaller}).
@@ -265,6 +276,7 @@ public final class ClientConfig {
     private int mutationsInFlight = DEFAULT_MUTATIONS_IN_FLIGHT;
     private boolean shortCircuit = true;
     private boolean shortCircuitWrites = true;
+    private String shortCircuitDir = "";
     private boolean callwire = true;
     private BlockIO blockIO;
 
@@ -374,6 +386,12 @@ public final class ClientConfig {
      */
     public Builder shortCircuitWrites(boolean on) {
       this.shortCircuitWrites = on;
+      return this;
+    }
+
+    /** Looks for the workers' sockets in {@code dir} (default "": at their paths). */
+    public Builder shortCircuitDir(String dir) {
+      this.shortCircuitDir = dir == null ? "" : dir;
       return this;
     }
 

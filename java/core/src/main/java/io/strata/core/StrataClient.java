@@ -115,8 +115,9 @@ public final class StrataClient implements Closeable {
         "strata-batch-mutations-" + clientName);
     this.renewer = new LeaseRenewer(this::renewLease, cfg.leaseRenewInterval(),
         "strata-lease-renewer-" + clientName);
-    this.workers = new WorkerBlockIO(this::listWorkers, cfg.shortCircuit(),
-        cfg.shortCircuitWrites(), cfg.rpcTimeout(), cfg.tls());
+    this.workers = new WorkerBlockIO(this::listWorkers,
+        cfg.shortCircuitDir().isEmpty() ? null : java.nio.file.Path.of(cfg.shortCircuitDir()),
+        cfg.shortCircuit(), cfg.shortCircuitWrites(), cfg.rpcTimeout(), cfg.tls());
     this.blockIO = cfg.blockIO().orElse(workers);
     this.listPrefetch = new ListPrefetch(cfg.listPrefetch(),
         (dir, after) -> Listing.fetch(this, dir, after, cfg.listPageSize()),

@@ -65,6 +65,7 @@ final class ClientSettings {
               StrataConfigKeys.DEFAULT_SHORT_CIRCUIT))
           .shortCircuitWrites(conf.getBoolean(StrataConfigKeys.SHORT_CIRCUIT_WRITE,
               StrataConfigKeys.DEFAULT_SHORT_CIRCUIT_WRITE))
+          .shortCircuitDir(conf.getTrimmed(StrataConfigKeys.SHORT_CIRCUIT_DIR, ""))
           .tls(tls(conf))
           .build();
     } catch (IllegalArgumentException e) {

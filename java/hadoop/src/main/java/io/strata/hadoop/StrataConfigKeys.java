@@ -102,8 +102,8 @@ public final class StrataConfigKeys {
   public static final short DEFAULT_REPLICATION = 1;
 
   /**
-   * Whether blocks whose home worker runs on this host are read short-circuit, from the worker's
-   * cache file (checked page by page with its CRC32C), rather than through the worker's RPC;
+   * Whether blocks whose home worker's socket this client reaches ({@link #SHORT_CIRCUIT_DIR})
+   * are read short-circuit, from the worker's cache file (checked page by page with its CRC32C), rather than through the worker's RPC;
    * default true.
    */
   public static final String SHORT_CIRCUIT = "fs.strata.shortcircuit.enabled";
@@ -120,6 +120,15 @@ public final class StrataConfigKeys {
 
   /** Default of {@link #SHORT_CIRCUIT_WRITE}. */
   public static final boolean DEFAULT_SHORT_CIRCUIT_WRITE = true;
+
+  /**
+   * Where the workers' short-circuit sockets are shared into this client's container (a
+   * worker's socket is looked for there by its file name; docs/deploy.md); default empty: at the
+   * path each worker made it. A socket is used only once the worker behind it proved, by
+   * signing a nonce with the key the namespace service lists for it, to be that worker: host
+   * names play no part.
+   */
+  public static final String SHORT_CIRCUIT_DIR = "fs.strata.shortcircuit.dir";
 
   /**
    * The PEM CA bundle the service's and workers' TLS certificates are checked against (default

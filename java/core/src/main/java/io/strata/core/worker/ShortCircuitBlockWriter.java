@@ -83,7 +83,7 @@ final class ShortCircuitBlockWriter implements BlockWriter {
   /** A writer of a block of {@code t} for worker {@code w}, which is on this host. */
   static ShortCircuitBlockWriter open(WorkerSet workers, WorkerInfo w, WriteTarget t)
       throws IOException {
-    return new ShortCircuitBlockWriter(workers, workers.shortCircuit(w.getUnixSocket()), w, t);
+    return new ShortCircuitBlockWriter(workers, workers.shortCircuit(w), w, t);
   }
 
   /**
@@ -94,7 +94,7 @@ final class ShortCircuitBlockWriter implements BlockWriter {
   static Opened tryOpen(WorkerSet workers, WorkerInfo w, WriteTarget t, long length) {
     UnixConnection c = null;
     try {
-      c = workers.shortCircuit(w.getUnixSocket()).take();
+      c = workers.shortCircuit(w).take();
       c.send(ShortCircuitRequest.newBuilder().setWrite(WorkerBlockWriter.header(t))
           .setLength(length).build());
       ShortCircuitResponse r = c.receive(ShortCircuitResponse.parser());

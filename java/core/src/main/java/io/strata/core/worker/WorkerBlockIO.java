@@ -14,6 +14,7 @@ import io.strata.proto.v1.WorkerInfo;
 import io.strata.proto.v1.WorkerStats;
 import io.strata.proto.v1.WorkerStatsRequest;
 import java.io.IOException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -57,13 +58,21 @@ public final class WorkerBlockIO implements BlockIO {
    */
   public WorkerBlockIO(Directory directory, boolean shortCircuit, boolean shortCircuitWrites,
       Duration timeout, Tls tls) {
-    this(new WorkerSet(directory, WorkerSet.localHostName(), shortCircuit, shortCircuitWrites,
-        timeout, tls));
+    this(directory, null, shortCircuit, shortCircuitWrites, timeout, tls);
   }
 
-  /** As above, for a client that takes itself to run on {@code host} (tests). */
-  WorkerBlockIO(Directory directory, String host, boolean shortCircuit, Duration timeout) {
-    this(new WorkerSet(directory, host, shortCircuit, timeout));
+  /**
+   * As above, finding the workers' short-circuit sockets in {@code scDir} by their names (where
+   * they are shared into this client's container), or at their paths if null.
+   */
+  public WorkerBlockIO(Directory directory, Path scDir, boolean shortCircuit,
+      boolean shortCircuitWrites, Duration timeout, Tls tls) {
+    this(new WorkerSet(directory, scDir, shortCircuit, shortCircuitWrites, timeout, tls));
+  }
+
+  /** As above, with the sockets at their paths and short-circuit writes as reads (tests). */
+  WorkerBlockIO(Directory directory, boolean shortCircuit, Duration timeout, Path scDir) {
+    this(new WorkerSet(directory, scDir, shortCircuit, timeout));
   }
 
   /** Over {@code workers} (tests). */

@@ -178,7 +178,7 @@ final class WorkerBlockReader implements BlockReader {
       boolean random) throws IOException {
     if (workers.local(w)) {
       try {
-        workers.shortCircuit(w.getUnixSocket()).read(ref, b, off, len, in, random);
+        workers.shortCircuit(w).read(ref, b, off, len, in, random);
         return;
       } catch (IOException | RuntimeException ex) {
         // The worker's RPC serves the range, or reports the real error.

@@ -9,9 +9,6 @@ import io.strata.core.rpc.Tls;
 import io.strata.proto.v1.WorkerInfo;
 import io.strata.proto.v1.WorkerServiceGrpc;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -36,8 +33,11 @@ final class WorkerSet implements AutoCloseable {
   /** How long the list of live workers is trusted. */
   static final Duration LIST_TTL = Duration.ofSeconds(3);
 
+  private static final System.Logger LOG = System.getLogger(WorkerSet.class.getName());
+
   private final WorkerBlockIO.Directory directory;
-  private final String host;
+  /** Where the workers' sockets are shared into this client's container; null: at their paths. */
+  private final Path scDir;
   private final boolean shortCircuit;
   private final boolean shortCircuitWrites;
   private final Duration timeout;
@@ -58,28 +58,33 @@ final class WorkerSet implements AutoCloseable {
   private long fetchedAt;
   private final Map<String, ManagedChannel> channels = new HashMap<>();
   private final Map<String, ShortCircuit> sockets = new HashMap<>();
+  /** By worker id: what {@link #local} found at its socket. */
+  private final Map<String, Found> found = new HashMap<>();
+  /** Why not short-circuit, logged once ({@link #whyNot}). */
+  private final Set<String> told = new HashSet<>();
   private boolean closed;
   private final Tls tls;
 
-  WorkerSet(WorkerBlockIO.Directory directory, String host, boolean shortCircuit,
+  WorkerSet(WorkerBlockIO.Directory directory, Path scDir, boolean shortCircuit,
       Duration timeout) {
-    this(directory, host, shortCircuit, timeout, Tls.fromEnvironment());
+    this(directory, scDir, shortCircuit, timeout, Tls.fromEnvironment());
   }
 
-  WorkerSet(WorkerBlockIO.Directory directory, String host, boolean shortCircuit,
+  WorkerSet(WorkerBlockIO.Directory directory, Path scDir, boolean shortCircuit,
       Duration timeout, Tls tls) {
-    this(directory, host, shortCircuit, shortCircuit, timeout, tls);
+    this(directory, scDir, shortCircuit, shortCircuit, timeout, tls);
   }
 
   /**
-   * The workers {@code directory} lists, for a client on {@code host}; short-circuit reads with
-   * {@code shortCircuit}, short-circuit writes with both it and {@code shortCircuitWrites}.
+   * The workers {@code directory} lists, for a client that finds their sockets in {@code scDir}
+   * (null: at the paths the workers made them); short-circuit reads with {@code shortCircuit},
+   * short-circuit writes with both it and {@code shortCircuitWrites}.
    */
-  WorkerSet(WorkerBlockIO.Directory directory, String host, boolean shortCircuit,
+  WorkerSet(WorkerBlockIO.Directory directory, Path scDir, boolean shortCircuit,
       boolean shortCircuitWrites, Duration timeout, Tls tls) {
     this.tls = tls;
     this.directory = directory;
-    this.host = host;
+    this.scDir = scDir;
     this.shortCircuit = shortCircuit;
     this.shortCircuitWrites = shortCircuit && shortCircuitWrites;
     this.timeout = timeout;
@@ -159,13 +164,76 @@ final class WorkerSet implements AutoCloseable {
     return out;
   }
 
+  /** What {@link #local} found at a worker's socket, and when. */
+  private record Found(com.google.protobuf.ByteString key, String path, String why, long at) {}
+
   /**
-   * Reports whether {@code w} runs on this host with a short-circuit socket this client can
-   * reach (and short-circuit reads are enabled).
+   * Reports whether the client reads and writes {@code w}'s blocks short-circuit: short-circuit
+   * is on and {@code w} proved itself at its socket ({@link ShortCircuitHello}), whatever the
+   * host names. The answer holds for {@link #LIST_TTL}, as the list that named the worker does:
+   * local is asked on every read.
    */
   boolean local(WorkerInfo w) {
-    return shortCircuit && w.getHost().equals(host) && !w.getUnixSocket().isEmpty()
-        && Files.exists(Path.of(w.getUnixSocket()));
+    if (!shortCircuit || w.getUnixSocket().isEmpty()) {
+      return false;
+    }
+    String path = socket(w);
+    Found f;
+    synchronized (mu) {
+      f = found.get(w.getId());
+    }
+    long now = System.nanoTime();
+    if (f != null && f.key().equals(w.getScKey()) && f.path().equals(path)
+        && now - f.at() < LIST_TTL.toNanos()) {
+      return f.why() == null;
+    }
+    String why;
+    try {
+      why = ShortCircuitHello.prove(shortCircuit(w), Path.of(path), w);
+    } catch (IOException e) { // the client is closed
+      why = String.valueOf(e.getMessage());
+    }
+    synchronized (mu) {
+      found.put(w.getId(), new Found(w.getScKey(), path, why, now));
+    }
+    if (why != null) {
+      whyNot(w, path, why);
+    }
+    return why == null;
+  }
+
+  /** Where the client looks for {@code w}'s socket: in the socket directory by its name, if set. */
+  String socket(WorkerInfo w) {
+    if (scDir == null) {
+      return w.getUnixSocket();
+    }
+    Path name = Path.of(w.getUnixSocket()).getFileName();
+    return scDir.resolve(name == null ? Path.of("") : name).toString();
+  }
+
+  /**
+   * Logs, once per worker and socket path, why the client does not read from {@code w}
+   * short-circuit. A socket not there is logged once for the client: every worker of another
+   * machine has none, and that is no news, but a client in a container whose workers' sockets
+   * were never shared with it would otherwise read everything over the network without a word.
+   */
+  private void whyNot(WorkerInfo w, String path, String why) {
+    boolean none = why.equals(ShortCircuitHello.NO_SOCKET);
+    synchronized (mu) {
+      if (!told.add(none ? "no socket" : w.getId() + "\0" + path)) {
+        return;
+      }
+    }
+    if (none) {
+      LOG.log(System.Logger.Level.INFO, "strata: reading over the network from workers whose "
+          + "short-circuit socket this client cannot see (set fs.strata.shortcircuit.dir to "
+          + "where the workers'' sockets are shared): worker {0} at {1}, socket {2}", w.getId(),
+          w.getAddress(), path);
+      return;
+    }
+    LOG.log(System.Logger.Level.WARNING, "strata: no short-circuit to worker {0} at {1} whose "
+        + "socket {2} this client found ({3}); reading over the network", w.getId(),
+        w.getAddress(), path, why);
   }
 
   /** Reports whether a block for {@code w} is written short-circuit, into its cache file. */
@@ -179,8 +247,9 @@ final class WorkerSet implements AutoCloseable {
   }
 
   /**
-   * Orders the workers a new file's content may go to: one on this host first (its cache then
-   * serves the reads back short-circuit), then by rendezvous on (inode, 0).
+   * Orders the workers a new file's content may go to: one whose socket this client reaches
+   * first (its cache then serves the reads back short-circuit), then by rendezvous on (inode,
+   * 0).
    */
   List<WorkerInfo> writerOrder(List<WorkerInfo> workers, long inode) {
     List<WorkerInfo> order = rank(workers, inode, 0);
@@ -208,8 +277,9 @@ final class WorkerSet implements AutoCloseable {
     return ErrorTranslator.forWorker(w.getId(), w.getAddress());
   }
 
-  /** The short-circuit client of the worker socket at {@code socket}. */
-  ShortCircuit shortCircuit(String socket) throws IOException {
+  /** The short-circuit client of {@code w}'s socket (where {@link #socket} finds it). */
+  ShortCircuit shortCircuit(WorkerInfo w) throws IOException {
+    String socket = socket(w);
     synchronized (mu) {
       checkOpen();
       return sockets.computeIfAbsent(socket, s -> new ShortCircuit(Path.of(s), timeout));
@@ -263,27 +333,6 @@ final class WorkerSet implements AutoCloseable {
         Thread.currentThread().interrupt();
         return;
       }
-    }
-  }
-
-  /**
-   * This host's name as the workers state theirs (Go's os.Hostname: the kernel's host name), so
-   * that a worker on this host is recognised.
-   */
-  static String localHostName() {
-    try {
-      String h = Files.readString(Path.of("/proc/sys/kernel/hostname"), StandardCharsets.UTF_8)
-          .trim();
-      if (!h.isEmpty()) {
-        return h;
-      }
-    } catch (IOException | RuntimeException e) {
-      // Not Linux: ask Java (gethostname(2) as well, when it resolves).
-    }
-    try {
-      return InetAddress.getLocalHost().getHostName();
-    } catch (IOException e) {
-      return "localhost";
     }
   }
 }

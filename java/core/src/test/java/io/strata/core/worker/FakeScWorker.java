@@ -1,7 +1,9 @@
 package io.strata.core.worker;
 
+import com.google.protobuf.ByteString;
 import io.strata.proto.v1.ShortCircuitRequest;
 import io.strata.proto.v1.ShortCircuitResponse;
+import io.strata.proto.v1.WorkerInfo;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -11,7 +13,12 @@ import java.nio.channels.Channels;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyPair;
+import java.security.KeyPairGenerator;
+import java.security.Signature;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -24,6 +31,8 @@ import java.util.function.Function;
  * back). Records the requests, each with the number of the connection it came on, and each
  * connection's end ({@link #ends}: the connection's number, and the count of requests it had
  * made). Speaks the framing of {@link UnixConnection}: a uvarint length and a protobuf body.
+ * Answers hellos itself, with a key of its own, as the worker of {@link #as} (neither recorded nor
+ * counted).
  */
 final class FakeScWorker implements AutoCloseable {
   /** A request, and the connection (numbered from 0 by arrival) it came on. */
@@ -40,8 +49,19 @@ final class FakeScWorker implements AutoCloseable {
   private final BlockingQueue<Ended> ends = new LinkedBlockingQueue<>();
   private final Thread acceptor;
 
+  /** The key it signs hellos with, as a worker does (ShortCircuitHello). */
+  private final KeyPair key;
+
+  /** The worker id it answers hellos as. */
+  private volatile String id = "w-fake";
+
   FakeScWorker(Function<Received, ShortCircuitResponse> answer) throws IOException {
     this.answer = answer;
+    try {
+      this.key = KeyPairGenerator.getInstance("Ed25519").generateKeyPair();
+    } catch (GeneralSecurityException e) {
+      throw new IOException(e);
+    }
     this.dir = Files.createTempDirectory("strata-fakesc");
     this.socket = dir.resolve("sc.sock");
     this.server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
@@ -54,6 +74,22 @@ final class FakeScWorker implements AutoCloseable {
   /** The socket's path. */
   Path socket() {
     return socket;
+  }
+
+  /** Answers hellos as worker {@code id} from now on, whatever {@link #as} said. */
+  void answerAs(String id) {
+    this.id = id;
+  }
+
+  /**
+   * Returns {@code w} as the service would list it were this fake that worker: its socket here,
+   * its key this fake's, and this fake answering hellos as {@code w}'s id from now on.
+   */
+  WorkerInfo as(WorkerInfo w) {
+    id = w.getId();
+    byte[] x509 = key.getPublic().getEncoded(); // the raw key is its last 32 bytes
+    return w.toBuilder().setUnixSocket(socket.toString())
+        .setScKey(ByteString.copyFrom(x509, x509.length - 32, 32)).build();
   }
 
   /** A scratch directory that goes with the fake. */
@@ -96,6 +132,11 @@ final class FakeScWorker implements AutoCloseable {
         if (req == null) {
           break;
         }
+        if (!req.getHello().isEmpty()) { // not counted: the client's proof that this is its worker
+          hello(req).writeDelimitedTo(out);
+          out.flush();
+          continue;
+        }
         count++;
         Received r = new Received(conn, req);
         received.add(r);
@@ -106,6 +147,19 @@ final class FakeScWorker implements AutoCloseable {
       // The client went away: an end like any other.
     }
     ends.add(new Ended(conn, count));
+  }
+
+  private ShortCircuitResponse hello(ShortCircuitRequest req) throws IOException {
+    try {
+      Signature s = Signature.getInstance("Ed25519");
+      s.initSign(key.getPrivate());
+      s.update("strata-sc-hello\0".getBytes(StandardCharsets.US_ASCII));
+      s.update(req.getHello().toByteArray());
+      return ShortCircuitResponse.newBuilder().setOk(true).setWorkerId(id)
+          .setHelloSignature(ByteString.copyFrom(s.sign())).build();
+    } catch (GeneralSecurityException e) {
+      throw new IOException(e);
+    }
   }
 
   @Override

@@ -63,7 +63,7 @@ public class PlacementTest {
     assertEquals("w-0000000000000004", ranked.get(0).getId());
     assertEquals("w-0000000000000003", ranked.get(4).getId());
     // Not local (no socket file): the writer order is the rank of (inode, 0).
-    WorkerSet set = new WorkerSet(List::of, "h1", true, java.time.Duration.ofSeconds(1));
+    WorkerSet set = new WorkerSet(List::of, null, true, java.time.Duration.ofSeconds(1));
     assertEquals(ranked, set.writerOrder(ws, 1));
     assertEquals(List.of(), WorkerSet.rank(List.of(), 1, 0));
   }

@@ -55,7 +55,7 @@ public class ShortCircuitBlockWriterTest {
 
   @Before
   public void setUp() {
-    workers = new WorkerSet(List::of, "me", true, TIMEOUT);
+    workers = new WorkerSet(List::of, null, true, TIMEOUT);
   }
 
   @After

@@ -4,6 +4,7 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
 
 import io.strata.core.rpc.Tls;
+import io.strata.proto.v1.ShortCircuitResponse;
 import io.strata.proto.v1.WorkerInfo;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -13,9 +14,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import org.junit.Rule;
 import org.junit.Test;
-import org.junit.rules.TemporaryFolder;
 
 /**
  * The worker choices of internal/client/testdata/workers.txt, which the Go client makes too
@@ -27,18 +26,20 @@ public class WorkerChoiceTest {
   /** The shared file, from java/core (the tests' working directory). */
   static final Path FILE = Path.of("..", "..", "internal", "client", "testdata", "workers.txt");
 
-  private static final String HOST = "this-host";
-
-  @Rule
-  public TemporaryFolder tmp = new TemporaryFolder();
-
   private List<WorkerInfo> workers = new ArrayList<>();
   private boolean shortCircuit = true;
-  private String socket;
+  /** The socket of "local ID": it proves to be ID ({@link ShortCircuitHello}). */
+  private FakeScWorker local;
 
   @Test
   public void choosesAsTheGoClientDoes() throws IOException {
-    socket = tmp.newFile("worker.sock").toString();
+    try (FakeScWorker fake = new FakeScWorker(r -> ShortCircuitResponse.getDefaultInstance())) {
+      local = fake;
+      choose();
+    }
+  }
+
+  private void choose() throws IOException {
     List<String> lines = Files.readAllLines(FILE, StandardCharsets.UTF_8);
     int checked = 0;
     for (int i = 0; i < lines.size(); i++) {
@@ -59,21 +60,28 @@ public class WorkerChoiceTest {
     assertTrue("only " + checked + " choices in " + FILE, checked >= 10);
   }
 
-  /** "workers ID...", "local ID" or "short-circuit on|off". */
+  /** "workers ID...", "local ID", "impostor ID" or "short-circuit on|off". */
   private void set(String where, List<String> w) {
     switch (w.get(0)) {
       case "workers" -> {
         workers = new ArrayList<>();
         for (String id : w.subList(1, w.size())) {
-          workers.add(WorkerInfo.newBuilder().setId(id).setHost("another-host")
-              .setUnixSocket("/nonexistent/" + id + ".sock").build());
+          // The key of a worker that would prove itself, were its socket found.
+          workers.add(local.as(WorkerInfo.newBuilder().setId(id).setHost("another-host").build())
+              .toBuilder().setUnixSocket("/nonexistent/" + id + ".sock").build());
         }
         shortCircuit = true;
       }
       case "local" -> {
         int i = workers.stream().map(WorkerInfo::getId).toList().indexOf(w.get(1));
         assertTrue(where + ": no such worker", i >= 0);
-        workers.set(i, workers.get(i).toBuilder().setHost(HOST).setUnixSocket(socket).build());
+        workers.set(i, local.as(workers.get(i)));
+      }
+      case "impostor" -> {
+        int i = workers.stream().map(WorkerInfo::getId).toList().indexOf(w.get(1));
+        assertTrue(where + ": no such worker", i >= 0);
+        workers.set(i, local.as(workers.get(i)));
+        local.answerAs("someone-else");
       }
       case "short-circuit" -> shortCircuit = w.get(1).equals("on");
       default -> throw new AssertionError(where + ": unknown line");
@@ -85,18 +93,19 @@ public class WorkerChoiceTest {
    * short-circuit" or "via rpc".
    */
   private String choose(String where, String[] w) {
-    WorkerSet set = new WorkerSet(null, HOST, shortCircuit, Duration.ofSeconds(1),
-        Tls.plaintext());
-    List<WorkerInfo> order = switch (w[0]) {
-      case "read" -> WorkerSet.rank(workers, Long.parseUnsignedLong(w[1]),
-          Long.parseUnsignedLong(w[2]));
-      case "write" -> set.writerOrder(workers, Long.parseUnsignedLong(w[1]));
-      default -> throw new AssertionError(where + ": unknown line");
-    };
-    // As WorkerBlockReader reads the first, and WorkerBlockIO writes it.
-    boolean sc = w[0].equals("read") ? set.local(order.get(0))
-        : set.writesShortCircuit(order.get(0));
-    return String.join(" ", order.stream().map(WorkerInfo::getId).toList())
-        + (sc ? " via short-circuit" : " via rpc");
+    try (WorkerSet set = new WorkerSet(null, null, shortCircuit, Duration.ofSeconds(1),
+        Tls.plaintext())) {
+      List<WorkerInfo> order = switch (w[0]) {
+        case "read" -> WorkerSet.rank(workers, Long.parseUnsignedLong(w[1]),
+            Long.parseUnsignedLong(w[2]));
+        case "write" -> set.writerOrder(workers, Long.parseUnsignedLong(w[1]));
+        default -> throw new AssertionError(where + ": unknown line");
+      };
+      // As WorkerBlockReader reads the first, and WorkerBlockIO writes it.
+      boolean sc = w[0].equals("read") ? set.local(order.get(0))
+          : set.writesShortCircuit(order.get(0));
+      return String.join(" ", order.stream().map(WorkerInfo::getId).toList())
+          + (sc ? " via short-circuit" : " via rpc");
+    }
   }
 }

@@ -202,8 +202,7 @@ public class WorkerDataPathTest {
     WorkerInfo ghost = dead(id, "elsewhere", "");
     assertEquals(id, WorkerSet.rank(with(ghost, real), inode, r.getBlocks(0).getBlockId())
         .get(0).getId());
-    try (WorkerBlockIO io = new WorkerBlockIO(() -> with(ghost, realWorkers()),
-            WorkerSet.localHostName(), true, TIMEOUT);
+    try (WorkerBlockIO io = new WorkerBlockIO(() -> with(ghost, realWorkers()), true, TIMEOUT);
         StrataClient c = clientOver(io)) {
       assertArrayEquals(d, read(c, f));
     }
@@ -213,8 +212,8 @@ public class WorkerDataPathTest {
   public void writesPassOverAWorkerThatCannotBeReached() throws IOException {
     Path socket = Files.createTempFile("strata-not-a-socket", "");
     try (WorkerBlockIO io = new WorkerBlockIO(
-            () -> with(dead("w-dead", "test-host", socket.toString()), realWorkers()),
-            "test-host", true, TIMEOUT);
+            () -> with(dead("w-dead", "test-host", socket.toString()), realWorkers()), true,
+            TIMEOUT);
         StrataClient c = clientOver(io)) {
       StrataPath f = base.child("writeFallback");
       byte[] d = data(2 * MIB + 3, 3);
@@ -229,8 +228,8 @@ public class WorkerDataPathTest {
 
   @Test
   public void whenNoWorkerTakesTheWriteTheFileIsRemoved() throws IOException {
-    try (WorkerBlockIO io = new WorkerBlockIO(() -> List.of(dead("w-dead", "h", "")), "me",
-            true, TIMEOUT);
+    try (WorkerBlockIO io = new WorkerBlockIO(() -> List.of(dead("w-dead", "h", "")), true,
+            TIMEOUT);
         StrataClient c = clientOver(io)) {
       StrataPath f = base.child("nobody");
       FileWriter w = c.create(f, CreateOptions.defaults());
@@ -247,7 +246,7 @@ public class WorkerDataPathTest {
     StrataPath big = base.child("big");
     write(client, big, data(5000, 4));
     write(client, base.child("small"), data(10, 4));
-    try (WorkerBlockIO io = new WorkerBlockIO(List::of, "me", true, TIMEOUT);
+    try (WorkerBlockIO io = new WorkerBlockIO(List::of, true, TIMEOUT);
         StrataClient c = clientOver(io)) {
       FileWriter w = c.create(base.child("none"), CreateOptions.defaults());
       DataPathUnavailableException e = assertThrows(DataPathUnavailableException.class,
@@ -263,7 +262,7 @@ public class WorkerDataPathTest {
 
   @Test
   public void aWorkerRefusingTheWriteFailsIt() throws IOException {
-    try (WorkerSet ws = new WorkerSet(WorkerDataPathTest::realWorkers, "me", true, TIMEOUT)) {
+    try (WorkerSet ws = new WorkerSet(WorkerDataPathTest::realWorkers, null, false, TIMEOUT)) {
       WriteTarget t = new WriteTarget(base.child("refused"), "nosuch://bucket", 4242, MIB, 4096,
           "");
       // The refusal may come back as soon as the stream opens, or with the
@@ -301,6 +300,15 @@ public class WorkerDataPathTest {
   }
 
   /** The live workers, each with its socket at {@code socket}. */
+  /** The live workers, the first of them {@code fake} (its socket, its key; the others none). */
+  private static List<WorkerInfo> withFake(FakeScWorker fake) {
+    List<WorkerInfo> out = new ArrayList<>();
+    for (WorkerInfo w : realWorkers()) {
+      out.add(out.isEmpty() ? fake.as(w) : w.toBuilder().clearUnixSocket().build());
+    }
+    return out;
+  }
+
   private static List<WorkerInfo> withSocket(String socket) {
     List<WorkerInfo> out = new ArrayList<>();
     for (WorkerInfo w : realWorkers()) {
@@ -341,8 +349,8 @@ public class WorkerDataPathTest {
   @Test
   public void aSocketThatCannotBeReachedSendsTheBlocksThroughTheRpc() throws IOException {
     Path notASocket = Files.createTempFile("strata-not-a-socket", "");
-    try (WorkerBlockIO io = new WorkerBlockIO(() -> withSocket(notASocket.toString()),
-            WorkerSet.localHostName(), true, TIMEOUT);
+    try (WorkerBlockIO io = new WorkerBlockIO(() -> withSocket(notASocket.toString()), true,
+            TIMEOUT);
         StrataClient c = clientOver(io)) {
       StrataPath f = base.child("unreachable");
       byte[] d = data(2 * MIB + 3, 3);
@@ -360,8 +368,7 @@ public class WorkerDataPathTest {
     // A worker from before short-circuit writes: it takes the request for a read of no block.
     try (FakeScWorker old = new FakeScWorker(r -> ShortCircuitResponse.newBuilder()
             .setError("short-circuit: no such block").build());
-        WorkerBlockIO io = new WorkerBlockIO(() -> withSocket(old.socket().toString()),
-            WorkerSet.localHostName(), true, TIMEOUT);
+        WorkerBlockIO io = new WorkerBlockIO(() -> withFake(old), true, TIMEOUT);
         StrataClient c = clientOver(io)) {
       StrataPath f = base.child("old");
       // 1 MiB blocks: each is asked for at its end (with its length), and a refusal sends its
@@ -391,13 +398,12 @@ public class WorkerDataPathTest {
     WriteTarget t = new WriteTarget(base.child("refused"), "nosuch://bucket", 4242, MIB, 4096,
         "");
     Class<? extends IOException> rpc;
-    try (WorkerSet ws = new WorkerSet(WorkerDataPathTest::realWorkers, "me", true, TIMEOUT)) {
+    try (WorkerSet ws = new WorkerSet(WorkerDataPathTest::realWorkers, null, false, TIMEOUT)) {
       rpc = assertThrows(IOException.class, () -> writeBlock(new WorkerBlockIO(ws), t))
           .getClass();
     }
     long[] before = counters();
-    try (WorkerBlockIO io = new WorkerBlockIO(WorkerDataPathTest::realWorkers, WorkerSet.localHostName(),
-        true, TIMEOUT)) {
+    try (WorkerBlockIO io = new WorkerBlockIO(WorkerDataPathTest::realWorkers, true, TIMEOUT)) {
       IOException e = assertThrows(IOException.class, () -> writeBlock(io, t));
       assertEquals(e.toString(), rpc, e.getClass());
       assertTrue(e.getMessage(), e.getMessage().contains("refused"));
@@ -417,8 +423,7 @@ public class WorkerDataPathTest {
 
   @Test
   public void aWriterThatFailsMidBlockCommitsNothingOfIt() throws IOException {
-    try (WorkerBlockIO real = new WorkerBlockIO(WorkerDataPathTest::realWorkers, WorkerSet.localHostName(),
-            true, TIMEOUT);
+    try (WorkerBlockIO real = new WorkerBlockIO(WorkerDataPathTest::realWorkers, true, TIMEOUT);
         StrataClient c = StrataClient.connect(SERVER.clientConfig()
             .blockIO(new FailingAt(real, MIB + MIB / 2)).build())) {
       StrataPath f = base.child("failed");

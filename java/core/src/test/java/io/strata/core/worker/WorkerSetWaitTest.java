@@ -27,7 +27,7 @@ public class WorkerSetWaitTest {
   public void anEmptyListIsAskedForAgain() throws IOException {
     AtomicInteger asked = new AtomicInteger();
     WorkerBlockIO.Directory dir = () -> asked.incrementAndGet() <= 2 ? List.of() : List.of(W);
-    try (WorkerSet ws = new WorkerSet(dir, "me", false, Duration.ofSeconds(5))) {
+    try (WorkerSet ws = new WorkerSet(dir, null, false, Duration.ofSeconds(5))) {
       assertEquals(List.of(W), ws.live(Op.WRITE, "/f", false));
       assertEquals(3, asked.get());
     }
@@ -40,7 +40,7 @@ public class WorkerSetWaitTest {
       asked.incrementAndGet();
       return List.of();
     };
-    try (WorkerSet ws = new WorkerSet(dir, "me", false, Duration.ofSeconds(5))) {
+    try (WorkerSet ws = new WorkerSet(dir, null, false, Duration.ofSeconds(5))) {
       DataPathUnavailableException e = assertThrows(DataPathUnavailableException.class,
           () -> ws.live(Op.READ, "/f", false));
       assertTrue(e.getMessage(), e.getMessage().contains("no live workers"));
