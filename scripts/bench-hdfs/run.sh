@@ -20,11 +20,21 @@
 #   BENCH_TREE_FILES        files of the nested tree (1000000), BENCH_BIG_DIR: one directory's (100000)
 #   BENCH_PREP_THREADS      threads preparing them (64); BENCH_TREE_REPEAT: runs per tree op (3)
 #   BENCH_IO_FILES, BENCH_IO_SIZE          large files in parallel (4 x 256MiB)
+#   BENCH_IO_ROUNDS         rounds of the large (and huge) files, targets alternated; rows are
+#                           the median round (3)
+#   BENCH_IO_HUGE_FILES, BENCH_IO_HUGE_SIZE  huge files, more than the worker's cache holds, so
+#                           that eviction and the bucket take part (2 x 4GiB; 0 files: none);
+#                           Strata and the local file system only, each target's deleted before
+#                           the next writes (the disk needs about 2.5 times their size free)
+#   BENCH_CACHE_SIZE        the worker's cache (4GiB: less than the huge files)
 #   BENCH_SMALL_FILES, BENCH_SMALL_SIZE, BENCH_SMALL_THREADS   (5000 x 64KiB, 16 threads)
 #   BENCH_SECTIONS          meta,tree,io
 #   BENCH_WORK              scratch directory, on local disk (/tmp/strata-bench-hdfs)
 #   BENCH_DOC               the file to update (docs/benchmarks.md); BENCH_WRITE_DOC=0 to leave it
 #   BENCH_SKIP_BUILD=1      use bin/strata and java/bench/target as they are
+#   BENCH_CLIENT_CP         the Java client's classes (default: this checkout's core and hadoop
+#                           target/classes), e.g. another commit's jars for a client's before
+#   STRATA_BIN              the strata binary of the Strata target (default bin/strata)
 #   BENCH_KEEP=1            keep the run's data (buckets, caches, state) in BENCH_WORK; by
 #                           default a run that succeeds removes it and keeps logs and results
 #   BENCH_COMPARE=security  no HDFS: two Strata services side by side instead, one with tokens
@@ -47,10 +57,10 @@ cd "$ROOT"
 quick=${BENCH_QUICK:-0}
 if [ "$quick" = 1 ]; then
   d_threads=1,4,16 d_ops=2000 d_secs=10 d_tree=20000 d_big=5000 d_rep=1
-  d_io_files=2 d_io_size=32MiB d_small=500 d_write_doc=0
+  d_io_files=2 d_io_size=32MiB d_small=500 d_write_doc=0 d_rounds=1 d_huge=0
 else
   d_threads=1,4,16,64 d_ops=20000 d_secs=30 d_tree=1000000 d_big=100000 d_rep=3
-  d_io_files=4 d_io_size=256MiB d_small=5000 d_write_doc=1
+  d_io_files=4 d_io_size=256MiB d_small=5000 d_write_doc=1 d_rounds=3 d_huge=2
 fi
 THREADS=${BENCH_THREADS:-$d_threads}
 META_OPS=${BENCH_META_OPS:-$d_ops}
@@ -61,6 +71,10 @@ PREP_THREADS=${BENCH_PREP_THREADS:-64}
 TREE_REPEAT=${BENCH_TREE_REPEAT:-$d_rep}
 IO_FILES=${BENCH_IO_FILES:-$d_io_files}
 IO_SIZE=${BENCH_IO_SIZE:-$d_io_size}
+IO_ROUNDS=${BENCH_IO_ROUNDS:-$d_rounds}
+IO_HUGE_FILES=${BENCH_IO_HUGE_FILES:-$d_huge}
+IO_HUGE_SIZE=${BENCH_IO_HUGE_SIZE:-4GiB}
+CACHE_SIZE=${BENCH_CACHE_SIZE:-4GiB}
 SMALL_FILES=${BENCH_SMALL_FILES:-$d_small}
 SMALL_SIZE=${BENCH_SMALL_SIZE:-64KiB}
 SMALL_THREADS=${BENCH_SMALL_THREADS:-16}
@@ -83,7 +97,11 @@ jar=java/bench/target/classes
 
 rm -rf "$WORK"
 mkdir -p "$WORK"
-printf -- '-cp\n%s\n' "$ROOT/$jar:$(cat java/bench/target/bench.classpath)" >"$WORK/cp.args"
+# NB: this checkout's client classes first: bench.classpath names the strata jars of the local
+# Maven repository, which another checkout sharing it (STRATA_M2) may have installed since.
+# BENCH_CLIENT_CP: another build's client classes instead (a client change's before).
+client_cp=${BENCH_CLIENT_CP:-$ROOT/java/core/target/classes:$ROOT/java/hadoop/target/classes}
+printf -- '-cp\n%s\n' "$ROOT/$jar:$client_cp:$(cat java/bench/target/bench.classpath)" >"$WORK/cp.args"
 
 COMPARE=${BENCH_COMPARE:-hdfs}
 # add_target NAME [CONF...]: FsBench's arguments for the Strata service start_strata started
@@ -101,12 +119,16 @@ add_target() {
 case "$COMPARE" in
   hdfs)
     start_minihdfs 6g
-    start_strata 20GiB default --store "file://$WORK/bucket"
+    start_strata "$CACHE_SIZE" default --store "file://$WORK/bucket"
     wait_for "$WORK/hdfs.uri" '^hdfs://' 180 "$hdfs_pid"
     hdfs=$(head -1 "$WORK/hdfs.uri")
     log "HDFS at $hdfs, Strata at $meta"
-    subject=strata baseline=hdfs join_args=()
+    # The io section's second baseline: the same disk through Hadoop's checksummed
+    # LocalFileSystem (issue 41), no service.
+    mkdir -p "$WORK/local"
+    subject=strata baseline=hdfs join_args=(--io-baseline local)
     targets=(--target strata=strata://default/ --target "hdfs=$hdfs/"
+      --target "local=file://$WORK/local/" --io-only local --io-huge-targets strata,local
       --conf "fs.strata.meta.address=$meta" --pids "strata=$meta_pid,$worker_pid"
       --pids "hdfs=$hdfs_pid") ;;
   security)
@@ -149,6 +171,7 @@ run_fsbench 6g "${targets[@]}" \
   ${BENCH_META_ONLY:+--meta-only "$BENCH_META_ONLY"} \
   --tree-files "$TREE_FILES" --big-dir "$BIG_DIR" --prep-threads "$PREP_THREADS" \
   --tree-repeat "$TREE_REPEAT" --io-files "$IO_FILES" --io-size "$IO_SIZE" \
+  --io-rounds "$IO_ROUNDS" --io-huge-files "$IO_HUGE_FILES" --io-huge-size "$IO_HUGE_SIZE" \
   --small-files "$SMALL_FILES" --small-size "$SMALL_SIZE" --small-threads "$SMALL_THREADS" \
   --out "$WORK/results.tsv" "$@"
 

@@ -12,3 +12,9 @@ func KeyPath(s *Store, key string) (string, error) {
 	}
 	return s.name(rel), nil
 }
+
+// The sizes of direct puts (direct.go), for tests that cross their edges.
+const (
+	DirectMin = directMin
+	DirectBuf = directBuf
+)

@@ -7,8 +7,10 @@
 // Writes are atomic and durable, and never in place: a Put (Copy,
 // CompleteMultipart) writes a temp file under <root>/.strata-tmp, fsyncs it,
 // renames it over the key and fsyncs the directory. Keys under .strata-tmp
-// are refused (ErrInvalidKey), and it never shows in listings. Multipart
-// uploads are directories of part files under .strata-tmp/uploads. The
+// are refused (ErrInvalidKey), and it never shows in listings. A Put of 1
+// MiB or more writes past the page cache (O_DIRECT, direct.go), where the
+// file system allows: the object is then read from the disk, not memory.
+// Multipart uploads are directories of part files under .strata-tmp/uploads. The
 // store makes .strata-tmp at its first write, not before: opening it, and
 // reading and listing, write nothing into the directory (a cache-mode
 // namespace over file:///dir leaves dir as it was until something is put).

@@ -11,8 +11,9 @@ import (
 	"github.com/stratafs/strata/internal/object"
 )
 
-// Put implements object.Store: write a temp file, fsync it, rename it over
-// the key, fsync the directory. A crash leaves the old object or the new one,
+// Put implements object.Store: write a temp file (a large body past the
+// page cache, direct.go), fsync it, rename it over the key, fsync the
+// directory. A crash leaves the old object or the new one,
 // plus at worst a temp file that New removes later. A marker is a directory.
 func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64) (object.Info, error) {
 	info, err := s.put(ctx, key, r, size)
@@ -33,7 +34,11 @@ func (s *Store) put(ctx context.Context, key string, r io.Reader, size int64) (o
 	if object.IsMarker(key) {
 		return s.putMarker(key, rel)
 	}
-	t, err := s.writeTemp(body(ctx, r, size))
+	fill := body(ctx, r, size)
+	if size >= directMin {
+		fill = func(f *os.File) error { return fillDirect(ctx, f, r, size) }
+	}
+	t, err := s.writeTemp(fill)
 	if err != nil {
 		return object.Info{}, err
 	}

@@ -51,7 +51,8 @@ public final class FsBench {
           + " [--conf key=value] [--target-conf label:key=value] [--out FILE]"
           + " [--sections meta,tree,io] [--threads 1,4,16,64]"
           + " [--meta-ops N] [--meta-secs S] [--meta-only op,op] [--tree-files N] [--big-dir N] [--io-files N]"
-          + " [--io-size SIZE] [--small-files N] [--small-size SIZE] [--cache-dirs N]"
+          + " [--io-size SIZE] [--io-rounds N] [--io-huge-files N] [--io-huge-size SIZE]"
+          + " [--io-only label,label] [--small-files N] [--small-size SIZE] [--cache-dirs N]"
           + " [--cache-files N] [--cache-file-size SIZE] [--cache-writer label] (see Params)");
       System.exit(2);
       return;
@@ -103,12 +104,17 @@ public final class FsBench {
   private static void runSection(String section, Params p, List<Target> targets,
       java.util.function.Consumer<Row> out) throws IOException {
     switch (section) {
-      case "meta" -> new MetaWorkload(p, targets, out).run();
-      case "tree" -> new TreeWorkload(p, targets, out).run();
+      case "meta" -> new MetaWorkload(p, notIoOnly(p, targets), out).run();
+      case "tree" -> new TreeWorkload(p, notIoOnly(p, targets), out).run();
       case "io" -> new IoWorkload(p, targets, out).run();
       case "cache" -> new CacheWorkload(p, targets, out).run();
       default -> throw new IllegalArgumentException("unknown section " + section);
     }
+  }
+
+  /** The targets that run every section ({@code --io-only} names those that do not). */
+  private static List<Target> notIoOnly(Params p, List<Target> targets) {
+    return targets.stream().filter(t -> !p.ioOnly.contains(t.label)).toList();
   }
 
   private static PrintWriter writer(String out) throws IOException {

@@ -37,6 +37,8 @@ public final class Join {
   private final List<String> missed = new ArrayList<>();
   /** The --within percentage, or null for issue 5's targets. */
   private final Double within;
+  /** The io section's second baseline ({@code --io-baseline}, LocalFileSystem), or null. */
+  private String ioBaseline;
 
   Join(String subject, String baseline, Double within) {
     this.subject = subject;
@@ -48,12 +50,14 @@ public final class Join {
     String subject = null;
     String baseline = null;
     Double within = null;
+    String ioBaseline = null;
     List<String> files = new ArrayList<>();
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--subject" -> subject = args[++i];
         case "--baseline" -> baseline = args[++i];
         case "--within" -> within = Double.parseDouble(args[++i]);
+        case "--io-baseline" -> ioBaseline = args[++i];
         default -> files.add(args[i]);
       }
     }
@@ -62,6 +66,7 @@ public final class Join {
       System.exit(2);
     }
     Join j = new Join(subject, baseline, within);
+    j.ioBaseline = ioBaseline;
     for (String f : files) {
       j.read(Files.readAllLines(Path.of(f), StandardCharsets.UTF_8));
     }
@@ -98,6 +103,9 @@ public final class Join {
     }
     if (has("io")) {
       b.append(io()).append('\n');
+      if (ioBaseline != null) {
+        b.append(IoAgainst.table(this, ioBaseline)).append('\n');
+      }
     }
     if (has("cache")) {
       b.append(cache()).append('\n');
@@ -297,7 +305,23 @@ public final class Join {
     return b.toString();
   }
 
-  private String verdict(String what, boolean ok, String figure) {
+  /** The rows of the io section, by target: op and threads to row. */
+  List<Row> ioRows(String target) {
+    List<Row> l = new ArrayList<>();
+    for (String k : keys) {
+      Row r = rows.get(target + "\t" + k);
+      if (k.startsWith("io\t") && r != null) {
+        l.add(r);
+      }
+    }
+    return l;
+  }
+
+  String subject() {
+    return subject;
+  }
+
+  String verdict(String what, boolean ok, String figure) {
     (ok ? met : missed).add(what + " (" + figure + ")");
     return what + " " + (ok ? "met" : "MISSED");
   }
@@ -306,6 +330,10 @@ public final class Join {
   private static String text(Row r) {
     String d = r.detail();
     int i = d.indexOf("srv_cpu=");
+    int rounds = d.indexOf("; rounds "); // the io rounds: IoAgainst's table shows them
+    if (rounds >= 0 && (i < 0 || rounds < i)) {
+      i = rounds;
+    }
     return (i < 0 ? d : d.substring(0, i)).replaceAll("[; ]+$", "");
   }
 
@@ -314,7 +342,7 @@ public final class Join {
     return cpuOf(a, key) + "/" + cpuOf(b, key);
   }
 
-  private static String cpuOf(Row r, String key) {
+  static String cpuOf(Row r, String key) {
     for (String f : r.detail().split("[; ]+")) {
       if (f.startsWith(key + "=")) {
         return f.substring(key.length() + 1);

@@ -51,6 +51,15 @@ final class Params {
   /** Large files written and read in parallel (one thread each), and their size. */
   int ioFiles = 4;
   long ioSize = 256L << 20;
+  /** Rounds of the large-file phases, targets alternated; each row is the median round. */
+  int ioRounds = 1;
+  /** Huge files (0: none), written and read as the large ones, each target in turn. */
+  int ioHugeFiles = 0;
+  long ioHugeSize = 4L << 30;
+  /** The targets that run the huge files (empty: all). */
+  List<String> ioHugeTargets = List.of();
+  /** Targets that run the io section only (a baseline such as file:///, LocalFileSystem). */
+  List<String> ioOnly = List.of();
   /** Buffer of the large-file reads and writes. */
   int ioBuffer = 1 << 20;
   /** Small files written and read, their size and the threads doing it. */
@@ -123,6 +132,11 @@ final class Params {
       case "io-files" -> ioFiles = Integer.parseInt(v);
       case "io-size" -> ioSize = bytes(v);
       case "io-buffer" -> ioBuffer = (int) bytes(v);
+      case "io-rounds" -> ioRounds = Integer.parseInt(v);
+      case "io-huge-files" -> ioHugeFiles = Integer.parseInt(v);
+      case "io-huge-size" -> ioHugeSize = bytes(v);
+      case "io-huge-targets" -> ioHugeTargets = List.of(v.split(","));
+      case "io-only" -> ioOnly = List.of(v.split(","));
       case "small-files" -> smallFiles = Integer.parseInt(v);
       case "small-size" -> smallSize = bytes(v);
       case "small-threads" -> smallThreads = Integer.parseInt(v);
@@ -156,6 +170,16 @@ final class Params {
     m.put("io-files", Integer.toString(ioFiles));
     m.put("io-size", size(ioSize));
     m.put("io-buffer", size(ioBuffer));
+    m.put("io-rounds", Integer.toString(ioRounds));
+    if (ioHugeFiles > 0) {
+      m.put("io-huge", ioHugeFiles + " x " + size(ioHugeSize));
+      if (!ioHugeTargets.isEmpty()) {
+        m.put("io-huge-targets", String.join(",", ioHugeTargets));
+      }
+    }
+    if (!ioOnly.isEmpty()) {
+      m.put("io-only", String.join(",", ioOnly));
+    }
     m.put("small-files", Integer.toString(smallFiles));
     m.put("small-size", size(smallSize));
     m.put("small-threads", Integer.toString(smallThreads));

@@ -13,7 +13,7 @@ import org.apache.hadoop.fs.StreamCapabilities;
  * A Strata file open for reading: a position over the core's positioned reads. Sequential reads
  * go through a buffer of {@code fs.strata.read.buffer} bytes (4 MiB by default), filled with one
  * read at the position, so that small reads do not each cost a request to a worker; a read at
- * least as large as the buffer bypasses it. Seeks inside the buffer keep it. Positioned reads
+ * least as large as the buffer, or of {@link #DIRECT_READ} (1 MiB) or more, bypasses it. Seeks inside the buffer keep it. Positioned reads
  * (PositionedReadable, readFully, Hadoop's default readVectored over them) bypass the buffer, do
  * not move the position and are safe for concurrent use; the sequential methods are
  * synchronized. {@link #unbuffer} drops the buffer. Seeks past the end are rejected, as in HDFS.
@@ -27,6 +27,13 @@ import org.apache.hadoop.fs.StreamCapabilities;
  * reading a few columns of a cold file does not pull the rest from the bucket.
  */
 final class StrataInputStream extends FSInputStream implements StreamCapabilities, CanUnbuffer {
+  /**
+   * Sequential reads this large go straight into the caller's array, bypassing the buffer: a
+   * short-circuit read fills it by the block's lease in one pass (read, CRC, copy), and the
+   * buffer would only copy the bytes once more. Smaller reads are gathered by the buffer.
+   */
+  static final int DIRECT_READ = 1 << 20;
+
   /** The buffer of a stream in random access. */
   static final int RANDOM_BUFFER = 64 << 10;
 
@@ -111,7 +118,7 @@ final class StrataInputStream extends FSInputStream implements StreamCapabilitie
       if (buf != null && pos >= bufStart && pos < bufStart + bufLen) {
         n = (int) Math.min(len - done, bufStart + bufLen - pos);
         System.arraycopy(buf, (int) (pos - bufStart), b, off + done, n);
-      } else if (len - done >= bufferSize) {
+      } else if (len - done >= Math.min(bufferSize, DIRECT_READ)) {
         n = reader.read(pos, b, off + done, len - done, random);
       } else {
         fill();

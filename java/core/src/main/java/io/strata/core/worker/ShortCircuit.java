@@ -18,9 +18,11 @@ import java.util.zip.CRC32C;
  * read the cache file ourselves, checking the CRC32C of each unit the range touches: each 64 KiB
  * chunk of a page (the cache's chunk size) where the worker lends chunk CRCs, else each page, as
  * the Go client's lease does. A unit that fails its CRC is reported (a request with invalidate
- * set, so that the worker fetches it again) and the read is tried once more. Idle connections are
- * pooled, and so are the buffers of short-circuit writes ({@link ShortCircuitBlockWriter}). Safe
- * for concurrent use.
+ * set, so that the worker fetches it again) and the read is tried once more. The file and its
+ * CRCs are kept as the block's lease ({@link Leases}): the worker lends the cached pages past the
+ * range asked for, so a reader going on through a block asks once, not at every read. Idle
+ * connections are pooled, and so are the direct buffers of short-circuit writes ({@link
+ * ShortCircuitBlockWriter}) and reads. Safe for concurrent use.
  *
  * <p>Java cannot receive the descriptor the worker passes, so the cache file is opened by the
  * path the response names; a file evicted meanwhile fails the read, and the caller falls back to
@@ -31,8 +33,9 @@ final class ShortCircuit implements AutoCloseable {
   static final int MAX_IDLE = 16;
 
   /**
-   * The buffer a short-circuit write gathers bytes in before it writes them to the cache file.
-   * Direct: the JDK would copy a heap buffer into a temporary direct one for each write.
+   * The buffer a short-circuit write gathers bytes in before it writes them to the cache file,
+   * and a short-circuit read reads a run of units into. Direct: the JDK would copy a heap buffer
+   * into a temporary direct one for each write, or out of one for each read.
    */
   static final int WRITE_BUFFER = 1 << 20;
 
@@ -45,6 +48,7 @@ final class ShortCircuit implements AutoCloseable {
   private final ArrayDeque<UnixConnection> idle = new ArrayDeque<>();
   private final ArrayDeque<ByteBuffer> buffers = new ArrayDeque<>();
   private boolean closed;
+  private final Leases leases = new Leases();
 
   ShortCircuit(Path socket, Duration timeout) {
     this.socket = socket;
@@ -62,19 +66,41 @@ final class ShortCircuit implements AutoCloseable {
 
   /**
    * Fills {@code len} bytes of {@code b} at {@code off} from {@code [in, in+len)} of block
-   * {@code ref}, read from the worker's cache file.
+   * {@code ref}, read from the worker's cache file: by the block's lease when one holds the
+   * range, else by a new one the worker gives. A unit that fails its CRC ends the lease, and the
+   * range is asked for again with {@code invalidate} (the worker drops and fetches it).
    */
   void read(BlockRef ref, byte[] b, int off, int len, long in, boolean random)
       throws IOException {
+    Leases.Key k = new Leases.Key(ref.getInodeId(), ref.getBlockId());
+    Leases.Lease l = leases.get(k, in, len);
     try {
-      readOnce(ref, b, off, len, in, false, random);
+      if (l != null) {
+        readLent(k, l, b, off, len, in);
+        return;
+      }
+      readOnce(k, ref, b, off, len, in, false, random);
     } catch (CorruptPageException e) {
-      readOnce(ref, b, off, len, in, true, random);
+      readOnce(k, ref, b, off, len, in, true, random);
+    } finally {
+      if (l != null) {
+        l.release();
+      }
     }
   }
 
-  private void readOnce(BlockRef ref, byte[] b, int off, int len, long in, boolean invalidate,
-      boolean random) throws IOException {
+  private void readLent(Leases.Key k, Leases.Lease l, byte[] b, int off, int len, long in)
+      throws IOException {
+    try {
+      readPages(l.file, l.resp, b, off, len, in);
+    } catch (CorruptPageException e) {
+      leases.drop(k, l);
+      throw e;
+    }
+  }
+
+  private void readOnce(Leases.Key k, BlockRef ref, byte[] b, int off, int len, long in,
+      boolean invalidate, boolean random) throws IOException {
     ShortCircuitResponse r = request(ShortCircuitRequest.newBuilder().setBlock(ref)
         .setOffset(in).setLength(len).setInvalidate(invalidate).setRandom(random).setChunks(true)
         .build());
@@ -84,9 +110,16 @@ final class ShortCircuit implements AutoCloseable {
     if (r.getPath().isEmpty()) {
       throw new IOException("short-circuit: the worker does not name its cache file");
     }
-    try (FileChannel f = FileChannel.open(Path.of(r.getPath()), StandardOpenOption.READ)) {
-      readPages(f, r, b, off, len, in);
+    Leases.Lease l = new Leases.Lease(FileChannel.open(Path.of(r.getPath()),
+        StandardOpenOption.READ), r, System.nanoTime());
+    try {
+      readPages(l.file, r, b, off, len, in);
+    } catch (IOException | RuntimeException e) {
+      l.release();
+      throw e;
     }
+    // NB: installed once it served a read, so that a bad one never replaces a good one.
+    leases.put(k, l);
   }
 
   /** Sends {@code req} and returns the worker's answer. */
@@ -107,12 +140,24 @@ final class ShortCircuit implements AutoCloseable {
   /**
    * Reads the units (chunks, or pages where the response has no chunk CRCs) covering {@code [in,
    * in+len)} of the block from {@code f}, checks their CRCs and copies the range into {@code b} at
-   * {@code off}. Units wholly inside the range are read into {@code b} directly; the lent units
-   * before the range (a random reader is lent the block's cached pages before its offset too) are
-   * neither read nor checked.
+   * {@code off}, in one pass: runs of whole units up to {@link #WRITE_BUFFER} bytes are read with
+   * one pread into a direct buffer (no copy by the JDK), and each unit is checked and copied out
+   * while it is still in the CPU's cache. The lent units before the range (a random reader is
+   * lent the block's cached pages before its offset too) are neither read nor checked.
    */
+  void readPages(FileChannel f, ShortCircuitResponse r, byte[] b, int off, int len, long in)
+      throws IOException {
+    ByteBuffer buf = writeBuffer();
+    try {
+      readPages(f, r, b, off, len, in, buf);
+    } finally {
+      release(buf);
+    }
+  }
+
+  /** {@link #readPages} with {@code buf}, a direct buffer, for its runs. */
   static void readPages(FileChannel f, ShortCircuitResponse r, byte[] b, int off, int len,
-      long in) throws IOException {
+      long in, ByteBuffer buf) throws IOException {
     long ps = r.getPageSize();
     long first = r.getFirstPage();
     long blockLength = r.getBlockLength();
@@ -126,54 +171,48 @@ final class ShortCircuit implements AutoCloseable {
           + unit + ", first page at " + first + ", block length " + blockLength + ", range " + in
           + "+" + len + ")");
     }
+    if (unit > buf.capacity()) {
+      buf = ByteBuffer.allocateDirect((int) unit); // a page larger than the pooled buffer
+    }
     long unitsEnd = Math.min(Math.floorDiv(end - first + unit - 1, unit) * unit + first,
         blockLength);
+    long perRun = buf.capacity() / unit;
     CRC32C crc = new CRC32C();
-    byte[] scratch = null;
     long i = (in - first) / unit;
-    for (long p = first + i * unit; p < unitsEnd; p += unit, i++) {
-      int n = (int) Math.min(unit, blockLength - p);
-      if (i >= count) {
-        throw new CorruptPageException("short-circuit: no CRC for the cached bytes at " + p);
-      }
-      boolean inside = p >= in && p + n <= end;
-      byte[] dst;
-      int at;
-      if (inside) {
-        dst = b;
-        at = off + (int) (p - in);
-      } else {
-        if (scratch == null) {
-          scratch = new byte[(int) unit];
+    for (long p = first + i * unit; p < unitsEnd; ) {
+      int n = (int) Math.min(perRun * unit, unitsEnd - p);
+      buf.clear().limit(n);
+      readFully(f, buf, p);
+      for (int u = 0; u < n; u += (int) unit, i++) {
+        int un = (int) Math.min(unit, n - u);
+        if (i >= count) {
+          throw new CorruptPageException("short-circuit: no CRC for the cached bytes at "
+              + (p + u));
         }
-        dst = scratch;
-        at = 0;
+        crc.reset();
+        crc.update(buf.limit(u + un).position(u));
+        int want = chunks ? r.getChunkCrcs((int) i) : r.getCrcs((int) i);
+        if ((int) crc.getValue() != want) {
+          throw new CorruptPageException("short-circuit: the cached bytes [" + (p + u) + ", "
+              + (p + u + un) + ") of " + r.getPath() + " fail their CRC");
+        }
+        long from = Math.max(p + u, in);
+        long to = Math.min(p + u + un, end);
+        buf.get((int) (from - p), b, off + (int) (from - in), (int) (to - from));
       }
-      readFully(f, dst, at, n, p);
-      crc.reset();
-      crc.update(dst, at, n);
-      int want = chunks ? r.getChunkCrcs((int) i) : r.getCrcs((int) i);
-      if ((int) crc.getValue() != want) {
-        throw new CorruptPageException("short-circuit: the cached bytes [" + p + ", "
-            + (p + n) + ") of " + r.getPath() + " fail their CRC");
-      }
-      if (!inside) {
-        long from = Math.max(p, in);
-        long to = Math.min(p + n, end);
-        System.arraycopy(scratch, (int) (from - p), b, off + (int) (from - in), (int) (to - from));
-      }
+      p += n;
     }
   }
 
-  private static void readFully(FileChannel f, byte[] b, int off, int len, long pos)
-      throws IOException {
-    ByteBuffer buf = ByteBuffer.wrap(b, off, len);
+  /** Fills {@code buf} from its position to its limit with the file's bytes at {@code pos}. */
+  private static void readFully(FileChannel f, ByteBuffer buf, long pos) throws IOException {
+    int start = buf.position();
     while (buf.hasRemaining()) {
-      int n = f.read(buf, pos + buf.position() - off);
+      int n = f.read(buf, pos + buf.position() - start);
       if (n < 0) {
         // The file is shorter than the pages it should hold: as good as corrupt.
         throw new CorruptPageException("short-circuit: the cache file ends before "
-            + (pos + len));
+            + (pos + buf.limit() - start));
       }
     }
   }
@@ -238,5 +277,6 @@ final class ShortCircuit implements AutoCloseable {
       idle.clear();
       buffers.clear();
     }
+    leases.close();
   }
 }

@@ -178,6 +178,44 @@ public class WorkerDataPathTest {
     assertEquals("not through the RPC", rpc0, sum(WorkerStats::getRpcBytesRead));
   }
 
+  /**
+   * A page corrupted in the cache file while the client holds the block's lease (the file open,
+   * with its CRCs, from the read before) is found by the next read of it, dropped by the worker
+   * and fetched again: the read returns the bytes written, short-circuit still.
+   */
+  @Test
+  public void aPageCorruptedUnderALeaseIsDroppedAndReadAgain() throws IOException {
+    StrataPath f = base.child("corrupt-leased");
+    byte[] d = data(2 * MIB + 5, 3);
+    write(client, f, d);
+    assertArrayEquals(d, read(client, f)); // the client now holds the blocks' leases
+    OpenResponse r = open(f);
+    Block b0 = r.getBlocks(0);
+    BlockRef ref = BlockRef.newBuilder().setStoreUri(r.getStoreUri())
+        .setInodeId(r.getStatus().getInodeId()).setBlockId(b0.getBlockId())
+        .setLength(b0.getLength()).setBlockToken(r.getBlockToken()).build();
+    ShortCircuitResponse resp;
+    try (ShortCircuit sc = new ShortCircuit(Path.of(realWorkers().get(0).getUnixSocket()),
+        TIMEOUT)) {
+      resp = sc.request(ShortCircuitRequest.newBuilder().setBlock(ref).setOffset(0)
+          .setLength(b0.getLength()).build());
+    }
+    assertTrue(resp.getError(), resp.getOk());
+    try (FileChannel fc = FileChannel.open(Path.of(resp.getPath()), StandardOpenOption.READ,
+        StandardOpenOption.WRITE)) {
+      ByteBuffer one = ByteBuffer.allocate(1);
+      long at = resp.getFirstPage() + 70_000; // the second chunk of the first page
+      fc.read(one, at);
+      one.put(0, (byte) (one.get(0) ^ 0x5a)).rewind();
+      fc.write(one, at);
+    }
+    long corrupt0 = sum(WorkerStats::getCorruptions);
+    long rpc0 = sum(WorkerStats::getRpcBytesRead);
+    assertArrayEquals(d, read(client, f));
+    assertTrue("the worker dropped the page", sum(WorkerStats::getCorruptions) > corrupt0);
+    assertEquals("not through the RPC", rpc0, sum(WorkerStats::getRpcBytesRead));
+  }
+
   @Test
   public void readsPassOverAWorkerThatCannotBeReached() throws IOException {
     StrataPath f = base.child("fallback");
