@@ -54,6 +54,14 @@ type Config struct {
 	// its sidecar records (a version 1 sidecar: one CRC per page), so
 	// changing it leaves the blocks already cached as they are.
 	ChunkSize int64
+	// FinePageSize is the page of the blocks a reader of scattered ranges
+	// caches first (FillFine): a multiple of ChunkSize dividing PageSize
+	// (default ChunkSize). Such a block is cached exactly as it was read,
+	// in FinePageSize steps, where PageSize pages would fetch from the
+	// bucket up to three times the column chunks a Parquet reader asks for
+	// (docs/benchmarks.md, TPC-DS). A block keeps its page size, which its
+	// sidecar records, for as long as it is cached.
+	FinePageSize int64
 	// HighWatermark and LowWatermark are fractions of each Dir's Capacity
 	// (default 0.95 and 0.80): a Put that would take a directory above the
 	// high one first evicts it down to the low one.
@@ -87,6 +95,9 @@ func (c *Config) setDefaults() error {
 	if c.ChunkSize == 0 {
 		c.ChunkSize = min(DefaultChunkSize, c.PageSize)
 	}
+	if c.FinePageSize == 0 {
+		c.FinePageSize = c.ChunkSize
+	}
 	if c.HighWatermark == 0 {
 		c.HighWatermark = 0.95
 	}
@@ -106,6 +117,8 @@ func (c *Config) setDefaults() error {
 		return fmt.Errorf("cache: page size %d is not a multiple of 4 KiB up to 1 GiB", c.PageSize)
 	case c.ChunkSize < 4096 || c.ChunkSize%4096 != 0 || c.PageSize%c.ChunkSize != 0:
 		return fmt.Errorf("cache: chunk size %d is not a multiple of 4 KiB dividing the page size %d", c.ChunkSize, c.PageSize)
+	case c.FinePageSize%c.ChunkSize != 0 || c.FinePageSize <= 0 || c.PageSize%c.FinePageSize != 0:
+		return fmt.Errorf("cache: fine page size %d is not a multiple of the chunk size %d dividing the page size %d", c.FinePageSize, c.ChunkSize, c.PageSize)
 	case !(0 < c.LowWatermark && c.LowWatermark < c.HighWatermark && c.HighWatermark <= 1):
 		return fmt.Errorf("cache: watermarks must satisfy 0 < low (%v) < high (%v) <= 1", c.LowWatermark, c.HighWatermark)
 	}
@@ -197,8 +210,12 @@ func Open(cfg Config) (*Cache, error) {
 	return c, nil
 }
 
-// PageSize is the cache's unit of caching.
+// PageSize is the cache's unit of caching, but for blocks cached by
+// FillFine.
 func (c *Cache) PageSize() int64 { return c.ps }
+
+// FinePageSize is the unit of caching of blocks FillFine creates.
+func (c *Cache) FinePageSize() int64 { return c.cfg.FinePageSize }
 
 // Close waits for the Puts and other writes in flight, then refuses every
 // further call with ErrClosed (Missing answers everything missing). Handles
