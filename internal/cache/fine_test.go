@@ -99,7 +99,7 @@ func TestFillFineIntoWholePages(t *testing.T) {
 }
 
 func TestFinePageSizeConfig(t *testing.T) {
-	for _, fine := range []int64{3 * testPS, 8 * testPS, testPS / 2} {
+	for _, fine := range []int64{3 * testPS, 8 * testPS, testPS / 2, 6 * testPS} {
 		cfg := fineConfig(t)
 		cfg.FinePageSize = fine
 		if _, err := Open(cfg); err == nil {

@@ -65,6 +65,11 @@ type Config struct {
 	// fetch chunks, which keeps a 250 MB/s link with 5 ms per request busy
 	// (bandwidth × latency is 1.25 MB).
 	ReadAheadInFlight int64
+	// IdleFillPiece is the size of the fetches that fill, in the
+	// background and only while no read waits for a fetch, the rest of the
+	// blocks random readers read cold (idlefill.go); default 256 KiB, a
+	// read that comes meanwhile waits at most for one. Negative: no idle fill.
+	IdleFillPiece int64
 	// OpenStore opens a bucket by URI; nil means objstore.Retrying with
 	// objstore.DefaultPolicy, changed by BucketStallTimeout and
 	// BucketRetryBudget. Tests wrap stores with faults here.
@@ -129,6 +134,9 @@ func (c *Config) setDefaults() {
 	if c.ReadAheadInFlight == 0 {
 		c.ReadAheadInFlight = 2 * c.FetchChunk
 	}
+	if c.IdleFillPiece == 0 {
+		c.IdleFillPiece = 256 << 10
+	}
 	if c.UnixSocket == "" {
 		c.UnixSocket = filepath.Join(c.StateDir, "worker.sock")
 	}
@@ -185,6 +193,7 @@ type Worker struct {
 	stores objstore.Set
 	fetch  fetchGroup
 	ahead  *byteBudget // read-ahead's bytes outstanding from the bucket
+	fills  *idleFill   // blocks random readers read cold, filled while idle
 	seq    sequentialTracker
 	stats  counters
 	aborts *aborter
@@ -246,7 +255,7 @@ func New(cfg Config) (*Worker, error) {
 			"configured", cl.Configured, "capacity", cl.Capacity)
 	}
 	w := &Worker{cfg: cfg, id: id, host: host, cache: c, ahead: newByteBudget(cfg.ReadAheadInFlight),
-		aborts: newAborter(cfg.Log, cfg.AbortRetryInterval)}
+		aborts: newAborter(cfg.Log, cfg.AbortRetryInterval), fills: newIdleFill(cfg.IdleFillPiece)}
 	w.cacheErrs.Every, w.pinErrs.Every = cacheLogEvery, cacheLogEvery
 	w.stores.Open = w.openStore
 	return w, nil
@@ -343,6 +352,7 @@ func (w *Worker) ConnStats() (port, socket connlimit.Stats) {
 // Close stops the background aborts and releases the cache.
 func (w *Worker) Close() error {
 	w.aborts.close()
+	w.fills.close()
 	return w.cache.Close()
 }
 
