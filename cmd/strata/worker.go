@@ -67,7 +67,7 @@ func (f *workerFlags) register(cmd *cobra.Command, prefix, cacheSize string) {
 	fl.StringVar(&f.cacheSize, prefix+"cache-size", cacheSize, "cache capacity per directory (e.g. 512MiB, 20GiB); more than the directory's disk can hold is clamped to that, with a warning")
 	fl.StringVar(&f.pageSize, prefix+"page-size", "1MiB", "cache granularity: the smallest range fetched for a sequential reader")
 	fl.StringVar(&f.finePage, prefix+"fine-page-size", "", "cache granularity of the blocks a random reader (columnar formats, positioned reads) reads first: its cold reads fetch their range rounded to this (a multiple of 4KiB dividing the page size; default 16KiB)")
-	fl.BoolVar(&f.idleFill, prefix+"idle-fill", true, "fetch the rest of a block a random reader read cold in the background, only while no read waits for the bucket")
+	fl.BoolVar(&f.idleFill, prefix+"idle-fill", false, "fetch the rest of a block a random reader read cold in the background, 256KiB at a time, only while no read waits for the bucket")
 	fl.StringVar(&f.chunkSize, prefix+"chunk-size", "", "cache checksum unit: a CRC32C per chunk of a page, so that a small read checks the chunks it touches (a divisor of the page size; default 64KiB, or the page size if smaller)")
 	fl.StringVar(&f.socket, prefix+"unix-socket", "", "short-circuit socket path (default "+stateDir+"/worker.sock)")
 	fl.DurationVar(&f.bucketStall, prefix+"bucket-stall-timeout", objstore.StallTimeout, "abandon (and retry) a bucket request that sends or receives no byte for this long")
@@ -75,6 +75,10 @@ func (f *workerFlags) register(cmd *cobra.Command, prefix, cacheSize string) {
 	fl.DurationVar(&f.abortInterval, prefix+"bucket-abort-interval", 30*time.Second, "how often to try again to abort the multipart uploads of failed writes while the bucket does not answer")
 	fl.BoolVar(&f.cacheSync, prefix+"cache-sync", false, "fdatasync cached pages before recording them (off by default: every cached page is in the bucket too, and every read checks its CRC, so a page a power cut lost is refetched)")
 }
+
+// idleFillPiece is the size of --idle-fill's fetches: at 8 MB/s, a read
+// that comes while one is under way waits 33 ms at most.
+const idleFillPiece = 256 << 10
 
 func (f *workerFlags) config() (worker.Config, error) {
 	size, err := parseBytes(f.cacheSize)
@@ -97,9 +101,9 @@ func (f *workerFlags) config() (worker.Config, error) {
 			return worker.Config{}, fmt.Errorf("--fine-page-size: %w", err)
 		}
 	}
-	idle := int64(0) // the default piece
-	if !f.idleFill {
-		idle = -1
+	var idle int64
+	if f.idleFill {
+		idle = idleFillPiece
 	}
 	dirs := f.cacheDirs
 	if len(dirs) == 0 {

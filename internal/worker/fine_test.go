@@ -90,7 +90,7 @@ func fineWorker(t *testing.T, store *gatedStore, size int, p *retry.Policy) (*Wo
 		st = retry.New(store, *p)
 	}
 	w, err := New(Config{StateDir: t.TempDir(), Cache: cache.Config{Dirs: []cache.Dir{{Path: t.TempDir(), Capacity: 64 << 20}}},
-		OpenStore: func(context.Context, string) (object.Store, error) { return st, nil }, IdleFillPiece: -1})
+		OpenStore: func(context.Context, string) (object.Store, error) { return st, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,3 +240,36 @@ func TestColdReadStalledMidRange(t *testing.T) {
 }
 
 var _ io.Reader = (*gatedReader)(nil)
+
+// TestIdleFillCompletesTheBlock: with idle fill on, a block a random
+// reader read cold is fetched whole in the background once no read waits,
+// each byte once (the reader's range is not fetched again), and is then
+// cached whole.
+func TestIdleFillCompletesTheBlock(t *testing.T) {
+	const size = 1<<20 + 5000
+	store := &gatedStore{Store: mem.New()}
+	w, ref, data := fineWorker(t, store, size, nil)
+	w.fills = newIdleFill(64 << 10)
+	s := &sink{ctx: context.Background()}
+	if err := w.Read(&pb.ReadRequest{Block: ref, Offset: 300_000, Length: 100_000, Random: true}, s); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(s.got.Bytes(), data[300_000:400_000]) {
+		t.Fatal("wrong bytes")
+	}
+	key := blocks.CacheKey(1, 2)
+	deadline := time.Now().Add(time.Minute)
+	for len(w.cache.Missing(key, 0, size)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the block is not filled: %v missing", w.cache.Missing(key, 0, size))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if got := store.bytes.Load(); got != size {
+		t.Fatalf("%d bytes from the bucket for a block of %d", got, size)
+	}
+	p := make([]byte, size)
+	if _, err := w.cache.ReadAt(key, p, 0); err != nil || !bytes.Equal(p, data) {
+		t.Fatalf("the filled block: %v, or wrong bytes", err)
+	}
+}

@@ -35,7 +35,7 @@ func TestRandomReadsFetchNothingAhead(t *testing.T) {
 	for _, random := range []bool{false, true} {
 		store := mem.New()
 		w, err := New(Config{StateDir: t.TempDir(), Cache: cache.Config{Dirs: []cache.Dir{{Path: t.TempDir(), Capacity: 64 << 20}}},
-			OpenStore: func(context.Context, string) (object.Store, error) { return store, nil }, IdleFillPiece: -1})
+			OpenStore: func(context.Context, string) (object.Store, error) { return store, nil }})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -65,10 +65,11 @@ type Config struct {
 	// fetch chunks, which keeps a 250 MB/s link with 5 ms per request busy
 	// (bandwidth × latency is 1.25 MB).
 	ReadAheadInFlight int64
-	// IdleFillPiece is the size of the fetches that fill, in the
-	// background and only while no read waits for a fetch, the rest of the
-	// blocks random readers read cold (idlefill.go); default 256 KiB, a
-	// read that comes meanwhile waits at most for one. Negative: no idle fill.
+	// IdleFillPiece, if positive, is the size of the fetches that fill,
+	// in the background and only while no read waits for a fetch, the rest
+	// of the blocks random readers read cold (idlefill.go): a read that
+	// comes meanwhile waits at most for one. 0: no idle fill (the
+	// default: it takes bytes from the bucket that no reader asked for).
 	IdleFillPiece int64
 	// OpenStore opens a bucket by URI; nil means objstore.Retrying with
 	// objstore.DefaultPolicy, changed by BucketStallTimeout and
@@ -133,9 +134,6 @@ func (c *Config) setDefaults() {
 	}
 	if c.ReadAheadInFlight == 0 {
 		c.ReadAheadInFlight = 2 * c.FetchChunk
-	}
-	if c.IdleFillPiece == 0 {
-		c.IdleFillPiece = 256 << 10
 	}
 	if c.UnixSocket == "" {
 		c.UnixSocket = filepath.Join(c.StateDir, "worker.sock")
