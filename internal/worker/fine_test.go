@@ -79,10 +79,21 @@ func (r *gatedReader) Read(p []byte) (int, error) {
 // fineWorker is a worker over store (behind the retry layer with p, if
 // p is not nil) holding block 1/2 of size bytes, with no idle fill.
 func fineWorker(t *testing.T, store *gatedStore, size int, p *retry.Policy) (*Worker, *pb.BlockRef, []byte) {
+	return fineWorkerOf(t, store, size, p, "")
+}
+
+// fineWorkerOf is fineWorker with the block the whole of the object named
+// name (a cache-mode namespace's), if not empty.
+func fineWorkerOf(t *testing.T, store *gatedStore, size int, p *retry.Policy, name string) (*Worker, *pb.BlockRef, []byte) {
 	t.Helper()
 	data := make([]byte, size)
 	_, _ = rand.NewChaCha8([32]byte{42}).Read(data)
-	if _, err := store.Store.Put(context.Background(), blocks.ObjectKey(1, 2), bytes.NewReader(data), int64(size)); err != nil {
+	key := blocks.ObjectKey(1, 2)
+	if name != "" {
+		key = name
+	}
+	info, err := store.Store.Put(context.Background(), key, bytes.NewReader(data), int64(size))
+	if err != nil {
 		t.Fatal(err)
 	}
 	var st object.Store = store
@@ -97,7 +108,10 @@ func fineWorker(t *testing.T, store *gatedStore, size int, p *retry.Policy) (*Wo
 	t.Cleanup(func() { w.Close() })
 	trustTest(w, map[string]string{"default": "mem://"})
 	ref := &pb.BlockRef{StoreUri: "mem://", InodeId: 1, BlockId: 2, Length: uint64(size),
-		BlockToken: testToken(blocktoken.Read, "default", 1, "")}
+		BlockToken: testToken(blocktoken.Read, "default", 1, name)}
+	if name != "" {
+		ref.ObjectKey, ref.Version = name, info.ETag
+	}
 	return w, ref, data
 }
 
@@ -106,10 +120,17 @@ func fineWorker(t *testing.T, store *gatedStore, size int, p *retry.Policy) (*Wo
 // bucket their own bytes rounded to the cache's fine pages (16 KiB), not
 // the 1 MiB pages around them (up to three times as much before issue 42),
 // and the cache holds exactly that afterwards: a second read of the same
-// ranges fetches nothing, a range beside them is still missing.
+// ranges fetches nothing, a range beside them is still missing. In block
+// mode and in cache mode (a block of an object of the bucket).
 func TestColdRandomReadsFetchTheirRanges(t *testing.T) {
+	for _, object := range []string{"", "lake/t.parquet"} {
+		t.Run("object="+object, func(t *testing.T) { testColdRandomReads(t, object) })
+	}
+}
+
+func testColdRandomReads(t *testing.T, object string) {
 	store := &gatedStore{Store: mem.New()}
-	w, ref, data := fineWorker(t, store, 8<<20, nil)
+	w, ref, data := fineWorkerOf(t, store, 8<<20, nil, object)
 	ranges := [][2]int64{{100_000, 310_000}, {3_000_123, 290_000}, {7_200_000, 330_000}}
 	var asked int64
 	for round := range 2 {
