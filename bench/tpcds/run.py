@@ -403,8 +403,8 @@ def main():
     runner = Runner(spark, a, proxy, strata, queries, tables)
     report = {"args": {k: str(v) for k, v in vars(a).items()}, "tables": tables}
     if a.projection:
-        table, cols = a.projection.split(":")
-        report["projection"] = projection(runner, table, cols.split(","))
+        ptable, pcols = a.projection.split(":")
+        report["projection"] = projection(runner, ptable, pcols.split(","))
     if a.queries:
         names = a.queries.split(",")
     else:

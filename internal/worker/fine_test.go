@@ -294,3 +294,23 @@ func TestIdleFillCompletesTheBlock(t *testing.T) {
 		t.Fatalf("the filled block: %v, or wrong bytes", err)
 	}
 }
+
+// TestFirstReadAtTheFooterIsExact: a reader's first, small read of a block
+// past its start, not marked random (a Parquet footer read: a forward seek
+// and a read, before the client knows the stream is columnar), fetches its
+// range rounded to fine pages, not the fetch chunk around it (up to 4 MiB).
+func TestFirstReadAtTheFooterIsExact(t *testing.T) {
+	const size, footer = 8<<20 + 3000, 60_000
+	store := &gatedStore{Store: mem.New()}
+	w, ref, data := fineWorker(t, store, size, nil)
+	s := &sink{ctx: context.Background()}
+	if err := w.Read(&pb.ReadRequest{Block: ref, Offset: size - footer, Length: footer}, s); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(s.got.Bytes(), data[size-footer:]) {
+		t.Fatal("wrong bytes")
+	}
+	if got := store.bytes.Load(); got > footer+cache.DefaultFinePageSize {
+		t.Fatalf("a footer read of %d bytes took %d from the bucket", footer, got)
+	}
+}

@@ -113,8 +113,15 @@ func (w *Worker) readInto(ctx context.Context, ref *pb.BlockRef, p []byte, off i
 // chunks); a random reader's (random) only their own range, rounded to the
 // cache's fine pages (cache.FillFine): it will not go on, and a columnar
 // reader's chunks are a fraction of a page (see fine.go).
+//
+// A small first read of a block that does not start at its beginning is
+// fetched as a random reader's too: a reader's first look at a columnar
+// file is at its footer, before its client knows it reads here and there
+// (a seek forward, then a read), and a whole fetch chunk would cost a
+// Parquet footer of 50 KB up to 4 MiB from the bucket.
 func (w *Worker) ensureCached(ctx context.Context, ref *pb.BlockRef, off, n int64, random bool) (held []*inflight, missed bool, err error) {
-	held, missed, err = w.ensure(ctx, ref, off, n, w.cfg.FetchChunk, nil, w.fineFor(ref, random))
+	exact := random || off > 0 && n < w.cfg.FetchChunk && !w.seq.seen(blocks.CacheKey(ref.InodeId, ref.BlockId))
+	held, missed, err = w.ensure(ctx, ref, off, n, w.cfg.FetchChunk, nil, w.fineFor(ref, exact))
 	if random && missed && err == nil {
 		w.fillWhenIdle(ref)
 	}
@@ -380,6 +387,14 @@ type sequentialTracker struct {
 		sync.Mutex
 		ends map[string]int64
 	}
+}
+
+// seen reports whether a read of key was recorded.
+func (t *sequentialTracker) seen(key string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, ok := t.mu.ends[key]
+	return ok
 }
 
 // advance records a read of [off, end) and reports whether it continued the
