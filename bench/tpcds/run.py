@@ -229,6 +229,56 @@ class Runner:
             log(f"RESULT MISMATCH {q} in {where}: {got} (first run: {want})")
 
 
+def requested_bytes(path, columns):
+    """What a reader of columns of the Parquet file at path asks for: their column chunks
+    and the footer (its length, the length's 4 bytes and the magic), from the file's
+    metadata (DuckDB's parquet_metadata)."""
+    import duckdb
+
+    con = duckdb.connect()
+    chunks = con.execute("select path_in_schema, total_compressed_size from parquet_metadata(?)",
+                         [str(path)]).fetchall()
+    size = path.stat().st_size
+    with path.open("rb") as f:
+        f.seek(size - 8)
+        footer = int.from_bytes(f.read(4), "little") + 8
+    return sum(n for c, n in chunks if c in columns) + footer
+
+
+def projection(runner, table, columns):
+    """Issue 42's check: the largest Parquet file of table read by a projection of columns,
+    once by S3A and once cold through Strata, unlimited; the bytes each takes from the bucket
+    (the proxy's count) against what the reader asks for (requested_bytes). Strata must take
+    at most 1.1x that."""
+    a = runner.a
+    files = sorted((a.data / table).rglob("*.parquet"), key=lambda p: p.stat().st_size)
+    path = files[-1]
+    rel = path.relative_to(a.data).as_posix()
+    want = requested_bytes(path, columns)
+    runner.proxy.set_bandwidth(0)
+    out = {"file": rel, "size": path.stat().st_size, "columns": columns, "requested": want}
+    for way in ("direct", "cold"):
+        uri = f"{runner.base(way)}/{rel}"
+        if way == "cold":
+            runner.strata.run("admin", "uncache", uri)
+        b0 = runner.proxy.stats()["down_bytes"]
+        runner.spark.read.parquet(uri).selectExpr(*[f"sum(hash({c}))" for c in columns]).collect()
+        out[way] = runner.proxy.stats()["down_bytes"] - b0
+    log(f"projection of {columns} of {rel}: requested {want}, s3a {out['direct']}, strata cold {out['cold']}")
+    return out
+
+
+def projection_table(p):
+    ratio = {w: p[w] / p["requested"] for w in ("direct", "cold")}
+    return "\n".join([
+        f"Projection: {', '.join(p['columns'])} of {p['file']} ({p['size'] / 1e6:.1f} MB) by Spark "
+        f"(a sum of each column's hashes), no limit; requested: the column chunks and the footer once",
+        "", "| way | bytes from the bucket (proxy) | / requested |", "| --- | ---: | ---: |",
+        f"| requested | {p['requested']:,} | 1.00 |",
+        f"| direct (s3a) | {p['direct']:,} | {ratio['direct']:.2f} |",
+        f"| cold strata:// | {p['cold']:,} | {ratio['cold']:.2f} |"])
+
+
 def select(runner, names, pick):
     """Every query once, direct, unlimited: the pick with the most bucket bytes per second."""
     runner.proxy.set_bandwidth(0)
@@ -340,6 +390,8 @@ def main():
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--driver-memory", default="6g")
     ap.add_argument("--shuffle-partitions", type=int, default=8)
+    ap.add_argument("--projection", default="store_sales:ss_net_paid,ss_quantity",
+                    help="TABLE:COL,COL: check the bytes a projection takes cold (empty: no check)")
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args()
 
@@ -350,6 +402,9 @@ def main():
     upload(spark, a, tables)
     runner = Runner(spark, a, proxy, strata, queries, tables)
     report = {"args": {k: str(v) for k, v in vars(a).items()}, "tables": tables}
+    if a.projection:
+        ptable, pcols = a.projection.split(":")
+        report["projection"] = projection(runner, ptable, pcols.split(","))
     if a.queries:
         names = a.queries.split(",")
     else:
@@ -364,6 +419,10 @@ def main():
     report["mismatches"] = runner.mismatches
     a.out.write_text(json.dumps(report, indent=1))
     print(f"IO-heavy queries: {', '.join(names)}\n")
+    over = False
+    if "projection" in report:
+        print(projection_table(report["projection"]) + "\n")
+        over = report["projection"]["cold"] > 1.1 * report["projection"]["requested"]
     if "select" in report:
         print(selection_table(report["select"], names) + "\n")
     for s in report["settings"]:
@@ -375,6 +434,9 @@ def main():
         sys.exit(1)
     print("Results: every query gave the same rows (count and checksum) in every run of every way.")
     spark.stop()
+    if over:
+        print("PROJECTION: Strata took more than 1.1x the requested bytes from the bucket")
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,8 @@ type workerFlags struct {
 	cacheSize string
 	pageSize  string
 	chunkSize string
+	finePage  string
+	idleFill  bool
 	socket    string
 	cacheSync bool
 	// Bounds of a request to a bucket that stops answering.
@@ -63,7 +65,9 @@ func (f *workerFlags) register(cmd *cobra.Command, prefix, cacheSize string) {
 	}
 	fl.StringSliceVar(&f.cacheDirs, prefix+"cache-dir", nil, "cache directory, repeatable (one per disk; default "+stateDir+"/cache)")
 	fl.StringVar(&f.cacheSize, prefix+"cache-size", cacheSize, "cache capacity per directory (e.g. 512MiB, 20GiB); more than the directory's disk can hold is clamped to that, with a warning")
-	fl.StringVar(&f.pageSize, prefix+"page-size", "1MiB", "cache granularity: the smallest range fetched and checksummed")
+	fl.StringVar(&f.pageSize, prefix+"page-size", "1MiB", "cache granularity: the smallest range fetched for a sequential reader")
+	fl.StringVar(&f.finePage, prefix+"fine-page-size", "", "cache granularity of the blocks a random reader (columnar formats, positioned reads) reads first: its cold reads fetch their range rounded to this (a multiple of 4KiB dividing the page size; default 16KiB)")
+	fl.BoolVar(&f.idleFill, prefix+"idle-fill", false, "fetch the rest of a block a random reader read cold in the background, 256KiB at a time, only while no read waits for the bucket")
 	fl.StringVar(&f.chunkSize, prefix+"chunk-size", "", "cache checksum unit: a CRC32C per chunk of a page, so that a small read checks the chunks it touches (a divisor of the page size; default 64KiB, or the page size if smaller)")
 	fl.StringVar(&f.socket, prefix+"unix-socket", "", "short-circuit socket path (default "+stateDir+"/worker.sock)")
 	fl.DurationVar(&f.bucketStall, prefix+"bucket-stall-timeout", objstore.StallTimeout, "abandon (and retry) a bucket request that sends or receives no byte for this long")
@@ -71,6 +75,10 @@ func (f *workerFlags) register(cmd *cobra.Command, prefix, cacheSize string) {
 	fl.DurationVar(&f.abortInterval, prefix+"bucket-abort-interval", 30*time.Second, "how often to try again to abort the multipart uploads of failed writes while the bucket does not answer")
 	fl.BoolVar(&f.cacheSync, prefix+"cache-sync", false, "fdatasync cached pages before recording them (off by default: every cached page is in the bucket too, and every read checks its CRC, so a page a power cut lost is refetched)")
 }
+
+// idleFillPiece is the size of --idle-fill's fetches: at 8 MB/s, a read
+// that comes while one is under way waits 33 ms at most.
+const idleFillPiece = 256 << 10
 
 func (f *workerFlags) config() (worker.Config, error) {
 	size, err := parseBytes(f.cacheSize)
@@ -87,6 +95,16 @@ func (f *workerFlags) config() (worker.Config, error) {
 			return worker.Config{}, fmt.Errorf("--chunk-size: %w", err)
 		}
 	}
+	var fine int64
+	if f.finePage != "" {
+		if fine, err = parseBytes(f.finePage); err != nil {
+			return worker.Config{}, fmt.Errorf("--fine-page-size: %w", err)
+		}
+	}
+	var idle int64
+	if f.idleFill {
+		idle = idleFillPiece
+	}
 	dirs := f.cacheDirs
 	if len(dirs) == 0 {
 		dirs = []string{filepath.Join(f.stateDir, "cache")}
@@ -95,8 +113,10 @@ func (f *workerFlags) config() (worker.Config, error) {
 		return worker.Config{}, fmt.Errorf("--bucket-stall-timeout and --bucket-retry-budget must be positive")
 	}
 	cfg := worker.Config{StateDir: f.stateDir, Advertise: f.advertise, UnixSocket: f.socket,
-		Meta: metaAddr(f.meta), Cache: cache.Config{PageSize: page, ChunkSize: chunk, NoSync: !f.cacheSync},
-		BucketStallTimeout: f.bucketStall, BucketRetryBudget: f.bucketBudget, AbortRetryInterval: f.abortInterval}
+		Meta:               metaAddr(f.meta),
+		Cache:              cache.Config{PageSize: page, ChunkSize: chunk, FinePageSize: fine, NoSync: !f.cacheSync},
+		BucketStallTimeout: f.bucketStall, BucketRetryBudget: f.bucketBudget, AbortRetryInterval: f.abortInterval,
+		IdleFillPiece: idle}
 	if f.listen != "" { // a worker of its own, not the dev server's (which takes the service's bounds)
 		if cfg.Token, err = token.Find(f.tokenFile); err != nil {
 			return worker.Config{}, err

@@ -63,6 +63,7 @@ type block struct {
 	base    string // path of its files without the extension
 	created int64  // unix ns, from Config.Clock
 	chunk   int64  // bytes per CRC: Config.ChunkSize when first cached, or its sidecar's
+	ps      int64  // bytes per page: Config.PageSize or FinePageSize when first cached, or its sidecar's
 
 	mu struct { // guarded by Cache.mu
 		pages    []page
@@ -111,9 +112,9 @@ func chunkCRCs(page []byte, chunk int64) []uint32 {
 
 // eofLocked returns the index of the block's short last page, -1 if none is
 // known (the block's end is then unknown).
-func (b *block) eofLocked(ps int64) int64 {
+func (b *block) eofLocked() int64 {
 	i := b.lastPageLocked()
-	if i >= 0 && int64(b.mu.pages[i].n) < ps {
+	if i >= 0 && int64(b.mu.pages[i].n) < b.ps {
 		return i
 	}
 	return -1
@@ -241,18 +242,19 @@ func (c *Cache) addBlockLocked(b *block) {
 	b.dir.mu.lists[probation].pushFront(b)
 }
 
-// newBlockLocked creates an empty block for key in the index.
-func (c *Cache) newBlockLocked(key string) *block {
+// newBlockLocked creates an empty block for key with pages of ps bytes in
+// the index.
+func (c *Cache) newBlockLocked(key string, ps int64) *block {
 	gen := c.mu.nextGen
 	c.mu.nextGen++
-	return c.addNewBlockLocked(key, c.pickDir(key), gen)
+	return c.addNewBlockLocked(key, c.pickDir(key), gen, ps)
 }
 
 // addNewBlockLocked puts an empty block for key, of incarnation gen in d,
-// in the index.
-func (c *Cache) addNewBlockLocked(key string, d *dirState, gen uint64) *block {
+// with pages of ps bytes, in the index.
+func (c *Cache) addNewBlockLocked(key string, d *dirState, gen uint64, ps int64) *block {
 	b := &block{key: key, gen: gen, dir: d, base: blockBase(d.root, key, gen), created: c.cfg.Clock().UnixNano(),
-		chunk: c.cfg.ChunkSize}
+		chunk: min(c.cfg.ChunkSize, ps), ps: ps}
 	c.addBlockLocked(b)
 	return b
 }

@@ -31,9 +31,12 @@
 // and cached again gets a new gen, so a path never names two incarnations:
 // an open file is always the incarnation its opener looked up.
 //
-// The data file is sparse: page i of the block is at offset i*PageSize,
-// PageSize bytes long except for the block's last page, which may be
-// shorter. Bytes outside the pages the sidecar claims are meaningless. A
+// Each block has a page size, Config.PageSize or, for a block FillFine
+// created (a random reader's), Config.FinePageSize; its sidecar's header
+// records it, and Open discards blocks of any other size. PageSize below
+// is the block's. The data file is sparse: page i of the block is at
+// offset i*PageSize, PageSize bytes long except for the block's last page,
+// which may be shorter. Bytes outside the pages the sidecar claims are meaningless. A
 // page is checksummed by chunks of the block's chunk size (a divisor of
 // the page size): chunk j of page i is at i*PageSize + j*chunk, chunk bytes
 // long except where the page ends. External readers (short-circuit) read a

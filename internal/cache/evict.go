@@ -157,9 +157,9 @@ func (c *Cache) Invalidate(key string, off, length int64) {
 		c.mu.Unlock()
 		return
 	}
-	last := min((off+length-1)/c.ps, int64(len(b.mu.pages))-1)
+	last := min((off+length-1)/b.ps, int64(len(b.mu.pages))-1)
 	dropped := 0
-	for i := off / c.ps; i <= last; i++ {
+	for i := off / b.ps; i <= last; i++ {
 		if b.mu.pages[i].state == present {
 			c.dropPageLocked(b, i)
 			dropped++

@@ -42,7 +42,7 @@ func (c *Cache) Create(key string, max int64) (*Incoming, error) {
 	if err := validateKey(key); err != nil {
 		return nil, err
 	}
-	if max <= 0 || c.pageCount(max) > maxPages {
+	if max <= 0 || pageCount(max, c.ps) > maxPages {
 		return nil, fmt.Errorf("%w: a block of up to %d bytes", ErrInvalidRange, max)
 	}
 	c.mu.Lock()
@@ -127,10 +127,10 @@ func (in *Incoming) Commit(length int64, crcs []uint32) error {
 	}
 	// The pages go in pending, and are published as a Put's are, which
 	// gives the reservation back.
-	b := c.addNewBlockLocked(in.key, in.d, in.gen)
+	b := c.addNewBlockLocked(in.key, in.d, in.gen, c.ps)
 	op := &putOp{b: b, need: in.max}
 	perPage := c.ps / chunk
-	for i := int64(0); i < c.pageCount(length); i++ {
+	for i := int64(0); i < pageCount(length, c.ps); i++ {
 		b.mu.pages = append(b.mu.pages, page{n: uint32(min(c.ps, length-i*c.ps)), state: pending})
 		op.mine = append(op.mine, i)
 		op.crcs = append(op.crcs, crcs[i*perPage:min(int64(len(crcs)), (i+1)*perPage)])

@@ -235,10 +235,10 @@ func (c *Cache) loadBlock(d *dirState, db *diskBlock) (b *block, keep bool) {
 		return nil, !errors.Is(err, fs.ErrNotExist)
 	}
 	s, err := decodeSidecar(buf)
-	if err != nil || s.key != db.key || s.pageSize != c.ps {
+	if err != nil || s.key != db.key || (s.pageSize != c.ps && s.pageSize != c.cfg.FinePageSize) {
 		return nil, false
 	}
-	b.created, b.chunk = s.created, s.chunk
+	b.created, b.chunk, b.ps = s.created, s.chunk, s.pageSize
 	b.mu.pages, b.mu.pinned = s.pages, s.pinned
 	b.persist.metaLen, b.persist.records = s.validLen, s.records
 	for _, pg := range s.pages {

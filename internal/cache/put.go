@@ -45,44 +45,84 @@ func (c *Cache) Put(key string, off int64, data []byte) error {
 // are readable returns its error without calling readable; one that fails
 // after returns it too, and the pages stay readable.
 func (c *Cache) PutReadable(key string, off int64, data []byte, readable func()) error {
+	return c.put(key, off, data, readable, c.ps)
+}
+
+// FillFine is PutReadable for what a reader of scattered ranges fetched
+// (the ranges MissingFine answered): a block it creates has pages of
+// Config.FinePageSize, so that the cache holds exactly what was fetched,
+// rounded to that size, and a column chunk of a Parquet file costs its own
+// bytes from the bucket, not the whole pages around it. Into a block
+// cached already, it puts pages of that block's size, as Put does
+// (ErrInvalidRange if data is not aligned on them).
+//
+// NB: a block keeps the page size it was created with until it leaves the
+// cache: fine pages cost a 16-byte record per 64 KiB in the sidecar and an
+// entry each in the index, which a block read whole need not pay.
+func (c *Cache) FillFine(key string, off int64, data []byte, readable func()) error {
+	return c.put(key, off, data, readable, c.cfg.FinePageSize)
+}
+
+// put is Put with pages of ps bytes if it creates the block.
+func (c *Cache) put(key string, off int64, data []byte, readable func(), ps int64) error {
 	if err := validateKey(key); err != nil {
 		return err
 	}
-	if off < 0 || off%c.ps != 0 {
-		return fmt.Errorf("%w: put at %d, page size %d", ErrInvalidRange, off, c.ps)
+	if off < 0 {
+		return fmt.Errorf("%w: put at %d", ErrInvalidRange, off)
 	}
 	if len(data) == 0 {
 		return nil
 	}
-	if off/c.ps+c.pageCount(int64(len(data))) > maxPages {
-		return fmt.Errorf("%w: put beyond page %d", ErrInvalidRange, maxPages)
-	}
-	op, err := c.beginPut(key, off/c.ps, data)
+	op, err := c.beginPut(key, off, data, ps)
 	if err != nil {
 		return err
 	}
 	return c.endPut(op, c.writePut(op, data, readable), readable)
 }
 
-func (c *Cache) pageCount(n int64) int64 { return (n + c.ps - 1) / c.ps }
+// pageCount is the pages of ps bytes that n bytes take.
+func pageCount(n, ps int64) int64 { return (n + ps - 1) / ps }
 
-// pageLen is the length of page i of data put at page first.
-func (c *Cache) pageLen(data []byte, first, i int64) int64 {
-	return min(c.ps, int64(len(data))-(i-first)*c.ps)
+// pageLen is the length of page i of data put at page first, in pages of
+// ps bytes.
+func pageLen(data []byte, first, i, ps int64) int64 {
+	return min(ps, int64(len(data))-(i-first)*ps)
 }
 
-// beginPut marks the pages to write pending and reserves their space.
-func (c *Cache) beginPut(key string, first int64, data []byte) (*putOp, error) {
+// checkPut refuses a put at off that is not aligned on pages of ps bytes,
+// or goes past the last page a block may have.
+func checkPut(off int64, data []byte, ps int64) error {
+	if off%ps != 0 {
+		return fmt.Errorf("%w: put at %d, page size %d", ErrInvalidRange, off, ps)
+	}
+	if off/ps+pageCount(int64(len(data)), ps) > maxPages {
+		return fmt.Errorf("%w: put beyond page %d", ErrInvalidRange, maxPages)
+	}
+	return nil
+}
+
+// beginPut marks the pages to write pending and reserves their space. A
+// block it creates has pages of ps bytes.
+func (c *Cache) beginPut(key string, off int64, data []byte, ps int64) (*putOp, error) {
 	c.mu.Lock()
 	if c.mu.closed {
 		c.mu.Unlock()
 		return nil, ErrClosed
 	}
 	b := c.mu.blocks[key]
+	if b != nil {
+		ps = b.ps
+	}
+	if err := checkPut(off, data, ps); err != nil {
+		c.mu.Unlock()
+		return nil, err
+	}
 	if b == nil {
-		b = c.newBlockLocked(key)
+		b = c.newBlockLocked(key, ps)
 	}
 	c.beginWriteLocked(b)
+	first := off / ps
 	err := c.checkShapeLocked(b, first, data)
 	op := &putOp{b: b, first: first}
 	var files []string
@@ -106,16 +146,17 @@ func (c *Cache) beginPut(key string, first int64, data []byte) (*putOp, error) {
 // checkShapeLocked refuses pages that contradict the block's shape (only
 // the last page may be short) or the lengths of pages already there.
 func (c *Cache) checkShapeLocked(b *block, first int64, data []byte) error {
-	last := first + c.pageCount(int64(len(data))) - 1
+	ps := b.ps
+	last := first + pageCount(int64(len(data)), ps) - 1
 	if top := b.lastPageLocked(); top >= 0 {
-		topShort := int64(b.mu.pages[top].n) < c.ps
-		if (topShort && last > top) || (c.pageLen(data, first, last) < c.ps && top > last) {
+		topShort := int64(b.mu.pages[top].n) < ps
+		if (topShort && last > top) || (pageLen(data, first, last, ps) < ps && top > last) {
 			return fmt.Errorf("%w: pages %d-%d do not fit the block's end", ErrInvalidRange, first, last)
 		}
 	}
 	for i := first; i <= last && i < int64(len(b.mu.pages)); i++ {
-		if pg := b.mu.pages[i]; pg.state != absent && int64(pg.n) != c.pageLen(data, first, i) {
-			return fmt.Errorf("%w: page %d is %d bytes, not %d", ErrInvalidRange, i, pg.n, c.pageLen(data, first, i))
+		if pg := b.mu.pages[i]; pg.state != absent && int64(pg.n) != pageLen(data, first, i, ps) {
+			return fmt.Errorf("%w: page %d is %d bytes, not %d", ErrInvalidRange, i, pg.n, pageLen(data, first, i, ps))
 		}
 	}
 	return nil
@@ -124,7 +165,7 @@ func (c *Cache) checkShapeLocked(b *block, first int64, data []byte) error {
 // claimPagesLocked marks the absent pages of data pending for op.
 func (c *Cache) claimPagesLocked(op *putOp, data []byte) {
 	b := op.b
-	last := op.first + c.pageCount(int64(len(data))) - 1
+	last := op.first + pageCount(int64(len(data)), b.ps) - 1
 	for int64(len(b.mu.pages)) <= last {
 		b.mu.pages = append(b.mu.pages, page{})
 	}
@@ -132,7 +173,7 @@ func (c *Cache) claimPagesLocked(op *putOp, data []byte) {
 		pg := &b.mu.pages[i]
 		switch pg.state {
 		case absent:
-			n := c.pageLen(data, op.first, i)
+			n := pageLen(data, op.first, i, b.ps)
 			*pg = page{n: uint32(n), state: pending}
 			op.mine = append(op.mine, i)
 			op.need += n
@@ -177,19 +218,20 @@ func (c *Cache) writePut(op *putOp, data []byte, readable func()) error {
 		return err
 	}
 	defer f.Close()
+	ps := op.b.ps
 	for _, i := range op.mine {
-		lo := (i - op.first) * c.ps
-		op.crcs = append(op.crcs, chunkCRCs(data[lo:lo+c.pageLen(data, op.first, i)], op.b.chunk))
+		lo := (i - op.first) * ps
+		op.crcs = append(op.crcs, chunkCRCs(data[lo:lo+pageLen(data, op.first, i, ps)], op.b.chunk))
 	}
 	for k := 0; k < len(op.mine); {
 		run := k + 1 // op.mine[k:run] are consecutive pages
 		for run < len(op.mine) && op.mine[run] == op.mine[run-1]+1 {
 			run++
 		}
-		lo, last := (op.mine[k]-op.first)*c.ps, op.mine[run-1]
-		p := data[lo : (last-op.first)*c.ps+c.pageLen(data, op.first, last)]
+		lo, last := (op.mine[k]-op.first)*ps, op.mine[run-1]
+		p := data[lo : (last-op.first)*ps+pageLen(data, op.first, last, ps)]
 		err := c.retryNoSpace(op.b.dir, op.need, func() error {
-			_, err := f.WriteAt(p, op.mine[k]*c.ps)
+			_, err := f.WriteAt(p, op.mine[k]*ps)
 			return err
 		})
 		if err != nil {

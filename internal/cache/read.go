@@ -44,8 +44,9 @@ func (c *Cache) lookup(key string, off, length int64) (view, error) {
 		return view{}, ErrMiss
 	}
 	v := view{b: b, drops: b.mu.drops, chunk: b.chunk}
-	first, last := off/c.ps, (off+length-1)/c.ps
-	if e := b.eofLocked(c.ps); e >= 0 && (first > e || off >= e*c.ps+int64(b.mu.pages[e].n)) {
+	ps := b.ps
+	first, last := off/ps, (off+length-1)/ps
+	if e := b.eofLocked(); e >= 0 && (first > e || off >= e*ps+int64(b.mu.pages[e].n)) {
 		v.eof = true
 		return v, nil
 	}
@@ -55,8 +56,8 @@ func (c *Cache) lookup(key string, off, length int64) (view, error) {
 		}
 		pg := b.mu.pages[i]
 		v.spans = append(v.spans, span{idx: i, n: int64(pg.n), crcs: pg.crcs})
-		if int64(pg.n) < c.ps {
-			v.eof = off+length > i*c.ps+int64(pg.n)
+		if int64(pg.n) < ps {
+			v.eof = off+length > i*ps+int64(pg.n)
 			break
 		}
 	}
@@ -114,22 +115,23 @@ func (c *Cache) readView(v view, p []byte, off int64) (int, error) {
 	}
 	defer f.Close()
 	end := off + int64(len(p))
+	ps := v.b.ps
 	for _, s := range v.spans {
-		start := s.idx * c.ps
+		start := s.idx * ps
 		lo, hi := max(off, start), min(end, start+s.n)
 		// The chunks [lo, hi) touches: [clo, chi).
 		clo, chi := lo-(lo-start)%v.chunk, min(hi+(v.chunk-(hi-start)%v.chunk)%v.chunk, start+s.n)
 		if lo == clo && hi == chi {
-			err = c.readChunks(f, s, v.chunk, p[lo-off:hi-off], lo-start)
+			err = c.readChunks(f, ps, s, v.chunk, p[lo-off:hi-off], lo-start)
 		} else {
-			err = c.readPartial(f, s, v.chunk, p[lo-off:hi-off], clo-start, chi-start, lo-clo)
+			err = c.readPartial(f, ps, s, v.chunk, p[lo-off:hi-off], clo-start, chi-start, lo-clo)
 		}
 		if err != nil {
 			return 0, c.confirmCorrupt(v, s, err)
 		}
 	}
 	last := v.spans[len(v.spans)-1]
-	n := min(end, last.idx*c.ps+last.n) - off
+	n := min(end, last.idx*ps+last.n) - off
 	if v.eof {
 		return int(n), io.EOF
 	}
@@ -139,10 +141,10 @@ func (c *Cache) readView(v view, p []byte, off int64) (int, error) {
 // errBadPage is a page that could not be read whole or failed its CRC.
 var errBadPage = errors.New("page failed its check")
 
-// readChunks reads the whole chunks of page s at byte at of it into dst
-// and checks them.
-func (c *Cache) readChunks(f cachefs.File, s span, chunk int64, dst []byte, at int64) error {
-	if _, err := f.ReadAt(dst, s.idx*c.ps+at); err != nil {
+// readChunks reads the whole chunks of page s (of a block with pages of ps
+// bytes) at byte at of it into dst and checks them.
+func (c *Cache) readChunks(f cachefs.File, ps int64, s span, chunk int64, dst []byte, at int64) error {
+	if _, err := f.ReadAt(dst, s.idx*ps+at); err != nil {
 		return fmt.Errorf("%w: %w", errBadPage, err)
 	}
 	for i := int64(0); i < int64(len(dst)); i += chunk {
@@ -155,11 +157,14 @@ func (c *Cache) readChunks(f cachefs.File, s span, chunk int64, dst []byte, at i
 
 // readPartial reads the chunks [from, to) of page s into a buffer, checks
 // them, and copies the bytes from skip on into dst.
-func (c *Cache) readPartial(f cachefs.File, s span, chunk int64, dst []byte, from, to, skip int64) error {
+//
+// NB: the pool's buffers are of Config.PageSize, the largest page a block
+// has (Open discards sidecars of other sizes).
+func (c *Cache) readPartial(f cachefs.File, ps int64, s span, chunk int64, dst []byte, from, to, skip int64) error {
 	bp := c.bufs.Get().(*[]byte)
 	defer c.bufs.Put(bp)
 	buf := (*bp)[:to-from]
-	if err := c.readChunks(f, s, chunk, buf, from); err != nil {
+	if err := c.readChunks(f, ps, s, chunk, buf, from); err != nil {
 		return err
 	}
 	copy(dst, buf[skip:])
@@ -245,9 +250,9 @@ func (c *Cache) newHandle(v view) (*Handle, error) {
 	if err != nil {
 		return nil, err
 	}
-	first, last := v.spans[0], v.spans[len(v.spans)-1]
-	h := &Handle{File: f, Path: v.b.dataPath(), PageSize: c.ps, ChunkSize: v.chunk, FirstPage: first.idx * c.ps,
-		Length: (last.idx-first.idx)*c.ps + last.n}
+	first, last, ps := v.spans[0], v.spans[len(v.spans)-1], v.b.ps
+	h := &Handle{File: f, Path: v.b.dataPath(), PageSize: ps, ChunkSize: v.chunk, FirstPage: first.idx * ps,
+		Length: (last.idx-first.idx)*ps + last.n}
 	h.CRCs = make([]uint32, 0, (h.Length+v.chunk-1)/v.chunk)
 	for _, s := range v.spans {
 		h.CRCs = append(h.CRCs, s.crcs...)
@@ -315,29 +320,45 @@ type Range struct{ Off, Len int64 }
 // are not cached (pages being written count as missing), in order, adjacent
 // pages merged. Ranges may run past the end of the block, unless the block's
 // end is known from its short last page; the caller cuts them at the block's
-// size. An invalid key or a closed cache has everything missing.
+// size. An invalid key or a closed cache has everything missing. The pages
+// are the block's, or, for a block not cached, of Config.PageSize.
 func (c *Cache) Missing(key string, off, length int64) []Range {
+	return c.missing(key, off, length, c.ps)
+}
+
+// MissingFine is Missing for a reader of scattered ranges: a block not
+// cached yet counts in pages of Config.FinePageSize, the pages FillFine
+// gives it, so that what is fetched is the range rounded to that size, not
+// to a whole page.
+func (c *Cache) MissingFine(key string, off, length int64) []Range {
+	return c.missing(key, off, length, c.cfg.FinePageSize)
+}
+
+func (c *Cache) missing(key string, off, length, ps int64) []Range {
 	if checkRange(off, length) != nil {
 		return nil
 	}
-	first, last := off/c.ps, (off+length-1)/c.ps
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var pages []page
+	var b *block
 	if validateKey(key) == nil && !c.mu.closed {
-		if b := c.mu.blocks[key]; b != nil {
-			pages = b.mu.pages
-			if e := b.eofLocked(c.ps); e >= 0 {
-				last = min(last, e)
-			}
+		if b = c.mu.blocks[key]; b != nil {
+			pages, ps = b.mu.pages, b.ps
+		}
+	}
+	first, last := off/ps, (off+length-1)/ps
+	if b != nil {
+		if e := b.eofLocked(); e >= 0 {
+			last = min(last, e)
 		}
 	}
 	var out []Range
 	add := func(from, to int64) { // pages [from, to]
-		if k := len(out) - 1; k >= 0 && out[k].Off+out[k].Len == from*c.ps {
-			out[k].Len += (to - from + 1) * c.ps
+		if k := len(out) - 1; k >= 0 && out[k].Off+out[k].Len == from*ps {
+			out[k].Len += (to - from + 1) * ps
 		} else {
-			out = append(out, Range{Off: from * c.ps, Len: (to - from + 1) * c.ps})
+			out = append(out, Range{Off: from * ps, Len: (to - from + 1) * ps})
 		}
 	}
 	for i := first; i <= last && i < int64(len(pages)); i++ {

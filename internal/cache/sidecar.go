@@ -254,7 +254,7 @@ func (c *Cache) writeRecords(b *block, recs, all []record, data cachefs.File) er
 	var buf []byte
 	flag := os.O_WRONLY
 	if b.persist.metaLen == 0 {
-		buf = appendHeader(buf, b.key, c.ps, b.chunk, b.created)
+		buf = appendHeader(buf, b.key, b.ps, b.chunk, b.created)
 		flag |= os.O_CREATE | os.O_TRUNC
 	}
 	for _, r := range recs {
@@ -303,7 +303,7 @@ func (c *Cache) syncData(b *block, data cachefs.File) error {
 // temporary file, syncs it (unless NoSync) and renames it over the sidecar,
 // so a crash leaves the old log or the new one. It returns the new size.
 func (c *Cache) writeSidecar(b *block, recs []record) (int64, error) {
-	buf := appendHeader(nil, b.key, c.ps, b.chunk, b.created)
+	buf := appendHeader(nil, b.key, b.ps, b.chunk, b.created)
 	for _, r := range recs {
 		buf = appendRecord(buf, r)
 	}

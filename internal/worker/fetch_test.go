@@ -13,11 +13,11 @@ func TestFetchGroupClaim(t *testing.T) {
 	const mib = 1 << 20
 	var g fetchGroup
 	missing := func(r ...cache.Range) func() []cache.Range { return func() []cache.Range { return r } }
-	_, first := g.claim("k", missing(cache.Range{Off: 0, Len: 4 * mib}, cache.Range{Off: 8 * mib, Len: 4 * mib}), 4*mib, 100*mib)
+	_, first := g.claim("k", missing(cache.Range{Off: 0, Len: 4 * mib}, cache.Range{Off: 8 * mib, Len: 4 * mib}), 4*mib, 100*mib, false)
 	if len(first) != 2 {
 		t.Fatalf("first claim: %d flights, want 2", len(first))
 	}
-	wait, mine := g.claim("k", missing(cache.Range{Off: 2 * mib, Len: 12 * mib}), 3*mib, 13*mib)
+	wait, mine := g.claim("k", missing(cache.Range{Off: 2 * mib, Len: 12 * mib}), 3*mib, 13*mib, false)
 	if len(wait) != 2 || wait[0] != first[0] || wait[1] != first[1] {
 		t.Fatalf("second claim waits for %v, want both first flights", wait)
 	}
@@ -32,10 +32,10 @@ func TestFetchGroupClaim(t *testing.T) {
 	}
 	// Once a flight finishes, its range is claimed anew.
 	g.finish("k", first[0], nil)
-	if _, again := g.claim("k", missing(cache.Range{Off: 0, Len: mib}), 4*mib, 100*mib); len(again) != 1 {
+	if _, again := g.claim("k", missing(cache.Range{Off: 0, Len: mib}), 4*mib, 100*mib, false); len(again) != 1 {
 		t.Fatalf("after the flight finished: %d flights, want 1", len(again))
 	}
-	if other, _ := g.claim("other", missing(cache.Range{Off: 0, Len: mib}), 4*mib, 100*mib); len(other) != 0 {
+	if other, _ := g.claim("other", missing(cache.Range{Off: 0, Len: mib}), 4*mib, 100*mib, false); len(other) != 0 {
 		t.Fatal("another block waits for this one's flights")
 	}
 }

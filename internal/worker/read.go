@@ -31,10 +31,17 @@ func (w *Worker) Read(r *pb.ReadRequest, stream pb.WorkerService_ReadServer) err
 		return err
 	}
 	off, end := int64(r.Offset), int64(r.Offset+r.Length)
+	if r.Random {
+		if err := w.readRandom(ctx, ref, off, end, stream.Send); err != nil {
+			return err
+		}
+		w.pin(blocks.CacheKey(ref.InodeId, ref.BlockId), policy)
+		return nil
+	}
 	buf := make([]byte, min(chunkSize, end-off))
 	for off < end {
 		n := min(int64(len(buf)), end-off)
-		if err := w.readInto(ctx, ref, buf[:n], off, r.Random); err != nil {
+		if err := w.readInto(ctx, ref, buf[:n], off, false); err != nil {
 			return err
 		}
 		if err := stream.Send(&pb.ReadResponse{Data: buf[:n]}); err != nil {
@@ -43,9 +50,7 @@ func (w *Worker) Read(r *pb.ReadRequest, stream pb.WorkerService_ReadServer) err
 		w.stats.rpcBytesRead.Add(uint64(n))
 		off += n
 	}
-	if !r.Random {
-		w.readAhead(ref, int64(r.Offset), int64(r.Length))
-	}
+	w.readAhead(ref, int64(r.Offset), int64(r.Length))
 	w.pin(blocks.CacheKey(ref.InodeId, ref.BlockId), policy)
 	return nil
 }
@@ -105,41 +110,31 @@ func (w *Worker) readInto(ctx context.Context, ref *pb.BlockRef, p []byte, off i
 //
 // Missing pages are fetched up to the next multiple of FetchChunk from the
 // block's start (so that a reader going on finds them fetched, in whole
-// chunks); a random reader's (random) only up to their own end: it will
-// not go on.
+// chunks); a random reader's (random) only their own range, rounded to the
+// cache's fine pages (cache.FillFine): it will not go on, and a columnar
+// reader's chunks are a fraction of a page (see fine.go).
+//
+// A small first read of a block that does not start at its beginning is
+// fetched as a random reader's too: a reader's first look at a columnar
+// file is at its footer, before its client knows it reads here and there
+// (a seek forward, then a read), and a whole fetch chunk would cost a
+// Parquet footer of 50 KB up to 4 MiB from the bucket.
 func (w *Worker) ensureCached(ctx context.Context, ref *pb.BlockRef, off, n int64, random bool) (held []*inflight, missed bool, err error) {
-	chunk := w.cfg.FetchChunk
-	if random {
-		chunk = w.cache.PageSize()
+	exact := random || off > 0 && n < w.cfg.FetchChunk && !w.seq.seen(blocks.CacheKey(ref.InodeId, ref.BlockId))
+	held, missed, err = w.ensure(ctx, ref, off, n, w.cfg.FetchChunk, nil, w.fineFor(ref, exact))
+	if random && missed && err == nil {
+		w.fillWhenIdle(ref)
 	}
-	return w.ensure(ctx, ref, off, n, chunk, nil)
+	return held, missed, err
 }
 
 // ensure is ensureCached with the fetches it starts bounded by FetchConcurrency
 // GETs at once, or, when ahead is not nil (read-ahead), by the bytes ahead
-// lets be outstanding.
+// lets be outstanding; fine fetches the range rounded to fine pages.
 // It reports whether the range missed: some of it had to be fetched, or
 // was being fetched.
-func (w *Worker) ensure(ctx context.Context, ref *pb.BlockRef, off, n, chunk int64, ahead *byteBudget) (held []*inflight, missed bool, err error) {
-	key := blocks.CacheKey(ref.InodeId, ref.BlockId)
-	wait, mine := w.fetch.claim(key, func() []cache.Range { return w.cache.Missing(key, off, n) },
-		chunk, int64(ref.Length))
-	fetchCtx := context.WithoutCancel(ctx)
-	sem := make(chan struct{}, w.cfg.FetchConcurrency)
-	for _, f := range mine {
-		var taken int64
-		if ahead != nil {
-			taken = ahead.take(f.end - f.off)
-		} else {
-			sem <- struct{}{}
-		}
-		go func() {
-			if ahead == nil {
-				defer func() { <-sem }()
-			}
-			w.fetchFlight(fetchCtx, ref, key, f, ahead, taken)
-		}()
-	}
+func (w *Worker) ensure(ctx context.Context, ref *pb.BlockRef, off, n, chunk int64, ahead *byteBudget, fine bool) (held []*inflight, missed bool, err error) {
+	wait, mine := w.claimFlights(ctx, ref, off, n, chunk, ahead, fine)
 	missed = len(wait)+len(mine) > 0
 	for _, f := range append(wait, mine...) {
 		select {
@@ -157,11 +152,46 @@ func (w *Worker) ensure(ctx context.Context, ref *pb.BlockRef, off, n, chunk int
 	return held, missed, err
 }
 
+// claimFlights claims the fetches of the missing parts of [off, off+n)
+// (see ensure) and starts those that are the caller's (mine); wait are
+// the fetches other calls started.
+func (w *Worker) claimFlights(ctx context.Context, ref *pb.BlockRef, off, n, chunk int64, ahead *byteBudget, fine bool) (wait, mine []*inflight) {
+	key := blocks.CacheKey(ref.InodeId, ref.BlockId)
+	missing := func() []cache.Range { return w.cache.Missing(key, off, n) }
+	if fine {
+		missing = func() []cache.Range { return w.cache.MissingFine(key, off, n) }
+	}
+	wait, mine = w.fetch.claim(key, missing, chunk, int64(ref.Length), fine)
+	fetchCtx := context.WithoutCancel(ctx)
+	sem := make(chan struct{}, w.cfg.FetchConcurrency)
+	for _, f := range mine {
+		var taken int64
+		if ahead != nil {
+			taken = ahead.take(f.end - f.off)
+		} else {
+			sem <- struct{}{}
+		}
+		w.fills.foreground(1)
+		go func() {
+			defer w.fills.foreground(-1)
+			if ahead == nil {
+				defer func() { <-sem }()
+			}
+			w.fetchFlight(fetchCtx, ref, key, f, ahead, taken)
+		}()
+	}
+	return wait, mine
+}
+
 // fetchFlight fetches and caches f, which the caller claimed, and
 // finishes it as soon as its pages are readable (its waiters need not wait
 // for them to be durable too: an fdatasync on a busy disk can take longer
-// than the fetch) or once it failed. The taken bytes of ahead, if not nil,
-// go back as they arrive.
+// than the fetch) or once it failed; its bytes can be read as they arrive
+// (f.arrived) by readers that stream them. The taken bytes of ahead, if
+// not nil, go back as they arrive.
+//
+// NB: the cache is filled only once the whole range has arrived: a fetch
+// that fails midway leaves nothing of it cached.
 func (w *Worker) fetchFlight(ctx context.Context, ref *pb.BlockRef, key string, f *inflight, ahead *byteBudget, taken int64) {
 	var br *budgetReader
 	if ahead != nil {
@@ -173,16 +203,31 @@ func (w *Worker) fetchFlight(ctx context.Context, ref *pb.BlockRef, key string, 
 		once.Do(func() { f.data = data; w.fetch.finish(key, f, err) })
 	}
 	data := make([]byte, f.end-f.off)
-	if err := w.fetchVia(ctx, ref, data, f.off, br); err != nil {
+	f.arrived.start(data)
+	wrap := func(r io.Reader) io.Reader {
+		if br != nil {
+			br.Reader, r = r, br
+		}
+		return &arrivingReader{Reader: r, a: &f.arrived}
+	}
+	if err := w.fetchVia(ctx, ref, data, f.off, wrap); err != nil {
+		f.arrived.fail(err)
 		finish(nil, err)
 		w.cfg.Log.Debug("fetch failed", "key", key, "off", f.off, "err", err)
 		return
 	}
-	if err := w.cache.PutReadable(key, f.off, data, func() { finish(nil, nil) }); err != nil {
+	put := w.cache.PutReadable
+	if f.fine {
+		put = w.cache.FillFine
+	}
+	if err := put(key, f.off, data, func() { finish(nil, nil) }); err != nil {
 		// Not cached (or cached but not made durable, if the pages were
 		// readable already: then finish is done). The readers get the
-		// bytes all the same.
-		w.cacheFailed(key, err)
+		// bytes all the same. A fine fill into a block that another
+		// reader cached in whole pages meanwhile is no failure.
+		if !(f.fine && errors.Is(err, cache.ErrInvalidRange)) {
+			w.cacheFailed(key, err)
+		}
 		finish(data, nil)
 	}
 	finish(nil, nil)
@@ -193,8 +238,8 @@ func (w *Worker) fetchInto(ctx context.Context, ref *pb.BlockRef, p []byte, off 
 	return w.fetchVia(ctx, ref, p, off, nil)
 }
 
-// fetchVia is fetchInto reading through br, if not nil.
-func (w *Worker) fetchVia(ctx context.Context, ref *pb.BlockRef, p []byte, off int64, br *budgetReader) error {
+// fetchVia is fetchInto reading the object's body through wrap, if not nil.
+func (w *Worker) fetchVia(ctx context.Context, ref *pb.BlockRef, p []byte, off int64, wrap func(io.Reader) io.Reader) error {
 	store, err := w.stores.Get(ctx, ref.StoreUri)
 	if err != nil {
 		return err
@@ -205,9 +250,8 @@ func (w *Worker) fetchVia(ctx context.Context, ref *pb.BlockRef, p []byte, off i
 	}
 	defer rc.Close()
 	var r io.Reader = rc
-	if br != nil {
-		br.Reader = rc
-		r = br
+	if wrap != nil {
+		r = wrap(rc)
 	}
 	n, err := io.ReadFull(r, p)
 	w.stats.bucketBytesRead.Add(uint64(n))
@@ -228,7 +272,7 @@ func (w *Worker) readAhead(ref *pb.BlockRef, off, n int64) {
 	length := readAheadEnd(start, w.cfg.ReadAhead, w.cfg.FetchChunk, int64(ref.Length)) - start
 	w.stats.readAheads.Add(1)
 	go func() {
-		if _, _, err := w.ensure(context.Background(), ref, start, length, w.cfg.FetchChunk, w.ahead); err != nil {
+		if _, _, err := w.ensure(context.Background(), ref, start, length, w.cfg.FetchChunk, w.ahead, false); err != nil {
 			w.cfg.Log.Debug("read-ahead failed", "key", key, "err", err)
 		}
 	}()
@@ -261,11 +305,15 @@ type fetchGroup struct {
 
 // inflight is a range being fetched; done closes when it is cached (or
 // failed with err, or fetched but not cached: then data holds its bytes).
+// Its bytes can be read as they arrive from arrived. fine is a fetch to
+// cache in fine pages (cache.FillFine).
 type inflight struct {
 	off, end int64
+	fine     bool
 	done     chan struct{}
 	err      error
 	data     []byte
+	arrived  arrival
 }
 
 // claim asks missing (under the group's lock, so that no fetch can finish
@@ -279,7 +327,7 @@ type inflight struct {
 // that write and aligned as it; a short-circuit reader maps 2 MiB folios
 // by one page-table entry each, and 1 MiB ones by 4 KiB entries, for a
 // quarter more CPU per byte (docs/benchmarks.md).
-func (g *fetchGroup) claim(key string, missing func() []cache.Range, chunk, length int64) (wait, mine []*inflight) {
+func (g *fetchGroup) claim(key string, missing func() []cache.Range, chunk, length int64, fine bool) (wait, mine []*inflight) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.mu.blocks == nil {
@@ -308,7 +356,7 @@ func (g *fetchGroup) claim(key string, missing func() []cache.Range, chunk, leng
 				continue
 			}
 			for p < next {
-				f := &inflight{off: p, end: min(p-p%chunk+chunk, next), done: make(chan struct{})}
+				f := &inflight{off: p, end: min(p-p%chunk+chunk, next), fine: fine, done: make(chan struct{})}
 				mine = append(mine, f)
 				p = f.end
 			}
@@ -339,6 +387,14 @@ type sequentialTracker struct {
 		sync.Mutex
 		ends map[string]int64
 	}
+}
+
+// seen reports whether a read of key was recorded.
+func (t *sequentialTracker) seen(key string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, ok := t.mu.ends[key]
+	return ok
 }
 
 // advance records a read of [off, end) and reports whether it continued the

@@ -66,6 +66,12 @@ type Config struct {
 	// fetch chunks, which keeps a 250 MB/s link with 5 ms per request busy
 	// (bandwidth × latency is 1.25 MB).
 	ReadAheadInFlight int64
+	// IdleFillPiece, if positive, is the size of the fetches that fill,
+	// in the background and only while no read waits for a fetch, the rest
+	// of the blocks random readers read cold (idlefill.go): a read that
+	// comes meanwhile waits at most for one. 0: no idle fill (the
+	// default: it takes bytes from the bucket that no reader asked for).
+	IdleFillPiece int64
 	// OpenStore opens a bucket by URI; nil means objstore.Retrying with
 	// objstore.DefaultPolicy, changed by BucketStallTimeout and
 	// BucketRetryBudget. Tests wrap stores with faults here.
@@ -189,6 +195,7 @@ type Worker struct {
 	stores objstore.Set
 	fetch  fetchGroup
 	ahead  *byteBudget // read-ahead's bytes outstanding from the bucket
+	fills  *idleFill   // blocks random readers read cold, filled while idle
 	seq    sequentialTracker
 	stats  counters
 	aborts *aborter
@@ -207,7 +214,8 @@ type Worker struct {
 
 type counters struct {
 	// hits and misses count the reads (RPC, one per 1 MiB message, or
-	// short-circuit requests) that found their range cached, or had to
+	// per request of a random reader; or short-circuit requests) that
+	// found their range cached, or had to
 	// fetch some of it (or wait for a fetch under way). NB: the cache's
 	// own counters count its lookups, which a read makes only once the
 	// range is cached.
@@ -255,7 +263,7 @@ func New(cfg Config) (*Worker, error) {
 		return nil, err
 	}
 	w := &Worker{cfg: cfg, id: id, host: host, scKey: key, cache: c, ahead: newByteBudget(cfg.ReadAheadInFlight),
-		aborts: newAborter(cfg.Log, cfg.AbortRetryInterval)}
+		aborts: newAborter(cfg.Log, cfg.AbortRetryInterval), fills: newIdleFill(cfg.IdleFillPiece)}
 	w.cacheErrs.Every, w.pinErrs.Every = cacheLogEvery, cacheLogEvery
 	w.stores.Open = w.openStore
 	return w, nil
@@ -352,6 +360,7 @@ func (w *Worker) ConnStats() (port, socket connlimit.Stats) {
 // Close stops the background aborts and releases the cache.
 func (w *Worker) Close() error {
 	w.aborts.close()
+	w.fills.close()
 	return w.cache.Close()
 }
 

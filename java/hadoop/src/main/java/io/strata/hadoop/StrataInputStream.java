@@ -3,9 +3,13 @@ package io.strata.hadoop;
 import io.strata.core.FileReader;
 import java.io.EOFException;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.function.IntFunction;
 import org.apache.hadoop.fs.CanUnbuffer;
 import org.apache.hadoop.fs.FSExceptionMessages;
 import org.apache.hadoop.fs.FSInputStream;
+import org.apache.hadoop.fs.FileRange;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.StreamCapabilities;
 
@@ -13,9 +17,10 @@ import org.apache.hadoop.fs.StreamCapabilities;
  * A Strata file open for reading: a position over the core's positioned reads. Sequential reads
  * go through a buffer of {@code fs.strata.read.buffer} bytes (4 MiB by default), filled with one
  * read at the position, so that small reads do not each cost a request to a worker; a read at
- * least as large as the buffer, or of {@link #DIRECT_READ} (1 MiB) or more, bypasses it. Seeks inside the buffer keep it. Positioned reads
- * (PositionedReadable, readFully, Hadoop's default readVectored over them) bypass the buffer, do
- * not move the position and are safe for concurrent use; the sequential methods are
+ * least as large as the buffer, or of {@link #DIRECT_READ} (1 MiB) or more, bypasses it. Seeks
+ * inside the buffer keep it. Positioned reads (PositionedReadable, readFully, and readVectored,
+ * which runs them in parallel: {@link VectoredReads}) bypass the buffer, do not move the position
+ * and are safe for concurrent use; the sequential methods are
  * synchronized. {@link #unbuffer} drops the buffer. Seeks past the end are rejected, as in HDFS.
  * Counts the bytes it returns into the FileSystem statistics.
  *
@@ -201,7 +206,16 @@ final class StrataInputStream extends FSInputStream implements StreamCapabilitie
   /** Unbuffer is the one stream capability offered (no ByteBuffer reads, no readahead). */
   @Override
   public boolean hasCapability(String capability) {
-    return StreamCapabilities.UNBUFFER.equalsIgnoreCase(capability);
+    return StreamCapabilities.UNBUFFER.equalsIgnoreCase(capability)
+        || StreamCapabilities.VECTOREDIO.equalsIgnoreCase(capability);
+  }
+
+  /** Reads the ranges in parallel, each a positioned read (see {@link VectoredReads}). */
+  @Override
+  public void readVectored(List<? extends FileRange> ranges, IntFunction<ByteBuffer> allocate)
+      throws IOException {
+    checkOpen();
+    VectoredReads.read(this, ranges, allocate);
   }
 
   private void count(int n) {

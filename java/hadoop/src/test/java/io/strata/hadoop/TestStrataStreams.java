@@ -83,7 +83,7 @@ public class TestStrataStreams extends StrataTestBase {
       assertFalse(in.hasCapability(StreamCapabilities.READBYTEBUFFER));
       assertFalse(in.hasCapability(StreamCapabilities.PREADBYTEBUFFER));
       assertFalse(in.hasCapability(StreamCapabilities.READAHEAD));
-      assertFalse(in.hasCapability(StreamCapabilities.VECTOREDIO));
+      assertTrue("parallel vectored reads", in.hasCapability(StreamCapabilities.VECTOREDIO));
     }
   }
 
