@@ -9,7 +9,8 @@
 # noise of the same host.
 #
 # Usage (as root; ip, nsenter, unshare): make build && scripts/bench-netns/run.sh
-#   SIZE_MB (2048), RUNS (3), BENCH_WORK (/tmp/strata-bench-netns)
+#   SIZE_MB (2048), RUNS (3), BENCH_WORK (/tmp/strata-bench-netns, removed at the end
+#   unless BENCH_KEEP=1: the file is in the bucket and the cache, twice its size)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=$ROOT/bin/strata
@@ -25,7 +26,7 @@ cleanup() {
   ip netns del nsbench 2>/dev/null || true
   ip link del vbench0 2>/dev/null || true
 }
-trap cleanup EXIT
+trap 'cleanup; [ "${BENCH_KEEP:-0}" = 1 ] || rm -rf "$W"' EXIT
 cleanup
 rm -rf "$W"; mkdir -p "$W/run" "$W/mnt"; chmod 700 "$W"
 ip netns add nsbench
