@@ -27,62 +27,71 @@ import (
 // address, has the dev server serve Go's profiles there.
 func BenchmarkFlush(b *testing.B) {
 	for _, writers := range []int{1, 8} {
-		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
-			args := []string{"--http-listen", "127.0.0.1:0"}
-			if a := os.Getenv("STRATA_BENCH_PPROF"); a != "" {
-				args = append(args, "--pprof-listen", a)
+		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) { benchmarkFlush(b, writers, (*client.Writer).Flush) })
+	}
+}
+
+// BenchmarkSync is BenchmarkFlush with Sync (hsync) for Flush.
+func BenchmarkSync(b *testing.B) {
+	for _, writers := range []int{1, 8} {
+		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) { benchmarkFlush(b, writers, (*client.Writer).Sync) })
+	}
+}
+
+func benchmarkFlush(b *testing.B, writers int, flush func(*client.Writer) error) {
+	args := []string{"--http-listen", "127.0.0.1:0"}
+	if a := os.Getenv("STRATA_BENCH_PPROF"); a != "" {
+		args = append(args, "--pprof-listen", a)
+	}
+	dev := testcluster.StartDev(b, b.TempDir(), args...)
+	c := testcluster.Client(b, dev.Addr, "")
+	ctx := context.Background()
+	record := make([]byte, 1000)
+	var mu sync.Mutex
+	var lat []time.Duration
+	per := b.N/writers + 1
+	entries0, commands0 := proposals(b, dev)
+	cpu0 := dev.CPU()
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w, err := c.Create(ctx, fmt.Sprintf("/wal%d", i), client.CreateOptions{})
+			if err != nil {
+				b.Error(err)
+				return
 			}
-			dev := testcluster.StartDev(b, b.TempDir(), args...)
-			c := testcluster.Client(b, dev.Addr, "")
-			ctx := context.Background()
-			record := make([]byte, 1000)
-			var mu sync.Mutex
-			var lat []time.Duration
-			per := b.N/writers + 1
-			entries0, commands0 := proposals(b, dev)
-			cpu0 := dev.CPU()
-			b.ResetTimer()
-			var wg sync.WaitGroup
-			for i := range writers {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					w, err := c.Create(ctx, fmt.Sprintf("/wal%d", i), client.CreateOptions{})
-					if err != nil {
-						b.Error(err)
-						return
-					}
-					mine := make([]time.Duration, 0, per)
-					for range per {
-						if _, err := w.Write(record); err != nil {
-							b.Error(err)
-							return
-						}
-						t0 := time.Now()
-						if err := w.Flush(); err != nil {
-							b.Error(err)
-							return
-						}
-						mine = append(mine, time.Since(t0))
-					}
-					mu.Lock()
-					lat = append(lat, mine...)
-					mu.Unlock()
-					_ = w.Close()
-				}()
+			mine := make([]time.Duration, 0, per)
+			for range per {
+				if _, err := w.Write(record); err != nil {
+					b.Error(err)
+					return
+				}
+				t0 := time.Now()
+				if err := flush(w); err != nil {
+					b.Error(err)
+					return
+				}
+				mine = append(mine, time.Since(t0))
 			}
-			wg.Wait()
-			b.StopTimer()
-			entries, commands := proposals(b, dev)
-			b.ReportMetric(float64((dev.CPU()-cpu0).Microseconds())/float64(b.N), "server-cpu-µs/op")
-			if entries > entries0 {
-				b.ReportMetric((commands-commands0)/(entries-entries0), "commands/entry")
-			}
-			slices.Sort(lat)
-			if len(lat) > 0 {
-				b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
-			}
-		})
+			mu.Lock()
+			lat = append(lat, mine...)
+			mu.Unlock()
+			_ = w.Close()
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	entries, commands := proposals(b, dev)
+	b.ReportMetric(float64((dev.CPU()-cpu0).Microseconds())/float64(b.N), "server-cpu-µs/op")
+	if entries > entries0 {
+		b.ReportMetric((commands-commands0)/(entries-entries0), "commands/entry")
+	}
+	slices.Sort(lat)
+	if len(lat) > 0 {
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 	}
 }
 
