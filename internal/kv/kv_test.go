@@ -2,6 +2,10 @@ package kv_test
 
 import (
 	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"sync"
 	"testing"
 
 	"github.com/stratafs/strata/internal/kv"
@@ -107,5 +111,120 @@ func TestGetAppendCopies(t *testing.T) {
 	}
 	if buf, ok, _ := kv.GetAppend(m, []byte("x"), []byte("missing")); ok || string(buf) != "x" {
 		t.Fatalf("a missing key: %q %v", buf, ok)
+	}
+}
+
+// Scans see what marks and rollbacks left, through the overlay and through
+// a reader over it (Over), whatever the order of writes, rollbacks and
+// scans: the keys an overlay indexes for its scans follow them all, a key
+// written again after its rollback included.
+func TestOverlayScansAfterRollbacks(t *testing.T) {
+	for seed := uint64(1); seed <= 5; seed++ {
+		rng := rand.New(rand.NewPCG(seed, seed))
+		base := kv.NewMem()
+		for i := range 40 {
+			if i%3 == 0 {
+				base.Set([]byte(fmt.Sprintf("k%02d", i)), []byte("base"))
+			}
+		}
+		o, model := kv.NewOverlay(base), map[string]string{}
+		var saved map[string]string
+		key := func() string { return fmt.Sprintf("k%02d", rng.IntN(40)) }
+		for step := range 3000 {
+			switch rng.IntN(8) {
+			case 0, 1, 2:
+				k, v := key(), fmt.Sprintf("v%d", step)
+				o.Set([]byte(k), []byte(v))
+				model[k] = v
+			case 3:
+				k := key()
+				o.Delete([]byte(k))
+				model[k] = ""
+			case 4:
+				o.Mark()
+				saved = maps.Clone(model)
+			case 5:
+				if saved != nil {
+					o.Rollback()
+					model = maps.Clone(saved)
+				}
+			default:
+				a, b := key(), key()
+				if a > b {
+					a, b = b, a
+				}
+				want := modelScan(base, model, a, b)
+				for _, r := range []kv.Reader{o, o.Over(base)} {
+					if got := scanAll(t, r, a, b); got != want {
+						t.Fatalf("seed %d step %d: scan [%s,%s) = %s, want %s", seed, step, a, b, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// modelScan is what a scan of [a, b) over base with the writes of model
+// ("" a delete) returns.
+func modelScan(base kv.Reader, model map[string]string, a, b string) string {
+	all := map[string]string{}
+	_ = base.Scan([]byte(a), []byte(b), func(k, v []byte) bool { all[string(k)] = string(v); return true })
+	for k, v := range model {
+		if k >= a && k < b {
+			all[k] = v
+		}
+	}
+	out := ""
+	for _, k := range slices.Sorted(maps.Keys(all)) {
+		if all[k] != "" {
+			out += k + "=" + all[k] + " "
+		}
+	}
+	return out
+}
+
+func scanAll(t *testing.T, r kv.Reader, a, b string) string {
+	t.Helper()
+	out := ""
+	if err := r.Scan([]byte(a), []byte(b), func(k, v []byte) bool { out += string(k) + "=" + string(v) + " "; return true }); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// Readers over one overlay (Over) scan it concurrently, each sorting keys
+// the overlay wrote since the last scan (run with -race).
+func TestOverlayReadersScanConcurrently(t *testing.T) {
+	o := kv.NewOverlay(kv.NewMem())
+	for i := range 1000 {
+		o.Set([]byte(fmt.Sprintf("k%04d", i)), []byte("v"))
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if got := scanAll(t, o.Over(kv.NewMem()), "k0100", "k0103"); got != "k0100=v k0101=v k0102=v " {
+				t.Errorf("scan = %q", got)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// BenchmarkOverlayScanAmongMany scans a few keys of an overlay that holds
+// thousands of buffered writes, one written before each scan: an apply of
+// an hflush over a member's pending ones.
+func BenchmarkOverlayScanAmongMany(b *testing.B) {
+	o := kv.NewOverlay(kv.NewMem())
+	for i := range 3000 {
+		o.Set([]byte(fmt.Sprintf("k%06d", i*10)), []byte("v"))
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		o.Set([]byte(fmt.Sprintf("k%06d", i%30000+1)), []byte("v"))
+		if err := o.Scan([]byte("k001000"), []byte("k001020"), func(k, v []byte) bool { return true }); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

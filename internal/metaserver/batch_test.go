@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -37,7 +38,10 @@ func TestBatchAnswersEveryCallAsIfItCameAlone(t *testing.T) {
 	svc := testcluster.StartInProcess(t, nil)
 	ctx := svc.Context(t, "")
 	c := testcluster.Client(t, svc.Addr, "")
-	for _, p := range []string{"/d/old", "/d/gone"} {
+	// NB: no mutation of the batch touches what its reads read: the reads
+	// run while the mutations' entry is written and applied, and may see
+	// it applied or not.
+	for _, p := range []string{"/d/old", "/d/moved", "/d/gone"} {
 		if err := c.WriteFile(ctx, p, []byte(p), client.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +53,7 @@ func TestBatchAnswersEveryCallAsIfItCameAlone(t *testing.T) {
 		{Call: &pb.BatchCall_Open{Open: &pb.OpenRequest{Header: h, Path: "/d"}}},
 		{Call: &pb.BatchCall_Mkdirs{Mkdirs: &pb.MkdirsRequest{Header: h, Path: "/e/f", Permission: 0o755, CreateParents: true}}},
 		{Call: &pb.BatchCall_Create{Create: &pb.CreateRequest{Header: h, Path: "/d/new", Permission: 0o644, Complete: true, InlineData: []byte("x")}}},
-		{Call: &pb.BatchCall_Rename{Rename: &pb.RenameRequest{Header: h, Src: "/d/old", Dst: "/d/renamed"}}},
+		{Call: &pb.BatchCall_Rename{Rename: &pb.RenameRequest{Header: h, Src: "/d/moved", Dst: "/d/renamed"}}},
 		{Call: &pb.BatchCall_Delete{Delete: &pb.DeleteRequest{Header: h, Path: "/d/gone"}}},
 		{Call: &pb.BatchCall_Delete{Delete: &pb.DeleteRequest{Path: "/d/new"}}}, // no header
 		{},
@@ -73,7 +77,7 @@ func TestBatchAnswersEveryCallAsIfItCameAlone(t *testing.T) {
 		r[4].GetCreate().GetStatus().GetLength() != 1 || r[5].GetRename().GetFinalPath() != "/d/renamed" || !r[6].GetDelete().GetDeleted() {
 		t.Fatalf("results %v", r)
 	}
-	for p, exists := range map[string]bool{"/e/f": true, "/d/new": true, "/d/renamed": true, "/d/old": false, "/d/gone": false,
+	for p, exists := range map[string]bool{"/e/f": true, "/d/new": true, "/d/renamed": true, "/d/moved": false, "/d/old": true, "/d/gone": false,
 		"/d/anonymous": false} {
 		if _, err := c.Stat(ctx, p); exists != (err == nil) {
 			t.Errorf("stat %s after the batch: %v", p, err)
@@ -204,4 +208,52 @@ func appliedIndex(t *testing.T, s *metaserver.Server) uint64 {
 		t.Fatal(err)
 	}
 	return st.AppliedIndex
+}
+
+// TestMutationsDuringALogWriteShareAnEntry: mutations made, each alone in
+// its call, while the Raft loop writes the log wait for the write to end
+// (the loop would take none of them before), then go together in one
+// entry, each with its own answer.
+func TestMutationsDuringALogWriteShareAnEntry(t *testing.T) {
+	svc := testcluster.StartInProcess(t, nil)
+	ctx := svc.Context(t, "")
+	h := &pb.Header{User: testcluster.Superuser(), ClientName: "gather-test"}
+	if _, err := svc.Server.Mkdirs(ctx, &pb.MkdirsRequest{Header: h, Path: "/w", Permission: 0o755}); err != nil {
+		t.Fatal(err)
+	}
+	end := svc.Member.HoldLogWrite()
+	before := appliedIndex(t, svc.Server)
+	const n = 8
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			req := &pb.MkdirsRequest{Header: proto.CloneOf(h), Path: fmt.Sprintf("/w/d%d", i), Permission: 0o755}
+			_, err := svc.Server.Mkdirs(ctx, req) // the service fills in the header: one each
+			errs <- err
+		}()
+	}
+	for deadline := time.Now().Add(30 * time.Second); svc.Member.QueuedCommands() < n; runtime.Gosched() {
+		if time.Now().After(deadline) { // a bound for a broken test
+			t.Fatalf("%d of %d mutations wait for the log write to end", svc.Member.QueuedCommands(), n)
+		}
+	}
+	if got := appliedIndex(t, svc.Server); got != before {
+		t.Fatalf("the applied index moved from %d to %d during the log write", before, got)
+	}
+	end()
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	// One entry; two should a command of the service's own work land
+	// between.
+	if entries := appliedIndex(t, svc.Server) - before; entries > 2 {
+		t.Errorf("%d mutations made during a log write took %d log entries", n, entries)
+	}
+	for i := range n {
+		if _, err := svc.Server.GetFileStatus(ctx, &pb.GetFileStatusRequest{Header: proto.CloneOf(h), Path: fmt.Sprintf("/w/d%d", i)}); err != nil {
+			t.Errorf("d%d: %v", i, err)
+		}
+	}
 }

@@ -33,16 +33,36 @@ func (p *proposal) finish(r statemachine.Result, err error) {
 	close(p.done)
 }
 
-// proposals gathers the commands proposed while an earlier entry is being
-// handed to Raft, and proposes them next as one entry (a CommandGroup).
-// Under load, tens of commands share an entry, one trip through Raft's
-// goroutine and the log, and one apply of the entry; a lone command goes
-// at once, alone.
+// proposals gathers the commands proposed while the Raft loop writes new
+// entries to the log, or while an earlier entry is being handed to Raft,
+// and proposes them next as one entry (a CommandGroup). Under load, tens of
+// commands share an entry, one trip through Raft's goroutine and the log,
+// and one apply of the entry; a lone command goes at once, alone.
 type proposals struct {
-	mu      sync.Mutex
-	handing bool        // some goroutine is handing entries to Raft
-	queue   []*proposal // waiting for the next entry
-	waiting map[uint64][]*proposal
+	mu       sync.Mutex
+	handing  bool        // some goroutine is handing entries to Raft
+	queue    []*proposal // waiting for the next entry
+	waiting  map[uint64][]*proposal
+	logWrite func() <-chan struct{} // the Raft loop's write under way (raftnode's LogWrite)
+}
+
+// setLogWrite sets what tells the Raft loop's log write under way.
+func (ps *proposals) setLogWrite(w func() <-chan struct{}) {
+	ps.mu.Lock()
+	ps.logWrite = w
+	ps.mu.Unlock()
+}
+
+// writeUnderWay returns a channel closed once the Raft loop's log write
+// under way ends, or nil if none is.
+func (ps *proposals) writeUnderWay() <-chan struct{} {
+	ps.mu.Lock()
+	w := ps.logWrite
+	ps.mu.Unlock()
+	if w == nil {
+		return nil
+	}
+	return w()
 }
 
 // join queues q and reports whether the caller is to hand the queue over.
@@ -63,6 +83,15 @@ func (ps *proposals) take() []*proposal {
 	ps.queue = nil
 	ps.handing = len(q) > 0
 	return q
+}
+
+// queued reports whether commands wait for the next entry; when none do,
+// the turn ends.
+func (ps *proposals) queued() bool {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	ps.handing = len(ps.queue) > 0
+	return ps.handing
 }
 
 // Propose stamps cmd with the time and the namespace settings, puts it in
@@ -123,13 +152,30 @@ func (r *replica) submit(q ...*proposal) {
 	if !r.props.join(q...) {
 		return
 	}
-	r.proposeEntry(r.props.take())
+	if q := r.gather(); q != nil {
+		r.proposeEntry(q)
+	}
 	// Commands that queued meanwhile go in the next entry, which a
 	// goroutine of their own hands over, so that this caller has its
 	// answer whatever the load.
-	if q := r.props.take(); q != nil {
-		go r.proposeQueued(q)
+	if r.props.queued() {
+		go r.proposeQueued()
 	}
+}
+
+// gather waits out the Raft loop's log write under way, if any, while the
+// commands proposed meanwhile join the queue, and takes the queue: nil if
+// it is empty, which ends the turn. Proposed during the write, each would
+// have been an entry of its own, all waiting for the same next write
+// (raftnode's LogWrite): 8 writers' hsyncs made 1.1 commands an entry.
+func (r *replica) gather() []*proposal {
+	if w := r.props.writeUnderWay(); w != nil {
+		select {
+		case <-w:
+		case <-r.node.Done():
+		}
+	}
+	return r.props.take()
 }
 
 // submitAlone puts p in an entry of its own: a command that ingests tables
@@ -137,10 +183,10 @@ func (r *replica) submit(q ...*proposal) {
 // entry would be applied before the tables are in.
 func (r *replica) submitAlone(p *proposal) { r.proposeEntry([]*proposal{p}) }
 
-// proposeQueued proposes q, then what queued meanwhile, an entry at a time,
-// until nothing did.
-func (r *replica) proposeQueued(q []*proposal) {
-	for ; q != nil; q = r.props.take() {
+// proposeQueued proposes what queued, an entry at a time, until nothing
+// did.
+func (r *replica) proposeQueued() {
+	for q := r.gather(); q != nil; q = r.gather() {
 		r.proposeEntry(q)
 	}
 }

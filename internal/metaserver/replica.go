@@ -127,6 +127,7 @@ func (r *replica) start(ev events) error {
 		return err
 	}
 	r.transport.Attach(r.node)
+	r.props.setLogWrite(r.node.LogWrite)
 	return nil
 }
 

@@ -74,8 +74,14 @@ func (fs *FS) flush(tx kv.Txn, now int64, res *resolved, o FlushOptions) (uint64
 		tx.Set(kvschema.TailKey(n.ID, o.TailOffset), o.TailData)
 	}
 	length := max(n.Length, end, o.TailOffset+uint64(len(o.TailData)))
-	if err := dropTail(tx, n.ID, end); err != nil {
-		return 0, err
+	// Only new blocks cover chunks of the tail: a flush without blocks
+	// (most of an hflushed log's) has none to drop, and skips the scan,
+	// which over the members' unsynced hflushes (kv.Overlay) is dearer
+	// than the rest of the flush.
+	if len(o.Blocks) > 0 {
+		if err := dropTail(tx, n.ID, end); err != nil {
+			return 0, err
+		}
 	}
 	grown := int64(length) - int64(n.Length)
 	n.Length, n.Mtime = length, now

@@ -121,6 +121,11 @@ type Node struct {
 	reads readIndex
 	heard heardFrom
 
+	// writing is closed when the log write under way ends; nil between
+	// writes (LogWrite).
+	writeMu sync.Mutex
+	writing chan struct{}
+
 	errMu sync.Mutex
 	err   error // the fatal error that stopped the loop
 }
@@ -267,6 +272,34 @@ func (n *Node) translate(err error) error {
 		return ErrNotLeader
 	}
 	return err
+}
+
+// LogWrite returns a channel closed once the loop's write of new entries
+// to the log ends, or nil if it is not writing any. A proposer may gather
+// the commands that come meanwhile into one entry: the loop takes no new
+// entry before the write ends, so one entry proposed then leaves as soon
+// as many would have, and costs one trip through raft and the applier.
+func (n *Node) LogWrite() <-chan struct{} {
+	n.writeMu.Lock()
+	defer n.writeMu.Unlock()
+	return n.writing
+}
+
+// save writes rd's hard state and entries to the log (LogWrite tells the
+// write of entries under way).
+func (n *Node) save(rd raft.Ready, sync bool) error {
+	if len(rd.Entries) > 0 {
+		n.writeMu.Lock()
+		n.writing = make(chan struct{})
+		n.writeMu.Unlock()
+		defer func() {
+			n.writeMu.Lock()
+			close(n.writing)
+			n.writing = nil
+			n.writeMu.Unlock()
+		}()
+	}
+	return n.log.save(rd.HardState, rd.Entries, sync)
 }
 
 // Status reports the node's Raft status (a round trip through raft's
@@ -430,7 +463,7 @@ func (n *Node) handle(rd raft.Ready) error {
 		return err
 	}
 	sync := n.mustSync(rd)
-	if err := n.log.save(rd.HardState, rd.Entries, sync); err != nil {
+	if err := n.save(rd, sync); err != nil {
 		return fmt.Errorf("save log: %w", err)
 	}
 	if err := n.synced(sync, len(rd.Entries) > 0); err != nil {

@@ -146,3 +146,45 @@ func TestStopWaitsForTheApplier(t *testing.T) {
 		t.Fatalf("a proposal after Stop: %v", err)
 	}
 }
+
+// LogWrite tells the loop's write of new entries while it is under way,
+// and its channel closes once the write ends: a proposer gathering the
+// commands that come meanwhile (metaserver) is let go. Idle, no write.
+func TestLogWriteEnds(t *testing.T) {
+	n := startLone(t, &recorder{seen: make(chan struct{}, 1)})
+	defer n.Stop()
+	stop, proposing := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(proposing)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if err := n.Propose(context.Background(), []byte("x")); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	var w <-chan struct{}
+	for deadline := time.Now().Add(30 * time.Second); w == nil; w = n.LogWrite() {
+		if time.Now().After(deadline) { // a bound for a broken test
+			t.Fatal("no log write seen while entries were proposed")
+		}
+		runtime.Gosched()
+	}
+	close(stop)
+	<-proposing
+	select {
+	case <-w:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the log write's channel did not close")
+	}
+	for deadline := time.Now().Add(10 * time.Second); n.LogWrite() != nil; runtime.Gosched() {
+		if time.Now().After(deadline) {
+			t.Fatal("a log write under way on a member that writes nothing")
+		}
+	}
+}

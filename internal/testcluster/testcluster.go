@@ -22,6 +22,7 @@ import (
 
 	"github.com/stratafs/strata/internal/client"
 	"github.com/stratafs/strata/internal/connlimit"
+	"github.com/stratafs/strata/internal/cputime"
 	"github.com/stratafs/strata/internal/metaserver"
 	"github.com/stratafs/strata/internal/procgroup"
 	"github.com/stratafs/strata/internal/statemachine"
@@ -189,6 +190,11 @@ func (p *Process) HTTP() string {
 	defer p.out.mu.Unlock()
 	return p.out.mu.http
 }
+
+// CPU returns the CPU time the process has used so far (0 where the
+// system cannot tell): what a benchmark's server spent, steadier than
+// elapsed time on a busy machine.
+func (p *Process) CPU() time.Duration { return cputime.Of(p.proc.Pid()) }
 
 // Kill sends SIGKILL and waits for the process to die.
 func (p *Process) Kill() { p.proc.Kill() }
