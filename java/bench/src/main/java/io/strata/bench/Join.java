@@ -38,7 +38,7 @@ public final class Join {
   /** The --within percentage, or null for issue 5's targets. */
   private final Double within;
   /** The io section's second baseline ({@code --io-baseline}, LocalFileSystem), or null. */
-  private String ioBaseline;
+  String ioBaseline;
 
   Join(String subject, String baseline, Double within) {
     this.subject = subject;

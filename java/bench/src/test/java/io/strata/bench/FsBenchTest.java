@@ -2,6 +2,7 @@ package io.strata.bench;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertNotNull;
+import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertTrue;
 
 import java.nio.charset.StandardCharsets;
@@ -27,6 +28,9 @@ public class FsBenchTest {
     String[] args = {
       "--target", "a=" + tmp.newFolder("a").toURI(),
       "--target", "b=" + tmp.newFolder("b").toURI(),
+      "--target", "c=" + tmp.newFolder("c").toURI(), "--io-only", "c",
+      "--io-rounds", "2", "--io-huge-files", "1", "--io-huge-size", "200k",
+      "--io-huge-targets", "a,c",
       "--threads", "1,3", "--meta-ops", "30", "--list-size", "7",
       "--tree-files", "55", "--tree-dir-files", "10", "--big-dir", "23", "--prep-threads", "4",
       "--tree-repeat", "2",
@@ -68,9 +72,24 @@ public class FsBenchTest {
           * rows.get(t + " read large 2").secs(), 0.01);
     }
 
+    // c, a baseline of the io section only: its io rows and no others; the huge files on a
+    // and c only; a large row is the median of its rounds and says so.
+    assertNotNull(rows.get("c write large 2"));
+    assertNotNull(rows.get("c read small 2"));
+    assertNull(rows.get("c mkdirs 1"));
+    assertNull(rows.get("c ls -R 1"));
+    assertEquals(1, rows.get("a read huge 1").count());
+    assertEquals(1, rows.get("c write huge 1").count());
+    assertNull(rows.get("b write huge 1"));
+    assertTrue(rows.get("a write large 2").detail(),
+        rows.get("a write large 2").detail().matches(".*rounds \\d+/\\d+ MB/s.*cpu_s_per_GB=.*"));
+
     Join j = new Join("a", "b", null);
+    j.ioBaseline = "c";
     j.read(lines);
     String table = j.table();
+    assertTrue(table, table.contains("Throughput against c"));
+    assertTrue(table, table.contains("write huge"));
     assertTrue(table, table.contains("tree-files=55"));
     assertTrue(table, table.contains("Metadata (NNBench-style)"));
     assertTrue(table, table.contains("create_write_512"));

@@ -12,14 +12,14 @@ import java.util.Map;
  * the units lent, so that a reader going on through a block reads it without asking the worker
  * again: the worker lends the pages cached past the range asked for (up to 64 MiB), and blocks
  * never change, so the CRCs hold for as long as the file is read (the Go client's leases,
- * sclease.go). A lease ends {@link #TTL} after it was given, so that the worker's LRU hears of
+ * sclease.go). A lease ends {@link #ttlNanos} after it was given, so that the worker's LRU hears of
  * the reads at least that often and a file the cache evicted is let go; a unit that fails its
  * CRC ends it at once. At most {@link #MAX} are held. Safe for concurrent use: a lease in use
  * is closed only once its last reader is done.
  */
 final class Leases implements AutoCloseable {
-  /** How long a lease serves reads (the Go client's leaseTTL). */
-  static final long TTL_NANOS = 2_000_000_000L;
+  /** How long a lease serves reads (the Go client's leaseTTL); tests lengthen it. */
+  static volatile long ttlNanos = 2_000_000_000L;
 
   /** The most leases held per worker, each an open file. */
   static final int MAX = 64;
@@ -40,7 +40,7 @@ final class Leases implements AutoCloseable {
     Lease(FileChannel file, ShortCircuitResponse resp, long now) {
       this.file = file;
       this.resp = resp;
-      this.expires = now + TTL_NANOS;
+      this.expires = now + ttlNanos;
       long unit = resp.getChunkSize() != 0 ? resp.getChunkSize() : resp.getPageSize();
       int count = resp.getChunkSize() != 0 ? resp.getChunkCrcsCount() : resp.getCrcsCount();
       this.end = Math.min(resp.getFirstPage() + count * unit, resp.getBlockLength());
