@@ -104,7 +104,11 @@ public class CacheModeReadTest {
     byte[] v1 = DataPathTest.data(100_000, 3);
     putObject("second.bin", v1);
     StrataPath p = new StrataPath("frozen", "/second.bin");
-    try (FileReader r = client.open(p)) {
+    // Reads through the worker's RPC: a short-circuit reader keeps the first version's cache
+    // file for its lease (Leases), and would rightly go on serving it.
+    try (StrataClient rpc = StrataClient.connect(
+            LAKES.cluster().clientConfig().shortCircuit(false).build());
+        FileReader r = rpc.open(p)) {
       assertArrayEquals(Arrays.copyOf(v1, 10), readFully(r, 0, 10));
       putObject("second.bin", DataPathTest.data(100_000, 4));
       // What the worker cached of the first version would still be served, rightly: drop it so
