@@ -211,8 +211,10 @@ func (w *Worker) fetchFlight(ctx context.Context, ref *pb.BlockRef, key string, 
 		return &arrivingReader{Reader: r, a: &f.arrived}
 	}
 	if err := w.fetchVia(ctx, ref, data, f.off, wrap); err != nil {
-		f.arrived.fail(err)
+		// NB: out of the group first, so that a reader told of the
+		// failure and asking again starts a new fetch, not this one.
 		finish(nil, err)
+		f.arrived.fail(err)
 		w.cfg.Log.Debug("fetch failed", "key", key, "off", f.off, "err", err)
 		return
 	}
