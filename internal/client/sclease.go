@@ -239,10 +239,15 @@ func (l *lease) close() {
 	l.f.Close()
 }
 
-// leaseKey names a block.
-type leaseKey struct{ inode, block uint64 }
+// leaseKey names a block, and in cache mode the version of its object: a
+// file opened again after its object changed is another block's bytes,
+// which a lease of the old version must not serve.
+type leaseKey struct {
+	inode, block uint64
+	version      string
+}
 
-func keyOf(ref *pb.BlockRef) leaseKey { return leaseKey{ref.InodeId, ref.BlockId} }
+func keyOf(ref *pb.BlockRef) leaseKey { return leaseKey{ref.InodeId, ref.BlockId, ref.Version} }
 
 // leases are one worker's leases by block. Each ends leaseTTL after it was
 // granted, or when replaced, or when a read by it fails.

@@ -274,7 +274,7 @@ func TestLeasesAddUnlessCovered(t *testing.T) {
 	head, _, _ := testLease(t, 3*4096, 4096, 0)
 	tail, _, _ := testLease(t, 3*4096, 4096, 2*4096)
 	other, _, _ := testLease(t, 3*4096, 4096, 0)
-	k := leaseKey{1, 2}
+	k := leaseKey{inode: 1, block: 2}
 	if !ls.addUnlessCovered(k, tail, 0, 10) || ls.get(k, 2*4096, 10) != tail {
 		t.Fatal("a block without a lease did not get one")
 	}

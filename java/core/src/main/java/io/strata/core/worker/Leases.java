@@ -24,8 +24,12 @@ final class Leases implements AutoCloseable {
   /** The most leases held per worker, each an open file. */
   static final int MAX = 64;
 
-  /** A block: its inode and id. */
-  record Key(long inode, long block) {}
+  /**
+   * A block: its inode and id, and in cache mode the version of its object (a file opened again
+   * after its object changed is another block's bytes, which a lease of the old version must not
+   * serve).
+   */
+  record Key(long inode, long block, String version) {}
 
   /** A lent cache file and what the worker said of it. */
   static final class Lease {

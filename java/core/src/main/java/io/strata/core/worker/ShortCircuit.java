@@ -72,7 +72,7 @@ final class ShortCircuit implements AutoCloseable {
    */
   void read(BlockRef ref, byte[] b, int off, int len, long in, boolean random)
       throws IOException {
-    Leases.Key k = new Leases.Key(ref.getInodeId(), ref.getBlockId());
+    Leases.Key k = new Leases.Key(ref.getInodeId(), ref.getBlockId(), ref.getVersion());
     Leases.Lease l = leases.get(k, in, len);
     try {
       if (l != null) {
