@@ -38,11 +38,6 @@ func uriOf(ns, abs string) string {
 // as PathData.getStringForChildPath does (so relative paths stay relative).
 // Its absolute path is the one the listing joined (FileStatus.Path).
 func (p *pathData) child(st *client.FileStatus) *pathData {
-	if st.Path == "" {
-		c := p.childNamed(st.Name)
-		c.st = st
-		return c
-	}
 	return &pathData{text: p.childText(st.Name), ns: p.ns, abs: st.Path, st: st}
 }
 
