@@ -255,12 +255,32 @@ func TestColdReadStalledMidRange(t *testing.T) {
 	if !bytes.Equal(s.got.Bytes(), data[off:off+n]) {
 		t.Fatal("wrong bytes after the bucket came back")
 	}
+	waitFetched(t, w, key)
 	if m := w.cache.Missing(key, off, n); len(m) != 0 {
 		t.Fatalf("after the read the cache misses %v", m)
 	}
 }
 
 var _ io.Reader = (*gatedReader)(nil)
+
+// waitFetched waits until no fetch of key is in flight: a random reader
+// gets its bytes as they arrive from the bucket, and its read can return
+// before the fetch that brought them has filled the cache.
+func waitFetched(t *testing.T, w *Worker, key string) {
+	t.Helper()
+	flying := func() bool {
+		w.fetch.mu.Lock()
+		defer w.fetch.mu.Unlock()
+		return len(w.fetch.mu.blocks[key]) > 0
+	}
+	deadline := time.Now().Add(time.Minute)
+	for flying() {
+		if time.Now().After(deadline) {
+			t.Fatal("a fetch of the block is still in flight after a minute")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
 
 // TestIdleFillCompletesTheBlock: with idle fill on, a block a random
 // reader read cold is fetched whole in the background once no read waits,
