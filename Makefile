@@ -12,7 +12,7 @@ RUN_DATA    ?= ./strata-data
 RUN_LISTEN  ?= 127.0.0.1:7700
 
 .DEFAULT_GOAL := help
-.PHONY: help build run deps test test-go test-java test-spark test-python python-wheel java minio pjdfstest promtool deploy-tools lint proto-release generate bench bench-hdfs bench-cache-meta bench-tpcds bench-hbase bench-distcp fuzz clean
+.PHONY: help build run deps test test-go test-java test-spark test-python python-wheel java minio pjdfstest promtool deploy-tools lint proto-release generate bench bench-hdfs bench-cache-meta bench-tpcds bench-hbase bench-distcp bench-cold fuzz clean
 
 help: ## list the targets
 	@echo "Strata: make TARGET"
@@ -107,6 +107,9 @@ bench-distcp: ## DistCp of 10,000 files HDFS -> Strata -> HDFS against HDFS -> H
 
 bench-hbase: ## YCSB on HBase with its root directory and log on Strata, then on HDFS; updates docs/benchmarks.md (BENCH_QUICK=1: small)
 	scripts/bench-hbase/run.sh $(ARGS)
+
+bench-cold: minio ## cold sequential reads from MinIO behind a bandwidth limit (BENCH_BANDWIDTH, 250MB), as a share of it (prints a table)
+	STRATA_MINIO=$${STRATA_MINIO:-$(CACHE_BIN)/minio} scripts/bench-cold/run.sh
 
 fuzz: ## run every fuzz target for a while (FUZZTIME, default 30s each)
 	@for pkg in $$($(GO) list ./...); do \

@@ -32,9 +32,12 @@ type workerFlags struct {
 	pageSize  string
 	chunkSize string
 	finePage  string
-	idleFill  bool
-	socket    string
-	cacheSync bool
+	// The worker's read-ahead for sequential readers, and the bytes it
+	// may have asked of the bucket and not yet received; "": the defaults.
+	readAhead, aheadInFlight string
+	idleFill                 bool
+	socket                   string
+	cacheSync                bool
 	// Bounds of a request to a bucket that stops answering.
 	bucketStall, bucketBudget time.Duration
 	abortInterval             time.Duration
@@ -67,6 +70,8 @@ func (f *workerFlags) register(cmd *cobra.Command, prefix, cacheSize string) {
 	fl.StringVar(&f.cacheSize, prefix+"cache-size", cacheSize, "cache capacity per directory (e.g. 512MiB, 20GiB); more than the directory's disk can hold is clamped to that, with a warning")
 	fl.StringVar(&f.pageSize, prefix+"page-size", "1MiB", "cache granularity: the smallest range fetched for a sequential reader")
 	fl.StringVar(&f.finePage, prefix+"fine-page-size", "", "cache granularity of the blocks a random reader (columnar formats, positioned reads) reads first: its cold reads fetch their range rounded to this (a multiple of 4KiB dividing the page size; default 16KiB)")
+	fl.StringVar(&f.readAhead, prefix+"read-ahead", "", "how far ahead of a sequential reader to fetch from the bucket (default 16MiB)")
+	fl.StringVar(&f.aheadInFlight, prefix+"read-ahead-in-flight", "", "the bytes read-ahead may have asked of the bucket and not yet received, over all readers: more keeps a fast link busier, for memory and a random reader taken for sequential fetching more (default 8MiB, two 4 MiB ranged GETs)")
 	fl.BoolVar(&f.idleFill, prefix+"idle-fill", false, "fetch the rest of a block a random reader read cold in the background, 256KiB at a time, only while no read waits for the bucket")
 	fl.StringVar(&f.chunkSize, prefix+"chunk-size", "", "cache checksum unit: a CRC32C per chunk of a page, so that a small read checks the chunks it touches (a divisor of the page size; default 64KiB, or the page size if smaller)")
 	fl.StringVar(&f.socket, prefix+"unix-socket", "", "short-circuit socket path (default "+stateDir+"/worker.sock)")
@@ -101,6 +106,18 @@ func (f *workerFlags) config() (worker.Config, error) {
 			return worker.Config{}, fmt.Errorf("--fine-page-size: %w", err)
 		}
 	}
+	var ahead, inFlight int64
+	for _, v := range []struct {
+		flag, value string
+		to          *int64
+	}{{"--read-ahead", f.readAhead, &ahead}, {"--read-ahead-in-flight", f.aheadInFlight, &inFlight}} {
+		if v.value == "" {
+			continue
+		}
+		if *v.to, err = parseBytes(v.value); err != nil || *v.to <= 0 {
+			return worker.Config{}, usagef("%s %q: want a positive size, such as 16MiB", v.flag, v.value)
+		}
+	}
 	var idle int64
 	if f.idleFill {
 		idle = idleFillPiece
@@ -116,7 +133,7 @@ func (f *workerFlags) config() (worker.Config, error) {
 		Meta:               metaAddr(f.meta),
 		Cache:              cache.Config{PageSize: page, ChunkSize: chunk, FinePageSize: fine, NoSync: !f.cacheSync},
 		BucketStallTimeout: f.bucketStall, BucketRetryBudget: f.bucketBudget, AbortRetryInterval: f.abortInterval,
-		IdleFillPiece: idle}
+		ReadAhead: ahead, ReadAheadInFlight: inFlight, IdleFillPiece: idle}
 	if f.listen != "" { // a worker of its own, not the dev server's (which takes the service's bounds)
 		if cfg.Token, err = token.Find(f.tokenFile); err != nil {
 			return worker.Config{}, err

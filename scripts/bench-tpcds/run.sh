@@ -61,6 +61,9 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+# shellcheck source=../lib/minio.sh
+. scripts/lib/minio.sh
+
 # wait_for FILE PATTERN SECONDS PID: until FILE has a line matching PATTERN, or PID dies.
 wait_for() {
   for _ in $(seq $(($3 * 10))); do
@@ -94,17 +97,7 @@ DATA=$ROOT/.cache/bench-tpcds/sf$SCALE
 # certificate, its key and its CA (docs/security.md).
 export STRATA_PLAINTEXT="${STRATA_PLAINTEXT:-1}"
 export AWS_ACCESS_KEY_ID=$KEY AWS_SECRET_ACCESS_KEY=$SECRET AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
-minio_port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-MINIO_ROOT_USER=$KEY MINIO_ROOT_PASSWORD=$SECRET MINIO_BROWSER=off MINIO_UPDATE=off \
-  "$MINIO" server --address "127.0.0.1:$minio_port" --console-address 127.0.0.1:0 "$WORK/minio" \
-  >"$WORK/minio.log" 2>&1 &
-pids+=($!)
-minio_pid=$!
-for _ in $(seq 600); do
-  curl -sf "http://127.0.0.1:$minio_port/minio/health/cluster" >/dev/null && break
-  kill -0 "$minio_pid" 2>/dev/null || { log "MinIO exited:"; tail -20 "$WORK/minio.log" >&2; exit 1; }
-  sleep 0.1
-done
+start_minio "$WORK/minio" "$KEY" "$SECRET"
 
 bin/strata bench proxy --to "127.0.0.1:$minio_port" --control 127.0.0.1:0 >"$WORK/proxy.log" 2>&1 &
 pids+=($!)
