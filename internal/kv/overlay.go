@@ -200,14 +200,10 @@ func (o *Overlay) sortedKeys(start, end []byte) []string {
 		keys = append(keys, k)
 		return true
 	}
-	switch {
-	case start == nil && end == nil:
-		o.order.Ascend(add)
-	case end == nil:
+	// NB: string(nil) is "", at or before every key.
+	if end == nil {
 		o.order.AscendGreaterOrEqual(string(start), add)
-	case start == nil:
-		o.order.AscendLessThan(string(end), add)
-	default:
+	} else {
 		o.order.AscendRange(string(start), string(end), add)
 	}
 	return keys

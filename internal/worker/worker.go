@@ -215,8 +215,8 @@ type Worker struct {
 type counters struct {
 	// hits and misses count the reads (RPC, one per 1 MiB message, or
 	// per request of a random reader; or short-circuit requests) that
-	// found their range cached, or had to
-	// fetch some of it (or wait for a fetch under way). NB: the cache's
+	// found their range cached, or had to fetch some of it (or wait for a
+	// fetch under way). NB: the cache's
 	// own counters count its lookups, which a read makes only once the
 	// range is cached.
 	hits, misses                                        atomic.Uint64

@@ -75,14 +75,6 @@ func fillDirect(ctx context.Context, f *os.File, r io.Reader, size int64) error 
 		}
 		off += int64(n)
 	}
-	// The size's check: r must end exactly here.
-	var one [1]byte
-	if n, err := src.Read(one[:]); n != 0 || !errors.Is(err, io.EOF) {
-		if err == nil || errors.Is(err, io.EOF) {
-			err = object.ErrSizeMismatch
-		}
-		return err
-	}
 	return nil
 }
 
@@ -112,14 +104,13 @@ func writeDirect(f *os.File, p []byte, off int64, direct *bool) error {
 	return err
 }
 
-// readPieces fills p from r, directRead bytes at a time at most.
+// readPieces fills p from r, directRead bytes at a time at most. r is a
+// sized reader (object.SizedReader), which fails a body that ends early or
+// holds more than its size, before it hands out the last byte.
 func readPieces(r io.Reader, p []byte) error {
 	for len(p) > 0 {
 		n, err := io.ReadFull(r, p[:min(len(p), directRead)])
 		if err != nil {
-			if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-				return object.ErrSizeMismatch
-			}
 			return err
 		}
 		p = p[n:]
